@@ -1,0 +1,137 @@
+"""The Robots Exclusion Protocol (RFC 9309) as pure code: bytes and URLs in, answers out.
+
+>>> robots = parse(b"User-agent: *\\nDisallow: /private\\n")
+>>> robots.allowed("mybot", "https://example.com/private/x")
+False
+>>> print(robots.decide("mybot", "/private/x"))
+disallowed by Disallow: /private (line 2) in group user-agent: * (line 1)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from scrapy_rep.robotstxt.agent import InvalidProductToken, product_token, validate_token
+from scrapy_rep.robotstxt.matcher import RuleSet, is_robots_txt, normalise, path_of
+from scrapy_rep.robotstxt.parser import MAX_BYTES, Diagnostic, Group, Rule, parse_records
+
+__all__ = [
+    "MAX_BYTES",
+    "Diagnostic",
+    "Group",
+    "InvalidProductToken",
+    "RobotsTxt",
+    "Rule",
+    "Verdict",
+    "normalise",
+    "parse",
+    "product_token",
+    "validate_token",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """Whether a URL may be crawled, and which rule and groups said so."""
+
+    allowed: bool
+    #: the deciding rule; None when no rule matched (or for /robots.txt)
+    rule: Rule | None
+    #: the groups merged for the token; empty when none applies
+    groups: tuple[Group, ...]
+    #: why, in one word: ``allow-rule``, ``disallow-rule``, ``no-matching-rule``,
+    #: ``no-group`` or ``robots-txt`` (always allowed, RFC 9309 §2.2.2)
+    reason: str
+
+    @property
+    def group_label(self) -> str:
+        return "; ".join(map(str, self.groups)) or "none"
+
+    def __str__(self) -> str:
+        verb = "allowed" if self.allowed else "disallowed"
+        if self.rule is None:
+            return f"{verb}: {_EXPLAIN[self.reason]}"
+        return f"{verb} by {self.rule} in group {self.group_label}"
+
+
+_EXPLAIN = {
+    "no-group": "no group applies",
+    "no-matching-rule": "no rule matches",
+    "robots-txt": "/robots.txt is always allowed",
+}
+
+
+def _verdict(rule: Rule | None, groups: tuple[Group, ...]) -> Verdict:
+    if rule is not None:
+        return Verdict(rule.allow, rule, groups, f"{rule.directive}-rule")
+    return Verdict(True, None, groups, "no-matching-rule" if groups else "no-group")
+
+
+class _Selection:
+    """The groups and compiled rules for one product token."""
+
+    __slots__ = ("groups", "rules")
+
+    def __init__(self, groups: tuple[Group, ...]) -> None:
+        self.groups = groups
+        self.rules = RuleSet(rule for group in groups for rule in group.rules)
+
+
+class RobotsTxt:
+    """A parsed robots.txt. Immutable; answers for any product token."""
+
+    __slots__ = ("_selections", "diagnostics", "groups", "sitemaps", "size", "truncated")
+
+    def __init__(self, data: bytes | str) -> None:
+        parsed = parse_records(data)
+        self.groups: tuple[Group, ...] = tuple(parsed.groups)
+        self.sitemaps: tuple[str, ...] = tuple(parsed.sitemaps)
+        self.diagnostics: tuple[Diagnostic, ...] = tuple(parsed.diagnostics)
+        self.size = parsed.size
+        self.truncated = parsed.truncated
+        self._selections: dict[str, _Selection] = {}
+
+    def _select(self, token: str) -> _Selection:
+        key = token.lower()
+        selection = self._selections.get(key)
+        if selection is None:
+            validate_token(token)
+            named = tuple(g for g in self.groups if key in g.agents)
+            chosen = named or tuple(g for g in self.groups if "*" in g.agents)
+            selection = self._selections[key] = _Selection(chosen)
+        return selection
+
+    def groups_for(self, token: str) -> tuple[Group, ...]:
+        """All groups naming ``token`` (merged), else the ``*`` groups, else none."""
+        return self._select(token).groups
+
+    def decide(self, token: str, url: str) -> Verdict:
+        """The answer for ``url`` (absolute, or a path) and the rule behind it."""
+        selection = self._select(token)
+        path = normalise(path_of(url))
+        if is_robots_txt(path):
+            return Verdict(True, None, selection.groups, "robots-txt")
+        return _verdict(selection.rules.match(path), selection.groups)
+
+    def allowed(self, token: str, url: str) -> bool:
+        """The fast path of :meth:`decide`."""
+        path = normalise(path_of(url))
+        if is_robots_txt(path):
+            return True
+        rule = self._select(token).rules.match(path)
+        return rule is None or rule.allow
+
+    def crawl_delay(self, token: str) -> float | None:
+        """Seconds between requests the token's groups ask for (Crawl-delay, Request-rate)."""
+        delays = [
+            delay
+            for group in self._select(token).groups
+            for delay in (group.crawl_delay, group.request_interval)
+            if delay is not None
+        ]
+        return max(delays) if delays else None
+
+
+def parse(data: bytes | str) -> RobotsTxt:
+    """Parse a robots.txt body. Never raises; problems are in ``.diagnostics``."""
+    return RobotsTxt(data)

@@ -1,0 +1,266 @@
+"""robots.txt bytes -> :class:`RobotsTxt`, per RFC 9309, lenient where Google is.
+
+Theory of operation: the file is cut at :data:`MAX_BYTES`, split into lines
+at LF, CR or CRLF only, and each line becomes at most one record
+``name: value``. Records drive a tiny state machine: consecutive
+``user-agent`` lines open a group, rules fill it, the next ``user-agent``
+after a rule opens another. Anything not understood becomes a
+:class:`Diagnostic`; nothing in here raises on any input.
+
+Matching is not done here (see ``matcher.py``); this module only keeps what
+the file says, with line numbers, so every answer can point at its rule.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from scrapy_rep.robotstxt.agent import group_token
+
+#: RFC 9309 §2.5: crawlers MUST parse at least the first 500 KiB.
+MAX_BYTES = 512_000
+#: Google cuts lines here (2083 * 8 - 1 octets); keeps pathological lines cheap.
+MAX_LINE = 16_663
+#: How much of a line a diagnostic keeps: enough to read, bounded in memory.
+DIAGNOSTIC_TEXT = 200
+
+_BOM = b"\xef\xbb\xbf"
+_NEWLINES = re.compile(r"\r\n|\r|\n")
+_SURROGATE = re.compile("[\udc80-\udcff]")
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """An ``allow`` or ``disallow`` line, exactly as written."""
+
+    allow: bool
+    pattern: str
+    line: int
+
+    @property
+    def directive(self) -> str:
+        return "allow" if self.allow else "disallow"
+
+    def __str__(self) -> str:
+        return f"{self.directive.capitalize()}: {self.pattern} (line {self.line})"
+
+
+@dataclass(slots=True)
+class Group:
+    """One group: the product tokens it names and the rules under them.
+
+    ``agents`` holds lower-cased product tokens, ``*`` for the global group.
+    """
+
+    agents: list[str]
+    line: int
+    rules: list[Rule] = field(default_factory=list)
+    crawl_delay: float | None = None
+    #: seconds per request, from ``Request-rate: n/Ts``
+    request_interval: float | None = None
+
+    def __str__(self) -> str:
+        return f"user-agent: {', '.join(self.agents) or '(empty)'} (line {self.line})"
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    """A line (or the file) that was not understood as written."""
+
+    line: int
+    kind: str
+    text: str
+
+    def __str__(self) -> str:
+        return f"line {self.line}: {self.kind}: {self.text}"
+
+
+@dataclass(slots=True)
+class Parsed:
+    """What the file says, before any matcher is built."""
+
+    groups: list[Group]
+    sitemaps: list[str]
+    diagnostics: list[Diagnostic]
+    size: int
+    truncated: bool
+
+
+# Directive names, by the key as written (lower-cased). Exact spellings are
+# quiet; Google's accepted typos are understood but reported.
+_USER_AGENT, _ALLOW, _DISALLOW, _SITEMAP, _CRAWL_DELAY, _REQUEST_RATE = range(6)
+_EXACT = {
+    "user-agent": _USER_AGENT,
+    "allow": _ALLOW,
+    "disallow": _DISALLOW,
+    "sitemap": _SITEMAP,
+    "crawl-delay": _CRAWL_DELAY,
+    "request-rate": _REQUEST_RATE,
+}
+# Google recognises a key by its prefix, typos included (robots.cc, KeyIs*).
+_PREFIXES = (
+    ("user-agent", _USER_AGENT, False),
+    ("useragent", _USER_AGENT, True),
+    ("user agent", _USER_AGENT, True),
+    ("allow", _ALLOW, False),
+    ("disallow", _DISALLOW, False),
+    ("dissallow", _DISALLOW, True),
+    ("dissalow", _DISALLOW, True),
+    ("disalow", _DISALLOW, True),
+    ("diasllow", _DISALLOW, True),
+    ("disallaw", _DISALLOW, True),
+    ("sitemap", _SITEMAP, False),
+    ("site-map", _SITEMAP, True),
+)
+
+
+def _directive(key: str) -> tuple[int | None, bool]:
+    """(directive, is_typo) for a lower-cased key; (None, False) if unknown."""
+    exact = _EXACT.get(key)
+    if exact is not None:
+        return exact, False
+    for prefix, directive, typo in _PREFIXES:
+        if key.startswith(prefix):
+            return directive, typo
+    return None, False
+
+
+def _split_record(line: str) -> tuple[str, str, bool] | None:
+    """``(key, value, missing_colon)`` of a comment-free, stripped line."""
+    key, colon, value = line.partition(":")
+    if colon:
+        key = key.strip()
+        return (key, value.strip(), False) if key else None
+    # Google: a missing colon is forgiven when exactly two words remain.
+    words = line.split()
+    if len(words) == 2:
+        return words[0], words[1], True
+    return None
+
+
+def _decode(data: bytes) -> tuple[str, bool]:
+    """Text of the file; invalid UTF-8 octets survive as surrogate escapes."""
+    try:
+        return data.decode("utf-8"), False
+    except UnicodeDecodeError:
+        return data.decode("utf-8", "surrogateescape"), True
+
+
+def _clip(text: str) -> str:
+    text = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    return text if len(text) <= DIAGNOSTIC_TEXT else text[:DIAGNOSTIC_TEXT] + "…"
+
+
+def _rate(value: str) -> float | None:
+    """Seconds per request from ``n/T[smhd]`` (Request-rate), None if unreadable."""
+    match = re.fullmatch(r"(\d+)\s*/\s*(\d+(?:\.\d+)?)\s*([smhd]?)", value.lower())
+    if not match or int(match[1]) == 0:
+        return None
+    unit = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}[match[3]]
+    return float(match[2]) * unit / int(match[1])
+
+
+def _delay(value: str) -> float | None:
+    try:
+        delay = float(value)
+    except ValueError:
+        return None
+    return delay if delay >= 0 and delay != float("inf") else None
+
+
+def parse_records(data: bytes | str) -> Parsed:
+    """Read a robots.txt body; never raises."""
+    if isinstance(data, str):
+        data = data.encode("utf-8", "surrogateescape")
+    size = len(data)
+    diagnostics: list[Diagnostic] = []
+    truncated = size > MAX_BYTES
+    if truncated:
+        # Drop the partial last line: a cut "Disallow: /private" must not
+        # become "Disallow: /".
+        data = data[: data.rfind(b"\n", 0, MAX_BYTES + 1) + 1 or MAX_BYTES]
+    for n in range(len(_BOM), 0, -1):  # a BOM, even a partial one
+        if data.startswith(_BOM[:n]):
+            data = data[n:]
+            break
+    text, has_invalid_utf8 = _decode(data)
+    lines = _NEWLINES.split(text)
+
+    groups: list[Group] = []
+    sitemaps: list[str] = []
+    current: Group | None = None  # the group rules go to
+    in_agents = False  # the previous record was a user-agent line
+
+    def note(number: int, kind: str, text: str) -> None:
+        diagnostics.append(Diagnostic(number, kind, _clip(text)))
+
+    for number, raw in enumerate(lines, 1):
+        line = raw if len(raw) <= MAX_LINE else raw[:MAX_LINE]
+        if line is not raw:
+            note(number, "line-too-long", f"{len(raw)} characters, cut at {MAX_LINE}")
+        if has_invalid_utf8 and _SURROGATE.search(line):
+            note(number, "invalid-utf8", line)
+        hash_at = line.find("#")
+        if hash_at >= 0:
+            line = line[:hash_at]
+        line = line.strip()
+        if not line:
+            continue
+        record = _split_record(line)
+        if record is None:
+            note(number, "not-a-record", line)
+            continue
+        key, value, missing_colon = record
+        directive, typo = _directive(key.lower())
+        if directive is None:
+            note(number, "unknown-directive", line)
+            continue
+        if typo:
+            note(number, "typo", f"{key!r} read as a known directive")
+        if missing_colon:
+            note(number, "missing-colon", line)
+
+        if directive == _USER_AGENT:
+            token = group_token(value)
+            if not token:
+                note(number, "invalid-user-agent", line)
+            if current is None or not in_agents:
+                current = Group([], number)
+                groups.append(current)
+            if token:
+                current.agents.append(token)
+            in_agents = True
+            continue
+        if directive == _SITEMAP:
+            if "://" in value:
+                sitemaps.append(value)
+            else:
+                note(number, "invalid-sitemap", line)
+            continue
+        if current is None:
+            note(number, "outside-group", line)
+            continue
+        if directive in (_ALLOW, _DISALLOW):
+            in_agents = False  # only a rule closes the run of user-agent lines
+            if value and value[0] not in "/*":
+                # Google anchors every pattern at the path's leading '/', so
+                # such a rule can never match; the RFC grammar forbids it.
+                note(number, "pattern-without-slash", line)
+            current.rules.append(Rule(directive == _ALLOW, value, number))
+        elif directive == _CRAWL_DELAY:
+            delay = _delay(value)
+            if delay is None:
+                note(number, "invalid-crawl-delay", line)
+            else:
+                current.crawl_delay = delay
+        else:
+            interval = _rate(value)
+            if interval is None:
+                note(number, "invalid-request-rate", line)
+            else:
+                current.request_interval = interval
+
+    if truncated:
+        note(len(lines), "truncated", f"{size} bytes, only the first {len(data)} were read")
+    return Parsed(groups, sitemaps, diagnostics, size, truncated)
