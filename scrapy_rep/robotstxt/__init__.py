@@ -115,10 +115,11 @@ class RobotsTxt:
 
     def allowed(self, token: str, url: str) -> bool:
         """The fast path of :meth:`decide`."""
+        rules = self._select(token).rules  # validates the token, as decide() does
         path = normalise(path_of(url))
         if is_robots_txt(path):
             return True
-        rule = self._select(token).rules.match(path)
+        rule = rules.match(path)
         return rule is None or rule.allow
 
     def crawl_delay(self, token: str) -> float | None:

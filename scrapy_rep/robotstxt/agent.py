@@ -37,7 +37,7 @@ def group_token(value: str) -> str:
     As Google does, ``FooBot/1.2`` and ``Foo Bar`` are reduced to their
     leading product token, and ``* anything`` is still the global group.
     """
-    if value[:1] == "*" and (len(value) == 1 or value[1].isspace()):
+    if value[:1] == "*" and (len(value) == 1 or value[1] in " \t\v\f"):
         return "*"
     match = _TOKEN_PREFIX.match(value)
     return match[0].lower() if match else ""

@@ -36,7 +36,10 @@ def normalise(text: str) -> str:
     """
     if _NEEDS_NORMALISING.search(text) is None:
         return text
-    data = text.encode("utf-8", "surrogateescape")
+    try:
+        data = text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a lone surrogate that stands for no octet
+        data = text.encode("utf-8", "surrogatepass")
     out: list[str] = []
     i, n = 0, len(data)
     while i < n:
@@ -94,7 +97,10 @@ def _entries(rule: Rule) -> Iterable[tuple[str, _Entry]]:
     slash = body.rfind("/")
     if rule.allow and body.startswith("/index.htm", slash):
         directory = body[: slash + 1]
-        yield directory, _Entry(len(directory) + 1, rule, True, None)
+        # The directory keeps its wildcards: "/a*/index.html" allows "/ab/".
+        d_prefix, d_star, d_rest = directory.partition("*")
+        d_segments = tuple(d_rest.split("*")) if d_star else None
+        yield d_prefix, _Entry(len(directory) + 1, rule, True, d_segments)
 
 
 def _matches(entry: _Entry, path: str, start: int) -> bool:

@@ -28,6 +28,10 @@ DIAGNOSTIC_TEXT = 200
 _BOM = b"\xef\xbb\xbf"
 _NEWLINES = re.compile(r"\r\n|\r|\n")
 _SURROGATE = re.compile("[\udc80-\udcff]")
+#: Whitespace around keys and values: ASCII only, as Google's parser (RFC 9309
+#: WS is SP/HT); str.strip() would also eat NBSP, U+0085 and \x1c-\x1f.
+_WS = " \t\v\f"
+_WORDS = re.compile(r"[ \t]+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,9 +124,9 @@ def _directive(key: str) -> tuple[int | None, bool]:
     exact = _EXACT.get(key)
     if exact is not None:
         return exact, False
-    for prefix, directive, typo in _PREFIXES:
+    for prefix, directive, _typo in _PREFIXES:
         if key.startswith(prefix):
-            return directive, typo
+            return directive, True  # a typo, or a longer key such as "disallowed"
     return None, False
 
 
@@ -130,10 +134,10 @@ def _split_record(line: str) -> tuple[str, str, bool] | None:
     """``(key, value, missing_colon)`` of a comment-free, stripped line."""
     key, colon, value = line.partition(":")
     if colon:
-        key = key.strip()
-        return (key, value.strip(), False) if key else None
+        key = key.strip(_WS)
+        return (key, value.strip(_WS), False) if key else None
     # Google: a missing colon is forgiven when exactly two words remain.
-    words = line.split()
+    words = _WORDS.split(line)
     if len(words) == 2:
         return words[0], words[1], True
     return None
@@ -172,14 +176,20 @@ def _delay(value: str) -> float | None:
 def parse_records(data: bytes | str) -> Parsed:
     """Read a robots.txt body; never raises."""
     if isinstance(data, str):
-        data = data.encode("utf-8", "surrogateescape")
+        given = data
+        try:
+            data = given.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError:  # a lone surrogate that stands for no octet
+            data = given.encode("utf-8", "surrogatepass")
     size = len(data)
     diagnostics: list[Diagnostic] = []
     truncated = size > MAX_BYTES
     if truncated:
         # Drop the partial last line: a cut "Disallow: /private" must not
         # become "Disallow: /".
-        data = data[: data.rfind(b"\n", 0, MAX_BYTES + 1) + 1 or MAX_BYTES]
+        # CR alone ends a line too.
+        end = max(data.rfind(b"\n", 0, MAX_BYTES + 1), data.rfind(b"\r", 0, MAX_BYTES + 1))
+        data = data[: end + 1 or MAX_BYTES]
     for n in range(len(_BOM), 0, -1):  # a BOM, even a partial one
         if data.startswith(_BOM[:n]):
             data = data[n:]
@@ -204,7 +214,7 @@ def parse_records(data: bytes | str) -> Parsed:
         hash_at = line.find("#")
         if hash_at >= 0:
             line = line[:hash_at]
-        line = line.strip()
+        line = line.strip(_WS)
         if not line:
             continue
         record = _split_record(line)

@@ -1,0 +1,515 @@
+"""scrapy-rep's robots.txt engine against Protego, urllib.robotparser and Google's parser.
+
+Usage: ``python benchmarks/bench_engine.py [--quick]``
+
+For every file of each corpus (see ``corpus.py``) and for the tokens
+``googlebot`` (named in many real files) and ``examplebot`` (usually the ``*``
+group), each engine:
+
+1. parses the body (median of up to 3 runs); Protego and urllib are given the
+   body decoded as Scrapy decodes it (UTF-8, errors ignored), and the decode
+   is timed with the parse;
+2. answers the first URL once per token: lazy work (scrapy-rep compiles the
+   token's rule set, Protego picks its rule set and builds its prefix index)
+   happens here and is reported on its own line, not in parse nor throughput;
+3. answers every URL of the file for both tokens: URLs/s for that file.
+
+Google's C++ parser (jwm.robotstxt) parses the body on every call, so its
+URLs/s is parse + match per call, and it has no parse column. It and urllib
+(a linear scan per call) are given a time budget per file and token: they
+answer a prefix of the same URL list, and agreement is counted on that prefix.
+
+Retained memory is measured with tracemalloc on a sample of files: allocated
+bytes still alive after parse + one answer per token (so scrapy-rep's compiled
+rule sets and Protego's index are included), after gc.collect().
+
+Timings are medians over files of per-file numbers; nothing here fails on a
+timing. The script prints a table per corpus, the agreement counts, and
+whether each of scrapy-rep's targets is met.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import math
+import statistics
+import sys
+import time
+import tracemalloc
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.robotparser import RobotFileParser
+
+import corpus
+from protego import Protego
+
+from scrapy_rep import parse as rep_parse
+
+TOKENS = ("googlebot", "examplebot")
+URLS_PER_FILE = 150
+#: time budget per file and token for the engines that scan or parse per call
+CAPPED_BUDGET_NS = 2_000_000
+CAPPED_CHUNK = 8
+ns = time.perf_counter_ns
+
+
+# --------------------------------------------------------------------------- engines
+
+
+class Engine:
+    """How to parse with one library and ask it about URLs."""
+
+    name = ""
+    #: answers per call include a parse (Google)
+    parses_per_call = False
+    #: time budget per file and token, None for no limit
+    budget_ns: int | None = None
+
+    def parse(self, body: bytes) -> Any:
+        raise NotImplementedError
+
+    def answers(self, parsed: Any, token: str, urls: Sequence[str]) -> list[bool]:
+        raise NotImplementedError
+
+
+class ScrapyRep(Engine):
+    name = "scrapy-rep"
+
+    def parse(self, body: bytes) -> Any:
+        return rep_parse(body)
+
+    def answers(self, parsed: Any, token: str, urls: Sequence[str]) -> list[bool]:
+        allowed = parsed.allowed
+        return [allowed(token, url) for url in urls]
+
+
+class ProtegoEngine(Engine):
+    name = "protego"
+
+    def parse(self, body: bytes) -> Any:
+        return Protego.parse(body.decode("utf-8", "ignore"))
+
+    def answers(self, parsed: Any, token: str, urls: Sequence[str]) -> list[bool]:
+        can_fetch = parsed.can_fetch
+        return [can_fetch(url, token) for url in urls]
+
+
+class Urllib(Engine):
+    name = "urllib"
+    budget_ns = CAPPED_BUDGET_NS
+
+    def parse(self, body: bytes) -> Any:
+        parser = RobotFileParser()
+        parser.parse(body.decode("utf-8", "ignore").splitlines())
+        return parser
+
+    def answers(self, parsed: Any, token: str, urls: Sequence[str]) -> list[bool]:
+        can_fetch = parsed.can_fetch
+        return [can_fetch(token, url) for url in urls]
+
+
+class Google(Engine):
+    name = "google-c++"
+    parses_per_call = True
+    budget_ns = CAPPED_BUDGET_NS
+
+    def __init__(self, module: Any) -> None:
+        self.matcher = module.RobotsMatcher()
+
+    def parse(self, body: bytes) -> Any:
+        return body
+
+    def answers(self, parsed: Any, token: str, urls: Sequence[str]) -> list[bool]:
+        allowed = self.matcher.OneAgentAllowedByRobots
+        return [allowed(parsed, token, url) for url in urls]
+
+
+def engines() -> tuple[list[Engine], str]:
+    found: list[Engine] = [ScrapyRep(), ProtegoEngine(), Urllib()]
+    try:
+        from jwm.robotstxt import googlebot
+    except ImportError as exc:
+        return found, f"Google's parser not measured (jwm.robotstxt: {exc})"
+    found.append(Google(googlebot))
+    return found, "Google's parser via jwm.robotstxt"
+
+
+# --------------------------------------------------------------------------- measuring
+
+
+@dataclass
+class Disagreement:
+    checked: int = 0
+    differ: int = 0
+    examples: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Stats:
+    parse_ns: list[int] = field(default_factory=list)
+    first_ns: list[int] = field(default_factory=list)
+    #: (body size, URLs/s) per file
+    throughput: list[tuple[int, float]] = field(default_factory=list)
+    calls: int = 0
+    retained: list[int] = field(default_factory=list)
+    retained_per_byte: list[float] = field(default_factory=list)
+
+
+def _timed_answers(
+    engine: Engine, parsed: Any, token: str, urls: Sequence[str]
+) -> tuple[list[bool], int]:
+    if engine.budget_ns is None:
+        start = ns()
+        result = engine.answers(parsed, token, urls)
+        return result, ns() - start
+    result = []
+    elapsed = 0
+    for at in range(0, len(urls), CAPPED_CHUNK):
+        start = ns()
+        result += engine.answers(parsed, token, urls[at : at + CAPPED_CHUNK])
+        elapsed += ns() - start
+        if elapsed >= engine.budget_ns:
+            break
+    return result, elapsed
+
+
+def _median_parse(engine: Engine, body: bytes) -> tuple[Any, int]:
+    runs = 3 if len(body) < 100_000 else 1
+    times = []
+    parsed = None
+    for _ in range(runs):
+        parsed = None
+        start = ns()
+        parsed = engine.parse(body)
+        times.append(ns() - start)
+    return parsed, int(statistics.median(times))
+
+
+def measure_speed(
+    cases: Sequence[corpus.Case],
+    engines: Sequence[Engine],
+    stats: dict[str, Stats],
+    agree: dict[str, Disagreement],
+) -> None:
+    rep = engines[0]
+    for case in cases:
+        answers: dict[str, dict[str, list[bool]]] = {}
+        rep_parsed: Any = None
+        for engine in engines:
+            st = stats[engine.name]
+            parsed, parse_ns = _median_parse(engine, case.body)
+            if not engine.parses_per_call:
+                st.parse_ns.append(parse_ns)
+                first = 0
+                for token in TOKENS:
+                    start = ns()
+                    engine.answers(parsed, token, case.urls[:1])
+                    first += ns() - start
+                st.first_ns.append(first)
+            total_ns = calls = 0
+            answers[engine.name] = {}
+            for token in TOKENS:
+                result, elapsed = _timed_answers(engine, parsed, token, case.urls)
+                answers[engine.name][token] = result
+                total_ns += elapsed
+                calls += len(result)
+            st.throughput.append((case.size, calls * 1e9 / max(total_ns, 1)))
+            st.calls += calls
+            if engine is rep:
+                rep_parsed = parsed
+        mine = answers[rep.name]
+        for engine in engines[1:]:
+            tally = agree[engine.name]
+            for token in TOKENS:
+                theirs = answers[engine.name][token]
+                tally.checked += len(theirs)
+                for url, a, b in zip(case.urls, mine[token], theirs, strict=False):
+                    if a == b:
+                        continue
+                    tally.differ += 1
+                    if len(tally.examples) < 3:
+                        why = rep_parsed.decide(token, url)
+                        tally.examples.append(
+                            f"{case.name} {token} {_clip(url)}: scrapy-rep {a} ({why}), "
+                            f"{engine.name} {b}"
+                        )
+
+
+def _clip(text: str, width: int = 90) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def measure_memory(
+    cases: Sequence[corpus.Case], engines: Sequence[Engine], stats: dict[str, Stats]
+) -> None:
+    """Bytes still allocated after parse + one answer per token, per file."""
+    measured = [engine for engine in engines if not engine.parses_per_call]
+    for case in cases[:5]:  # warm caches (regexes, quoters) outside the measurement
+        for engine in measured:
+            warm = engine.parse(case.body)
+            for token in TOKENS:
+                engine.answers(warm, token, case.urls[:1])
+    gc.collect()
+    tracemalloc.start()
+    try:
+        for case in cases:
+            for engine in measured:
+                gc.collect()
+                before = tracemalloc.get_traced_memory()[0]
+                parsed = engine.parse(case.body)
+                for token in TOKENS:
+                    engine.answers(parsed, token, case.urls[:1])
+                gc.collect()
+                retained = tracemalloc.get_traced_memory()[0] - before
+                del parsed
+                st = stats[engine.name]
+                st.retained.append(retained)
+                st.retained_per_byte.append(retained / max(case.size, 1))
+    finally:
+        tracemalloc.stop()
+    gc.collect()
+
+
+# --------------------------------------------------------------------------- hostile
+
+
+HOSTILE_PATTERN = "/" + "*a" * 99 + "*b"  # 100 '*', a 'b' the path lacks
+HOSTILE = (
+    f"User-agent: *\nDisallow: {HOSTILE_PATTERN}\n".encode(),
+    corpus.HOST + "/" + "a" * 9_999,
+)
+ORDINARY = (b"User-agent: *\nDisallow: /private/\n", corpus.HOST + "/private/page.html")
+
+
+def per_call_ns(engine: Engine, body: bytes, url: str) -> float:
+    """Median time of one answer (parsed once; Google parses per call)."""
+    parsed = engine.parse(body)
+    token = TOKENS[1]
+    engine.answers(parsed, token, [url])
+    urls = [url]
+    while True:  # enough calls per run for a few ms
+        start = ns()
+        engine.answers(parsed, token, urls)
+        if ns() - start > 2_000_000 or len(urls) > 100_000:
+            break
+        urls *= 4
+    runs = []
+    for _ in range(7):
+        start = ns()
+        engine.answers(parsed, token, urls)
+        runs.append((ns() - start) / len(urls))
+    return statistics.median(runs)
+
+
+def hostile(engines: Sequence[Engine]) -> dict[str, tuple[float, float]]:
+    out = {}
+    for engine in engines:
+        out[engine.name] = (per_call_ns(engine, *ORDINARY), per_call_ns(engine, *HOSTILE))
+    return out
+
+
+# --------------------------------------------------------------------------- report
+
+
+def _median(values: Sequence[float]) -> float:
+    return statistics.median(values) if values else math.nan
+
+
+def _ratio(value: float, base: float) -> float:
+    return value / base if base and not math.isnan(base) and not math.isnan(value) else math.nan
+
+
+def _fmt(value: float, digits: int = 1, suffix: str = "") -> str:
+    if math.isnan(value):
+        return "n/a"
+    if abs(value) >= 10_000:
+        return f"{value:,.0f}{suffix}"
+    return f"{value:,.{digits}f}{suffix}"
+
+
+@dataclass
+class Summary:
+    parse_us: float
+    parse_total_ms: float
+    first_us: float
+    mix: float
+    top: float
+    retained_kib: float
+    retained_per_byte: float
+
+
+def summarise(st: Stats, top_sizes: float) -> Summary:
+    return Summary(
+        parse_us=_median(st.parse_ns) / 1000,
+        parse_total_ms=sum(st.parse_ns) / 1e6 if st.parse_ns else math.nan,
+        first_us=_median(st.first_ns) / 1000,
+        mix=_median([t for _, t in st.throughput]),
+        top=_median([t for size, t in st.throughput if size >= top_sizes]),
+        retained_kib=_median(st.retained) / 1024,
+        retained_per_byte=_median(st.retained_per_byte),
+    )
+
+
+def report(
+    title: str,
+    cases: Sequence[corpus.Case],
+    engines: Sequence[Engine],
+    stats: dict[str, Stats],
+    agree: dict[str, Disagreement],
+    memory_files: int,
+) -> dict[str, float]:
+    sizes = sorted(case.size for case in cases)
+    top_count = max(1, math.ceil(len(sizes) * 0.05))
+    top_sizes = sizes[-top_count]
+    summaries = {name: summarise(st, top_sizes) for name, st in stats.items()}
+    base = summaries["protego"]
+    print()
+    print(
+        f"== {title}: {len(cases)} files, {sum(sizes) / 1e6:.1f} MB, median {_median(sizes):,.0f} B"
+    )
+    print(
+        f"   tokens {', '.join(TOKENS)}; {URLS_PER_FILE} URLs per file and token; largest 5% = "
+        f"{top_count} files >= {top_sizes:,} B; retained memory on {memory_files} files"
+    )
+    header = (
+        f"{'engine':<12} {'parse µs':>9} {'×Prot':>6} {'parse tot ms':>12} "
+        f"{'URLs/s mix':>11} {'×Prot':>6} {'URLs/s top5%':>12} {'×Prot':>6} "
+        f"{'retained KiB':>12} {'×Prot':>6} {'ret/body':>8}"
+    )
+    print(header)
+    print("-" * len(header))
+    for engine in engines:
+        s = summaries[engine.name]
+        star = "*" if engine.parses_per_call else ""
+        cells = [
+            f"{engine.name + star:<12}",
+            f"{_fmt(s.parse_us):>9}",
+            f"{_fmt(_ratio(base.parse_us, s.parse_us), 2):>6}",
+            f"{_fmt(s.parse_total_ms):>12}",
+            f"{_fmt(s.mix, 0):>11}",
+            f"{_fmt(_ratio(s.mix, base.mix), 2):>6}",
+            f"{_fmt(s.top, 0):>12}",
+            f"{_fmt(_ratio(s.top, base.top), 2):>6}",
+            f"{_fmt(s.retained_kib):>12}",
+            f"{_fmt(_ratio(s.retained_kib, base.retained_kib), 2):>6}",
+            f"{_fmt(s.retained_per_byte, 2, '×'):>8}",
+        ]
+        print(" ".join(cells))
+    print(
+        "   ×Prot: parse = Protego time / engine time and URLs/s = engine / Protego (higher is "
+        "faster);\n   retained = engine / Protego (lower is smaller). ret/body: median retained "
+        "bytes per body byte."
+    )
+    if any(engine.parses_per_call for engine in engines):
+        print("   * google-c++ parses the file on every call: its URLs/s is parse + match per URL.")
+    capped = [e.name for e in engines if e.budget_ns is not None]
+    if capped:
+        counts = ", ".join(f"{name} {stats[name].calls:,}" for name in capped)
+        print(
+            f"   {' and '.join(capped)} answer as many URLs as fit in "
+            f"{CAPPED_BUDGET_NS / 1e6:g} ms per file and token "
+            f"(calls: {counts}; others {stats[engines[0].name].calls:,})."
+        )
+    firsts = ", ".join(
+        f"{e.name} {_fmt(summaries[e.name].first_us)} µs" for e in engines if not e.parses_per_call
+    )
+    print(f"   first answer per file for both tokens (lazy compile/index, not in parse): {firsts}")
+    rep = summaries[engines[0].name]
+    both = _ratio(base.parse_us + base.first_us, rep.parse_us + rep.first_us)
+    print(f"   scrapy-rep parse + compile vs Protego parse + first answers: {_fmt(both, 2)}×")
+    print("   agreement of scrapy-rep with (same URLs, same tokens):")
+    for engine in engines[1:]:
+        tally = agree[engine.name]
+        share = 100 * tally.differ / tally.checked if tally.checked else 0.0
+        print(
+            f"     {engine.name:<11} {tally.differ:>7,} of {tally.checked:>9,} "
+            f"answers differ ({share:.2f}%)"
+        )
+        for example in tally.examples:
+            print(f"       e.g. {example}")
+    return {
+        "mix": _ratio(rep.mix, base.mix),
+        "top": _ratio(rep.top, base.top),
+        "parse": _ratio(base.parse_us, rep.parse_us),
+        "memory": _ratio(rep.retained_kib, base.retained_kib),
+    }
+
+
+def print_targets(title: str, ratios: dict[str, float]) -> None:
+    checks = [
+        ("allowed() >= 5× Protego on the mix", ratios["mix"], ratios["mix"] >= 5),
+        ("allowed() >= 20× Protego on the largest 5%", ratios["top"], ratios["top"] >= 20),
+        ("parse >= 2× Protego", ratios["parse"], ratios["parse"] >= 2),
+        ("retained memory median <= Protego", ratios["memory"], ratios["memory"] <= 1),
+    ]
+    print(f"   targets ({title}):")
+    for label, value, met in checks:
+        print(f"     {label:<44} {_fmt(value, 2, '×'):>9}  {'met' if met else 'MISSED'}")
+
+
+def run_corpus(
+    title: str, cases: Sequence[corpus.Case], engines: Sequence[Engine], memory_sample: int
+) -> dict[str, float]:
+    stats = {engine.name: Stats() for engine in engines}
+    agree = {engine.name: Disagreement() for engine in engines[1:]}
+    started = time.perf_counter()
+    gc.collect()
+    measure_speed(cases, engines, stats, agree)
+    gc.collect()
+    spread = sorted(cases, key=lambda c: c.size)
+    step = max(1, len(spread) // memory_sample)
+    sample = spread[::step][:memory_sample]
+    measure_memory(sample, engines, stats)
+    ratios = report(title, cases, engines, stats, agree, len(sample))
+    print_targets(title, ratios)
+    print(f"   ({time.perf_counter() - started:.1f} s)")
+    return ratios
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="a sample of files (~45 s)")
+    args = parser.parse_args(argv)
+    started = time.perf_counter()
+    found, google_note = engines()
+    print(f"bench_engine: Python {sys.version.split()[0]}; {google_note}")
+    print(f"mode: {'quick (samples)' if args.quick else 'full'}")
+
+    real_cases, real_note = corpus.real(URLS_PER_FILE, sample=300 if args.quick else None)
+    print(f"real corpus: {real_note}")
+    if not real_cases:
+        print("real corpus: skipped, continuing with the generated corpus only")
+    generated = corpus.generated(40 if args.quick else 200, URLS_PER_FILE)
+    print(
+        f"generated corpus: {len(generated)} files ({time.perf_counter() - started:.1f} s to load)"
+    )
+
+    if real_cases:
+        run_corpus("real files", real_cases, found, 150 if args.quick else 800)
+    run_corpus("generated files", generated, found, 40 if args.quick else 200)
+
+    gc.collect()
+    timings = hostile(found)
+    print()
+    print(
+        "== hostile pattern: Disallow: /*a*a…*a*b (100 '*') vs a "
+        f"{len(HOSTILE[1]) - len(corpus.HOST)}-char path of 'a's;\n"
+        "   ordinary: Disallow: /private/ vs /private/page.html"
+    )
+    print(f"{'engine':<12} {'ordinary ns':>12} {'hostile ns':>12} {'ratio':>8}")
+    for engine in found:
+        ordinary, nasty = timings[engine.name]
+        print(f"{engine.name:<12} {ordinary:>12,.0f} {nasty:>12,.0f} {nasty / ordinary:>7.1f}×")
+    ordinary, nasty = timings[found[0].name]
+    verdict = "met" if nasty <= 10 * ordinary else "MISSED"
+    print(
+        f"   target: scrapy-rep hostile within 10× of ordinary: {nasty / ordinary:.1f}×  {verdict}"
+    )
+    print(f"\ntotal {time.perf_counter() - started:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

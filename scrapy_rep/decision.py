@@ -1,0 +1,117 @@
+"""The three answers for one request, kept apart, and what to do with it.
+
+1. the origin's *policy* (what its robots.txt fetch gave),
+2. the *rep decision* for this token and URL (allow, disallow, unresolved),
+3. the *collection decision* of the application's own scope hook.
+
+A request is downloaded only when 2 is ``allow`` and 3 is ``approved``.
+:func:`judge` is pure: it takes the policy and the parsed file, never fetches.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from scrapy_rep.policy import Policy, Status
+from scrapy_rep.robotstxt import RobotsTxt
+
+DOWNLOAD, DROP, PARK = "download", "drop", "park"
+APPROVED, REJECTED, UNRESOLVED = "approved", "rejected", "unresolved"
+
+#: policy status -> (rep decision, reason) when no rule needs looking up
+_BY_STATUS = {
+    Status.UNAVAILABLE: ("allow", "robots-unavailable"),
+    Status.UNREACHABLE: ("disallow", "robots-unreachable"),
+    Status.PAUSED: ("unresolved", "origin-paused"),
+    Status.UNRESOLVED: ("unresolved", "policy-unresolved"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """One judged request: serialisable, logged, kept in ``meta["rep_decision"]``."""
+
+    origin: str
+    product_token: str
+    url: str
+    policy_status: str
+    policy_http_status: int | None
+    policy_fetched_at: float | None
+    policy_digest: str | None
+    policy_url: str | None
+    policy_final_url: str | None
+    group: str | None
+    matched_rule: str | None
+    matched_line: int | None
+    rep_decision: str
+    collection_decision: str
+    action: str
+    reason: str
+    #: a sentence for the log: the rule and group, or the policy's reason
+    detail: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def __str__(self) -> str:
+        return f"{self.action} {self.url} ({self.reason}): {self.detail}"
+
+
+def judge(
+    origin: str,
+    token: str,
+    url: str,
+    policy: Policy,
+    robots: RobotsTxt | None,
+    *,
+    collection: str = APPROVED,
+    disallowed_action: str = DROP,
+    unresolved_collection_action: str = DROP,
+) -> Decision:
+    """Decide one request against its origin's current policy."""
+    group = rule = line = None
+    if policy.status is Status.OK and robots is not None:
+        verdict = robots.decide(token, url)
+        rep = "allow" if verdict.allowed else "disallow"
+        reason, detail = verdict.reason, str(verdict)
+        group = verdict.group_label if verdict.groups else None
+        if verdict.rule is not None:
+            rule = f"{verdict.rule.directive}: {verdict.rule.pattern}"
+            line = verdict.rule.line
+        if policy.stale_since is not None:
+            detail += " (last good copy; the origin is unreachable)"
+    else:
+        rep, reason = _BY_STATUS.get(policy.status, ("unresolved", "policy-unresolved"))
+        detail = policy.reason
+
+    if rep == "allow":
+        if collection == APPROVED:
+            action = DOWNLOAD
+        else:
+            reason = f"collection-{collection}"
+            detail = f"the collection policy answered {collection!r}"
+            action = unresolved_collection_action if collection == UNRESOLVED else DROP
+    elif rep == "disallow":
+        action = disallowed_action
+    else:
+        action = PARK if policy.status is Status.PAUSED else DROP
+    return Decision(
+        origin=origin,
+        product_token=token,
+        url=url,
+        policy_status=policy.status.value,
+        policy_http_status=policy.http_status,
+        policy_fetched_at=policy.fetched_at,
+        policy_digest=policy.digest,
+        policy_url=policy.url,
+        policy_final_url=policy.final_url,
+        group=group,
+        matched_rule=rule,
+        matched_line=line,
+        rep_decision=rep,
+        collection_decision=collection if rep == "allow" else UNRESOLVED,
+        action=action,
+        reason=reason,
+        detail=detail,
+    )

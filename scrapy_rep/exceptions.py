@@ -1,0 +1,19 @@
+"""Why a request was not downloaded, as an exception Scrapy understands."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scrapy.exceptions import IgnoreRequest
+
+
+class RepIgnoreRequest(IgnoreRequest):
+    """A request scrapy-rep dropped; ``decision`` is the record that says why."""
+
+    def __init__(self, decision: dict[str, Any]) -> None:
+        self.decision = decision
+        super().__init__(f"{decision['reason']}: {decision['detail']}")
+
+
+class Parked(IgnoreRequest):
+    """Raised from ``request_scheduled`` to keep a held request out of the scheduler."""

@@ -1,0 +1,174 @@
+"""Fetching robots.txt through Scrapy: redirects, size cap and errors handled here.
+
+The request goes through ``engine.download_async`` so the project's
+downloader middlewares (proxies, headers, auth) apply, with Scrapy's own
+redirect, retry and cache switched off: redirects are followed here (at most
+``max_redirects`` hops, any authority), retries are the status policy's
+back-off, and the body is cut at 500 KiB while it arrives.
+"""
+
+from __future__ import annotations
+
+import logging
+import zlib
+from typing import TYPE_CHECKING, Any
+
+from scrapy import Request, signals
+from scrapy.exceptions import IgnoreRequest, StopDownload
+from scrapy.http.request import NO_CALLBACK
+from scrapy.utils.httpobj import urlparse_cached
+
+from scrapy_rep.origin import robots_url
+from scrapy_rep.policy import FetchResult
+from scrapy_rep.robotstxt import MAX_BYTES
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+
+logger = logging.getLogger(__name__)
+
+META_KEY = "rep_robots"
+#: robots.txt requests jump the queue, as Scrapy's own middleware does
+PRIORITY = 1000
+_REDIRECTS = (301, 302, 303, 307, 308)
+
+
+class RobotsFetcher:
+    """``await fetcher(origin)`` -> :class:`FetchResult`; never raises for network trouble."""
+
+    def __init__(self, crawler: Crawler, timeout: float, max_redirects: int) -> None:
+        self.crawler = crawler
+        self.timeout = timeout
+        self.max_redirects = max_redirects
+        crawler.signals.connect(self._cap_body, signal=signals.bytes_received)
+
+    def _request(self, url: str) -> Request:
+        return Request(
+            url,
+            priority=PRIORITY,
+            callback=NO_CALLBACK,
+            dont_filter=True,
+            headers={"Accept-Encoding": "gzip, deflate"},
+            meta={
+                META_KEY: True,
+                "dont_obey_robotstxt": True,
+                "dont_redirect": True,
+                "dont_retry": True,
+                "dont_cache": True,
+                "handle_httpstatus_all": True,
+                "download_timeout": self.timeout,
+                # the raw size is capped by _cap_body; decompression by BodyGuard
+                "download_maxsize": 0,
+                "download_warnsize": 0,
+            },
+        )
+
+    def _cap_body(self, data: bytes, request: Request, spider: Any = None) -> None:
+        if not request.meta.get(META_KEY):
+            return
+        received = request.meta.get("rep_received", 0) + len(data)
+        request.meta["rep_received"] = received
+        if received > MAX_BYTES:
+            raise StopDownload(fail=False)
+
+    async def __call__(self, origin: str) -> FetchResult:
+        first = url = robots_url(origin)
+        engine = self.crawler.engine
+        assert engine is not None
+        for hop in range(self.max_redirects + 1):
+            request = self._request(url)
+            try:
+                response = await engine.download_async(request)
+            except IgnoreRequest as exc:
+                return FetchResult(first, url, error=type(exc).__name__, redirects=hop)
+            except Exception as exc:
+                return FetchResult(first, url, error=type(exc).__name__, redirects=hop)
+            location = response.headers.get(b"Location")
+            if response.status in _REDIRECTS and location:
+                target = response.urljoin(location.decode("latin-1"))
+                if urlparse_cached(Request(target)).scheme not in ("http", "https"):
+                    return _result(first, response, hop, error="BadRedirect")
+                url = target
+                continue
+            return _result(first, response, hop)
+        # one hop too many: RFC 9309 §2.3.1.2 lets us treat it as unavailable
+        return FetchResult(first, url, status=310, redirects=self.max_redirects + 1)
+
+
+def _result(first: str, response: Response, hops: int, error: str | None = None) -> FetchResult:
+    encoding_error = response.meta.get("rep_encoding_error")
+    if encoding_error or error:
+        return FetchResult(first, response.url, error=error or encoding_error, redirects=hops)
+    body = response.body
+    truncated = bool(response.meta.get("rep_truncated")) or len(body) > MAX_BYTES
+    headers = {
+        key.decode("latin-1").lower(): b", ".join(values).decode("latin-1")
+        for key, values in response.headers.items()
+    }
+    return FetchResult(
+        first,
+        response.url,
+        status=response.status,
+        body=body[:MAX_BYTES] if truncated else body,
+        headers=headers,
+        truncated=truncated or response.meta.get("rep_received", 0) > MAX_BYTES,
+        redirects=hops,
+    )
+
+
+class BodyGuard:
+    """Decompresses robots.txt bodies itself, stopping at 500 KiB.
+
+    Sits between Scrapy's HttpCompressionMiddleware and the downloader, so
+    a gzip bomb served as robots.txt is cut at the cap instead of inflated
+    whole. Other responses pass untouched.
+    """
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> BodyGuard:
+        return cls()
+
+    def process_response(self, request: Request, response: Response, spider: Any = None) -> Any:
+        if not request.meta.get(META_KEY):
+            return response
+        encodings = [
+            e.strip().lower()
+            for value in response.headers.getlist(b"Content-Encoding")
+            for e in value.split(b",")
+            if e.strip()
+        ]
+        if not encodings:
+            return response
+        body = response.body
+        for encoding in reversed(encodings):
+            if encoding == b"identity":
+                continue
+            if encoding not in (b"gzip", b"x-gzip", b"deflate"):
+                request.meta["rep_encoding_error"] = "UnsupportedEncoding"
+                return response.replace(body=b"")
+            try:
+                body, cut = _inflate(body, encoding)
+            except zlib.error:
+                request.meta["rep_encoding_error"] = "BadCompression"
+                return response.replace(body=b"")
+            if cut:
+                request.meta["rep_truncated"] = True
+        headers = response.headers.copy()
+        del headers[b"Content-Encoding"]
+        return response.replace(body=body, headers=headers)
+
+
+def _inflate(data: bytes, encoding: bytes) -> tuple[bytes, bool]:
+    """At most MAX_BYTES + 1 of the decompressed data, and whether it was cut."""
+    if encoding == b"deflate":
+        try:
+            return _bounded(zlib.decompressobj(), data)
+        except zlib.error:
+            return _bounded(zlib.decompressobj(-zlib.MAX_WBITS), data)  # raw deflate
+    return _bounded(zlib.decompressobj(16 + zlib.MAX_WBITS), data)
+
+
+def _bounded(inflater: Any, data: bytes) -> tuple[bytes, bool]:
+    out = inflater.decompress(data, MAX_BYTES + 1)
+    return out, len(out) > MAX_BYTES or bool(inflater.unconsumed_tail)

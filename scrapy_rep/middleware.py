@@ -1,0 +1,470 @@
+"""The Scrapy downloader middleware: a thin shell around the sans-IO core.
+
+Data flows one way: request -> origin -> resolver (cache, or one shared
+fetch) -> policy -> :func:`~scrapy_rep.decision.judge` -> download, drop or
+park. Every request is judged as it enters the downloader, against the
+policy current at that moment.
+
+Held requests never wait in Scrapy's queues: a ``request_scheduled``
+handler parks requests of a paused origin before the scheduler sees them,
+and a request that finds its origin paused (or its fetch slow) in the
+downloader is handed back to the engine to be parked the same way. A timer
+per paused origin refetches its robots.txt; the new policy releases (or
+drops, with a reason) what it held. ``spider_idle`` keeps the spider open
+while anything is parked, and ``spider_closed`` counts what was left.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from scrapy import Request, signals
+from scrapy.exceptions import DontCloseSpider, NotConfigured
+from scrapy.utils.misc import load_object
+
+from scrapy_rep import signals as rep_signals
+from scrapy_rep.audit import AuditLog
+from scrapy_rep.decision import APPROVED, DOWNLOAD, DROP, Decision, judge
+from scrapy_rep.exceptions import Parked, RepIgnoreRequest
+from scrapy_rep.fetch import META_KEY, RobotsFetcher
+from scrapy_rep.origin import NotAnOrigin, origin_of
+from scrapy_rep.parking import ParkingLot
+from scrapy_rep.policy import FetchResult, Policy, PolicyConfig, Status, classify
+from scrapy_rep.resolver import Resolver
+from scrapy_rep.settings import RepSettings
+from scrapy_rep.store.memory import PolicyCache
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+
+logger = logging.getLogger(__name__)
+
+_HELD = (Status.PAUSED, Status.UNRESOLVED)
+
+
+class _Shared:
+    """Resolvers shared by the crawlers of one process with the same settings.
+
+    Two spiders in one process (even with different product tokens) then
+    share one fetch and one cache per origin. A resolver lives while a
+    crawler uses it, so sequential crawls start fresh.
+    """
+
+    _resolvers: dict[tuple[Any, ...], tuple[Resolver, int]] = {}  # noqa: RUF012
+
+    @classmethod
+    def acquire(cls, key: tuple[Any, ...], make: Callable[[], Resolver]) -> Resolver:
+        resolver, users = cls._resolvers.get(key) or (make(), 0)
+        cls._resolvers[key] = (resolver, users + 1)
+        return resolver
+
+    @classmethod
+    def release(cls, key: tuple[Any, ...]) -> None:
+        resolver, users = cls._resolvers[key]
+        if users <= 1:
+            del cls._resolvers[key]
+        else:
+            cls._resolvers[key] = (resolver, users - 1)
+
+
+def _shared_key(settings: RepSettings, clock: Callable[[], float]) -> tuple[Any, ...]:
+    policy: PolicyConfig = settings.policy
+    return (
+        settings.store,
+        settings.redis_url,
+        settings.cache_max_origins,
+        tuple(sorted((k, v.value) for k, v in policy.actions.items())),
+        *(getattr(policy, f) for f in ("ttl", "min_ttl", "pause_initial", "pause_max")),
+        *(getattr(policy, f) for f in ("pause_max_tries", "retry_after_max", "use_stale")),
+        policy.unreachable_max_age,
+        id(clock),
+    )
+
+
+class RobotsMiddleware:
+    """Obeys robots.txt per RFC 9309, pauses origins that cannot be read, says why."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        if not crawler.settings.getbool("REP_ENABLED", True):
+            raise NotConfigured("REP_ENABLED is off")
+        self.crawler = crawler
+        self.config = config = RepSettings.from_settings(crawler.settings.get)
+        self.token = config.token
+        self.stats = crawler.stats
+        self.clock: Callable[[], float] = crawler.settings.get("REP_CLOCK") or time.time
+        self.fetcher = RobotsFetcher(crawler, config.fetch_timeout, config.max_redirects)
+        self.parking: ParkingLot[Request] = ParkingLot(config.park_max)
+        self.collection: Callable[[Request, Any], str] | None = (
+            load_object(config.collection_policy) if config.collection_policy else None
+        )
+        self.audit = AuditLog(config.decision_log) if config.decision_log else None
+        self._shared_key = _shared_key(config, self.clock)
+        self.resolver = _Shared.acquire(self._shared_key, self._make_resolver)
+        self.resolver.listeners.append(self._on_policy)
+        self._timers: dict[str, asyncio.TimerHandle] = {}
+        self._floors: dict[str, float] = {}  # download slot -> Crawl-delay floor
+        self._delays: dict[str, tuple[str | None, float | None]] = {}  # origin -> digest, delay
+        self._ua_checked = False
+        self._closed = False
+        connect = crawler.signals.connect
+        connect(self._on_scheduled, signal=signals.request_scheduled)
+        connect(self._on_idle, signal=signals.spider_idle)
+        connect(self._on_closed, signal=signals.spider_closed)
+        connect(self._keep_delay_floor, signal=signals.response_downloaded)
+        logger.info("scrapy-rep: obeying robots.txt as %(token)r (RFC 9309)", {"token": self.token})
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> RobotsMiddleware:
+        return cls(crawler)
+
+    def _make_resolver(self) -> Resolver:
+        shared = None
+        if self.config.store == "redis":
+            from scrapy_rep.store.redis import RedisStore  # type: ignore[import-not-found]
+
+            shared = RedisStore.from_url(self.config.redis_url)
+        return Resolver(
+            PolicyCache(self.config.cache_max_origins),
+            self.config.policy,
+            self.clock,
+            shared=shared,
+            lock_ttl=self.config.fetch_timeout * (self.config.max_redirects + 1) + 5,
+        )
+
+    # -- the request path ---------------------------------------------------
+
+    async def process_request(self, request: Request, spider: Any = None) -> Request | None:
+        if request.meta.get("dont_obey_robotstxt") or request.meta.get(META_KEY):
+            return None
+        try:
+            origin = origin_of(request.url)
+        except NotAnOrigin:
+            return None  # data:, file:, ... are not governed by robots.txt
+        policy = await self._current_policy(origin)
+        if policy is None:
+            return self._hand_back(request, "origin-pending")
+        decision = self._judge(origin, request, policy)
+        if decision.action == DOWNLOAD:
+            self._apply_crawl_delay(request, origin, policy)
+            return None
+        if decision.action == DROP:
+            raise RepIgnoreRequest(request.meta["rep_decision"])
+        return self._hand_back(request, decision.reason)
+
+    async def _current_policy(self, origin: str) -> Policy | None:
+        """The fresh policy, waiting for a fetch at most REP_PENDING_WAIT; None if still pending."""
+        policy = self.resolver.current(origin)
+        if policy is not None and policy.fresh(self.clock()):
+            self.stats.inc_value("rep/cache/hit")
+            return policy
+        self.stats.inc_value("rep/cache/miss" if policy is None else "rep/cache/expired")
+        if policy is not None and policy.status in _HELD and origin in self._timers:
+            return policy  # its refetch is already scheduled; judge as held
+        task = self.resolver.resolve(origin, self._fetch)
+        try:
+            return await asyncio.wait_for(asyncio.shield(task), self.config.pending_wait or 1e-9)
+        except asyncio.TimeoutError:
+            return None
+
+    def _judge(self, origin: str, request: Request, policy: Policy) -> Decision:
+        robots = self.resolver.cache.robots(policy) if policy.status is Status.OK else None
+        collection = APPROVED
+        if self.collection is not None and policy.status in (Status.OK, Status.UNAVAILABLE):
+            collection = self.collection(request, self.crawler.spider)
+        decision = judge(
+            origin,
+            self.token,
+            request.url,
+            policy,
+            robots,
+            collection=collection,
+            disallowed_action=self.config.disallowed_action,
+            unresolved_collection_action=self.config.collection_unresolved_action,
+        )
+        record = decision.to_dict()
+        request.meta["rep_decision"] = record
+        self.stats.inc_value("rep/requests/judged")
+        self.stats.inc_value(f"rep/decision/{decision.rep_decision}")
+        if decision.rep_decision == "disallow":
+            self.stats.inc_value("robotstxt/forbidden")
+        if decision.action == DROP:
+            self.stats.inc_value(f"rep/dropped/{decision.reason}")
+            logger.debug(
+                "scrapy-rep: dropped %(url)s for %(token)r: %(detail)s",
+                {"url": request.url, "token": self.token, "detail": decision.detail},
+                extra={"spider": self.crawler.spider},
+            )
+        elif decision.action == DOWNLOAD:
+            self.stats.inc_value("rep/downloaded")
+        if self.audit is not None:
+            self.audit.write("decision", record)
+        return decision
+
+    def _hand_back(self, request: Request, reason: str) -> Request:
+        """Give the request back to the engine; ``request_scheduled`` parks it."""
+        request.meta["rep_park"] = reason
+        return request
+
+    def process_response(self, request: Request, response: Response, spider: Any = None) -> Any:
+        if not self._ua_checked:
+            self._ua_checked = True
+            sent = (request.headers.get(b"User-Agent") or b"").decode("latin-1")
+            if self.token.lower() not in sent.lower():
+                logger.warning(
+                    "scrapy-rep: product token %(token)r is not in the User-Agent sent "
+                    "(%(ua)r); RFC 9309 §2.2.1 asks crawlers to send it",
+                    {"token": self.token, "ua": sent},
+                )
+        return response
+
+    # -- fetching -----------------------------------------------------------
+
+    async def _fetch(self, origin: str) -> FetchResult:
+        result = await self.fetcher(origin)
+        outcome = classify(result)
+        self.stats.inc_value("rep/fetch/count")
+        self.stats.inc_value(f"rep/fetch/outcome/{outcome}")
+        if result.error:
+            self.stats.inc_value(f"rep/fetch/error/{result.error}")
+        if result.truncated:
+            self.stats.inc_value("rep/fetch/truncated")
+        if result.redirects:
+            self.stats.inc_value("rep/fetch/redirected")
+        return result
+
+    def _on_policy(self, origin: str, old: Policy | None, new: Policy, fetched: bool) -> None:
+        """A new policy for ``origin`` (from any crawler sharing the resolver)."""
+        if self._closed:
+            return
+        if fetched and self.audit is not None:
+            self.audit.write("fetch", _fetch_record(origin, new))
+        was_held = old is not None and old.status in _HELD
+        if new.status is Status.PAUSED:
+            self.stats.inc_value(f"rep/origin/paused/{new.outcome}")
+            logger.info(
+                "scrapy-rep: %(origin)s paused until %(until)s: %(reason)s",
+                {"origin": origin, "until": _when(new.expires_at), "reason": new.reason},
+            )
+            self._send(rep_signals.origin_paused, origin, new)
+            self._wake_at(origin, new.expires_at)
+            return
+        if new.status is Status.UNRESOLVED:
+            logger.warning(
+                "scrapy-rep: %(origin)s: %(reason)s", {"origin": origin, "reason": new.reason}
+            )
+            self._drop_parked(origin, "policy-unresolved")
+            return
+        if new.status is Status.UNREACHABLE or new.stale_since is not None:
+            logger.warning(
+                "scrapy-rep: %(origin)s: %(reason)s", {"origin": origin, "reason": new.reason}
+            )
+            self._wake_at(origin, new.expires_at)
+        elif new.status is Status.UNAVAILABLE:
+            logger.info(
+                "scrapy-rep: %(origin)s: %(reason)s", {"origin": origin, "reason": new.reason}
+            )
+        elif fetched and new.status is Status.OK:
+            robots = self.resolver.cache.robots(new)
+            if robots is not None and robots.diagnostics:
+                self.stats.inc_value("rep/robots/with_diagnostics")
+            self.crawler.signals.send_catch_log(
+                signal=signals.robots_parsed,
+                robotparser=robots,
+                request=Request(new.url),
+                spider=self.crawler.spider,
+            )
+        if was_held:
+            logger.info(
+                "scrapy-rep: %(origin)s resumed: %(reason)s",
+                {"origin": origin, "reason": new.reason},
+            )
+            self.stats.inc_value("rep/origin/resumed")
+            self._send(rep_signals.origin_resumed, origin, new)
+        self._release(origin)
+
+    def _send(self, signal: object, origin: str, policy: Policy) -> None:
+        self.crawler.signals.send_catch_log(
+            signal=signal, origin=origin, policy=policy, spider=self.crawler.spider
+        )
+
+    # -- parking ------------------------------------------------------------
+
+    def _on_scheduled(self, request: Request, spider: Any = None) -> None:
+        """Park requests that cannot be judged now, before the scheduler takes them."""
+        meta = request.meta
+        if meta.get("dont_obey_robotstxt") or meta.get(META_KEY):
+            return
+        reason = meta.pop("rep_park", None)
+        try:
+            origin = origin_of(request.url)
+        except NotAnOrigin:
+            return
+        if reason is None:
+            now = self.clock()
+            policy = self.resolver.current(origin)
+            started = self.resolver.pending_since(origin)
+            if policy is not None and policy.status is Status.PAUSED and policy.fresh(now):
+                reason = "origin-paused"
+            elif started is not None and now - started >= self.config.pending_wait:
+                reason = "origin-pending"
+            else:
+                return
+        now = self.clock()
+        since = meta.setdefault("rep_parked_at", now)
+        if self.parking.park(origin, request, since, reason):
+            self.stats.inc_value("rep/parked")
+            self.stats.inc_value(f"rep/parked/{reason}")
+            if origin not in self._timers and self.resolver.pending_since(origin) is None:
+                self._wake_at(origin, self._due(origin))
+        else:
+            self._count_drop(request, "park-overflow")
+        raise Parked(reason)
+
+    def _due(self, origin: str) -> float:
+        policy = self.resolver.current(origin)
+        return policy.expires_at if policy is not None else self.clock()
+
+    def _wake_at(self, origin: str, when: float) -> None:
+        """Refetch ``origin``'s robots.txt at ``when`` (one timer per origin)."""
+        old = self._timers.pop(origin, None)
+        if old is not None:
+            old.cancel()
+        loop = asyncio.get_event_loop()
+        delay = max(0.0, when - self.clock())
+        self._timers[origin] = loop.call_later(delay, self._wake, origin)
+
+    def _wake(self, origin: str) -> None:
+        self._timers.pop(origin, None)
+        if not self._closed:
+            self.resolver.resolve(origin, self._fetch)
+
+    def _release(self, origin: str) -> None:
+        engine = self.crawler.engine
+        for parked in self.parking.release(origin):
+            self.stats.inc_value("rep/released")
+            request = parked.item.replace(dont_filter=True)
+            assert engine is not None
+            engine.crawl(request)
+
+    def _drop_parked(self, origin: str, reason: str) -> None:
+        for parked in self.parking.release(origin):
+            self._count_drop(parked.item, reason)
+
+    def _count_drop(self, request: Request, reason: str) -> None:
+        self.stats.inc_value(f"rep/dropped/{reason}")
+        logger.debug(
+            "scrapy-rep: dropped %(url)s: %(reason)s", {"url": request.url, "reason": reason}
+        )
+        if self.audit is not None:
+            self.audit.write("dropped", {"url": request.url, "reason": reason})
+
+    def _on_idle(self, spider: Any = None) -> None:
+        for parked in self.parking.expire(self.clock() - self.config.park_timeout):
+            self._count_drop(parked.item, "park-expired")
+        for origin in self.parking.origins():  # make sure every held origin will wake
+            if origin not in self._timers and self.resolver.pending_since(origin) is None:
+                self._wake_at(origin, self._due(origin))
+        if len(self.parking):
+            raise DontCloseSpider
+
+    def _on_closed(self, spider: Any = None, reason: str = "") -> None:
+        self._closed = True
+        for timer in self._timers.values():
+            timer.cancel()
+        self._timers.clear()
+        left = 0
+        for parked in self.parking.drain():
+            self._count_drop(parked.item, "spider-closed")
+            left += 1
+        if left:
+            logger.warning(
+                "scrapy-rep: %(n)d parked requests were never downloaded (spider closed: "
+                "%(reason)s)",
+                {"n": left, "reason": reason},
+            )
+        self.resolver.listeners.remove(self._on_policy)
+        _Shared.release(self._shared_key)
+        if self.audit is not None:
+            self.audit.close()
+
+    # -- Crawl-delay --------------------------------------------------------
+
+    def _apply_crawl_delay(self, request: Request, origin: str, policy: Policy) -> None:
+        if not self.config.crawl_delay_enabled:
+            return
+        known = self._delays.get(origin)
+        if known is not None and known[0] == policy.digest:
+            delay = known[1]
+        else:
+            robots = self.resolver.cache.robots(policy) if policy.status is Status.OK else None
+            delay = robots.crawl_delay(self.token) if robots is not None else None
+            if delay is not None and delay > self.config.crawl_delay_max:
+                logger.info(
+                    "scrapy-rep: %(origin)s asks for Crawl-delay %(asked)ss, capped at %(cap)ss",
+                    {"origin": origin, "asked": delay, "cap": self.config.crawl_delay_max},
+                )
+                self.stats.inc_value("rep/crawl_delay/capped")
+                delay = self.config.crawl_delay_max
+            self._delays[origin] = (policy.digest, delay)
+        if not delay:
+            return
+        engine = self.crawler.engine
+        assert engine is not None
+        downloader = engine.downloader
+        key = downloader.get_slot_key(request)
+        user_delay = float(self.crawler.settings.getfloat("DOWNLOAD_DELAY"))
+        floor = max(delay, user_delay)
+        if self._floors.get(key) == floor:
+            return
+        self._floors[key] = floor
+        self.stats.inc_value("rep/crawl_delay/applied")
+        # Slots are keyed by host and dropped when idle: write both the live
+        # slot and the settings a new slot is made from. No jitter below the floor.
+        slot_settings = downloader.per_slot_settings.setdefault(key, {})
+        slot_settings["delay"] = max(float(slot_settings.get("delay", 0)), floor)
+        slot_settings["jitter"] = 0.0
+        slot = downloader.slots.get(key)
+        if slot is not None:
+            slot.delay = max(slot.delay, floor)
+            slot.jitter = 0.0
+
+    def _keep_delay_floor(self, response: Response, request: Request, spider: Any = None) -> None:
+        """Re-apply the floor after AutoThrottle (which adjusts on the same signal)."""
+        if not self._floors:
+            return
+        engine = self.crawler.engine
+        if engine is None:
+            return
+        key = request.meta.get("download_slot")
+        if not isinstance(key, str):
+            return
+        floor = self._floors.get(key)
+        slot = engine.downloader.slots.get(key) if floor is not None else None
+        if slot is not None and floor is not None and slot.delay < floor:
+            slot.delay = floor
+
+
+def _when(timestamp: float) -> str:
+    return time.strftime("%H:%M:%S", time.localtime(timestamp))
+
+
+def _fetch_record(origin: str, policy: Policy) -> dict[str, Any]:
+    return {
+        "origin": origin,
+        "url": policy.url,
+        "final_url": policy.final_url,
+        "status": policy.status.value,
+        "http_status": policy.http_status,
+        "outcome": policy.outcome,
+        "fetched_at": policy.fetched_at,
+        "expires_at": policy.expires_at,
+        "digest": policy.digest,
+        "size": len(policy.body) if policy.body is not None else None,
+        "truncated": policy.truncated,
+        "reason": policy.reason,
+    }

@@ -1,0 +1,44 @@
+"""The key robots.txt is scoped to: scheme, IDNA host, effective port (RFC 9309 §2.3)."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+class NotAnOrigin(ValueError):
+    """A URL that robots.txt does not govern (no host, or not http/https)."""
+
+
+def origin_of(url: str) -> str:
+    """``https://Example.COM/x`` -> ``https://example.com:443``.
+
+    The port is always written out, so ``https://h`` and ``https://h:443``
+    are one origin and ``http://h`` another.
+    """
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    if scheme not in DEFAULT_PORTS or not parts.hostname:
+        raise NotAnOrigin(f"no robots.txt governs {url!r}")
+    host = parts.hostname.rstrip(".")
+    try:
+        host = host.encode("idna").decode("ascii")
+    except UnicodeError:
+        host = host.lower()  # already-encoded or unusual labels stay as given
+    try:
+        port = parts.port or DEFAULT_PORTS[scheme]
+    except ValueError as exc:
+        raise NotAnOrigin(f"bad port in {url!r}") from exc
+    if ":" in host:
+        host = f"[{host}]"  # IPv6 literal
+    return f"{scheme}://{host}:{port}"
+
+
+def robots_url(origin: str) -> str:
+    """Where an origin's robots.txt lives; the default port is left out of the URL."""
+    scheme, _, authority = origin.partition("://")
+    host, _, port = authority.rpartition(":")
+    if int(port) == DEFAULT_PORTS[scheme]:
+        return f"{scheme}://{host}/robots.txt"
+    return f"{scheme}://{authority}/robots.txt"

@@ -1,0 +1,276 @@
+"""What a robots.txt fetch outcome means for an origin: the status table, as data.
+
+Theory of operation (sans-IO, clock passed in): a fetch ends in a
+:class:`FetchResult`. :func:`classify` names its *outcome* (``2xx``, ``404``
+-> ``4xx``, ``403``, ``429``, ``5xx``, ``network`` ...). :data:`DEFAULT_ACTIONS`
+maps each outcome to an *action*, and :func:`next_policy` turns
+(previous policy, result, now) into the new :class:`Policy`. Everything that
+decides how an origin is treated lives in this file; the middleware only
+carries it out. The README's status table is checked against
+:data:`DEFAULT_ACTIONS` by a test.
+
+Actions:
+
+- ``rules``: parse the body and obey it (RFC 9309 §2.3.1.1);
+- ``allow``: the file is unavailable, crawl anything (§2.3.1.3);
+- ``disallow``: complete disallow (§2.3.1.4, the RFC-literal 5xx behaviour);
+- ``pause``: hold the origin's requests and refetch with back-off; the
+  stricter default for 401/403/429/5xx/network errors.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import hashlib
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from enum import Enum
+
+
+class Action(str, Enum):
+    RULES = "rules"
+    ALLOW = "allow"
+    DISALLOW = "disallow"
+    PAUSE = "pause"
+
+
+class Status(str, Enum):
+    """Where an origin stands; the ``policy_status`` of a decision record."""
+
+    OK = "ok"  # rules from a robots.txt apply
+    UNAVAILABLE = "unavailable"  # no usable file; everything allowed
+    UNREACHABLE = "unreachable"  # complete disallow
+    PAUSED = "paused"  # held; refetch at ``expires_at``
+    UNRESOLVED = "unresolved"  # gave up pausing; requests are dropped until expiry
+
+
+#: outcome -> action, the defaults (``REP_STATUS_ACTIONS`` overrides single rows)
+DEFAULT_ACTIONS: Mapping[str, Action] = {
+    "2xx": Action.RULES,
+    "4xx": Action.ALLOW,
+    "401": Action.PAUSE,
+    "403": Action.PAUSE,
+    "429": Action.PAUSE,
+    "5xx": Action.PAUSE,
+    "network": Action.PAUSE,
+    "redirect-limit": Action.ALLOW,
+}
+
+#: outcome -> what RFC 9309 says, for the README table and log lines
+RFC_BEHAVIOUR: Mapping[str, str] = {
+    "2xx": "parse and obey (§2.3.1.1)",
+    "4xx": "unavailable: may crawl anything (§2.3.1.3)",
+    "401": "unavailable: may crawl anything (§2.3.1.3)",
+    "403": "unavailable: may crawl anything (§2.3.1.3)",
+    "429": "unavailable: may crawl anything (§2.3.1.3)",
+    "5xx": "unreachable: complete disallow (§2.3.1.4)",
+    "network": "unreachable: complete disallow (§2.3.1.4)",
+    "redirect-limit": "more than 5 redirects: may treat as unavailable (§2.3.1.2)",
+}
+
+#: outcomes after which a previous good copy may stand in (§2.3.1.4)
+UNREACHABLE_OUTCOMES = frozenset({"5xx", "network"})
+
+
+@dataclass(frozen=True, slots=True)
+class FetchResult:
+    """How one robots.txt fetch ended, redirects already followed."""
+
+    url: str
+    final_url: str
+    status: int | None = None  # None: no HTTP response at all
+    body: bytes = b""
+    headers: Mapping[str, str] = field(default_factory=dict)  # lower-cased names
+    error: str | None = None  # exception class name for network errors
+    truncated: bool = False
+    redirects: int = 0
+
+
+@dataclass(frozen=True)
+class PolicyConfig:
+    """The knobs of the status policy; see the README's settings table."""
+
+    actions: Mapping[str, Action] = field(default_factory=lambda: dict(DEFAULT_ACTIONS))
+    ttl: float = 86_400.0
+    min_ttl: float = 60.0
+    pause_initial: float = 60.0
+    pause_max: float = 3_600.0
+    pause_max_tries: int = 5
+    retry_after_max: float = 3_600.0
+    use_stale: bool = True
+    unreachable_max_age: float = 30 * 86_400.0
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    """An origin's standing after its latest robots.txt fetch."""
+
+    status: Status
+    outcome: str
+    http_status: int | None
+    fetched_at: float
+    #: when the next fetch is due (for a paused origin: end of the pause)
+    expires_at: float
+    url: str
+    final_url: str
+    reason: str
+    #: the robots.txt body the rules come from (``ok`` only; possibly a stale copy)
+    body: bytes | None = None
+    digest: str | None = None
+    truncated: bool = False
+    #: consecutive failed fetches
+    failures: int = 0
+    unreachable_since: float | None = None
+    #: when the body in use was fetched, if it is a stale good copy
+    stale_since: float | None = None
+
+    def fresh(self, now: float) -> bool:
+        return now < self.expires_at
+
+    def usable_copy(self) -> Policy | None:
+        """This policy if it carries rules that a later failure may fall back on."""
+        return self if self.status is Status.OK and self.body is not None else None
+
+
+def classify(result: FetchResult) -> str:
+    """The outcome name of a fetch: the row of the status table it falls in."""
+    if result.status is None:
+        return "network"
+    code = result.status
+    if 200 <= code < 300:
+        return "2xx"
+    if code in (401, 403, 429):
+        return str(code)
+    if code >= 500:
+        return "5xx"
+    if 300 <= code < 400:
+        return "redirect-limit"
+    return "4xx"
+
+
+def digest_of(body: bytes) -> str:
+    return hashlib.sha256(body).hexdigest()[:32]
+
+
+_MAX_AGE = re.compile(r"(?:^|,)\s*(s-maxage|max-age)\s*=\s*\"?(\d+)", re.I)
+
+
+def cache_lifetime(headers: Mapping[str, str], now: float) -> float | None:
+    """Seconds the server lets us keep the file, from Cache-Control or Expires."""
+    control = headers.get("cache-control", "")
+    if re.search(r"(?:^|,)\s*(no-store|no-cache)\b", control, re.I):
+        return 0.0
+    ages = [int(m[2]) for m in _MAX_AGE.finditer(control)]
+    if ages:
+        return float(min(ages))
+    expires = headers.get("expires")
+    if expires:
+        when = _http_date(expires)
+        return max(0.0, when - now) if when is not None else 0.0
+    return None
+
+
+def retry_after(headers: Mapping[str, str], now: float) -> float | None:
+    """Seconds from a Retry-After header (delta or HTTP date); None if absent or unreadable."""
+    value = headers.get("retry-after", "").strip()
+    if not value:
+        return None
+    if value.isdigit():
+        return float(value)
+    when = _http_date(value)
+    return None if when is None else max(0.0, when - now)
+
+
+def _http_date(value: str) -> float | None:
+    try:
+        parsed = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    try:
+        return parsed.timestamp()
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
+def backoff(failures: int, config: PolicyConfig) -> float:
+    """Seconds to wait after the n-th consecutive failure: doubling, capped."""
+    exponent = min(max(failures - 1, 0), 62)
+    return min(config.pause_max, config.pause_initial * math.pow(2, exponent))
+
+
+def next_policy(
+    previous: Policy | None, result: FetchResult, now: float, config: PolicyConfig
+) -> Policy:
+    """The policy an origin gets from a fetch result. Pure."""
+    outcome = classify(result)
+    action = Action(config.actions.get(outcome, DEFAULT_ACTIONS.get(outcome, Action.PAUSE)))
+    what = f"robots.txt {result.status or result.error or 'error'}"
+
+    def make(status: Status, expires_at: float, reason: str) -> Policy:
+        return Policy(
+            status, outcome, result.status, now, expires_at, result.url, result.final_url, reason
+        )
+
+    if action is Action.RULES or action is Action.ALLOW:
+        lifetime = cache_lifetime(result.headers, now)
+        ttl = config.ttl if lifetime is None else max(config.min_ttl, min(config.ttl, lifetime))
+        if action is Action.ALLOW:
+            return make(Status.UNAVAILABLE, now + ttl, f"{what}: unavailable, everything allowed")
+        return replace(
+            make(Status.OK, now + ttl, f"{what}: rules apply"),
+            body=result.body,
+            digest=digest_of(result.body),
+            truncated=result.truncated,
+        )
+
+    failures = (previous.failures if previous else 0) + 1
+    unreachable = outcome in UNREACHABLE_OUTCOMES
+    since = None
+    if unreachable:
+        since = previous.unreachable_since if previous and previous.unreachable_since else now
+    retry_at = now + backoff(failures, config)
+
+    def failed(status: Status, expires_at: float, reason: str) -> Policy:
+        return replace(make(status, expires_at, reason), failures=failures, unreachable_since=since)
+
+    if unreachable and since is not None and now - since >= config.unreachable_max_age:
+        days = (now - since) / 86_400
+        return failed(
+            Status.UNAVAILABLE,
+            retry_at,
+            f"{what}: unreachable for {days:.0f} days, treated as unavailable (RFC 9309 §2.3.1.4)",
+        )
+
+    good = previous.usable_copy() if previous else None
+    if unreachable and config.use_stale and good is not None:
+        return replace(
+            good,
+            outcome=outcome,
+            http_status=result.status,
+            fetched_at=now,
+            expires_at=retry_at,
+            reason=f"{what}: using the last good copy (RFC 9309 §2.3.1.4)",
+            failures=failures,
+            unreachable_since=since,
+            stale_since=good.stale_since or good.fetched_at,
+        )
+
+    if action is Action.DISALLOW:
+        return failed(Status.UNREACHABLE, retry_at, f"{what}: complete disallow")
+    if failures >= config.pause_max_tries:
+        return failed(
+            Status.UNRESOLVED,
+            now + config.pause_max,
+            f"{what}: still failing after {failures} tries, giving up",
+        )
+    wait = backoff(failures, config)
+    hint = retry_after(result.headers, now) if outcome == "429" else None
+    if hint is not None:
+        wait = min(max(hint, 1.0), config.retry_after_max)
+    return failed(
+        Status.PAUSED,
+        now + wait,
+        f"{what}: paused for {wait:.0f}s (try {failures} of {config.pause_max_tries})",
+    )

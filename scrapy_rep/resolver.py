@@ -1,0 +1,145 @@
+"""One robots.txt fetch per origin at a time, shared by everyone who asks.
+
+The resolver knows nothing of Scrapy: it is handed a ``fetch`` coroutine
+function and a clock. It keeps the in-flight task per origin (single-flight),
+turns each :class:`FetchResult` into a :class:`Policy` with the pure status
+table, and keeps the result in the local cache and, if there is one, the
+shared store. A shared store is asked before fetching and holds a per-origin
+lock while a worker fetches, so a cluster fetches each file once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+
+from scrapy_rep.policy import FetchResult, Policy, PolicyConfig, next_policy
+from scrapy_rep.store.base import SharedStore
+from scrapy_rep.store.memory import PolicyCache
+
+logger = logging.getLogger(__name__)
+
+Fetch = Callable[[str], Awaitable[FetchResult]]
+Clock = Callable[[], float]
+
+
+class Resolver:
+    """Current policies by origin: from the cache, the shared store, or a fetch."""
+
+    def __init__(
+        self,
+        cache: PolicyCache,
+        config: PolicyConfig,
+        clock: Clock,
+        shared: SharedStore | None = None,
+        lock_ttl: float = 60.0,
+        poll_interval: float = 0.5,
+    ) -> None:
+        self.cache = cache
+        self.config = config
+        self.clock = clock
+        self.shared = shared
+        self.lock_ttl = lock_ttl
+        self.poll_interval = poll_interval
+        self._inflight: dict[str, asyncio.Task[Policy]] = {}
+        self._started: dict[str, float] = {}
+        #: listeners told of every new policy: (origin, old, new, fetched_here)
+        self.listeners: list[Callable[[str, Policy | None, Policy, bool], None]] = []
+
+    def current(self, origin: str) -> Policy | None:
+        """The cached policy, fresh or not; no I/O."""
+        return self.cache.get(origin)
+
+    def pending_since(self, origin: str) -> float | None:
+        """When the fetch in flight for ``origin`` started, if one is."""
+        return self._started.get(origin)
+
+    def resolve(self, origin: str, fetch: Fetch) -> asyncio.Task[Policy]:
+        """The task that yields a fresh policy for ``origin``; started if none is running."""
+        task = self._inflight.get(origin)
+        if task is None:
+            task = asyncio.ensure_future(self._refresh(origin, fetch))
+            self._inflight[origin] = task
+            self._started[origin] = self.clock()
+            task.add_done_callback(lambda _: self._done(origin))
+        return task
+
+    def _done(self, origin: str) -> None:
+        self._inflight.pop(origin, None)
+        self._started.pop(origin, None)
+
+    async def _refresh(self, origin: str, fetch: Fetch) -> Policy:
+        previous = self.cache.get(origin)
+        if self.shared is None:
+            return self._adopt(origin, previous, await self._fetch(origin, previous, fetch), True)
+        deadline = self.clock() + self.lock_ttl * 2
+        while True:
+            stored = await self._load(origin)
+            if stored is not None and stored.fresh(self.clock()):
+                return self._adopt(origin, previous, stored, False)
+            token = await self._acquire(origin)
+            if token is not None or self.clock() >= deadline:
+                break
+            await asyncio.sleep(self.poll_interval)
+        try:
+            stored = await self._load(origin)  # another worker may have just finished
+            if stored is not None and stored.fresh(self.clock()):
+                return self._adopt(origin, previous, stored, False)
+            policy = await self._fetch(origin, stored or previous, fetch)
+            await self._save(origin, policy)
+            return self._adopt(origin, previous, policy, True)
+        finally:
+            if token is not None:
+                await self._release(origin, token)
+
+    async def _fetch(self, origin: str, previous: Policy | None, fetch: Fetch) -> Policy:
+        result = await fetch(origin)
+        return next_policy(previous, result, self.clock(), self.config)
+
+    def _adopt(self, origin: str, old: Policy | None, new: Policy, fetched: bool) -> Policy:
+        self.cache.put(origin, new)
+        for listener in self.listeners:
+            listener(origin, old, new, fetched)
+        return new
+
+    # The shared store is a convenience, never a single point of failure:
+    # when it fails, the worker carries on with its local cache alone.
+
+    async def _load(self, origin: str) -> Policy | None:
+        assert self.shared is not None
+        try:
+            return await self.shared.load(origin)
+        except Exception as exc:
+            self._store_failed("load", exc)
+            return None
+
+    async def _save(self, origin: str, policy: Policy) -> None:
+        assert self.shared is not None
+        try:
+            await self.shared.save(origin, policy)
+        except Exception as exc:
+            self._store_failed("save", exc)
+
+    async def _acquire(self, origin: str) -> str | None:
+        assert self.shared is not None
+        try:
+            return await self.shared.acquire(origin, self.lock_ttl)
+        except Exception as exc:
+            self._store_failed("lock", exc)
+            return "local"  # fetch ourselves rather than wait on a store that is down
+
+    async def _release(self, origin: str, token: str) -> None:
+        assert self.shared is not None
+        if token == "local":
+            return
+        try:
+            await self.shared.release(origin, token)
+        except Exception as exc:
+            self._store_failed("unlock", exc)
+
+    def _store_failed(self, what: str, exc: Exception) -> None:
+        logger.warning(
+            "scrapy-rep: shared policy store failed (%(what)s: %(error)s); using the local cache",
+            {"what": what, "error": f"{type(exc).__name__}: {exc}"},
+        )

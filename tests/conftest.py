@@ -1,0 +1,16 @@
+"""Shared pytest fixtures."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from tests.fakesite import FakeSite
+
+
+@pytest.fixture
+def site() -> Iterator[FakeSite]:
+    """A fresh set of fake origins, stopped (and its threads joined) after the test."""
+    with FakeSite() as s:
+        yield s
