@@ -23,7 +23,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, signals
+from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 from scrapy.exceptions import DontCloseSpider, NotConfigured
+from scrapy.utils.conf import build_component_list
 from scrapy.utils.misc import load_object
 
 from scrapy_rep import signals as rep_signals
@@ -304,13 +306,21 @@ class RobotsMiddleware:
             origin = origin_of(request.url)
         except NotAnOrigin:
             return
-        if reason is None:
+        if reason in (None, "origin-paused", "origin-pending"):
+            # Park only while the origin really cannot be judged: the fetch may
+            # have finished since the downloader handed this request back.
             now = self.clock()
             policy = self.resolver.current(origin)
             started = self.resolver.pending_since(origin)
-            if policy is not None and policy.status is Status.PAUSED and policy.fresh(now):
+            if (
+                policy is not None
+                and policy.status is Status.PAUSED
+                and (policy.fresh(now) or origin in self._timers)
+            ):
                 reason = "origin-paused"
-            elif started is not None and now - started >= self.config.pending_wait:
+            elif started is not None and (
+                reason == "origin-pending" or now - started >= self.config.pending_wait
+            ):
                 reason = "origin-pending"
             else:
                 return
@@ -339,8 +349,9 @@ class RobotsMiddleware:
         self._timers[origin] = loop.call_later(delay, self._wake, origin)
 
     def _wake(self, origin: str) -> None:
+        """Refetch for the requests held here; with none held, the next request will."""
         self._timers.pop(origin, None)
-        if not self._closed:
+        if not self._closed and origin in self.parking:
             self.resolver.resolve(origin, self._fetch)
 
     def _release(self, origin: str) -> None:
@@ -447,6 +458,19 @@ class RobotsMiddleware:
         slot = engine.downloader.slots.get(key) if floor is not None else None
         if slot is not None and floor is not None and slot.delay < floor:
             slot.delay = floor
+
+
+def _warn_if_builtin_active(crawler: Crawler) -> None:
+    """Two robots middlewares would fetch every robots.txt twice; say how to fix it."""
+    if not crawler.settings.getbool("ROBOTSTXT_OBEY"):
+        return
+    components = build_component_list(crawler.settings.getwithbase("DOWNLOADER_MIDDLEWARES"))
+    if any(load_object(c) is RobotsTxtMiddleware for c in components):
+        logger.warning(
+            "scrapy-rep: Scrapy's RobotsTxtMiddleware is active too (ROBOTSTXT_OBEY=True), so "
+            "robots.txt is fetched twice; enable scrapy-rep with ADDONS = "
+            "{'scrapy_rep.Addon': 100}, or set ROBOTSTXT_OBEY = False"
+        )
 
 
 def _when(timestamp: float) -> str:
