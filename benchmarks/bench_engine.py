@@ -144,6 +144,8 @@ class Disagreement:
     checked: int = 0
     differ: int = 0
     examples: list[str] = field(default_factory=list)
+    #: files an example was taken from (one example per file)
+    files: set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -229,7 +231,8 @@ def measure_speed(
                     if a == b:
                         continue
                     tally.differ += 1
-                    if len(tally.examples) < 3:
+                    if len(tally.examples) < 3 and case.name not in tally.files:
+                        tally.files.add(case.name)
                         why = rep_parsed.decide(token, url)
                         tally.examples.append(
                             f"{case.name} {token} {_clip(url)}: scrapy-rep {a} ({why}), "

@@ -139,12 +139,12 @@ def urls_for(body: bytes, rng: random.Random, count: int) -> tuple[str, ...]:
 
 def _segment(rng: random.Random) -> str:
     roll = rng.random()
-    if roll < 0.78:
+    if roll < 0.85:
         return rng.choice(_WORDS)
-    if roll < 0.86:
+    if roll < 0.93:
         return f"{rng.choice(_WORDS)}-{rng.randint(1, 9999)}"
     word = rng.choice(_NON_ASCII)
-    if roll < 0.93:
+    if roll < 0.965:
         return word  # raw UTF-8 in the file
     escaped = quote(word)  # percent-encoded in the file, sometimes in lower case
     return escaped.lower() if rng.random() < 0.3 else escaped

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy import Request, signals
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 from scrapy.exceptions import DontCloseSpider, NotConfigured
+from scrapy.utils.asyncio import is_asyncio_available
 from scrapy.utils.conf import build_component_list
 from scrapy.utils.misc import load_object
 
@@ -37,7 +38,7 @@ from scrapy_rep.origin import NotAnOrigin, origin_of
 from scrapy_rep.parking import ParkingLot
 from scrapy_rep.policy import FetchResult, Policy, PolicyConfig, Status, classify
 from scrapy_rep.resolver import Resolver
-from scrapy_rep.settings import RepSettings
+from scrapy_rep.settings import RepSettings, SettingError
 from scrapy_rep.store.memory import PolicyCache
 
 if TYPE_CHECKING:
@@ -94,6 +95,11 @@ class RobotsMiddleware:
     def __init__(self, crawler: Crawler) -> None:
         if not crawler.settings.getbool("REP_ENABLED", True):
             raise NotConfigured("REP_ENABLED is off")
+        if not is_asyncio_available():
+            raise SettingError(
+                "scrapy-rep needs Scrapy's asyncio reactor: TWISTED_REACTOR = "
+                "'twisted.internet.asyncioreactor.AsyncioSelectorReactor' (Scrapy's default)"
+            )
         self.crawler = crawler
         self.config = config = RepSettings.from_settings(crawler.settings.get)
         self.token = config.token

@@ -48,7 +48,8 @@ DEFAULTS: Mapping[str, tuple[Any, str]] = {
     "REP_PARK_TIMEOUT": (DAY, "longest a request stays parked before `park-expired`"),
     "REP_COLLECTION_POLICY": (
         None,
-        "import path of `callable(request, spider)` answering `approved`, `rejected` or `unresolved`",
+        "import path of `callable(request, spider)` answering `approved`, `rejected` "
+        "or `unresolved`",
     ),
     "REP_COLLECTION_UNRESOLVED_ACTION": (
         "drop",
