@@ -1,0 +1,254 @@
+"""Property tests: robustness, normalisation, and the matcher against a reference.
+
+The reference matcher below is the RFC 9309 §2.2.2-2.2.3 definition written
+the slow, obvious way (one full regex per rule, weight = octets of the
+normalised pattern, allow wins ties), plus Google's index.html rule. The
+compiled :class:`RuleSet` must always pick a rule of the same weight and kind.
+"""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from scrapy_rep.robotstxt import normalise, parse
+from scrapy_rep.robotstxt.matcher import RuleSet, path_of
+from scrapy_rep.robotstxt.parser import Rule
+
+TOKEN = "mybot"
+FAST = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FASTER = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+# --- strategies -----------------------------------------------------------------------
+
+#: any code point, lone surrogates included (st.characters() leaves them out)
+any_char = st.one_of(st.characters(), st.integers(0xD800, 0xDFFF).map(chr))
+any_text = st.text(any_char, max_size=60)
+any_bytes = st.binary(max_size=400)
+
+#: robots.txt-ish lines, so that arbitrary input also reaches the matcher
+LINE_PARTS = [
+    "User-agent: *",
+    "User-agent: mybot",
+    "user-agent mybot/1.0",
+    "Disallow: /",
+    "Disallow: /a",
+    "Allow: /a*b$",
+    "Disallow: *%",
+    "disalow /%7e",
+    "Crawl-delay: 2",
+    "Sitemap: http://x/s",
+    "# c",
+    "",
+    "\xef\xbb\xbf",
+    "\xff",
+]
+robotsish = st.lists(st.one_of(st.sampled_from(LINE_PARTS), any_text), max_size=12).map(
+    lambda lines: "\n".join(lines)
+)
+
+PATTERN_PIECES = [
+    "/",
+    "a",
+    "b",
+    "*",
+    "$",
+    "%",
+    "?",
+    ".",
+    "%7E",
+    "~",
+    "%2F",
+    "%2f",
+    "é",
+    "index.htm",
+]
+PATH_PIECES = [
+    "/",
+    "a",
+    "b",
+    "$",
+    "%",
+    "?",
+    ".",
+    "~",
+    "%7e",
+    "%2F",
+    "*",
+    "é",
+    "index.html",
+    "ab",
+]
+
+SMALL_ALPHABET = "/ab*$%?."
+TINY_ALPHABET = "/a*$"  # dense in overlaps such as "/a*a$" against "/a"
+patterns = st.one_of(
+    st.text(TINY_ALPHABET, max_size=6).map(lambda p: "/" + p),
+    st.text(SMALL_ALPHABET, max_size=8).map(lambda p: "/" + p),
+    st.text(SMALL_ALPHABET, max_size=8),
+    st.lists(st.sampled_from(PATTERN_PIECES), max_size=7).map("".join),
+    st.lists(st.sampled_from(PATTERN_PIECES), max_size=6).map(lambda p: "/" + "".join(p)),
+)
+rules = st.lists(
+    st.builds(Rule, st.booleans(), patterns, st.integers(1, 1000)), min_size=0, max_size=6
+)
+paths = st.one_of(
+    st.text("/a", max_size=6),
+    st.text(SMALL_ALPHABET.replace("*", ""), max_size=10),
+    st.lists(st.sampled_from(PATH_PIECES), max_size=10).map("".join),
+).map(lambda p: "/" + p)
+
+
+#: how a character of the path turns into pattern text: kept, dropped, starred, doubled
+_EDITS = ["{c}", "{c}", "{c}", "", "*", "{c}*", "*{c}", "{c}*{c}", "{c}{c}"]
+
+
+@st.composite
+def path_and_rules(draw: st.DrawFn) -> tuple[str, list[Rule]]:
+    """A path and rules, many of them edits of the path, so that they often
+    (nearly) match: overlaps such as "/a*a$" against "/a" come up a lot."""
+    path = draw(paths)
+    rule_list = []
+    for line in range(draw(st.integers(0, 6))):
+        if draw(st.integers(0, 3)) == 0:
+            pattern = draw(patterns)
+        else:
+            edits = draw(st.lists(st.sampled_from(_EDITS), min_size=len(path), max_size=len(path)))
+            pattern = "".join(edit.format(c=char) for edit, char in zip(edits, path, strict=True))
+            pattern = pattern[: draw(st.integers(0, len(pattern)))]
+            if draw(st.booleans()):
+                pattern += "$"
+        rule_list.append(Rule(draw(st.booleans()), pattern, line + 1))
+    return path, rule_list
+
+
+# --- reference matcher ----------------------------------------------------------------
+
+
+def _regex(pattern: str) -> re.Pattern[str]:
+    """A normalised robots.txt pattern as a regex matched at the path's start."""
+    anchored = pattern.endswith("$")
+    body = pattern[:-1] if anchored else pattern
+    text = "".join(".*" if char == "*" else re.escape(char) for char in body)
+    return re.compile(text + (r"\Z" if anchored else ""), re.DOTALL)
+
+
+def reference(rule_list: list[Rule], path: str) -> tuple[int, bool] | None:
+    """(weight, allow) of the deciding rule by brute force, or None."""
+    best: tuple[int, bool] | None = None
+    for rule in rule_list:
+        pattern = normalise(rule.pattern)
+        if not pattern.startswith(("/", "*")):
+            continue  # matches nothing (Google anchors at the leading '/')
+        candidates = [pattern]
+        if rule.allow:  # Google robots.cc: Allow ".../index.htm*" also allows ".../$"
+            body = pattern[:-1] if pattern.endswith("$") else pattern
+            slash = body.rfind("/")
+            if body[slash:].startswith("/index.htm"):
+                candidates.append(body[: slash + 1] + "$")
+        for candidate in candidates:
+            if _regex(candidate).match(path):
+                found = (len(candidate), rule.allow)
+                best = found if best is None else max(best, found)
+    return best
+
+
+# --- robustness -----------------------------------------------------------------------
+
+
+@FAST
+@given(body=any_bytes, url=any_text)
+def test_arbitrary_bytes_never_raise(body: bytes, url: str) -> None:
+    # scrapy_rep API / RFC 9309 §2.2: parse anything, answer anything.
+    robots = parse(body)
+    verdict = robots.decide(TOKEN, url)
+    assert robots.allowed(TOKEN, url) is verdict.allowed
+    assert isinstance(verdict.allowed, bool)
+    assert robots.size == len(body)
+    str(verdict)
+    for diagnostic in robots.diagnostics:
+        str(diagnostic).encode("utf-8")
+
+
+@FAST
+@given(body=robotsish, url=any_text, token=st.sampled_from(["mybot", "MyBot", "other", "x"]))
+def test_arbitrary_text_never_raises(body: str, url: str, token: str) -> None:
+    # scrapy_rep API: str bodies, lone surrogates included, never raise.
+    robots = parse(body)
+    verdict = robots.decide(token, url)
+    assert robots.allowed(token, url) is verdict.allowed
+    assert verdict.allowed is (verdict.rule is None or verdict.rule.allow)
+    robots.crawl_delay(token)
+
+
+@FAST
+@given(body=robotsish, url=paths)
+def test_line_ending_style_does_not_change_answers(body: str, url: str) -> None:
+    # RFC 9309 §2.2: NL = CR / LF / CRLF, all equivalent.
+    lf = parse(body)
+    for eol in ("\r\n", "\r"):
+        other = parse(body.replace("\n", eol))
+        assert other.allowed(TOKEN, url) == lf.allowed(TOKEN, url)
+
+
+# --- normalisation --------------------------------------------------------------------
+
+
+@FAST
+@given(text=any_text)
+def test_normalise_is_idempotent_and_ascii(text: str) -> None:
+    # RFC 3986 §6.2.2: normalising twice changes nothing.
+    once = normalise(text)
+    assert normalise(once) == once
+    assert all("!" <= char <= "~" for char in once)
+
+
+@FAST
+@given(text=st.text(st.sampled_from("/abc%7eE2Fé ~?*$"), max_size=20))
+def test_normalise_is_idempotent_on_escape_heavy_text(text: str) -> None:
+    # Dense '%', hex digits and '~': the cases where normalisation does work.
+    once = normalise(text)
+    assert normalise(once) == once
+    assert "%7E" not in once and "%7e" not in once  # '~' is unreserved: decoded
+
+
+@FAST
+@given(url=any_text)
+def test_path_of_is_never_empty_and_has_no_fragment(url: str) -> None:
+    # RFC 3986 §3.3/§3.5 + §6.2.3: the path starts with '/', the fragment is gone.
+    path = path_of(url)
+    assert path.startswith("/")
+    assert "#" not in path
+
+
+# --- the matcher against the reference ------------------------------------------------
+
+
+@settings(max_examples=1000, deadline=None)
+@given(case=path_and_rules())
+def test_ruleset_agrees_with_brute_force_reference(case: tuple[str, list[Rule]]) -> None:
+    # RFC 9309 §2.2.2 (longest match, allow wins ties) and §2.2.3 ('*', '$').
+    raw_path, rule_list = case
+    path = normalise(raw_path)
+    chosen = RuleSet(rule_list).match(path)
+    expected = reference(rule_list, path)
+    if expected is None:
+        assert chosen is None
+    else:
+        assert chosen is not None
+        assert reference([chosen], path) == expected
+
+
+@FASTER
+@given(rule_list=rules, raw_path=paths)
+def test_parsed_file_agrees_with_reference(rule_list: list[Rule], raw_path: str) -> None:
+    # The same through the public API: a file made of the rules, one group.
+    body = "User-agent: *\n" + "".join(
+        f"{'Allow' if rule.allow else 'Disallow'}: {rule.pattern}\n" for rule in rule_list
+    )
+    robots = parse(body)
+    parsed = [rule for group in robots.groups for rule in group.rules]
+    expected = reference(parsed, normalise(raw_path))
+    assert robots.allowed(TOKEN, raw_path) is (expected is None or expected[1])
