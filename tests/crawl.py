@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import asyncio
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import scrapy
-from scrapy.crawler import AsyncCrawlerRunner
+from scrapy.crawler import AsyncCrawlerRunner, Crawler
 from scrapy.http import Response
 from twisted.internet.defer import Deferred
 from twisted.python.failure import Failure
@@ -36,25 +37,41 @@ class CrawlResult:
     errors: dict[str, str] = field(default_factory=dict)  # url -> exception name
     stats: dict[str, Any] = field(default_factory=dict)
     decisions: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: every distinct URL the spider yielded (start requests and followed links)
+    yielded: list[str] = field(default_factory=list)
+    #: the finished crawler, for looking at its engine, settings and middlewares
+    crawler: Crawler | None = None
 
     def stat(self, key: str) -> Any:
         return self.stats.get(key, 0)
 
 
 class ListSpider(scrapy.Spider):
-    """Requests the given URLs; follows links when ``follow`` is true."""
+    """Requests the given URLs (or ready-made Requests); follows links when ``follow`` is true."""
 
     name = "list"
 
-    def __init__(self, urls: Iterable[str] = (), follow: bool = False, **kwargs: Any) -> None:
+    def __init__(
+        self, urls: Iterable[str | scrapy.Request] = (), follow: bool = False, **kwargs: Any
+    ) -> None:
         super().__init__(**kwargs)
         self.urls = list(urls)
         self.follow = follow
         self.result: CrawlResult = kwargs.get("result") or CrawlResult()
 
+    def request(self, url: str | scrapy.Request) -> scrapy.Request:
+        """A request whose outcome lands in ``self.result``; noted in ``result.yielded``."""
+        if isinstance(url, scrapy.Request):
+            request = url.replace(callback=self.parse, errback=self.failed)
+        else:
+            request = scrapy.Request(url, callback=self.parse, errback=self.failed)
+        if request.url not in self.result.yielded:
+            self.result.yielded.append(request.url)
+        return request
+
     async def start(self) -> Any:
         for url in self.urls:
-            yield scrapy.Request(url, callback=self.parse, errback=self.failed)
+            yield self.request(url)
 
     def parse(self, response: Response) -> Iterator[scrapy.Request]:
         self.result.downloaded.append(response.url)
@@ -63,7 +80,7 @@ class ListSpider(scrapy.Spider):
             self.result.decisions[response.url] = response.meta["rep_decision"]
         if self.follow and hasattr(response, "css"):
             for href in response.css("a::attr(href)").getall():
-                yield response.follow(href, callback=self.parse, errback=self.failed)
+                yield self.request(response.urljoin(href))
 
     def failed(self, failure: Failure) -> None:
         request = failure.request  # type: ignore[attr-defined]
@@ -75,16 +92,40 @@ class ListSpider(scrapy.Spider):
 
 
 async def crawl(
-    urls: Iterable[str],
+    urls: Iterable[str | scrapy.Request],
     settings: dict[str, Any] | None = None,
     spider: type[ListSpider] = ListSpider,
     **spider_kwargs: Any,
 ) -> CrawlResult:
-    result = CrawlResult()
-    runner = AsyncCrawlerRunner({**BASE_SETTINGS, **(settings or {})})
-    crawler = runner.create_crawler(spider)
-    # pytest-twisted runs tests as Twisted coroutines: wrap the asyncio task
-    await Deferred.fromFuture(runner.crawl(crawler, urls=urls, result=result, **spider_kwargs))
-    assert crawler.stats is not None
-    result.stats = dict(crawler.stats.get_stats())
+    (result,) = await crawl_many([(spider, urls, spider_kwargs)], settings)
     return result
+
+
+async def crawl_many(
+    jobs: Sequence[tuple[type[ListSpider], Iterable[str | scrapy.Request], dict[str, Any]]],
+    settings: dict[str, Any] | None = None,
+) -> list[CrawlResult]:
+    """Run several spiders at once in ONE runner (one process), a result for each.
+
+    Each job is (spider class, urls, spider kwargs); per-spider settings go in
+    the spider class's ``custom_settings``.
+    """
+    runner = AsyncCrawlerRunner({**BASE_SETTINGS, **(settings or {})})
+    results: list[CrawlResult] = []
+    tasks = []
+    for spider, urls, kwargs in jobs:
+        result = CrawlResult()
+        crawler = runner.create_crawler(spider)
+        result.crawler = crawler
+        results.append(result)
+        tasks.append(runner.crawl(crawler, urls=urls, result=result, **kwargs))
+    # pytest-twisted runs tests as Twisted coroutines: wrap the asyncio tasks
+    await Deferred.fromFuture(asyncio.ensure_future(_all(tasks)))
+    for result in results:
+        assert result.crawler is not None and result.crawler.stats is not None
+        result.stats = dict(result.crawler.stats.get_stats())
+    return results
+
+
+async def _all(tasks: Iterable[Any]) -> None:
+    await asyncio.gather(*tasks)

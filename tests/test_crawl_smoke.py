@@ -1,10 +1,9 @@
 from __future__ import annotations
 
+import pytest_twisted
+
 from tests.crawl import crawl
 from tests.fakesite import FakeSite, Reply
-
-
-import pytest_twisted
 
 
 @pytest_twisted.ensureDeferred

@@ -1,0 +1,205 @@
+"""``judge``: the three answers for one request and the action they lead to. Pure."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import pytest
+
+from scrapy_rep import parse
+from scrapy_rep.decision import APPROVED, DOWNLOAD, DROP, PARK, REJECTED, UNRESOLVED, judge
+from scrapy_rep.policy import FetchResult, Policy, PolicyConfig, Status, next_policy
+
+NOW = 1_700_000_000.0
+ORIGIN = "https://example.com:443"
+ROBOTS_URL = "https://example.com/robots.txt"
+BODY = b"""User-agent: *
+Disallow: /private
+Allow: /private/open
+
+User-agent: otherbot
+Disallow: /
+"""
+#: the record's fields, as DESIGN.md lists them
+FIELDS = [
+    "origin",
+    "product_token",
+    "url",
+    "policy_status",
+    "policy_http_status",
+    "policy_fetched_at",
+    "policy_digest",
+    "policy_url",
+    "policy_final_url",
+    "group",
+    "matched_rule",
+    "matched_line",
+    "rep_decision",
+    "collection_decision",
+    "action",
+    "reason",
+]
+
+
+def policy_for(status: int | None, body: bytes = b"") -> Policy:
+    error = None if status is not None else "TimeoutError"
+    fetched = FetchResult(ROBOTS_URL, ROBOTS_URL, status, body, {}, error)
+    return next_policy(None, fetched, NOW, PolicyConfig())
+
+
+OK = policy_for(200, BODY)
+ROBOTS = parse(BODY)
+
+
+def url(path: str) -> str:
+    return "https://example.com" + path
+
+
+def test_disallowed_by_a_rule() -> None:
+    decision = judge(ORIGIN, "testbot", url("/private/x"), OK, ROBOTS)
+    assert (decision.rep_decision, decision.action, decision.reason) == (
+        "disallow",
+        DROP,
+        "disallow-rule",
+    )
+    assert decision.matched_rule == "disallow: /private"
+    assert decision.matched_line == 2
+    assert decision.group == "user-agent: * (line 1)"
+    assert decision.collection_decision == UNRESOLVED  # not asked: robots.txt said no
+    assert "Disallow: /private (line 2)" in decision.detail
+
+
+def test_allowed_by_a_longer_allow_rule() -> None:
+    decision = judge(ORIGIN, "testbot", url("/private/open/y"), OK, ROBOTS)
+    assert (decision.rep_decision, decision.action, decision.reason) == (
+        "allow",
+        DOWNLOAD,
+        "allow-rule",
+    )
+    assert decision.matched_rule == "allow: /private/open"
+    assert decision.matched_line == 3
+    assert decision.collection_decision == APPROVED
+
+
+def test_allowed_when_no_rule_matches() -> None:
+    decision = judge(ORIGIN, "testbot", url("/public"), OK, ROBOTS)
+    assert (decision.rep_decision, decision.action, decision.reason) == (
+        "allow",
+        DOWNLOAD,
+        "no-matching-rule",
+    )
+    assert decision.matched_rule is None and decision.matched_line is None
+    assert decision.group == "user-agent: * (line 1)"
+
+
+def test_the_token_selects_its_own_group() -> None:
+    decision = judge(ORIGIN, "otherbot", url("/public"), OK, ROBOTS)
+    assert decision.rep_decision == "disallow"
+    assert decision.group == "user-agent: otherbot (line 5)"
+    assert decision.matched_line == 6
+    assert decision.product_token == "otherbot"
+
+
+def test_no_group_for_the_token() -> None:
+    robots = parse(b"User-agent: otherbot\nDisallow: /\n")
+    policy = policy_for(200, b"User-agent: otherbot\nDisallow: /\n")
+    decision = judge(ORIGIN, "testbot", url("/x"), policy, robots)
+    assert (decision.rep_decision, decision.reason, decision.group) == ("allow", "no-group", None)
+
+
+def test_robots_txt_itself_is_always_allowed() -> None:
+    robots = parse(b"User-agent: *\nDisallow: /\n")
+    policy = policy_for(200, b"User-agent: *\nDisallow: /\n")
+    decision = judge(ORIGIN, "testbot", ROBOTS_URL, policy, robots)
+    assert (decision.rep_decision, decision.reason) == ("allow", "robots-txt")
+
+
+def test_disallowed_may_be_parked() -> None:
+    decision = judge(ORIGIN, "testbot", url("/private"), OK, ROBOTS, disallowed_action=PARK)
+    assert (decision.rep_decision, decision.action) == ("disallow", PARK)
+
+
+def test_stale_copy_says_so() -> None:
+    stale = replace(OK, stale_since=NOW - 10)
+    decision = judge(ORIGIN, "testbot", url("/private"), stale, ROBOTS)
+    assert decision.rep_decision == "disallow"
+    assert "last good copy" in decision.detail
+
+
+@pytest.mark.parametrize(
+    ("status", "rep", "action", "reason"),
+    [
+        (Status.UNAVAILABLE, "allow", DOWNLOAD, "robots-unavailable"),
+        (Status.UNREACHABLE, "disallow", DROP, "robots-unreachable"),
+        (Status.PAUSED, "unresolved", PARK, "origin-paused"),
+        (Status.UNRESOLVED, "unresolved", DROP, "policy-unresolved"),
+    ],
+)
+def test_each_policy_status(status: Status, rep: str, action: str, reason: str) -> None:
+    policy = replace(policy_for(404), status=status, reason=f"because {status.value}")
+    decision = judge(ORIGIN, "testbot", url("/private"), policy, None)
+    assert (decision.rep_decision, decision.action, decision.reason) == (rep, action, reason)
+    assert decision.policy_status == status.value
+    assert decision.detail == f"because {status.value}"
+    assert decision.matched_rule is None and decision.group is None
+
+
+def test_unreachable_follows_the_disallowed_action() -> None:
+    policy = replace(policy_for(503), status=Status.UNREACHABLE)
+    assert judge(ORIGIN, "t", url("/"), policy, None, disallowed_action=PARK).action == PARK
+
+
+def test_ok_without_a_parsed_file_is_never_allowed() -> None:
+    decision = judge(ORIGIN, "testbot", url("/x"), OK, None)
+    assert decision.rep_decision == "unresolved"
+    assert decision.action == DROP
+
+
+def test_collection_rejected() -> None:
+    decision = judge(ORIGIN, "testbot", url("/public"), OK, ROBOTS, collection=REJECTED)
+    assert (decision.rep_decision, decision.collection_decision) == ("allow", REJECTED)
+    assert (decision.action, decision.reason) == (DROP, "collection-rejected")
+
+
+@pytest.mark.parametrize("unresolved_action", [DROP, PARK])
+def test_collection_unresolved(unresolved_action: str) -> None:
+    decision = judge(
+        ORIGIN,
+        "testbot",
+        url("/public"),
+        OK,
+        ROBOTS,
+        collection=UNRESOLVED,
+        unresolved_collection_action=unresolved_action,
+    )
+    assert decision.collection_decision == UNRESOLVED
+    assert (decision.action, decision.reason) == (unresolved_action, "collection-unresolved")
+
+
+def test_collection_does_not_override_a_disallow() -> None:
+    decision = judge(ORIGIN, "testbot", url("/private"), OK, ROBOTS, collection=APPROVED)
+    assert decision.action == DROP
+    assert decision.reason == "disallow-rule"
+
+
+def test_collection_on_an_unavailable_file() -> None:
+    decision = judge(ORIGIN, "t", url("/x"), policy_for(404), None, collection=REJECTED)
+    assert (decision.rep_decision, decision.action) == ("allow", DROP)
+    assert decision.reason == "collection-rejected"
+
+
+def test_record_has_every_field_and_is_json() -> None:
+    decision = judge(ORIGIN, "testbot", url("/private/x"), OK, ROBOTS)
+    record = decision.to_dict()
+    assert set(FIELDS) <= set(record)
+    assert json.loads(json.dumps(record)) == record
+    assert record["origin"] == ORIGIN
+    assert record["url"] == url("/private/x")
+    assert record["policy_status"] == "ok"
+    assert record["policy_http_status"] == 200
+    assert record["policy_fetched_at"] == NOW
+    assert record["policy_digest"] == OK.digest
+    assert record["policy_url"] == ROBOTS_URL
+    assert record["policy_final_url"] == ROBOTS_URL
+    assert str(decision).startswith(f"drop {url('/private/x')} (disallow-rule)")

@@ -1,0 +1,68 @@
+"""ParkingLot: bounded, per-origin, first in first out, and nothing leaves uncounted."""
+
+from __future__ import annotations
+
+from scrapy_rep.parking import ParkingLot
+
+
+def test_capacity_is_a_total_over_origins() -> None:
+    lot: ParkingLot[str] = ParkingLot(3)
+    assert lot.park("a", "a1", 1.0, "origin-paused")
+    assert lot.park("b", "b1", 2.0, "origin-paused")
+    assert lot.park("a", "a2", 3.0, "origin-pending")
+    assert len(lot) == 3
+    assert not lot.park("c", "c1", 4.0, "origin-paused")
+    assert len(lot) == 3
+    assert "c" not in lot
+    lot.release("b")
+    assert lot.park("c", "c1", 5.0, "origin-paused")
+
+
+def test_zero_capacity_holds_nothing() -> None:
+    lot: ParkingLot[str] = ParkingLot(0)
+    assert not lot.park("a", "a1", 1.0, "origin-paused")
+    assert len(lot) == 0 and lot.origins() == []
+
+
+def test_release_gives_the_origin_back_oldest_first() -> None:
+    lot: ParkingLot[str] = ParkingLot(10)
+    for i, item in enumerate(["a1", "b1", "a2", "a3", "b2"]):
+        lot.park(item[0], item, float(i), f"reason-{i}")
+    released = lot.release("a")
+    assert [p.item for p in released] == ["a1", "a2", "a3"]
+    assert [p.since for p in released] == [0.0, 2.0, 3.0]
+    assert [p.reason for p in released] == ["reason-0", "reason-2", "reason-3"]
+    assert all(p.origin == "a" for p in released)
+    assert len(lot) == 2
+    assert "a" not in lot and "b" in lot
+    assert lot.origins() == ["b"]
+    assert lot.release("a") == []
+    assert lot.release("nowhere") == []
+    assert len(lot) == 2
+
+
+def test_expire_takes_what_was_parked_before_the_deadline() -> None:
+    lot: ParkingLot[str] = ParkingLot(10)
+    lot.park("a", "a1", 1.0, "r")
+    lot.park("a", "a2", 5.0, "r")
+    lot.park("b", "b1", 2.0, "r")
+    lot.park("c", "c1", 9.0, "r")
+    expired = lot.expire(5.0)  # strictly before
+    assert sorted(p.item for p in expired) == ["a1", "b1"]
+    assert len(lot) == 2
+    assert "b" not in lot  # emptied origins go away
+    assert sorted(lot.origins()) == ["a", "c"]
+    assert lot.expire(0.0) == []
+    assert [p.item for p in lot.expire(100.0)] == ["a2", "c1"]
+    assert len(lot) == 0
+
+
+def test_drain_empties_everything() -> None:
+    lot: ParkingLot[int] = ParkingLot(100)
+    for i in range(30):
+        lot.park(f"o{i % 4}", i, float(i), "r")
+    drained = [p.item for p in lot.drain()]
+    assert sorted(drained) == list(range(30))
+    assert len(lot) == 0 and lot.origins() == []
+    assert list(lot.drain()) == []
+    assert lot.park("o0", 99, 0.0, "r")  # usable again
