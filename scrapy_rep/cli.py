@@ -9,6 +9,7 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
+from scrapy_rep.cli_store import add_parser as add_store_parser
 from scrapy_rep.robotstxt import InvalidProductToken, RobotsTxt, parse
 
 EXIT_ALLOWED, EXIT_DISALLOWED, EXIT_ERROR = 0, 1, 2
@@ -63,6 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
     lint = commands.add_parser("lint", help="print the lines a robots.txt gets wrong")
     lint.add_argument("robots", metavar="ROBOTS_FILE", help="path, or - for standard input")
     lint.set_defaults(run=_lint)
+    add_store_parser(commands)
     return parser
 
 

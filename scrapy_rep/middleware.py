@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, signals
@@ -30,15 +30,17 @@ from scrapy.utils.conf import build_component_list
 from scrapy.utils.misc import load_object
 
 from scrapy_rep import signals as rep_signals
-from scrapy_rep.audit import AuditLog
-from scrapy_rep.decision import APPROVED, DOWNLOAD, DROP, Decision, judge
+from scrapy_rep.audit import AuditLog, PolicyArchive
+from scrapy_rep.decision import APPROVED, DOWNLOAD, DROP, Decision, judge, withheld
 from scrapy_rep.exceptions import Parked, RepIgnoreRequest
 from scrapy_rep.fetch import META_KEY, RobotsFetcher
 from scrapy_rep.origin import NotAnOrigin, origin_of
 from scrapy_rep.parking import ParkingLot
 from scrapy_rep.policy import FetchResult, Policy, PolicyConfig, Status, classify
+from scrapy_rep.report import CrawlCounts, report_lines
 from scrapy_rep.resolver import Resolver
 from scrapy_rep.settings import RepSettings, SettingError
+from scrapy_rep.store.base import SharedStore
 from scrapy_rep.store.memory import PolicyCache
 
 if TYPE_CHECKING:
@@ -67,12 +69,14 @@ class _Shared:
         return resolver
 
     @classmethod
-    def release(cls, key: tuple[Any, ...]) -> None:
+    def release(cls, key: tuple[Any, ...]) -> bool:
+        """True when that was the last user (who then closes the resolver's store)."""
         resolver, users = cls._resolvers[key]
         if users <= 1:
             del cls._resolvers[key]
-        else:
-            cls._resolvers[key] = (resolver, users - 1)
+            return True
+        cls._resolvers[key] = (resolver, users - 1)
+        return False
 
 
 def _shared_key(settings: RepSettings, clock: Callable[[], float]) -> tuple[Any, ...]:
@@ -80,6 +84,7 @@ def _shared_key(settings: RepSettings, clock: Callable[[], float]) -> tuple[Any,
     return (
         settings.store,
         settings.redis_url,
+        settings.redis_prefix,
         settings.cache_max_origins,
         tuple(sorted((k, v.value) for k, v in policy.actions.items())),
         *(getattr(policy, f) for f in ("ttl", "min_ttl", "pause_initial", "pause_max")),
@@ -111,6 +116,8 @@ class RobotsMiddleware:
             load_object(config.collection_policy) if config.collection_policy else None
         )
         self.audit = AuditLog(config.decision_log) if config.decision_log else None
+        self.archive = PolicyArchive(config.policy_archive) if config.policy_archive else None
+        self.counts = CrawlCounts(config.cache_max_origins)  # for the report at close
         self._shared_key = _shared_key(config, self.clock)
         self.resolver = _Shared.acquire(self._shared_key, self._make_resolver)
         self.resolver.listeners.append(self._on_policy)
@@ -131,18 +138,27 @@ class RobotsMiddleware:
         return cls(crawler)
 
     def _make_resolver(self) -> Resolver:
-        shared = None
-        if self.config.store == "redis":
-            from scrapy_rep.store.redis import RedisStore  # type: ignore[import-not-found]
-
-            shared = RedisStore.from_url(self.config.redis_url)
+        cache = PolicyCache(self.config.cache_max_origins)
+        shared = self._redis_store(cache) if self.config.store == "redis" else None
         return Resolver(
-            PolicyCache(self.config.cache_max_origins),
+            cache,
             self.config.policy,
             self.clock,
             shared=shared,
             lock_ttl=self.config.fetch_timeout * (self.config.max_redirects + 1) + 5,
         )
+
+    def _redis_store(self, cache: PolicyCache) -> SharedStore:
+        """The cluster's store; an operator's ``scrapy-rep store forget`` empties ``cache``."""
+        from scrapy_rep.store.redis import RedisStore  # redis is an optional dependency
+
+        store = RedisStore.from_url(
+            self.config.redis_url,
+            prefix=self.config.redis_prefix,
+            retention=self.config.redis_retention,
+        )
+        store.on_invalidate(cache.forget)
+        return store
 
     # -- the request path ---------------------------------------------------
 
@@ -153,6 +169,14 @@ class RobotsMiddleware:
             origin = origin_of(request.url)
         except NotAnOrigin:
             return None  # data:, file:, ... are not governed by robots.txt
+        withheld_reason = request.meta.pop("rep_drop", None)
+        if withheld_reason is not None:
+            record = withheld(
+                origin, self.token, request.url, self.resolver.current(origin), withheld_reason
+            ).to_dict()
+            request.meta["rep_decision"] = record
+            self._count_drop(request, withheld_reason)
+            raise RepIgnoreRequest(record)
         policy = await self._current_policy(origin)
         if policy is None:
             return self._hand_back(request, "origin-pending")
@@ -202,6 +226,7 @@ class RobotsMiddleware:
             self.stats.inc_value("robotstxt/forbidden")
         if decision.action == DROP:
             self.stats.inc_value(f"rep/dropped/{decision.reason}")
+            self.counts.dropped(origin, decision.reason)
             logger.debug(
                 "scrapy-rep: dropped %(url)s for %(token)r: %(detail)s",
                 {"url": request.url, "token": self.token, "detail": decision.detail},
@@ -209,12 +234,18 @@ class RobotsMiddleware:
             )
         elif decision.action == DOWNLOAD:
             self.stats.inc_value("rep/downloaded")
+            self.counts.downloaded(origin)
         if self.audit is not None:
             self.audit.write("decision", record)
         return decision
 
     def _hand_back(self, request: Request, reason: str) -> Request:
-        """Give the request back to the engine; ``request_scheduled`` parks it."""
+        """Give the request back to the engine; ``request_scheduled`` parks it.
+
+        It has passed the dupefilter once: if it is not parked after all, the
+        scheduler must not drop it as a duplicate of itself.
+        """
+        request = request.replace(dont_filter=True)
         request.meta["rep_park"] = reason
         return request
 
@@ -228,6 +259,18 @@ class RobotsMiddleware:
                     "(%(ua)r); RFC 9309 §2.2.1 asks crawlers to send it",
                     {"token": self.token, "ua": sent},
                 )
+        decision = request.meta.get("rep_decision")
+        if self.audit is not None and decision is not None and not request.meta.get(META_KEY):
+            # the target's own status, never mixed with the robots.txt one
+            self.audit.write(
+                "response",
+                {
+                    "url": decision["url"],
+                    "origin": decision["origin"],
+                    "target_status": response.status,
+                    "response_url": response.url,
+                },
+            )
         return response
 
     # -- fetching -----------------------------------------------------------
@@ -249,8 +292,13 @@ class RobotsMiddleware:
         """A new policy for ``origin`` (from any crawler sharing the resolver)."""
         if self._closed:
             return
+        if fetched:
+            self.counts.fetched(origin, new.status.value)
+        else:
+            self.counts.status(origin, new.status.value)
+        archived = self._archived(new) if fetched else None
         if fetched and self.audit is not None:
-            self.audit.write("fetch", _fetch_record(origin, new))
+            self.audit.write("fetch", {**_fetch_record(origin, new), "archive": archived})
         was_held = old is not None and old.status in _HELD
         if new.status is Status.PAUSED:
             self.stats.inc_value(f"rep/origin/paused/{new.outcome}")
@@ -265,7 +313,7 @@ class RobotsMiddleware:
             logger.warning(
                 "scrapy-rep: %(origin)s: %(reason)s", {"origin": origin, "reason": new.reason}
             )
-            self._drop_parked(origin, "policy-unresolved")
+            self._drop_parked(origin)
             return
         if new.status is Status.UNREACHABLE or new.stale_since is not None:
             logger.warning(
@@ -295,6 +343,16 @@ class RobotsMiddleware:
             self._send(rep_signals.origin_resumed, origin, new)
         self._release(origin)
 
+    def _archived(self, policy: Policy) -> str | None:
+        """Keep the body in REP_POLICY_ARCHIVE (once per digest); its path, or None."""
+        if self.archive is None or policy.body is None or policy.digest is None:
+            return None
+        try:
+            return self.archive.keep(policy.digest, policy.body)
+        except OSError as exc:
+            logger.warning("scrapy-rep: cannot archive robots.txt: %(error)s", {"error": exc})
+            return None
+
     def _send(self, signal: object, origin: str, policy: Policy) -> None:
         self.crawler.signals.send_catch_log(
             signal=signal, origin=origin, policy=policy, spider=self.crawler.spider
@@ -307,7 +365,10 @@ class RobotsMiddleware:
         meta = request.meta
         if meta.get("dont_obey_robotstxt") or meta.get(META_KEY):
             return
+        if "rep_drop" in meta:
+            return  # on its way to be dropped in the downloader, where its errback hears of it
         reason = meta.pop("rep_park", None)
+        handed_back = reason is not None  # it went through the scheduler (and dupefilter) once
         try:
             origin = origin_of(request.url)
         except NotAnOrigin:
@@ -330,16 +391,31 @@ class RobotsMiddleware:
                 reason = "origin-pending"
             else:
                 return
+        if not handed_back and self._seen_before(request):
+            return  # a duplicate: the scheduler's dupefilter drops it, as it would unparked
         now = self.clock()
         since = meta.setdefault("rep_parked_at", now)
         if self.parking.park(origin, request, since, reason):
             self.stats.inc_value("rep/parked")
             self.stats.inc_value(f"rep/parked/{reason}")
+            self.counts.parked(origin)
+            if self.audit is not None:
+                self.audit.write("parked", {"url": request.url, "origin": origin, "reason": reason})
             if origin not in self._timers and self.resolver.pending_since(origin) is None:
                 self._wake_at(origin, self._due(origin))
-        else:
-            self._count_drop(request, "park-overflow")
-        raise Parked(reason)
+            raise Parked(reason)
+        # The scheduler takes it (its dupefilter has seen it: _seen_before) and
+        # the downloader drops it, so its errback hears why.
+        meta["rep_drop"] = "park-overflow"
+        request.dont_filter = True
+
+    def _seen_before(self, request: Request) -> bool:
+        """Ask the scheduler's dupefilter before parking: released requests skip it."""
+        engine = self.crawler.engine
+        dupefilter = getattr(engine.scheduler if engine is not None else None, "df", None)
+        if request.dont_filter or dupefilter is None:
+            return False
+        return bool(dupefilter.request_seen(request))
 
     def _due(self, origin: str) -> float:
         policy = self.resolver.current(origin)
@@ -364,38 +440,59 @@ class RobotsMiddleware:
         engine = self.crawler.engine
         for parked in self.parking.release(origin):
             self.stats.inc_value("rep/released")
+            self.counts.released(origin)
+            if self.audit is not None:
+                self.audit.write("released", {"url": parked.item.url, "origin": origin})
             request = parked.item.replace(dont_filter=True)
             assert engine is not None
             engine.crawl(request)
 
-    def _drop_parked(self, origin: str, reason: str) -> None:
+    def _drop_parked(self, origin: str) -> None:
+        """Hand held requests back to be judged against the policy that drops them.
+
+        Dropped in the downloader, each reaches its errback as a RepIgnoreRequest
+        carrying its decision record, instead of vanishing from the spider's view.
+        """
+        engine = self.crawler.engine
+        assert engine is not None
         for parked in self.parking.release(origin):
-            self._count_drop(parked.item, reason)
+            engine.crawl(parked.item.replace(dont_filter=True))
 
     def _count_drop(self, request: Request, reason: str) -> None:
         self.stats.inc_value(f"rep/dropped/{reason}")
+        try:
+            origin: str | None = origin_of(request.url)
+        except NotAnOrigin:
+            origin = None
+        self.counts.dropped(origin, reason)
         logger.debug(
             "scrapy-rep: dropped %(url)s: %(reason)s", {"url": request.url, "reason": reason}
         )
         if self.audit is not None:
-            self.audit.write("dropped", {"url": request.url, "reason": reason})
+            self.audit.write("dropped", {"url": request.url, "origin": origin, "reason": reason})
 
     def _on_idle(self, spider: Any = None) -> None:
+        engine = self.crawler.engine
         for parked in self.parking.expire(self.clock() - self.config.park_timeout):
-            self._count_drop(parked.item, "park-expired")
+            assert engine is not None
+            parked.item.meta["rep_drop"] = "park-expired"
+            engine.crawl(parked.item.replace(dont_filter=True))
         for origin in self.parking.origins():  # make sure every held origin will wake
             if origin not in self._timers and self.resolver.pending_since(origin) is None:
                 self._wake_at(origin, self._due(origin))
         if len(self.parking):
             raise DontCloseSpider
 
-    def _on_closed(self, spider: Any = None, reason: str = "") -> None:
+    def _on_closed(self, spider: Any = None, reason: str = "") -> Awaitable[None] | None:
         self._closed = True
         for timer in self._timers.values():
             timer.cancel()
         self._timers.clear()
         left = 0
+        queue = self._shared_queue()
         for parked in self.parking.drain():
+            if queue is not None and self._requeue(queue, parked.item):
+                continue
             self._count_drop(parked.item, "spider-closed")
             left += 1
         if left:
@@ -404,10 +501,49 @@ class RobotsMiddleware:
                 "%(reason)s)",
                 {"n": left, "reason": reason},
             )
+        try:
+            if self.config.report_enabled:
+                logger.info("%(report)s", {"report": "\n".join(report_lines(self.counts))})
+            if self.audit is not None:
+                for origin, counts in self.counts.origins.items():
+                    self.audit.write("origin", {"origin": origin, **counts.to_dict()})
+        finally:
+            if self.audit is not None:
+                self.audit.close()  # flushes: nothing buffered is lost
         self.resolver.listeners.remove(self._on_policy)
-        _Shared.release(self._shared_key)
-        if self.audit is not None:
-            self.audit.close()
+        if _Shared.release(self._shared_key) and self.resolver.shared is not None:
+            return self.resolver.shared.close()  # the last user closes the connections
+        return None
+
+    def _shared_queue(self) -> Any:
+        """A scrapy-redis scheduler, whose queue the cluster shares, or None.
+
+        Parked requests live in this worker's memory. When it closes with some
+        still parked, they go back into the shared queue (``REP_REQUEUE_PARKED``),
+        so another worker takes them, and parks them again while their origin is
+        paused, instead of losing them.
+        """
+        if not self.config.requeue_parked or not len(self.parking):
+            return None
+        try:
+            from scrapy_redis.scheduler import Scheduler as RedisScheduler
+        except ImportError:
+            return None
+        scheduler = getattr(self.crawler.engine, "scheduler", None)
+        return scheduler if isinstance(scheduler, RedisScheduler) else None
+
+    def _requeue(self, scheduler: Any, request: Request) -> bool:
+        try:
+            scheduler.enqueue_request(request.replace(dont_filter=True))
+        except Exception as exc:
+            logger.warning(
+                "scrapy-rep: could not push a parked request back to the shared queue: %(error)s",
+                {"error": f"{type(exc).__name__}: {exc}"},
+            )
+            return False
+        self.stats.inc_value("rep/requeued")
+        logger.debug("scrapy-rep: requeued %(url)s for another worker", {"url": request.url})
+        return True
 
     # -- Crawl-delay --------------------------------------------------------
 
@@ -428,6 +564,7 @@ class RobotsMiddleware:
                 self.stats.inc_value("rep/crawl_delay/capped")
                 delay = self.config.crawl_delay_max
             self._delays[origin] = (policy.digest, delay)
+            self.counts.crawl_delay(origin, delay)
         if not delay:
             return
         engine = self.crawler.engine
@@ -436,6 +573,8 @@ class RobotsMiddleware:
         key = downloader.get_slot_key(request)
         user_delay = float(self.crawler.settings.getfloat("DOWNLOAD_DELAY"))
         floor = max(delay, user_delay)
+        # Origins on one host share its slot: the largest Crawl-delay among them wins.
+        floor = max(floor, self._floors.get(key, 0.0))
         if self._floors.get(key) == floor:
             return
         self._floors[key] = floor

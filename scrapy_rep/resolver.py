@@ -44,6 +44,7 @@ class Resolver:
         self.poll_interval = poll_interval
         self._inflight: dict[str, asyncio.Task[Policy]] = {}
         self._started: dict[str, float] = {}
+        self._store_down = False  # warn once per outage of the shared store, not per call
         #: listeners told of every new policy: (origin, old, new, fetched_here)
         self.listeners: list[Callable[[str, Policy | None, Policy, bool], None]] = []
 
@@ -99,6 +100,8 @@ class Resolver:
 
     def _adopt(self, origin: str, old: Policy | None, new: Policy, fetched: bool) -> Policy:
         self.cache.put(origin, new)
+        # no longer pending, before the listeners run: what they release must not re-park
+        self._started.pop(origin, None)
         for listener in self.listeners:
             listener(origin, old, new, fetched)
         return new
@@ -109,10 +112,14 @@ class Resolver:
     async def _load(self, origin: str) -> Policy | None:
         assert self.shared is not None
         try:
-            return await self.shared.load(origin)
+            policy = await self.shared.load(origin)
         except Exception as exc:
             self._store_failed("load", exc)
             return None
+        if self._store_down:
+            self._store_down = False
+            logger.info("scrapy-rep: the shared policy store answers again")
+        return policy
 
     async def _save(self, origin: str, policy: Policy) -> None:
         assert self.shared is not None
@@ -139,7 +146,9 @@ class Resolver:
             self._store_failed("unlock", exc)
 
     def _store_failed(self, what: str, exc: Exception) -> None:
-        logger.warning(
+        log = logger.debug if self._store_down else logger.warning
+        self._store_down = True
+        log(
             "scrapy-rep: shared policy store failed (%(what)s: %(error)s); using the local cache",
             {"what": what, "error": f"{type(exc).__name__}: {exc}"},
         )

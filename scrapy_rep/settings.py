@@ -6,6 +6,7 @@ README's settings table is checked against it by a test.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -58,8 +59,24 @@ DEFAULTS: Mapping[str, tuple[Any, str]] = {
     "REP_CRAWL_DELAY_ENABLED": (True, "apply `Crawl-delay` / `Request-rate` to the download slot"),
     "REP_CRAWL_DELAY_MAX": (30.0, "cap on an applied Crawl-delay, seconds"),
     "REP_DECISION_LOG": (None, "path of a JSON Lines audit log of decisions and fetches"),
+    "REP_POLICY_ARCHIVE": (
+        None,
+        "directory keeping each distinct robots.txt body once, as `<digest>.txt`",
+    ),
+    "REP_REPORT_ENABLED": (True, "log a per-origin summary (top origins, totals) at close"),
     "REP_STORE": ("memory", "`memory`, or `redis` to share policies across a cluster"),
     "REP_REDIS_URL": (None, "Redis URL for `REP_STORE = 'redis'`; falls back to `REDIS_URL`"),
+    "REP_REDIS_PREFIX": ("scrapy-rep", "prefix of the shared store's Redis keys (`:v1:` follows)"),
+    "REP_REDIS_RETENTION": (
+        30 * DAY,
+        "seconds Redis keeps an origin's last fetch; longer than freshness, so an unreachable "
+        "origin can fall back to its last good copy",
+    ),
+    "REP_REQUEUE_PARKED": (
+        True,
+        "at close, push requests still parked back into a shared scrapy-redis queue "
+        "(another worker takes them) instead of dropping them",
+    ),
 }
 
 
@@ -85,8 +102,13 @@ class RepSettings:
     crawl_delay_enabled: bool
     crawl_delay_max: float
     decision_log: str | None
+    policy_archive: str | None
+    report_enabled: bool
     store: str
     redis_url: str | None
+    redis_prefix: str
+    redis_retention: float
+    requeue_parked: bool
 
     @classmethod
     def from_settings(cls, get: Callable[[str], Any]) -> RepSettings:
@@ -113,6 +135,13 @@ class RepSettings:
 
         actions = dict(DEFAULT_ACTIONS)
         overrides = value("REP_STATUS_ACTIONS")
+        if isinstance(overrides, str):  # from the command line: -s REP_STATUS_ACTIONS='{...}'
+            try:
+                overrides = json.loads(overrides or "{}")
+            except ValueError:
+                raise SettingError(
+                    f"REP_STATUS_ACTIONS is not a JSON object: {overrides!r}"
+                ) from None
         if not isinstance(overrides, Mapping):
             raise SettingError(f"REP_STATUS_ACTIONS must be a dict, not {overrides!r}")
         for outcome, action in overrides.items():
@@ -123,7 +152,8 @@ class RepSettings:
                     f"known: {', '.join(DEFAULT_ACTIONS)}"
                 )
             try:
-                actions[key] = Action(str(action).lower())
+                # str() of an Action is 'Action.ALLOW': take its value as it is
+                actions[key] = action if isinstance(action, Action) else Action(str(action).lower())
             except ValueError:
                 raise SettingError(
                     f"REP_STATUS_ACTIONS[{outcome!r}]: unknown action {action!r}; "
@@ -138,7 +168,7 @@ class RepSettings:
             pause_max=number("REP_PAUSE_MAX", low=0.001),
             pause_max_tries=number("REP_PAUSE_MAX_TRIES", int, low=1),
             retry_after_max=number("REP_RETRY_AFTER_MAX"),
-            use_stale=bool(value("REP_USE_STALE")),
+            use_stale=_flag(value("REP_USE_STALE")),
             unreachable_max_age=number("REP_UNREACHABLE_MAX_AGE"),
         )
         return cls(
@@ -155,12 +185,24 @@ class RepSettings:
             collection_unresolved_action=choice(
                 "REP_COLLECTION_UNRESOLVED_ACTION", ("drop", "park")
             ),
-            crawl_delay_enabled=bool(value("REP_CRAWL_DELAY_ENABLED")),
+            crawl_delay_enabled=_flag(value("REP_CRAWL_DELAY_ENABLED")),
             crawl_delay_max=number("REP_CRAWL_DELAY_MAX"),
             decision_log=value("REP_DECISION_LOG") or None,
+            policy_archive=value("REP_POLICY_ARCHIVE") or None,
+            report_enabled=_flag(value("REP_REPORT_ENABLED")),
             store=choice("REP_STORE", ("memory", "redis")),
             redis_url=value("REP_REDIS_URL") or get("REDIS_URL") or None,
+            redis_prefix=str(value("REP_REDIS_PREFIX")),
+            redis_retention=number("REP_REDIS_RETENTION", low=1),
+            requeue_parked=_flag(value("REP_REQUEUE_PARKED")),
         )
+
+
+def _flag(value: Any) -> bool:
+    """A boolean setting; ``-s NAME=False`` arrives as the string ``'False'``."""
+    if isinstance(value, str):
+        return value.strip().lower() not in ("", "0", "false", "no", "off")
+    return bool(value)
 
 
 def resolve_token(get: Callable[[str], Any]) -> str:

@@ -575,3 +575,30 @@ async def test_every_yielded_request_is_downloaded_or_dropped_with_a_reason(
     }
     assert p.hits("/robots.txt") == 2
     assert r.hits("/robots.txt") == 2
+
+
+@pytest_twisted.ensureDeferred
+async def test_park_overflow_and_expiry_reach_the_errback(site: FakeSite) -> None:
+    """REP_PARK_MAX bounds the held set; what does not fit, or waits too long, is
+    dropped in the downloader, so the spider's errback gets a RepIgnoreRequest."""
+    a = site.add("a").robots(Reply(status=503))
+    urls = [a.url_for(f"/p{i}") for i in range(5)]
+    result = await crawl(
+        urls,
+        {
+            "REP_PARK_MAX": 2,
+            "REP_PARK_TIMEOUT": 0.2,
+            "REP_PAUSE_INITIAL": 30,
+            "REP_PAUSE_MAX": 30,
+            "REP_PENDING_WAIT": 0,
+        },
+    )
+    assert result.downloaded == []
+    assert set(result.dropped) == set(urls)
+    reasons = sorted(result.dropped.values())
+    assert reasons.count("park-overflow") >= 1
+    assert set(reasons) <= {"park-overflow", "park-expired"}
+    assert result.stat("rep/dropped/park-overflow") + result.stat(
+        "rep/dropped/park-expired"
+    ) == len(urls)
+    assert a.hits() == a.hits("/robots.txt") == 1

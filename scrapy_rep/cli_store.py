@@ -1,0 +1,99 @@
+"""``scrapy-rep store show|forget|flush``: look at or clear the cluster's shared policy store.
+
+``forget`` and ``flush`` also tell running workers (Redis pub/sub), so their next
+request for a forgotten origin refetches its robots.txt, once for the cluster.
+Exit status: 0 done, 1 nothing stored (``show``, ``forget``), 2 an error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+from typing import Any
+
+from scrapy_rep.origin import NotAnOrigin, origin_of
+
+DEFAULT_URL = "redis://127.0.0.1:6379"
+EXIT_OK, EXIT_NOT_STORED, EXIT_ERROR = 0, 1, 2
+
+
+def add_parser(subparsers: Any) -> None:
+    """Register ``store`` on the ``scrapy-rep`` command's subparsers."""
+    store = subparsers.add_parser(
+        "store",
+        help="show or clear what the shared Redis store holds",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _connection_options(store, argparse.SUPPRESS)
+    actions = store.add_subparsers(dest="store_command", required=True)
+    show = actions.add_parser("show", help="print what is stored for an origin, as JSON")
+    forget = actions.add_parser("forget", help="delete an origin's policy; workers refetch")
+    flush = actions.add_parser("flush", help="delete every policy and lock of the prefix")
+    for action in (show, forget):
+        action.add_argument("origin", metavar="ORIGIN", help="origin or any URL on it")
+    for action in (show, forget, flush):
+        # accepted before or after the action; SUPPRESS keeps an earlier value
+        _connection_options(action, argparse.SUPPRESS)
+    store.set_defaults(run=run)
+
+
+def _connection_options(parser: argparse.ArgumentParser, default: Any) -> None:
+    parser.add_argument(
+        "--redis-url",
+        default=default,
+        metavar="URL",
+        help=f"Redis to use (default: $REDIS_URL, else {DEFAULT_URL})",
+    )
+    parser.add_argument(
+        "--prefix", default=default, help="key prefix, REP_REDIS_PREFIX (default: scrapy-rep)"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    url = getattr(args, "redis_url", None) or os.environ.get("REDIS_URL") or DEFAULT_URL
+    prefix = getattr(args, "prefix", None) or "scrapy-rep"
+    origin = None
+    if args.store_command in ("show", "forget"):
+        try:
+            origin = origin_of(args.origin)
+        except NotAnOrigin as exc:
+            print(f"scrapy-rep: error: {exc}", file=sys.stderr)
+            return EXIT_ERROR
+    try:
+        return asyncio.run(_run(args.store_command, url, prefix, origin))
+    except ImportError as exc:
+        print(f"scrapy-rep: error: {exc}", file=sys.stderr)
+    except Exception as exc:  # redis errors: one line, no traceback
+        print(
+            f"scrapy-rep: error: Redis at {url}: {type(exc).__name__}: {exc}",
+            file=sys.stderr,
+        )
+    return EXIT_ERROR
+
+
+async def _run(command: str, url: str, prefix: str, origin: str | None) -> int:
+    from scrapy_rep.store.redis import RedisStore  # redis is an optional dependency
+
+    store = RedisStore.from_url(url, prefix=prefix)
+    try:
+        if command == "show":
+            assert origin is not None
+            info = await store.show(origin)
+            print(json.dumps(info, indent=2, ensure_ascii=False))
+            return EXIT_OK if info["stored"] else EXIT_NOT_STORED
+        if command == "forget":
+            assert origin is not None
+            existed = await store.forget(origin)
+            told = store.counts["notified"]
+            print(f"{'forgot' if existed else 'nothing stored for'} {origin}; {told} workers told")
+            return EXIT_OK if existed else EXIT_NOT_STORED
+        deleted = await store.flush()
+        told = store.counts["notified"]
+        print(f"deleted {deleted} keys under {store.base}:; {told} workers told")
+        return EXIT_OK
+    finally:
+        await store.close()

@@ -1,0 +1,134 @@
+"""Per-origin counters kept during a crawl, and the summary logged at spider close.
+
+Pure: the middleware feeds :class:`CrawlCounts`; :func:`report_lines` turns
+them into a few lines of text. The counters are bounded like the policy
+cache (least recently used origins are folded away), while the totals stay
+exact, so a crawl of millions of origins keeps a small report.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any
+
+#: origins shown in the report; the rest only count in the totals
+TOP = 10
+
+
+@dataclass
+class OriginCounts:
+    """What happened to one origin's requests."""
+
+    downloaded: int = 0
+    dropped: dict[str, int] = field(default_factory=dict)  # reason -> count
+    parked: int = 0
+    released: int = 0
+    fetches: int = 0
+    status: str = "pending"  # the latest policy status
+    crawl_delay: float | None = None  # seconds applied to the download slot
+
+    @property
+    def dropped_total(self) -> int:
+        return sum(self.dropped.values())
+
+    @property
+    def requests(self) -> int:
+        """Requests that reached a final answer (a parked one counts once, when it ends)."""
+        return self.downloaded + self.dropped_total
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "downloaded": self.downloaded,
+            "dropped": dict(self.dropped),
+            "parked": self.parked,
+            "released": self.released,
+            "fetches": self.fetches,
+            "status": self.status,
+            "crawl_delay": self.crawl_delay,
+        }
+
+
+class CrawlCounts:
+    """Counters per origin (at most ``max_origins``, LRU) plus exact totals."""
+
+    def __init__(self, max_origins: int = 100_000) -> None:
+        self.max_origins = max(1, max_origins)
+        self.origins: OrderedDict[str, OriginCounts] = OrderedDict()
+        self.total = OriginCounts()
+        self.seen = 0  # distinct origins ever counted (evicted ones too)
+        self.evicted = 0
+
+    def of(self, origin: str) -> OriginCounts:
+        counts = self.origins.get(origin)
+        if counts is None:
+            counts = self.origins[origin] = OriginCounts()
+            self.seen += 1
+            while len(self.origins) > self.max_origins:
+                self.origins.popitem(last=False)
+                self.evicted += 1
+        else:
+            self.origins.move_to_end(origin)
+        return counts
+
+    def downloaded(self, origin: str) -> None:
+        self.of(origin).downloaded += 1
+        self.total.downloaded += 1
+
+    def dropped(self, origin: str | None, reason: str) -> None:
+        for counts in (self.of(origin) if origin else None, self.total):
+            if counts is not None:
+                counts.dropped[reason] = counts.dropped.get(reason, 0) + 1
+
+    def parked(self, origin: str) -> None:
+        self.of(origin).parked += 1
+        self.total.parked += 1
+
+    def released(self, origin: str) -> None:
+        self.of(origin).released += 1
+        self.total.released += 1
+
+    def fetched(self, origin: str, status: str) -> None:
+        counts = self.of(origin)
+        counts.fetches += 1
+        counts.status = status
+        self.total.fetches += 1
+
+    def status(self, origin: str, status: str) -> None:
+        """A policy adopted without a fetch here (another worker's, or the shared store's)."""
+        self.of(origin).status = status
+
+    def crawl_delay(self, origin: str, delay: float | None) -> None:
+        self.of(origin).crawl_delay = delay
+
+
+def _reasons(dropped: dict[str, int]) -> str:
+    return ", ".join(f"{r} {n}" for r, n in sorted(dropped.items(), key=lambda x: -x[1])) or "-"
+
+
+def report_lines(counts: CrawlCounts, top: int = TOP) -> list[str]:
+    """The summary: a totals line, then the ``top`` origins by requests, as a table."""
+    t = counts.total
+    lines = [
+        f"scrapy-rep report: {counts.seen} origins, {t.requests} requests: "
+        f"{t.downloaded} downloaded, {t.dropped_total} dropped ({_reasons(t.dropped)}), "
+        f"{t.parked} parked, {t.released} released; {t.fetches} robots.txt fetches"
+    ]
+    ranked = sorted(counts.origins.items(), key=lambda item: -item[1].requests)[: max(0, top)]
+    if not ranked:
+        return lines
+    width = max(len("origin"), *(len(origin) for origin, _ in ranked))
+    lines.append(
+        f"  {'origin':<{width}}  {'status':<11} {'fetch':>5} {'down':>5} {'drop':>5} "
+        f"{'park':>5} {'rel':>5} {'delay':>5}  dropped by reason"
+    )
+    for origin, c in ranked:
+        delay = f"{c.crawl_delay:g}" if c.crawl_delay else "-"
+        lines.append(
+            f"  {origin:<{width}}  {c.status:<11} {c.fetches:>5} {c.downloaded:>5} "
+            f"{c.dropped_total:>5} {c.parked:>5} {c.released:>5} {delay:>5}  {_reasons(c.dropped)}"
+        )
+    hidden = counts.seen - len(ranked)
+    if hidden > 0:
+        lines.append(f"  ... and {hidden} more origins (in the totals above)")
+    return lines
