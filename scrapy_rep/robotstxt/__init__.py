@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from scrapy_rep.robotstxt.agent import InvalidProductToken, product_token, validate_token
-from scrapy_rep.robotstxt.matcher import RuleSet, is_robots_txt, normalise, path_of
+from scrapy_rep.robotstxt.matcher import ROBOTS_TXT, RuleSet, is_robots_txt, normalise, path_of
 from scrapy_rep.robotstxt.parser import MAX_BYTES, Diagnostic, Group, Rule, parse_records
 
 __all__ = [
@@ -72,9 +72,9 @@ class _Selection:
 
     __slots__ = ("groups", "rules")
 
-    def __init__(self, groups: tuple[Group, ...]) -> None:
+    def __init__(self, groups: tuple[Group, ...], rules: RuleSet) -> None:
         self.groups = groups
-        self.rules = RuleSet(rule for group in groups for rule in group.rules)
+        self.rules = rules
 
 
 class RobotsTxt:
@@ -92,13 +92,19 @@ class RobotsTxt:
         self._selections: dict[str, _Selection] = {}
 
     def _select(self, token: str) -> _Selection:
-        key = token.lower()
-        selection = self._selections.get(key)
+        selection = self._selections.get(token)
         if selection is None:
-            validate_token(token)
-            named = tuple(g for g in self.groups if key in g.agents)
-            chosen = named or tuple(g for g in self.groups if "*" in g.agents)
-            selection = self._selections[key] = _Selection(chosen)
+            key = validate_token(token).lower()
+            selection = self._selections.get(key)
+            if selection is None:
+                named = tuple(g for g in self.groups if key in g.agents)
+                chosen = named or tuple(g for g in self.groups if "*" in g.agents)
+                # Tokens that select the same groups (often every token falls
+                # back to '*') share one compiled rule set.
+                shared = next((s for s in self._selections.values() if s.groups == chosen), None)
+                rules = shared.rules if shared else RuleSet(r for g in chosen for r in g.rules)
+                selection = self._selections[key] = _Selection(chosen, rules)
+            self._selections[token] = selection
         return selection
 
     def groups_for(self, token: str) -> tuple[Group, ...]:
@@ -115,9 +121,12 @@ class RobotsTxt:
 
     def allowed(self, token: str, url: str) -> bool:
         """The fast path of :meth:`decide`."""
-        rules = self._select(token).rules  # validates the token, as decide() does
+        selection = self._selections.get(token) or self._select(token)  # validates the token
+        rules = selection.rules
+        if not rules:
+            return True
         path = normalise(path_of(url))
-        if is_robots_txt(path):
+        if path == ROBOTS_TXT:
             return True
         rule = rules.match(path)
         return rule is None or rule.allow

@@ -17,14 +17,21 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 from scrapy_rep.robotstxt.parser import Rule
 
 _UNRESERVED = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
-_HEX = frozenset(b"0123456789abcdefABCDEF")
-_NEEDS_NORMALISING = re.compile(r"[^\x21-\x7e]|%")
-_ROBOTS_TXT = "/robots.txt"
+#: two hex digits (any case) -> their canonical form: the character if unreserved
+_ESCAPES = {
+    f"{a}{b}": chr(int(a + b, 16)) if int(a + b, 16) in _UNRESERVED else f"%{a}{b}".upper()
+    for a in "0123456789abcdefABCDEF"
+    for b in "0123456789abcdefABCDEF"
+}
+#: octets outside printable ASCII (as latin-1 characters) -> %XX
+_PRINTABLE_BUT_PERCENT = bytes(range(0x21, 0x7F)).replace(b"%", b"")
+_ENCODE = {octet: f"%{octet:02X}" for octet in (*range(0x21), *range(0x7F, 0x100))}
+_SCHEME_AUTHORITY = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/?#]*").match
+ROBOTS_TXT = "/robots.txt"
 
 
 def normalise(text: str) -> str:
@@ -34,54 +41,45 @@ def normalise(text: str) -> str:
     unreserved character is decoded, other escapes get upper-case hex, and a
     ``%`` that starts no escape becomes ``%25``. Idempotent.
     """
-    if _NEEDS_NORMALISING.search(text) is None:
-        return text
-    try:
-        data = text.encode("utf-8", "surrogateescape")
-    except UnicodeEncodeError:  # a lone surrogate that stands for no octet
-        data = text.encode("utf-8", "surrogatepass")
-    out: list[str] = []
-    i, n = 0, len(data)
-    while i < n:
-        octet = data[i]
-        if octet == 0x25:  # '%'
-            if i + 2 < n and data[i + 1] in _HEX and data[i + 2] in _HEX:
-                value = int(data[i + 1 : i + 3], 16)
-                out.append(chr(value) if value in _UNRESERVED else f"%{value:02X}")
-                i += 3
-                continue
-            out.append("%25")
-        elif 0x21 <= octet <= 0x7E:
-            out.append(chr(octet))
+    plain = False
+    if text.isascii():
+        # bytes.translate deletes the printable octets in one C pass (str.isprintable
+        # is ~50 times slower); what is left says what there is to do.
+        leftover = text.encode("ascii").translate(None, _PRINTABLE_BUT_PERCENT)
+        if not leftover:
+            return text  # the common case
+        plain = not leftover.strip(b"%")
+    if not plain:
+        try:
+            data = text.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError:  # a lone surrogate that stands for no octet
+            data = text.encode("utf-8", "surrogatepass")
+        text = data.decode("latin-1").translate(_ENCODE)
+    head, *escapes = text.split("%")
+    out = [head]
+    for part in escapes:
+        canonical = _ESCAPES.get(part[:2])
+        if canonical is None:
+            out.append("%25" + part)
         else:
-            out.append(f"%{octet:02X}")
-        i += 1
+            out.append(canonical + part[2:])
     return "".join(out)
 
 
 def path_of(url: str) -> str:
     """Path, params and query of an absolute URL or a path; never empty."""
-    if not url.startswith("/"):
-        scheme_end = url.find("://")
-        if scheme_end >= 0:
-            start = scheme_end + 3
-            ends = [i for i in (url.find(c, start) for c in "/?#") if i >= 0]
-            url = url[min(ends) :] if ends else ""
-    hash_at = url.find("#")
-    if hash_at >= 0:
-        url = url[:hash_at]
-    if not url.startswith("/"):
-        url = "/" + url
-    return url
+    if url[:1] != "/":
+        authority = _SCHEME_AUTHORITY(url)
+        if authority is not None:
+            url = url[authority.end() :]
+    fragment = url.find("#")
+    if fragment >= 0:
+        url = url[:fragment]
+    return url if url[:1] == "/" else "/" + url
 
 
-@dataclass(frozen=True, slots=True)
-class _Entry:
-    weight: int
-    rule: Rule
-    anchored: bool
-    #: ``None`` for a literal pattern; else the segments after the prefix
-    segments: tuple[str, ...] | None
+#: (weight, allow, rule, anchored, segments after the prefix or None if literal)
+_Entry = tuple[int, bool, Rule, bool, "tuple[str, ...] | None"]
 
 
 def _entries(rule: Rule) -> Iterable[tuple[str, _Entry]]:
@@ -92,7 +90,7 @@ def _entries(rule: Rule) -> Iterable[tuple[str, _Entry]]:
     body = pattern[:-1] if anchored else pattern
     prefix, star, rest = body.partition("*")
     segments = tuple(rest.split("*")) if star else None
-    yield prefix, _Entry(len(pattern), rule, anchored, segments)
+    yield prefix, (len(pattern), rule.allow, rule, anchored, segments)
     # Google: "Allow: /d/index.html" also allows "/d/" itself.
     slash = body.rfind("/")
     if rule.allow and body.startswith("/index.htm", slash):
@@ -100,21 +98,25 @@ def _entries(rule: Rule) -> Iterable[tuple[str, _Entry]]:
         # The directory keeps its wildcards: "/a*/index.html" allows "/ab/".
         d_prefix, d_star, d_rest = directory.partition("*")
         d_segments = tuple(d_rest.split("*")) if d_star else None
-        yield d_prefix, _Entry(len(directory) + 1, rule, True, d_segments)
+        yield d_prefix, (len(directory) + 1, True, rule, True, d_segments)
 
 
-def _matches(entry: _Entry, path: str, start: int) -> bool:
-    segments = entry.segments
-    if segments is None:
-        return not entry.anchored or len(path) == start
-    position = start
+def _glob(path: str, position: int, segments: tuple[str, ...], anchored: bool) -> bool:
+    """Does ``path[position:]`` match the ``*``-separated segments? Leftmost-first, linear."""
+    last = segments[-1]
+    # The last segment is the cheapest test to fail on (one C scan); hostile
+    # patterns of many stars then fail before the per-segment loop.
+    if anchored:
+        if not path.endswith(last):
+            return False
+    elif last and path.find(last, position) < 0:
+        return False
     for segment in segments[:-1]:
         found = path.find(segment, position)
         if found < 0:
             return False
         position = found + len(segment)
-    last = segments[-1]
-    if entry.anchored:
+    if anchored:
         return path.endswith(last) and len(path) - len(last) >= position
     return not last or path.find(last, position) >= 0
 
@@ -122,59 +124,61 @@ def _matches(entry: _Entry, path: str, start: int) -> bool:
 class RuleSet:
     """The merged rules of the groups that apply to one product token."""
 
-    __slots__ = ("_bound", "_index", "_lengths")
+    __slots__ = ("_index", "_plan", "_size")
 
     def __init__(self, rules: Iterable[Rule]) -> None:
-        index: dict[str, list[_Entry]] = {}
+        buckets: dict[str, list[_Entry]] = {}
         for rule in rules:
             for prefix, entry in _entries(rule):
-                index.setdefault(prefix, []).append(entry)
-        for entries in index.values():
-            entries.sort(key=lambda e: (e.weight, e.rule.allow), reverse=True)
-        self._index = index
-        self._lengths = sorted({len(p) for p in index}, reverse=True)
-        # _bound[i]: the heaviest rule whose prefix is no longer than _lengths[i]
-        bound: list[int] = []
-        heaviest_by_length: dict[int, int] = {}
-        for prefix, entries in index.items():
-            length = len(prefix)
-            heaviest_by_length[length] = max(heaviest_by_length.get(length, 0), entries[0].weight)
+                buckets.setdefault(prefix, []).append(entry)
+        index: dict[str, tuple[_Entry, ...]] = {}
+        heaviest: dict[int, int] = {}
+        for prefix, entries in buckets.items():
+            entries.sort(key=lambda e: (e[0], e[1]), reverse=True)
+            index[prefix] = tuple(entries)
+            heaviest[len(prefix)] = max(heaviest.get(len(prefix), 0), entries[0][0])
+        # The plan: prefix lengths, longest first, each with the heaviest rule
+        # a prefix of that length or shorter can hold (to stop early).
+        plan: list[tuple[int, int]] = []
         running = 0
-        for length in reversed(self._lengths):
-            running = max(running, heaviest_by_length[length])
-            bound.append(running)
-        self._bound = bound[::-1]
+        for length in sorted(heaviest):
+            running = max(running, heaviest[length])
+            plan.append((length, running))
+        plan.reverse()
+        self._index = index
+        self._plan = tuple(plan)
+        self._size = sum(map(len, index.values()))
 
     def __len__(self) -> int:
-        return sum(map(len, self._index.values()))
+        return self._size
 
     def match(self, path: str) -> Rule | None:
         """The deciding rule for a normalised path, or None if none matches."""
-        best: _Entry | None = None
-        index, bound = self._index, self._bound
+        index = self._index
         size = len(path)
-        for i, length in enumerate(self._lengths):
+        best: Rule | None = None
+        best_weight, best_allow = -1, False
+        for length, bound in self._plan:
             if length > size:
                 continue
-            if best is not None and (
-                best.weight > bound[i] or (best.weight == bound[i] and best.rule.allow)
-            ):
+            if best_weight > bound or (best_weight == bound and best_allow):
                 break
             entries = index.get(path[:length])
             if entries is None:
                 continue
-            for entry in entries:
-                if best is not None and (
-                    entry.weight < best.weight
-                    or (entry.weight == best.weight and not entry.rule.allow)
-                ):
+            for weight, allow, rule, anchored, segments in entries:
+                if weight < best_weight or (weight == best_weight and (best_allow or not allow)):
                     break
-                if _matches(entry, path, length):
-                    best = entry
-                    break
-        return None if best is None else best.rule
+                if segments is None:
+                    if anchored and size != length:
+                        continue
+                elif not _glob(path, length, segments, anchored):
+                    continue
+                best, best_weight, best_allow = rule, weight, allow
+                break
+        return best
 
 
 def is_robots_txt(path: str) -> bool:
     """RFC 9309 §2.2.2: ``/robots.txt`` is implicitly allowed."""
-    return path == _ROBOTS_TXT
+    return path == ROBOTS_TXT

@@ -104,42 +104,26 @@ _EXACT = {
 }
 # Google recognises a key by its prefix, typos included (robots.cc, KeyIs*).
 _PREFIXES = (
-    ("user-agent", _USER_AGENT, False),
-    ("useragent", _USER_AGENT, True),
-    ("user agent", _USER_AGENT, True),
-    ("allow", _ALLOW, False),
-    ("disallow", _DISALLOW, False),
-    ("dissallow", _DISALLOW, True),
-    ("dissalow", _DISALLOW, True),
-    ("disalow", _DISALLOW, True),
-    ("diasllow", _DISALLOW, True),
-    ("disallaw", _DISALLOW, True),
-    ("sitemap", _SITEMAP, False),
-    ("site-map", _SITEMAP, True),
+    ("user-agent", _USER_AGENT),
+    ("useragent", _USER_AGENT),
+    ("user agent", _USER_AGENT),
+    ("allow", _ALLOW),
+    ("disallow", _DISALLOW),
+    ("dissallow", _DISALLOW),
+    ("dissalow", _DISALLOW),
+    ("disalow", _DISALLOW),
+    ("diasllow", _DISALLOW),
+    ("disallaw", _DISALLOW),
+    ("sitemap", _SITEMAP),
+    ("site-map", _SITEMAP),
 )
 
 
-def _directive(key: str) -> tuple[int | None, bool]:
-    """(directive, is_typo) for a lower-cased key; (None, False) if unknown."""
-    exact = _EXACT.get(key)
-    if exact is not None:
-        return exact, False
-    for prefix, directive, _typo in _PREFIXES:
+def _directive(key: str) -> int | None:
+    """The directive a misspelt or longer key stands for (Google reads keys by prefix)."""
+    for prefix, directive in _PREFIXES:
         if key.startswith(prefix):
-            return directive, True  # a typo, or a longer key such as "disallowed"
-    return None, False
-
-
-def _split_record(line: str) -> tuple[str, str, bool] | None:
-    """``(key, value, missing_colon)`` of a comment-free, stripped line."""
-    key, colon, value = line.partition(":")
-    if colon:
-        key = key.strip(_WS)
-        return (key, value.strip(_WS), False) if key else None
-    # Google: a missing colon is forgiven when exactly two words remain.
-    words = _WORDS.split(line)
-    if len(words) == 2:
-        return words[0], words[1], True
+            return directive
     return None
 
 
@@ -152,7 +136,8 @@ def _decode(data: bytes) -> tuple[str, bool]:
 
 
 def _clip(text: str) -> str:
-    text = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    if not text.isascii():  # show invalid octets as U+FFFD, not as surrogates
+        text = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
     return text if len(text) <= DIAGNOSTIC_TEXT else text[:DIAGNOSTIC_TEXT] + "…"
 
 
@@ -195,7 +180,7 @@ def parse_records(data: bytes | str) -> Parsed:
             data = data[n:]
             break
     text, has_invalid_utf8 = _decode(data)
-    lines = _NEWLINES.split(text)
+    lines = _NEWLINES.split(text) if "\r" in text else text.split("\n")
 
     groups: list[Group] = []
     sitemaps: list[str] = []
@@ -205,28 +190,43 @@ def parse_records(data: bytes | str) -> Parsed:
     def note(number: int, kind: str, text: str) -> None:
         diagnostics.append(Diagnostic(number, kind, _clip(text)))
 
+    exact = _EXACT.get
     for number, raw in enumerate(lines, 1):
-        line = raw if len(raw) <= MAX_LINE else raw[:MAX_LINE]
-        if line is not raw:
+        line = raw
+        if len(line) > MAX_LINE:
+            line = line[:MAX_LINE]
             note(number, "line-too-long", f"{len(raw)} characters, cut at {MAX_LINE}")
         if has_invalid_utf8 and _SURROGATE.search(line):
             note(number, "invalid-utf8", line)
-        hash_at = line.find("#")
-        if hash_at >= 0:
-            line = line[:hash_at]
-        line = line.strip(_WS)
-        if not line:
-            continue
-        record = _split_record(line)
-        if record is None:
-            note(number, "not-a-record", line)
-            continue
-        key, value, missing_colon = record
-        directive, typo = _directive(key.lower())
+        if "#" in line:
+            line = line[: line.index("#")]
+        # The common line, "Name: value", takes no helper call.
+        key, colon, value = line.partition(":")
+        if colon:
+            key = key.strip(_WS)
+            if not key:
+                note(number, "not-a-record", line.strip(_WS))
+                continue
+            value = value.strip(_WS)
+            missing_colon = False
+        else:
+            line = line.strip(_WS)
+            if not line:
+                continue
+            # Google: a missing colon is forgiven when exactly two words remain.
+            words = _WORDS.split(line)
+            if len(words) != 2:
+                note(number, "not-a-record", line)
+                continue
+            key, value = words
+            missing_colon = True
+        lowered = key.lower()
+        directive = exact(lowered)
         if directive is None:
-            note(number, "unknown-directive", line)
-            continue
-        if typo:
+            directive = _directive(lowered)
+            if directive is None:
+                note(number, "unknown-directive", line.strip(_WS))
+                continue
             note(number, "typo", f"{key!r} read as a known directive")
         if missing_colon:
             note(number, "missing-colon", line)
