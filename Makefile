@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: venv redis-server test lint typecheck pytest demo bench clean
+.PHONY: venv redis-server test lint typecheck pytest demo demo-compare bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -33,9 +33,10 @@ pytest: $(STAMP) redis-server
 test: lint typecheck pytest
 
 demo: $(STAMP)
-	$(BIN)/scrapy-rep check examples/robots.txt --agent demobot \
-		/ /private/x /private/open/y /search?q=1 /images/a.gif /images/a.gif?x /robots.txt; \
-		test $$? -le 1
+	$(BIN)/python example_project/run_demo.py
+
+demo-compare: $(STAMP)
+	$(BIN)/python example_project/run_demo.py --compare
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_engine.py

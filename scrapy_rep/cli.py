@@ -9,6 +9,7 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
+from scrapy_rep.cli_explain import add_parser as add_explain_parser
 from scrapy_rep.cli_store import add_parser as add_store_parser
 from scrapy_rep.robotstxt import InvalidProductToken, RobotsTxt, parse
 
@@ -65,6 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
     lint.add_argument("robots", metavar="ROBOTS_FILE", help="path, or - for standard input")
     lint.set_defaults(run=_lint)
     add_store_parser(commands)
+    add_explain_parser(commands)
     return parser
 
 

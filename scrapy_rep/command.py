@@ -19,6 +19,7 @@ from typing import Any
 from scrapy import Request, Spider
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
+from scrapy.settings import SETTINGS_PRIORITIES
 from scrapy.utils.misc import load_object
 
 from scrapy_rep.addon import Addon
@@ -70,9 +71,12 @@ def format_decision(decision: Decision, policy: Policy) -> list[str]:
     return lines
 
 
+#: quiet by default: the answer goes to stdout; -L INFO (or -s NAME=VALUE) brings the log back
+_QUIET = {"LOG_LEVEL": "WARNING", "REP_REPORT_ENABLED": False}
+
+
 class RobotsCommand(ScrapyCommand):
     requires_project = False
-    default_settings = {"LOG_LEVEL": "WARNING", "REP_REPORT_ENABLED": False}  # noqa: RUF012
 
     def syntax(self) -> str:
         return "[options] <url> [<url> ...]"
@@ -95,6 +99,11 @@ class RobotsCommand(ScrapyCommand):
     def process_options(self, args: list[str], opts: argparse.Namespace) -> None:
         super().process_options(args, opts)
         assert self.settings is not None
+        # The project's and the add-on's settings outrank a command's defaults; only
+        # the command line outranks these.
+        for name, value in _QUIET.items():
+            if (self.settings.getpriority(name) or 0) < SETTINGS_PRIORITIES["cmdline"]:
+                self.settings.set(name, value, priority="cmdline")
         addons = self.settings.getdict("ADDONS")
         if not any(_is_addon(component) for component in addons):
             self.settings.set_in_component_priority_dict("ADDONS", Addon, 100)

@@ -130,8 +130,8 @@ class RobotsMiddleware:
         connect(self._on_scheduled, signal=signals.request_scheduled)
         connect(self._on_idle, signal=signals.spider_idle)
         connect(self._on_closed, signal=signals.spider_closed)
-        connect(self._keep_delay_floor, signal=signals.response_downloaded)
         logger.info("scrapy-rep: obeying robots.txt as %(token)r (RFC 9309)", {"token": self.token})
+        _warn_if_builtin_active(crawler)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RobotsMiddleware:
@@ -577,6 +577,8 @@ class RobotsMiddleware:
         floor = max(floor, self._floors.get(key, 0.0))
         if self._floors.get(key) == floor:
             return
+        if not self._floors:  # listen only once there is a floor to keep (~9 µs a response)
+            self.crawler.signals.connect(self._keep_delay_floor, signal=signals.response_downloaded)
         self._floors[key] = floor
         self.stats.inc_value("rep/crawl_delay/applied")
         # Slots are keyed by host and dropped when idle: write both the live

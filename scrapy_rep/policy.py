@@ -272,5 +272,5 @@ def next_policy(
     return failed(
         Status.PAUSED,
         now + wait,
-        f"{what}: paused for {wait:.0f}s (try {failures} of {config.pause_max_tries})",
+        f"{what}: paused for {wait:g}s (try {failures} of {config.pause_max_tries})",
     )

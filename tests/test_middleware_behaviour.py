@@ -602,3 +602,20 @@ async def test_park_overflow_and_expiry_reach_the_errback(site: FakeSite) -> Non
         "rep/dropped/park-expired"
     ) == len(urls)
     assert a.hits() == a.hits("/robots.txt") == 1
+
+
+@pytest_twisted.ensureDeferred
+async def test_manual_setup_beside_the_builtin_warns(
+    site: FakeSite, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Without the add-on, enabling ours next to an active built-in fetches twice: say so."""
+    a = site.add("a").robots(Reply(body=b"User-agent: *\nDisallow: /x\n"))
+    settings = {
+        "ADDONS": {},
+        "ROBOTSTXT_OBEY": True,
+        "DOWNLOADER_MIDDLEWARES": {"scrapy_rep.RobotsMiddleware": 101},
+    }
+    with caplog.at_level("WARNING"):
+        await crawl([a.url_for("/")], settings)
+    assert any("RobotsTxtMiddleware is active too" in r.getMessage() for r in caplog.records)
+    assert a.hits("/robots.txt") == 2  # the warning is about this

@@ -1,0 +1,1 @@
+"""The demo spiders: ``tour`` (token demobot) and ``polite`` (token politebot)."""
