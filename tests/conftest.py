@@ -7,6 +7,7 @@ from collections.abc import Iterator
 import pytest
 
 from tests.fakesite import FakeSite
+from tests.redis_fixture import redis_process, redis_server  # noqa: F401
 
 
 @pytest.fixture

@@ -1,0 +1,361 @@
+"""A real scrapy-redis cluster: worker processes sharing one queue and one policy store.
+
+The fake origins run in this process; each worker (``tests/cluster_worker.py``)
+is a subprocess with its own reactor, crawling with scrapy-redis's scheduler and
+dupefilter and ``REP_STORE = "redis"``. What is asserted is what the origins saw
+(robots.txt and page hits, in arrival order) and what each worker reports.
+Every wait is bounded; no assertion is about time.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+
+from tests.fakesite import FakeSite, Origin, Reply
+from tests.redis_fixture import RedisServer
+
+ROOT = Path(__file__).resolve().parent.parent
+ROBOTS = b"User-agent: *\nDisallow: /private\n"
+WAIT = 30.0  # seconds any single wait may take before the test fails
+STORE_FAILED = "shared policy store failed"
+
+
+def wait_until(check: Callable[[], bool], what: str, timeout: float = WAIT) -> None:
+    """Poll ``check`` every 20 ms; fail with ``what`` after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return
+        time.sleep(0.02)
+    pytest.fail(f"timed out waiting for {what}")
+
+
+class Worker:
+    """One worker process and what it reported."""
+
+    def __init__(self, cluster: Cluster, name: str, spider: str, settings: dict[str, Any]):
+        self.name = name
+        self.spider = spider
+        self.log = cluster.tmp / f"{name}.log"
+        self.ready = cluster.tmp / f"{name}.ready"
+        self.out = cluster.tmp / f"{name}.json"
+        config = {
+            "spider": spider,
+            "ready": str(self.ready),
+            "out": str(self.out),
+            "settings": settings,
+        }
+        with open(self.log, "wb") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "tests.cluster_worker", json.dumps(config)],
+                cwd=ROOT,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env={**os.environ, "PYTHONPATH": str(ROOT)},
+            )
+        self.report: dict[str, Any] = {}
+
+    def logged(self) -> str:
+        return self.log.read_text(errors="replace")
+
+    def stat(self, key: str) -> Any:
+        return self.report.get("stats", {}).get(key, 0)
+
+    def store(self, key: str) -> int:
+        return int(self.report.get("store", {}).get(key, 0))
+
+    def kill(self) -> None:
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(10)
+
+
+class Cluster:
+    """Workers, their Redis, and the test's view of the queue and store."""
+
+    def __init__(self, tmp: Path, queue_url: str, store_url: str | None = None) -> None:
+        self.tmp = tmp
+        self.queue_url = queue_url
+        self.store_url = store_url or queue_url
+        self.redis = redis.Redis.from_url(queue_url)
+        self.workers: list[Worker] = []
+
+    def start(self, name: str, spider: str = "cluster", **settings: Any) -> Worker:
+        base = {"REDIS_URL": self.queue_url, "REP_REDIS_URL": self.store_url}
+        worker = Worker(self, name, spider, {**base, **settings})
+        self.workers.append(worker)
+        return worker
+
+    def wait_ready(self, *workers: Worker) -> None:
+        for worker in workers:
+
+            def started(w: Worker = worker) -> bool:
+                return w.ready.exists() or w.process.poll() is not None
+
+            wait_until(started, f"{worker.name} to open its spider")
+            assert worker.process.poll() is None, f"{worker.name} died:\n{worker.logged()[-3000:]}"
+
+    def push(self, spider: str, urls: Iterable[str]) -> None:
+        self.redis.rpush(f"{spider}:start_urls", *urls)
+
+    def finish(self, *workers: Worker, timeout: float = 60.0) -> None:
+        """Tell the workers' spiders they may close when idle, and collect their reports."""
+        for spider in {w.spider for w in workers}:
+            self.redis.set(f"{spider}:done", 1)
+        deadline = time.monotonic() + timeout
+        for worker in workers:
+            try:
+                worker.process.wait(max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                worker.kill()
+                pytest.fail(f"{worker.name} did not finish:\n{worker.logged()[-3000:]}")
+            assert worker.process.returncode == 0, f"{worker.name}:\n{worker.logged()[-3000:]}"
+            worker.report = json.loads(worker.out.read_text())
+            errors = worker.report["errors"]
+            assert not errors, f"{worker.name} had download errors: {errors}"
+            assert "Traceback" not in worker.logged(), worker.logged()[-3000:]
+
+    def stop(self) -> None:
+        for worker in self.workers:
+            if worker.process.poll() is None:
+                worker.kill()
+        self.redis.close()
+
+    def downloaded(self) -> list[str]:
+        return sorted(u for w in self.workers for u in w.report.get("downloaded", []))
+
+    def dropped(self) -> dict[str, str]:
+        return {u: r for w in self.workers for u, r in w.report.get("dropped", {}).items()}
+
+
+@pytest.fixture
+def cluster(tmp_path: Path, redis_server: str) -> Iterator[Cluster]:
+    c = Cluster(tmp_path, redis_server)
+    try:
+        yield c
+    finally:
+        c.stop()
+
+
+def stored(url: str, origin: Origin) -> dict[bytes, bytes]:
+    """The raw hash the cluster keeps for ``origin``."""
+    client = redis.Redis.from_url(url)
+    try:
+        return dict(client.hgetall(f"scrapy-rep:v1:policy:http://127.0.0.1:{origin.port}"))
+    finally:
+        client.close()
+
+
+def pages_after_robots(origin: Origin, robots_fetches: int) -> bool:
+    """True if no page of ``origin`` was requested before its n-th robots.txt fetch."""
+    paths = origin.hit_paths()
+    return paths[:robots_fetches] == ["/robots.txt"] * robots_fetches
+
+
+# -- the tests ------------------------------------------------------------------------------
+
+
+def test_one_robots_fetch_per_origin_for_the_whole_cluster(
+    site: FakeSite, cluster: Cluster
+) -> None:
+    origins = [site.add(f"o{i}").robots(Reply(body=ROBOTS, delay=0.3)) for i in range(8)]
+    paths = ["/p0", "/p1", "/p2", "/private/x", "/p3"]
+    workers = [cluster.start(f"w{i}") for i in range(3)]
+    cluster.wait_ready(*workers)
+    # round robin: consecutive URLs are on different origins, so workers meet on each
+    cluster.push("cluster", [o.url_for(p) for p in paths for o in origins])
+    wait_until(
+        lambda: all(o.hits(p) for o in origins for p in paths if "private" not in p),
+        "every allowed page",
+    )
+    cluster.finish(*workers)
+
+    for o in origins:
+        assert o.hits("/robots.txt") == 1, o
+        assert o.hits("/private/x") == 0, o
+        for p in paths:
+            if "private" not in p:
+                assert o.hits(p) == 1, (o, p)  # the shared dupefilter at work
+    allowed = sorted(o.url_for(p) for o in origins for p in paths if "private" not in p)
+    assert cluster.downloaded() == allowed
+    assert cluster.dropped() == {o.url_for("/private/x"): "disallow-rule" for o in origins}
+    assert sum(w.stat("rep/fetch/count") for w in workers) == len(origins)
+    # the cluster really shared the work, and some worker used another's fetch
+    assert sum(1 for w in workers if w.stat("rep/requests/judged")) >= 2
+    assert sum(w.store("found") + w.store("lock_busy") for w in workers) >= 1
+
+
+def test_a_pause_is_shared_by_every_worker(site: FakeSite, cluster: Cluster) -> None:
+    x = site.add("x").robots(Reply(status=503), Reply(body=b"User-agent: *\nAllow: /\n"))
+    settings = {"REP_PAUSE_INITIAL": 4}
+    a, b = cluster.start("a", spider="a", **settings), cluster.start("b", spider="b", **settings)
+    cluster.wait_ready(a, b)
+    cluster.push("a", [x.url_for("/a1")])
+    wait_until(lambda: stored(cluster.store_url, x).get(b"status") == b"paused", "the pause")
+    cluster.push("b", [x.url_for(f"/b{i}") for i in range(3)])
+    cluster.push("a", [x.url_for("/a2")])
+    wait_until(lambda: x.hits() >= 7, "every page after the pause")
+    cluster.finish(a, b)
+
+    assert x.hits("/robots.txt") == 2  # the 503, then one refetch when the pause ended
+    assert pages_after_robots(x, 2), x.hit_paths()  # nobody touched a page while paused
+    assert len(cluster.downloaded()) == 5
+    assert b.store("found") >= 1  # b learnt of the pause from the store ...
+    assert b.stat("rep/parked/origin-paused") >= 1  # ... and held its requests
+    assert a.stat("rep/fetch/count") + b.stat("rep/fetch/count") == 2
+
+
+def test_parked_requests_go_back_to_the_shared_queue(site: FakeSite, cluster: Cluster) -> None:
+    """A worker closing with requests parked hands them to the cluster, not to oblivion."""
+    x = site.add("x").robots(Reply(status=503), Reply(body=b"User-agent: *\nAllow: /\n"))
+    pages = [x.url_for(f"/p{i}") for i in range(4)]
+    first = cluster.start("first", REP_PAUSE_INITIAL=6, CLOSESPIDER_TIMEOUT=3)
+    cluster.wait_ready(first)
+    cluster.push("cluster", pages)
+    first.process.wait(WAIT)  # closes on its timeout, pages still parked
+    first.report = json.loads(first.out.read_text())
+    assert first.stat("rep/requeued") == 4, first.logged()[-3000:]
+    assert first.stat("rep/dropped/spider-closed") == 0
+    assert first.report["downloaded"] == []
+    assert x.hits("/robots.txt") == 1 and x.hits() == 1  # paused: no page touched
+
+    second = cluster.start("second", REP_PAUSE_INITIAL=6)
+    cluster.wait_ready(second)
+    wait_until(lambda: x.hits() >= 6, "the requeued pages")
+    cluster.finish(second)
+    assert sorted(second.report["downloaded"]) == sorted(pages)
+    assert x.hits("/robots.txt") == 2
+    assert pages_after_robots(x, 2), x.hit_paths()
+
+
+def test_a_dead_lock_owner_is_replaced_when_its_lock_expires(
+    site: FakeSite, cluster: Cluster
+) -> None:
+    x = site.add("x").robots(Reply(hang=True), Reply(body=ROBOTS))
+    # lock = REP_FETCH_TIMEOUT x (REP_MAX_REDIRECTS + 1) + 5 s = 7 s
+    settings = {"REP_FETCH_TIMEOUT": 2, "REP_MAX_REDIRECTS": 0}
+    doomed = cluster.start("doomed", spider="doomed", **settings)
+    cluster.wait_ready(doomed)
+    cluster.push("doomed", [x.url_for("/first")])
+    assert x.wait_for_hits(1, "/robots.txt", timeout=WAIT)
+    lock = f"scrapy-rep:v1:lock:http://127.0.0.1:{x.port}"
+    assert cluster.redis.get(lock) is not None
+    doomed.kill()  # mid-fetch: its lock stays behind until it expires
+
+    heir = cluster.start("heir", spider="heir", **settings)
+    cluster.wait_ready(heir)
+    cluster.push("heir", [x.url_for("/second"), x.url_for("/private/no")])
+    wait_until(lambda: x.hits("/second") == 1, "the heir's page")
+    cluster.finish(heir)
+    assert x.hits("/robots.txt") == 2
+    assert heir.store("lock_busy") >= 1  # it waited for the dead worker's lock ...
+    assert heir.store("lock_acquired") == 1  # ... then took it over
+    assert heir.stat("rep/fetch/count") == 1
+    assert heir.report["downloaded"] == [x.url_for("/second")]
+    assert x.hits("/private/no") == 0
+
+
+def test_redis_restarted_mid_crawl(site: FakeSite, tmp_path: Path, redis_server: str) -> None:
+    """The store's Redis goes away and comes back; the queue's Redis stays up."""
+    store = RedisServer(tmp_path).start()
+    cluster = Cluster(tmp_path, redis_server, store.url)
+    try:
+        batches = [
+            [site.add(f"b{n}o{i}").robots(Reply(body=ROBOTS)) for i in range(3)] for n in range(3)
+        ]
+        workers = [cluster.start(f"w{i}", REP_PAUSE_INITIAL=1) for i in range(2)]
+        cluster.wait_ready(*workers)
+
+        def crawl(origins: list[Origin]) -> None:
+            cluster.push(
+                "cluster", [o.url_for(p) for p in ("/a", "/private/b", "/c") for o in origins]
+            )
+            wait_until(lambda: all(o.hits("/a") and o.hits("/c") for o in origins), "a batch")
+
+        crawl(batches[0])
+        store.stop()
+        crawl(batches[1])  # no store: each worker fetches for itself
+        store.start()
+        crawl(batches[2])
+        cluster.finish(*workers)
+        # the store came back (empty: no persistence) and the workers used it again
+        after = [stored(store.url, o) for o in batches[2]]
+    finally:
+        cluster.stop()
+        store.stop()
+
+    every = [o for batch in batches for o in batch]
+    assert all(o.hits("/private/b") == 0 for o in every)  # nothing disallowed, ever
+    assert all(o.hits("/a") == o.hits("/c") == 1 for o in every)
+    assert all(o.hits("/robots.txt") == 1 for o in batches[0] + batches[2])
+    assert all(1 <= o.hits("/robots.txt") <= len(workers) for o in batches[1])
+    assert all(entry.get(b"status") == b"ok" for entry in after)
+    warned = [w for w in workers if STORE_FAILED in w.logged()]
+    assert warned, "no worker said that the store failed"
+    for w in warned:  # one clear WARNING per outage, not one per origin
+        assert w.logged().count(f"WARNING: scrapy-rep: {STORE_FAILED}") == 1, w.logged()
+
+
+def test_two_product_tokens_share_one_fetch(site: FakeSite, cluster: Cluster) -> None:
+    robots = b"User-agent: alphabot\nDisallow: /beta\n\nUser-agent: betabot\nDisallow: /alpha\n"
+    x = site.add("x").robots(Reply(body=robots, delay=1.0))
+    alpha = cluster.start(
+        "alpha", spider="alpha", REP_PRODUCT_TOKEN="alphabot", USER_AGENT="alphabot/1.0"
+    )
+    beta = cluster.start(
+        "beta", spider="beta", REP_PRODUCT_TOKEN="betabot", USER_AGENT="betabot/1.0"
+    )
+    cluster.wait_ready(alpha, beta)
+    urls = [x.url_for(p) for p in ("/alpha", "/beta", "/common")]
+    cluster.push("alpha", urls)
+    cluster.push("beta", urls)
+    wait_until(lambda: x.hits("/common") == 2, "both crawls")
+    cluster.finish(alpha, beta)
+    assert x.hits("/robots.txt") == 1
+    assert sorted(alpha.report["downloaded"]) == sorted([x.url_for("/alpha"), x.url_for("/common")])
+    assert sorted(beta.report["downloaded"]) == sorted([x.url_for("/beta"), x.url_for("/common")])
+    assert alpha.report["dropped"] == {x.url_for("/beta"): "disallow-rule"}
+    assert beta.report["dropped"] == {x.url_for("/alpha"): "disallow-rule"}
+    assert alpha.stat("rep/fetch/count") + beta.stat("rep/fetch/count") == 1
+
+
+def test_forget_is_picked_up_by_running_workers(site: FakeSite, cluster: Cluster) -> None:
+    v1, v2 = b"User-agent: *\nDisallow: /old\n", b"User-agent: *\nDisallow: /new\n"
+    x = site.add("x").robots(Reply(body=v1), Reply(body=v2))
+    a, b = cluster.start("a", spider="a"), cluster.start("b", spider="b")
+    cluster.wait_ready(a, b)
+    cluster.push("a", [x.url_for("/a1")])
+    cluster.push("b", [x.url_for("/b1")])
+    wait_until(lambda: x.hits("/a1") == x.hits("/b1") == 1, "both workers to know v1")
+    assert x.hits("/robots.txt") == 1
+
+    forget = subprocess.run(
+        [sys.executable, "-m", "scrapy_rep.cli", "store", "forget", x.url,
+         "--redis-url", cluster.store_url],
+        capture_output=True, text=True, timeout=WAIT, check=False,
+    )  # fmt: skip
+    assert forget.returncode == 0, forget.stderr
+    assert "2 workers told" in forget.stdout
+    heard = "forgotten in the shared store"
+    wait_until(lambda: heard in a.logged() and heard in b.logged(), "the invalidation")
+
+    cluster.push("a", [x.url_for("/new/a"), x.url_for("/old/a")])
+    cluster.push("b", [x.url_for("/new/b"), x.url_for("/old/b")])
+    wait_until(lambda: x.hits("/old/a") == x.hits("/old/b") == 1, "the pages under v2")
+    cluster.finish(a, b)
+    assert x.hits("/robots.txt") == 2  # one refetch for the cluster
+    assert x.hits("/new/a") == x.hits("/new/b") == 0
+    assert cluster.dropped() == {
+        x.url_for("/new/a"): "disallow-rule",
+        x.url_for("/new/b"): "disallow-rule",
+    }

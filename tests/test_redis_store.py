@@ -1,0 +1,450 @@
+"""RedisStore against a real redis-server: stored facts, keys, retention, lock, invalidation.
+
+These run in the test process on the asyncio reactor; coroutines of
+``redis.asyncio`` are awaited through :func:`aio`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import subprocess
+import sys
+import time
+import zlib
+from collections.abc import Awaitable, Callable
+from dataclasses import fields, replace
+from typing import TypeVar
+
+import pytest
+import pytest_twisted
+import redis
+from twisted.internet.defer import Deferred
+
+from scrapy_rep.origin import origin_of
+from scrapy_rep.policy import FetchResult, Policy, PolicyConfig, Status, digest_of
+from scrapy_rep.resolver import Resolver
+from scrapy_rep.store.memory import PolicyCache
+from scrapy_rep.store.redis import SCHEMA, RedisStore, encode
+from tests.crawl import crawl
+from tests.fakesite import FakeSite, Reply
+from tests.redis_fixture import RedisServer
+
+T = TypeVar("T")
+ORIGIN = "https://example.com:443"
+BODY = "User-agent: *\nDisallow: /private\n# ünïcode\n".encode() * 50
+
+
+def aio(coro: Awaitable[T]) -> Deferred[T]:
+    """Await an asyncio coroutine from a pytest-twisted test."""
+    return Deferred.fromFuture(asyncio.ensure_future(coro))
+
+
+async def eventually(check: Callable[[], Awaitable[bool]], timeout: float = 5.0) -> bool:
+    """Poll ``check`` every 20 ms until it is true or ``timeout`` passes (bounded)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if await check():
+            return True
+        await asyncio.sleep(0.02)
+    return False
+
+
+def full_policy() -> Policy:
+    """A policy with every field set to something other than its default."""
+    return Policy(
+        status=Status.OK,
+        outcome="5xx",
+        http_status=503,
+        fetched_at=1_700_000_000.125,
+        expires_at=1_700_000_360.5,
+        url="https://example.com/robots.txt",
+        final_url="https://www.example.com/robots.txt",
+        reason="robots.txt 503: using the last good copy (RFC 9309 §2.3.1.4)",
+        body=BODY,
+        digest=digest_of(BODY),
+        truncated=True,
+        failures=3,
+        unreachable_since=1_699_999_000.25,
+        stale_since=1_699_990_000.75,
+    )
+
+
+def bare_policy() -> Policy:
+    """Every optional field at None (a paused origin has no body, digest or status code)."""
+    return Policy(
+        Status.PAUSED,
+        "network",
+        None,
+        100.0,
+        160.0,
+        "http://h/robots.txt",
+        "http://h/robots.txt",
+        "paused",
+    )
+
+
+@pytest.fixture
+def store(redis_server: str) -> RedisStore:
+    return RedisStore.from_url(redis_server)
+
+
+@pytest.fixture
+def sync(redis_server: str) -> redis.Redis:
+    """A plain client for looking at the raw keys."""
+    return redis.Redis.from_url(redis_server)
+
+
+@pytest_twisted.ensureDeferred
+async def test_every_policy_field_round_trips(redis_server: str, sync: redis.Redis) -> None:
+    writer, reader = RedisStore.from_url(redis_server), RedisStore.from_url(redis_server)
+    try:
+        for origin, policy in (
+            (ORIGIN, full_policy()),
+            ("http://h:80", bare_policy()),
+            ("http://empty:80", replace(bare_policy(), status=Status.OK, body=b"", digest=None)),
+        ):
+            await aio(writer.save(origin, policy))
+            loaded = await aio(reader.load(origin))  # another connection, as another worker
+            assert loaded == policy
+            for f in fields(Policy):
+                assert getattr(loaded, f.name) == getattr(policy, f.name), f.name
+        raw = sync.hgetall(f"scrapy-rep:v1:policy:{ORIGIN}")
+        assert raw[b"schema"] == str(SCHEMA).encode()
+        assert zlib.decompress(raw[b"body"]) == BODY
+        assert len(raw[b"body"]) < len(BODY) / 5  # stored compressed
+        assert b"body" not in sync.hgetall("scrapy-rep:v1:policy:http://h:80")  # None, not b""
+        assert (await aio(reader.load("http://empty:80"))).body == b""  # type: ignore[union-attr]
+        assert await aio(reader.load("http://never-saved:80")) is None
+    finally:
+        await aio(writer.close())
+        await aio(reader.close())
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_save_replaces_every_field(store: RedisStore, sync: redis.Redis) -> None:
+    """A field that became None (the body of a now-paused origin) does not survive."""
+    try:
+        await aio(store.save(ORIGIN, full_policy()))
+        await aio(store.save(ORIGIN, bare_policy()))
+        assert await aio(store.load(ORIGIN)) == bare_policy()
+        assert b"body" not in sync.hgetall(f"scrapy-rep:v1:policy:{ORIGIN}")
+    finally:
+        await aio(store.close())
+
+
+@pytest_twisted.ensureDeferred
+async def test_keys_are_versioned_and_other_versions_are_ignored(
+    redis_server: str, sync: redis.Redis, caplog: pytest.LogCaptureFixture
+) -> None:
+    store = RedisStore.from_url(redis_server, prefix="crawl7")
+    try:
+        await aio(store.save(ORIGIN, full_policy()))
+        await aio(store.acquire(ORIGIN, 10))
+        keys = sorted(k.decode() for k in sync.keys("*"))
+        assert keys == [f"crawl7:v1:lock:{ORIGIN}", f"crawl7:v1:policy:{ORIGIN}"]
+        # an entry written by a future schema is not misread: it counts as missing
+        sync.hset(f"crawl7:v1:policy:{ORIGIN}", "schema", "2")
+        with caplog.at_level(logging.WARNING, logger="scrapy_rep.store.redis"):
+            assert await aio(store.load(ORIGIN)) is None
+        assert "schema" in caplog.text
+        # a body that does not match its digest is not trusted either
+        await aio(store.save(ORIGIN, full_policy()))
+        sync.hset(f"crawl7:v1:policy:{ORIGIN}", "body", zlib.compress(b"Disallow:"))
+        assert await aio(store.load(ORIGIN)) is None
+        assert store.counts["unreadable"] == 2
+    finally:
+        await aio(store.close())
+
+
+@pytest_twisted.ensureDeferred
+async def test_retention_is_the_key_ttl_not_the_freshness(
+    redis_server: str, sync: redis.Redis
+) -> None:
+    now = time.time()
+    store = RedisStore.from_url(redis_server, retention=3600)
+    try:
+        fresh_for_a_minute = replace(full_policy(), fetched_at=now, expires_at=now + 60)
+        await aio(store.save(ORIGIN, fresh_for_a_minute))
+        ttl = sync.pttl(f"scrapy-rep:v1:policy:{ORIGIN}") / 1000
+        assert 3000 < ttl <= 3600  # kept an hour, although stale after a minute
+        # a pause longer than the retention keeps the entry at least until it ends
+        paused_for_two_hours = replace(bare_policy(), fetched_at=now, expires_at=now + 7200)
+        await aio(store.save("http://h:80", paused_for_two_hours))
+        assert sync.pttl("scrapy-rep:v1:policy:http://h:80") / 1000 > 7200
+        # the default retention is 30 days
+        default = RedisStore.from_url(redis_server)
+        await aio(default.save("http://d:80", fresh_for_a_minute))
+        assert sync.pttl("scrapy-rep:v1:policy:http://d:80") / 1000 > 29 * 86_400
+        await aio(default.close())
+    finally:
+        await aio(store.close())
+
+
+@pytest_twisted.ensureDeferred
+async def test_only_the_owner_releases_the_lock(store: RedisStore, sync: redis.Redis) -> None:
+    try:
+        token = await aio(store.acquire(ORIGIN, 30))
+        assert token is not None
+        assert await aio(store.acquire(ORIGIN, 30)) is None  # held
+        await aio(store.release(ORIGIN, "someone-else"))
+        assert await aio(store.acquire(ORIGIN, 30)) is None  # still held
+        assert sync.get(f"scrapy-rep:v1:lock:{ORIGIN}") == token.encode()
+        await aio(store.release(ORIGIN, token))
+        assert sync.get(f"scrapy-rep:v1:lock:{ORIGIN}") is None
+        assert await aio(store.acquire(ORIGIN, 30)) is not None
+        assert 0 < sync.pttl(f"scrapy-rep:v1:lock:{ORIGIN}") <= 30_000
+    finally:
+        await aio(store.close())
+
+
+@pytest_twisted.ensureDeferred
+async def test_an_expired_lock_goes_to_the_next_worker(
+    redis_server: str, sync: redis.Redis
+) -> None:
+    dead, alive = RedisStore.from_url(redis_server), RedisStore.from_url(redis_server)
+    try:
+        old = await aio(dead.acquire(ORIGIN, 0.3))
+        assert old is not None
+        assert await aio(alive.acquire(ORIGIN, 30)) is None
+        new: list[str] = []
+
+        async def take() -> bool:
+            token = await alive.acquire(ORIGIN, 30)
+            if token:
+                new.append(token)
+            return token is not None
+
+        assert await aio(eventually(take))
+        # the first owner coming back late must not free the new owner's lock
+        await aio(dead.release(ORIGIN, old))
+        assert sync.get(f"scrapy-rep:v1:lock:{ORIGIN}") == new[0].encode()
+        assert dead.counts["lock_lost"] == 1
+    finally:
+        await aio(dead.close())
+        await aio(alive.close())
+
+
+@pytest_twisted.ensureDeferred
+async def test_forget_and_flush(store: RedisStore, sync: redis.Redis) -> None:
+    try:
+        for origin in (ORIGIN, "http://h:80", "http://i:80"):
+            await aio(store.save(origin, bare_policy()))
+        await aio(store.acquire("http://i:80", 30))
+        sync.set("unrelated", "1")
+        sync.set("scrapy-rep:v2:policy:x", "1")  # another layout version: not ours
+        assert await aio(store.forget(ORIGIN)) is True
+        assert await aio(store.forget(ORIGIN)) is False
+        assert await aio(store.load(ORIGIN)) is None
+        assert await aio(store.load("http://h:80")) == bare_policy()
+        assert await aio(store.flush()) == 3  # two policies and a lock
+        assert sorted(sync.keys("*")) == [b"scrapy-rep:v2:policy:x", b"unrelated"]
+    finally:
+        await aio(store.close())
+
+
+@pytest_twisted.ensureDeferred
+async def test_forget_reaches_every_subscribed_store(redis_server: str) -> None:
+    worker, operator = RedisStore.from_url(redis_server), RedisStore.from_url(redis_server)
+    heard: list[str | None] = []
+    worker.on_invalidate(heard.append)
+    try:
+        await aio(worker.load(ORIGIN))  # the first load subscribes
+
+        async def heard_count(n: int) -> bool:
+            return len(heard) >= n
+
+        await aio(operator.forget(ORIGIN))
+        assert await aio(eventually(lambda: heard_count(1)))
+        await aio(operator.flush())
+        assert await aio(eventually(lambda: heard_count(2)))
+        assert heard == [ORIGIN, None]  # None: everything
+    finally:
+        await aio(worker.close())
+        await aio(operator.close())
+
+
+@pytest_twisted.ensureDeferred
+async def test_show(store: RedisStore) -> None:
+    try:
+        assert (await aio(store.show(ORIGIN)))["stored"] is False
+        await aio(store.save(ORIGIN, full_policy()))
+        token = await aio(store.acquire(ORIGIN, 30))
+        info = await aio(store.show(ORIGIN))
+        assert info["stored"] is True
+        assert info["key"] == f"scrapy-rep:v1:policy:{ORIGIN}"
+        assert info["fields"]["body"] == BODY.decode()
+        assert info["fields"]["body_bytes"] == len(BODY)
+        assert info["fields"]["http_status"] == "503"
+        assert info["fresh"] is False  # expired in 2023
+        assert info["lock"]["owner"] == token
+    finally:
+        await aio(store.close())
+
+
+def test_cli_show_forget_flush(redis_server: str) -> None:
+    """``scrapy-rep store ...`` end to end, as an operator runs it."""
+    sync = redis.Redis.from_url(redis_server)
+    sync.hset(
+        f"scrapy-rep:v1:policy:{ORIGIN}",
+        mapping=encode(full_policy(), saved_at=0.0),  # type: ignore[arg-type]
+    )
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "scrapy_rep.cli", "store", *args],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+
+    shown = cli("show", "https://EXAMPLE.com/any/page", "--redis-url", redis_server)
+    assert shown.returncode == 0, shown.stderr
+    assert '"http_status": "503"' in shown.stdout
+    assert cli("--redis-url", redis_server, "show", "http://nothing.here").returncode == 1
+    forgot = cli("forget", ORIGIN, "--redis-url", redis_server)
+    assert forgot.returncode == 0 and "forgot https://example.com:443" in forgot.stdout
+    assert sync.exists(f"scrapy-rep:v1:policy:{ORIGIN}") == 0
+    sync.set("scrapy-rep:v1:lock:x", "t")
+    flushed = cli("flush", "--redis-url", redis_server)
+    assert flushed.returncode == 0 and "deleted 1 keys" in flushed.stdout
+    down = cli("flush", "--redis-url", "redis://127.0.0.1:1")
+    assert down.returncode == 2 and "ConnectionError" in down.stderr
+    assert "Traceback" not in down.stderr
+
+
+# -- the resolver on top of the store: what a worker does --------------------------------
+
+
+def ok_result(origin: str) -> FetchResult:
+    return FetchResult(f"{origin}/robots.txt", f"{origin}/robots.txt", 200, b"Disallow: /x\n")
+
+
+@pytest_twisted.ensureDeferred
+async def test_two_resolvers_share_one_fetch(redis_server: str) -> None:
+    """Two workers (a resolver and a store each) asking at once: one fetch, one policy."""
+    fetched: list[str] = []
+
+    async def slow_fetch(origin: str) -> FetchResult:
+        fetched.append(origin)
+        await asyncio.sleep(0.3)
+        return ok_result(origin)
+
+    stores = [RedisStore.from_url(redis_server) for _ in range(3)]
+    resolvers = [
+        Resolver(PolicyCache(), PolicyConfig(), time.time, shared=s, poll_interval=0.02)
+        for s in stores
+    ]
+    try:
+        tasks = [r.resolve(ORIGIN, slow_fetch) for r in resolvers]
+        policies = await aio(asyncio.gather(*tasks))
+        assert fetched == [ORIGIN]
+        assert len({p.digest for p in policies}) == 1
+        assert all(p.status is Status.OK for p in policies)
+        assert sum(s.counts["lock_busy"] for s in stores) >= 1  # the others did wait
+    finally:
+        for s in stores:
+            await aio(s.close())
+
+
+@pytest_twisted.ensureDeferred
+async def test_store_down_falls_back_to_local(caplog: pytest.LogCaptureFixture) -> None:
+    """No Redis at all: a WARNING, a local fetch, a policy; no exception."""
+    fetched: list[str] = []
+
+    async def fetch(origin: str) -> FetchResult:
+        fetched.append(origin)
+        return ok_result(origin)
+
+    store = RedisStore.from_url("redis://127.0.0.1:1/0", timeout=1.0)
+    resolver = Resolver(PolicyCache(), PolicyConfig(), time.time, shared=store)
+    try:
+        with caplog.at_level(logging.WARNING):
+            policy = await aio(resolver.resolve(ORIGIN, fetch))
+        assert policy.status is Status.OK and fetched == [ORIGIN]
+        assert "shared policy store failed" in caplog.text
+    finally:
+        await aio(store.close())
+
+
+@pytest_twisted.ensureDeferred
+async def test_an_outage_warns_once_and_recovery_is_noticed(
+    redis_process: RedisServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    fetched: list[str] = []
+
+    async def fetch(origin: str) -> FetchResult:
+        fetched.append(origin)
+        return ok_result(origin)
+
+    store = RedisStore.from_url(redis_process.url, timeout=1.0)
+    resolver = Resolver(PolicyCache(), PolicyConfig(), time.time, shared=store)
+    try:
+        with caplog.at_level(logging.INFO, logger="scrapy_rep"):
+            await aio(resolver.resolve("http://before:80", fetch))
+            redis_process.stop()
+            for n in range(3):
+                await aio(resolver.resolve(f"http://during{n}:80", fetch))
+            warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
+            assert len(warnings) == 1 and "shared policy store failed" in warnings[0].message
+            redis_process.start()
+            await aio(resolver.resolve("http://after:80", fetch))
+        assert "the shared policy store answers again" in caplog.text
+        assert len(fetched) == 5  # every origin was fetched; none was left unjudged
+        assert await aio(store.load("http://after:80")) is not None  # saved again
+    finally:
+        await aio(store.close())
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_paused_origin_is_paused_for_every_worker(redis_server: str) -> None:
+    """Worker A sees a 503; worker B, asking during the pause, fetches nothing and pauses too."""
+    fetched: list[str] = []
+
+    async def fetch_503(origin: str) -> FetchResult:
+        fetched.append(origin)
+        return FetchResult(f"{origin}/robots.txt", f"{origin}/robots.txt", 503)
+
+    config = PolicyConfig(pause_initial=300)
+    a, b = RedisStore.from_url(redis_server), RedisStore.from_url(redis_server)
+    try:
+        worker_a = Resolver(PolicyCache(), config, time.time, shared=a)
+        worker_b = Resolver(PolicyCache(), config, time.time, shared=b)
+        first = await aio(worker_a.resolve(ORIGIN, fetch_503))
+        second = await aio(worker_b.resolve(ORIGIN, fetch_503))
+        assert fetched == [ORIGIN]
+        assert first.status is second.status is Status.PAUSED
+        assert second.expires_at == first.expires_at and second.failures == 1
+    finally:
+        await aio(a.close())
+        await aio(b.close())
+
+
+@pytest_twisted.ensureDeferred
+async def test_requests_waiting_on_another_workers_lock_are_downloaded(
+    site: FakeSite, redis_server: str
+) -> None:
+    """A real crawl that waits longer than REP_PENDING_WAIT for someone else's fetch.
+
+    Its requests are parked ``origin-pending``; when the lock expires it fetches,
+    and the parked requests must be released, not parked again.
+    """
+    a = site.add("a").robots(Reply(body=b"User-agent: *\nDisallow: /private\n"))
+    other = RedisStore.from_url(redis_server)
+    try:
+        assert await aio(other.acquire(origin_of(a.url), 1.5)) is not None  # "fetching"
+    finally:
+        await aio(other.close())
+    settings = {
+        "REP_STORE": "redis",
+        "REP_REDIS_URL": redis_server,
+        "REP_PENDING_WAIT": 0.2,
+        "CLOSESPIDER_TIMEOUT": 20,
+    }
+    result = await crawl([a.url_for("/x"), a.url_for("/y"), a.url_for("/private/z")], settings)
+    assert sorted(result.downloaded) == [a.url_for("/x"), a.url_for("/y")]
+    assert result.dropped == {a.url_for("/private/z"): "disallow-rule"}
+    assert result.stat("rep/parked/origin-pending") >= 1
+    assert result.stat("rep/dropped/spider-closed") == 0
+    assert a.hits("/robots.txt") == 1
