@@ -27,27 +27,9 @@ from scrapy_rep.middleware import RobotsMiddleware
 from scrapy_rep.settings import SettingError
 from tests.crawl import CrawlResult, ListSpider, crawl, crawl_many
 from tests.fakesite import FakeSite, Reply
+from tests.test_decision import FIELDS as RECORD_FIELDS
 
 RULES = b"User-agent: *\nDisallow: /private\n"
-#: the decision record's fields, as DESIGN.md lists them
-RECORD_FIELDS = [
-    "origin",
-    "product_token",
-    "url",
-    "policy_status",
-    "policy_http_status",
-    "policy_fetched_at",
-    "policy_digest",
-    "policy_url",
-    "policy_final_url",
-    "group",
-    "matched_rule",
-    "matched_line",
-    "rep_decision",
-    "collection_decision",
-    "action",
-    "reason",
-]
 
 
 class FakeClock:
