@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: venv redis-server test lint typecheck pytest demo demo-compare bench clean
+.PHONY: venv redis-server test lint typecheck pytest demo demo-compare bench bench-crawl fuzz clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -40,6 +40,19 @@ demo-compare: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_engine.py
+
+# Whole crawls on loopback: no robots.txt vs Scrapy's middleware vs scrapy-rep
+# (~10 min on 2 cores; `make bench-crawl QUICK=1` ~2 min).
+bench-crawl: $(STAMP)
+	$(BIN)/python benchmarks/bench_crawl.py $(if $(QUICK),--quick)
+
+# Fuzz the robots.txt parser and matcher (atheris; not part of `make test`).
+FUZZ_SECONDS ?= 60
+fuzz: $(STAMP)
+	$(BIN)/python -c "import atheris" 2>/dev/null || $(BIN)/python -m pip install -q atheris
+	$(BIN)/python fuzz/fuzz_engine.py --seed-corpus fuzz/.work
+	$(BIN)/python fuzz/fuzz_engine.py fuzz/.work fuzz/corpus \
+		-max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 -artifact_prefix=fuzz/
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
