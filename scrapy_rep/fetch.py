@@ -14,7 +14,7 @@ import zlib
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, signals
-from scrapy.exceptions import IgnoreRequest, StopDownload
+from scrapy.exceptions import StopDownload
 from scrapy.http.request import NO_CALLBACK
 from scrapy.utils.httpobj import urlparse_cached
 
@@ -41,6 +41,8 @@ class RobotsFetcher:
         self.crawler = crawler
         self.timeout = timeout
         self.max_redirects = max_redirects
+        #: the User-Agent header of the latest robots.txt request, as sent
+        self.user_agent_sent: str | None = None
         # bytes_received is sent for every chunk of every response; listen only
         # while a robots.txt download is under way (each receiver costs ~9 µs a chunk)
         self._downloading = 0
@@ -93,10 +95,10 @@ class RobotsFetcher:
             request = self._request(url)
             try:
                 response = await engine.download_async(request)
-            except IgnoreRequest as exc:
+            except Exception as exc:  # network errors, IgnoreRequest from a middleware, ...
                 return FetchResult(first, url, error=type(exc).__name__, redirects=hop)
-            except Exception as exc:
-                return FetchResult(first, url, error=type(exc).__name__, redirects=hop)
+            finally:  # the project's middlewares have set the headers by now
+                self.user_agent_sent = (request.headers.get(b"User-Agent") or b"").decode("latin-1")
             location = response.headers.get(b"Location")
             if response.status in _REDIRECTS and location:
                 target = response.urljoin(location.decode("latin-1"))

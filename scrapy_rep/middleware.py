@@ -137,6 +137,10 @@ class RobotsMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RobotsMiddleware:
+        # Every process_response hop costs each response a coroutine: only the
+        # audit log needs one.
+        if cls is RobotsMiddleware and crawler.settings.get("REP_DECISION_LOG"):
+            return AuditedRobotsMiddleware(crawler)
         return cls(crawler)
 
     def _make_resolver(self) -> Resolver:
@@ -256,30 +260,6 @@ class RobotsMiddleware:
         self._listen(True)  # the engine schedules it next: be there to park it
         return request
 
-    def process_response(self, request: Request, response: Response, spider: Any = None) -> Any:
-        if not self._ua_checked:
-            self._ua_checked = True
-            sent = (request.headers.get(b"User-Agent") or b"").decode("latin-1")
-            if self.token.lower() not in sent.lower():
-                logger.warning(
-                    "scrapy-rep: product token %(token)r is not in the User-Agent sent "
-                    "(%(ua)r); RFC 9309 §2.2.1 asks crawlers to send it",
-                    {"token": self.token, "ua": sent},
-                )
-        decision = request.meta.get("rep_decision")
-        if self.audit is not None and decision is not None and not request.meta.get(META_KEY):
-            # the target's own status, never mixed with the robots.txt one
-            self.audit.write(
-                "response",
-                {
-                    "url": decision["url"],
-                    "origin": decision["origin"],
-                    "target_status": response.status,
-                    "response_url": response.url,
-                },
-            )
-        return response
-
     # -- fetching -----------------------------------------------------------
 
     async def _fetch(self, origin: str) -> FetchResult:
@@ -288,6 +268,9 @@ class RobotsMiddleware:
             result = await self.fetcher(origin)
         finally:
             self._fetching.pop(origin, None)
+        if not self._ua_checked and self.fetcher.user_agent_sent is not None:
+            self._ua_checked = True
+            self._check_user_agent(self.fetcher.user_agent_sent)
         outcome = classify(result)
         self.stats.inc_value("rep/fetch/count")
         self.stats.inc_value(f"rep/fetch/outcome/{outcome}")
@@ -298,6 +281,14 @@ class RobotsMiddleware:
         if result.redirects:
             self.stats.inc_value("rep/fetch/redirected")
         return result
+
+    def _check_user_agent(self, sent: str) -> None:
+        if self.token.lower() not in sent.lower():
+            logger.warning(
+                "scrapy-rep: product token %(token)r is not in the User-Agent sent "
+                "(%(ua)r); RFC 9309 §2.2.1 asks crawlers to send it",
+                {"token": self.token, "ua": sent},
+            )
 
     def _on_policy(self, origin: str, old: Policy | None, new: Policy, fetched: bool) -> None:
         """A new policy for ``origin`` (from any crawler sharing the resolver)."""
@@ -636,6 +627,25 @@ class RobotsMiddleware:
         slot = engine.downloader.slots.get(key) if floor is not None else None
         if slot is not None and floor is not None and slot.delay < floor:
             slot.delay = floor
+
+
+class AuditedRobotsMiddleware(RobotsMiddleware):
+    """With ``REP_DECISION_LOG``: also records each downloaded page's own HTTP status."""
+
+    def process_response(self, request: Request, response: Response, spider: Any = None) -> Any:
+        decision = request.meta.get("rep_decision")
+        if self.audit is not None and decision is not None and not request.meta.get(META_KEY):
+            # the target's own status, never mixed with the robots.txt one
+            self.audit.write(
+                "response",
+                {
+                    "url": decision["url"],
+                    "origin": decision["origin"],
+                    "target_status": response.status,
+                    "response_url": response.url,
+                },
+            )
+        return response
 
 
 def _warn_if_builtin_active(crawler: Crawler) -> None:

@@ -601,3 +601,19 @@ async def test_manual_setup_beside_the_builtin_warns(
         await crawl([a.url_for("/")], settings)
     assert any("RobotsTxtMiddleware is active too" in r.getMessage() for r in caplog.records)
     assert a.hits("/robots.txt") == 2  # the warning is about this
+
+
+@pytest_twisted.ensureDeferred
+async def test_warns_when_the_token_is_not_in_the_user_agent_sent(
+    site: FakeSite, caplog: pytest.LogCaptureFixture
+) -> None:
+    """RFC 9309 §2.2.1: the crawler should send its product token in User-Agent."""
+    a = site.add("a").robots(Reply(body=b"User-agent: *\nDisallow: /x\n"))
+    with caplog.at_level("WARNING"):
+        await crawl([a.url_for("/")], {"REP_PRODUCT_TOKEN": "otherbot"})
+    warned = [r for r in caplog.records if "is not in the User-Agent sent" in r.getMessage()]
+    assert len(warned) == 1 and "otherbot" in warned[0].getMessage()
+    caplog.clear()
+    with caplog.at_level("WARNING"):
+        await crawl([a.url_for("/")], {"REP_PRODUCT_TOKEN": "testbot"})
+    assert not [r for r in caplog.records if "is not in the User-Agent sent" in r.getMessage()]
