@@ -302,8 +302,7 @@ class RobotsMiddleware:
         if fetched and self.audit is not None:
             self.audit.write("fetch", {**_fetch_record(origin, new), "archive": archived})
         was_held = old is not None and old.status in _HELD
-        if new.status is not Status.PAUSED:
-            self._paused.discard(origin)
+        self._paused.discard(origin)
         if new.status is Status.PAUSED:
             self._paused.add(origin)
             self._listen(True)
@@ -458,16 +457,19 @@ class RobotsMiddleware:
         if not self._closed and origin in self.parking:
             self.resolver.resolve(origin, self._fetch)
 
-    def _release(self, origin: str) -> None:
+    def _recrawl(self, request: Request) -> None:
+        """Give a held request back to the engine; the dupefilter has seen it already."""
         engine = self.crawler.engine
+        assert engine is not None
+        engine.crawl(request.replace(dont_filter=True))
+
+    def _release(self, origin: str) -> None:
         for parked in self.parking.release(origin):
             self.stats.inc_value("rep/released")
             self.counts.released(origin)
             if self.audit is not None:
                 self.audit.write("released", {"url": parked.item.url, "origin": origin})
-            request = parked.item.replace(dont_filter=True)
-            assert engine is not None
-            engine.crawl(request)
+            self._recrawl(parked.item)
 
     def _drop_parked(self, origin: str) -> None:
         """Hand held requests back to be judged against the policy that drops them.
@@ -475,10 +477,8 @@ class RobotsMiddleware:
         Dropped in the downloader, each reaches its errback as a RepIgnoreRequest
         carrying its decision record, instead of vanishing from the spider's view.
         """
-        engine = self.crawler.engine
-        assert engine is not None
         for parked in self.parking.release(origin):
-            engine.crawl(parked.item.replace(dont_filter=True))
+            self._recrawl(parked.item)
 
     def _count_drop(self, request: Request, reason: str) -> None:
         self.stats.inc_value(f"rep/dropped/{reason}")
@@ -494,11 +494,9 @@ class RobotsMiddleware:
             self.audit.write("dropped", {"url": request.url, "origin": origin, "reason": reason})
 
     def _on_idle(self, spider: Any = None) -> None:
-        engine = self.crawler.engine
         for parked in self.parking.expire(self.clock() - self.config.park_timeout):
-            assert engine is not None
             parked.item.meta["rep_drop"] = "park-expired"
-            engine.crawl(parked.item.replace(dont_filter=True))
+            self._recrawl(parked.item)
         for origin in self.parking.origins():  # make sure every held origin will wake
             if origin not in self._timers and self.resolver.pending_since(origin) is None:
                 self._wake_at(origin, self._due(origin))
