@@ -157,7 +157,7 @@ def run_once(
     first = min(h.at for h in hits)
     last = max(h.at for h in page_hits)
     robots = [o.hits("/robots.txt") for o in origins]
-    judged = sum(r["stats"].get("rep/requests/judged", 0) for r in reports)
+    judged = sum(r["stats"].get("rep/judgements", 0) for r in reports)
     round_trips = sum(r["store"].get("round_trips", 0) for r in reports)
     result = {
         "robots_mean": statistics.mean(robots),

@@ -16,7 +16,7 @@ import time
 from collections.abc import AsyncIterator
 from typing import Any
 
-from scrapy import Request, Spider
+from scrapy import Spider
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 from scrapy.settings import SETTINGS_PRIORITIES
@@ -129,13 +129,9 @@ class RobotsCommand(ScrapyCommand):
             if mw is None:
                 problems.append("scrapy-rep is not enabled (REP_ENABLED is off?)")
                 return
-            policies: dict[str, Policy] = {}
-            for url, origin in origins.items():
-                if origin not in policies:
-                    # the crawl's own path: one shared fetch, the status policy, the cache
-                    policies[origin] = await mw.resolver.resolve(origin, mw._fetch)
-                policy = policies[origin]
-                answers.append((mw._judge(origin, Request(url), policy), policy))
+            for url in origins:
+                # the crawl's own path: one shared fetch, the status policy, the cache
+                answers.append(await mw.ask(url))
             return
             yield  # an async generator that yields nothing: no target is downloaded
 

@@ -18,6 +18,8 @@ from scrapy_rep.robotstxt import RobotsTxt
 
 DOWNLOAD, DROP, PARK = "download", "drop", "park"
 APPROVED, REJECTED, UNRESOLVED = "approved", "rejected", "unresolved"
+#: what a collection hook (REP_COLLECTION_POLICY) may answer
+COLLECTION_ANSWERS = (APPROVED, REJECTED, UNRESOLVED)
 
 #: policy status -> (rep decision, reason) when no rule needs looking up
 _BY_STATUS = {
@@ -125,6 +127,7 @@ def judge(
 WITHHELD_DETAIL = {
     "park-overflow": "REP_PARK_MAX requests are parked already",
     "park-expired": "parked longer than REP_PARK_TIMEOUT",
+    "spider-closed": "the spider closed while the request was held",
 }
 
 

@@ -15,5 +15,5 @@ class RepIgnoreRequest(IgnoreRequest):
         super().__init__(f"{decision['reason']}: {decision['detail']}")
 
 
-class Parked(IgnoreRequest):
+class ParkedRequest(IgnoreRequest):
     """Raised from ``request_scheduled`` to keep a held request out of the scheduler."""

@@ -18,6 +18,7 @@ from scrapy.exceptions import StopDownload
 from scrapy.http.request import NO_CALLBACK
 from scrapy.utils.httpobj import urlparse_cached
 
+from scrapy_rep import meta as M
 from scrapy_rep.origin import robots_url
 from scrapy_rep.policy import FetchResult
 from scrapy_rep.robotstxt import MAX_BYTES
@@ -28,7 +29,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-META_KEY = "rep_robots"
 #: robots.txt requests jump the queue, as Scrapy's own middleware does
 PRIORITY = 1000
 _REDIRECTS = (301, 302, 303, 307, 308)
@@ -41,8 +41,10 @@ class RobotsFetcher:
         self.crawler = crawler
         self.timeout = timeout
         self.max_redirects = max_redirects
-        #: the User-Agent header of the latest robots.txt request, as sent
+        #: the User-Agent header of the latest robots.txt request that got an answer
         self.user_agent_sent: str | None = None
+        #: origin -> the first request of its latest fetch (for Scrapy's robots_parsed)
+        self.sent: dict[str, Request] = {}
         # bytes_received is sent for every chunk of every response; listen only
         # while a robots.txt download is under way (each receiver costs ~9 µs a chunk)
         self._downloading = 0
@@ -55,7 +57,7 @@ class RobotsFetcher:
             dont_filter=True,
             headers={"Accept-Encoding": "gzip, deflate"},
             meta={
-                META_KEY: True,
+                M.ROBOTS_REQUEST: True,
                 "dont_obey_robotstxt": True,
                 "dont_redirect": True,
                 "dont_retry": True,
@@ -69,10 +71,10 @@ class RobotsFetcher:
         )
 
     def _cap_body(self, data: bytes, request: Request, spider: Any = None) -> None:
-        if not request.meta.get(META_KEY):
+        if not request.meta.get(M.ROBOTS_REQUEST):
             return
-        received = request.meta.get("rep_received", 0) + len(data)
-        request.meta["rep_received"] = received
+        received = request.meta.get(M.RECEIVED, 0) + len(data)
+        request.meta[M.RECEIVED] = received
         if received > MAX_BYTES:
             raise StopDownload(fail=False)
 
@@ -93,30 +95,36 @@ class RobotsFetcher:
         assert engine is not None
         for hop in range(self.max_redirects + 1):
             request = self._request(url)
+            if not hop:
+                self.sent[origin] = request
             try:
                 response = await engine.download_async(request)
             except Exception as exc:  # network errors, IgnoreRequest from a middleware, ...
                 return FetchResult(first, url, error=type(exc).__name__, redirects=hop)
-            finally:  # the project's middlewares have set the headers by now
-                self.user_agent_sent = (request.headers.get(b"User-Agent") or b"").decode("latin-1")
+            # answered: the project's middlewares have set the headers by now
+            self.user_agent_sent = (request.headers.get(b"User-Agent") or b"").decode("latin-1")
             location = response.headers.get(b"Location")
             if response.status in _REDIRECTS and location:
                 target = response.urljoin(location.decode("latin-1"))
                 if urlparse_cached(Request(target)).scheme not in ("http", "https"):
                     return _result(first, response, hop, error="BadRedirect")
+                if hop == self.max_redirects:
+                    # one hop too many: RFC 9309 §2.3.1.2 lets us treat it as unavailable
+                    return FetchResult(
+                        first, url, status=response.status, redirects=hop + 1, redirect_limit=True
+                    )
                 url = target
                 continue
             return _result(first, response, hop)
-        # one hop too many: RFC 9309 §2.3.1.2 lets us treat it as unavailable
-        return FetchResult(first, url, status=310, redirects=self.max_redirects + 1)
+        raise AssertionError("unreachable: every hop returns or continues")
 
 
 def _result(first: str, response: Response, hops: int, error: str | None = None) -> FetchResult:
-    encoding_error = response.meta.get("rep_encoding_error")
+    encoding_error = response.meta.get(M.ENCODING_ERROR)
     if encoding_error or error:
         return FetchResult(first, response.url, error=error or encoding_error, redirects=hops)
     body = response.body
-    truncated = bool(response.meta.get("rep_truncated")) or len(body) > MAX_BYTES
+    truncated = bool(response.meta.get(M.TRUNCATED)) or len(body) > MAX_BYTES
     headers = {
         key.decode("latin-1").lower(): b", ".join(values).decode("latin-1")
         for key, values in response.headers.items()
@@ -127,7 +135,7 @@ def _result(first: str, response: Response, hops: int, error: str | None = None)
         status=response.status,
         body=body[:MAX_BYTES] if truncated else body,
         headers=headers,
-        truncated=truncated or response.meta.get("rep_received", 0) > MAX_BYTES,
+        truncated=truncated or response.meta.get(M.RECEIVED, 0) > MAX_BYTES,
         redirects=hops,
     )
 
@@ -145,7 +153,7 @@ class BodyGuard:
         return cls()
 
     def process_response(self, request: Request, response: Response, spider: Any = None) -> Any:
-        if not request.meta.get(META_KEY):
+        if not request.meta.get(M.ROBOTS_REQUEST):
             return response
         encodings = [
             e.strip().lower()
@@ -160,15 +168,15 @@ class BodyGuard:
             if encoding == b"identity":
                 continue
             if encoding not in (b"gzip", b"x-gzip", b"deflate"):
-                request.meta["rep_encoding_error"] = "UnsupportedEncoding"
+                request.meta[M.ENCODING_ERROR] = "UnsupportedEncoding"
                 return response.replace(body=b"")
             try:
                 body, cut = _inflate(body, encoding)
             except zlib.error:
-                request.meta["rep_encoding_error"] = "BadCompression"
+                request.meta[M.ENCODING_ERROR] = "BadCompression"
                 return response.replace(body=b"")
             if cut:
-                request.meta["rep_truncated"] = True
+                request.meta[M.TRUNCATED] = True
         headers = response.headers.copy()
         del headers[b"Content-Encoding"]
         return response.replace(body=body, headers=headers)

@@ -1,97 +1,73 @@
-"""The Scrapy downloader middleware: a thin shell around the sans-IO core.
+"""The Scrapy downloader middleware: a thin adapter around the sans-IO core.
 
 Data flows one way: request -> origin -> resolver (cache, or one shared
-fetch) -> policy -> :func:`~scrapy_rep.decision.judge` -> download, drop or
-park. Every request is judged as it enters the downloader, against the
-policy current at that moment.
+fetch) -> policy -> :class:`~scrapy_rep.gate.OriginGate` (judge, wait or
+park) -> :func:`~scrapy_rep.decision.judge` -> download, drop or park ->
+:class:`~scrapy_rep.telemetry.Telemetry`. Every request is judged as it
+enters the downloader, against the policy current at that moment.
 
-Held requests never wait in Scrapy's queues: a ``request_scheduled``
-handler parks requests of a paused origin before the scheduler sees them,
-and a request that finds its origin paused (or its fetch slow) in the
-downloader is handed back to the engine to be parked the same way. A timer
-per paused origin refetches its robots.txt; the new policy releases (or
-drops, with a reason) what it held. ``spider_idle`` keeps the spider open
-while anything is parked, and ``spider_closed`` counts what was left.
+What lives here is only what needs Scrapy: the hooks, the dupefilter,
+``engine.crawl``, timers and exceptions. A held request never waits in
+Scrapy's queues: a ``request_scheduled`` handler parks it before the
+scheduler sees it, and a request that cannot be judged in the downloader is
+handed back to the engine to be parked the same way. Timers refetch held
+origins; a new policy gives their requests back to be judged. At close,
+whatever is still held is dropped with a reason (or requeued to a shared
+scrapy-redis queue), never silently lost.
 """
 
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, signals
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 from scrapy.exceptions import DontCloseSpider, NotConfigured
 from scrapy.utils.asyncio import is_asyncio_available
-from scrapy.utils.conf import build_component_list
 from scrapy.utils.misc import load_object
 
+from scrapy_rep import meta as M
 from scrapy_rep import signals as rep_signals
 from scrapy_rep.audit import AuditLog, PolicyArchive
-from scrapy_rep.decision import APPROVED, DOWNLOAD, DROP, Decision, judge, withheld
-from scrapy_rep.exceptions import Parked, RepIgnoreRequest
-from scrapy_rep.fetch import META_KEY, RobotsFetcher
+from scrapy_rep.crawl_delay import CrawlDelay
+from scrapy_rep.decision import (
+    APPROVED,
+    COLLECTION_ANSWERS,
+    DOWNLOAD,
+    DROP,
+    Decision,
+    judge,
+    withheld,
+)
+from scrapy_rep.exceptions import ParkedRequest, RepIgnoreRequest
+from scrapy_rep.fetch import RobotsFetcher
+from scrapy_rep.gate import JUDGE, PARK, OriginGate
 from scrapy_rep.origin import NotAnOrigin, origin_of
-from scrapy_rep.parking import ParkingLot
-from scrapy_rep.policy import FetchResult, Policy, PolicyConfig, Status, classify
-from scrapy_rep.report import CrawlCounts, report_lines
-from scrapy_rep.resolver import Resolver
+from scrapy_rep.parking import Held
+from scrapy_rep.policy import FetchResult, Policy, Status, classify
+from scrapy_rep.resolver import (
+    Fetch,
+    FetchAbandoned,
+    Resolver,
+    ResolverSpec,
+    SharedResolvers,
+)
+from scrapy_rep.robotparser import RepRobotParser
 from scrapy_rep.settings import RepSettings, SettingError
 from scrapy_rep.store.base import SharedStore
 from scrapy_rep.store.memory import PolicyCache
+from scrapy_rep.telemetry import Telemetry
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Response
 
 logger = logging.getLogger(__name__)
-
-_HELD = (Status.PAUSED, Status.UNRESOLVED)
-
-
-class _Shared:
-    """Resolvers shared by the crawlers of one process with the same settings.
-
-    Two spiders in one process (even with different product tokens) then
-    share one fetch and one cache per origin. A resolver lives while a
-    crawler uses it, so sequential crawls start fresh.
-    """
-
-    _resolvers: dict[tuple[Any, ...], tuple[Resolver, int]] = {}  # noqa: RUF012
-
-    @classmethod
-    def acquire(cls, key: tuple[Any, ...], make: Callable[[], Resolver]) -> Resolver:
-        resolver, users = cls._resolvers.get(key) or (make(), 0)
-        cls._resolvers[key] = (resolver, users + 1)
-        return resolver
-
-    @classmethod
-    def release(cls, key: tuple[Any, ...]) -> bool:
-        """True when that was the last user (who then closes the resolver's store)."""
-        resolver, users = cls._resolvers[key]
-        if users <= 1:
-            del cls._resolvers[key]
-            return True
-        cls._resolvers[key] = (resolver, users - 1)
-        return False
-
-
-def _shared_key(settings: RepSettings, clock: Callable[[], float]) -> tuple[Any, ...]:
-    policy: PolicyConfig = settings.policy
-    return (
-        settings.store,
-        settings.redis_url,
-        settings.redis_prefix,
-        settings.cache_max_origins,
-        tuple(sorted((k, v.value) for k, v in policy.actions.items())),
-        *(getattr(policy, f) for f in ("ttl", "min_ttl", "pause_initial", "pause_max")),
-        *(getattr(policy, f) for f in ("pause_max_tries", "retry_after_max", "use_stale")),
-        policy.unreachable_max_age,
-        id(clock),
-    )
 
 
 class RobotsMiddleware:
@@ -108,50 +84,58 @@ class RobotsMiddleware:
         self.crawler = crawler
         self.config = config = RepSettings.from_settings(crawler.settings.get)
         self.token = config.token
-        self.stats = crawler.stats
-        self.clock: Callable[[], float] = crawler.settings.get("REP_CLOCK") or time.time
+        self.clock = crawler.settings.get("REP_CLOCK") or time.time
         self.fetcher = RobotsFetcher(crawler, config.fetch_timeout, config.max_redirects)
-        self.parking: ParkingLot[Request] = ParkingLot(config.park_max)
-        self.collection: Callable[[Request, Any], str] | None = (
+        self.gate: OriginGate[Request] = OriginGate(
+            config.pending_wait, config.park_max, config.park_timeout
+        )
+        self.collection = (
             load_object(config.collection_policy) if config.collection_policy else None
         )
-        self.audit = AuditLog(config.decision_log) if config.decision_log else None
-        self.archive = PolicyArchive(config.policy_archive) if config.policy_archive else None
-        self.counts = CrawlCounts(config.cache_max_origins)  # for the report at close
-        self._shared_key = _shared_key(config, self.clock)
-        self.resolver = _Shared.acquire(self._shared_key, self._make_resolver)
-        self.resolver.listeners.append(self._on_policy)
+        self.telemetry = Telemetry(
+            crawler.stats,
+            max_origins=config.cache_max_origins,
+            audit=AuditLog(config.decision_log) if config.decision_log else None,
+            archive=PolicyArchive(config.policy_archive) if config.policy_archive else None,
+            report=config.report_enabled,
+        )
+        self.crawl_delay = (
+            CrawlDelay(crawler, config.crawl_delay_max) if config.crawl_delay_enabled else None
+        )
+        self.spec = ResolverSpec(
+            config.policy,
+            self.clock,
+            cache_max_origins=config.cache_max_origins,
+            store=config.store,
+            redis_url=config.redis_url,
+            redis_prefix=config.redis_prefix,
+            redis_retention=config.redis_retention,
+            lock_ttl=config.fetch_timeout * (config.max_redirects + 1) + 5,
+        )
+        self.resolver = SharedResolvers.acquire(self.spec, self._make_resolver)
+        self.resolver.listeners.append(self)
         self._timers: dict[str, asyncio.TimerHandle] = {}
-        self._floors: dict[str, float] = {}  # download slot -> Crawl-delay floor
-        self._delays: dict[str, tuple[str | None, float | None]] = {}  # origin -> digest, delay
+        self._listening = False  # to request_scheduled: see _listen
         self._ua_checked = False
         self._closed = False
-        self._paused: set[str] = set()  # origins whose new requests are parked when scheduled
-        self._listening = False  # to request_scheduled: see _listen
-        self._fetching: dict[str, float] = {}  # origin -> loop time its fetch started
+        self._noted: set[str] = set()  # origins whose file problems were logged
         connect = crawler.signals.connect
+        connect(self._on_opened, signal=signals.spider_opened)
         connect(self._on_idle, signal=signals.spider_idle)
         connect(self._on_closed, signal=signals.spider_closed)
+        if self.telemetry.audit is not None:  # the target's own status, for the audit log only
+            connect(self._on_response, signal=signals.response_received)
         logger.info("scrapy-rep: obeying robots.txt as %(token)r (RFC 9309)", {"token": self.token})
-        _warn_if_builtin_active(crawler)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RobotsMiddleware:
-        # Every process_response hop costs each response a coroutine: only the
-        # audit log needs one.
-        if cls is RobotsMiddleware and crawler.settings.get("REP_DECISION_LOG"):
-            return AuditedRobotsMiddleware(crawler)
         return cls(crawler)
 
     def _make_resolver(self) -> Resolver:
         cache = PolicyCache(self.config.cache_max_origins)
         shared = self._redis_store(cache) if self.config.store == "redis" else None
         return Resolver(
-            cache,
-            self.config.policy,
-            self.clock,
-            shared=shared,
-            lock_ttl=self.config.fetch_timeout * (self.config.max_redirects + 1) + 5,
+            cache, self.config.policy, self.clock, shared=shared, lock_ttl=self.spec.lock_ttl
         )
 
     def _redis_store(self, cache: PolicyCache) -> SharedStore:
@@ -169,55 +153,65 @@ class RobotsMiddleware:
     # -- the request path ---------------------------------------------------
 
     async def process_request(self, request: Request, spider: Any = None) -> Request | None:
-        if request.meta.get("dont_obey_robotstxt") or request.meta.get(META_KEY):
+        meta = request.meta
+        if meta.get(M.DONT_OBEY) or meta.get(M.ROBOTS_REQUEST):
             return None
         try:
             origin = origin_of(request.url)
         except NotAnOrigin:
             return None  # data:, file:, ... are not governed by robots.txt
-        withheld_reason = request.meta.pop("rep_drop", None)
+        withheld_reason = meta.pop(M.DROP, None)
         if withheld_reason is not None:
-            record = withheld(
-                origin, self.token, request.url, self.resolver.current(origin), withheld_reason
-            ).to_dict()
-            request.meta["rep_decision"] = record
-            self._count_drop(request, withheld_reason)
-            raise RepIgnoreRequest(record)
-        policy = await self._current_policy(origin)
-        if policy is None:
-            return self._hand_back(request, "origin-pending")
-        decision = self._judge(origin, request, policy)
+            self._withhold(origin, request, withheld_reason)
+        policy = self.resolver.current(origin)
+        now = self.clock()
+        cache = "miss" if policy is None else "hit" if policy.fresh(now) else "expired"
+        admission = self.gate.admit(origin, policy, self.resolver.pending_since(origin), now)
+        if admission.action != JUDGE:
+            if admission.action == PARK:
+                return self._hand_back(request, admission.reason)
+            policy = await self._wait_for_fetch(origin, admission.budget)
+            admission = self.gate.admit_fetched(policy)
+            if admission.action != JUDGE:
+                return self._hand_back(request, admission.reason)
+        assert policy is not None
+        decision = await self._decide(origin, request, policy)
+        record = decision.to_dict()
+        meta[M.DECISION] = record
+        self.telemetry.judged(origin, record, cache)
         if decision.action == DOWNLOAD:
-            self._apply_crawl_delay(request, origin, policy)
+            if self.crawl_delay is not None:
+                self._apply_crawl_delay(request, origin, policy)
             return None
         if decision.action == DROP:
-            raise RepIgnoreRequest(request.meta["rep_decision"])
-        return self._hand_back(request, decision.reason)
+            raise RepIgnoreRequest(record)
+        return self._hand_back(request, decision.reason)  # REP_*_ACTION = "park"
 
-    async def _current_policy(self, origin: str) -> Policy | None:
-        """The fresh policy, waiting for a fetch at most REP_PENDING_WAIT; None if still pending."""
+    async def ask(self, url: str) -> tuple[Decision, Policy]:
+        """The answer a crawl would give for ``url`` now, recording nothing (``scrapy robots``)."""
+        origin = origin_of(url)
         policy = self.resolver.current(origin)
-        if policy is not None and policy.fresh(self.clock()):
-            self.stats.inc_value("rep/cache/hit")
-            return policy
-        self.stats.inc_value("rep/cache/miss" if policy is None else "rep/cache/expired")
-        if policy is not None and policy.status in _HELD and origin in self._timers:
-            return policy  # its refetch is already scheduled; judge as held
-        task = self.resolver.resolve(origin, self._fetch)
-        wait = self.config.pending_wait
-        started = self._fetching.get(origin)
-        if started is not None:  # a late request waits only for what is left of the wait
-            wait -= asyncio.get_running_loop().time() - started
-        try:
-            return await asyncio.wait_for(asyncio.shield(task), max(wait, 1e-9))
-        except asyncio.TimeoutError:
-            return None
+        if policy is None or not policy.fresh(self.clock()):
+            policy = await self.resolver.resolve(origin, self._fetch)
+        return await self._decide(origin, Request(url), policy), policy
 
-    def _judge(self, origin: str, request: Request, policy: Policy) -> Decision:
+    async def _wait_for_fetch(self, origin: str, budget: float) -> Policy | None:
+        """The new policy, if the origin's fetch ends within ``budget`` seconds."""
+        task = self.resolver.resolve(origin, self._fetch)
+        try:
+            return await asyncio.wait_for(asyncio.shield(task), max(budget, 1e-9))
+        except (asyncio.TimeoutError, FetchAbandoned):
+            return None
+        except asyncio.CancelledError:
+            if task.cancelled():  # the fetch was given up, not this request
+                return None
+            raise
+
+    async def _decide(self, origin: str, request: Request, policy: Policy) -> Decision:
         robots = self.resolver.cache.robots(policy) if policy.status is Status.OK else None
-        collection = APPROVED
+        collection, problem = APPROVED, None
         if self.collection is not None and policy.status in (Status.OK, Status.UNAVAILABLE):
-            collection = self.collection(request, self.crawler.spider)
+            collection, problem = await self._ask_collection(request)
         decision = judge(
             origin,
             self.token,
@@ -228,26 +222,34 @@ class RobotsMiddleware:
             disallowed_action=self.config.disallowed_action,
             unresolved_collection_action=self.config.collection_unresolved_action,
         )
-        record = decision.to_dict()
-        request.meta["rep_decision"] = record
-        self.stats.inc_value("rep/requests/judged")
-        self.stats.inc_value(f"rep/decision/{decision.rep_decision}")
-        if decision.rep_decision == "disallow":
-            self.stats.inc_value("robotstxt/forbidden")
-        if decision.action == DROP:
-            self.stats.inc_value(f"rep/dropped/{decision.reason}")
-            self.counts.dropped(origin, decision.reason)
-            logger.debug(
-                "scrapy-rep: dropped %(url)s for %(token)r: %(detail)s",
-                {"url": request.url, "token": self.token, "detail": decision.detail},
-                extra={"spider": self.crawler.spider},
-            )
-        elif decision.action == DOWNLOAD:
-            self.stats.inc_value("rep/downloaded")
-            self.counts.downloaded(origin)
-        if self.audit is not None:
-            self.audit.write("decision", record)
-        return decision
+        return decision if problem is None else replace(decision, detail=problem)
+
+    async def _ask_collection(self, request: Request) -> tuple[str, str | None]:
+        """The collection hook's answer, and what was wrong with it (then ``error``)."""
+        assert self.collection is not None
+        try:
+            answer = self.collection(request, self.crawler.spider)
+            if inspect.isawaitable(answer):
+                answer = await answer
+        except Exception as exc:
+            return "error", f"REP_COLLECTION_POLICY raised {type(exc).__name__}: {exc}"
+        if isinstance(answer, str) and answer in COLLECTION_ANSWERS:
+            return answer, None
+        problem = (
+            f"REP_COLLECTION_POLICY returned {answer!r}; it must return one of "
+            f"{', '.join(COLLECTION_ANSWERS)}"
+        )
+        if "collection-answer" not in self._noted:
+            self._noted.add("collection-answer")
+            logger.error("scrapy-rep: %(problem)s", {"problem": problem})
+        return "error", problem
+
+    def _withhold(self, origin: str, request: Request, reason: str) -> None:
+        """Drop a held request for a reason of its own (overflow, expiry): its errback hears it."""
+        record = withheld(origin, self.token, request.url, self.resolver.current(origin), reason)
+        request.meta[M.DECISION] = record.to_dict()
+        self.telemetry.final(origin, request.meta[M.DECISION])
+        raise RepIgnoreRequest(request.meta[M.DECISION])
 
     def _hand_back(self, request: Request, reason: str) -> Request:
         """Give the request back to the engine; ``request_scheduled`` parks it.
@@ -256,30 +258,22 @@ class RobotsMiddleware:
         scheduler must not drop it as a duplicate of itself.
         """
         request = request.replace(dont_filter=True)
-        request.meta["rep_park"] = reason
+        request.meta[M.PARK] = reason
         self._listen(True)  # the engine schedules it next: be there to park it
         return request
 
     # -- fetching -----------------------------------------------------------
 
     async def _fetch(self, origin: str) -> FetchResult:
-        self._fetching[origin] = asyncio.get_running_loop().time()
-        try:
-            result = await self.fetcher(origin)
-        finally:
-            self._fetching.pop(origin, None)
+        if self._closed or _closing(self.crawler):
+            raise FetchAbandoned(origin)
+        result = await self.fetcher(origin)
+        if result.error and (self._closed or _closing(self.crawler)):
+            raise FetchAbandoned(origin)  # cut short by our own close, not the site's fault
         if not self._ua_checked and self.fetcher.user_agent_sent is not None:
             self._ua_checked = True
             self._check_user_agent(self.fetcher.user_agent_sent)
-        outcome = classify(result)
-        self.stats.inc_value("rep/fetch/count")
-        self.stats.inc_value(f"rep/fetch/outcome/{outcome}")
-        if result.error:
-            self.stats.inc_value(f"rep/fetch/error/{result.error}")
-        if result.truncated:
-            self.stats.inc_value("rep/fetch/truncated")
-        if result.redirects:
-            self.stats.inc_value("rep/fetch/redirected")
+        self.telemetry.fetched(classify(result), result.error, result.truncated, result.redirects)
         return result
 
     def _check_user_agent(self, sent: str) -> None:
@@ -290,75 +284,72 @@ class RobotsMiddleware:
                 {"token": self.token, "ua": sent},
             )
 
-    def _on_policy(self, origin: str, old: Policy | None, new: Policy, fetched: bool) -> None:
-        """A new policy for ``origin`` (from any crawler sharing the resolver)."""
+    # -- new policies (the resolver's listener) -----------------------------
+
+    def on_policy(
+        self, origin: str, old: Policy | None, new: Policy, fetched: Fetch | None
+    ) -> None:
+        """A new policy for ``origin``, from any crawler sharing the resolver."""
         if self._closed:
             return
-        if fetched:
-            self.counts.fetched(origin, new.status.value)
-        else:
-            self.counts.status(origin, new.status.value)
-        archived = self._archived(new) if fetched else None
-        if fetched and self.audit is not None:
-            self.audit.write("fetch", {**_fetch_record(origin, new), "archive": archived})
-        was_held = old is not None and old.status in _HELD
-        self._paused.discard(origin)
-        if new.status is Status.PAUSED:
-            self._paused.add(origin)
-            self._listen(True)
-            self.stats.inc_value(f"rep/origin/paused/{new.outcome}")
-            logger.info(
-                "scrapy-rep: %(origin)s paused until %(until)s: %(reason)s",
-                {"origin": origin, "until": _when(new.expires_at), "reason": new.reason},
-            )
+        here = fetched == self._fetch
+        self.telemetry.policy(origin, new, here)
+        effects = self.gate.on_policy(origin, old, new, self.clock())
+        if effects.paused:
+            self.telemetry.paused(origin, new)
             self._send(rep_signals.origin_paused, origin, new)
-            self._wake_at(origin, new.expires_at)
-            return
-        if new.status is Status.UNRESOLVED:
-            logger.warning(
-                "scrapy-rep: %(origin)s: %(reason)s", {"origin": origin, "reason": new.reason}
-            )
-            self._drop_parked(origin)
-            self._listen(bool(self._paused or len(self.parking)))
-            return
-        if new.status is Status.UNREACHABLE or new.stale_since is not None:
-            logger.warning(
-                "scrapy-rep: %(origin)s: %(reason)s", {"origin": origin, "reason": new.reason}
-            )
-            self._wake_at(origin, new.expires_at)
+        elif new.status is Status.UNRESOLVED:
+            self.telemetry.gave_up(origin, new)
+        elif new.status is Status.UNREACHABLE or new.stale_since is not None:
+            self.telemetry.note(origin, new)
         elif new.status is Status.UNAVAILABLE:
-            logger.info(
-                "scrapy-rep: %(origin)s: %(reason)s", {"origin": origin, "reason": new.reason}
-            )
-        elif fetched and new.status is Status.OK:
-            robots = self.resolver.cache.robots(new)
-            if robots is not None and robots.diagnostics:
-                self.stats.inc_value("rep/robots/with_diagnostics")
+            self.telemetry.note(origin, new, logging.INFO)
+        elif here and new.status is Status.OK:
+            self._parsed(origin, new)
+        if effects.wake_at is not None:
+            self._set_timer(origin, effects.wake_at)
+        if effects.resumed:
+            self.telemetry.resumed(origin, new)
+            self._send(rep_signals.origin_resumed, origin, new)
+        released = new.status is not Status.UNRESOLVED  # the others go back to be dropped
+        for held in effects.release:
+            self._give_back(held, released=released)
+        self._listen(self.gate.watching)
+
+    def on_abandoned(self, origin: str) -> None:
+        """A fetch ended with its crawler: fetch again for what this crawler holds."""
+        if not self._closed and self.gate.holds(origin) and not _closing(self.crawler):
+            self.resolver.resolve(origin, self._fetch)
+
+    def _parsed(self, origin: str, policy: Policy) -> None:
+        robots = self.resolver.cache.robots(policy)
+        if robots is None:
+            return
+        if robots.diagnostics:
+            self.telemetry.inc("rep/robots/with_diagnostics")
+            unreadable = [str(d) for d in robots.diagnostics if "UTF-16" in d.text]
+            if unreadable and origin not in self._noted:
+                self._noted.add(origin)
+                logger.warning(
+                    "scrapy-rep: %(origin)s: robots.txt is unreadable (%(why)s); "
+                    "everything is allowed",
+                    {"origin": origin, "why": unreadable[0]},
+                )
+        signal = getattr(signals, "robots_parsed", None)  # Scrapy >= 2.19
+        if signal is not None:
             self.crawler.signals.send_catch_log(
-                signal=signals.robots_parsed,
-                robotparser=robots,
-                request=Request(new.url),
+                signal=signal,
+                robotparser=RepRobotParser(robots, self.token),
+                request=self.fetcher.sent.pop(origin, None) or Request(policy.url),
                 spider=self.crawler.spider,
             )
-        if was_held:
-            logger.info(
-                "scrapy-rep: %(origin)s resumed: %(reason)s",
-                {"origin": origin, "reason": new.reason},
-            )
-            self.stats.inc_value("rep/origin/resumed")
-            self._send(rep_signals.origin_resumed, origin, new)
-        self._release(origin)
-        self._listen(bool(self._paused or len(self.parking)))
 
-    def _archived(self, policy: Policy) -> str | None:
-        """Keep the body in REP_POLICY_ARCHIVE (once per digest); its path, or None."""
-        if self.archive is None or policy.body is None or policy.digest is None:
-            return None
-        try:
-            return self.archive.keep(policy.digest, policy.body)
-        except OSError as exc:
-            logger.warning("scrapy-rep: cannot archive robots.txt: %(error)s", {"error": exc})
-            return None
+    def _send(self, signal: object, origin: str, policy: Policy) -> None:
+        self.crawler.signals.send_catch_log(
+            signal=signal, origin=origin, policy=policy, spider=self.crawler.spider
+        )
+
+    # -- parking ------------------------------------------------------------
 
     def _listen(self, on: bool) -> None:
         """Hear ``request_scheduled`` only while something may have to be parked.
@@ -374,60 +365,36 @@ class RobotsMiddleware:
             self.crawler.signals.disconnect(self._on_scheduled, signal=signals.request_scheduled)
         self._listening = on
 
-    def _send(self, signal: object, origin: str, policy: Policy) -> None:
-        self.crawler.signals.send_catch_log(
-            signal=signal, origin=origin, policy=policy, spider=self.crawler.spider
-        )
-
-    # -- parking ------------------------------------------------------------
-
     def _on_scheduled(self, request: Request, spider: Any = None) -> None:
         """Park requests that cannot be judged now, before the scheduler takes them."""
         meta = request.meta
-        if meta.get("dont_obey_robotstxt") or meta.get(META_KEY):
-            return
-        if "rep_drop" in meta:
-            return  # on its way to be dropped in the downloader, where its errback hears of it
-        reason = meta.pop("rep_park", None)
-        handed_back = reason is not None  # it went through the scheduler (and dupefilter) once
+        if meta.get(M.DONT_OBEY) or meta.get(M.ROBOTS_REQUEST) or M.DROP in meta:
+            return  # a request on its way to be dropped is dropped in the downloader
+        handed_back = meta.pop(M.PARK, None)
         try:
             origin = origin_of(request.url)
         except NotAnOrigin:
             return
-        if reason in (None, "origin-paused", "origin-pending"):
-            # Park only while the origin really cannot be judged: the fetch may
-            # have finished since the downloader handed this request back.
-            now = self.clock()
-            policy = self.resolver.current(origin)
-            started = self.resolver.pending_since(origin)
-            if (
-                policy is not None
-                and policy.status is Status.PAUSED
-                and (policy.fresh(now) or origin in self._timers)
-            ):
-                reason = "origin-paused"
-            elif started is not None and (
-                reason == "origin-pending" or now - started >= self.config.pending_wait
-            ):
-                reason = "origin-pending"
-            else:
-                return
-        if not handed_back and self._seen_before(request):
-            return  # a duplicate: the scheduler's dupefilter drops it, as it would unparked
         now = self.clock()
-        since = meta.setdefault("rep_parked_at", now)
-        if self.parking.park(origin, request, since, reason):
-            self.stats.inc_value("rep/parked")
-            self.stats.inc_value(f"rep/parked/{reason}")
-            self.counts.parked(origin)
-            if self.audit is not None:
-                self.audit.write("parked", {"url": request.url, "origin": origin, "reason": reason})
-            if origin not in self._timers and self.resolver.pending_since(origin) is None:
-                self._wake_at(origin, self._due(origin))
-            raise Parked(reason)
+        reason = self.gate.hold_reason(
+            origin,
+            handed_back,
+            self.resolver.current(origin),
+            self.resolver.pending_since(origin),
+            now,
+        )
+        if reason is None:
+            return
+        if handed_back is None and self._seen_before(request):
+            return  # a duplicate: the scheduler's dupefilter drops it, as it would unparked
+        since = meta.setdefault(M.PARKED_AT, now)
+        if self.gate.park(origin, request, since, reason):
+            self.telemetry.parked(origin, request.url, reason)
+            self._plan_wake(origin)
+            raise ParkedRequest(reason)
         # The scheduler takes it (its dupefilter has seen it: _seen_before) and
         # the downloader drops it, so its errback hears why.
-        meta["rep_drop"] = "park-overflow"
+        meta[M.DROP] = "park-overflow"
         request.dont_filter = True
 
     def _seen_before(self, request: Request) -> bool:
@@ -438,112 +405,94 @@ class RobotsMiddleware:
             return False
         return bool(dupefilter.request_seen(request))
 
-    def _due(self, origin: str) -> float:
-        policy = self.resolver.current(origin)
-        return policy.expires_at if policy is not None else self.clock()
+    def _plan_wake(self, origin: str) -> None:
+        """Make sure a held origin will be refetched (unless a fetch is under way)."""
+        if self.resolver.pending_since(origin) is not None:
+            return
+        when = self.gate.wake_due(origin, self.resolver.current(origin), self.clock())
+        if when is not None:
+            self._set_timer(origin, when)
 
-    def _wake_at(self, origin: str, when: float) -> None:
+    def _set_timer(self, origin: str, when: float) -> None:
         """Refetch ``origin``'s robots.txt at ``when`` (one timer per origin)."""
         old = self._timers.pop(origin, None)
         if old is not None:
             old.cancel()
-        loop = asyncio.get_event_loop()
         delay = max(0.0, when - self.clock())
-        self._timers[origin] = loop.call_later(delay, self._wake, origin)
+        self._timers[origin] = asyncio.get_event_loop().call_later(delay, self._wake, origin)
 
     def _wake(self, origin: str) -> None:
         """Refetch for the requests held here; with none held, the next request will."""
         self._timers.pop(origin, None)
-        if not self._closed and origin in self.parking:
+        if self.gate.woken(origin) and not self._closed:
             self.resolver.resolve(origin, self._fetch)
 
-    def _recrawl(self, request: Request) -> None:
-        """Give a held request back to the engine; the dupefilter has seen it already."""
+    def _give_back(self, held: Held[Request], *, released: bool = True, drop: str = "") -> None:
+        """Hand a held request back to the engine, to be judged (or dropped: ``drop``).
+
+        Once the engine is closing, a request given to it would be lost:
+        it ends here instead, with a reason.
+        """
+        if _closing(self.crawler):
+            self._end_at_close(held)
+            return
+        request = held.item
+        if drop:
+            request.meta[M.DROP] = drop  # dropped in the downloader, where its errback hears it
+        elif released:
+            self.telemetry.released(held.origin, request.url)
         engine = self.crawler.engine
         assert engine is not None
-        engine.crawl(request.replace(dont_filter=True))
+        engine.crawl(request.replace(dont_filter=True))  # the dupefilter has seen it already
 
-    def _release(self, origin: str) -> None:
-        for parked in self.parking.release(origin):
-            self.stats.inc_value("rep/released")
-            self.counts.released(origin)
-            if self.audit is not None:
-                self.audit.write("released", {"url": parked.item.url, "origin": origin})
-            self._recrawl(parked.item)
-
-    def _drop_parked(self, origin: str) -> None:
-        """Hand held requests back to be judged against the policy that drops them.
-
-        Dropped in the downloader, each reaches its errback as a RepIgnoreRequest
-        carrying its decision record, instead of vanishing from the spider's view.
-        """
-        for parked in self.parking.release(origin):
-            self._recrawl(parked.item)
-
-    def _count_drop(self, request: Request, reason: str) -> None:
-        self.stats.inc_value(f"rep/dropped/{reason}")
-        try:
-            origin: str | None = origin_of(request.url)
-        except NotAnOrigin:
-            origin = None
-        self.counts.dropped(origin, reason)
-        logger.debug(
-            "scrapy-rep: dropped %(url)s: %(reason)s", {"url": request.url, "reason": reason}
-        )
-        if self.audit is not None:
-            self.audit.write("dropped", {"url": request.url, "origin": origin, "reason": reason})
+    def _end_at_close(self, held: Held[Request]) -> None:
+        policy = self.resolver.current(held.origin)
+        record = withheld(held.origin, self.token, held.item.url, policy, "spider-closed")
+        held.item.meta[M.DECISION] = record.to_dict()
+        self.telemetry.final(held.origin, held.item.meta[M.DECISION])
 
     def _on_idle(self, spider: Any = None) -> None:
-        for parked in self.parking.expire(self.clock() - self.config.park_timeout):
-            parked.item.meta["rep_drop"] = "park-expired"
-            self._recrawl(parked.item)
-        for origin in self.parking.origins():  # make sure every held origin will wake
-            if origin not in self._timers and self.resolver.pending_since(origin) is None:
-                self._wake_at(origin, self._due(origin))
-        if len(self.parking):
+        self.telemetry.flush()
+        for held in self.gate.expire(self.clock()):
+            self._give_back(held, drop="park-expired")
+        for origin in self.gate.origins_without_wake():
+            self._plan_wake(origin)
+        if len(self.gate):
             raise DontCloseSpider
 
-    def _on_closed(self, spider: Any = None, reason: str = "") -> Awaitable[None] | None:
+    # -- open and close -----------------------------------------------------
+
+    def _on_opened(self, spider: Any = None) -> None:
+        _warn_if_builtin_active(self.crawler)
+
+    def _on_closed(self, spider: Any = None, reason: str = "") -> Any:
         self._closed = True
         for timer in self._timers.values():
             timer.cancel()
         self._timers.clear()
+        held = self.gate.close()
+        queue = self._shared_queue() if held else None
         left = 0
-        queue = self._shared_queue()
-        for parked in self.parking.drain():
-            if queue is not None and self._requeue(queue, parked.item):
+        for each in held:
+            if queue is not None and self._requeue(queue, each.item):
                 continue
-            self._count_drop(parked.item, "spider-closed")
+            self._end_at_close(each)
             left += 1
-        if left:
-            logger.warning(
-                "scrapy-rep: %(n)d parked requests were never downloaded (spider closed: "
-                "%(reason)s)",
-                {"n": left, "reason": reason},
-            )
-        try:
-            if self.config.report_enabled:
-                logger.info("%(report)s", {"report": "\n".join(report_lines(self.counts))})
-            if self.audit is not None:
-                for origin, counts in self.counts.origins.items():
-                    self.audit.write("origin", {"origin": origin, **counts.to_dict()})
-        finally:
-            if self.audit is not None:
-                self.audit.close()  # flushes: nothing buffered is lost
-        self.resolver.listeners.remove(self._on_policy)
-        if _Shared.release(self._shared_key) and self.resolver.shared is not None:
+        self.telemetry.closed(reason, left)
+        self.resolver.listeners.remove(self)
+        if SharedResolvers.leave(self.spec) and self.resolver.shared is not None:
             return self.resolver.shared.close()  # the last user closes the connections
         return None
 
     def _shared_queue(self) -> Any:
         """A scrapy-redis scheduler, whose queue the cluster shares, or None.
 
-        Parked requests live in this worker's memory. When it closes with some
-        still parked, they go back into the shared queue (``REP_REQUEUE_PARKED``),
+        Held requests live in this worker's memory. When it closes with some
+        still held, they go back into the shared queue (``REP_REQUEUE_PARKED``),
         so another worker takes them, and parks them again while their origin is
         paused, instead of losing them.
         """
-        if not self.config.requeue_parked or not len(self.parking):
+        if not self.config.requeue_parked:
             return None
         try:
             from scrapy_redis.scheduler import Scheduler as RedisScheduler
@@ -557,124 +506,56 @@ class RobotsMiddleware:
             scheduler.enqueue_request(request.replace(dont_filter=True))
         except Exception as exc:
             logger.warning(
-                "scrapy-rep: could not push a parked request back to the shared queue: %(error)s",
+                "scrapy-rep: could not push a held request back to the shared queue: %(error)s",
                 {"error": f"{type(exc).__name__}: {exc}"},
             )
             return False
-        self.stats.inc_value("rep/requeued")
-        logger.debug("scrapy-rep: requeued %(url)s for another worker", {"url": request.url})
+        self.telemetry.requeued(request.url)
         return True
 
-    # -- Crawl-delay --------------------------------------------------------
+    # -- Crawl-delay and the audit trail ------------------------------------
 
     def _apply_crawl_delay(self, request: Request, origin: str, policy: Policy) -> None:
-        if not self.config.crawl_delay_enabled:
-            return
-        known = self._delays.get(origin)
-        if known is not None and known[0] == policy.digest:
-            delay = known[1]
-        else:
+        assert self.crawl_delay is not None
+        known, delay = self.crawl_delay.known(origin, policy.digest)
+        if not known:
             robots = self.resolver.cache.robots(policy) if policy.status is Status.OK else None
-            delay = robots.crawl_delay(self.token) if robots is not None else None
-            if delay is not None and delay > self.config.crawl_delay_max:
-                logger.info(
-                    "scrapy-rep: %(origin)s asks for Crawl-delay %(asked)ss, capped at %(cap)ss",
-                    {"origin": origin, "asked": delay, "cap": self.config.crawl_delay_max},
-                )
-                self.stats.inc_value("rep/crawl_delay/capped")
-                delay = self.config.crawl_delay_max
-            self._delays[origin] = (policy.digest, delay)
-            self.counts.crawl_delay(origin, delay)
-        if not delay:
-            return
-        engine = self.crawler.engine
-        assert engine is not None
-        downloader = engine.downloader
-        key = downloader.get_slot_key(request)
-        user_delay = float(self.crawler.settings.getfloat("DOWNLOAD_DELAY"))
-        floor = max(delay, user_delay)
-        # Origins on one host share its slot: the largest Crawl-delay among them wins.
-        floor = max(floor, self._floors.get(key, 0.0))
-        if self._floors.get(key) == floor:
-            return
-        if not self._floors:  # listen only once there is a floor to keep (~9 µs a response)
-            self.crawler.signals.connect(self._keep_delay_floor, signal=signals.response_downloaded)
-        self._floors[key] = floor
-        self.stats.inc_value("rep/crawl_delay/applied")
-        # Slots are keyed by host and dropped when idle: write both the live
-        # slot and the settings a new slot is made from. No jitter below the floor.
-        slot_settings = downloader.per_slot_settings.setdefault(key, {})
-        slot_settings["delay"] = max(float(slot_settings.get("delay", 0)), floor)
-        slot_settings["jitter"] = 0.0
-        slot = downloader.slots.get(key)
-        if slot is not None:
-            slot.delay = max(slot.delay, floor)
-            slot.jitter = 0.0
+            asked = robots.crawl_delay(self.token) if robots is not None else None
+            delay = self.crawl_delay.decide(origin, policy.digest, asked)
+            self.telemetry.counts.crawl_delay(origin, delay)
+        if delay:
+            self.crawl_delay.apply(request, delay)
 
-    def _keep_delay_floor(self, response: Response, request: Request, spider: Any = None) -> None:
-        """Re-apply the floor after AutoThrottle (which adjusts on the same signal)."""
-        if not self._floors:
-            return
-        engine = self.crawler.engine
-        if engine is None:
-            return
-        key = request.meta.get("download_slot")
-        if not isinstance(key, str):
-            return
-        floor = self._floors.get(key)
-        slot = engine.downloader.slots.get(key) if floor is not None else None
-        if slot is not None and floor is not None and slot.delay < floor:
-            slot.delay = floor
-
-
-class AuditedRobotsMiddleware(RobotsMiddleware):
-    """With ``REP_DECISION_LOG``: also records each downloaded page's own HTTP status."""
-
-    def process_response(self, request: Request, response: Response, spider: Any = None) -> Any:
-        decision = request.meta.get("rep_decision")
-        if self.audit is not None and decision is not None and not request.meta.get(META_KEY):
-            # the target's own status, never mixed with the robots.txt one
-            self.audit.write(
+    def _on_response(self, response: Response, request: Request, spider: Any = None) -> None:
+        """With ``REP_DECISION_LOG``: each downloaded page's own HTTP status."""
+        decision = request.meta.get(M.DECISION)
+        audit = self.telemetry.audit
+        if audit is not None and decision is not None and not request.meta.get(M.ROBOTS_REQUEST):
+            audit.write(
                 "response",
                 {
                     "url": decision["url"],
                     "origin": decision["origin"],
-                    "target_status": response.status,
+                    "target_status": response.status,  # never mixed with the robots.txt one
                     "response_url": response.url,
                 },
             )
-        return response
+
+
+def _closing(crawler: Crawler) -> bool:
+    """Whether the engine is closing the spider (requests given to it now would be lost)."""
+    engine = crawler.engine
+    slot = getattr(engine, "_slot", None)
+    return engine is None or slot is None or getattr(slot, "closing", None) is not None
 
 
 def _warn_if_builtin_active(crawler: Crawler) -> None:
     """Two robots middlewares would fetch every robots.txt twice; say how to fix it."""
-    if not crawler.settings.getbool("ROBOTSTXT_OBEY"):
-        return
-    components = build_component_list(crawler.settings.getwithbase("DOWNLOADER_MIDDLEWARES"))
-    if any(load_object(c) is RobotsTxtMiddleware for c in components):
+    engine = crawler.engine
+    manager = getattr(getattr(engine, "downloader", None), "middleware", None)
+    if any(isinstance(mw, RobotsTxtMiddleware) for mw in getattr(manager, "middlewares", ())):
         logger.warning(
             "scrapy-rep: Scrapy's RobotsTxtMiddleware is active too (ROBOTSTXT_OBEY=True), so "
             "robots.txt is fetched twice; enable scrapy-rep with ADDONS = "
             "{'scrapy_rep.Addon': 100}, or set ROBOTSTXT_OBEY = False"
         )
-
-
-def _when(timestamp: float) -> str:
-    return time.strftime("%H:%M:%S", time.localtime(timestamp))
-
-
-def _fetch_record(origin: str, policy: Policy) -> dict[str, Any]:
-    return {
-        "origin": origin,
-        "url": policy.url,
-        "final_url": policy.final_url,
-        "status": policy.status.value,
-        "http_status": policy.http_status,
-        "outcome": policy.outcome,
-        "fetched_at": policy.fetched_at,
-        "expires_at": policy.expires_at,
-        "digest": policy.digest,
-        "size": len(policy.body) if policy.body is not None else None,
-        "truncated": policy.truncated,
-        "reason": policy.reason,
-    }

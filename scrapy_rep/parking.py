@@ -2,8 +2,9 @@
 
 A parked request occupies neither the scheduler nor the downloader, so a
 paused origin never takes concurrency from a healthy one. The lot is bounded
-and pure (no Scrapy import): the middleware decides when to park, release
-or drop; the lot only keeps count, so nothing leaves it unaccounted for.
+and pure (no Scrapy import); :mod:`scrapy_rep.gate` decides when to park and
+when to take requests out, and the lot only keeps count, so nothing leaves it
+unaccounted for.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
-class Parked(Generic[T]):
+class Held(Generic[T]):
     item: T
     origin: str
     since: float
@@ -29,7 +30,7 @@ class ParkingLot(Generic[T]):
 
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity
-        self._by_origin: dict[str, deque[Parked[T]]] = {}
+        self._by_origin: dict[str, deque[Held[T]]] = {}
         self._count = 0
 
     def __len__(self) -> int:
@@ -45,19 +46,19 @@ class ParkingLot(Generic[T]):
         """Hold ``item``; False when the lot is full (the caller drops it, with a reason)."""
         if self._count >= self.capacity:
             return False
-        self._by_origin.setdefault(origin, deque()).append(Parked(item, origin, now, reason))
+        self._by_origin.setdefault(origin, deque()).append(Held(item, origin, now, reason))
         self._count += 1
         return True
 
-    def release(self, origin: str) -> list[Parked[T]]:
+    def take(self, origin: str) -> list[Held[T]]:
         """Everything held for ``origin``, oldest first, removed from the lot."""
         held = self._by_origin.pop(origin, deque())
         self._count -= len(held)
         return list(held)
 
-    def expire(self, deadline: float) -> list[Parked[T]]:
+    def expire(self, deadline: float) -> list[Held[T]]:
         """Everything parked before ``deadline``, removed from the lot."""
-        expired: list[Parked[T]] = []
+        expired: list[Held[T]] = []
         for origin in list(self._by_origin):
             held = self._by_origin[origin]
             while held and held[0].since < deadline:
@@ -67,7 +68,7 @@ class ParkingLot(Generic[T]):
         self._count -= len(expired)
         return expired
 
-    def drain(self) -> Iterator[Parked[T]]:
+    def drain(self) -> Iterator[Held[T]]:
         """Empty the lot (at close), yielding what it held."""
         for origin in list(self._by_origin):
-            yield from self.release(origin)
+            yield from self.take(origin)

@@ -56,6 +56,7 @@ DEFAULT_ACTIONS: Mapping[str, Action] = {
     "5xx": Action.PAUSE,
     "network": Action.PAUSE,
     "redirect-limit": Action.ALLOW,
+    "3xx": Action.ALLOW,
 }
 
 #: outcome -> what RFC 9309 says, for the README table and log lines
@@ -68,6 +69,7 @@ RFC_BEHAVIOUR: Mapping[str, str] = {
     "5xx": "unreachable: complete disallow (§2.3.1.4)",
     "network": "unreachable: complete disallow (§2.3.1.4)",
     "redirect-limit": "more than 5 redirects: may treat as unavailable (§2.3.1.2)",
+    "3xx": "a redirect with no Location: nothing to follow; unavailable (§2.3.1.3)",
 }
 
 #: outcomes after which a previous good copy may stand in (§2.3.1.4)
@@ -86,6 +88,8 @@ class FetchResult:
     error: str | None = None  # exception class name for network errors
     truncated: bool = False
     redirects: int = 0
+    #: the last hop still redirected: more than REP_MAX_REDIRECTS hops
+    redirect_limit: bool = False
 
 
 @dataclass(frozen=True)
@@ -138,6 +142,8 @@ def classify(result: FetchResult) -> str:
     """The outcome name of a fetch: the row of the status table it falls in."""
     if result.status is None:
         return "network"
+    if result.redirect_limit:
+        return "redirect-limit"
     code = result.status
     if 200 <= code < 300:
         return "2xx"
@@ -146,7 +152,7 @@ def classify(result: FetchResult) -> str:
     if code >= 500:
         return "5xx"
     if 300 <= code < 400:
-        return "redirect-limit"
+        return "3xx"
     return "4xx"
 
 

@@ -25,6 +25,8 @@ class OriginCounts:
     parked: int = 0
     released: int = 0
     fetches: int = 0
+    #: policies adopted without fetching here (another crawler's fetch, the shared store)
+    reused: int = 0
     status: str = "pending"  # the latest policy status
     crawl_delay: float | None = None  # seconds applied to the download slot
 
@@ -44,6 +46,7 @@ class OriginCounts:
             "parked": self.parked,
             "released": self.released,
             "fetches": self.fetches,
+            "reused": self.reused,
             "status": self.status,
             "crawl_delay": self.crawl_delay,
         }
@@ -94,9 +97,12 @@ class CrawlCounts:
         counts.status = status
         self.total.fetches += 1
 
-    def status(self, origin: str, status: str) -> None:
-        """A policy adopted without a fetch here (another worker's, or the shared store's)."""
-        self.of(origin).status = status
+    def reused(self, origin: str, status: str) -> None:
+        """A policy adopted without a fetch here (another crawler's, or the shared store's)."""
+        counts = self.of(origin)
+        counts.reused += 1
+        counts.status = status
+        self.total.reused += 1
 
     def crawl_delay(self, origin: str, delay: float | None) -> None:
         self.of(origin).crawl_delay = delay
@@ -112,7 +118,8 @@ def report_lines(counts: CrawlCounts, top: int = TOP) -> list[str]:
     lines = [
         f"scrapy-rep report: {counts.seen} origins, {t.requests} requests: "
         f"{t.downloaded} downloaded, {t.dropped_total} dropped ({_reasons(t.dropped)}), "
-        f"{t.parked} parked, {t.released} released; {t.fetches} robots.txt fetches"
+        f"{t.parked} parked, {t.released} released; {t.fetches} robots.txt fetches, "
+        f"{t.reused} reused"
     ]
     ranked = sorted(counts.origins.items(), key=lambda item: -item[1].requests)[: max(0, top)]
     if not ranked:

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any, ClassVar, Protocol
 
 from scrapy_rep.policy import FetchResult, Policy, PolicyConfig, next_policy
 from scrapy_rep.store.base import SharedStore
@@ -22,6 +24,26 @@ logger = logging.getLogger(__name__)
 
 Fetch = Callable[[str], Awaitable[FetchResult]]
 Clock = Callable[[], float]
+
+
+class FetchAbandoned(Exception):
+    """A fetch that ended because its crawler closed, not because of the site.
+
+    Nothing is learnt about the origin: no policy is adopted, and listeners
+    hear ``abandoned`` so a crawler still running can fetch it itself.
+    """
+
+
+class Listener(Protocol):
+    """A crawler following the policies of a shared resolver."""
+
+    def on_policy(
+        self, origin: str, old: Policy | None, new: Policy, fetched: Fetch | None
+    ) -> None:
+        """A new policy; ``fetched`` is the fetch that made it (None: from the store)."""
+
+    def on_abandoned(self, origin: str) -> None:
+        """A fetch for ``origin`` ended without an answer (its crawler closed)."""
 
 
 class Resolver:
@@ -44,9 +66,10 @@ class Resolver:
         self.poll_interval = poll_interval
         self._inflight: dict[str, asyncio.Task[Policy]] = {}
         self._started: dict[str, float] = {}
+        self._fetchers: dict[str, Fetch] = {}  # origin -> the fetch in flight
         self._store_down = False  # warn once per outage of the shared store, not per call
-        #: listeners told of every new policy: (origin, old, new, fetched_here)
-        self.listeners: list[Callable[[str, Policy | None, Policy, bool], None]] = []
+        #: the crawlers told of every new policy
+        self.listeners: list[Listener] = []
 
     def current(self, origin: str) -> Policy | None:
         """The cached policy, fresh or not; no I/O."""
@@ -63,22 +86,27 @@ class Resolver:
             task = asyncio.ensure_future(self._refresh(origin, fetch))
             self._inflight[origin] = task
             self._started[origin] = self.clock()
-            task.add_done_callback(lambda _: self._done(origin))
+            self._fetchers[origin] = fetch
+            task.add_done_callback(lambda done: self._done(origin, done))
         return task
 
-    def _done(self, origin: str) -> None:
+    def _done(self, origin: str, task: asyncio.Task[Policy]) -> None:
         self._inflight.pop(origin, None)
         self._started.pop(origin, None)
+        self._fetchers.pop(origin, None)
+        if task.cancelled() or isinstance(task.exception(), FetchAbandoned):
+            for listener in list(self.listeners):
+                listener.on_abandoned(origin)
 
     async def _refresh(self, origin: str, fetch: Fetch) -> Policy:
         previous = self.cache.get(origin)
         if self.shared is None:
-            return self._adopt(origin, previous, await self._fetch(origin, previous, fetch), True)
+            return self._adopt(origin, previous, await self._fetch(origin, previous, fetch), fetch)
         deadline = self.clock() + self.lock_ttl * 2
         while True:
             stored = await self._load(origin)
             if stored is not None and stored.fresh(self.clock()):
-                return self._adopt(origin, previous, stored, False)
+                return self._adopt(origin, previous, stored, None)
             token = await self._acquire(origin)
             if token is not None or self.clock() >= deadline:
                 break
@@ -86,10 +114,10 @@ class Resolver:
         try:
             stored = await self._load(origin)  # another worker may have just finished
             if stored is not None and stored.fresh(self.clock()):
-                return self._adopt(origin, previous, stored, False)
+                return self._adopt(origin, previous, stored, None)
             policy = await self._fetch(origin, stored or previous, fetch)
             await self._save(origin, policy)
-            return self._adopt(origin, previous, policy, True)
+            return self._adopt(origin, previous, policy, fetch)
         finally:
             if token is not None:
                 await self._release(origin, token)
@@ -98,12 +126,12 @@ class Resolver:
         result = await fetch(origin)
         return next_policy(previous, result, self.clock(), self.config)
 
-    def _adopt(self, origin: str, old: Policy | None, new: Policy, fetched: bool) -> Policy:
+    def _adopt(self, origin: str, old: Policy | None, new: Policy, fetch: Fetch | None) -> Policy:
         self.cache.put(origin, new)
         # no longer pending, before the listeners run: what they release must not re-park
         self._started.pop(origin, None)
-        for listener in self.listeners:
-            listener(origin, old, new, fetched)
+        for listener in list(self.listeners):
+            listener.on_policy(origin, old, new, fetch)
         return new
 
     # The shared store is a convenience, never a single point of failure:
@@ -152,3 +180,60 @@ class Resolver:
             "scrapy-rep: shared policy store failed (%(what)s: %(error)s); using the local cache",
             {"what": what, "error": f"{type(exc).__name__}: {exc}"},
         )
+
+
+@dataclass(frozen=True)
+class ResolverSpec:
+    """Every setting a resolver uses: crawlers with equal specs share one resolver.
+
+    Compared by value (the policy by every field of it), the clock by identity.
+    """
+
+    policy: PolicyConfig = field(compare=False)
+    clock: Clock = field(compare=False)
+    cache_max_origins: int
+    store: str
+    redis_url: str | None
+    redis_prefix: str
+    redis_retention: float
+    #: how long one fetch may take, redirects included: the shared store's lock lifetime
+    lock_ttl: float
+    policy_key: tuple[Any, ...] = field(init=False)
+    clock_id: int = field(init=False)
+
+    def __post_init__(self) -> None:
+        key = tuple(
+            tuple(sorted((str(k), str(v)) for k, v in value.items()))
+            if isinstance(value, Mapping)
+            else value
+            for value in (getattr(self.policy, f.name) for f in fields(self.policy))
+        )
+        object.__setattr__(self, "policy_key", key)
+        object.__setattr__(self, "clock_id", id(self.clock))
+
+
+class SharedResolvers:
+    """Resolvers shared by the crawlers of one process with equal specs.
+
+    Two spiders in one process (even with different product tokens) then
+    share one fetch and one cache per origin. A resolver lives while a
+    crawler uses it, so sequential crawls start fresh.
+    """
+
+    _resolvers: ClassVar[dict[ResolverSpec, tuple[Resolver, int]]] = {}
+
+    @classmethod
+    def acquire(cls, spec: ResolverSpec, make: Callable[[], Resolver]) -> Resolver:
+        resolver, users = cls._resolvers.get(spec) or (make(), 0)
+        cls._resolvers[spec] = (resolver, users + 1)
+        return resolver
+
+    @classmethod
+    def leave(cls, spec: ResolverSpec) -> bool:
+        """True when that was the last user (who then closes the resolver's store)."""
+        resolver, users = cls._resolvers[spec]
+        if users <= 1:
+            del cls._resolvers[spec]
+            return True
+        cls._resolvers[spec] = (resolver, users - 1)
+        return False

@@ -66,7 +66,7 @@ async def test_one_decision_per_judged_request_one_fetch_per_robots_fetch(
     result, found = await audited_crawl(tmp_path, urls)
 
     decisions = of(found, "decision")
-    assert len(decisions) == result.stat("rep/requests/judged") == len(urls)
+    assert len(decisions) == result.stat("rep/judgements") == len(urls)
     assert sorted(d["url"] for d in decisions) == sorted(urls)
     fetches = of(found, "fetch")
     assert len(fetches) == result.stat("rep/fetch/count") == 2
@@ -240,7 +240,7 @@ async def test_explain_tells_the_story_of_a_parked_request(site: FakeSite, tmp_p
     action, lines = explain(str(tmp_path / "audit.jsonl"), url)
     history = "\n".join(lines[lines.index("  history") :])
     assert action == "download"
-    steps = ["unresolved -> park", "parked", "released", "allow -> download", "HTTP 200"]
+    steps = ["parked    origin-paused", "released", "allow -> download", "HTTP 200"]
     positions = [history.index(step) for step in steps]  # each one is there ...
     assert positions == sorted(positions)  # ... in this order
 

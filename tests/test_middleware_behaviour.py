@@ -243,7 +243,7 @@ async def test_paused_origin_does_not_slow_a_healthy_one(site: FakeSite) -> None
     assert sorted(result.downloaded) == sorted(a_pages + b_pages)
     assert result.dropped == {}
     assert result.stat("rep/parked") == result.stat("rep/released") == len(a_pages)
-    assert result.stat("rep/origin/resumed") == 1
+    assert result.stat("rep/resumes") == 1
     assert all(result.decisions[u]["policy_status"] == "ok" for u in a_pages)
 
 
@@ -449,9 +449,9 @@ async def test_stats_keys(site: FakeSite) -> None:
     expected = {
         "rep/fetch/count": 1,
         "rep/fetch/outcome/2xx": 1,
-        "rep/requests/judged": 5,
-        "rep/decision/allow": 3,
-        "rep/decision/disallow": 2,
+        "rep/judgements": 5,
+        "rep/judgements/allow": 3,
+        "rep/judgements/disallow": 2,
         "rep/downloaded": 3,
         "rep/dropped/disallow-rule": 2,
         "robotstxt/forbidden": 2,

@@ -14,7 +14,7 @@ def test_capacity_is_a_total_over_origins() -> None:
     assert not lot.park("c", "c1", 4.0, "origin-paused")
     assert len(lot) == 3
     assert "c" not in lot
-    lot.release("b")
+    lot.take("b")
     assert lot.park("c", "c1", 5.0, "origin-paused")
 
 
@@ -28,7 +28,7 @@ def test_release_gives_the_origin_back_oldest_first() -> None:
     lot: ParkingLot[str] = ParkingLot(10)
     for i, item in enumerate(["a1", "b1", "a2", "a3", "b2"]):
         lot.park(item[0], item, float(i), f"reason-{i}")
-    released = lot.release("a")
+    released = lot.take("a")
     assert [p.item for p in released] == ["a1", "a2", "a3"]
     assert [p.since for p in released] == [0.0, 2.0, 3.0]
     assert [p.reason for p in released] == ["reason-0", "reason-2", "reason-3"]
@@ -36,8 +36,8 @@ def test_release_gives_the_origin_back_oldest_first() -> None:
     assert len(lot) == 2
     assert "a" not in lot and "b" in lot
     assert lot.origins() == ["b"]
-    assert lot.release("a") == []
-    assert lot.release("nowhere") == []
+    assert lot.take("a") == []
+    assert lot.take("nowhere") == []
     assert len(lot) == 2
 
 

@@ -66,7 +66,8 @@ ROW_EXAMPLES: dict[str, FetchResult] = {
     "429": result(429),
     "5xx": result(503),
     "network": result(None, error="TimeoutError"),
-    "redirect-limit": result(310, redirects=6),
+    "redirect-limit": result(302, redirects=6, redirect_limit=True),
+    "3xx": result(302),
 }
 
 
@@ -89,13 +90,18 @@ ROW_EXAMPLES: dict[str, FetchResult] = {
         (500, "5xx"),
         (503, "5xx"),
         (599, "5xx"),
-        (301, "redirect-limit"),
-        (310, "redirect-limit"),
+        (301, "3xx"),  # a redirect with no Location (a followed one never gets here)
         (None, "network"),
     ],
 )
 def test_classify(status: int | None, outcome: str) -> None:
     assert classify(result(status)) == outcome
+
+
+def test_too_many_redirects_keep_the_real_status() -> None:
+    over = result(302, redirects=6, redirect_limit=True)
+    assert classify(over) == "redirect-limit"
+    assert over.status == 302
 
 
 def test_every_row_has_an_example_and_every_outcome_a_row() -> None:
@@ -118,6 +124,7 @@ def test_every_row_has_an_example_and_every_outcome_a_row() -> None:
         ("5xx", Status.PAUSED),
         ("network", Status.PAUSED),
         ("redirect-limit", Status.UNAVAILABLE),
+        ("3xx", Status.UNAVAILABLE),
     ],
 )
 def test_default_row(outcome: str, status: Status) -> None:

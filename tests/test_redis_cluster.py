@@ -191,7 +191,7 @@ def test_one_robots_fetch_per_origin_for_the_whole_cluster(
     assert cluster.dropped() == {o.url_for("/private/x"): "disallow-rule" for o in origins}
     assert sum(w.stat("rep/fetch/count") for w in workers) == len(origins)
     # the cluster really shared the work, and some worker used another's fetch
-    assert sum(1 for w in workers if w.stat("rep/requests/judged")) >= 2
+    assert sum(1 for w in workers if w.stat("rep/judgements")) >= 2
     assert sum(w.store("found") + w.store("lock_busy") for w in workers) >= 1
 
 

@@ -110,7 +110,7 @@ async def test_pause_that_never_recovers_drops_unresolved(site: FakeSite, case: 
     assert result.errors == {}
     assert a.hits("/robots.txt") == 2  # the first try, and one refetch after the back-off
     assert result.stat(f"rep/fetch/outcome/{outcome}") == 2
-    assert result.stat(f"rep/origin/paused/{outcome}") == 1
+    assert result.stat(f"rep/pauses/{outcome}") == 1
     assert result.stat("rep/dropped/policy-unresolved") == len(PATHS)
     assert result.stat("rep/downloaded") == 0
     for url in urls(a):
@@ -138,7 +138,7 @@ async def test_pause_then_recovery_releases_parked_requests(site: FakeSite, case
     assert a.hits("/robots.txt") == 3
     # every page hit comes after the third (good) robots.txt
     assert robots_hits(site, "a")[2] < min(page_hits(site, "a"))
-    assert result.stat("rep/origin/resumed") == 1
+    assert result.stat("rep/resumes") == 1
     assert result.stat("rep/released") == result.stat("rep/parked") > 0
     for url in result.downloaded:
         assert result.decisions[url]["policy_status"] == "ok"
@@ -166,7 +166,7 @@ async def test_429_retry_after_is_honoured_and_capped(site: FakeSite) -> None:
     assert a.hits("/robots.txt") == b.hits("/robots.txt") == 2
     for name in ("a", "b"):
         assert robots_hits(site, name)[1] < min(page_hits(site, name))
-    assert result.stat("rep/origin/paused/429") == 2
+    assert result.stat("rep/pauses/429") == 2
     assert result.stats["finish_reason"] == "finished"
 
 

@@ -1,0 +1,28 @@
+"""Every ``Request.meta`` key scrapy-rep reads or writes, in one place.
+
+Public keys are documented in ``docs/reference.md``. Internal ones start with
+an underscore, Scrapy's convention for keys that are nobody else's business.
+"""
+
+#: the decision record of a judged request (a plain, picklable dict)
+DECISION = "rep_decision"
+#: Scrapy's own switch: this request is not subject to robots.txt
+DONT_OBEY = "dont_obey_robotstxt"
+
+#: marks scrapy-rep's own robots.txt requests
+ROBOTS_REQUEST = "_rep_robots"
+#: why the downloader handed a request back to be parked
+PARK = "_rep_park"
+#: why a held request is on its way to be dropped in the downloader
+DROP = "_rep_drop"
+#: when a request was first parked (policy clock)
+PARKED_AT = "_rep_parked_at"
+#: robots.txt download: bytes received so far, cut by the body guard, encoding error
+RECEIVED = "_rep_received"
+TRUNCATED = "_rep_truncated"
+ENCODING_ERROR = "_rep_encoding_error"
+
+
+def exempt(meta: dict[str, object]) -> bool:
+    """Requests robots.txt does not govern here: opted out, or our own fetches."""
+    return bool(meta.get(DONT_OBEY) or meta.get(ROBOTS_REQUEST))

@@ -1,0 +1,82 @@
+"""Nothing is lost at close: every held request ends downloaded or dropped with a reason."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest_twisted
+
+from tests.crawl import ListSpider, crawl, crawl_many
+from tests.fakesite import FakeSite, Reply
+
+ALLOW_ALL = b"User-agent: *\nAllow: /\n"
+
+
+def records(path: Path, kind: str) -> list[dict[str, Any]]:
+    with open(path, encoding="utf-8") as f:
+        return [r for r in map(json.loads, f) if r["type"] == kind]
+
+
+@pytest_twisted.ensureDeferred
+async def test_requests_waiting_for_a_fetch_at_close_are_dropped_with_a_reason(
+    site: FakeSite, tmp_path: Path
+) -> None:
+    slow = site.add("slow").robots(Reply(body=ALLOW_ALL, delay=5.0))
+    urls = [slow.url_for("/one"), slow.url_for("/two")]
+    log = tmp_path / "audit.jsonl"
+    result = await crawl(
+        urls,
+        {"CLOSESPIDER_TIMEOUT": 1.5, "REP_PENDING_WAIT": 0.2, "REP_DECISION_LOG": str(log)},
+    )
+    assert result.downloaded == []
+    assert result.stat("rep/parked/origin-pending") == 2
+    assert result.stat("rep/dropped/spider-closed") == 2
+    assert result.stat("rep/released") == 0  # nothing handed to an engine that is closing
+    final = {r["url"]: r for r in records(log, "decision") if r["action"] == "drop"}
+    assert set(final) == set(urls)
+    assert {r["reason"] for r in final.values()} == {"spider-closed"}
+    assert slow.hits("/one") == slow.hits("/two") == 0
+
+
+@pytest_twisted.ensureDeferred
+async def test_paused_requests_at_close_are_dropped_with_a_reason(site: FakeSite) -> None:
+    down = site.add("down").robots(Reply(status=503))
+    urls = [down.url_for(f"/p{i}") for i in range(3)]
+    result = await crawl(urls, {"CLOSESPIDER_TIMEOUT": 1.0, "REP_PAUSE_INITIAL": 60})
+    assert result.downloaded == []
+    assert result.stat("rep/dropped/spider-closed") == 3
+    assert result.stat("rep/downloaded") + result.stat("rep/dropped/spider-closed") == len(urls)
+
+
+class LateSpider(ListSpider):
+    """Starts after the other spider has begun the shared robots.txt fetch."""
+
+    name = "late"
+
+    async def start(self) -> Any:
+        await asyncio.sleep(0.5)
+        for url in self.urls:
+            yield self.request(url)
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_shared_fetch_outlives_the_spider_that_started_it(site: FakeSite) -> None:
+    """The first spider closes while its fetch runs; the second still gets an answer."""
+    slow = site.add("slow").robots(Reply(body=ALLOW_ALL, delay=2.0))
+    early_url, late_urls = slow.url_for("/early"), [slow.url_for(f"/late{i}") for i in range(3)]
+    early_spider = type(
+        "EarlySpider", (ListSpider,), {"name": "early", "custom_settings": {"CLOSESPIDER_TIMEOUT": 1}}
+    )
+    early, late = await crawl_many(
+        [(early_spider, [early_url], {}), (LateSpider, late_urls, {})],
+        {"REP_PENDING_WAIT": 0.2},
+    )
+    assert early.downloaded == []
+    assert early.stat("rep/dropped/spider-closed") == 1
+    assert sorted(late.downloaded) == sorted(late_urls)
+    assert late.dropped == {}
+    # each spider's numbers are its own: who fetched, who reused
+    assert early.stat("rep/fetch/count") + late.stat("rep/fetch/count") == slow.hits("/robots.txt")

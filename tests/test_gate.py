@@ -1,0 +1,136 @@
+"""OriginGate: the lifecycle of held requests, with a fake clock and no crawl."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from scrapy_rep.gate import JUDGE, ORIGIN_PAUSED, ORIGIN_PENDING, PARK, WAIT, OriginGate
+from scrapy_rep.policy import Policy, Status
+
+A = "https://a.example:443"
+
+
+def policy(status: Status, fetched_at: float = 0.0, ttl: float = 100.0, **kw: object) -> Policy:
+    return replace(Policy(status, "x", 200, fetched_at, fetched_at + ttl, "u", "u", "why"), **kw)
+
+
+def gate(pending_wait: float = 2.0, park_max: int = 10) -> OriginGate[str]:
+    return OriginGate(pending_wait, park_max, park_timeout=50.0)
+
+
+def test_a_fresh_policy_is_judged_at_once() -> None:
+    assert gate().admit(A, policy(Status.OK), None, 10.0).action == JUDGE
+    assert gate().admit(A, policy(Status.UNAVAILABLE), None, 10.0).action == JUDGE
+
+
+def test_no_policy_waits_for_the_fetch_with_what_is_left_of_the_budget() -> None:
+    g = gate(pending_wait=2.0)
+    first = g.admit(A, None, None, 10.0)
+    assert (first.action, first.budget) == (WAIT, 2.0)
+    late = g.admit(A, None, 9.5, 10.0)  # the fetch started half a second ago
+    assert (late.action, late.budget) == (WAIT, 1.5)
+    too_late = g.admit(A, None, 7.0, 10.0)
+    assert (too_late.action, too_late.reason) == (PARK, ORIGIN_PENDING)
+
+
+def test_an_expired_policy_waits_for_its_refetch() -> None:
+    assert gate().admit(A, policy(Status.OK, ttl=5.0), None, 10.0).action == WAIT
+
+
+def test_a_paused_origin_parks_until_its_refetch_even_after_expiry() -> None:
+    g = gate()
+    paused = policy(Status.PAUSED, ttl=60.0)
+    assert g.admit(A, paused, None, 10.0) == g.admit(A, paused, None, 59.0)
+    assert g.admit(A, paused, None, 10.0).reason == ORIGIN_PAUSED
+    # expired and no refetch planned: the request waits for a new fetch
+    assert g.admit(A, paused, None, 61.0).action == WAIT
+    effects = g.on_policy(A, None, paused, 0.0)
+    assert effects.paused and effects.wake_at == 60.0
+    assert g.admit(A, paused, None, 61.0).reason == ORIGIN_PAUSED  # its refetch is planned
+
+
+def test_hold_reason_rechecks_paused_and_pending_but_keeps_other_reasons() -> None:
+    g = gate(pending_wait=2.0)
+    ok = policy(Status.OK)
+    assert g.hold_reason(A, None, ok, None, 10.0) is None
+    assert g.hold_reason(A, ORIGIN_PENDING, ok, None, 10.0) is None  # the fetch ended meanwhile
+    assert g.hold_reason(A, ORIGIN_PENDING, None, 9.0, 10.0) == ORIGIN_PENDING
+    assert g.hold_reason(A, None, None, 9.0, 10.0) is None  # still within the wait
+    assert g.hold_reason(A, None, None, 7.0, 10.0) == ORIGIN_PENDING
+    assert g.hold_reason(A, None, policy(Status.PAUSED), None, 10.0) == ORIGIN_PAUSED
+    assert g.hold_reason(A, "disallow-rule", ok, None, 10.0) == "disallow-rule"
+
+
+def test_a_good_policy_releases_everything_held_and_says_resumed() -> None:
+    g = gate()
+    paused = policy(Status.PAUSED, ttl=60.0)
+    g.on_policy(A, None, paused, 0.0)
+    assert g.watching
+    for n in range(3):
+        assert g.park(A, f"r{n}", float(n), ORIGIN_PAUSED)
+    effects = g.on_policy(A, paused, policy(Status.OK, fetched_at=60.0), 60.0)
+    assert [h.item for h in effects.release] == ["r0", "r1", "r2"]
+    assert effects.resumed and not effects.paused and effects.wake_at is None
+    assert len(g) == 0 and not g.watching
+
+
+def test_giving_up_releases_to_be_dropped_and_is_no_resume() -> None:
+    g = gate()
+    g.on_policy(A, None, policy(Status.PAUSED), 0.0)
+    g.park(A, "r", 0.0, ORIGIN_PAUSED)
+    effects = g.on_policy(A, policy(Status.PAUSED), policy(Status.UNRESOLVED), 10.0)
+    assert [h.item for h in effects.release] == ["r"]
+    assert not effects.resumed
+
+
+def test_an_unreachable_origin_plans_its_refetch() -> None:
+    g = gate()
+    effects = g.on_policy(A, None, policy(Status.UNREACHABLE, ttl=30.0), 0.0)
+    assert effects.wake_at == 30.0
+    assert g.wake_due(A, None, 0.0) is None  # already planned
+
+
+def test_capacity_is_shared_by_all_origins() -> None:
+    g = gate(park_max=2)
+    assert g.park(A, "1", 0.0, ORIGIN_PENDING)
+    assert g.park("https://b:443", "2", 0.0, ORIGIN_PENDING)
+    assert not g.park(A, "3", 0.0, ORIGIN_PENDING)
+
+
+def test_wake_due_plans_one_refetch_per_origin() -> None:
+    g = gate()
+    g.park(A, "r", 0.0, ORIGIN_PENDING)
+    assert g.origins_without_wake() == [A]
+    assert g.wake_due(A, policy(Status.PAUSED, ttl=40.0), 5.0) == 40.0
+    assert g.wake_due(A, None, 5.0) is None
+    assert g.origins_without_wake() == []
+    assert g.woken(A)  # something still waits: refetch
+    assert not gate().woken(A)  # nothing held: the next request will fetch
+
+
+def test_expire_gives_back_what_waited_too_long() -> None:
+    g = gate()  # park_timeout 50
+    g.park(A, "old", 0.0, ORIGIN_PAUSED)
+    g.park(A, "new", 30.0, ORIGIN_PAUSED)
+    assert [h.item for h in g.expire(60.0)] == ["old"]
+    assert len(g) == 1
+
+
+def test_close_gives_back_everything_and_then_holds_nothing() -> None:
+    g = gate()
+    g.on_policy(A, None, policy(Status.PAUSED), 0.0)
+    g.park(A, "a", 0.0, ORIGIN_PAUSED)
+    g.park("https://b:443", "b", 1.0, ORIGIN_PENDING)
+    assert sorted(h.item for h in g.close()) == ["a", "b"]
+    assert len(g) == 0 and not g.watching
+    # a fetch that ends after close releases nothing (close() already gave it all back)
+    assert g.on_policy(A, None, policy(Status.OK), 5.0).release == []
+    assert not g.park(A, "late", 6.0, ORIGIN_PENDING)
+    assert not g.woken(A)
+
+
+def test_a_request_that_waited_is_judged_by_the_policy_it_waited_for() -> None:
+    g = gate()
+    assert g.admit_fetched(policy(Status.OK, ttl=0.0)).action == JUDGE  # max-age=0 still answers
+    assert g.admit_fetched(policy(Status.PAUSED)).reason == ORIGIN_PAUSED
+    assert g.admit_fetched(None).reason == ORIGIN_PENDING
