@@ -2,9 +2,9 @@
 
 The store is the cluster's Redis (``--redis-url``), or a SQLite file
 (``--sqlite PATH``, ``REP_SQLITE_PATH``; by default ``<JOBDIR>/rep-policies.sqlite``).
-On Redis, ``forget`` and ``flush`` also tell running workers (pub/sub), so their
-next request for a forgotten origin refetches its robots.txt, once for the
-cluster; a crawl running on a SQLite file keeps its local copy until it expires.
+``forget`` and ``flush`` also tell running crawls (Redis: pub/sub; a SQLite file:
+within a second), so their next request for a forgotten origin refetches its
+robots.txt, once for all of them.
 ``show`` without an origin lists the origins of a SQLite file.
 Exit status: 0 done, 1 nothing stored (``show``, ``forget``), 2 an error.
 """

@@ -435,6 +435,32 @@ async def test_show_and_entries(path: Path) -> None:
         await aio(store.close())
 
 
+@pytest_twisted.ensureDeferred
+async def test_forget_in_another_process_reaches_a_running_crawl(path: Path) -> None:
+    crawl = SqliteStore(path, poll_interval=0.05)
+    quiet = SqliteStore(path, poll_interval=0.05)  # no listener: no polling at all
+    heard: list[str | None] = []
+    crawl.on_invalidate(heard.append)
+    try:
+        await aio(crawl.save(ORIGIN, full_policy()))
+        await aio(crawl.forget("http://before-the-first-load:80"))  # not news to this crawl
+        assert await aio(crawl.load(ORIGIN)) == full_policy()  # the first load starts polling
+        await aio(quiet.load(ORIGIN))
+        forgot = cli("forget", ORIGIN, "--sqlite", str(path))
+        assert forgot.returncode == 0, forgot.stderr
+        assert cli("flush", "--sqlite", str(path)).returncode == 0
+        deadline = time.monotonic() + 5
+        while len(heard) < 2 and time.monotonic() < deadline:
+            await aio(asyncio.sleep(0.02))
+        assert heard == [ORIGIN, None]  # None: everything
+        assert crawl.counts["invalidations"] == 2
+        assert quiet.counts["invalidations"] == 0 and quiet._watcher is None
+    finally:
+        await aio(crawl.close())
+        await aio(quiet.close())
+    assert crawl._watcher is None  # stopped with the store
+
+
 # -- off the event loop, and waiting for another process's write -----------------------
 
 
@@ -619,6 +645,12 @@ async def test_open_store_follows_rep_store_and_jobdir(tmp_path: Path) -> None:
         from scrapy_rep.store.redis import RedisStore
 
         assert isinstance(redis, RedisStore) and redis._listeners == [heard.append]
+        assert explicit._listeners == []  # nobody asked
+        watched = open_store(
+            settings(REP_STORE="auto"), str(tmp_path / "job2"), on_invalidate=heard.append
+        )
+        opened.append(watched)
+        assert isinstance(watched, SqliteStore) and watched._listeners == [heard.append]
         with pytest.raises(SettingError, match="needs REP_SQLITE_PATH or a JOBDIR"):
             open_store(settings(REP_STORE="sqlite"), None)
         (tmp_path / "bad.sqlite").write_bytes(b"\0" * 4096)

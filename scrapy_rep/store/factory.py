@@ -46,8 +46,8 @@ def open_store(
     """The store ``config`` asks for, or None for memory only; :class:`SettingError` if unusable.
 
     ``on_invalidate(origin)`` (``None``: every origin) is called when an operator
-    forgets policies with ``scrapy-rep store``; only the Redis store can tell a
-    running crawl (pub/sub). The SQLite file is opened, and checked, here.
+    forgets policies with ``scrapy-rep store`` (Redis: pub/sub; SQLite: polled
+    every second). The SQLite file is opened, and checked, here.
     """
     kind = store_kind(config, jobdir or None)
     if kind == "redis":
@@ -62,5 +62,8 @@ def open_store(
     if kind == "sqlite":
         from scrapy_rep.store.sqlite import SqliteStore
 
-        return SqliteStore(sqlite_path(config, jobdir or None), retention=config.sqlite_retention)
+        sqlite = SqliteStore(sqlite_path(config, jobdir or None), retention=config.sqlite_retention)
+        if on_invalidate is not None:
+            sqlite.on_invalidate(on_invalidate)
+        return sqlite
     return None

@@ -8,7 +8,11 @@ before the policy's own ``expires_at``): a row past it counts as missing and
 is purged now and then. ``rep_lock`` holds at most one lease per origin
 (token, expiry): ``acquire`` takes it if it is free or expired, ``renew``
 extends it while the holder still owns it, ``release`` deletes it only for its
-owner. ``rep_meta`` names the application and the file's schema version; a
+owner. ``forget`` and ``flush`` also append to ``rep_invalidation``, which
+every store with an :meth:`~SqliteStore.on_invalidate` listener polls (one
+indexed query a second, started by its first load), so a running crawl drops
+a forgotten origin from its local cache, as Redis pub/sub does for a cluster.
+``rep_meta`` names the application and the file's schema version; a
 file of another version, another application's SQLite file or something that
 is not SQLite at all is refused with a :class:`~scrapy_rep.settings.SettingError`
 naming ``REP_SQLITE_PATH``.
@@ -38,6 +42,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import functools
 import logging
 import os
@@ -58,6 +63,7 @@ logger = logging.getLogger(__name__)
 T = TypeVar("T")
 #: a row as the codec reads it: field name -> bytes, NULL columns left out
 Stored = dict[bytes | str, bytes | str]
+Invalidated = Callable[[str | None], None]
 
 #: the layout of the file's tables; a file with another number is refused
 SCHEMA_VERSION = 1
@@ -80,6 +86,9 @@ _CREATE = (
     "CREATE INDEX rep_policy_keep_until ON rep_policy (keep_until)",
     "CREATE TABLE rep_lock (origin TEXT PRIMARY KEY, token TEXT NOT NULL, "
     "expires_at REAL NOT NULL)",
+    # what ``forget`` and ``flush`` did (origin NULL: everything), for running crawls
+    "CREATE TABLE rep_invalidation (seq INTEGER PRIMARY KEY AUTOINCREMENT, origin TEXT, "
+    "at REAL NOT NULL)",
 )
 
 
@@ -102,6 +111,7 @@ class SqliteStore:
         busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
         clock: Callable[[], float] = time.time,
         create: bool = True,
+        poll_interval: float = 1.0,
     ) -> None:
         self.path = os.fspath(path)
         self.retention = retention
@@ -109,8 +119,13 @@ class SqliteStore:
         self.clock = clock
         #: what this store did, for stats and benchmarks (the Redis store's names)
         self.counts: Counter[str] = Counter()
+        self.poll_interval = poll_interval
+        self._listeners: list[Invalidated] = []
+        self._watcher: asyncio.Task[None] | None = None
+        self._watching = False
         self._closed = False
         self._last_purge = float("-inf")
+        self._seen = 0  # the last invalidation handed to the listeners
         self._db: sqlite3.Connection | None = None  # used on the worker thread only
         self._executor = concurrent.futures.ThreadPoolExecutor(
             max_workers=1, thread_name_prefix="scrapy-rep-sqlite"
@@ -125,6 +140,7 @@ class SqliteStore:
     # -- SharedStore --------------------------------------------------------------------
 
     async def load(self, origin: str) -> Policy | None:
+        await self._watch()
         self.counts["load"] += 1
         row = await self._call(self._load, origin)
         if row is None:
@@ -170,6 +186,11 @@ class SqliteStore:
     async def close(self) -> None:
         if self._closed:
             return
+        if self._watcher is not None:
+            self._watcher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._watcher
+            self._watcher = None
         try:
             await self._call(self._close)
         finally:
@@ -179,11 +200,12 @@ class SqliteStore:
     # -- administration (the CLI's ``scrapy-rep store --sqlite PATH``) -----------------
 
     async def forget(self, origin: str | None) -> int:
-        """Delete the policy of ``origin`` (``None``: of every origin); how many went."""
+        """Delete the policy of ``origin`` (``None``: of every origin), tell running crawls;
+        how many went."""
         return await self._call(self._forget, origin)
 
     async def flush(self) -> int:
-        """Delete every policy and every lock; how many rows went."""
+        """Delete every policy and every lock, tell running crawls; how many rows went."""
         return await self._call(self._flush)
 
     async def show(self, origin: str) -> dict[str, Any]:
@@ -197,6 +219,55 @@ class SqliteStore:
     async def purge(self) -> int:
         """Delete rows past their retention and locks long expired; how many went."""
         return await self._call(self._purge)
+
+    # -- invalidation -------------------------------------------------------------------
+
+    def on_invalidate(self, listener: Invalidated) -> None:
+        """Call ``listener(origin)`` (``None``: everything) when an operator forgets policies.
+
+        Forgetting in any process (``scrapy-rep store forget --sqlite``) counts;
+        it is noticed within ``poll_interval`` seconds once this store has loaded.
+        """
+        self._listeners.append(listener)
+
+    async def _watch(self) -> None:
+        """Start polling for invalidations, before anything from the file is cached locally."""
+        if not self._listeners or self._watching or self._closed:
+            return
+        self._watching = True
+        try:
+            # queued on the store's thread before the load that asked: nothing is missed
+            self._seen = await self._call(self._last_invalidation)
+        except BaseException:
+            self._watching = False
+            raise
+        self._watcher = asyncio.ensure_future(self._poll())
+
+    async def _poll(self) -> None:
+        failing = False
+        while not self._closed:
+            await asyncio.sleep(self.poll_interval)
+            try:
+                found = await self._call(self._invalidations, self._seen)
+            except Exception as exc:
+                if not failing:
+                    logger.warning(
+                        "scrapy-rep: cannot read invalidations from %(path)s (%(error)s); "
+                        "trying again",
+                        {"path": self.path, "error": f"{type(exc).__name__}: {exc}"},
+                    )
+                failing = True
+                continue
+            failing = False
+            for seq, origin in found:
+                self._seen = seq
+                self.counts["invalidations"] += 1
+                logger.info(
+                    "scrapy-rep: %(what)s forgotten in %(path)s; refetching when next needed",
+                    {"what": "every origin" if origin is None else origin, "path": self.path},
+                )
+                for listener in list(self._listeners):
+                    listener(origin)
 
     # -- the worker thread --------------------------------------------------------------
 
@@ -356,24 +427,38 @@ class SqliteStore:
         self.db.execute("DELETE FROM rep_lock WHERE origin = ? AND token = ?", (origin, token))
         return False
 
-    def _forget(self, origin: str | None) -> int:
-        if origin is None:
-            cursor = self.db.execute("DELETE FROM rep_policy")
-        else:
-            cursor = self.db.execute("DELETE FROM rep_policy WHERE origin = ?", (origin,))
-        return cursor.rowcount
-
-    def _flush(self) -> int:
+    def _forget(self, origin: str | None, locks: bool = False) -> int:
         db = self.db
         db.execute("BEGIN IMMEDIATE")
         try:
-            deleted = db.execute("DELETE FROM rep_policy").rowcount
-            deleted += db.execute("DELETE FROM rep_lock").rowcount
+            if origin is None:
+                deleted = db.execute("DELETE FROM rep_policy").rowcount
+            else:
+                deleted = db.execute("DELETE FROM rep_policy WHERE origin = ?", (origin,)).rowcount
+            if locks:
+                deleted += db.execute("DELETE FROM rep_lock").rowcount
+            db.execute(
+                "INSERT INTO rep_invalidation (origin, at) VALUES (?, ?)", (origin, self.clock())
+            )
             db.execute("COMMIT")
         except BaseException:
-            db.execute("ROLLBACK")
+            if db.in_transaction:
+                db.execute("ROLLBACK")
             raise
         return deleted
+
+    def _flush(self) -> int:
+        return self._forget(None, locks=True)
+
+    def _last_invalidation(self) -> int:
+        row = self.db.execute("SELECT max(seq) FROM rep_invalidation").fetchone()
+        return int(row[0] or 0)
+
+    def _invalidations(self, after: int) -> list[tuple[int, str | None]]:
+        rows = self.db.execute(
+            "SELECT seq, origin FROM rep_invalidation WHERE seq > ? ORDER BY seq", (after,)
+        ).fetchall()
+        return [(int(seq), origin) for seq, origin in rows]
 
     def _purge(self) -> int:
         now = self.clock()
@@ -384,6 +469,8 @@ class SqliteStore:
         deleted += db.execute(
             "DELETE FROM rep_lock WHERE expires_at < ?", (now - PURGE_INTERVAL,)
         ).rowcount
+        # a crawl polls every second or so: an hour-old invalidation has been seen
+        db.execute("DELETE FROM rep_invalidation WHERE at < ?", (now - PURGE_INTERVAL,))
         if deleted:
             self.counts["purged"] += deleted
         return deleted
