@@ -1,7 +1,9 @@
 """``scrapy-rep store show|forget|flush``: look at or clear the shared policy store.
 
 The store is the cluster's Redis (``--redis-url``), or a SQLite file
-(``--sqlite PATH``, ``REP_SQLITE_PATH``; by default ``<JOBDIR>/rep-policies.sqlite``).
+(``--sqlite PATH``; a crawl's is ``REP_SQLITE_PATH``, by default
+``<JOBDIR>/rep-policies.sqlite``). Without either option, inside a Scrapy
+project whose settings choose the SQLite store, its file is used; else Redis.
 ``forget`` and ``flush`` also tell running crawls (Redis: pub/sub; a SQLite file:
 within a second), so their next request for a forgotten origin refetches its
 robots.txt, once for all of them.
@@ -67,7 +69,8 @@ def _connection_options(parser: argparse.ArgumentParser, default: Any) -> None:
         "--sqlite",
         default=default,
         metavar="PATH",
-        help="use this SQLite policy file (REP_SQLITE_PATH) instead of Redis",
+        help="use this SQLite policy file (REP_SQLITE_PATH) instead of Redis "
+        "(default: the project's, if its settings choose one)",
     )
 
 
@@ -75,6 +78,12 @@ def run(args: argparse.Namespace) -> int:
     url = getattr(args, "redis_url", None) or os.environ.get("REDIS_URL") or DEFAULT_URL
     prefix = getattr(args, "prefix", None) or "scrapy-rep"
     sqlite = getattr(args, "sqlite", None)
+    if sqlite is None and getattr(args, "redis_url", None) is None:
+        try:
+            sqlite = _project_sqlite()
+        except ValueError as exc:  # SettingError: the project's settings are unusable
+            print(f"scrapy-rep: error: the project's settings: {exc}", file=sys.stderr)
+            return EXIT_ERROR
     origin = None
     if args.store_command in ("show", "forget"):
         if args.origin is None and sqlite is None:
@@ -121,6 +130,23 @@ async def _run(command: str, url: str, prefix: str, origin: str | None) -> int:
         return EXIT_OK
     finally:
         await store.close()
+
+
+def _project_sqlite() -> str | None:
+    """The SQLite file of the Scrapy project around the current directory, if it uses one."""
+    from scrapy.utils.project import get_project_settings, inside_project
+
+    from scrapy_rep.settings import RepSettings
+    from scrapy_rep.store.factory import sqlite_path, store_kind
+
+    if not inside_project():
+        return None
+    settings = get_project_settings()
+    config = RepSettings.from_settings(settings.get)
+    jobdir = settings.get("JOBDIR") or None
+    if store_kind(config, jobdir) != "sqlite":
+        return None
+    return sqlite_path(config, jobdir)
 
 
 def _run_sqlite(command: str, path: str, origin: str | None) -> int:

@@ -712,3 +712,50 @@ async def test_cli_show_forget_flush(tmp_path: Path) -> None:
     assert "Traceback" not in broken.stderr
     no_origin = cli("show", "--redis-url", "redis://127.0.0.1:1")
     assert no_origin.returncode == 2 and "needs an ORIGIN" in no_origin.stderr
+
+
+@pytest_twisted.ensureDeferred
+async def test_cli_finds_the_projects_sqlite_file(tmp_path: Path) -> None:
+    """Inside a Scrapy project whose settings choose the SQLite store, no option is needed."""
+    project = tmp_path / "project"
+    (project / "proj").mkdir(parents=True)
+    (project / "scrapy.cfg").write_text("[settings]\ndefault = proj.settings\n")
+    (project / "proj" / "__init__.py").write_text("")
+    path = tmp_path / "crawl" / "policies.sqlite"
+    settings_py = project / "proj" / "settings.py"
+    settings_py.write_text(f"REP_STORE = 'sqlite'\nREP_SQLITE_PATH = {str(path)!r}\n")
+    store = SqliteStore(path)
+    await aio(store.save(ORIGIN, full_policy()))
+    await aio(store.close())
+
+    def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+        env = {k: v for k, v in os.environ.items() if k != "SCRAPY_SETTINGS_MODULE"}
+        env.update(PYTHONPATH=str(ROOT), REDIS_URL="redis://127.0.0.1:1")  # nobody there
+        return subprocess.run(
+            [sys.executable, "-m", "scrapy_rep.cli", "store", *args],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+            cwd=cwd,
+            env=env,
+        )
+
+    shown = run("show", ORIGIN, cwd=project / "proj")  # scrapy.cfg is found upwards
+    assert shown.returncode == 0, shown.stderr
+    assert json.loads(shown.stdout)["path"] == str(path)
+    # JOBDIR and the default file name, with REP_STORE = "auto"
+    jobdir = tmp_path / "job"
+    settings_py.write_text(f"REP_STORE = 'auto'\nJOBDIR = {str(jobdir)!r}\n")
+    missing = run("show", ORIGIN, cwd=project)
+    assert missing.returncode == 2
+    assert f"{jobdir / 'rep-policies.sqlite'} does not exist" in missing.stderr
+    # a project that keeps policies in memory: Redis, as without a project
+    settings_py.write_text("REP_STORE = 'memory'\n")
+    redis = run("flush", cwd=project)
+    assert redis.returncode == 2 and "Redis at redis://127.0.0.1:1" in redis.stderr
+    # an explicit option wins over the project
+    other = tmp_path / "other.sqlite"
+    store = SqliteStore(other)
+    await aio(store.close())
+    assert "from " + str(other) in run("flush", "--sqlite", str(other), cwd=project).stdout
