@@ -536,24 +536,19 @@ async def test_two_resolvers_on_one_file_share_one_fetch(path: Path) -> None:
             await aio(s.close())
 
 
-@pytest_twisted.ensureDeferred
-async def test_concurrent_processes_neither_corrupt_the_file_nor_share_a_lock(
-    tmp_path: Path,
-) -> None:
-    path = tmp_path / "shared.sqlite"
+def start_workers(tmp_path: Path, path: Path, count: int, iterations: int) -> list[Any]:
+    """``count`` processes of ``tests/sqlite_worker.py`` on ``path``, all past their start."""
     guards = tmp_path / "guards"
-    guards.mkdir()
-    go = tmp_path / "go"
-    origins = ["http://a:80", "http://b:80"]
+    guards.mkdir(exist_ok=True)
     workers = []
-    for n in range(3):
+    for n in range(count):
         config = {
             "path": str(path),
-            "origins": origins,
-            "iterations": 300,
+            "origins": ["http://a:80", "http://b:80"],
+            "iterations": iterations,
             "guards": str(guards),
             "ready": str(tmp_path / f"ready{n}"),
-            "go": str(go),
+            "go": str(tmp_path / "go"),
             "out": str(tmp_path / f"out{n}.json"),
         }
         workers.append(
@@ -565,13 +560,29 @@ async def test_concurrent_processes_neither_corrupt_the_file_nor_share_a_lock(
                 stderr=subprocess.STDOUT,
             )
         )
+    deadline = time.monotonic() + 60
     try:
-        deadline = time.monotonic() + 60
-        while not all((tmp_path / f"ready{n}").exists() for n in range(3)):
+        while not all((tmp_path / f"ready{n}").exists() for n in range(count)):
             assert time.monotonic() < deadline, "the workers did not open the store"
             assert all(w.poll() is None for w in workers), "a worker died at start"
             time.sleep(0.02)
-        go.touch()
+    except BaseException:
+        for w in workers:
+            w.kill()
+            w.wait()
+        raise
+    (tmp_path / "go").touch()
+    return workers
+
+
+@pytest_twisted.ensureDeferred
+async def test_concurrent_processes_neither_corrupt_the_file_nor_share_a_lock(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "shared.sqlite"
+    origins = ["http://a:80", "http://b:80"]
+    workers = start_workers(tmp_path, path, 3, iterations=300)
+    try:
         for w in workers:
             output, _ = w.communicate(timeout=120)
             assert w.returncode == 0, output.decode(errors="replace")
@@ -601,6 +612,45 @@ async def test_concurrent_processes_neither_corrupt_the_file_nor_share_a_lock(
             assert await aio(store.load(origin)) is not None
     finally:
         await aio(store.close())
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_process_killed_mid_write_leaves_a_sound_file(tmp_path: Path) -> None:
+    """SIGKILL while writing and holding locks: the file checks out, the lease ends on time."""
+    path = tmp_path / "shared.sqlite"
+    (victim,) = start_workers(tmp_path, path, 1, iterations=1_000_000)
+    try:
+        deadline = time.monotonic() + 30
+        held = 0
+        while held == 0 and time.monotonic() < deadline:  # kill it while it holds a lease
+            time.sleep(0.01)
+            db = sqlite3.connect(path)
+            held = db.execute("SELECT count(*) FROM rep_lock").fetchone()[0]
+            db.close()
+        assert held and victim.poll() is None
+        victim.kill()
+        victim.wait(timeout=10)
+    finally:
+        if victim.poll() is None:
+            victim.kill()
+            victim.wait()
+    db = sqlite3.connect(path)
+    try:
+        assert db.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+        locked = [o for (o,) in db.execute("SELECT origin FROM rep_lock")]
+    finally:
+        db.close()
+    assert locked  # the dead process's lease is still there ...
+    now = SqliteStore(path)
+    later = SqliteStore(path, clock=lambda: time.time() + 5.5)  # the worker's ttl is 5 s
+    try:
+        assert await aio(now.acquire(locked[0], 5)) is None  # ... and holds for its ttl
+        assert await aio(later.acquire(locked[0], 5)) is not None  # ... and no longer
+        for origin in await aio(now.entries()):
+            assert await aio(now.load(origin["origin"])) is not None
+    finally:
+        await aio(now.close())
+        await aio(later.close())
 
 
 # -- choosing a store ------------------------------------------------------------------

@@ -200,12 +200,14 @@ class SqliteStore:
     # -- administration (the CLI's ``scrapy-rep store --sqlite PATH``) -----------------
 
     async def forget(self, origin: str | None) -> int:
-        """Delete the policy of ``origin`` (``None``: of every origin), tell running crawls;
-        how many went."""
+        """Delete the policy of ``origin`` (``None``: every policy); how many went.
+
+        Running crawls on the file hear of it (:meth:`on_invalidate`).
+        """
         return await self._call(self._forget, origin)
 
     async def flush(self) -> int:
-        """Delete every policy and every lock, tell running crawls; how many rows went."""
+        """Delete every policy and every lock; how many rows went. Running crawls hear of it."""
         return await self._call(self._flush)
 
     async def show(self, origin: str) -> dict[str, Any]:
