@@ -81,8 +81,11 @@ def run(args: argparse.Namespace) -> int:
     if sqlite is None and getattr(args, "redis_url", None) is None:
         try:
             sqlite = _project_sqlite()
-        except ValueError as exc:  # SettingError: the project's settings are unusable
-            print(f"scrapy-rep: error: the project's settings: {exc}", file=sys.stderr)
+        except Exception as exc:  # a SettingError, or a settings module that fails to import
+            print(
+                f"scrapy-rep: error: the project's settings: {type(exc).__name__}: {exc}",
+                file=sys.stderr,
+            )
             return EXIT_ERROR
     origin = None
     if args.store_command in ("show", "forget"):
