@@ -1,7 +1,13 @@
-"""``scrapy-rep store show|forget|flush``: look at or clear the cluster's shared policy store.
+"""``scrapy-rep store show|forget|flush``: look at or clear the shared policy store.
 
-``forget`` and ``flush`` also tell running workers (Redis pub/sub), so their next
-request for a forgotten origin refetches its robots.txt, once for the cluster.
+The store is the cluster's Redis (``--redis-url``), or a SQLite file
+(``--sqlite PATH``; a crawl's is ``REP_SQLITE_PATH``, by default
+``<JOBDIR>/rep-policies.sqlite``). Without either option, inside a Scrapy
+project whose settings choose the SQLite store, its file is used; else Redis.
+``forget`` and ``flush`` also tell running crawls (Redis: pub/sub; a SQLite file:
+within a second), so their next request for a forgotten origin refetches its
+robots.txt, once for all of them.
+``show`` without an origin lists the origins of a SQLite file.
 Exit status: 0 done, 1 nothing stored (``show``, ``forget``), 2 an error.
 """
 
@@ -12,9 +18,12 @@ import asyncio
 import json
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scrapy_rep.origin import NotAnOrigin, origin_of
+
+if TYPE_CHECKING:
+    from scrapy_rep.store.sqlite import SqliteStore
 
 DEFAULT_URL = "redis://127.0.0.1:6379"
 EXIT_OK, EXIT_NOT_STORED, EXIT_ERROR = 0, 1, 2
@@ -24,7 +33,7 @@ def add_parser(subparsers: Any) -> None:
     """Register ``store`` on the ``scrapy-rep`` command's subparsers."""
     store = subparsers.add_parser(
         "store",
-        help="show or clear what the shared Redis store holds",
+        help="show or clear what the shared store (Redis or a SQLite file) holds",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -33,8 +42,13 @@ def add_parser(subparsers: Any) -> None:
     show = actions.add_parser("show", help="print what is stored for an origin, as JSON")
     forget = actions.add_parser("forget", help="delete an origin's policy; workers refetch")
     flush = actions.add_parser("flush", help="delete every policy and lock of the prefix")
-    for action in (show, forget):
-        action.add_argument("origin", metavar="ORIGIN", help="origin or any URL on it")
+    show.add_argument(
+        "origin",
+        metavar="ORIGIN",
+        nargs="?",
+        help="origin or any URL on it (with --sqlite, none: list every origin)",
+    )
+    forget.add_argument("origin", metavar="ORIGIN", help="origin or any URL on it")
     for action in (show, forget, flush):
         # accepted before or after the action; SUPPRESS keeps an earlier value
         _connection_options(action, argparse.SUPPRESS)
@@ -51,18 +65,40 @@ def _connection_options(parser: argparse.ArgumentParser, default: Any) -> None:
     parser.add_argument(
         "--prefix", default=default, help="key prefix, REP_REDIS_PREFIX (default: scrapy-rep)"
     )
+    parser.add_argument(
+        "--sqlite",
+        default=default,
+        metavar="PATH",
+        help="use this SQLite policy file (REP_SQLITE_PATH) instead of Redis "
+        "(default: the project's, if its settings choose one)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     url = getattr(args, "redis_url", None) or os.environ.get("REDIS_URL") or DEFAULT_URL
     prefix = getattr(args, "prefix", None) or "scrapy-rep"
+    sqlite = getattr(args, "sqlite", None)
+    if sqlite is None and getattr(args, "redis_url", None) is None:
+        try:
+            sqlite = _project_sqlite()
+        except Exception as exc:  # a SettingError, or a settings module that fails to import
+            print(
+                f"scrapy-rep: error: the project's settings: {type(exc).__name__}: {exc}",
+                file=sys.stderr,
+            )
+            return EXIT_ERROR
     origin = None
     if args.store_command in ("show", "forget"):
+        if args.origin is None and sqlite is None:
+            print("scrapy-rep: error: show needs an ORIGIN (listing: --sqlite)", file=sys.stderr)
+            return EXIT_ERROR
         try:
-            origin = origin_of(args.origin)
+            origin = None if args.origin is None else origin_of(args.origin)
         except NotAnOrigin as exc:
             print(f"scrapy-rep: error: {exc}", file=sys.stderr)
             return EXIT_ERROR
+    if sqlite is not None:
+        return _run_sqlite(args.store_command, sqlite, origin)
     try:
         return asyncio.run(_run(args.store_command, url, prefix, origin))
     except ImportError as exc:
@@ -94,6 +130,61 @@ async def _run(command: str, url: str, prefix: str, origin: str | None) -> int:
         deleted = await store.flush()
         told = store.counts["notified"]
         print(f"deleted {deleted} keys under {store.base}:; {told} workers told")
+        return EXIT_OK
+    finally:
+        await store.close()
+
+
+def _project_sqlite() -> str | None:
+    """The SQLite file of the Scrapy project around the current directory, if it uses one."""
+    from scrapy.utils.project import get_project_settings, inside_project
+
+    from scrapy_rep.settings import RepSettings
+    from scrapy_rep.store.factory import sqlite_path, store_kind
+
+    if not inside_project():
+        return None
+    settings = get_project_settings()
+    config = RepSettings.from_settings(settings.get)
+    jobdir = settings.get("JOBDIR") or None
+    if store_kind(config, jobdir) != "sqlite":
+        return None
+    return sqlite_path(config, jobdir)
+
+
+def _run_sqlite(command: str, path: str, origin: str | None) -> int:
+    from scrapy_rep.settings import SettingError
+    from scrapy_rep.store.sqlite import SqliteStore
+
+    try:
+        store = SqliteStore(path, create=False)
+    except SettingError as exc:
+        print(f"scrapy-rep: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    try:
+        return asyncio.run(_sqlite(store, command, origin))
+    except Exception as exc:  # sqlite3 errors (a locked or broken file): one line
+        print(f"scrapy-rep: error: {path}: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+
+
+async def _sqlite(store: SqliteStore, command: str, origin: str | None) -> int:
+    try:
+        if command == "show":
+            if origin is None:
+                entries = await store.entries()
+                print(json.dumps(entries, indent=2, ensure_ascii=False))
+                return EXIT_OK if entries else EXIT_NOT_STORED
+            info = await store.show(origin)
+            print(json.dumps(info, indent=2, ensure_ascii=False))
+            return EXIT_OK if info["stored"] else EXIT_NOT_STORED
+        if command == "forget":
+            assert origin is not None
+            existed = await store.forget(origin)
+            print(f"{'forgot' if existed else 'nothing stored for'} {origin} in {store.path}")
+            return EXIT_OK if existed else EXIT_NOT_STORED
+        deleted = await store.flush()
+        print(f"deleted {deleted} rows (policies and locks) from {store.path}")
         return EXIT_OK
     finally:
         await store.close()

@@ -64,7 +64,11 @@ DEFAULTS: Mapping[str, tuple[Any, str]] = {
         "directory keeping each distinct robots.txt body once, as `<digest>.txt`",
     ),
     "REP_REPORT_ENABLED": (True, "log a per-origin summary (top origins, totals) at close"),
-    "REP_STORE": ("memory", "`memory`, or `redis` to share policies across a cluster"),
+    "REP_STORE": (
+        "memory",
+        "`memory`; `redis` to share policies across a cluster; `sqlite` to keep them in a "
+        "file; `auto`: `sqlite` with a JOBDIR, else `memory`",
+    ),
     "REP_REDIS_URL": (None, "Redis URL for `REP_STORE = 'redis'`; falls back to `REDIS_URL`"),
     "REP_REDIS_PREFIX": ("scrapy-rep", "prefix of the shared store's Redis keys (`:v1:` follows)"),
     "REP_REDIS_RETENTION": (
@@ -77,7 +81,20 @@ DEFAULTS: Mapping[str, tuple[Any, str]] = {
         "at close, push requests still parked back into a shared scrapy-redis queue "
         "(another worker takes them) instead of dropping them",
     ),
+    "REP_SQLITE_PATH": (
+        None,
+        "SQLite file of `REP_STORE = 'sqlite'` (or `'auto'` with a JOBDIR); "
+        "default `<JOBDIR>/rep-policies.sqlite`",
+    ),
+    "REP_SQLITE_RETENTION": (
+        30 * DAY,
+        "seconds the SQLite file keeps an origin's last fetch (like `REP_REDIS_RETENTION`)",
+    ),
 }
+
+
+#: the values of REP_STORE
+STORES = ("memory", "redis", "sqlite", "auto")
 
 
 class SettingError(ValueError):
@@ -109,6 +126,8 @@ class RepSettings:
     redis_prefix: str
     redis_retention: float
     requeue_parked: bool
+    sqlite_path: str | None = None
+    sqlite_retention: float = 30 * DAY
 
     @classmethod
     def from_settings(cls, get: Callable[[str], Any]) -> RepSettings:
@@ -190,11 +209,13 @@ class RepSettings:
             decision_log=value("REP_DECISION_LOG") or None,
             policy_archive=value("REP_POLICY_ARCHIVE") or None,
             report_enabled=_flag(value("REP_REPORT_ENABLED")),
-            store=choice("REP_STORE", ("memory", "redis")),
+            store=choice("REP_STORE", STORES),
             redis_url=value("REP_REDIS_URL") or get("REDIS_URL") or None,
             redis_prefix=str(value("REP_REDIS_PREFIX")),
             redis_retention=number("REP_REDIS_RETENTION", low=1),
             requeue_parked=_flag(value("REP_REQUEUE_PARKED")),
+            sqlite_path=str(value("REP_SQLITE_PATH")) if value("REP_SQLITE_PATH") else None,
+            sqlite_retention=number("REP_SQLITE_RETENTION", low=1),
         )
 
 

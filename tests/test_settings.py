@@ -77,7 +77,12 @@ def test_values_are_read() -> None:
         ("REP_CRAWL_DELAY_MAX", -1, "REP_CRAWL_DELAY_MAX must be at least 0"),
         ("REP_DISALLOWED_ACTION", "ignore", "REP_DISALLOWED_ACTION must be one of"),
         ("REP_COLLECTION_UNRESOLVED_ACTION", "allow", "REP_COLLECTION_UNRESOLVED_ACTION must be"),
-        ("REP_STORE", "mongo", "REP_STORE must be one of ('memory', 'redis'), not 'mongo'"),
+        (
+            "REP_STORE",
+            "mongo",
+            "REP_STORE must be one of ('memory', 'redis', 'sqlite', 'auto'), not 'mongo'",
+        ),
+        ("REP_SQLITE_RETENTION", 0, "REP_SQLITE_RETENTION must be at least 1"),
         ("REP_STATUS_ACTIONS", ["403"], "REP_STATUS_ACTIONS must be a dict"),
         ("REP_STATUS_ACTIONS", {"302": "allow"}, "unknown outcome '302'; known: 2xx, 4xx"),
         ("REP_STATUS_ACTIONS", {"403": "maybe"}, "unknown action 'maybe'; known: rules, allow"),

@@ -2,7 +2,8 @@
 
 Theory of operation. Each origin has one hash, ``{prefix}:v1:policy:{origin}``,
 holding the *facts* of its latest robots.txt fetch: every :class:`Policy`
-field, the body zlib-compressed, and a schema number. It never holds a verdict,
+field, the body zlib-compressed, and a schema number (the fields are those of
+:mod:`scrapy_rep.store.codec`, which the SQLite store shares). It never holds a verdict,
 so workers with different product tokens share one fetch and each judges for
 itself. Freshness is the policy's own ``expires_at`` (for a paused origin: the
 end of the pause, so every worker honours one pause and one back-off count);
@@ -32,9 +33,8 @@ import os
 import secrets
 import socket
 import time
-import zlib
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 try:
@@ -46,12 +46,16 @@ except ImportError as exc:  # pragma: no cover - depends on the installation
         "REP_STORE = 'redis' needs the redis package: pip install 'scrapy-rep[redis]'"
     ) from exc
 
-from scrapy_rep.policy import Policy, Status, digest_of
+from scrapy_rep.policy import Policy
+from scrapy_rep.store.codec import SCHEMA as SCHEMA
+from scrapy_rep.store.codec import StoreDataError as StoreDataError
+from scrapy_rep.store.codec import as_text as _text
+from scrapy_rep.store.codec import decode as decode
+from scrapy_rep.store.codec import encode as encode
+from scrapy_rep.store.codec import readable as readable
 
 logger = logging.getLogger(__name__)
 
-#: bump when the stored fields change meaning; old entries are then ignored
-SCHEMA = 1
 #: the key namespace version; part of every key, so a new layout never reads an old one
 KEY_VERSION = "v1"
 DEFAULT_PREFIX = "scrapy-rep"
@@ -68,10 +72,6 @@ return 0
 """
 
 Invalidated = Callable[[str | None], None]
-
-
-class StoreDataError(ValueError):
-    """A stored entry that cannot be read back (treated as missing)."""
 
 
 class RedisStore:
@@ -295,98 +295,6 @@ class RedisStore:
             self._listener = None
             with contextlib.suppress(Exception):
                 await pubsub.aclose()
-
-
-# -- the stored form --------------------------------------------------------------------
-
-_TEXT = ("status", "outcome", "url", "final_url", "reason")
-_FLOAT = ("fetched_at", "expires_at")
-_OPTIONAL_FLOAT = ("unreachable_since", "stale_since")
-
-
-def encode(policy: Policy, saved_at: float) -> dict[str, bytes]:
-    """The hash fields of a policy; a ``None`` field is left out."""
-    fields: dict[str, bytes] = {
-        "schema": str(SCHEMA).encode(),
-        "saved_at": repr(float(saved_at)).encode(),
-        "failures": str(policy.failures).encode(),
-        "truncated": b"1" if policy.truncated else b"0",
-    }
-    fields["status"] = policy.status.value.encode()
-    for name in _TEXT[1:]:
-        fields[name] = str(getattr(policy, name)).encode("utf-8", "surrogatepass")
-    for name in _FLOAT:
-        fields[name] = repr(float(getattr(policy, name))).encode()
-    for name in _OPTIONAL_FLOAT:
-        value = getattr(policy, name)
-        if value is not None:
-            fields[name] = repr(float(value)).encode()
-    if policy.http_status is not None:
-        fields["http_status"] = str(policy.http_status).encode()
-    if policy.body is not None:
-        fields["body"] = zlib.compress(policy.body, 6)
-    if policy.digest is not None:
-        fields["digest"] = policy.digest.encode()
-    return fields
-
-
-def decode(raw: Mapping[bytes | str, bytes | str]) -> Policy:
-    """A policy from its hash fields; :class:`StoreDataError` if they make no sense."""
-    fields = {_text(k): v if isinstance(v, bytes) else v.encode() for k, v in raw.items()}
-    schema = fields.get("schema")
-    if schema != str(SCHEMA).encode():
-        raise StoreDataError(f"schema {schema!r}, expected {SCHEMA}")
-    try:
-        text = {name: fields[name].decode("utf-8", "surrogatepass") for name in _TEXT}
-        numbers = {name: float(fields[name]) for name in _FLOAT}
-        optional = {n: float(fields[n]) if n in fields else None for n in _OPTIONAL_FLOAT}
-        body = zlib.decompress(fields["body"]) if "body" in fields else None
-        digest = fields["digest"].decode("ascii") if "digest" in fields else None
-        http_status = int(fields["http_status"]) if "http_status" in fields else None
-        policy = Policy(
-            status=Status(text["status"]),
-            outcome=text["outcome"],
-            http_status=http_status,
-            fetched_at=numbers["fetched_at"],
-            expires_at=numbers["expires_at"],
-            url=text["url"],
-            final_url=text["final_url"],
-            reason=text["reason"],
-            body=body,
-            digest=digest,
-            truncated=fields.get("truncated") == b"1",
-            failures=int(fields.get("failures", b"0")),
-            unreachable_since=optional["unreachable_since"],
-            stale_since=optional["stale_since"],
-        )
-    except (KeyError, ValueError, UnicodeDecodeError, zlib.error) as exc:
-        raise StoreDataError(f"unreadable entry: {type(exc).__name__}: {exc}") from None
-    if body is not None and digest is not None and digest_of(body) != digest:
-        raise StoreDataError("the body does not match its digest")
-    return policy
-
-
-def readable(raw: Mapping[bytes | str, bytes | str]) -> dict[str, Any]:
-    """Hash fields for people: the body decompressed to text, everything else as text."""
-    out: dict[str, Any] = {}
-    for key, value in raw.items():
-        name = _text(key)
-        data = value if isinstance(value, bytes) else value.encode()
-        if name == "body":
-            try:
-                body = zlib.decompress(data)
-            except zlib.error:
-                out["body"] = "<unreadable>"
-                continue
-            out["body_bytes"] = len(body)
-            out["body"] = body.decode("utf-8", "replace")
-        else:
-            out[name] = data.decode("utf-8", "replace")
-    return dict(sorted(out.items()))
-
-
-def _text(value: bytes | str) -> str:
-    return value.decode("utf-8", "replace") if isinstance(value, bytes) else value
 
 
 def _glob_escape(text: str) -> str:

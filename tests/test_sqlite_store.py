@@ -1,0 +1,816 @@
+"""SqliteStore on real files: stored facts, schema version, refused files, leases, processes.
+
+Coroutines run on the asyncio reactor and are awaited through :func:`aio`; the
+store's own calls run on its worker thread. Concurrency is tested with real
+processes (``tests/sqlite_worker.py``) on one file, and the CLI as an operator
+runs it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import random
+import sqlite3
+import subprocess
+import sys
+import time
+import zlib
+from collections.abc import Awaitable, Iterator
+from dataclasses import fields, replace
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+import pytest_twisted
+from twisted.internet.defer import Deferred
+
+from scrapy_rep.policy import FetchResult, Policy, PolicyConfig, Status, digest_of
+from scrapy_rep.resolver import Resolver
+from scrapy_rep.settings import RepSettings, SettingError
+from scrapy_rep.store import open_store
+from scrapy_rep.store.codec import FIELDS, encode
+from scrapy_rep.store.memory import PolicyCache
+from scrapy_rep.store.sqlite import SCHEMA_VERSION, SqliteStore
+
+T = TypeVar("T")
+ROOT = Path(__file__).resolve().parent.parent
+ORIGIN = "https://example.com:443"
+BODY = "User-agent: *\nDisallow: /private\n# ünïcode\n".encode() * 50
+
+
+def aio(coro: Awaitable[T]) -> Deferred[T]:
+    """Await an asyncio coroutine from a pytest-twisted test."""
+    return Deferred.fromFuture(asyncio.ensure_future(coro))
+
+
+class Clock:
+    """A wall clock the test moves by hand."""
+
+    def __init__(self, now: float = 1_800_000_000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def full_policy() -> Policy:
+    """A policy with every field set to something other than its default."""
+    return Policy(
+        status=Status.OK,
+        outcome="5xx",
+        http_status=503,
+        fetched_at=1_700_000_000.125,
+        expires_at=1_700_000_360.5,
+        url="https://example.com/robots.txt",
+        final_url="https://www.example.com/robots.txt",
+        reason="robots.txt 503: using the last good copy (RFC 9309 §2.3.1.4)",
+        body=BODY,
+        digest=digest_of(BODY),
+        truncated=True,
+        failures=3,
+        unreachable_since=1_699_999_000.25,
+        stale_since=1_699_990_000.75,
+    )
+
+
+def bare_policy() -> Policy:
+    """Every optional field at None (a paused origin has no body, digest or status code)."""
+    return Policy(
+        Status.PAUSED,
+        "network",
+        None,
+        100.0,
+        160.0,
+        "http://h/robots.txt",
+        "http://h/robots.txt",
+        "paused",
+    )
+
+
+@pytest.fixture
+def path(tmp_path: Path) -> Path:
+    return tmp_path / "jobdir" / "rep-policies.sqlite"
+
+
+@pytest.fixture
+def raw(path: Path) -> Iterator[sqlite3.Connection]:
+    """A plain connection for looking at the file (after a store made it)."""
+    SqliteStore(path)  # creates the file; left to the garbage collector unclosed
+    db = sqlite3.connect(path, isolation_level=None)
+    try:
+        yield db
+    finally:
+        db.close()
+
+
+def column(db: sqlite3.Connection, origin: str, name: str) -> Any:
+    row = db.execute(f'SELECT "{name}" FROM rep_policy WHERE origin = ?', (origin,)).fetchone()
+    return None if row is None else row[0]
+
+
+# -- what is stored --------------------------------------------------------------------
+
+
+def test_the_codec_names_every_field_it_writes() -> None:
+    """The SQLite columns are the codec's FIELDS: a field written but not listed would be lost."""
+    assert set(encode(full_policy(), saved_at=1.0)) == set(FIELDS)
+    assert set(encode(bare_policy(), saved_at=1.0)) < set(FIELDS)
+
+
+@pytest_twisted.ensureDeferred
+async def test_every_policy_field_round_trips(path: Path) -> None:
+    cases = (
+        (ORIGIN, full_policy()),
+        ("http://h:80", bare_policy()),
+        ("http://empty:80", replace(bare_policy(), status=Status.OK, body=b"", digest=None)),
+        ("http://ws:80", replace(bare_policy(), reason="surrogate \udcff kept", failures=0)),
+    )
+    writer, reader = SqliteStore(path), SqliteStore(path)  # two connections, as two crawls
+    try:
+        for origin, policy in cases:
+            await aio(writer.save(origin, policy))
+            loaded = await aio(reader.load(origin))
+            assert loaded == policy
+            for f in fields(Policy):
+                assert getattr(loaded, f.name) == getattr(policy, f.name), f.name
+        assert await aio(reader.load("http://never-saved:80")) is None
+    finally:
+        await aio(writer.close())
+        await aio(reader.close())
+    again = SqliteStore(path)  # a resumed crawl: everything is still there
+    try:
+        for origin, policy in cases:
+            assert await aio(again.load(origin)) == policy
+    finally:
+        await aio(again.close())
+    db = sqlite3.connect(path)
+    try:
+        assert column(db, ORIGIN, "schema") == b"1"
+        assert zlib.decompress(column(db, ORIGIN, "body")) == BODY
+        assert len(column(db, ORIGIN, "body")) < len(BODY) / 5  # stored compressed
+        assert column(db, "http://h:80", "body") is None  # None is NULL, not b""
+        assert column(db, "http://h:80", "http_status") is None
+        assert column(db, "http://empty:80", "body") == zlib.compress(b"")
+    finally:
+        db.close()
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_save_replaces_every_field(path: Path) -> None:
+    """A field that became None (the body of a now-paused origin) does not survive."""
+    store = SqliteStore(path)
+    try:
+        await aio(store.save(ORIGIN, full_policy()))
+        await aio(store.save(ORIGIN, bare_policy()))
+        assert await aio(store.load(ORIGIN)) == bare_policy()
+        assert store.counts["save"] == 2 and store.counts["found"] == 1
+    finally:
+        await aio(store.close())
+
+
+@pytest_twisted.ensureDeferred
+async def test_an_unreadable_entry_counts_as_missing(
+    path: Path, raw: sqlite3.Connection, caplog: pytest.LogCaptureFixture
+) -> None:
+    store = SqliteStore(path)
+    try:
+        await aio(store.save(ORIGIN, full_policy()))
+        raw.execute("UPDATE rep_policy SET schema = ? WHERE origin = ?", (b"2", ORIGIN))
+        with caplog.at_level(logging.WARNING, logger="scrapy_rep.store.sqlite"):
+            assert await aio(store.load(ORIGIN)) is None
+        assert "schema" in caplog.text and str(path) in caplog.text
+        await aio(store.save(ORIGIN, full_policy()))
+        raw.execute(
+            "UPDATE rep_policy SET body = ? WHERE origin = ?", (zlib.compress(b"Disallow:"), ORIGIN)
+        )
+        assert await aio(store.load(ORIGIN)) is None  # the body does not match its digest
+        assert store.counts["unreadable"] == 2
+    finally:
+        await aio(store.close())
+
+
+# -- the file: WAL, schema version, files that are not ours ----------------------------
+
+
+def test_a_new_file_is_wal_and_versioned(path: Path, raw: sqlite3.Connection) -> None:
+    assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    meta = dict(raw.execute("SELECT key, value FROM rep_meta").fetchall())
+    assert meta == {"application": "scrapy-rep policy store", "schema_version": "1"}
+    assert SCHEMA_VERSION == 1
+    SqliteStore(path)  # an existing file of this version opens
+
+
+def test_another_schema_version_is_refused(path: Path, raw: sqlite3.Connection) -> None:
+    raw.execute("UPDATE rep_meta SET value = '2' WHERE key = 'schema_version'")
+    with pytest.raises(SettingError) as refused:
+        SqliteStore(path)
+    message = str(refused.value)
+    assert "REP_SQLITE_PATH" in message and str(path) in message
+    assert "schema version 2" in message and "reads version 1" in message
+
+
+def test_a_foreign_sqlite_file_is_refused_and_left_alone(tmp_path: Path) -> None:
+    path = tmp_path / "places.sqlite"
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE moz_places (url TEXT)")
+    db.execute("INSERT INTO moz_places VALUES ('http://a/')")
+    db.commit()
+    db.close()
+    with pytest.raises(SettingError) as refused:
+        SqliteStore(path)
+    message = str(refused.value)
+    assert message.startswith("REP_SQLITE_PATH: ") and str(path) in message
+    assert "something else (tables: moz_places)" in message
+    db = sqlite3.connect(path)
+    try:
+        tables = db.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
+        assert tables == [("moz_places",)]  # nothing of ours was added
+    finally:
+        db.close()
+
+
+def test_another_applications_meta_table_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "other.sqlite"
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE rep_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    db.commit()
+    db.close()
+    with pytest.raises(SettingError, match=r"REP_SQLITE_PATH: .* something else"):
+        SqliteStore(path)
+
+
+@pytest.mark.parametrize("size", [100, 8192])
+def test_a_corrupt_file_is_refused_and_left_alone(tmp_path: Path, size: int) -> None:
+    path = tmp_path / "garbage.sqlite"
+    garbage = random.Random(size).randbytes(size)
+    path.write_bytes(garbage)
+    with pytest.raises(SettingError) as refused:
+        SqliteStore(path)
+    message = str(refused.value)
+    assert message.startswith("REP_SQLITE_PATH: ") and str(path) in message
+    assert "not a usable scrapy-rep policy store" in message
+    assert path.read_bytes() == garbage
+
+
+def test_an_unopenable_path_is_a_setting_error(tmp_path: Path) -> None:
+    (tmp_path / "a-file").write_text("")
+    with pytest.raises(SettingError, match="REP_SQLITE_PATH: cannot"):
+        SqliteStore(tmp_path / "a-file" / "below-a-file.sqlite")
+    with pytest.raises(SettingError, match=r"REP_SQLITE_PATH: .* does not exist"):
+        SqliteStore(tmp_path / "missing.sqlite", create=False)
+
+
+# -- leases ----------------------------------------------------------------------------
+
+
+@pytest_twisted.ensureDeferred
+async def test_only_the_owner_releases_or_renews_the_lock(path: Path) -> None:
+    clock = Clock()
+    one, two = SqliteStore(path, clock=clock), SqliteStore(path, clock=clock)
+    try:
+        token = await aio(one.acquire(ORIGIN, 30))
+        assert token is not None
+        assert await aio(two.acquire(ORIGIN, 30)) is None  # held
+        assert await aio(one.acquire("http://other:80", 30)) is not None  # per origin
+        await aio(two.release(ORIGIN, "someone-else"))
+        assert await aio(two.renew(ORIGIN, "someone-else", 30)) is False
+        assert await aio(two.acquire(ORIGIN, 30)) is None  # still held
+        await aio(one.release(ORIGIN, token))
+        again = await aio(two.acquire(ORIGIN, 30))
+        assert again is not None and again != token
+        assert one.counts["lock_lost"] == 0
+    finally:
+        await aio(one.close())
+        await aio(two.close())
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_lease_expires_unless_renewed(path: Path) -> None:
+    clock = Clock()
+    holder, waiter = SqliteStore(path, clock=clock), SqliteStore(path, clock=clock)
+    try:
+        token = await aio(holder.acquire(ORIGIN, 10))
+        assert token is not None
+        clock.now += 9
+        assert await aio(holder.renew(ORIGIN, token, 10)) is True  # now until +19
+        clock.now += 9
+        assert await aio(waiter.acquire(ORIGIN, 10)) is None  # renewed: still held
+        clock.now += 1.5  # past the renewed expiry
+        assert await aio(holder.renew(ORIGIN, token, 10)) is False  # too late
+        taken = await aio(waiter.acquire(ORIGIN, 10))
+        assert taken is not None
+        # the first holder coming back late frees nothing
+        await aio(holder.release(ORIGIN, token))
+        assert await aio(holder.renew(ORIGIN, token, 10)) is False
+        assert await aio(holder.acquire(ORIGIN, 10)) is None
+        assert (await aio(waiter.show(ORIGIN)))["lock"]["owner"] == taken
+        assert holder.counts["lock_lost"] == 3  # a late renew, a late release, a late renew
+        assert holder.counts["lock_renewed"] == 1
+    finally:
+        await aio(holder.close())
+        await aio(waiter.close())
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_lease_expires_in_real_time(path: Path) -> None:
+    dead, alive = SqliteStore(path), SqliteStore(path)
+    try:
+        assert await aio(dead.acquire(ORIGIN, 0.3)) is not None
+        assert await aio(alive.acquire(ORIGIN, 30)) is None
+        started = time.monotonic()
+        token = None
+        while token is None and time.monotonic() - started < 5:
+            await aio(asyncio.sleep(0.02))
+            token = await aio(alive.acquire(ORIGIN, 30))
+        waited = time.monotonic() - started
+        assert token is not None and 0.2 < waited < 1.5
+    finally:
+        await aio(dead.close())
+        await aio(alive.close())
+
+
+@pytest_twisted.ensureDeferred
+async def test_an_expired_release_is_reported_lost(
+    path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    clock = Clock()
+    store = SqliteStore(path, clock=clock)
+    try:
+        token = await aio(store.acquire(ORIGIN, 5))
+        assert token is not None
+        clock.now += 6
+        with caplog.at_level(logging.INFO, logger="scrapy_rep.store.sqlite"):
+            await aio(store.release(ORIGIN, token))
+        assert store.counts["lock_lost"] == 1 and "expired before the fetch" in caplog.text
+        assert "lock" not in await aio(store.show(ORIGIN))
+    finally:
+        await aio(store.close())
+
+
+# -- retention, forget, flush, show ----------------------------------------------------
+
+
+@pytest_twisted.ensureDeferred
+async def test_retention_outlives_freshness_and_rows_are_purged(
+    path: Path, raw: sqlite3.Connection
+) -> None:
+    clock = Clock()
+    store = SqliteStore(path, clock=clock, retention=3600)
+    try:
+        now = clock.now
+        fresh_for_a_minute = replace(full_policy(), fetched_at=now, expires_at=now + 60)
+        paused_for_two_hours = replace(bare_policy(), fetched_at=now, expires_at=now + 7200)
+        await aio(store.save(ORIGIN, fresh_for_a_minute))
+        await aio(store.save("http://h:80", paused_for_two_hours))
+        clock.now += 600  # stale, but kept: an unreachable origin may fall back on it
+        assert await aio(store.load(ORIGIN)) == fresh_for_a_minute
+        clock.now = now + 3601  # past the retention
+        assert await aio(store.load(ORIGIN)) is None
+        assert (await aio(store.show(ORIGIN)))["stored"] is False
+        # a pause longer than the retention is kept until it ends
+        assert await aio(store.load("http://h:80")) == paused_for_two_hours
+        assert raw.execute("SELECT count(*) FROM rep_policy").fetchone()[0] == 2
+        assert await aio(store.purge()) == 1
+        assert raw.execute("SELECT origin FROM rep_policy").fetchall() == [("http://h:80",)]
+        clock.now = now + 7261
+        assert await aio(store.purge()) == 1
+        assert store.counts["purged"] == 2
+    finally:
+        await aio(store.close())
+
+
+@pytest_twisted.ensureDeferred
+async def test_forget_and_flush(path: Path, raw: sqlite3.Connection) -> None:
+    store = SqliteStore(path)
+    try:
+        for origin in (ORIGIN, "http://h:80", "http://i:80"):
+            await aio(store.save(origin, bare_policy()))
+        await aio(store.acquire("http://i:80", 30))
+        assert await aio(store.forget(ORIGIN)) == 1
+        assert await aio(store.forget(ORIGIN)) == 0
+        assert await aio(store.load(ORIGIN)) is None
+        assert await aio(store.load("http://h:80")) == bare_policy()
+        assert await aio(store.forget(None)) == 2  # every policy; the lock stays
+        assert await aio(store.acquire("http://i:80", 30)) is None
+        await aio(store.save(ORIGIN, bare_policy()))
+        assert await aio(store.flush()) == 2  # a policy and a lock
+        assert raw.execute("SELECT count(*) FROM rep_policy").fetchone()[0] == 0
+        assert raw.execute("SELECT count(*) FROM rep_lock").fetchone()[0] == 0
+        assert await aio(store.acquire("http://i:80", 30)) is not None
+    finally:
+        await aio(store.close())
+
+
+@pytest_twisted.ensureDeferred
+async def test_show_and_entries(path: Path) -> None:
+    clock = Clock(1_700_000_100.0)
+    store = SqliteStore(path, clock=clock)
+    try:
+        assert (await aio(store.show(ORIGIN)))["stored"] is False
+        assert await aio(store.entries()) == []
+        await aio(store.save(ORIGIN, full_policy()))
+        await aio(store.save("http://h:80", replace(bare_policy(), expires_at=clock.now + 60)))
+        token = await aio(store.acquire(ORIGIN, 30))
+        info = await aio(store.show(ORIGIN))
+        assert info["stored"] is True and info["path"] == str(path)
+        assert info["fields"]["body"] == BODY.decode()
+        assert info["fields"]["body_bytes"] == len(BODY)
+        assert info["fields"]["http_status"] == "503"
+        assert info["fresh"] is True and info["expires_in_s"] == 260.5
+        assert info["lock"] == {"owner": token, "expires_in_s": 30.0}
+        assert await aio(store.entries()) == [
+            {"origin": "http://h:80", "status": "paused", "fresh": True, "expires_in_s": 60.0},
+            {
+                "origin": ORIGIN,
+                "status": "ok",
+                "fresh": True,
+                "expires_in_s": 260.5,
+                "locked_by": token,
+            },
+        ]
+    finally:
+        await aio(store.close())
+
+
+@pytest_twisted.ensureDeferred
+async def test_forget_in_another_process_reaches_a_running_crawl(path: Path) -> None:
+    crawl = SqliteStore(path, poll_interval=0.05)
+    quiet = SqliteStore(path, poll_interval=0.05)  # no listener: no polling at all
+    heard: list[str | None] = []
+    crawl.on_invalidate(heard.append)
+    try:
+        await aio(crawl.save(ORIGIN, full_policy()))
+        await aio(crawl.forget("http://before-the-first-load:80"))  # not news to this crawl
+        assert await aio(crawl.load(ORIGIN)) == full_policy()  # the first load starts polling
+        await aio(quiet.load(ORIGIN))
+        forgot = cli("forget", ORIGIN, "--sqlite", str(path))
+        assert forgot.returncode == 0, forgot.stderr
+        assert cli("flush", "--sqlite", str(path)).returncode == 0
+        deadline = time.monotonic() + 5
+        while len(heard) < 2 and time.monotonic() < deadline:
+            await aio(asyncio.sleep(0.02))
+        assert heard == [ORIGIN, None]  # None: everything
+        assert crawl.counts["invalidations"] == 2
+        assert quiet.counts["invalidations"] == 0 and quiet._watcher is None
+    finally:
+        await aio(crawl.close())
+        await aio(quiet.close())
+    assert crawl._watcher is None  # stopped with the store
+
+
+# -- off the event loop, and waiting for another process's write -----------------------
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_busy_file_is_waited_for_off_the_loop(path: Path, raw: sqlite3.Connection) -> None:
+    """Another connection holds the write lock: the save waits (busy timeout), the loop runs."""
+    store = SqliteStore(path, busy_timeout=10)
+    impatient = SqliteStore(path, busy_timeout=0.2)
+    ticks = 0
+
+    async def tick() -> None:
+        nonlocal ticks
+        while True:
+            await asyncio.sleep(0.01)
+            ticks += 1
+
+    ticker = asyncio.ensure_future(tick())
+    try:
+        raw.execute("BEGIN IMMEDIATE")
+        raw.execute("DELETE FROM rep_lock")
+        with pytest.raises(sqlite3.OperationalError, match="locked"):
+            await aio(impatient.save(ORIGIN, bare_policy()))
+        saving = asyncio.ensure_future(store.save(ORIGIN, full_policy()))
+        await aio(asyncio.sleep(0.5))
+        assert not saving.done()  # waiting for the lock ...
+        assert ticks > 10  # ... without blocking the event loop
+        loading = asyncio.ensure_future(store.load(ORIGIN))
+        await aio(asyncio.sleep(0.1))
+        assert not loading.done()  # queued behind the save, on the store's one thread
+        raw.execute("COMMIT")
+        await aio(asyncio.wait_for(saving, 10))
+        assert await aio(asyncio.wait_for(loading, 10)) == full_policy()  # in order
+        assert await aio(impatient.load(ORIGIN)) == full_policy()
+    finally:
+        ticker.cancel()
+        if raw.in_transaction:
+            raw.execute("ROLLBACK")
+        await aio(store.close())
+        await aio(impatient.close())
+
+
+# -- two crawls on one file ------------------------------------------------------------
+
+
+@pytest_twisted.ensureDeferred
+async def test_two_resolvers_on_one_file_share_one_fetch(path: Path) -> None:
+    fetched: list[str] = []
+
+    async def slow_fetch(origin: str) -> FetchResult:
+        fetched.append(origin)
+        await asyncio.sleep(0.3)
+        return FetchResult(f"{origin}/robots.txt", f"{origin}/robots.txt", 200, b"Disallow: /x\n")
+
+    stores = [SqliteStore(path) for _ in range(3)]
+    resolvers = [
+        Resolver(PolicyCache(), PolicyConfig(), time.time, shared=s, poll_interval=0.02)
+        for s in stores
+    ]
+    try:
+        policies = await aio(asyncio.gather(*(r.resolve(ORIGIN, slow_fetch) for r in resolvers)))
+        assert fetched == [ORIGIN]
+        assert len({p.digest for p in policies}) == 1
+        assert all(p.status is Status.OK for p in policies)
+        assert sum(s.counts["lock_busy"] for s in stores) >= 1  # the others did wait
+        # a resumed crawl (a new store, an empty cache) does not refetch a fresh file
+        again = SqliteStore(path)
+        later = Resolver(PolicyCache(), PolicyConfig(), time.time, shared=again)
+        assert (await aio(later.resolve(ORIGIN, slow_fetch))).digest == policies[0].digest
+        assert fetched == [ORIGIN]
+        await aio(again.close())
+    finally:
+        for s in stores:
+            await aio(s.close())
+
+
+def start_workers(tmp_path: Path, path: Path, count: int, iterations: int) -> list[Any]:
+    """``count`` processes of ``tests/sqlite_worker.py`` on ``path``, all past their start."""
+    guards = tmp_path / "guards"
+    guards.mkdir(exist_ok=True)
+    workers = []
+    for n in range(count):
+        config = {
+            "path": str(path),
+            "origins": ["http://a:80", "http://b:80"],
+            "iterations": iterations,
+            "guards": str(guards),
+            "ready": str(tmp_path / f"ready{n}"),
+            "go": str(tmp_path / "go"),
+            "out": str(tmp_path / f"out{n}.json"),
+        }
+        workers.append(
+            subprocess.Popen(
+                [sys.executable, "-m", "tests.sqlite_worker", json.dumps(config)],
+                cwd=ROOT,
+                env={**os.environ, "PYTHONPATH": str(ROOT)},
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+            )
+        )
+    deadline = time.monotonic() + 60
+    try:
+        while not all((tmp_path / f"ready{n}").exists() for n in range(count)):
+            assert time.monotonic() < deadline, "the workers did not open the store"
+            assert all(w.poll() is None for w in workers), "a worker died at start"
+            time.sleep(0.02)
+    except BaseException:
+        for w in workers:
+            w.kill()
+            w.wait()
+        raise
+    (tmp_path / "go").touch()
+    return workers
+
+
+@pytest_twisted.ensureDeferred
+async def test_concurrent_processes_neither_corrupt_the_file_nor_share_a_lock(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "shared.sqlite"
+    origins = ["http://a:80", "http://b:80"]
+    workers = start_workers(tmp_path, path, 3, iterations=300)
+    try:
+        for w in workers:
+            output, _ = w.communicate(timeout=120)
+            assert w.returncode == 0, output.decode(errors="replace")
+    finally:
+        for w in workers:
+            if w.poll() is None:
+                w.kill()
+                w.wait()
+    reports = [json.loads((tmp_path / f"out{n}.json").read_text()) for n in range(3)]
+    for report in reports:
+        assert report["errors"] == []
+        assert report["violations"] == []
+    assert sum(r["acquired"] for r in reports) >= 2  # the lock changed hands ...
+    assert sum(r["busy"] for r in reports) >= 1  # ... and was contended
+    assert sum(r["saves"] for r in reports) == 3 * 300
+    db = sqlite3.connect(path)
+    try:
+        assert db.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+        assert db.execute("SELECT count(*) FROM rep_lock").fetchone()[0] == 0  # all released
+        stored = [o for (o,) in db.execute("SELECT origin FROM rep_policy ORDER BY origin")]
+    finally:
+        db.close()
+    assert set(stored) <= {*origins, *(o + "/unlocked" for o in origins)}
+    store = SqliteStore(path)
+    try:
+        for origin in stored:  # every row reads back whole
+            assert await aio(store.load(origin)) is not None
+    finally:
+        await aio(store.close())
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_process_killed_mid_write_leaves_a_sound_file(tmp_path: Path) -> None:
+    """SIGKILL while writing and holding locks: the file checks out, the lease ends on time."""
+    path = tmp_path / "shared.sqlite"
+    (victim,) = start_workers(tmp_path, path, 1, iterations=1_000_000)
+    try:
+        deadline = time.monotonic() + 30
+        held = 0
+        while held == 0 and time.monotonic() < deadline:  # kill it while it holds a lease
+            time.sleep(0.01)
+            db = sqlite3.connect(path)
+            held = db.execute("SELECT count(*) FROM rep_lock").fetchone()[0]
+            db.close()
+        assert held and victim.poll() is None
+        victim.kill()
+        victim.wait(timeout=10)
+    finally:
+        if victim.poll() is None:
+            victim.kill()
+            victim.wait()
+    db = sqlite3.connect(path)
+    try:
+        assert db.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+        locked = [o for (o,) in db.execute("SELECT origin FROM rep_lock")]
+    finally:
+        db.close()
+    assert locked  # the dead process's lease is still there ...
+    now = SqliteStore(path)
+    later = SqliteStore(path, clock=lambda: time.time() + 5.5)  # the worker's ttl is 5 s
+    try:
+        assert await aio(now.acquire(locked[0], 5)) is None  # ... and holds for its ttl
+        assert await aio(later.acquire(locked[0], 5)) is not None  # ... and no longer
+        for origin in await aio(now.entries()):
+            assert await aio(now.load(origin["origin"])) is not None
+    finally:
+        await aio(now.close())
+        await aio(later.close())
+
+
+# -- choosing a store ------------------------------------------------------------------
+
+
+def settings(**values: Any) -> RepSettings:
+    return RepSettings.from_settings({"REP_PRODUCT_TOKEN": "testbot", **values}.get)
+
+
+@pytest_twisted.ensureDeferred
+async def test_open_store_follows_rep_store_and_jobdir(tmp_path: Path) -> None:
+    jobdir = str(tmp_path / "job")
+    assert open_store(settings(), jobdir) is None  # the default is still memory
+    assert open_store(settings(REP_STORE="memory"), jobdir) is None
+    assert open_store(settings(REP_STORE="auto"), None) is None
+    assert open_store(settings(REP_STORE="auto"), "") is None
+    opened: list[Any] = []
+    try:
+        auto = open_store(settings(REP_STORE="AUTO"), jobdir)
+        opened.append(auto)
+        assert isinstance(auto, SqliteStore)
+        assert auto.path == os.path.join(jobdir, "rep-policies.sqlite")
+        assert Path(auto.path).exists()
+        explicit = open_store(
+            settings(
+                REP_STORE="sqlite",
+                REP_SQLITE_PATH=str(tmp_path / "mine.sqlite"),
+                REP_SQLITE_RETENTION=60,
+            ),
+            jobdir,
+        )
+        opened.append(explicit)
+        assert isinstance(explicit, SqliteStore)
+        assert explicit.path == str(tmp_path / "mine.sqlite") and explicit.retention == 60
+        heard: list[str | None] = []
+        redis = open_store(
+            settings(REP_STORE="redis", REP_REDIS_URL="redis://127.0.0.1:1/0"),
+            jobdir,
+            on_invalidate=heard.append,
+        )
+        opened.append(redis)
+        from scrapy_rep.store.redis import RedisStore
+
+        assert isinstance(redis, RedisStore) and redis._listeners == [heard.append]
+        assert explicit._listeners == []  # nobody asked
+        watched = open_store(
+            settings(REP_STORE="auto"), str(tmp_path / "job2"), on_invalidate=heard.append
+        )
+        opened.append(watched)
+        assert isinstance(watched, SqliteStore) and watched._listeners == [heard.append]
+        with pytest.raises(SettingError, match="needs REP_SQLITE_PATH or a JOBDIR"):
+            open_store(settings(REP_STORE="sqlite"), None)
+        (tmp_path / "bad.sqlite").write_bytes(b"\0" * 4096)
+        with pytest.raises(SettingError, match="REP_SQLITE_PATH"):
+            open_store(
+                settings(REP_STORE="sqlite", REP_SQLITE_PATH=str(tmp_path / "bad.sqlite")), None
+            )
+    finally:
+        for store in opened:
+            await aio(store.close())
+
+
+# -- the CLI ---------------------------------------------------------------------------
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "scrapy_rep.cli", "store", *args],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+
+
+@pytest_twisted.ensureDeferred
+async def test_cli_show_forget_flush(tmp_path: Path) -> None:
+    path = tmp_path / "rep-policies.sqlite"
+    missing = cli("show", "--sqlite", str(path))
+    assert missing.returncode == 2 and "does not exist" in missing.stderr
+    assert not path.exists()  # the CLI never creates a file
+
+    store = SqliteStore(path)
+    await aio(store.save(ORIGIN, full_policy()))
+    await aio(store.save("http://h:80", replace(bare_policy(), expires_at=time.time() + 600)))
+    await aio(store.acquire("http://h:80", 60))
+    await aio(store.close())
+    listed = cli("show", "--sqlite", str(path))
+    assert listed.returncode == 0, listed.stderr
+    entries = json.loads(listed.stdout)
+    assert [e["origin"] for e in entries] == ["http://h:80", ORIGIN]
+    assert entries[0]["fresh"] is True and "locked_by" in entries[0]
+    shown = cli("--sqlite", str(path), "show", "https://EXAMPLE.com/any/page")
+    assert shown.returncode == 0, shown.stderr
+    info = json.loads(shown.stdout)
+    assert info["fields"]["http_status"] == "503" and info["fields"]["body"] == BODY.decode()
+    assert cli("show", "http://nothing.here", "--sqlite", str(path)).returncode == 1
+    forgot = cli("forget", ORIGIN, "--sqlite", str(path))
+    assert forgot.returncode == 0 and f"forgot {ORIGIN}" in forgot.stdout
+    assert cli("forget", ORIGIN, "--sqlite", str(path)).returncode == 1
+    flushed = cli("flush", "--sqlite", str(path))
+    assert flushed.returncode == 0 and "deleted 2 rows" in flushed.stdout  # a policy, a lock
+    assert cli("show", "--sqlite", str(path)).returncode == 1  # nothing left to list
+    path.write_bytes(b"not a database, really" * 100)
+    broken = cli("flush", "--sqlite", str(path))
+    assert broken.returncode == 2 and "REP_SQLITE_PATH" in broken.stderr
+    assert "Traceback" not in broken.stderr
+    no_origin = cli("show", "--redis-url", "redis://127.0.0.1:1")
+    assert no_origin.returncode == 2 and "needs an ORIGIN" in no_origin.stderr
+
+
+@pytest_twisted.ensureDeferred
+async def test_cli_finds_the_projects_sqlite_file(tmp_path: Path) -> None:
+    """Inside a Scrapy project whose settings choose the SQLite store, no option is needed."""
+    project = tmp_path / "project"
+    (project / "proj").mkdir(parents=True)
+    (project / "scrapy.cfg").write_text("[settings]\ndefault = proj.settings\n")
+    (project / "proj" / "__init__.py").write_text("")
+    path = tmp_path / "crawl" / "policies.sqlite"
+    settings_py = project / "proj" / "settings.py"
+    settings_py.write_text(f"REP_STORE = 'sqlite'\nREP_SQLITE_PATH = {str(path)!r}\n")
+    store = SqliteStore(path)
+    await aio(store.save(ORIGIN, full_policy()))
+    await aio(store.close())
+
+    def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+        env = {k: v for k, v in os.environ.items() if k != "SCRAPY_SETTINGS_MODULE"}
+        env.update(PYTHONPATH=str(ROOT), REDIS_URL="redis://127.0.0.1:1")  # nobody there
+        return subprocess.run(
+            [sys.executable, "-m", "scrapy_rep.cli", "store", *args],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+            cwd=cwd,
+            env=env,
+        )
+
+    shown = run("show", ORIGIN, cwd=project / "proj")  # scrapy.cfg is found upwards
+    assert shown.returncode == 0, shown.stderr
+    assert json.loads(shown.stdout)["path"] == str(path)
+    # JOBDIR and the default file name, with REP_STORE = "auto"
+    jobdir = tmp_path / "job"
+    settings_py.write_text(f"REP_STORE = 'auto'\nJOBDIR = {str(jobdir)!r}\n")
+    missing = run("show", ORIGIN, cwd=project)
+    assert missing.returncode == 2
+    assert f"{jobdir / 'rep-policies.sqlite'} does not exist" in missing.stderr
+    # a project that keeps policies in memory: Redis, as without a project
+    settings_py.write_text("REP_STORE = 'memory'\n")
+    redis = run("flush", cwd=project)
+    assert redis.returncode == 2 and "Redis at redis://127.0.0.1:1" in redis.stderr
+    # a project whose settings cannot be read: one line, no traceback
+    settings_py.write_text("REP_STORE = 'sqlite'\nREP_SQLITE_RETENTION = 'forever'\n")
+    unusable = run("flush", cwd=project)
+    assert unusable.returncode == 2 and "Traceback" not in unusable.stderr
+    assert "the project's settings: SettingError: REP_SQLITE_RETENTION" in unusable.stderr
+    # an explicit option wins over the project
+    other = tmp_path / "other.sqlite"
+    store = SqliteStore(other)
+    await aio(store.close())
+    assert "from " + str(other) in run("flush", "--sqlite", str(other), cwd=project).stdout
