@@ -59,7 +59,7 @@ from scrapy_rep.resolver import (
 )
 from scrapy_rep.robotparser import RepRobotParser
 from scrapy_rep.settings import RepSettings, SettingError
-from scrapy_rep.store.base import SharedStore
+from scrapy_rep.store import open_store
 from scrapy_rep.store.memory import PolicyCache
 from scrapy_rep.telemetry import Telemetry
 
@@ -102,16 +102,8 @@ class RobotsMiddleware:
         self.crawl_delay = (
             CrawlDelay(crawler, config.crawl_delay_max) if config.crawl_delay_enabled else None
         )
-        self.spec = ResolverSpec(
-            config.policy,
-            self.clock,
-            cache_max_origins=config.cache_max_origins,
-            store=config.store,
-            redis_url=config.redis_url,
-            redis_prefix=config.redis_prefix,
-            redis_retention=config.redis_retention,
-            lock_ttl=config.fetch_timeout * (config.max_redirects + 1) + 5,
-        )
+        self.jobdir: str | None = crawler.settings.get("JOBDIR") or None
+        self.spec = ResolverSpec.of(config, self.clock, self.jobdir)
         self.resolver = SharedResolvers.acquire(self.spec, self._make_resolver)
         self.resolver.listeners.append(self)
         self._timers: dict[str, asyncio.TimerHandle] = {}
@@ -133,22 +125,16 @@ class RobotsMiddleware:
 
     def _make_resolver(self) -> Resolver:
         cache = PolicyCache(self.config.cache_max_origins)
-        shared = self._redis_store(cache) if self.config.store == "redis" else None
+        # an operator's ``scrapy-rep store forget`` empties the local cache too
+        shared = open_store(self.config, self.jobdir, on_invalidate=cache.forget)
         return Resolver(
-            cache, self.config.policy, self.clock, shared=shared, lock_ttl=self.spec.lock_ttl
+            cache,
+            self.config.policy,
+            self.clock,
+            shared=shared,
+            lock_ttl=self.spec.lock_ttl,
+            fetch_budget=self.spec.fetch_budget,
         )
-
-    def _redis_store(self, cache: PolicyCache) -> SharedStore:
-        """The cluster's store; an operator's ``scrapy-rep store forget`` empties ``cache``."""
-        from scrapy_rep.store.redis import RedisStore  # redis is an optional dependency
-
-        store = RedisStore.from_url(
-            self.config.redis_url,
-            prefix=self.config.redis_prefix,
-            retention=self.config.redis_retention,
-        )
-        store.on_invalidate(cache.forget)
-        return store
 
     # -- the request path ---------------------------------------------------
 

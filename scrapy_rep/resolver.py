@@ -17,7 +17,9 @@ from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, Protocol
 
 from scrapy_rep.policy import FetchResult, Policy, PolicyConfig, next_policy
+from scrapy_rep.settings import RepSettings
 from scrapy_rep.store.base import SharedStore
+from scrapy_rep.store.factory import sqlite_path, store_kind
 from scrapy_rep.store.memory import PolicyCache
 
 logger = logging.getLogger(__name__)
@@ -55,15 +57,19 @@ class Resolver:
         config: PolicyConfig,
         clock: Clock,
         shared: SharedStore | None = None,
-        lock_ttl: float = 60.0,
+        lock_ttl: float = 10.0,
         poll_interval: float = 0.5,
+        fetch_budget: float = 60.0,
     ) -> None:
         self.cache = cache
         self.config = config
         self.clock = clock
         self.shared = shared
+        #: the shared store's lock is a lease of this many seconds, renewed while fetching
         self.lock_ttl = lock_ttl
         self.poll_interval = poll_interval
+        #: longest a live fetch may take (all hops): how long to wait for another worker's
+        self.fetch_budget = fetch_budget
         self._inflight: dict[str, asyncio.Task[Policy]] = {}
         self._started: dict[str, float] = {}
         self._fetchers: dict[str, Fetch] = {}  # origin -> the fetch in flight
@@ -102,7 +108,8 @@ class Resolver:
         previous = self.cache.get(origin)
         if self.shared is None:
             return self._adopt(origin, previous, await self._fetch(origin, previous, fetch), fetch)
-        deadline = self.clock() + self.lock_ttl * 2
+        deadline = self.clock() + self.fetch_budget * 2
+        pause = self.poll_interval / 8  # most fetches are short: look again soon, then less often
         while True:
             stored = await self._load(origin)
             if stored is not None and stored.fresh(self.clock()):
@@ -110,7 +117,9 @@ class Resolver:
             token = await self._acquire(origin)
             if token is not None or self.clock() >= deadline:
                 break
-            await asyncio.sleep(self.poll_interval)
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, self.poll_interval)
+        lease = asyncio.ensure_future(self._keep_lease(origin, token)) if token else None
         try:
             stored = await self._load(origin)  # another worker may have just finished
             if stored is not None and stored.fresh(self.clock()):
@@ -119,8 +128,29 @@ class Resolver:
             await self._save(origin, policy)
             return self._adopt(origin, previous, policy, fetch)
         finally:
+            if lease is not None:
+                lease.cancel()
             if token is not None:
                 await self._release(origin, token)
+
+    async def _keep_lease(self, origin: str, token: str) -> None:
+        """Renew the fetch lock while the fetch runs: a live worker keeps it, a dead one not."""
+        if token == "local":
+            return
+        assert self.shared is not None
+        while True:
+            await asyncio.sleep(self.lock_ttl / 3)
+            try:
+                if not await self.shared.renew(origin, token, self.lock_ttl):
+                    logger.info(
+                        "scrapy-rep: lost the robots.txt fetch lock of %(origin)s; "
+                        "another worker may fetch it too",
+                        {"origin": origin},
+                    )
+                    return
+            except Exception as exc:
+                self._store_failed("renew", exc)
+                return
 
     async def _fetch(self, origin: str, previous: Policy | None, fetch: Fetch) -> Policy:
         result = await fetch(origin)
@@ -192,14 +222,37 @@ class ResolverSpec:
     policy: PolicyConfig = field(compare=False)
     clock: Clock = field(compare=False)
     cache_max_origins: int
+    #: ``memory``, ``redis`` or ``sqlite`` and where: the Redis URL and prefix, the file
     store: str
-    redis_url: str | None
-    redis_prefix: str
-    redis_retention: float
-    #: how long one fetch may take, redirects included: the shared store's lock lifetime
+    store_address: tuple[Any, ...]
+    retention: float
+    #: the shared store's fetch lock, a lease renewed while the fetch runs
     lock_ttl: float
+    #: how long one fetch may take, redirects included
+    fetch_budget: float
     policy_key: tuple[Any, ...] = field(init=False)
     clock_id: int = field(init=False)
+
+    @classmethod
+    def of(cls, config: RepSettings, clock: Clock, jobdir: str | None) -> ResolverSpec:
+        """The spec of a crawler's settings (and JOBDIR, which may choose the store)."""
+        kind = store_kind(config, jobdir)
+        address: tuple[Any, ...] = ()
+        retention = 0.0
+        if kind == "redis":
+            address, retention = (config.redis_url, config.redis_prefix), config.redis_retention
+        elif kind == "sqlite":
+            address, retention = (sqlite_path(config, jobdir),), config.sqlite_retention
+        return cls(
+            config.policy,
+            clock,
+            cache_max_origins=config.cache_max_origins,
+            store=kind,
+            store_address=address,
+            retention=retention,
+            lock_ttl=config.lock_timeout,
+            fetch_budget=config.fetch_timeout * (config.max_redirects + 1) + 5,
+        )
 
     def __post_init__(self) -> None:
         key = tuple(

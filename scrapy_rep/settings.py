@@ -65,7 +65,7 @@ DEFAULTS: Mapping[str, tuple[Any, str]] = {
     ),
     "REP_REPORT_ENABLED": (True, "log a per-origin summary (top origins, totals) at close"),
     "REP_STORE": (
-        "memory",
+        "auto",
         "`memory`; `redis` to share policies across a cluster; `sqlite` to keep them in a "
         "file; `auto`: `sqlite` with a JOBDIR, else `memory`",
     ),
@@ -89,6 +89,11 @@ DEFAULTS: Mapping[str, tuple[Any, str]] = {
     "REP_SQLITE_RETENTION": (
         30 * DAY,
         "seconds the SQLite file keeps an origin's last fetch (like `REP_REDIS_RETENTION`)",
+    ),
+    "REP_REDIS_LOCK_TIMEOUT": (
+        10.0,
+        "seconds a dead worker's robots.txt fetch lock blocks the others (Redis, SQLite); "
+        "a live worker renews it while its fetch runs",
     ),
 }
 
@@ -128,6 +133,7 @@ class RepSettings:
     requeue_parked: bool
     sqlite_path: str | None = None
     sqlite_retention: float = 30 * DAY
+    lock_timeout: float = 10.0
 
     @classmethod
     def from_settings(cls, get: Callable[[str], Any]) -> RepSettings:
@@ -216,6 +222,7 @@ class RepSettings:
             requeue_parked=_flag(value("REP_REQUEUE_PARKED")),
             sqlite_path=str(value("REP_SQLITE_PATH")) if value("REP_SQLITE_PATH") else None,
             sqlite_retention=number("REP_SQLITE_RETENTION", low=1),
+            lock_timeout=number("REP_REDIS_LOCK_TIMEOUT", low=0.1),
         )
 
 

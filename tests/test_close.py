@@ -68,7 +68,9 @@ async def test_a_shared_fetch_outlives_the_spider_that_started_it(site: FakeSite
     slow = site.add("slow").robots(Reply(body=ALLOW_ALL, delay=2.0))
     early_url, late_urls = slow.url_for("/early"), [slow.url_for(f"/late{i}") for i in range(3)]
     early_spider = type(
-        "EarlySpider", (ListSpider,), {"name": "early", "custom_settings": {"CLOSESPIDER_TIMEOUT": 1}}
+        "EarlySpider",
+        (ListSpider,),
+        {"name": "early", "custom_settings": {"CLOSESPIDER_TIMEOUT": 1}},
     )
     early, late = await crawl_many(
         [(early_spider, [early_url], {}), (LateSpider, late_urls, {})],

@@ -265,6 +265,49 @@ def test_a_dead_lock_owner_is_replaced_when_its_lock_expires(
     assert x.hits("/private/no") == 0
 
 
+def test_a_killed_lock_holder_blocks_its_origin_for_one_lease_only(
+    site: FakeSite, cluster: Cluster
+) -> None:
+    """The lock is a lease: with a 2 s lease, not the 185 s a whole fetch budget would be."""
+    x = site.add("x").robots(Reply(hang=True), Reply(body=ROBOTS))
+    settings = {"REP_FETCH_TIMEOUT": 30, "REP_REDIS_LOCK_TIMEOUT": 2}
+    doomed = cluster.start("doomed", spider="doomed", **settings)
+    heirs = [cluster.start(f"heir{n}", spider="heirs", **settings) for n in range(2)]
+    for worker in (doomed, *heirs):
+        cluster.wait_ready(worker)
+    cluster.push("doomed", [x.url_for("/first")])
+    assert x.wait_for_hits(1, "/robots.txt", timeout=WAIT)
+    time.sleep(3)  # longer than one lease: the live holder has renewed it
+    lock = f"scrapy-rep:v1:lock:http://127.0.0.1:{x.port}"
+    assert cluster.redis.get(lock) is not None
+    doomed.kill()
+    killed_at = time.monotonic()
+    cluster.push("heirs", [x.url_for(f"/p{n}") for n in range(4)])
+    assert x.wait_for_hits(2, "/robots.txt", timeout=WAIT)
+    waited = time.monotonic() - killed_at
+    wait_until(lambda: all(x.hits(f"/p{n}") == 1 for n in range(4)), "the heirs' pages")
+    for heir in heirs:
+        cluster.finish(heir)
+    assert waited < 2 + 3, f"the dead worker's lock blocked the origin for {waited:.1f} s"
+    assert x.hits("/robots.txt") == 2
+    assert sum(h.stat("rep/fetch/count") for h in heirs) == 1
+
+
+def test_a_slow_live_fetch_keeps_its_lock(site: FakeSite, cluster: Cluster) -> None:
+    """A fetch longer than the lease is renewed, so nobody fetches the same file twice."""
+    x = site.add("x").robots(Reply(body=ROBOTS, delay=3.0))
+    settings = {"REP_REDIS_LOCK_TIMEOUT": 0.6}
+    workers = [cluster.start(f"w{n}", spider="slow", **settings) for n in range(2)]
+    for worker in workers:
+        cluster.wait_ready(worker)
+    cluster.push("slow", [x.url_for(f"/p{n}") for n in range(6)])
+    wait_until(lambda: all(x.hits(f"/p{n}") == 1 for n in range(6)), "every page")
+    for worker in workers:
+        cluster.finish(worker)
+    assert x.hits("/robots.txt") == 1
+    assert sum(w.store("lock_renewed") for w in workers) >= 3
+
+
 def test_redis_restarted_mid_crawl(site: FakeSite, tmp_path: Path, redis_server: str) -> None:
     """The store's Redis goes away and comes back; the queue's Redis stays up."""
     store = RedisServer(tmp_path).start()

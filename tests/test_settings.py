@@ -29,7 +29,7 @@ def test_defaults() -> None:
     assert config.disallowed_action == "drop"
     assert config.collection_policy is None
     assert config.crawl_delay_enabled is True
-    assert config.store == "memory"
+    assert config.store == "auto"  # SQLite with a JOBDIR, memory without
     assert config.decision_log is None
 
 

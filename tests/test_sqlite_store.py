@@ -663,7 +663,7 @@ def settings(**values: Any) -> RepSettings:
 @pytest_twisted.ensureDeferred
 async def test_open_store_follows_rep_store_and_jobdir(tmp_path: Path) -> None:
     jobdir = str(tmp_path / "job")
-    assert open_store(settings(), jobdir) is None  # the default is still memory
+    assert open_store(settings(), None) is None  # the default, auto, is memory without JOBDIR
     assert open_store(settings(REP_STORE="memory"), jobdir) is None
     assert open_store(settings(REP_STORE="auto"), None) is None
     assert open_store(settings(REP_STORE="auto"), "") is None

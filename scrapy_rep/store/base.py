@@ -12,7 +12,9 @@ class SharedStore(Protocol):
 
     A worker judges with its own product token, so the store keeps the
     policy (body included), never a verdict. ``acquire`` gives one worker the
-    right to fetch an origin's robots.txt until ``release`` or ``ttl`` seconds.
+    right to fetch an origin's robots.txt until ``release``, or ``ttl`` seconds
+    after the last ``acquire`` or ``renew``: a lease, so a dead worker blocks
+    the others for one ``ttl`` at most.
     """
 
     async def load(self, origin: str) -> Policy | None: ...
@@ -21,6 +23,10 @@ class SharedStore(Protocol):
 
     async def acquire(self, origin: str, ttl: float) -> str | None:
         """A lock token if this worker may fetch now, else None."""
+        ...
+
+    async def renew(self, origin: str, token: str, ttl: float) -> bool:
+        """Extend a held lock by ``ttl`` seconds (a lease); False if it was lost."""
         ...
 
     async def release(self, origin: str, token: str) -> None: ...

@@ -71,6 +71,13 @@ end
 return 0
 """
 
+_RENEW = """
+if redis.call('get', KEYS[1]) == ARGV[1] then
+    return redis.call('pexpire', KEYS[1], ARGV[2])
+end
+return 0
+"""
+
 Invalidated = Callable[[str | None], None]
 
 
@@ -90,6 +97,7 @@ class RedisStore:
         self.clock = clock
         self.channel = f"{self.base}:invalidate"
         self._release = client.register_script(_RELEASE)
+        self._renew = client.register_script(_RENEW)
         self._listeners: list[Invalidated] = []
         self._listener: asyncio.Task[None] | None = None
         self._subscribing = asyncio.Lock()  # concurrent first loads subscribe once
@@ -171,6 +179,15 @@ class RedisStore:
         self.counts["lock_acquired" if got else "lock_busy"] += 1
         return token if got else None
 
+    async def renew(self, origin: str, token: str, ttl: float) -> bool:
+        """Extend this worker's lock by ``ttl`` seconds; False if it is not ours any more."""
+        self.counts["round_trips"] += 1
+        renewed = await self._renew(
+            keys=[self.lock_key(origin)], args=[token, max(1, int(ttl * 1000))]
+        )
+        self.counts["lock_renewed" if renewed else "lock_lost"] += 1
+        return bool(renewed)
+
     async def release(self, origin: str, token: str) -> None:
         self.counts["round_trips"] += 1
         released = await self._release(keys=[self.lock_key(origin)], args=[token])
@@ -178,7 +195,7 @@ class RedisStore:
             self.counts["lock_lost"] += 1
             logger.info(
                 "scrapy-rep: the robots.txt fetch lock of %(origin)s expired before the fetch "
-                "ended (it lasts REP_FETCH_TIMEOUT x (REP_MAX_REDIRECTS + 1) + 5 s)",
+                "ended (REP_REDIS_LOCK_TIMEOUT, renewed while the fetch runs)",
                 {"origin": origin},
             )
 

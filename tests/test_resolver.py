@@ -1,0 +1,168 @@
+"""The resolver alone, driven with a fake fetch (no crawl): single flight, sharing, abandoning."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest_twisted
+from twisted.internet.defer import Deferred
+
+from scrapy_rep.policy import FetchResult, Policy, PolicyConfig, Status
+from scrapy_rep.resolver import FetchAbandoned, Resolver, ResolverSpec, SharedResolvers
+from scrapy_rep.settings import RepSettings
+from scrapy_rep.store.memory import PolicyCache
+
+A = "https://a.example:443"
+RULES = b"User-agent: *\nDisallow: /x\n"
+
+
+def deferred(coro: Awaitable[Any]) -> Deferred[Any]:
+    return Deferred.fromFuture(asyncio.ensure_future(coro))
+
+
+@dataclass
+class FakeFetch:
+    """A fetch that answers what it is told, after ``gate`` is set; counts its calls."""
+
+    results: list[FetchResult | Exception]
+    calls: list[str] = field(default_factory=list)
+    gate: asyncio.Event = field(default_factory=asyncio.Event)
+
+    async def __call__(self, origin: str) -> FetchResult:
+        self.calls.append(origin)
+        await self.gate.wait()
+        answer = self.results.pop(0)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+
+@dataclass
+class Heard:
+    """A listener that notes what the resolver tells it."""
+
+    policies: list[tuple[str, Status, Any]] = field(default_factory=list)
+    abandoned: list[str] = field(default_factory=list)
+
+    def on_policy(self, origin: str, old: Policy | None, new: Policy, fetched: Any) -> None:
+        self.policies.append((origin, new.status, fetched))
+
+    def on_abandoned(self, origin: str) -> None:
+        self.abandoned.append(origin)
+
+
+def ok(body: bytes = RULES) -> FetchResult:
+    return FetchResult(f"{A}/robots.txt", f"{A}/robots.txt", status=200, body=body)
+
+
+def resolver(clock: Callable[[], float] = lambda: 1000.0) -> Resolver:
+    return Resolver(PolicyCache(), PolicyConfig(), clock)
+
+
+@pytest_twisted.ensureDeferred
+async def test_one_fetch_for_everyone_who_asks_at_once() -> None:
+    async def scenario() -> None:
+        r, heard = resolver(), Heard()
+        r.listeners.append(heard)
+        fetch = FakeFetch([ok()])
+        tasks = [r.resolve(A, fetch) for _ in range(20)]
+        assert len({id(t) for t in tasks}) == 1
+        assert r.pending_since(A) == 1000.0
+        fetch.gate.set()
+        policies = await asyncio.gather(*tasks)
+        assert fetch.calls == [A]
+        assert {p.status for p in policies} == {Status.OK}
+        assert heard.policies == [(A, Status.OK, fetch)]  # told once, with who fetched
+        assert r.pending_since(A) is None
+        assert r.current(A) is policies[0]
+
+    await deferred(scenario())
+
+
+@pytest_twisted.ensureDeferred
+async def test_an_abandoned_fetch_adopts_nothing_and_says_so() -> None:
+    async def scenario() -> None:
+        r, heard = resolver(), Heard()
+        r.listeners.append(heard)
+        fetch = FakeFetch([FetchAbandoned(A)])
+        fetch.gate.set()
+        task = r.resolve(A, fetch)
+        try:
+            await task
+        except FetchAbandoned:
+            pass
+        else:
+            raise AssertionError("the abandoned fetch returned a policy")
+        assert r.current(A) is None
+        assert heard.abandoned == [A] and heard.policies == []
+        again = FakeFetch([ok()])
+        again.gate.set()
+        assert (await r.resolve(A, again)).status is Status.OK  # another crawler fetches
+
+    await deferred(scenario())
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_failed_fetch_pauses_and_the_next_keeps_counting_failures() -> None:
+    async def scenario() -> None:
+        r = resolver()
+        fetch = FakeFetch([FetchResult("u", "u", status=503), FetchResult("u", "u", status=503)])
+        fetch.gate.set()
+        first = await r.resolve(A, fetch)
+        second = await r.resolve(A, fetch)
+        assert (first.status, first.failures) == (Status.PAUSED, 1)
+        assert (second.status, second.failures) == (Status.PAUSED, 2)
+
+    await deferred(scenario())
+
+
+def settings(**overrides: Any) -> RepSettings:
+    values = {"REP_PRODUCT_TOKEN": "testbot", **overrides}
+    return RepSettings.from_settings(values.get)
+
+
+def test_crawlers_share_a_resolver_only_when_every_setting_it_uses_is_equal() -> None:
+    clock = lambda: 0.0  # noqa: E731
+    base = ResolverSpec.of(settings(), clock, None)
+    assert ResolverSpec.of(settings(), clock, None) == base
+    assert ResolverSpec.of(settings(REP_PRODUCT_TOKEN="other"), clock, None) == base
+    different = [
+        {"REP_FETCH_TIMEOUT": 50},
+        {"REP_MAX_REDIRECTS": 2},
+        {"REP_REDIS_LOCK_TIMEOUT": 3},
+        {"REP_CACHE_TTL": 10},
+        {"REP_PAUSE_MAX_TRIES": 9},
+        {"REP_STATUS_ACTIONS": {"403": "allow"}},
+        {"REP_CACHE_MAX_ORIGINS": 5},
+        {"REP_STORE": "redis", "REP_REDIS_URL": "redis://127.0.0.1:1"},
+    ]
+    for overrides in different:
+        assert ResolverSpec.of(settings(**overrides), clock, None) != base, overrides
+    assert ResolverSpec.of(settings(), lambda: 0.0, None) != base  # another clock
+    redis = settings(REP_STORE="redis", REP_REDIS_URL="redis://127.0.0.1:1")
+    assert ResolverSpec.of(redis, clock, None) != ResolverSpec.of(
+        settings(REP_STORE="redis", REP_REDIS_URL="redis://127.0.0.1:1", REP_REDIS_RETENTION=99),
+        clock,
+        None,
+    )
+    assert ResolverSpec.of(settings(), clock, "/tmp/job") != base  # auto: SQLite in the JOBDIR
+
+
+def test_shared_resolvers_live_while_someone_uses_them() -> None:
+    spec = ResolverSpec.of(settings(), lambda: 0.0, None)
+    made: list[Resolver] = []
+
+    def make() -> Resolver:
+        made.append(resolver())
+        return made[-1]
+
+    first = SharedResolvers.acquire(spec, make)
+    assert SharedResolvers.acquire(spec, make) is first
+    assert not SharedResolvers.leave(spec)
+    assert SharedResolvers.leave(spec)  # the last user
+    assert SharedResolvers.acquire(spec, make) is not first
+    assert SharedResolvers.leave(spec)
+    assert len(made) == 2
