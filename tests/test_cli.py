@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -168,6 +169,32 @@ def test_check_escapes_control_bytes_in_rules(tmp_path: Path) -> None:
         "DISALLOW /a\\x1b]0;pwned\\x07x  disallowed by Disallow: /a\\x1b]0;pwned\\x07 (line 2) "
         "in group user-agent: * (line 1)\n"
     )
+
+
+def test_explain_escapes_control_bytes(tmp_path: Path) -> None:
+    """The audit log quotes rules and URLs from the site: printed escaped, as lint prints them."""
+    url = "http://127.0.0.1:8000/a\x1b[31m"
+    record = {
+        "type": "decision",
+        "at": 1.0,
+        "url": url,
+        "origin": "http://127.0.0.1:8000",
+        "product_token": "mybot",
+        "rep_decision": "disallow",
+        "action": "drop",
+        "reason": "disallow-rule",
+        "policy_status": "ok",
+        "policy_fetched_at": 1.0,
+        "matched_rule": "disallow: /a\x1b[31m",
+        "matched_line": 2,
+    }
+    log = tmp_path / "rep.jsonl"
+    log.write_text(json.dumps(record) + "\n")
+    done = rep("explain", str(log), url)
+    assert done.returncode == 1, done.stderr
+    assert "\x1b" not in done.stdout
+    assert "  rule      disallow: /a\\x1b[31m (line 2)\n" in done.stdout
+    assert done.stdout.startswith("http://127.0.0.1:8000/a\\x1b[31m\n")
 
 
 # -- scrapy robots --spider, in a project from `scrapy startproject` ----------------------------

@@ -301,6 +301,15 @@ def test_crawler_token_skips_browser_products(user_agent: str, token: str | None
         assert read(ROBOTSTXT_USER_AGENT=user_agent).token == token
 
 
+def test_settings_docstring_examples_run() -> None:
+    import doctest
+
+    import scrapy_rep.settings
+
+    failures, tried = doctest.testmod(scrapy_rep.settings)
+    assert tried >= 3 and failures == 0
+
+
 def test_browser_only_user_agent_warns(caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.WARNING, logger="scrapy_rep"):
         assert read(USER_AGENT="Mozilla/5.0 (X11; Linux)").token == "Mozilla"
