@@ -22,6 +22,8 @@ from scrapy_rep.robotstxt import InvalidProductToken, product_token, validate_to
 logger = logging.getLogger(__name__)
 
 DAY = 86_400.0
+#: the longest any duration setting may be: finite, and far from overflowing a timestamp
+MAX_SECONDS = 1e9
 
 #: name -> (default, meaning); the README's settings table
 DEFAULTS: Mapping[str, tuple[Any, str]] = {
@@ -227,15 +229,19 @@ class RepSettings:
         ) -> Any:
             raw = value(name)
             what = "a whole number" if kind is int else "a finite number"
+            bounds = f"at least {low:g}"
+            high = math.inf
+            if unit == "seconds":  # 1e308 s overflows like inf does
+                high, bounds = MAX_SECONDS, f"{bounds} and at most 1e9 (31 years)"
             unit = f" of {unit}" if unit else ""
-            problem = SettingError(f"{name} must be {what}{unit}, at least {low:g}; not {raw!r}")
+            problem = SettingError(f"{name} must be {what}{unit}, {bounds}; not {raw!r}")
             if isinstance(raw, bool):  # True is not a number of seconds
                 raise problem
             try:
                 n = float(raw)
             except (TypeError, ValueError, OverflowError):
                 raise problem from None
-            if not math.isfinite(n) or n < low:  # nan, inf, -inf, too small
+            if not math.isfinite(n) or not low <= n <= high:  # nan, inf, -inf, out of range
                 raise problem
             if kind is int:
                 if not n.is_integer():

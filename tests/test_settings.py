@@ -81,9 +81,15 @@ def test_values_are_read() -> None:
         (
             "REP_CACHE_TTL",
             "a day",
-            "REP_CACHE_TTL must be a finite number of seconds, at least 1; not 'a day'",
+            "REP_CACHE_TTL must be a finite number of seconds, at least 1 and at most 1e9 "
+            "(31 years); not 'a day'",
         ),
-        ("REP_CACHE_TTL", 0, "REP_CACHE_TTL must be a finite number of seconds, at least 1; not 0"),
+        (
+            "REP_CACHE_TTL",
+            0,
+            "REP_CACHE_TTL must be a finite number of seconds, at least 1 and at most 1e9 "
+            "(31 years); not 0",
+        ),
         (
             "REP_CACHE_MIN_TTL",
             -1,
@@ -147,6 +153,16 @@ def test_non_finite_numbers_are_rejected(name: str, value: Any) -> None:
     assert message.startswith(f"{name} must be a ")
     assert message.endswith(f"; not {value!r}")
     assert "finite" in message or "whole" in message
+
+
+@pytest.mark.parametrize("name", [n for n in NUMERIC if isinstance(DEFAULTS[n][0], float)])
+def test_durations_are_bounded(name: str) -> None:
+    """1e308 seconds overflows a timestamp as inf does: every duration is at most 1e9 s."""
+    assert read(**{name: 1e9}) is not None
+    with pytest.raises(SettingError) as raised:
+        read(**{name: 1e308})
+    assert str(raised.value).startswith(f"{name} must be a finite number of seconds, at least ")
+    assert str(raised.value).endswith(" and at most 1e9 (31 years); not 1e+308")
 
 
 def test_whole_numbers_may_be_written_as_text_or_floats() -> None:
@@ -390,7 +406,8 @@ async def test_non_finite_setting_stops_the_crawl(site: FakeSite, name: str, val
     with pytest.raises(SettingError) as raised:
         await crawl([a.url_for("/x")], {name: value})
     assert str(raised.value) == (
-        f"{name} must be a finite number of seconds, at least 0.001; not {value!r}"
+        f"{name} must be a finite number of seconds, at least 0.001 and at most 1e9 (31 years); "
+        f"not {value!r}"
     )
     assert a.hits() == 0
 
