@@ -26,6 +26,9 @@ from typing import Any
 class AuditLog:
     def __init__(self, path: str, buffer_records: int = 256) -> None:
         self.path = path
+        folder = os.path.dirname(path)
+        if folder:
+            os.makedirs(folder, exist_ok=True)  # as PolicyArchive does for its directory
         self._file = open(path, "ab", buffering=0)  # noqa: SIM115 - closed in close()
         self._lines: list[str] = []
         self._buffer_records = buffer_records

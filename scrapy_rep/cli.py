@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 
 from scrapy_rep.cli_explain import add_parser as add_explain_parser
 from scrapy_rep.cli_store import add_parser as add_store_parser
+from scrapy_rep.cli_text import printable
 from scrapy_rep.robotstxt import InvalidProductToken, RobotsTxt, parse
 
 EXIT_ALLOWED, EXIT_DISALLOWED, EXIT_ERROR = 0, 1, 2
@@ -36,14 +37,15 @@ def _check(args: argparse.Namespace) -> int:
     for url in args.urls:
         verdict = robots.decide(args.agent, url)
         disallowed |= not verdict.allowed
-        print(f"{'ALLOW' if verdict.allowed else 'DISALLOW':8} {url}  {verdict}")
+        line = f"{'ALLOW' if verdict.allowed else 'DISALLOW':8} {url}  {verdict}"
+        print(printable(line))
     return EXIT_DISALLOWED if disallowed else EXIT_ALLOWED
 
 
 def _lint(args: argparse.Namespace) -> int:
     robots = _read(args.robots)
     for diagnostic in robots.diagnostics:
-        print(diagnostic)
+        print(printable(str(diagnostic)))  # the file's own bytes: no raw control characters
     groups, rules = len(robots.groups), sum(len(g.rules) for g in robots.groups)
     print(
         f"{len(robots.diagnostics)} diagnostics; {groups} groups, {rules} rules, "
@@ -76,7 +78,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return run(args)
     except (CliError, InvalidProductToken) as exc:
-        print(f"scrapy-rep: error: {exc}", file=sys.stderr)
+        print(printable(f"scrapy-rep: error: {exc}"), file=sys.stderr)
         return EXIT_ERROR
 
 

@@ -21,6 +21,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+from scrapy_rep.cli_text import printable
 from scrapy_rep.origin import NotAnOrigin, origin_of
 
 EXIT_DOWNLOADED, EXIT_NOT_DOWNLOADED, EXIT_ERROR = 0, 1, 2
@@ -59,9 +60,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"scrapy-rep: error: cannot read {args.log}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_ERROR
     except _NoRecord as exc:
-        print(f"scrapy-rep: error: {exc}", file=sys.stderr)
+        print(printable(f"scrapy-rep: error: {exc}"), file=sys.stderr)
         return EXIT_ERROR
-    print("\n".join(lines))
+    print("\n".join(printable(line) for line in lines))  # rules and URLs quote the site
     return EXIT_DOWNLOADED if action == "download" else EXIT_NOT_DOWNLOADED
 
 

@@ -8,6 +8,14 @@ project whose settings choose the SQLite store, its file is used; else Redis.
 within a second), so their next request for a forgotten origin refetches its
 robots.txt, once for all of them.
 ``show`` without an origin lists the origins of a SQLite file.
+
+Which Redis: ``--redis-url``; else, run inside a Scrapy project (a
+``scrapy.cfg`` here or above, or ``SCRAPY_SETTINGS_MODULE``), the project
+settings' ``REP_REDIS_URL``, then ``REDIS_URL``, as a crawl reads them; else
+``$REDIS_URL``; else redis://127.0.0.1:6379. The key prefix: ``--prefix``,
+else the project's ``REP_REDIS_PREFIX``, else ``scrapy-rep``. A spider's
+``custom_settings`` are not read: pass ``--redis-url`` / ``--prefix`` for those.
+
 Exit status: 0 done, 1 nothing stored (``show``, ``forget``), 2 an error.
 """
 
@@ -26,7 +34,12 @@ if TYPE_CHECKING:
     from scrapy_rep.store.sqlite import SqliteStore
 
 DEFAULT_URL = "redis://127.0.0.1:6379"
+DEFAULT_PREFIX = "scrapy-rep"
 EXIT_OK, EXIT_NOT_STORED, EXIT_ERROR = 0, 1, 2
+
+
+class _ProjectError(Exception):
+    """The Scrapy project's settings could not be read."""
 
 
 def add_parser(subparsers: Any) -> None:
@@ -60,10 +73,13 @@ def _connection_options(parser: argparse.ArgumentParser, default: Any) -> None:
         "--redis-url",
         default=default,
         metavar="URL",
-        help=f"Redis to use (default: $REDIS_URL, else {DEFAULT_URL})",
+        help="Redis to use (default: the project's REP_REDIS_URL or REDIS_URL, "
+        f"else $REDIS_URL, else {DEFAULT_URL})",
     )
     parser.add_argument(
-        "--prefix", default=default, help="key prefix, REP_REDIS_PREFIX (default: scrapy-rep)"
+        "--prefix",
+        default=default,
+        help=f"key prefix (default: the project's REP_REDIS_PREFIX, else {DEFAULT_PREFIX})",
     )
     parser.add_argument(
         "--sqlite",
@@ -74,9 +90,43 @@ def _connection_options(parser: argparse.ArgumentParser, default: Any) -> None:
     )
 
 
+def _project_settings() -> tuple[Any, str] | None:
+    """The Scrapy project's settings and where they are, when run inside a project."""
+    from scrapy.utils.conf import closest_scrapy_cfg
+    from scrapy.utils.project import ENVVAR, get_project_settings
+
+    where = os.environ.get(ENVVAR) or closest_scrapy_cfg()
+    if not where:
+        return None
+    try:
+        return get_project_settings(), where
+    except Exception as exc:  # the project's settings module failed to import
+        raise _ProjectError(
+            f"cannot read the Scrapy project's settings ({where}): {type(exc).__name__}: {exc}; "
+            "pass --redis-url and --prefix"
+        ) from exc
+
+
+def connection(redis_url: str | None, prefix: str | None) -> tuple[str, str, str]:
+    """The Redis URL, the key prefix, and where the URL came from (for messages)."""
+    if redis_url and prefix:
+        return redis_url, prefix, "--redis-url"
+    project = _project_settings()
+    url, source = redis_url, "--redis-url"
+    if project is not None:
+        settings, where = project
+        for name in ("REP_REDIS_URL", "REDIS_URL"):
+            if not url and settings.get(name):
+                url, source = str(settings.get(name)), f"{name} of the project at {where}"
+        prefix = prefix or settings.get("REP_REDIS_PREFIX") or None
+    if not url and os.environ.get("REDIS_URL"):
+        url, source = os.environ["REDIS_URL"], "$REDIS_URL"
+    if not url:
+        url, source = DEFAULT_URL, "the default; no project REDIS_URL or $REDIS_URL"
+    return url, str(prefix or DEFAULT_PREFIX), source
+
+
 def run(args: argparse.Namespace) -> int:
-    url = getattr(args, "redis_url", None) or os.environ.get("REDIS_URL") or DEFAULT_URL
-    prefix = getattr(args, "prefix", None) or "scrapy-rep"
     sqlite = getattr(args, "sqlite", None)
     if sqlite is None and getattr(args, "redis_url", None) is None:
         try:
@@ -87,6 +137,17 @@ def run(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return EXIT_ERROR
+    url = prefix = source = ""
+    if sqlite is None:
+        try:
+            url, prefix, source = connection(
+                getattr(args, "redis_url", None), getattr(args, "prefix", None)
+            )
+        except _ProjectError as exc:
+            print(f"scrapy-rep: error: {exc}", file=sys.stderr)
+            return EXIT_ERROR
+        if source != "--redis-url":
+            print(f"scrapy-rep: Redis at {url} ({source}), prefix {prefix!r}", file=sys.stderr)
     origin = None
     if args.store_command in ("show", "forget"):
         if args.origin is None and sqlite is None:
@@ -105,7 +166,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"scrapy-rep: error: {exc}", file=sys.stderr)
     except Exception as exc:  # redis errors: one line, no traceback
         print(
-            f"scrapy-rep: error: Redis at {url}: {type(exc).__name__}: {exc}",
+            f"scrapy-rep: error: Redis at {url} ({source}): {type(exc).__name__}: {exc}",
             file=sys.stderr,
         )
     return EXIT_ERROR

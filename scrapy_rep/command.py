@@ -12,6 +12,7 @@ Exit status: 0 every URL would be downloaded, 1 some would not, 2 usage errors.
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -120,7 +121,21 @@ class RobotsCommand(ScrapyCommand):
         assert self.crawler_process is not None
         base: type[Spider] = _ProbeSpider
         if opts.spider:
-            base = self.crawler_process.spider_loader.load(opts.spider)
+            loader = self.crawler_process.spider_loader
+            try:
+                base = loader.load(opts.spider)
+            except KeyError:
+                names = sorted(loader.list())
+                known = ", ".join(names[:10]) or "none (not in a Scrapy project?)"
+                if len(names) > 10:
+                    known += f", … ({len(names)} in all: scrapy list)"
+                print(
+                    f"scrapy robots: error: no spider named {opts.spider!r}; "
+                    f"spiders of this project: {known}",
+                    file=sys.stderr,
+                )
+                self.exitcode = EXIT_ERROR
+                return
         answers: list[tuple[Decision, Policy]] = []
         problems: list[str] = []
 

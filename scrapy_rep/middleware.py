@@ -58,7 +58,7 @@ from scrapy_rep.resolver import (
     SharedResolvers,
 )
 from scrapy_rep.robotparser import RepRobotParser
-from scrapy_rep.settings import RepSettings, SettingError
+from scrapy_rep.settings import RepSettings, SettingError, is_enabled
 from scrapy_rep.store import open_store
 from scrapy_rep.store.memory import PolicyCache
 from scrapy_rep.telemetry import Telemetry
@@ -74,7 +74,7 @@ class RobotsMiddleware:
     """Obeys robots.txt per RFC 9309, pauses origins that cannot be read, says why."""
 
     def __init__(self, crawler: Crawler) -> None:
-        if not crawler.settings.getbool("REP_ENABLED", True):
+        if not is_enabled(crawler.settings.get):
             raise NotConfigured("REP_ENABLED is off")
         if not is_asyncio_available():
             raise SettingError(
