@@ -95,7 +95,7 @@ def _project_settings() -> tuple[Any, str] | None:
     from scrapy.utils.conf import closest_scrapy_cfg
     from scrapy.utils.project import ENVVAR, get_project_settings
 
-    where = os.environ.get(ENVVAR) or closest_scrapy_cfg()
+    where = closest_scrapy_cfg() or os.environ.get(ENVVAR)
     if not where:
         return None
     try:
@@ -198,14 +198,13 @@ async def _run(command: str, url: str, prefix: str, origin: str | None) -> int:
 
 def _project_sqlite() -> str | None:
     """The SQLite file of the Scrapy project around the current directory, if it uses one."""
-    from scrapy.utils.project import get_project_settings, inside_project
-
     from scrapy_rep.settings import RepSettings
     from scrapy_rep.store.factory import sqlite_path, store_kind
 
-    if not inside_project():
+    project = _project_settings()
+    if project is None:
         return None
-    settings = get_project_settings()
+    settings = project[0]
     config = RepSettings.from_settings(settings.get)
     jobdir = settings.get("JOBDIR") or None
     if store_kind(config, jobdir) != "sqlite":
