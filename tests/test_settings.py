@@ -116,7 +116,7 @@ def test_values_are_read() -> None:
             "mongo",
             "REP_STORE must be one of ('memory', 'redis', 'sqlite', 'auto'), not 'mongo'",
         ),
-        ("REP_SQLITE_RETENTION", 0, "REP_SQLITE_RETENTION must be at least 1"),
+        ("REP_SQLITE_RETENTION", 0, "REP_SQLITE_RETENTION must be a finite number of seconds, at least 1"),
         ("REP_STATUS_ACTIONS", ["403"], "REP_STATUS_ACTIONS must be a dict"),
         ("REP_STATUS_ACTIONS", {"302": "allow"}, "unknown outcome '302'; known: 2xx, 4xx"),
         ("REP_STATUS_ACTIONS", {"403": "maybe"}, "unknown action 'maybe'; known: rules, allow"),
@@ -142,7 +142,7 @@ NUMERIC = [
 
 
 def test_numeric_settings_are_all_checked() -> None:
-    assert len(NUMERIC) == 15
+    assert len(NUMERIC) == 17  # with REP_SQLITE_RETENTION and REP_REDIS_LOCK_TIMEOUT
     assert {"REP_FETCH_TIMEOUT", "REP_PENDING_WAIT", "REP_CRAWL_DELAY_MAX"} <= set(NUMERIC)
 
 
