@@ -29,6 +29,7 @@ from scrapy.utils.asyncio import is_asyncio_available
 from scrapy.utils.conf import build_component_list
 from scrapy.utils.misc import load_object
 
+from scrapy_rep import compat
 from scrapy_rep import signals as rep_signals
 from scrapy_rep.audit import AuditLog, PolicyArchive
 from scrapy_rep.decision import APPROVED, DOWNLOAD, DROP, Decision, judge, withheld
@@ -133,6 +134,7 @@ class RobotsMiddleware:
         connect(self._on_idle, signal=signals.spider_idle)
         connect(self._on_closed, signal=signals.spider_closed)
         logger.info("scrapy-rep: obeying robots.txt as %(token)r (RFC 9309)", {"token": self.token})
+        compat.log_missing_features(logger)
         _warn_if_builtin_active(crawler)
 
     @classmethod
@@ -334,12 +336,7 @@ class RobotsMiddleware:
             robots = self.resolver.cache.robots(new)
             if robots is not None and robots.diagnostics:
                 self.stats.inc_value("rep/robots/with_diagnostics")
-            self.crawler.signals.send_catch_log(
-                signal=signals.robots_parsed,
-                robotparser=robots,
-                request=Request(new.url),
-                spider=self.crawler.spider,
-            )
+            compat.send_robots_parsed(self.crawler, robots, Request(new.url))
         if was_held:
             logger.info(
                 "scrapy-rep: %(origin)s resumed: %(reason)s",
@@ -432,8 +429,7 @@ class RobotsMiddleware:
 
     def _seen_before(self, request: Request) -> bool:
         """Ask the scheduler's dupefilter before parking: released requests skip it."""
-        engine = self.crawler.engine
-        dupefilter = getattr(engine.scheduler if engine is not None else None, "df", None)
+        dupefilter = getattr(compat.scheduler_of(self.crawler.engine), "df", None)
         if request.dont_filter or dupefilter is None:
             return False
         return bool(dupefilter.request_seen(request))
@@ -549,7 +545,7 @@ class RobotsMiddleware:
             from scrapy_redis.scheduler import Scheduler as RedisScheduler
         except ImportError:
             return None
-        scheduler = getattr(self.crawler.engine, "scheduler", None)
+        scheduler = compat.scheduler_of(self.crawler.engine)
         return scheduler if isinstance(scheduler, RedisScheduler) else None
 
     def _requeue(self, scheduler: Any, request: Request) -> bool:
@@ -605,11 +601,11 @@ class RobotsMiddleware:
         # slot and the settings a new slot is made from. No jitter below the floor.
         slot_settings = downloader.per_slot_settings.setdefault(key, {})
         slot_settings["delay"] = max(float(slot_settings.get("delay", 0)), floor)
-        slot_settings["jitter"] = 0.0
+        compat.no_jitter_slot_settings(slot_settings)
         slot = downloader.slots.get(key)
         if slot is not None:
             slot.delay = max(slot.delay, floor)
-            slot.jitter = 0.0
+            compat.no_jitter_slot(slot)
 
     def _keep_delay_floor(self, response: Response, request: Request, spider: Any = None) -> None:
         """Re-apply the floor after AutoThrottle (which adjusts on the same signal)."""
@@ -650,7 +646,9 @@ def _warn_if_builtin_active(crawler: Crawler) -> None:
     """Two robots middlewares would fetch every robots.txt twice; say how to fix it."""
     if not crawler.settings.getbool("ROBOTSTXT_OBEY"):
         return
-    components = build_component_list(crawler.settings.getwithbase("DOWNLOADER_MIDDLEWARES"))
+    components = build_component_list(
+        compat.component_priority_dict(crawler.settings, "DOWNLOADER_MIDDLEWARES")
+    )
     if any(load_object(c) is RobotsTxtMiddleware for c in components):
         logger.warning(
             "scrapy-rep: Scrapy's RobotsTxtMiddleware is active too (ROBOTSTXT_OBEY=True), so "
