@@ -3,8 +3,14 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# The lowest supported versions (ci/min-versions.txt) in a second virtualenv.
+PYTHON_MIN ?= $(PYTHON)
+VENV_MIN := .venv-min
+BIN_MIN := $(VENV_MIN)/bin
+STAMP_MIN := $(VENV_MIN)/.installed
+MIN_VERSIONS := ci/min-versions.txt
 
-.PHONY: venv redis-server test lint typecheck pytest demo demo-compare bench bench-crawl fuzz clean
+.PHONY: venv venv-min redis-server test test-min lint typecheck pytest demo demo-compare bench bench-crawl fuzz clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -13,6 +19,14 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 venv: $(STAMP)
+
+$(STAMP_MIN): pyproject.toml $(MIN_VERSIONS)
+	test -x $(BIN_MIN)/python || $(PYTHON_MIN) -m venv $(VENV_MIN)
+	$(BIN_MIN)/python -m pip install -q --upgrade pip
+	$(BIN_MIN)/python -m pip install -q -c $(MIN_VERSIONS) -e '.[test]'
+	touch $(STAMP_MIN)
+
+venv-min: $(STAMP_MIN)
 
 # The shared-store tests start their own redis-server on a loopback port.
 redis-server:
@@ -31,6 +45,14 @@ pytest: $(STAMP) redis-server
 	$(BIN)/pytest
 
 test: lint typecheck pytest
+
+# The whole suite again on the lowest supported versions (no ruff, no mypy:
+# those check the code, not the versions it runs on).
+test-min: $(STAMP_MIN) redis-server
+	@$(BIN_MIN)/python -c "import platform, scrapy, twisted; \
+		print('test-min: Python', platform.python_version(), '| Scrapy', scrapy.__version__, \
+		'| Twisted', twisted.__version__)"
+	$(BIN_MIN)/pytest
 
 demo: $(STAMP)
 	$(BIN)/python example_project/run_demo.py
@@ -55,4 +77,4 @@ fuzz: $(STAMP)
 		-max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 -artifact_prefix=fuzz/
 
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(VENV_MIN) .mypy_cache .pytest_cache .ruff_cache

@@ -7,6 +7,7 @@ from typing import Any
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 from scrapy.utils.misc import load_object
 
+from scrapy_rep import compat
 from scrapy_rep.fetch import BodyGuard
 from scrapy_rep.middleware import RobotsMiddleware
 from scrapy_rep.settings import DEFAULTS
@@ -35,7 +36,7 @@ class Addon:
     def update_settings(self, settings: Any) -> None:
         priority = _builtin_priority(settings)
         put = settings.set_in_component_priority_dict
-        put("DOWNLOADER_MIDDLEWARES", RobotsTxtMiddleware, None)
+        compat.disable_component(settings, "DOWNLOADER_MIDDLEWARES", RobotsTxtMiddleware)
         put("DOWNLOADER_MIDDLEWARES", RobotsMiddleware, priority)
         put("DOWNLOADER_MIDDLEWARES", BodyGuard, BODY_GUARD_PRIORITY)
         for name, (default, _meaning) in DEFAULTS.items():

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, signals
 
+from scrapy_rep import compat
+
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Response
@@ -69,11 +71,11 @@ class CrawlDelay:
         self.crawler.stats.inc_value("rep/crawl_delay/applied")
         slot_settings = downloader.per_slot_settings.setdefault(key, {})
         slot_settings["delay"] = max(float(slot_settings.get("delay", 0)), floor)
-        slot_settings["jitter"] = 0.0
+        compat.no_jitter_slot_settings(slot_settings)
         slot = downloader.slots.get(key)
         if slot is not None:
             slot.delay = max(slot.delay, floor)
-            slot.jitter = 0.0
+            compat.no_jitter_slot(slot)
 
     def _keep_floor(self, response: Response, request: Request, spider: Any = None) -> None:
         """Re-apply the floor after AutoThrottle (which adjusts on the same signal)."""

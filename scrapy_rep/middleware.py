@@ -31,6 +31,7 @@ from scrapy.exceptions import DontCloseSpider, NotConfigured
 from scrapy.utils.asyncio import is_asyncio_available
 from scrapy.utils.misc import load_object
 
+from scrapy_rep import compat
 from scrapy_rep import meta as M
 from scrapy_rep import signals as rep_signals
 from scrapy_rep.audit import AuditLog, PolicyArchive
@@ -118,6 +119,7 @@ class RobotsMiddleware:
         if self.telemetry.audit is not None:  # the target's own status, for the audit log only
             connect(self._on_response, signal=signals.response_received)
         logger.info("scrapy-rep: obeying robots.txt as %(token)r (RFC 9309)", {"token": self.token})
+        compat.log_missing_features(logger)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RobotsMiddleware:
@@ -321,14 +323,11 @@ class RobotsMiddleware:
                     "everything is allowed",
                     {"origin": origin, "why": unreadable[0]},
                 )
-        signal = getattr(signals, "robots_parsed", None)  # Scrapy >= 2.19
-        if signal is not None:
-            self.crawler.signals.send_catch_log(
-                signal=signal,
-                robotparser=RepRobotParser(robots, self.token),
-                request=self.fetcher.sent.pop(origin, None) or Request(policy.url),
-                spider=self.crawler.spider,
-            )
+        compat.send_robots_parsed(
+            self.crawler,
+            RepRobotParser(robots, self.token),
+            self.fetcher.sent.pop(origin, None) or Request(policy.url),
+        )
 
     def _send(self, signal: object, origin: str, policy: Policy) -> None:
         self.crawler.signals.send_catch_log(
@@ -385,8 +384,7 @@ class RobotsMiddleware:
 
     def _seen_before(self, request: Request) -> bool:
         """Ask the scheduler's dupefilter before parking: released requests skip it."""
-        engine = self.crawler.engine
-        dupefilter = getattr(engine.scheduler if engine is not None else None, "df", None)
+        dupefilter = getattr(compat.scheduler_of(self.crawler.engine), "df", None)
         if request.dont_filter or dupefilter is None:
             return False
         return bool(dupefilter.request_seen(request))
@@ -484,7 +482,7 @@ class RobotsMiddleware:
             from scrapy_redis.scheduler import Scheduler as RedisScheduler
         except ImportError:
             return None
-        scheduler = getattr(self.crawler.engine, "scheduler", None)
+        scheduler = compat.scheduler_of(self.crawler.engine)
         return scheduler if isinstance(scheduler, RedisScheduler) else None
 
     def _requeue(self, scheduler: Any, request: Request) -> bool:

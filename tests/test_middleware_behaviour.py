@@ -23,6 +23,8 @@ from scrapy.http import Response
 from scrapy.utils.misc import load_object
 from twisted.python.failure import Failure
 
+from scrapy_rep import compat
+from scrapy_rep.compat import slot_jitter
 from scrapy_rep.middleware import RobotsMiddleware
 from scrapy_rep.settings import SettingError
 from tests.crawl import CrawlResult, ListSpider, crawl, crawl_many
@@ -372,7 +374,7 @@ class SlotSpider(ListSpider):
         key = response.meta["download_slot"]
         slot = downloader.slots[key]
         self.seen_slots.append(
-            (slot.delay, slot.jitter, dict(downloader.per_slot_settings.get(key, {})))
+            (slot.delay, slot_jitter(slot), dict(downloader.per_slot_settings.get(key, {})))
         )
         yield from super().parse(response)
 
@@ -617,3 +619,76 @@ async def test_warns_when_the_token_is_not_in_the_user_agent_sent(
     with caplog.at_level("WARNING"):
         await crawl([a.url_for("/")], {"REP_PRODUCT_TOKEN": "testbot"})
     assert not [r for r in caplog.records if "is not in the User-Agent sent" in r.getMessage()]
+
+
+@pytest_twisted.ensureDeferred
+async def test_addon_switches_the_builtin_off_where_obey_is_on(
+    site: FakeSite, caplog: pytest.LogCaptureFixture
+) -> None:
+    """ROBOTSTXT_OBEY = True (new projects' default) with the add-on: one middleware, one fetch.
+
+    Before Scrapy 2.15 the built-in's import-path key in DOWNLOADER_MIDDLEWARES_BASE
+    is not overridden by a class key: the add-on switches both off.
+    """
+    a = site.add("a").robots(Reply(body=RULES))
+    with caplog.at_level("WARNING"):
+        result = await crawl([a.url_for("/x"), a.url_for("/private/x")], {"ROBOTSTXT_OBEY": True})
+    assert result.downloaded == [a.url_for("/x")]
+    assert result.dropped == {a.url_for("/private/x"): "disallow-rule"}
+    assert a.hits("/robots.txt") == 1
+    assert not [r for r in caplog.records if "is active too" in r.getMessage()]
+    assert result.crawler is not None and result.crawler.engine is not None
+    chain = [type(m) for m in result.crawler.engine.downloader.middleware.middlewares]
+    assert RobotsTxtMiddleware not in chain
+    assert chain.count(RobotsMiddleware) == 1
+
+
+@pytest.mark.skipif(
+    compat.ROBOTS_PARSED is None,
+    reason=f"robots_parsed needs Scrapy >= 2.18; this is Scrapy {compat.SCRAPY_VERSION}",
+)
+@pytest_twisted.ensureDeferred
+async def test_robots_parsed_is_sent_once_per_fetch(site: FakeSite) -> None:
+    a = site.add("a").robots(Reply(body=RULES))
+    heard: list[tuple[Any, str]] = []
+
+    class HearingSpider(ListSpider):
+        @classmethod
+        def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> HearingSpider:
+            spider = super().from_crawler(crawler, *args, **kwargs)
+            crawler.signals.connect(spider.on_parsed, signal=compat.ROBOTS_PARSED)
+            return spider
+
+        def on_parsed(self, robotparser: Any, request: scrapy.Request, spider: Any) -> None:
+            heard.append((robotparser, request.url))
+
+    await crawl([a.url_for("/x"), a.url_for("/private/x")], spider=HearingSpider)
+    assert len(heard) == 1
+    robots, url = heard[0]
+    assert url == a.url_for("/robots.txt")
+    assert robots.allowed("testbot", a.url_for("/x"))
+    assert not robots.allowed("testbot", a.url_for("/private/x"))
+
+
+@pytest_twisted.ensureDeferred
+async def test_missing_features_are_said_once_and_the_crawl_works(
+    site: FakeSite, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As on Scrapy < 2.18: no robots_parsed to send; one INFO line says so; rules still apply."""
+    monkeypatch.setattr(compat, "ROBOTS_PARSED", None)
+    monkeypatch.setattr(compat, "_told", False)
+    a = site.add("a").robots(Reply(body=RULES))
+    b = site.add("b").robots(Reply(body=RULES))
+    with caplog.at_level("INFO"):
+        results = await crawl_many(
+            [
+                (ListSpider, [a.url_for("/x"), a.url_for("/private/x")], {}),
+                (ListSpider, [b.url_for("/x")], {}),
+            ]
+        )
+    assert results[0].downloaded == [a.url_for("/x")]
+    assert results[0].dropped == {a.url_for("/private/x"): "disallow-rule"}
+    assert results[1].downloaded == [b.url_for("/x")]
+    told = [r for r in caplog.records if "need a newer Scrapy" in r.getMessage()]
+    assert len(told) == 1 and told[0].levelname == "INFO"
+    assert "robots_parsed" in told[0].getMessage()

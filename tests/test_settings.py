@@ -116,7 +116,11 @@ def test_values_are_read() -> None:
             "mongo",
             "REP_STORE must be one of ('memory', 'redis', 'sqlite', 'auto'), not 'mongo'",
         ),
-        ("REP_SQLITE_RETENTION", 0, "REP_SQLITE_RETENTION must be a finite number of seconds, at least 1"),
+        (
+            "REP_SQLITE_RETENTION",
+            0,
+            "REP_SQLITE_RETENTION must be a finite number of seconds, at least 1",
+        ),
         ("REP_STATUS_ACTIONS", ["403"], "REP_STATUS_ACTIONS must be a dict"),
         ("REP_STATUS_ACTIONS", {"302": "allow"}, "unknown outcome '302'; known: 2xx, 4xx"),
         ("REP_STATUS_ACTIONS", {"403": "maybe"}, "unknown action 'maybe'; known: rules, allow"),

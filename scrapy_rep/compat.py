@@ -1,0 +1,150 @@
+"""What differs between the Scrapy versions scrapy-rep supports (2.14 and later).
+
+Each difference is found by feature detection, never by comparing version
+numbers, and has one function here that the rest of the package calls. A
+feature that needs a newer Scrapy degrades to the nearest thing the installed
+one offers; :func:`missing_features` says what is missing, and the middleware
+logs it once when it starts.
+
+==========================  =======  =======================================
+feature                     Scrapy   on an older Scrapy
+==========================  =======  =======================================
+``robots_parsed`` signal    2.18     not sent (the signal does not exist)
+``engine.scheduler``        2.19     read from the engine's private slot,
+                                     where Scrapy 2.14-2.18 keep it
+component dict ``_BASE``    2.15     a class key does not override the
+merged by import path                import path of the same class in
+                                     ``DOWNLOADER_MIDDLEWARES_BASE``: the
+                                     add-on switches both off
+download slot ``jitter``    2.19     ``randomize_delay = False`` keeps the
+                                     Crawl-delay floor exact, as ``jitter = 0``
+==========================  =======  =======================================
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from typing import TYPE_CHECKING, Any
+
+import scrapy
+from scrapy import signals
+from scrapy.core.downloader import Slot
+from scrapy.core.engine import ExecutionEngine
+from scrapy.settings import BaseSettings
+from scrapy.utils.misc import load_object
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+
+SCRAPY_VERSION: str = scrapy.__version__
+
+#: Scrapy's ``robots_parsed`` signal (Scrapy 2.18+), or None
+ROBOTS_PARSED: object | None = getattr(signals, "robots_parsed", None)
+
+#: download slots take a ``jitter`` (Scrapy 2.19+); before, a ``randomize_delay`` flag
+SLOT_JITTER: bool = "jitter" in inspect.signature(Slot.__init__).parameters
+
+
+#: component priority dicts merged with their ``_BASE`` by what the keys load (Scrapy 2.15+)
+PRIORITY_DICT_WITH_BASE: bool = hasattr(BaseSettings, "get_component_priority_dict_with_base")
+
+
+def component_priority_dict(settings: Any, name: str) -> Any:
+    """``name`` merged with ``name_BASE``, as the Scrapy installed builds its components."""
+    if PRIORITY_DICT_WITH_BASE:
+        return settings.get_component_priority_dict_with_base(name)
+    return settings.getwithbase(name)
+
+
+def disable_component(settings: Any, name: str, cls: type) -> None:
+    """Switch ``cls`` off in the component priority dict ``name``, its ``_BASE`` included.
+
+    Before Scrapy 2.15 the merge with ``name_BASE`` goes key by key, so a
+    ``cls: None`` entry leaves the ``_BASE``'s import-path key for the same
+    class enabled: that key is set to None as well.
+    """
+    settings.set_in_component_priority_dict(name, cls, None)
+    if PRIORITY_DICT_WITH_BASE:
+        return
+    paths = [
+        key
+        for key in settings.getdict(f"{name}_BASE")
+        if isinstance(key, str) and load_object(key) is cls
+    ]
+    if paths:
+        components = settings.getdict(name)
+        components.update(dict.fromkeys(paths))
+        settings.set(name, components, settings.getpriority(name) or 0)
+
+
+#: the engine's public ``scheduler`` property (Scrapy 2.19+)
+ENGINE_SCHEDULER: bool = isinstance(getattr(ExecutionEngine, "scheduler", None), property)
+
+
+def scheduler_of(engine: Any) -> Any:
+    """The engine's scheduler, or None (no engine, or its spider not open)."""
+    if engine is None:
+        return None
+    if ENGINE_SCHEDULER:
+        return engine.scheduler
+    return getattr(getattr(engine, "_slot", None), "scheduler", None)
+
+
+def missing_features() -> list[str]:
+    """What this Scrapy lacks, one line each; empty when nothing is missing."""
+    missing = []
+    if ROBOTS_PARSED is None:
+        missing.append("Scrapy's robots_parsed signal is not sent (it needs Scrapy >= 2.18)")
+    return missing
+
+
+_told = False  # missing_features() is logged once a process, by the first middleware
+
+
+def log_missing_features(log: logging.Logger) -> None:
+    """Say at INFO, once a process, what this Scrapy lacks (nothing when it lacks nothing)."""
+    global _told
+    missing = missing_features()
+    if _told or not missing:
+        return
+    _told = True
+    log.info(
+        "scrapy-rep: on Scrapy %(version)s, %(n)d feature(s) need a newer Scrapy: %(missing)s",
+        {"version": SCRAPY_VERSION, "n": len(missing), "missing": "; ".join(missing)},
+    )
+
+
+def send_robots_parsed(crawler: Crawler, robotparser: Any, request: Any) -> None:
+    """Send Scrapy's ``robots_parsed`` where this Scrapy has it; else nothing."""
+    if ROBOTS_PARSED is None:
+        return
+    crawler.signals.send_catch_log(
+        signal=ROBOTS_PARSED,
+        robotparser=robotparser,
+        request=request,
+        spider=crawler.spider,
+    )
+
+
+def no_jitter_slot_settings(slot_settings: dict[str, Any]) -> None:
+    """Make a new download slot built from ``slot_settings`` keep its delay exactly."""
+    if SLOT_JITTER:
+        slot_settings["jitter"] = 0.0
+    else:
+        slot_settings["randomize_delay"] = False
+
+
+def no_jitter_slot(slot: Any) -> None:
+    """Make a live download slot wait its delay exactly, never 0.5-1.5 times it."""
+    if SLOT_JITTER:
+        slot.jitter = 0.0
+    else:
+        slot.randomize_delay = False
+
+
+def slot_jitter(slot: Any) -> float:
+    """The random variation of a slot's delay, as Scrapy 2.19's ``jitter`` counts it."""
+    if SLOT_JITTER:
+        return float(slot.jitter)
+    return 0.5 if slot.randomize_delay else 0.0
