@@ -666,8 +666,8 @@ async def test_robots_parsed_is_sent_once_per_fetch(site: FakeSite) -> None:
     assert len(heard) == 1
     robots, url = heard[0]
     assert url == a.url_for("/robots.txt")
-    assert robots.allowed("testbot", a.url_for("/x"))
-    assert not robots.allowed("testbot", a.url_for("/private/x"))
+    assert robots.allowed(a.url_for("/x"), "testbot")  # Scrapy's order: URL, then agent
+    assert not robots.allowed(a.url_for("/private/x"), "testbot")
 
 
 @pytest_twisted.ensureDeferred
