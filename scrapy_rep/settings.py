@@ -77,6 +77,19 @@ DEFAULTS: Mapping[str, tuple[Any, str]] = {
         "at close, push requests still parked back into a shared scrapy-redis queue "
         "(another worker takes them) instead of dropping them",
     ),
+    "REP_PAGE_DIRECTIVES": (
+        True,
+        'obey page-level directives: `<meta name="robots">`, `X-Robots-Tag` (`nofollow`, '
+        "`noindex`, `none`, `unavailable_after`)",
+    ),
+    "REP_PAGE_NOINDEX_ACTION": (
+        "drop",
+        "`drop` the items of a `noindex` page, or `keep` them (and only count them)",
+    ),
+    "REP_REL_NOFOLLOW": (
+        False,
+        'also drop requests for URLs a page links to only with `rel="nofollow"`',
+    ),
 }
 
 
@@ -109,6 +122,9 @@ class RepSettings:
     redis_prefix: str
     redis_retention: float
     requeue_parked: bool
+    page_directives: bool
+    page_noindex_action: str
+    rel_nofollow: bool
 
     @classmethod
     def from_settings(cls, get: Callable[[str], Any]) -> RepSettings:
@@ -195,6 +211,9 @@ class RepSettings:
             redis_prefix=str(value("REP_REDIS_PREFIX")),
             redis_retention=number("REP_REDIS_RETENTION", low=1),
             requeue_parked=_flag(value("REP_REQUEUE_PARKED")),
+            page_directives=_strict_flag("REP_PAGE_DIRECTIVES", value("REP_PAGE_DIRECTIVES")),
+            page_noindex_action=choice("REP_PAGE_NOINDEX_ACTION", ("drop", "keep")),
+            rel_nofollow=_strict_flag("REP_REL_NOFOLLOW", value("REP_REL_NOFOLLOW")),
         )
 
 
@@ -203,6 +222,21 @@ def _flag(value: Any) -> bool:
     if isinstance(value, str):
         return value.strip().lower() not in ("", "0", "false", "no", "off")
     return bool(value)
+
+
+_TRUE = ("1", "true", "yes", "on")
+_FALSE = ("0", "false", "no", "off")
+
+
+def _strict_flag(name: str, value: Any) -> bool:
+    """A boolean setting that refuses what is neither (``'maybe'``, ``2``) instead of guessing."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str) and value.strip().lower() in _TRUE + _FALSE:
+        return value.strip().lower() in _TRUE
+    raise SettingError(f"{name} must be True or False, not {value!r}")
 
 
 def resolve_token(get: Callable[[str], Any]) -> str:
