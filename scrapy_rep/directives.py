@@ -25,11 +25,11 @@ from __future__ import annotations
 
 import calendar
 import email.utils
+import html
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from functools import lru_cache
 from typing import Any
 from urllib.parse import urljoin
 
@@ -298,42 +298,64 @@ def head_of(body: bytes, limit: int = HEAD_LIMIT) -> bytes:
     return window[: end.start()] if end else window
 
 
-@lru_cache(maxsize=64)
-def _hint(token: str) -> re.Pattern[bytes]:
-    names = sorted({b"robots", token.lower().encode("ascii", "ignore")} - {b""})
-    return re.compile(b"|".join(re.escape(n) for n in names), re.I)
+def _names(token: str) -> tuple[bytes, ...]:
+    return (b"robots", token.lower().encode("ascii", "ignore") or b"robots")
 
 
 def meta_robots(body: bytes, token: str) -> list[tuple[str, str]]:
     """(name, content) of the ``<meta>`` tags named ``robots`` or ``token`` in the head.
 
-    Costs a regular-expression search when the head names neither: most pages.
+    Costs a lower-casing and two substring searches of the head when it names
+    neither: most pages. (A case-insensitive regular expression is 50 times slower.)
     """
     head = head_of(body)
-    if head[:2] in (b"\xff\xfe", b"\xfe\xff"):  # UTF-16: the names are not ASCII bytes
-        text = head.decode("utf-16", "replace")
-        if not _hint(token).search(text.encode("ascii", "ignore")):
-            return []
-    elif _hint(token).search(head):
-        text = head.decode("latin-1")  # names and directives are ASCII
-    else:
+    encoding = "latin-1"  # the names and directives are ASCII; nothing else is used
+    if head[:2] in (b"\xff\xfe", b"\xfe\xff"):  # UTF-16: re-encode so names are ASCII bytes
+        head, encoding = head.decode("utf-16", "replace").encode("utf-8"), "utf-8"
+    folded = head.lower()  # ASCII only: offsets stay those of ``head``
+    if not any(name in folded for name in _names(token)):
         return []
-    return _metas(text, {"robots", token.lower()})
+    return _metas(head, folded, encoding, _names(token))
 
 
-def _metas(text: str, names: set[str]) -> list[tuple[str, str]]:
-    from lxml import etree  # Scrapy's own parser; imported here so the module loads fast
+# In a head, a <meta> can hide in a comment or in the text of these elements.
+_RAW_TEXT = (b"script", b"style", b"title", b"textarea", b"template", b"noscript", b"xmp")
+# matched against the lower-cased head; every alternative starts with "<"
+_HEAD_TOKEN = re.compile(
+    rb"<!--(?:.*?-->|.*)"
+    + b"".join(rb"|<" + t + rb"\b(?:.*?</" + t + rb"\s*>|.*)" for t in _RAW_TEXT)
+    + rb"""|<meta\b((?:[^>"']|"[^"]*"|'[^']*')*)>""",
+    re.S,
+)
+_ATTRIBUTE = re.compile(r"""([^\s"'>/=]+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+)))?""")
 
-    parser = etree.HTMLParser(recover=True, no_network=True, remove_comments=True)
-    root = etree.fromstring(text, parser)
-    if root is None:
-        return []
+
+def _metas(
+    head: bytes, folded: bytes, encoding: str, names: tuple[bytes, ...]
+) -> list[tuple[str, str]]:
+    """(name, content) of the ``<meta>`` tags whose name is one of ``names``.
+
+    A scanner, not a parser: comments and the text of script-like elements are
+    skipped, attributes are read as HTML writes them (quoted or not, entities).
+    Linear in the length of the head.
+    """
     found = []
-    for meta in root.iter("meta", f"{_XHTML}meta"):
-        name = (meta.get("name") or "").strip().lower()
-        content = meta.get("content")
-        if name in names and content is not None:
-            found.append((name, content))
+    for token in _HEAD_TOKEN.finditer(folded):
+        start, end = token.span(1)
+        if start < 0:
+            continue  # a comment, a script, ...
+        if not any(name in folded[start:end] for name in names):
+            continue  # another <meta>: not worth reading its attributes
+        text = head[start:end].decode(encoding, "replace")
+        attributes: dict[str, str] = {}
+        for attribute in _ATTRIBUTE.finditer(text):
+            key = attribute.group(1).lower()
+            if key not in attributes:  # the first of duplicated attributes wins, as in HTML
+                value = next((v for v in attribute.group(2, 3, 4) if v is not None), "")
+                attributes[key] = html.unescape(value)
+        name = attributes.get("name", "").strip().lower()
+        if name.encode("latin-1", "replace") in names and "content" in attributes:
+            found.append((name, attributes["content"]))
     return found
 
 
