@@ -22,6 +22,7 @@ from scrapy.spiders import SitemapSpider
 from scrapy.utils.test import get_crawler
 
 from scrapy_rep.addon import PAGE_DIRECTIVES_PRIORITY
+from scrapy_rep.cli_explain import explain
 from scrapy_rep.decision import Decision
 from scrapy_rep.page import PageDirectivesMiddleware
 from scrapy_rep.settings import SettingError
@@ -342,6 +343,10 @@ async def test_drops_are_decision_records_in_the_audit_log(site: FakeSite, tmp_p
     assert a.url_for("/p") in child["detail"]
     assert page_drops[a.url_for("/ad")]["reason"] == "link-nofollow"
     assert result.stat("rep/dropped/link-nofollow") == 1
+    action, lines = explain(str(log), a.url_for("/p-child"))
+    assert action == "drop"
+    assert "  directive X-Robots-Tag (testbot:): nofollow" in lines
+    assert not [line for line in lines if line.startswith("  policy")]
 
 
 # -- the middleware by itself: settings, the synchronous hook ------------------------------------
