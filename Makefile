@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: venv redis-server test lint typecheck pytest demo demo-compare bench bench-crawl fuzz clean
+.PHONY: venv redis-server test lint typecheck pytest demo demo-compare bench bench-crawl bench-page fuzz clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -45,6 +45,10 @@ bench: $(STAMP)
 # (~10 min on 2 cores; `make bench-crawl QUICK=1` ~2 min).
 bench-crawl: $(STAMP)
 	$(BIN)/python benchmarks/bench_crawl.py $(if $(QUICK),--quick)
+
+# What page-level directives cost: parse loop, middleware loop, crawls with them on and off
+bench-page: $(STAMP)
+	$(BIN)/python benchmarks/bench_page.py
 
 # Fuzz the robots.txt parser and matcher (atheris; not part of `make test`).
 FUZZ_SECONDS ?= 60
