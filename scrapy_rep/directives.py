@@ -319,7 +319,8 @@ def meta_robots(body: bytes, token: str) -> list[tuple[str, str]]:
 
 
 # In a head, a <meta> can hide in a comment or in the text of these elements.
-_RAW_TEXT = (b"script", b"style", b"title", b"textarea", b"template", b"noscript", b"xmp")
+# (Not <noscript>: a crawler that runs no scripts parses its content as tags.)
+_RAW_TEXT = (b"script", b"style", b"title", b"textarea", b"template", b"xmp")
 # matched against the lower-cased head; every alternative starts with "<"
 _HEAD_TOKEN = re.compile(
     rb"<!--(?:.*?-->|.*)"

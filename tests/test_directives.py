@@ -77,6 +77,16 @@ def test_meta_in_a_comment_or_script_is_not_a_tag() -> None:
         '<script>var s = \'<meta name="robots" content="nofollow">\';</script>'
     )
     assert from_meta(head) == NO_DIRECTIVES
+    assert from_meta("<title><meta name=robots content=noindex></title>") == NO_DIRECTIVES
+    # no scripts run here, so a <noscript> in the head holds tags
+    assert from_meta('<noscript><meta name="robots" content="noindex"></noscript>').noindex
+
+
+def test_meta_attributes_as_html_writes_them() -> None:
+    page = from_meta("<meta content='noarchive,&#32;nosnippet' NAME = robots>")
+    assert page.noarchive and page.nosnippet
+    assert from_meta('<meta name="robots" name="x" content="noindex">').noindex
+    assert from_meta('<meta data-x=">" name="robots" content="noindex">').noindex
 
 
 def test_only_the_head_is_read() -> None:
