@@ -87,7 +87,7 @@ class PageDirectivesMiddleware:
         self.audit = AuditLog(config.decision_log) if config.decision_log else None
         if self.audit is not None:
             crawler.signals.connect(self._on_closed, signal=signals.spider_closed)
-        # read in process_spider_input, used in process_spider_output
+        # read in process_spider_input, used in process_spider_output; gone with the response
         self._pages: WeakKeyDictionary[Response, _Page | None] = WeakKeyDictionary()
 
     @classmethod
@@ -125,10 +125,12 @@ class PageDirectivesMiddleware:
     # -- reading the page -----------------------------------------------------------------------
 
     def _page(self, response: Response) -> _Page | None:
+        """Read once per response: output recovered from an exception comes here again."""
         try:
-            return self._pages.pop(response)
+            return self._pages[response]
         except KeyError:  # an errback's output: process_spider_input did not see it
-            return self._read(response)
+            page = self._pages[response] = self._read(response)
+            return page
 
     def _read(self, response: Response) -> _Page | None:
         """What filters this response's output; None when nothing does."""

@@ -386,3 +386,33 @@ def test_synchronous_output_hook_filters_too() -> None:
     assert list(middleware.process_spider_output(response, [*output, keep])) == [keep]
     untouched = HtmlResponse(request.url, body=b"<html></html>", request=request)
     assert list(middleware.process_spider_output(untouched, output)) == output
+
+
+class ErrbackSpider(PageSpider):
+    """Its errback follows up on an HTTP error page with another request."""
+
+    name = "errbacks"
+
+    def request(self, url: str | scrapy.Request) -> scrapy.Request:
+        return super().request(url).replace(errback=self.follow_up)
+
+    def follow_up(self, failure: Any) -> Iterator[scrapy.Request]:
+        response = failure.value.response
+        self.result.errors[response.url] = type(failure.value).__name__
+        after = f"/after-error?from={urlparse(response.url).path.strip('/')}"
+        yield scrapy.Request(response.urljoin(after), callback=self.parse)
+
+
+@pytest_twisted.ensureDeferred
+async def test_errback_output_of_a_nofollow_error_page_is_filtered(site: FakeSite) -> None:
+    a = site.add("a")
+    a.links("/", ["/gone", "/missing"])
+    a.page("/gone", Reply(status=404, body=b"gone", headers={"X-Robots-Tag": "nofollow"}))
+    a.page("/missing", Reply(status=410, body=b"missing"))
+    a.links("/after-error", [])
+    result = await crawl([a.url_for("/")], spider=ErrbackSpider)
+    assert sorted(result.errors) == [a.url_for("/gone"), a.url_for("/missing")]
+    assert a.hits("/after-error?from=missing") == 1
+    assert a.hits("/after-error?from=gone") == 0
+    assert result.stat("rep/dropped/page-nofollow") == 1
+    assert result.stat("rep/page/nofollow") == 1
