@@ -10,7 +10,7 @@ BIN_MIN := $(VENV_MIN)/bin
 STAMP_MIN := $(VENV_MIN)/.installed
 MIN_VERSIONS := ci/min-versions.txt
 
-.PHONY: venv venv-min redis-server test test-min lint typecheck pytest demo demo-compare bench bench-crawl fuzz clean
+.PHONY: venv venv-min redis-server test test-min lint typecheck pytest demo demo-compare bench bench-crawl bench-page fuzz clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -67,6 +67,10 @@ bench: $(STAMP)
 # (~10 min on 2 cores; `make bench-crawl QUICK=1` ~2 min).
 bench-crawl: $(STAMP)
 	$(BIN)/python benchmarks/bench_crawl.py $(if $(QUICK),--quick)
+
+# What page-level directives cost: parse loop, middleware loop, crawls with them on and off
+bench-page: $(STAMP)
+	$(BIN)/python benchmarks/bench_page.py
 
 # Fuzz the robots.txt parser and matcher (atheris; not part of `make test`).
 FUZZ_SECONDS ?= 60

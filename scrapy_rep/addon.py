@@ -10,12 +10,17 @@ from scrapy.utils.misc import load_object
 from scrapy_rep import compat
 from scrapy_rep.fetch import BodyGuard
 from scrapy_rep.middleware import RobotsMiddleware
+from scrapy_rep.page import PageDirectivesMiddleware
 from scrapy_rep.settings import DEFAULTS
 
 #: Scrapy's built-in RobotsTxtMiddleware priority (DOWNLOADER_MIDDLEWARES_BASE)
 BUILTIN_PRIORITY = 100
 #: between HttpCompressionMiddleware (590) and the downloader: sees raw bodies
 BODY_GUARD_PRIORITY = 595
+#: spider side of DepthMiddleware (900): sees what the callback yields first, so
+#: requests a page's directives drop are not counted, measured or given a referer
+#: by the built-in spider middlewares; inside MetaCopyDetectionMiddleware (1000)
+PAGE_DIRECTIVES_PRIORITY = 950
 
 
 def _builtin_priority(settings: Any) -> int:
@@ -39,6 +44,7 @@ class Addon:
         compat.disable_component(settings, "DOWNLOADER_MIDDLEWARES", RobotsTxtMiddleware)
         put("DOWNLOADER_MIDDLEWARES", RobotsMiddleware, priority)
         put("DOWNLOADER_MIDDLEWARES", BodyGuard, BODY_GUARD_PRIORITY)
+        put("SPIDER_MIDDLEWARES", PageDirectivesMiddleware, PAGE_DIRECTIVES_PRIORITY)
         for name, (default, _meaning) in DEFAULTS.items():
             if default is not None:
                 settings.set(name, default, priority="addon")

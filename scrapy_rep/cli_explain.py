@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from scrapy_rep.cli_text import printable
+from scrapy_rep.decision import PAGE
 from scrapy_rep.origin import NotAnOrigin, origin_of
 
 EXIT_DOWNLOADED, EXIT_NOT_DOWNLOADED, EXIT_ERROR = 0, 1, 2
@@ -144,12 +145,17 @@ def _decision_lines(
     ]
     if decision.get("collection_decision") not in (None, "approved", "unresolved"):
         lines.append(f"  scope     the collection policy said {decision['collection_decision']}")
-    if decision.get("matched_rule"):
+    if decision.get("matched_rule") and decision.get("policy_status") == PAGE:
+        lines.append(f"  directive {decision['matched_rule']}")
+    elif decision.get("matched_rule"):
         lines.append(f"  rule      {decision['matched_rule']} (line {decision['matched_line']})")
     if decision.get("group"):
         lines.append(f"  group     {decision['group']}")
     if decision.get("detail"):
         lines.append(f"  why       {decision['detail']}")
+    if decision.get("policy_status") == PAGE:  # the linking page decided, not robots.txt
+        lines.append("  source    the page's directives, not robots.txt")
+        return lines
     fetch = next(
         (f for f in reversed(fetches) if f.get("fetched_at") == decision["policy_fetched_at"]),
         None,

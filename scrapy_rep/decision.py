@@ -152,3 +152,35 @@ def withheld(origin: str, token: str, url: str, policy: Policy | None, reason: s
         reason=reason,
         detail=WITHHELD_DETAIL[reason],
     )
+
+
+#: ``policy_status`` of a decision that rests on the linking page, not on robots.txt
+PAGE = "page"
+
+
+def page_drop(origin: str, token: str, url: str, reason: str, said: str, detail: str) -> Decision:
+    """The record of a request dropped for what the page that yielded it says.
+
+    ``reason`` is ``page-nofollow`` or ``link-nofollow``; ``said`` is the
+    directive and where it was said (e.g. ``X-Robots-Tag: none``), kept in
+    ``matched_rule``; ``detail`` names the page.
+    """
+    return Decision(
+        origin=origin,
+        product_token=token,
+        url=url,
+        policy_status=PAGE,
+        policy_http_status=None,
+        policy_fetched_at=None,
+        policy_digest=None,
+        policy_url=None,
+        policy_final_url=None,
+        group=None,
+        matched_rule=said,
+        matched_line=None,
+        rep_decision="disallow",
+        collection_decision=UNRESOLVED,
+        action=DROP,
+        reason=reason,
+        detail=detail,
+    )

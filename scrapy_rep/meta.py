@@ -8,6 +8,10 @@ an underscore, Scrapy's convention for keys that are nobody else's business.
 DECISION = "rep_decision"
 #: Scrapy's own switch: this request is not subject to robots.txt
 DONT_OBEY = "dont_obey_robotstxt"
+#: on a response: the page-level directives that applied to it (a plain dict)
+PAGE = "rep_page"
+#: set by a spider on sitemap requests: their responses are not subject to page directives
+SITEMAP = "rep_sitemap"
 
 #: marks scrapy-rep's own robots.txt requests
 ROBOTS_REQUEST = "_rep_robots"

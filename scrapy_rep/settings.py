@@ -109,6 +109,19 @@ DEFAULTS: Mapping[str, tuple[Any, str]] = {
         "seconds a dead worker's robots.txt fetch lock blocks the others (Redis, SQLite); "
         "a live worker renews it while its fetch runs",
     ),
+    "REP_PAGE_DIRECTIVES": (
+        True,
+        'obey page-level directives: `<meta name="robots">`, `X-Robots-Tag` (`nofollow`, '
+        "`noindex`, `none`, `unavailable_after`)",
+    ),
+    "REP_PAGE_NOINDEX_ACTION": (
+        "drop",
+        "`drop` the items of a `noindex` page, or `keep` them (and only count them)",
+    ),
+    "REP_REL_NOFOLLOW": (
+        False,
+        'also drop requests for URLs a page links to only with `rel="nofollow"`',
+    ),
 }
 
 
@@ -237,6 +250,9 @@ class RepSettings:
     redis_prefix: str
     redis_retention: float
     requeue_parked: bool
+    page_directives: bool
+    page_noindex_action: str
+    rel_nofollow: bool
     sqlite_path: str | None = None
     sqlite_retention: float = 30 * DAY
     lock_timeout: float = 10.0
@@ -367,6 +383,9 @@ class RepSettings:
             sqlite_path=str(value("REP_SQLITE_PATH")) if value("REP_SQLITE_PATH") else None,
             sqlite_retention=number("REP_SQLITE_RETENTION", low=1, unit="seconds"),
             lock_timeout=number("REP_REDIS_LOCK_TIMEOUT", low=0.1, unit="seconds"),
+            page_directives=switch("REP_PAGE_DIRECTIVES"),
+            page_noindex_action=choice("REP_PAGE_NOINDEX_ACTION", ("drop", "keep")),
+            rel_nofollow=switch("REP_REL_NOFOLLOW"),
         )
 
 

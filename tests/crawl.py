@@ -39,6 +39,8 @@ class CrawlResult:
     decisions: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: every distinct URL the spider yielded (start requests and followed links)
     yielded: list[str] = field(default_factory=list)
+    #: items that reached the item pipelines (filled by spiders that yield items)
+    items: list[Any] = field(default_factory=list)
     #: the finished crawler, for looking at its engine, settings and middlewares
     crawler: Crawler | None = None
 

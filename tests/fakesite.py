@@ -58,6 +58,8 @@ class Reply:
     hang: bool = False
     stream_bytes: int = 0
     gzip_bomb: int = 0
+    #: header lines sent after ``headers``, repeats allowed (several ``X-Robots-Tag``)
+    extra_headers: list[tuple[str, str]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -176,7 +178,7 @@ class _Handler(BaseHTTPRequestHandler):
         elif reply.stream_bytes > 0:
             self._stream(reply, with_body)
         else:
-            self._send(reply.status, reply.headers, reply.body, with_body)
+            self._send(reply.status, reply.headers, reply.body, with_body, reply.extra_headers)
 
     def _drain_request_body(self) -> None:
         """Read and drop a request body so the next keep-alive request parses correctly."""
@@ -202,7 +204,14 @@ class _Handler(BaseHTTPRequestHandler):
 
     # -- writers --------------------------------------------------------------------------------
 
-    def _head(self, status: int, headers: dict[str, str], length: int | None, close: bool) -> bytes:
+    def _head(
+        self,
+        status: int,
+        headers: dict[str, str],
+        length: int | None,
+        close: bool,
+        extra: list[tuple[str, str]] | None = None,
+    ) -> bytes:
         """Status line and headers as bytes, so they go out in the same send as the body.
 
         One send per reply avoids Nagle/delayed-ACK stalls of ~40 ms on keep-alive connections.
@@ -218,6 +227,7 @@ class _Handler(BaseHTTPRequestHandler):
         if "content-type" not in given:
             lines.append(f"Content-Type: {self._default_type()}")
         lines.extend(f"{k}: {v}" for k, v in headers.items() if v != "")
+        lines.extend(f"{k}: {v}" for k, v in extra or ())
         no_body_status = status in (204, 304) or 100 <= status < 200
         if length is not None and "content-length" not in given and not no_body_status:
             lines.append(f"Content-Length: {length}")
@@ -227,8 +237,15 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
         return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
 
-    def _send(self, status: int, headers: dict[str, str], body: bytes, with_body: bool) -> None:
-        head = self._head(status, headers, len(body), close=False)
+    def _send(
+        self,
+        status: int,
+        headers: dict[str, str],
+        body: bytes,
+        with_body: bool,
+        extra: list[tuple[str, str]] | None = None,
+    ) -> None:
+        head = self._head(status, headers, len(body), close=False, extra=extra)
         self.wfile.write(head + body if with_body else head)
 
     def _reset(self, reply: Reply, with_body: bool) -> None:
