@@ -43,7 +43,7 @@ from scrapy_rep.directives import (
     page_directives,
 )
 from scrapy_rep.origin import NotAnOrigin, origin_of
-from scrapy_rep.settings import RepSettings
+from scrapy_rep.settings import RepSettings, is_enabled
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -68,7 +68,7 @@ class PageDirectivesMiddleware:
 
     def __init__(self, crawler: Crawler) -> None:
         settings = crawler.settings
-        if not settings.getbool("REP_ENABLED", True):
+        if not is_enabled(settings.get):
             raise NotConfigured("REP_ENABLED is off")
         config = RepSettings.from_settings(settings.get)
         if not config.page_directives:

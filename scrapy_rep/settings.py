@@ -148,7 +148,7 @@ def flag(name: str, value: Any) -> bool:
     ``-s NAME=False`` arrives as the string ``'False'``; anything that is not
     clearly on or off is a :class:`SettingError`, never a silent ``True``.
     """
-    if isinstance(value, (bool, int)):
+    if isinstance(value, bool) or (isinstance(value, int) and value in (0, 1)):
         return bool(value)
     if isinstance(value, str):
         text = value.strip().lower()
