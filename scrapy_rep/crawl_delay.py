@@ -11,11 +11,14 @@ AutoThrottle.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, signals
 
 from scrapy_rep import compat
+from scrapy_rep.policy import Policy
+from scrapy_rep.report import CrawlCounts
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -27,22 +30,36 @@ logger = logging.getLogger("scrapy_rep.middleware")
 class CrawlDelay:
     """Keeps each download slot at least as slow as its origins' Crawl-delay."""
 
-    def __init__(self, crawler: Crawler, cap: float) -> None:
+    def __init__(self, crawler: Crawler, cap: float, counts: CrawlCounts) -> None:
         self.crawler = crawler
         self.cap = cap
+        self.counts = counts  # the close report shows each origin's delay
         self.user_delay = float(crawler.settings.getfloat("DOWNLOAD_DELAY"))
         self._floors: dict[str, float] = {}  # download slot -> floor
         #: origin -> (digest, delay applied): decided once per robots.txt body
         self._known: dict[str, tuple[str | None, float | None]] = {}
 
-    def known(self, origin: str, digest: str | None) -> tuple[bool, float | None]:
-        """(already decided for this body, the delay)."""
-        entry = self._known.get(origin)
-        if entry is not None and entry[0] == digest:
-            return True, entry[1]
-        return False, None
+    def keep(
+        self,
+        request: Request,
+        origin: str,
+        policy: Policy,
+        asked_by: Callable[[Policy], float | None],
+    ) -> None:
+        """Before ``request`` is downloaded: its slot waits at least the origin's Crawl-delay.
 
-    def decide(self, origin: str, digest: str | None, asked: float | None) -> float | None:
+        ``asked_by(policy)`` reads the delay from the file; it is called once per body.
+        """
+        entry = self._known.get(origin)
+        if entry is not None and entry[0] == policy.digest:
+            delay = entry[1]
+        else:
+            delay = self._decide(origin, policy.digest, asked_by(policy))
+            self.counts.crawl_delay(origin, delay)
+        if delay:
+            self._apply(request, delay)
+
+    def _decide(self, origin: str, digest: str | None, asked: float | None) -> float | None:
         """The delay to apply for a body asking ``asked`` seconds: capped, remembered."""
         delay = asked
         if delay is not None and delay > self.cap:
@@ -55,7 +72,7 @@ class CrawlDelay:
         self._known[origin] = (digest, delay)
         return delay
 
-    def apply(self, request: Request, delay: float) -> None:
+    def _apply(self, request: Request, delay: float) -> None:
         """Put the floor under the slot ``request`` will be downloaded in."""
         engine = self.crawler.engine
         assert engine is not None

@@ -19,7 +19,6 @@ scrapy-redis queue), never silently lost.
 from __future__ import annotations
 
 import asyncio
-import inspect
 import logging
 import time
 from dataclasses import replace
@@ -27,29 +26,28 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, signals
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
-from scrapy.exceptions import DontCloseSpider, NotConfigured
+from scrapy.exceptions import NotConfigured
 from scrapy.utils.asyncio import is_asyncio_available
-from scrapy.utils.misc import load_object
 
 from scrapy_rep import compat
 from scrapy_rep import meta as M
 from scrapy_rep import signals as rep_signals
 from scrapy_rep.audit import AuditLog, PolicyArchive
+from scrapy_rep.collection import CollectionHook
 from scrapy_rep.crawl_delay import CrawlDelay
 from scrapy_rep.decision import (
     APPROVED,
-    COLLECTION_ANSWERS,
     DOWNLOAD,
     DROP,
     Decision,
     judge,
     withheld,
 )
-from scrapy_rep.exceptions import ParkedRequest, RepIgnoreRequest
+from scrapy_rep.exceptions import RepIgnoreRequest
 from scrapy_rep.fetch import RobotsFetcher
 from scrapy_rep.gate import JUDGE, PARK, OriginGate
+from scrapy_rep.holding import Holding, closing
 from scrapy_rep.origin import NotAnOrigin, origin_of
-from scrapy_rep.parking import Held
 from scrapy_rep.policy import FetchResult, Policy, Status, classify
 from scrapy_rep.resolver import (
     Fetch,
@@ -66,7 +64,6 @@ from scrapy_rep.telemetry import Telemetry
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
-    from scrapy.http import Response
 
 logger = logging.getLogger(__name__)
 
@@ -90,9 +87,8 @@ class RobotsMiddleware:
         self.gate: OriginGate[Request] = OriginGate(
             config.pending_wait, config.park_max, config.park_timeout
         )
-        self.collection = (
-            load_object(config.collection_policy) if config.collection_policy else None
-        )
+        hook = config.collection_hook
+        self.collection = CollectionHook(hook) if hook is not None else None
         self.telemetry = Telemetry(
             crawler.stats,
             max_origins=config.cache_max_origins,
@@ -101,23 +97,32 @@ class RobotsMiddleware:
             report=config.report_enabled,
         )
         self.crawl_delay = (
-            CrawlDelay(crawler, config.crawl_delay_max) if config.crawl_delay_enabled else None
+            CrawlDelay(crawler, config.crawl_delay_max, self.telemetry.counts)
+            if config.crawl_delay_enabled
+            else None
         )
         self.jobdir: str | None = crawler.settings.get("JOBDIR") or None
         self.spec = ResolverSpec.of(config, self.clock, self.jobdir)
         self.resolver = SharedResolvers.acquire(self.spec, self._make_resolver)
         self.resolver.listeners.append(self)
-        self._timers: dict[str, asyncio.TimerHandle] = {}
-        self._listening = False  # to request_scheduled: see _listen
+        self.holding = Holding(
+            crawler,
+            self.gate,
+            self.resolver,
+            self.telemetry,
+            self.fetch,
+            clock=self.clock,
+            token=self.token,
+            requeue_parked=config.requeue_parked,
+        )
         self._ua_checked = False
         self._closed = False
-        self._noted: set[str] = set()  # origins whose file problems were logged
         connect = crawler.signals.connect
         connect(self._on_opened, signal=signals.spider_opened)
-        connect(self._on_idle, signal=signals.spider_idle)
+        connect(self.holding.on_idle, signal=signals.spider_idle)
         connect(self._on_closed, signal=signals.spider_closed)
         if self.telemetry.audit is not None:  # the target's own status, for the audit log only
-            connect(self._on_response, signal=signals.response_received)
+            connect(self.telemetry.response, signal=signals.response_received)
         logger.info("scrapy-rep: obeying robots.txt as %(token)r (RFC 9309)", {"token": self.token})
         compat.log_missing_features(logger)
 
@@ -163,29 +168,34 @@ class RobotsMiddleware:
             if admission.action != JUDGE:
                 return self._hand_back(request, admission.reason)
         assert policy is not None
-        decision = await self._decide(origin, request, policy)
+        decision = await self.decide(origin, request, policy)
         record = decision.to_dict()
         meta[M.DECISION] = record
         self.telemetry.judged(origin, record, cache)
         if decision.action == DOWNLOAD:
             if self.crawl_delay is not None:
-                self._apply_crawl_delay(request, origin, policy)
+                self.crawl_delay.keep(request, origin, policy, self._robots_delay)
             return None
         if decision.action == DROP:
             raise RepIgnoreRequest(record)
         return self._hand_back(request, decision.reason)  # REP_*_ACTION = "park"
+
+    def _robots_delay(self, policy: Policy) -> float | None:
+        """The Crawl-delay (or Request-rate interval) the policy's file asks of our token."""
+        robots = self.resolver.cache.robots(policy) if policy.status is Status.OK else None
+        return robots.crawl_delay(self.token) if robots is not None else None
 
     async def ask(self, url: str) -> tuple[Decision, Policy]:
         """The answer a crawl would give for ``url`` now, recording nothing (``scrapy robots``)."""
         origin = origin_of(url)
         policy = self.resolver.current(origin)
         if policy is None or not policy.fresh(self.clock()):
-            policy = await self.resolver.resolve(origin, self._fetch)
-        return await self._decide(origin, Request(url), policy), policy
+            policy = await self.resolver.resolve(origin, self.fetch)
+        return await self.decide(origin, Request(url), policy), policy
 
     async def _wait_for_fetch(self, origin: str, budget: float) -> Policy | None:
         """The new policy, if the origin's fetch ends within ``budget`` seconds."""
-        task = self.resolver.resolve(origin, self._fetch)
+        task = self.resolver.resolve(origin, self.fetch)
         try:
             return await asyncio.wait_for(asyncio.shield(task), max(budget, 1e-9))
         except (asyncio.TimeoutError, FetchAbandoned):
@@ -195,11 +205,11 @@ class RobotsMiddleware:
                 return None
             raise
 
-    async def _decide(self, origin: str, request: Request, policy: Policy) -> Decision:
+    async def decide(self, origin: str, request: Request, policy: Policy) -> Decision:
         robots = self.resolver.cache.robots(policy) if policy.status is Status.OK else None
         collection, problem = APPROVED, None
         if self.collection is not None and policy.status in (Status.OK, Status.UNAVAILABLE):
-            collection, problem = await self._ask_collection(request)
+            collection, problem = await self.collection(request, self.crawler.spider)
         decision = judge(
             origin,
             self.token,
@@ -211,26 +221,6 @@ class RobotsMiddleware:
             unresolved_collection_action=self.config.collection_unresolved_action,
         )
         return decision if problem is None else replace(decision, detail=problem)
-
-    async def _ask_collection(self, request: Request) -> tuple[str, str | None]:
-        """The collection hook's answer, and what was wrong with it (then ``error``)."""
-        assert self.collection is not None
-        try:
-            answer = self.collection(request, self.crawler.spider)
-            if inspect.isawaitable(answer):
-                answer = await answer
-        except Exception as exc:
-            return "error", f"REP_COLLECTION_POLICY raised {type(exc).__name__}: {exc}"
-        if isinstance(answer, str) and answer in COLLECTION_ANSWERS:
-            return answer, None
-        problem = (
-            f"REP_COLLECTION_POLICY returned {answer!r}; it must return one of "
-            f"{', '.join(COLLECTION_ANSWERS)}"
-        )
-        if "collection-answer" not in self._noted:
-            self._noted.add("collection-answer")
-            logger.error("scrapy-rep: %(problem)s", {"problem": problem})
-        return "error", problem
 
     def _withhold(self, origin: str, request: Request, reason: str) -> None:
         """Drop a held request for a reason of its own (overflow, expiry): its errback hears it."""
@@ -247,16 +237,16 @@ class RobotsMiddleware:
         """
         request = request.replace(dont_filter=True)
         request.meta[M.PARK] = reason
-        self._listen(True)  # the engine schedules it next: be there to park it
+        self.holding.listen(True)  # the engine schedules it next: be there to park it
         return request
 
     # -- fetching -----------------------------------------------------------
 
-    async def _fetch(self, origin: str) -> FetchResult:
-        if self._closed or _closing(self.crawler):
+    async def fetch(self, origin: str) -> FetchResult:
+        if self._closed or closing(self.crawler):
             raise FetchAbandoned(origin)
         result = await self.fetcher(origin)
-        if result.error and (self._closed or _closing(self.crawler)):
+        if result.error and (self._closed or closing(self.crawler)):
             raise FetchAbandoned(origin)  # cut short by our own close, not the site's fault
         if not self._ua_checked and self.fetcher.user_agent_sent is not None:
             self._ua_checked = True
@@ -280,49 +270,28 @@ class RobotsMiddleware:
         """A new policy for ``origin``, from any crawler sharing the resolver."""
         if self._closed:
             return
-        here = fetched == self._fetch
+        here = fetched == self.fetch
         self.telemetry.policy(origin, new, here)
         effects = self.gate.on_policy(origin, old, new, self.clock())
+        self.telemetry.standing(origin, new, paused=effects.paused, resumed=effects.resumed)
         if effects.paused:
-            self.telemetry.paused(origin, new)
             self._send(rep_signals.origin_paused, origin, new)
-        elif new.status is Status.UNRESOLVED:
-            self.telemetry.gave_up(origin, new)
-        elif new.status is Status.UNREACHABLE or new.stale_since is not None:
-            self.telemetry.note(origin, new)
-        elif new.status is Status.UNAVAILABLE:
-            self.telemetry.note(origin, new, logging.INFO)
-        elif here and new.status is Status.OK:
-            self._parsed(origin, new)
-        if effects.wake_at is not None:
-            self._set_timer(origin, effects.wake_at)
         if effects.resumed:
-            self.telemetry.resumed(origin, new)
             self._send(rep_signals.origin_resumed, origin, new)
-        released = new.status is not Status.UNRESOLVED  # the others go back to be dropped
-        for held in effects.release:
-            self._give_back(held, released=released)
-        self._listen(self.gate.watching)
+        if here and new.status is Status.OK:
+            self._parsed(origin, new)
+        # the held requests of a given-up origin go back to be dropped, not released
+        self.holding.carry_out(origin, effects, released=new.status is not Status.UNRESOLVED)
 
     def on_abandoned(self, origin: str) -> None:
         """A fetch ended with its crawler: fetch again for what this crawler holds."""
-        if not self._closed and self.gate.holds(origin) and not _closing(self.crawler):
-            self.resolver.resolve(origin, self._fetch)
+        self.holding.refetch_if_held(origin)
 
     def _parsed(self, origin: str, policy: Policy) -> None:
         robots = self.resolver.cache.robots(policy)
         if robots is None:
             return
-        if robots.diagnostics:
-            self.telemetry.inc("rep/robots/with_diagnostics")
-            unreadable = [str(d) for d in robots.diagnostics if "UTF-16" in d.text]
-            if unreadable and origin not in self._noted:
-                self._noted.add(origin)
-                logger.warning(
-                    "scrapy-rep: %(origin)s: robots.txt is unreadable (%(why)s); "
-                    "everything is allowed",
-                    {"origin": origin, "why": unreadable[0]},
-                )
+        self.telemetry.parsed(origin, robots.diagnostics)
         compat.send_robots_parsed(
             self.crawler,
             RepRobotParser(robots, self.token),
@@ -334,116 +303,6 @@ class RobotsMiddleware:
             signal=signal, origin=origin, policy=policy, spider=self.crawler.spider
         )
 
-    # -- parking ------------------------------------------------------------
-
-    def _listen(self, on: bool) -> None:
-        """Hear ``request_scheduled`` only while something may have to be parked.
-
-        Every receiver costs each scheduled request ~10 µs of signal dispatch,
-        about a tenth of a lean crawl's CPU (``benchmarks/bench_crawl.py``).
-        Nothing depends on it for safety: a request that reaches the scheduler
-        unheard is judged in the downloader and handed back, which listens again.
-        """
-        if on and not self._listening:
-            self.crawler.signals.connect(self._on_scheduled, signal=signals.request_scheduled)
-        elif not on and self._listening:
-            self.crawler.signals.disconnect(self._on_scheduled, signal=signals.request_scheduled)
-        self._listening = on
-
-    def _on_scheduled(self, request: Request, spider: Any = None) -> None:
-        """Park requests that cannot be judged now, before the scheduler takes them."""
-        meta = request.meta
-        if meta.get(M.DONT_OBEY) or meta.get(M.ROBOTS_REQUEST) or M.DROP in meta:
-            return  # a request on its way to be dropped is dropped in the downloader
-        handed_back = meta.pop(M.PARK, None)
-        try:
-            origin = origin_of(request.url)
-        except NotAnOrigin:
-            return
-        now = self.clock()
-        reason = self.gate.hold_reason(
-            origin,
-            handed_back,
-            self.resolver.current(origin),
-            self.resolver.pending_since(origin),
-            now,
-        )
-        if reason is None:
-            return
-        if handed_back is None and self._seen_before(request):
-            return  # a duplicate: the scheduler's dupefilter drops it, as it would unparked
-        since = meta.setdefault(M.PARKED_AT, now)
-        if self.gate.park(origin, request, since, reason):
-            self.telemetry.parked(origin, request.url, reason)
-            self._plan_wake(origin)
-            raise ParkedRequest(reason)
-        # The scheduler takes it (its dupefilter has seen it: _seen_before) and
-        # the downloader drops it, so its errback hears why.
-        meta[M.DROP] = "park-overflow"
-        request.dont_filter = True
-
-    def _seen_before(self, request: Request) -> bool:
-        """Ask the scheduler's dupefilter before parking: released requests skip it."""
-        dupefilter = getattr(compat.scheduler_of(self.crawler.engine), "df", None)
-        if request.dont_filter or dupefilter is None:
-            return False
-        return bool(dupefilter.request_seen(request))
-
-    def _plan_wake(self, origin: str) -> None:
-        """Make sure a held origin will be refetched (unless a fetch is under way)."""
-        if self.resolver.pending_since(origin) is not None:
-            return
-        when = self.gate.wake_due(origin, self.resolver.current(origin), self.clock())
-        if when is not None:
-            self._set_timer(origin, when)
-
-    def _set_timer(self, origin: str, when: float) -> None:
-        """Refetch ``origin``'s robots.txt at ``when`` (one timer per origin)."""
-        old = self._timers.pop(origin, None)
-        if old is not None:
-            old.cancel()
-        delay = max(0.0, when - self.clock())
-        self._timers[origin] = asyncio.get_event_loop().call_later(delay, self._wake, origin)
-
-    def _wake(self, origin: str) -> None:
-        """Refetch for the requests held here; with none held, the next request will."""
-        self._timers.pop(origin, None)
-        if self.gate.woken(origin) and not self._closed:
-            self.resolver.resolve(origin, self._fetch)
-
-    def _give_back(self, held: Held[Request], *, released: bool = True, drop: str = "") -> None:
-        """Hand a held request back to the engine, to be judged (or dropped: ``drop``).
-
-        Once the engine is closing, a request given to it would be lost:
-        it ends here instead, with a reason.
-        """
-        if _closing(self.crawler):
-            self._end_at_close(held)
-            return
-        request = held.item
-        if drop:
-            request.meta[M.DROP] = drop  # dropped in the downloader, where its errback hears it
-        elif released:
-            self.telemetry.released(held.origin, request.url)
-        engine = self.crawler.engine
-        assert engine is not None
-        engine.crawl(request.replace(dont_filter=True))  # the dupefilter has seen it already
-
-    def _end_at_close(self, held: Held[Request]) -> None:
-        policy = self.resolver.current(held.origin)
-        record = withheld(held.origin, self.token, held.item.url, policy, "spider-closed")
-        held.item.meta[M.DECISION] = record.to_dict()
-        self.telemetry.final(held.origin, held.item.meta[M.DECISION])
-
-    def _on_idle(self, spider: Any = None) -> None:
-        self.telemetry.flush()
-        for held in self.gate.expire(self.clock()):
-            self._give_back(held, drop="park-expired")
-        for origin in self.gate.origins_without_wake():
-            self._plan_wake(origin)
-        if len(self.gate):
-            raise DontCloseSpider
-
     # -- open and close -----------------------------------------------------
 
     def _on_opened(self, spider: Any = None) -> None:
@@ -451,86 +310,13 @@ class RobotsMiddleware:
 
     def _on_closed(self, spider: Any = None, reason: str = "") -> Any:
         self._closed = True
-        for timer in self._timers.values():
-            timer.cancel()
-        self._timers.clear()
-        held = self.gate.close()
-        queue = self._shared_queue() if held else None
-        left = 0
-        for each in held:
-            if queue is not None and self._requeue(queue, each.item):
-                continue
-            self._end_at_close(each)
-            left += 1
-        self.telemetry.closed(reason, left)
+        self.telemetry.closed(reason, self.holding.close())
         self.resolver.listeners.remove(self)
         if SharedResolvers.leave(self.spec) and self.resolver.shared is not None:
             return self.resolver.shared.close()  # the last user closes the connections
         return None
 
-    def _shared_queue(self) -> Any:
-        """A scrapy-redis scheduler, whose queue the cluster shares, or None.
-
-        Held requests live in this worker's memory. When it closes with some
-        still held, they go back into the shared queue (``REP_REQUEUE_PARKED``),
-        so another worker takes them, and parks them again while their origin is
-        paused, instead of losing them.
-        """
-        if not self.config.requeue_parked:
-            return None
-        try:
-            from scrapy_redis.scheduler import Scheduler as RedisScheduler
-        except ImportError:
-            return None
-        scheduler = compat.scheduler_of(self.crawler.engine)
-        return scheduler if isinstance(scheduler, RedisScheduler) else None
-
-    def _requeue(self, scheduler: Any, request: Request) -> bool:
-        try:
-            scheduler.enqueue_request(request.replace(dont_filter=True))
-        except Exception as exc:
-            logger.warning(
-                "scrapy-rep: could not push a held request back to the shared queue: %(error)s",
-                {"error": f"{type(exc).__name__}: {exc}"},
-            )
-            return False
-        self.telemetry.requeued(request.url)
-        return True
-
     # -- Crawl-delay and the audit trail ------------------------------------
-
-    def _apply_crawl_delay(self, request: Request, origin: str, policy: Policy) -> None:
-        assert self.crawl_delay is not None
-        known, delay = self.crawl_delay.known(origin, policy.digest)
-        if not known:
-            robots = self.resolver.cache.robots(policy) if policy.status is Status.OK else None
-            asked = robots.crawl_delay(self.token) if robots is not None else None
-            delay = self.crawl_delay.decide(origin, policy.digest, asked)
-            self.telemetry.counts.crawl_delay(origin, delay)
-        if delay:
-            self.crawl_delay.apply(request, delay)
-
-    def _on_response(self, response: Response, request: Request, spider: Any = None) -> None:
-        """With ``REP_DECISION_LOG``: each downloaded page's own HTTP status."""
-        decision = request.meta.get(M.DECISION)
-        audit = self.telemetry.audit
-        if audit is not None and decision is not None and not request.meta.get(M.ROBOTS_REQUEST):
-            audit.write(
-                "response",
-                {
-                    "url": decision["url"],
-                    "origin": decision["origin"],
-                    "target_status": response.status,  # never mixed with the robots.txt one
-                    "response_url": response.url,
-                },
-            )
-
-
-def _closing(crawler: Crawler) -> bool:
-    """Whether the engine is closing the spider (requests given to it now would be lost)."""
-    engine = crawler.engine
-    slot = getattr(engine, "_slot", None)
-    return engine is None or slot is None or getattr(slot, "closing", None) is not None
 
 
 def _warn_if_builtin_active(crawler: Crawler) -> None:

@@ -16,12 +16,15 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Sequence
 from typing import Any
 
+from scrapy_rep import meta as M
 from scrapy_rep.audit import AuditLog, PolicyArchive
 from scrapy_rep.decision import DOWNLOAD, DROP
-from scrapy_rep.policy import Policy
+from scrapy_rep.policy import Policy, Status
 from scrapy_rep.report import CrawlCounts, report_lines
+from scrapy_rep.robotstxt import Diagnostic
 
 logger = logging.getLogger("scrapy_rep.middleware")
 
@@ -48,7 +51,7 @@ class Telemetry:
         self.report = report
         self._pending: dict[str, int] = {}
         self._events = 0
-        self._given_up: set[str] = set()  # origins whose "giving up" was logged
+        self._noted: set[str] = set()  # what is said once: origins given up, unreadable files
 
     # -- stats --------------------------------------------------------------
 
@@ -143,33 +146,59 @@ class Telemetry:
             archived = self._archive(policy)
             self.audit.write("fetch", {**fetch_record(origin, policy), "archive": archived})
 
-    def paused(self, origin: str, policy: Policy) -> None:
-        self.inc(f"rep/pauses/{policy.outcome}")
-        logger.info(
-            "scrapy-rep: %(origin)s paused until %(until)s: %(reason)s",
-            {"origin": origin, "until": clock_time(policy.expires_at), "reason": policy.reason},
-        )
+    def standing(self, origin: str, policy: Policy, *, paused: bool, resumed: bool) -> None:
+        """Log and count where an origin stands after a new policy."""
+        status = policy.status
+        if paused:
+            self.inc(f"rep/pauses/{policy.outcome}")
+            logger.info(
+                "scrapy-rep: %(origin)s paused until %(until)s: %(reason)s",
+                {"origin": origin, "until": clock_time(policy.expires_at), "reason": policy.reason},
+            )
+        elif status is Status.UNRESOLVED:
+            if origin not in self._noted:  # once per origin, however often it is refetched
+                self._noted.add(origin)
+                self._note(logging.WARNING, origin, policy.reason)
+        elif status is Status.UNREACHABLE or policy.stale_since is not None:
+            self._note(logging.WARNING, origin, policy.reason)
+        elif status is Status.UNAVAILABLE:
+            self._note(logging.INFO, origin, policy.reason)
+        if resumed:
+            self.inc("rep/resumes")
+            self._note(logging.INFO, origin, f"resumed: {policy.reason}")
 
-    def resumed(self, origin: str, policy: Policy) -> None:
-        self.inc("rep/resumes")
-        logger.info(
-            "scrapy-rep: %(origin)s resumed: %(reason)s",
-            {"origin": origin, "reason": policy.reason},
-        )
-
-    def gave_up(self, origin: str, policy: Policy) -> None:
-        """An origin given up (unresolved): said once per origin, however often refetched."""
-        if origin in self._given_up:
+    def parsed(self, origin: str, diagnostics: Sequence[Diagnostic]) -> None:
+        """A file this crawler fetched: its problems counted; an unreadable one said, once."""
+        if not diagnostics:
             return
-        self._given_up.add(origin)
-        logger.warning(
-            "scrapy-rep: %(origin)s: %(reason)s", {"origin": origin, "reason": policy.reason}
+        self.inc("rep/robots/with_diagnostics")
+        unreadable = [str(d) for d in diagnostics if "UTF-16" in d.text]
+        if unreadable and f"unreadable {origin}" not in self._noted:
+            self._noted.add(f"unreadable {origin}")
+            self._note(
+                logging.WARNING,
+                origin,
+                f"robots.txt is unreadable ({unreadable[0]}); everything is allowed",
+            )
+
+    def response(self, response: Any, request: Any, spider: Any = None) -> None:
+        """With an audit log: each downloaded page's own HTTP status (``response_received``)."""
+        decision = request.meta.get(M.DECISION)
+        if self.audit is None or decision is None or request.meta.get(M.ROBOTS_REQUEST):
+            return
+        self.audit.write(
+            "response",
+            {
+                "url": decision["url"],
+                "origin": decision["origin"],
+                "target_status": response.status,  # never mixed with the robots.txt one
+                "response_url": response.url,
+            },
         )
 
-    def note(self, origin: str, policy: Policy, level: int = logging.WARNING) -> None:
-        logger.log(
-            level, "scrapy-rep: %(origin)s: %(reason)s", {"origin": origin, "reason": policy.reason}
-        )
+    @staticmethod
+    def _note(level: int, origin: str, text: str) -> None:
+        logger.log(level, "scrapy-rep: %(origin)s: %(text)s", {"origin": origin, "text": text})
 
     def _archive(self, policy: Policy) -> str | None:
         """Keep the body in REP_POLICY_ARCHIVE (once per digest); its path, or None."""
