@@ -12,7 +12,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from scrapy_rep.robotstxt.agent import InvalidProductToken, product_token, validate_token
-from scrapy_rep.robotstxt.matcher import ROBOTS_TXT, RuleSet, is_robots_txt, normalise, path_of
+from scrapy_rep.robotstxt.matcher import (
+    ROBOTS_TXT,
+    RuleSet,
+    is_robots_txt,
+    normalise,
+    normalise_path,
+    path_of,
+)
 from scrapy_rep.robotstxt.parser import MAX_BYTES, Diagnostic, Group, Rule, parse_records
 
 __all__ = [
@@ -24,6 +31,7 @@ __all__ = [
     "Rule",
     "Verdict",
     "normalise",
+    "normalise_path",
     "parse",
     "product_token",
     "validate_token",
@@ -114,7 +122,7 @@ class RobotsTxt:
     def decide(self, token: str, url: str) -> Verdict:
         """The answer for ``url`` (absolute, or a path) and the rule behind it."""
         selection = self._select(token)
-        path = normalise(path_of(url))
+        path = normalise_path(path_of(url))
         if is_robots_txt(path):
             return Verdict(True, None, selection.groups, "robots-txt")
         return _verdict(selection.rules.match(path), selection.groups)
@@ -125,7 +133,7 @@ class RobotsTxt:
         rules = selection.rules
         if not rules:
             return True
-        path = normalise(path_of(url))
+        path = normalise_path(path_of(url))
         if path == ROBOTS_TXT:
             return True
         rule = rules.match(path)

@@ -11,6 +11,12 @@ linear in the path: a hostile pattern of many ``*`` cannot backtrack.
 A rule's weight is the octet length of its normalised pattern, ``*`` and
 ``$`` included (Google's choice; the RFC says "most octets"). Equal
 weights: allow wins.
+
+Patterns and paths are compared in one canonical percent-encoding
+(:func:`normalise`). In a pattern, a raw ``*`` and a trailing ``$`` are
+special and ``%2A`` / ``%24`` are the literal characters (RFC 9309 §2.2.3),
+so the matcher turns those escapes back into ``*`` / ``$`` inside literal
+pieces and reads URLs the same way (:func:`normalise_path`).
 """
 
 from __future__ import annotations
@@ -21,15 +27,19 @@ from collections.abc import Iterable
 from scrapy_rep.robotstxt.parser import Rule
 
 _UNRESERVED = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+#: What RFC 3986 allows unencoded in a path or query: unreserved, sub-delims,
+#: ':', '@', '/' and '?' (§3.3, §3.4). Everything else -- controls, space,
+#: ``" < > [ \\ ] ^ ` { | }``, '#' and non-ASCII -- is compared as its %XX
+#: escape, the form Scrapy (w3lib's safe_url_string) sends.
+_ALLOWED = bytes(_UNRESERVED) + b"!$&'()*+,;=:@/?"
 #: two hex digits (any case) -> their canonical form: the character if unreserved
 _ESCAPES = {
     f"{a}{b}": chr(int(a + b, 16)) if int(a + b, 16) in _UNRESERVED else f"%{a}{b}".upper()
     for a in "0123456789abcdefABCDEF"
     for b in "0123456789abcdefABCDEF"
 }
-#: octets outside printable ASCII (as latin-1 characters) -> %XX
-_PRINTABLE_BUT_PERCENT = bytes(range(0x21, 0x7F)).replace(b"%", b"")
-_ENCODE = {octet: f"%{octet:02X}" for octet in (*range(0x21), *range(0x7F, 0x100))}
+#: octets (as latin-1 characters) that are neither allowed nor '%' -> %XX
+_ENCODE = {octet: f"%{octet:02X}" for octet in range(256) if octet not in _ALLOWED + b"%"}
 _SCHEME_AUTHORITY = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/?#]*").match
 ROBOTS_TXT = "/robots.txt"
 
@@ -37,15 +47,18 @@ ROBOTS_TXT = "/robots.txt"
 def normalise(text: str) -> str:
     """Put a path or pattern in one canonical percent-encoding (RFC 3986 §6.2.2).
 
-    Octets outside printable ASCII are encoded (UTF-8), ``%XX`` of an
-    unreserved character is decoded, other escapes get upper-case hex, and a
-    ``%`` that starts no escape becomes ``%25``. Idempotent.
+    Octets that RFC 3986 does not allow in a path or query (non-ASCII as
+    UTF-8, controls, space, ``" < > [ \\ ] ^ ` { | }``) are encoded, ``%XX`` of
+    an unreserved character is decoded, other escapes get upper-case hex, and
+    a ``%`` that starts no escape becomes ``%25``. Idempotent. Reserved
+    characters (``/ ? : @ ! $ & ' ( ) * + , ; =``) stay as written, and so do
+    their escapes: ``%2F`` is not ``/``.
     """
     plain = False
     if text.isascii():
-        # bytes.translate deletes the printable octets in one C pass (str.isprintable
+        # bytes.translate deletes the allowed octets in one C pass (str.isprintable
         # is ~50 times slower); what is left says what there is to do.
-        leftover = text.encode("ascii").translate(None, _PRINTABLE_BUT_PERCENT)
+        leftover = text.encode("ascii").translate(None, _ALLOWED)
         if not leftover:
             return text  # the common case
         plain = not leftover.strip(b"%")
@@ -78,27 +91,75 @@ def path_of(url: str) -> str:
     return url if url[:1] == "/" else "/" + url
 
 
+def normalise_path(text: str) -> str:
+    """A URL's path as rules are matched against it: :func:`normalise`, then
+    ``%2A`` and ``%24`` read as ``*`` and ``$``.
+
+    In a URL, ``*`` and ``$`` are plain characters; RFC 9309 §2.2.3 has a
+    pattern match them literally with ``%2A`` and ``%24`` (a pattern's raw
+    ``*`` and trailing ``$`` are the special characters), so both spellings
+    of the URL are the same here. Idempotent.
+    """
+    text = normalise(text)
+    if "%2" in text:
+        text = text.replace("%2A", "*").replace("%24", "$")
+    return text
+
+
+def _literal(text: str) -> str:
+    """A piece of a normalised pattern between its special characters, in path form."""
+    if "%2" in text:
+        text = text.replace("%2A", "*").replace("%24", "$")
+    return text
+
+
 #: (weight, allow, rule, anchored, segments after the prefix or None if literal)
 _Entry = tuple[int, bool, Rule, bool, "tuple[str, ...] | None"]
 
 
-def _entries(rule: Rule) -> Iterable[tuple[str, _Entry]]:
+def _split(body: str) -> tuple[str, tuple[str, ...] | None]:
+    """A pattern without its anchor -> literal prefix, and the pieces after each ``*``."""
+    prefix, star, rest = body.partition("*")
+    if not star:
+        return _literal(prefix), None
+    return _literal(prefix), tuple(map(_literal, rest.split("*")))
+
+
+def _entries(rule: Rule) -> Iterable[tuple[str, _Entry | Rule]]:
+    """(prefix, entry) pairs of a rule; the entry of a plain literal rule is the rule."""
     pattern = normalise(rule.pattern)
     if not pattern or pattern[0] not in "/*":
         return  # matches nothing: empty, or no leading '/' (see parser)
-    anchored = pattern.endswith("$")
+    anchored = pattern[-1] == "$"
     body = pattern[:-1] if anchored else pattern
-    prefix, star, rest = body.partition("*")
-    segments = tuple(rest.split("*")) if star else None
-    yield prefix, (len(pattern), rule.allow, rule, anchored, segments)
+    prefix, segments = _split(body)
+    weight = len(pattern)
+    if segments is None and not anchored and len(prefix) == weight:
+        yield prefix, rule  # the common rule: weight is its length, no entry needed
+    else:
+        yield prefix, (weight, rule.allow, rule, anchored, segments)
     # Google: "Allow: /d/index.html" also allows "/d/" itself.
     slash = body.rfind("/")
     if rule.allow and body.startswith("/index.htm", slash):
         directory = body[: slash + 1]
         # The directory keeps its wildcards: "/a*/index.html" allows "/ab/".
-        d_prefix, d_star, d_rest = directory.partition("*")
-        d_segments = tuple(d_rest.split("*")) if d_star else None
+        d_prefix, d_segments = _split(directory)
         yield d_prefix, (len(directory) + 1, True, rule, True, d_segments)
+
+
+def _bucket(prefix: str, entries: list[_Entry | Rule]) -> tuple[_Entry, ...] | Rule:
+    """What the index keeps for one prefix: a lone plain rule as is, else sorted entries."""
+    if all(entry.__class__ is Rule for entry in entries):
+        # Plain rules of one prefix weigh the same: only the first allow (or
+        # the first rule) can ever decide.
+        plain: list[Rule] = entries  # type: ignore[assignment]
+        return next((rule for rule in plain if rule.allow), plain[0])
+    full = [
+        (len(prefix), entry.allow, entry, False, None) if entry.__class__ is Rule else entry
+        for entry in entries
+    ]
+    full.sort(key=lambda e: (e[0], e[1]), reverse=True)  # type: ignore[index]
+    return tuple(full)  # type: ignore[arg-type]
 
 
 def _glob(path: str, position: int, segments: tuple[str, ...], anchored: bool) -> bool:
@@ -122,21 +183,34 @@ def _glob(path: str, position: int, segments: tuple[str, ...], anchored: bool) -
 
 
 class RuleSet:
-    """The merged rules of the groups that apply to one product token."""
+    """The merged rules of the groups that apply to one product token.
+
+    The index maps a literal prefix to the one plain rule with that pattern
+    (the usual case: no tuple, no copy of the pattern) or to the sorted
+    entries of the rules that start with it.
+    """
 
     __slots__ = ("_index", "_plan", "_size")
 
     def __init__(self, rules: Iterable[Rule]) -> None:
-        buckets: dict[str, list[_Entry]] = {}
+        buckets: dict[str, list[_Entry | Rule]] = {}
+        size = 0
         for rule in rules:
             for prefix, entry in _entries(rule):
-                buckets.setdefault(prefix, []).append(entry)
-        index: dict[str, tuple[_Entry, ...]] = {}
+                bucket = buckets.get(prefix)
+                if bucket is None:
+                    buckets[prefix] = [entry]
+                else:
+                    bucket.append(entry)
+                size += 1
+        index: dict[str, tuple[_Entry, ...] | Rule] = {}
         heaviest: dict[int, int] = {}
         for prefix, entries in buckets.items():
-            entries.sort(key=lambda e: (e[0], e[1]), reverse=True)
-            index[prefix] = tuple(entries)
-            heaviest[len(prefix)] = max(heaviest.get(len(prefix), 0), entries[0][0])
+            kept = index[prefix] = _bucket(prefix, entries)
+            weight = len(prefix) if kept.__class__ is Rule else kept[0][0]  # type: ignore[index]
+            length = len(prefix)
+            if heaviest.get(length, -1) < weight:
+                heaviest[length] = weight
         # The plan: prefix lengths, longest first, each with the heaviest rule
         # a prefix of that length or shorter can hold (to stop early).
         plan: list[tuple[int, int]] = []
@@ -147,13 +221,13 @@ class RuleSet:
         plan.reverse()
         self._index = index
         self._plan = tuple(plan)
-        self._size = sum(map(len, index.values()))
+        self._size = size
 
     def __len__(self) -> int:
         return self._size
 
     def match(self, path: str) -> Rule | None:
-        """The deciding rule for a normalised path, or None if none matches."""
+        """The deciding rule for a path in :func:`normalise_path` form, or None."""
         index = self._index
         size = len(path)
         best: Rule | None = None
@@ -166,7 +240,12 @@ class RuleSet:
             entries = index.get(path[:length])
             if entries is None:
                 continue
-            for weight, allow, rule, anchored, segments in entries:
+            if entries.__class__ is Rule:  # a plain rule: weight = length
+                allow = entries.allow
+                if length > best_weight or (length == best_weight and allow and not best_allow):
+                    best, best_weight, best_allow = entries, length, allow
+                continue
+            for weight, allow, rule, anchored, segments in entries:  # type: ignore[union-attr]
                 if weight < best_weight or (weight == best_weight and (best_allow or not allow)):
                     break
                 if segments is None:
