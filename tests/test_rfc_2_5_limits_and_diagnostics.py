@@ -151,6 +151,9 @@ DIAGNOSTIC_CASES = [
     ("invalid-crawl-delay", "User-agent: *\nCrawl-delay: soon\n", 2, "de-facto Crawl-delay"),
     ("invalid-request-rate", "User-agent: *\nRequest-rate: fast\n", 2, "de-facto Request-rate"),
     ("truncated", b"User-agent: *\n" + b"#" * (CAP + 10) + b"\n", 2, "RFC 9309 §2.5"),
+    ("nul-octet", "User-agent: *\nDisallow: /a\0b\n", 2, "Google robots.cc: C strings"),
+    ("utf-16", "User-agent: *\nDisallow: /\n".encode("utf-16"), 1, "RFC 9309 §2.2 (UTF-8)"),
+    ("diagnostics-dropped", "x\n" * 60, 61, "scrapy_rep API: bounded"),
 ]
 
 
@@ -168,8 +171,38 @@ def test_each_diagnostic_kind_with_its_line_number(kind: str, body: str | bytes,
 def test_every_kind_the_parser_can_report_is_covered() -> None:
     # Keeps DIAGNOSTIC_CASES complete when the parser learns a new kind.
     source = Path(parser_module.__file__).read_text(encoding="utf-8")
-    produced = set(re.findall(r'note\([^,]+, "([a-z0-9-]+)"', source))
+    produced = set(re.findall(r'(?:note|Diagnostic)\([^,]+, "([a-z0-9-]+)"', source))
     assert produced == {case[0] for case in DIAGNOSTIC_CASES}
+
+
+@pytest.mark.parametrize("encoding", ["utf-16-le", "utf-16-be"])
+def test_utf16_file_is_reported_once_and_read_as_empty(encoding: str) -> None:
+    # RFC 9309 §2.2: robots.txt is UTF-8. A UTF-16 file (with its BOM) is not
+    # read, as Google's parser reads nothing of it either; one diagnostic says
+    # why, so that it can be logged once per origin.
+    body = "\ufeffUser-agent: *\nDisallow: /\n".encode(encoding)
+    robots = parse(body)
+    assert robots.allowed(TOKEN, "/x")
+    assert robots.groups == ()
+    (diagnostic,) = robots.diagnostics
+    assert diagnostic.kind == "utf-16"
+    assert "UTF-16 byte order mark" in str(diagnostic)
+    assert "UTF-8" in str(diagnostic)
+    assert robots.size == len(body)
+
+
+def test_diagnostics_are_bounded_and_the_rest_counted() -> None:
+    # scrapy_rep API: an HTML page served as robots.txt has a diagnostic per
+    # line; the first MAX_DIAGNOSTICS are kept and the rest counted, and the
+    # truncation note is always kept.
+    body = b"<p>\n" * 200_000
+    robots = parse(body)
+    assert len(robots.diagnostics) == parser_module.MAX_DIAGNOSTICS + 2
+    *kept, dropped, truncated = robots.diagnostics
+    assert {d.kind for d in kept} == {"not-a-record"}
+    assert dropped.kind == "diagnostics-dropped"
+    assert dropped.text.startswith(f"{128_000 - parser_module.MAX_DIAGNOSTICS} more")
+    assert truncated.kind == "truncated"
 
 
 def test_typo_diagnostic_names_the_key() -> None:
