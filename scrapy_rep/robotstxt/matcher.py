@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import Any
 
 from scrapy_rep.robotstxt.parser import Rule
 
@@ -125,17 +126,15 @@ def _split(body: str) -> tuple[str, tuple[str, ...] | None]:
     return _literal(prefix), tuple(map(_literal, rest.split("*")))
 
 
-def _entries(rule: Rule) -> Iterable[tuple[str, _Entry | Rule]]:
-    """(prefix, entry) pairs of a rule; the entry of a plain literal rule is the rule."""
-    pattern = normalise(rule.pattern)
-    if not pattern or pattern[0] not in "/*":
-        return  # matches nothing: empty, or no leading '/' (see parser)
+def _entries(rule: Rule, pattern: str) -> Iterable[tuple[str, _Entry | Rule]]:
+    """(prefix, entry) pairs of a rule and its normalised pattern (which starts
+    with '/' or '*'); the entry of a plain literal rule is the rule itself."""
     anchored = pattern[-1] == "$"
     body = pattern[:-1] if anchored else pattern
     prefix, segments = _split(body)
     weight = len(pattern)
     if segments is None and not anchored and len(prefix) == weight:
-        yield prefix, rule  # the common rule: weight is its length, no entry needed
+        yield prefix, rule  # weight is its length, no entry needed
     else:
         yield prefix, (weight, rule.allow, rule, anchored, segments)
     # Google: "Allow: /d/index.html" also allows "/d/" itself.
@@ -147,19 +146,13 @@ def _entries(rule: Rule) -> Iterable[tuple[str, _Entry | Rule]]:
         yield d_prefix, (len(directory) + 1, True, rule, True, d_segments)
 
 
-def _bucket(prefix: str, entries: list[_Entry | Rule]) -> tuple[_Entry, ...] | Rule:
-    """What the index keeps for one prefix: a lone plain rule as is, else sorted entries."""
-    if all(entry.__class__ is Rule for entry in entries):
-        # Plain rules of one prefix weigh the same: only the first allow (or
-        # the first rule) can ever decide.
-        plain: list[Rule] = entries  # type: ignore[assignment]
-        return next((rule for rule in plain if rule.allow), plain[0])
-    full = [
-        (len(prefix), entry.allow, entry, False, None) if entry.__class__ is Rule else entry
-        for entry in entries
-    ]
-    full.sort(key=lambda e: (e[0], e[1]), reverse=True)  # type: ignore[index]
-    return tuple(full)  # type: ignore[arg-type]
+def _plain(prefix: str, rule: Rule) -> _Entry:
+    """The entry of a plain rule, where a prefix holds more than that rule."""
+    return (len(prefix), rule.allow, rule, False, None)
+
+
+def _rank(entry: _Entry) -> tuple[int, bool]:
+    return entry[0], entry[1]
 
 
 def _glob(path: str, position: int, segments: tuple[str, ...], anchored: bool) -> bool:
@@ -193,22 +186,48 @@ class RuleSet:
     __slots__ = ("_index", "_plan", "_size")
 
     def __init__(self, rules: Iterable[Rule]) -> None:
-        buckets: dict[str, list[_Entry | Rule]] = {}
+        # prefix -> the plain rule that decides for it, or a list of entries
+        index: dict[str, Any] = {}
         size = 0
         for rule in rules:
-            for prefix, entry in _entries(rule):
-                bucket = buckets.get(prefix)
-                if bucket is None:
-                    buckets[prefix] = [entry]
+            pattern = normalise(rule.pattern)
+            if not pattern or pattern[0] not in "/*":
+                continue  # matches nothing: empty, or no leading '/' (see parser)
+            size += 1
+            items: Iterable[tuple[str, _Entry | Rule]]
+            if (
+                "*" not in pattern
+                and pattern[-1] != "$"
+                and "%2" not in pattern
+                and not (rule.allow and "/index.htm" in pattern)
+            ):
+                items = ((pattern, rule),)  # the usual rule: a plain prefix
+            else:
+                items = _entries(rule, pattern)
+            for prefix, item in items:
+                found = index.get(prefix)
+                if found is None:
+                    index[prefix] = item if item.__class__ is Rule else [item]
+                elif found.__class__ is Rule:
+                    if item.__class__ is not Rule:
+                        index[prefix] = [_plain(prefix, found), item]
+                    elif item.allow and not found.allow:
+                        # Plain rules of one pattern weigh the same: the
+                        # first allow (else the first rule) decides.
+                        index[prefix] = item
+                elif item.__class__ is Rule:
+                    found.append(_plain(prefix, item))
                 else:
-                    bucket.append(entry)
-                size += 1
-        index: dict[str, tuple[_Entry, ...] | Rule] = {}
+                    found.append(item)
         heaviest: dict[int, int] = {}
-        for prefix, entries in buckets.items():
-            kept = index[prefix] = _bucket(prefix, entries)
-            weight = len(prefix) if kept.__class__ is Rule else kept[0][0]  # type: ignore[index]
+        for prefix, kept in index.items():
             length = len(prefix)
+            if kept.__class__ is Rule:
+                weight = length
+            else:
+                kept.sort(key=_rank, reverse=True)
+                index[prefix] = tuple(kept)
+                weight = kept[0][0]
             if heaviest.get(length, -1) < weight:
                 heaviest[length] = weight
         # The plan: prefix lengths, longest first, each with the heaviest rule
@@ -219,7 +238,7 @@ class RuleSet:
             running = max(running, heaviest[length])
             plan.append((length, running))
         plan.reverse()
-        self._index = index
+        self._index: dict[str, tuple[_Entry, ...] | Rule] = index
         self._plan = tuple(plan)
         self._size = size
 

@@ -124,12 +124,14 @@ _PREFIXES = (
 )
 
 
+_PREFIX = re.compile("|".join(re.escape(prefix) for prefix, _ in _PREFIXES)).match
+_BY_PREFIX = dict(_PREFIXES)
+
+
 def _directive(key: str) -> int | None:
     """The directive a misspelt or longer key stands for (Google reads keys by prefix)."""
-    for prefix, directive in _PREFIXES:
-        if key.startswith(prefix):
-            return directive
-    return None
+    match = _PREFIX(key)  # one C call: most keys that get here are unknown
+    return None if match is None else _BY_PREFIX[match[0]]
 
 
 def _decode(data: bytes) -> tuple[str, bool]:
