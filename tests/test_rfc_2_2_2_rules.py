@@ -364,3 +364,16 @@ def test_lone_surrogates_never_raise() -> None:
     assert robots.allowed(TOKEN, "/x")
     assert isinstance(robots.allowed(TOKEN, "/\ud800"), bool)
     assert robots.decide(TOKEN, "/a\udcff").allowed
+
+
+@pytest.mark.parametrize("length", [10, 481, 482, 483, 5000])  # 512 characters at 482
+def test_long_urls_are_read_like_short_ones(length: int) -> None:
+    # scrapy_rep API: short and long URLs take different code paths (one regex
+    # vs str.find); the answer must not depend on it.
+    robots = robots_with("Disallow: /a/*x$", "Allow: /a/b*?q")
+    url = "https://example.com/a/" + "b" * length + "x#frag?q"
+    assert not robots.allowed(TOKEN, url)
+    assert robots.decide(TOKEN, url).rule is not None
+    assert robots.allowed(TOKEN, url.replace("x#", "y#"))
+    assert robots.allowed(TOKEN, url.replace("x#", "x?q#"))
+    assert robots.allowed(TOKEN, "/a/" + "b" * length + "y")
