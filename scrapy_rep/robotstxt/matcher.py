@@ -179,6 +179,22 @@ def _glob(path: str, position: int, segments: tuple[str, ...], anchored: bool) -
     return not last or path.find(last, position) >= 0
 
 
+#: (length, bound) pairs shared by every rule set: the same small pairs come up
+#: in most files, and a shared tuple costs a rule set 8 bytes instead of 64.
+_PAIRS: dict[tuple[int, int], tuple[int, int]] = {}
+_MAX_PAIRS = 50_000
+
+
+def _pair(length: int, bound: int) -> tuple[int, int]:
+    pair = (length, bound)
+    shared = _PAIRS.get(pair)
+    if shared is not None:
+        return shared
+    if len(_PAIRS) < _MAX_PAIRS and bound < 1024:
+        _PAIRS[pair] = pair
+    return pair
+
+
 class RuleSet:
     """The merged rules of the groups that apply to one product token.
 
@@ -240,7 +256,7 @@ class RuleSet:
         running = 0
         for length in sorted(heaviest):
             running = max(running, heaviest[length])
-            plan.append((length, running))
+            plan.append(_pair(length, running))
         plan.reverse()
         self._index: dict[str, tuple[_Entry, ...] | Rule] = index
         self._plan = tuple(plan)
