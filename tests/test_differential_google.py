@@ -246,6 +246,23 @@ def test_realistic_file_agrees_with_google(eol: str) -> None:
             check_agreement(body, f"https://example.com{path}", token)
 
 
+@pytest.mark.parametrize(
+    "body",
+    [
+        "User-agent: *\nDisallow: /a\0bc\n",
+        "User-agent: *\nDisallow: /a\0\nAllow: /ab\0x\n",
+        "User-agent: *\nDisallow\0: /a\nDisallow: /b\n",
+        "User-agent: my\0bot\nDisallow: /a\nUser-agent: *\nDisallow: /b\n",
+        "User-agent: *\0\nDisallow: /a # x\0y\n",
+    ],
+)
+def test_nul_ends_the_line_as_in_google(body: str) -> None:
+    # Issue 9 item 5: Google robots.cc ends a line at NUL; so do we.
+    for path in ("/", "/a", "/ab", "/abc", "/ax", "/b", "/a\0bc"):
+        for token in TOKENS:
+            check_agreement(body, f"https://example.com{path}", token)
+
+
 # --- the deliberate deviations --------------------------------------------------------
 
 

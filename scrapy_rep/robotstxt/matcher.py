@@ -185,12 +185,9 @@ _PAIRS: dict[tuple[int, int], tuple[int, int]] = {}
 _MAX_PAIRS = 50_000
 
 
-def _pair(length: int, bound: int) -> tuple[int, int]:
-    pair = (length, bound)
-    shared = _PAIRS.get(pair)
-    if shared is not None:
-        return shared
-    if len(_PAIRS) < _MAX_PAIRS and bound < 1024:
+def _share(pair: tuple[int, int]) -> tuple[int, int]:
+    """Keep a new pair for other rule sets, while the table has room."""
+    if len(_PAIRS) < _MAX_PAIRS and pair[1] < 1024:
         _PAIRS[pair] = pair
     return pair
 
@@ -221,7 +218,11 @@ class RuleSet:
                 and "%" not in pattern
                 and not (rule.allow and "/index.htm" in pattern)
             ):
-                items = ((pattern, rule),)  # the usual rule: a plain prefix
+                # The usual rule: a plain prefix, usually new.
+                if pattern not in index:
+                    index[pattern] = rule
+                    continue
+                items = ((pattern, rule),)
             else:
                 items = _entries(rule, pattern)
             for prefix, item in items:
@@ -254,9 +255,13 @@ class RuleSet:
         # a prefix of that length or shorter can hold (to stop early).
         plan: list[tuple[int, int]] = []
         running = 0
+        shared = _PAIRS.get
         for length in sorted(heaviest):
-            running = max(running, heaviest[length])
-            plan.append(_pair(length, running))
+            weight = heaviest[length]
+            if weight > running:
+                running = weight
+            pair = (length, running)
+            plan.append(shared(pair) or _share(pair))
         plan.reverse()
         self._index: dict[str, tuple[_Entry, ...] | Rule] = index
         self._plan = tuple(plan)
