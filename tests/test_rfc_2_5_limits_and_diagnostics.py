@@ -243,6 +243,26 @@ def test_invalid_utf8_diagnostic_text_is_printable() -> None:
     diagnostic.text.encode("utf-8")  # would raise on a lone surrogate
 
 
+@pytest.mark.parametrize(
+    ("line", "shown"),
+    [
+        ("\x1b[31mred", "\\x1b[31mred"),  # an ANSI escape would colour the terminal
+        ("bell\x07", "bell\\x07"),
+        ("del\x7f", "del\\x7f"),
+        ("c1\x9b2J", "c1\\x9b2J"),
+        ("rtl\u202eevil", "rtl\\u202eevil"),
+        ("tab\tok é", "tab\tok é"),
+    ],
+)
+def test_diagnostic_text_escapes_control_characters(line: str, shown: str) -> None:
+    # Issue 9 (docs): `lint` printed raw control bytes; diagnostics are printed
+    # and logged, so their text is made printable where it is built.
+    robots = parse(f"User-agent: *\n{line}\n")
+    (diagnostic,) = robots.diagnostics
+    assert diagnostic.text == shown
+    assert str(diagnostic).replace("\t", " ").isprintable()
+
+
 def test_a_clean_file_has_no_diagnostics() -> None:
     # Every record below is standard (RFC 9309 §2.2) or a well-formed extension.
     body = (

@@ -143,8 +143,14 @@ def _decode(data: bytes) -> tuple[str, bool]:
 
 
 def _clip(text: str) -> str:
+    """A diagnostic's text: printable (safe for a terminal or a log line) and bounded."""
     if not text.isascii():  # show invalid octets as U+FFFD, not as surrogates
         text = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    if not text.isprintable():
+        # Control characters (an ANSI escape, a bidi override, ...) as \xNN / \uNNNN.
+        text = "".join(
+            char if char.isprintable() or char == "\t" else ascii(char)[1:-1] for char in text
+        )
     return text if len(text) <= DIAGNOSTIC_TEXT else text[:DIAGNOSTIC_TEXT] + "…"
 
 
