@@ -82,20 +82,17 @@ def _verdict(rule: Rule | None, groups: tuple[Group, ...]) -> Verdict:
 class _Selection:
     """The groups for one product token, and their rules compiled on first use.
 
-    ``match`` is the compiled rule set's ``match``, or None when the groups
-    have no rule that can match anything (every URL allowed).
+    Once ``compiled``, ``match`` is the compiled rule set's ``match``, or None
+    when the groups have no rule that can match anything (every URL allowed).
     """
 
-    __slots__ = ("_compiled", "groups", "match")
+    __slots__ = ("_compiled", "compiled", "groups", "match")
 
     def __init__(self, groups: tuple[Group, ...]) -> None:
         self.groups = groups
         self._compiled: RuleSet | None = None
+        self.compiled = False
         self.match: Callable[[str], Rule | None] | None = None
-
-    @property
-    def compiled(self) -> bool:
-        return self._compiled is not None
 
     @property
     def rules(self) -> RuleSet:
@@ -103,6 +100,7 @@ class _Selection:
         if self._compiled is None:
             compiled = self._compiled = RuleSet(r for g in self.groups for r in g.rules)
             self.match = compiled.match if compiled else None
+            self.compiled = True
         return self._compiled
 
 
@@ -168,7 +166,7 @@ class RobotsTxt:
     def allowed(self, token: str, url: str) -> bool:
         """The fast path of :meth:`decide`."""
         selection = self._selections.get(token)
-        if selection is None or selection.match is None:
+        if selection is None or not selection.compiled:
             selection = self._matcher(token)  # validates the token, compiles
         match = selection.match
         if match is None:
