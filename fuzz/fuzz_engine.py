@@ -31,7 +31,7 @@ from pathlib import Path
 import atheris
 
 with atheris.instrument_imports(include=["scrapy_rep"]):
-    from scrapy_rep.robotstxt import normalise, parse
+    from scrapy_rep.robotstxt import normalise, normalise_path, parse
     from scrapy_rep.robotstxt.matcher import path_of
     from scrapy_rep.robotstxt.parser import Rule
 
@@ -55,13 +55,14 @@ def glob(pattern: str, path: str) -> bool:
         masks[char] = masks.get(char, 0) | (1 << position)
     everything = (1 << (n + 1)) - 1
     states = 1
-    for char in body:
-        if char == "*":
+    # RFC 9309 §2.2.3: a raw '*' is the wildcard; %2A and %24 are literal '*' and '$'.
+    for at, piece in enumerate(body.split("*")):
+        if at:
             states = everything & ~((states & -states) - 1)  # the lowest state, and all after
-        else:
+        for char in piece.replace("%2A", "*").replace("%24", "$"):
             states = (states & masks.get(char, 0)) << 1
-        if not states:
-            return False
+            if not states:
+                return False
     return bool(states >> n & 1) if anchored else True
 
 
@@ -120,8 +121,8 @@ def check(data: bytes) -> None:
             assert robots.allowed(token, url) is verdict.allowed, (token, url)
             assert verdict.allowed is (verdict.rule is None or verdict.rule.allow)
             str(verdict)
-            path = normalise(path_of(url))
-            assert normalise(path) == path
+            path = normalise_path(path_of(url))
+            assert normalise_path(path) == path
             if path == "/robots.txt":
                 assert verdict.allowed, url
             else:

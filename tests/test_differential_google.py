@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from jwm.robotstxt import googlebot
 
-from scrapy_rep.robotstxt import RobotsTxt, normalise, parse
+from scrapy_rep.robotstxt import RobotsTxt, normalise_path, parse
 from scrapy_rep.robotstxt.matcher import path_of
 from tests.test_properties import reference
 
@@ -200,7 +200,7 @@ def check_agreement(body: str, url: str, token: str) -> None:
         # Google also reports an empty Allow/Disallow (priority 0); we report none.
         assert g_line == 0 or rules[g_line].pattern == "", context
         return
-    path = normalise(path_of(url))
+    path = normalise_path(path_of(url))
     google_rule = rules.get(g_line)
     assert google_rule is not None, context
     # Equally heavy rules of one kind may be cited differently (see DEVIATIONS).
@@ -243,6 +243,23 @@ def test_realistic_file_agrees_with_google(eol: str) -> None:
     )
     for path in PATHS:
         for token in (*TOKENS, "third"):
+            check_agreement(body, f"https://example.com{path}", token)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "User-agent: *\nDisallow: /a\0bc\n",
+        "User-agent: *\nDisallow: /a\0\nAllow: /ab\0x\n",
+        "User-agent: *\nDisallow\0: /a\nDisallow: /b\n",
+        "User-agent: my\0bot\nDisallow: /a\nUser-agent: *\nDisallow: /b\n",
+        "User-agent: *\0\nDisallow: /a # x\0y\n",
+    ],
+)
+def test_nul_ends_the_line_as_in_google(body: str) -> None:
+    # Issue 9 item 5: Google robots.cc ends a line at NUL; so do we.
+    for path in ("/", "/a", "/ab", "/abc", "/ax", "/b", "/a\0bc"):
+        for token in TOKENS:
             check_agreement(body, f"https://example.com{path}", token)
 
 
@@ -349,13 +366,41 @@ DEVIATIONS = [
         "A '%' that starts no escape is a literal '%', i.e. %25 (RFC 3986 §2.4).",
     ),
     Deviation(
-        "nul-in-rule",
-        "User-agent: *\nDisallow: /a\x00b\n",
-        "https://example.com/a",
-        (True, 0),
+        "raw-pipe-in-rule",
+        "User-agent: *\nDisallow: /a|b\n",
+        "https://example.com/a%7Cb",
         (False, 2),
-        "Google's C-string handling ends the line at NUL (so the rule becomes /a); "
-        "we keep the octet (%00), which no ordinary path contains.",
+        (True, 0),
+        "Characters RFC 3986 does not allow raw in a path or query (space, controls, "
+        "non-ASCII, double quote, angle and square brackets, braces, backslash, caret, "
+        "backtick, pipe) are compared percent-encoded on both sides, the form Scrapy "
+        "sends; Google encodes only the non-ASCII octets of a rule.",
+    ),
+    Deviation(
+        "raw-brackets-in-query",
+        "User-agent: *\nDisallow: /*?f=[0]\n",
+        "https://example.com/s?f=%5B0%5D",
+        (False, 2),
+        (True, 0),
+        "The same for '[' and ']', which Scrapy encodes in paths and queries.",
+    ),
+    Deviation(
+        "encoded-star-in-rule",
+        "User-agent: *\nDisallow: /a%2Ab\n",
+        "https://example.com/a*b",
+        (False, 2),
+        (True, 0),
+        "RFC 9309 §2.2.3 (Figure 6): %2A in a pattern matches a literal '*' in the URL; "
+        "Google matches %2A only against %2A.",
+    ),
+    Deviation(
+        "encoded-dollar-in-rule",
+        "User-agent: *\nDisallow: /foo-%24\n",
+        "https://example.com/foo-$",
+        (False, 2),
+        (True, 0),
+        "RFC 9309 §2.2.3 (Figure 6): %24 in a pattern matches a literal '$' in the URL; "
+        "Google matches %24 only against %24.",
     ),
     Deviation(
         "scheme-relative-url",

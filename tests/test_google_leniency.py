@@ -218,6 +218,12 @@ def test_bad_crawl_delay_is_reported_and_ignored(value: str) -> None:
         ("1/1d", 86400.0),
         ("1 / 30 s", 30.0),
         ("4/1.5M", 22.5),
+        # A time window after the rate (hhmm-hhmm, UTC) is accepted; the rate
+        # then applies all day (issue 9 item 4).
+        ("1/10s 1820-1940", 10.0),
+        ("1/10s 18:20-19:40", 10.0),
+        ("2/1m 0000 - 0600", 30.0),
+        ("1/5\t0800-1700", 5.0),
     ],
 )
 def test_request_rate_values(value: str, seconds: float) -> None:
@@ -228,7 +234,10 @@ def test_request_rate_values(value: str, seconds: float) -> None:
     assert robots.diagnostics == ()
 
 
-@pytest.mark.parametrize("value", ["0/5", "fast", "1/", "/5", "1/5x", "-1/5"])
+@pytest.mark.parametrize(
+    "value",
+    ["0/5", "fast", "1/", "/5", "1/5x", "-1/5", "1/10s 1820", "1/10s 2520-2600", "1/10s soon"],
+)
 def test_bad_request_rate_is_reported_and_ignored(value: str) -> None:
     robots = parse(f"User-agent: mybot\nRequest-rate: {value}\n")
     assert robots.crawl_delay(TOKEN) is None
@@ -276,6 +285,36 @@ def test_crawl_delay_outside_a_group_is_ignored() -> None:
     robots = parse("Crawl-delay: 5\nUser-agent: *\nDisallow: /a\n")
     assert robots.crawl_delay(TOKEN) is None
     assert kinds(robots) == [(1, "outside-group")]
+
+
+# --- NUL ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("body", "url", "allowed"),
+    [
+        # Google robots.cc works on C strings: a line ends at NUL (checked with
+        # jwm.robotstxt); the RFC says nothing, so Google's reading is followed.
+        ("User-agent: *\nDisallow: /a\0bc\n", "/a", False),
+        ("User-agent: *\nDisallow: /a\0bc\n", "/ax", False),
+        ("User-agent: *\nDisallow: /a\0bc\n", "/b", True),
+        ("User-agent: *\nDisallow\0: /a\n", "/a", True),  # no colon left: no record
+        ("User-agent: *\0x\nDisallow: /a\n", "/a", False),
+        ("User-agent: *\nDisallow: /a\0\nDisallow: /b\n", "/b", False),
+    ],
+)
+def test_a_nul_ends_the_line(body: str, url: str, allowed: bool) -> None:
+    robots = parse(body)
+    assert robots.allowed(TOKEN, url) is allowed
+    assert any(d.kind == "nul-octet" for d in robots.diagnostics)
+    assert parse(body.encode()).allowed(TOKEN, url) is allowed
+
+
+def test_nul_cut_value_is_the_pattern() -> None:
+    robots = parse(b"User-agent: *\nDisallow: /a\x00bc # x\n")
+    (rule,) = robots.groups[0].rules
+    assert rule.pattern == "/a"
+    assert kinds(robots) == [(2, "nul-octet")]
 
 
 # --- sitemaps -------------------------------------------------------------------------

@@ -2,7 +2,8 @@
 
 The reference matcher below is the RFC 9309 §2.2.2-2.2.3 definition written
 the slow, obvious way (one full regex per rule, weight = octets of the
-normalised pattern, allow wins ties), plus Google's index.html rule. The
+normalised pattern, allow wins ties, ``%2A``/``%24`` the literal ``*``/``$``),
+plus Google's index.html rule. The
 compiled :class:`RuleSet` must always pick a rule of the same weight and kind.
 """
 
@@ -13,7 +14,7 @@ import re
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scrapy_rep.robotstxt import normalise, parse
+from scrapy_rep.robotstxt import normalise, normalise_path, parse
 from scrapy_rep.robotstxt.matcher import RuleSet, path_of
 from scrapy_rep.robotstxt.parser import Rule
 
@@ -62,6 +63,11 @@ PATTERN_PIECES = [
     "~",
     "%2F",
     "%2f",
+    "%2A",
+    "%24",
+    "%2a",
+    "|",
+    "[",
     "é",
     "index.htm",
 ]
@@ -77,6 +83,11 @@ PATH_PIECES = [
     "%7e",
     "%2F",
     "*",
+    "%2A",
+    "%24",
+    "|",
+    "%7C",
+    "[",
     "é",
     "index.html",
     "ab",
@@ -131,7 +142,9 @@ def _regex(pattern: str) -> re.Pattern[str]:
     """A normalised robots.txt pattern as a regex matched at the path's start."""
     anchored = pattern.endswith("$")
     body = pattern[:-1] if anchored else pattern
-    text = "".join(".*" if char == "*" else re.escape(char) for char in body)
+    # RFC 9309 §2.2.3: a raw '*' is the wildcard; %2A and %24 are literal '*' and '$'.
+    pieces = [piece.replace("%2A", "*").replace("%24", "$") for piece in body.split("*")]
+    text = ".*".join(map(re.escape, pieces))
     return re.compile(text + (r"\Z" if anchored else ""), re.DOTALL)
 
 
@@ -215,6 +228,16 @@ def test_normalise_is_idempotent_on_escape_heavy_text(text: str) -> None:
 
 
 @FAST
+@given(text=any_text)
+def test_normalise_path_is_idempotent_and_normalised(text: str) -> None:
+    # The URL side: normalise, then %2A/%24 read as '*'/'$' (RFC 9309 §2.2.3).
+    once = normalise_path(text)
+    assert normalise_path(once) == once
+    assert normalise(once) == once
+    assert "%2A" not in once and "%24" not in once
+
+
+@FAST
 @given(url=any_text)
 def test_path_of_is_never_empty_and_has_no_fragment(url: str) -> None:
     # RFC 3986 §3.3/§3.5 + §6.2.3: the path starts with '/', the fragment is gone.
@@ -231,7 +254,7 @@ def test_path_of_is_never_empty_and_has_no_fragment(url: str) -> None:
 def test_ruleset_agrees_with_brute_force_reference(case: tuple[str, list[Rule]]) -> None:
     # RFC 9309 §2.2.2 (longest match, allow wins ties) and §2.2.3 ('*', '$').
     raw_path, rule_list = case
-    path = normalise(raw_path)
+    path = normalise_path(raw_path)
     chosen = RuleSet(rule_list).match(path)
     expected = reference(rule_list, path)
     if expected is None:
@@ -250,5 +273,5 @@ def test_parsed_file_agrees_with_reference(rule_list: list[Rule], raw_path: str)
     )
     robots = parse(body)
     parsed = [rule for group in robots.groups for rule in group.rules]
-    expected = reference(parsed, normalise(raw_path))
+    expected = reference(parsed, normalise_path(raw_path))
     assert robots.allowed(TOKEN, raw_path) is (expected is None or expected[1])

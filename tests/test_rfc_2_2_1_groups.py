@@ -287,3 +287,16 @@ def test_product_token_from_user_agent_header(header: str, token: str | None) ->
     # RFC 9309 §2.2.1 / RFC 9110 §10.1.5: the User-Agent header starts with
     # product = token ["/" product-version].
     assert product_token(header) == token
+
+
+def test_groups_and_crawl_delay_compile_no_rules() -> None:
+    # scrapy_rep API: a per-origin cache can ask for the delay and the groups
+    # cheaply; rules are compiled on the first URL judged, once per selection.
+    robots = parse("User-agent: *\nCrawl-delay: 3\nDisallow: /a\nUser-agent: b\nDisallow: /\n")
+    assert robots.crawl_delay("mybot") == 3.0
+    assert robots.groups_for("other") == robots.groups_for("mybot")
+    assert not robots._select("mybot").compiled
+    assert not robots.allowed("mybot", "/a")
+    assert robots._select("mybot").compiled
+    assert robots._select("other") is robots._select("mybot")  # shared: same groups
+    assert robots.allowed("other", "/b")

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from scrapy import Request
+from w3lib.url import safe_url_string
 
 from scrapy_rep.robotstxt import parse
 
@@ -166,6 +168,57 @@ def test_percent_encoding_is_normalised_on_both_sides(
     assert robots.allowed(TOKEN, path) is not matches
 
 
+#: Rules with characters RFC 3986 does not allow raw in a path or query, and a
+#: link that they are meant to match, as written in a page.
+RAW_CHARACTER_RULES = [
+    ("/a|b", "https://example.com/a|b/c"),
+    ("/collections*?f=[0]=", "https://example.com/collections/shoes?f=[0]=red"),
+    ("/a<b>", "https://example.com/a<b>"),
+    ('/say"hi"', 'https://example.com/say"hi"'),
+    ("/t/{id}", "https://example.com/t/{id}/x"),
+    ("/a^b", "https://example.com/a^b"),
+    ("/a`b", "https://example.com/a`b"),
+    ("/a[1]", "https://example.com/a[1]"),
+    ("/s?q=a\\b", "https://example.com/s?q=a\\b"),  # '\\' in a path becomes '/'
+    ("/a b", "https://example.com/a b"),
+    ("/café/ü", "https://example.com/café/ü"),
+    ("/s?q=é x", "https://example.com/s?q=é x"),
+]
+
+
+@pytest.mark.parametrize(("pattern", "link"), RAW_CHARACTER_RULES)
+def test_raw_characters_match_the_url_scrapy_sends(pattern: str, link: str) -> None:
+    # Issue 9 item 2 / RFC 3986 §2.1, §3.3-3.4: characters outside the allowed
+    # set are percent-encoded in the request Scrapy sends (w3lib's
+    # safe_url_string), so the pattern is compared in that form too.
+    sent = Request(link).url
+    assert sent == safe_url_string(link)
+    assert sent != link  # Scrapy did encode something
+    robots = robots_with(f"Disallow: {pattern}")
+    assert not robots.allowed(TOKEN, sent), sent
+    assert not robots.allowed(TOKEN, link)  # the raw spelling is the same URL
+    assert robots.decide(TOKEN, sent).rule is not None
+
+
+@pytest.mark.parametrize(
+    ("pattern", "path"),
+    [("/a%7cb", "/a|b"), ("/a%7Cb", "/a|b"), ("/a|b", "/a%7cb"), ("/%5B0%5D", "/[0]")],
+)
+def test_escaped_and_raw_disallowed_characters_are_one(pattern: str, path: str) -> None:
+    # RFC 3986 §6.2.2.1-2: one canonical form, whatever the spelling on either side.
+    assert not robots_with(f"Disallow: {pattern}").allowed(TOKEN, path)
+
+
+def test_weight_counts_the_encoded_form_of_raw_characters() -> None:
+    # RFC 9309 §2.2.2 "most octets": "/a|" is compared as "/a%7C" (5 octets);
+    # both spellings are one pattern, so allow wins the tie, and a 3-octet
+    # "/a*" loses to it.
+    robots = robots_with("Disallow: /a|", "Allow: /a%7c")
+    assert robots.allowed(TOKEN, Request("https://example.com/a|").url)
+    robots = robots_with("Disallow: /a|", "Allow: /a*")  # 5 octets beat 3
+    assert not robots.allowed(TOKEN, "https://example.com/a%7C")
+
+
 def test_reserved_characters_in_the_query_are_compared_as_written() -> None:
     # Deliberate reading of RFC 9309 §2.2.2 (RFC 3986 §2.2): reserved characters
     # keep their meaning, so "://" and "%3A%2F%2F" are different. (The RFC's own
@@ -311,3 +364,16 @@ def test_lone_surrogates_never_raise() -> None:
     assert robots.allowed(TOKEN, "/x")
     assert isinstance(robots.allowed(TOKEN, "/\ud800"), bool)
     assert robots.decide(TOKEN, "/a\udcff").allowed
+
+
+@pytest.mark.parametrize("length", [10, 481, 482, 483, 5000])  # 512 characters at 482
+def test_long_urls_are_read_like_short_ones(length: int) -> None:
+    # scrapy_rep API: short and long URLs take different code paths (one regex
+    # vs str.find); the answer must not depend on it.
+    robots = robots_with("Disallow: /a/*x$", "Allow: /a/b*?q")
+    url = "https://example.com/a/" + "b" * length + "x#frag?q"
+    assert not robots.allowed(TOKEN, url)
+    assert robots.decide(TOKEN, url).rule is not None
+    assert robots.allowed(TOKEN, url.replace("x#", "y#"))
+    assert robots.allowed(TOKEN, url.replace("x#", "x?q#"))
+    assert robots.allowed(TOKEN, "/a/" + "b" * length + "y")

@@ -63,13 +63,57 @@ def test_trailing_star_still_counts_for_weight() -> None:
     assert robots.allowed(TOKEN, "/a/x")
 
 
-def test_encoded_star_is_no_wildcard() -> None:
-    # RFC 9309 §2.2.3: to match a literal '*', write it percent-encoded. '*' is
-    # reserved (RFC 3986 §2.2), so "%2A" is not decoded and only matches "%2A".
-    assert matches("/a%2Ab", "/a%2Ab")
-    assert matches("/a%2ab", "/a%2Ab")
-    assert not matches("/a%2Ab", "/axb")
-    assert not matches("/a%2Ab", "/a*b")
+@pytest.mark.parametrize(
+    ("pattern", "url", "expected"),
+    [
+        # RFC 9309 §2.2.3 Figure 6: "If crawlers match special characters
+        # verbatim in the URI, crawlers SHOULD use "%" encoding."
+        ("/path/file-with-a-%2A.html", "https://www.example.com/path/file-with-a-*.html", True),
+        ("/path/foo-%24", "https://www.example.com/path/foo-$", True),
+        # Hex digits in any case (RFC 3986 §6.2.2.1), either spelling in the URL.
+        ("/path/file-with-a-%2a.html", "https://www.example.com/path/file-with-a-*.html", True),
+        ("/a%2Ab", "/a%2Ab", True),
+        ("/a%2Ab", "/a%2ab", True),
+        ("/a%24", "/a%24x", True),
+        # A literal: neither a wildcard nor an anchor.
+        ("/a%2Ab", "/axb", False),
+        ("/a%2Ab", "/ab", False),
+        ("/foo-%24", "/foo-", False),
+        ("/foo-%24", "/foo-$x", True),
+        # Next to the special characters themselves.
+        ("/*%2A$", "/x/y*", True),
+        ("/*%2A$", "/x/y*z", False),
+        ("/*%2A$", "/x/y", False),
+        ("/a%2A*b", "/a*xb", True),
+        ("/a%2A*b", "/axxb", False),
+        ("/a%24$", "/a$", True),
+        ("/a%24$", "/a$b", False),
+        ("/a%24%24$", "/a$$", True),
+        # A raw '$' inside a pattern is a literal too (Google); '%24' matches it.
+        ("/a$b", "/a%24b", True),
+    ],
+)
+def test_encoded_star_and_dollar_match_the_literal_characters(
+    pattern: str, url: str, expected: bool
+) -> None:
+    assert matches(pattern, url) is expected
+
+
+def test_encoded_special_characters_weigh_as_written() -> None:
+    # RFC 9309 §2.2.2 "most octets" of the pattern: "%2A" is three of them, so
+    # "Disallow: /a%2A" (5) beats "Allow: /a*" (3) on "/a*".
+    robots = parse("User-agent: *\nAllow: /a*\nDisallow: /a%2A\n")
+    assert not robots.allowed(TOKEN, "/a*")
+    assert robots.allowed(TOKEN, "/ab")
+    verdict = robots.decide(TOKEN, "https://example.com/a*x")
+    assert verdict.rule is not None and verdict.rule.line == 3
+
+
+def test_literal_star_survives_the_index_html_rule() -> None:
+    # Google's index.html rule applies to the directory as written, literal '*' kept.
+    robots = parse("User-agent: *\nDisallow: /\nAllow: /a%2A/index.html\n")
+    assert robots.allowed(TOKEN, "/a*/")
+    assert not robots.allowed(TOKEN, "/ab/")
 
 
 # --- '$' ------------------------------------------------------------------------------
@@ -101,8 +145,9 @@ def test_encoded_star_is_no_wildcard() -> None:
         ("/a$$", "/a$x", False),
         ("/a$$", "/a", False),
         ("/*$*$", "/x$y", True),
-        # An encoded '$' is never an anchor.
+        # An encoded '$' is never an anchor (RFC 9309 §2.2.3 Figure 6).
         ("/a%24", "/a%24x", True),
+        ("/a%24", "/a$", True),
         ("/a%24", "/a", False),
     ],
 )

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import gc
 import re
+import tracemalloc
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from protego import Protego
 
 from scrapy_rep.robotstxt import parse
 from scrapy_rep.robotstxt import parser as parser_module
@@ -151,6 +155,9 @@ DIAGNOSTIC_CASES = [
     ("invalid-crawl-delay", "User-agent: *\nCrawl-delay: soon\n", 2, "de-facto Crawl-delay"),
     ("invalid-request-rate", "User-agent: *\nRequest-rate: fast\n", 2, "de-facto Request-rate"),
     ("truncated", b"User-agent: *\n" + b"#" * (CAP + 10) + b"\n", 2, "RFC 9309 §2.5"),
+    ("nul-octet", "User-agent: *\nDisallow: /a\0b\n", 2, "Google robots.cc: C strings"),
+    ("utf-16", "User-agent: *\nDisallow: /\n".encode("utf-16"), 1, "RFC 9309 §2.2 (UTF-8)"),
+    ("diagnostics-dropped", "x\n" * 60, 61, "scrapy_rep API: bounded"),
 ]
 
 
@@ -168,8 +175,38 @@ def test_each_diagnostic_kind_with_its_line_number(kind: str, body: str | bytes,
 def test_every_kind_the_parser_can_report_is_covered() -> None:
     # Keeps DIAGNOSTIC_CASES complete when the parser learns a new kind.
     source = Path(parser_module.__file__).read_text(encoding="utf-8")
-    produced = set(re.findall(r'note\([^,]+, "([a-z0-9-]+)"', source))
+    produced = set(re.findall(r'(?:note|Diagnostic)\([^,]+, "([a-z0-9-]+)"', source))
     assert produced == {case[0] for case in DIAGNOSTIC_CASES}
+
+
+@pytest.mark.parametrize("encoding", ["utf-16-le", "utf-16-be"])
+def test_utf16_file_is_reported_once_and_read_as_empty(encoding: str) -> None:
+    # RFC 9309 §2.2: robots.txt is UTF-8. A UTF-16 file (with its BOM) is not
+    # read, as Google's parser reads nothing of it either; one diagnostic says
+    # why, so that it can be logged once per origin.
+    body = "\ufeffUser-agent: *\nDisallow: /\n".encode(encoding)
+    robots = parse(body)
+    assert robots.allowed(TOKEN, "/x")
+    assert robots.groups == ()
+    (diagnostic,) = robots.diagnostics
+    assert diagnostic.kind == "utf-16"
+    assert "UTF-16 byte order mark" in str(diagnostic)
+    assert "UTF-8" in str(diagnostic)
+    assert robots.size == len(body)
+
+
+def test_diagnostics_are_bounded_and_the_rest_counted() -> None:
+    # scrapy_rep API: an HTML page served as robots.txt has a diagnostic per
+    # line; the first MAX_DIAGNOSTICS are kept and the rest counted, and the
+    # truncation note is always kept.
+    body = b"<p>\n" * 200_000
+    robots = parse(body)
+    assert len(robots.diagnostics) == parser_module.MAX_DIAGNOSTICS + 2
+    *kept, dropped, truncated = robots.diagnostics
+    assert {d.kind for d in kept} == {"not-a-record"}
+    assert dropped.kind == "diagnostics-dropped"
+    assert dropped.text.startswith(f"{128_000 - parser_module.MAX_DIAGNOSTICS} more")
+    assert truncated.kind == "truncated"
 
 
 def test_typo_diagnostic_names_the_key() -> None:
@@ -210,6 +247,26 @@ def test_invalid_utf8_diagnostic_text_is_printable() -> None:
     diagnostic.text.encode("utf-8")  # would raise on a lone surrogate
 
 
+@pytest.mark.parametrize(
+    ("line", "shown"),
+    [
+        ("\x1b[31mred", "\\x1b[31mred"),  # an ANSI escape would colour the terminal
+        ("bell\x07", "bell\\x07"),
+        ("del\x7f", "del\\x7f"),
+        ("c1\x9b2J", "c1\\x9b2J"),
+        ("rtl\u202eevil", "rtl\\u202eevil"),
+        ("tab\tok é", "tab\tok é"),
+    ],
+)
+def test_diagnostic_text_escapes_control_characters(line: str, shown: str) -> None:
+    # Issue 9 (docs): `lint` printed raw control bytes; diagnostics are printed
+    # and logged, so their text is made printable where it is built.
+    robots = parse(f"User-agent: *\n{line}\n")
+    (diagnostic,) = robots.diagnostics
+    assert diagnostic.text == shown
+    assert str(diagnostic).replace("\t", " ").isprintable()
+
+
 def test_a_clean_file_has_no_diagnostics() -> None:
     # Every record below is standard (RFC 9309 §2.2) or a well-formed extension.
     body = (
@@ -225,3 +282,69 @@ def test_a_clean_file_has_no_diagnostics() -> None:
         "Sitemap: https://example.com/sitemap.xml\n"
     )
     assert parse(body).diagnostics == ()
+
+
+# --- memory ---------------------------------------------------------------------------
+
+
+def _retained(build: Callable[[], object]) -> int:
+    """Bytes still allocated after ``build()`` (its result kept alive), after gc."""
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        kept = build()
+        gc.collect()
+        size: int = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    del kept
+    return size
+
+
+def test_compiled_plain_rules_cost_little_memory() -> None:
+    # Issue 11 item 4: what a broad crawl keeps per origin. A plain rule (no
+    # '*', '$' or '%') is its own index entry once compiled: no tuple, no copy
+    # of its pattern, so compiling costs about a dict slot per rule.
+    body = "User-agent: *\n" + "".join(f"Disallow: /{'p' * (i % 40 + 1)}/{i}\n" for i in range(400))
+    parse(body).allowed(TOKEN, "/x")  # the shared (length, bound) pairs exist now
+    robots = parse(body)
+    per_rule = _retained(lambda: robots.allowed(TOKEN, "/x")) / 400
+    assert per_rule < 80, per_rule
+
+
+_WORDS = ["admin", "cart", "checkout", "search", "login", "private", "tmp", "wp-admin", "api"]
+_TYPICAL = [
+    "User-agent: *\nDisallow: /admin/\n",
+    "User-agent: *\n"
+    + "".join(f"Disallow: /{w}/\n" for w in _WORDS)
+    + "Allow: /wp-admin/admin-ajax.php\nSitemap: https://example.com/sitemap.xml\n",
+    "User-agent: Googlebot\n"
+    + "".join(f"Disallow: /{w}*?\n" for w in _WORDS[:5])
+    + "\nUser-agent: *\n"
+    + "".join(f"Disallow: /{w}\nDisallow: /*.{w}$\n" for w in _WORDS)
+    + "Crawl-delay: 5\n",
+]
+
+
+@pytest.mark.parametrize("body", _TYPICAL, ids=["one-rule", "ten-rules", "two-groups"])
+def test_retained_memory_is_at_most_protegos(body: str) -> None:
+    # Issue 11 item 4: after parse + first answers for two tokens, a parsed
+    # file keeps no more than Protego's parser does (the benchmark compares
+    # medians over real files; these are typical shapes).
+    url = "https://example.com/products/shoes?id=42"
+
+    def ours() -> object:
+        robots = parse(body.encode())
+        for token in ("googlebot", "examplebot"):
+            robots.allowed(token, url)
+        return robots
+
+    def theirs() -> object:
+        parser = Protego.parse(body)
+        for token in ("googlebot", "examplebot"):
+            parser.can_fetch(url, token)
+        return parser
+
+    ours(), theirs()  # warm module-level caches outside the measurement
+    assert _retained(ours) <= _retained(theirs)

@@ -9,10 +9,21 @@ disallowed by Disallow: /private (line 2) in group user-agent: * (line 1)
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from scrapy_rep.robotstxt.agent import InvalidProductToken, product_token, validate_token
-from scrapy_rep.robotstxt.matcher import ROBOTS_TXT, RuleSet, is_robots_txt, normalise, path_of
+from scrapy_rep.robotstxt.matcher import (
+    _ALLOWED,
+    _PATH,
+    ROBOTS_TXT,
+    SHORT_URL,
+    RuleSet,
+    is_robots_txt,
+    normalise,
+    normalise_path,
+    path_of,
+)
 from scrapy_rep.robotstxt.parser import MAX_BYTES, Diagnostic, Group, Rule, parse_records
 
 __all__ = [
@@ -24,6 +35,7 @@ __all__ = [
     "Rule",
     "Verdict",
     "normalise",
+    "normalise_path",
     "parse",
     "product_token",
     "validate_token",
@@ -68,30 +80,55 @@ def _verdict(rule: Rule | None, groups: tuple[Group, ...]) -> Verdict:
 
 
 class _Selection:
-    """The groups and compiled rules for one product token."""
+    """The groups for one product token, and their rules compiled on first use.
 
-    __slots__ = ("groups", "rules")
+    Once ``compiled``, ``match`` is the compiled rule set's ``match``, or None
+    when the groups have no rule that can match anything (every URL allowed).
+    """
 
-    def __init__(self, groups: tuple[Group, ...], rules: RuleSet) -> None:
+    __slots__ = ("_compiled", "compiled", "groups", "match")
+
+    def __init__(self, groups: tuple[Group, ...]) -> None:
         self.groups = groups
-        self.rules = rules
+        self._compiled: RuleSet | None = None
+        self.compiled = False
+        self.match: Callable[[str], Rule | None] | None = None
+
+    @property
+    def rules(self) -> RuleSet:
+        """The merged rules of the groups, compiled now if not yet."""
+        if self._compiled is None:
+            compiled = self._compiled = RuleSet(r for g in self.groups for r in g.rules)
+            self.match = compiled.match if compiled else None
+            self.compiled = True
+        return self._compiled
 
 
 class RobotsTxt:
-    """A parsed robots.txt. Immutable; answers for any product token."""
+    """A parsed robots.txt. Immutable; answers for any product token.
+
+    Kept for judging: the groups (rules with their line numbers, Crawl-delay,
+    Request-rate), the sitemaps, at most ``MAX_DIAGNOSTICS`` diagnostics, and
+    per product token in use the selected groups and, once a URL is judged,
+    their compiled rules (tokens that select the same groups share them).
+    The body itself is not kept.
+    """
 
     __slots__ = ("_selections", "diagnostics", "groups", "sitemaps", "size", "truncated")
 
     def __init__(self, data: bytes | str) -> None:
         parsed = parse_records(data)
         self.groups: tuple[Group, ...] = tuple(parsed.groups)
+        #: absolute sitemap URLs, in file order (file-wide, RFC 9309 §2.2.4)
         self.sitemaps: tuple[str, ...] = tuple(parsed.sitemaps)
         self.diagnostics: tuple[Diagnostic, ...] = tuple(parsed.diagnostics)
+        #: octets of the body as given (before the 500 KiB cut)
         self.size = parsed.size
         self.truncated = parsed.truncated
         self._selections: dict[str, _Selection] = {}
 
     def _select(self, token: str) -> _Selection:
+        """The token's selection; validates the token. Compiles nothing."""
         selection = self._selections.get(token)
         if selection is None:
             key = validate_token(token).lower()
@@ -100,11 +137,17 @@ class RobotsTxt:
                 named = tuple(g for g in self.groups if key in g.agents)
                 chosen = named or tuple(g for g in self.groups if "*" in g.agents)
                 # Tokens that select the same groups (often every token falls
-                # back to '*') share one compiled rule set.
+                # back to '*') share one selection, so one compiled rule set.
                 shared = next((s for s in self._selections.values() if s.groups == chosen), None)
-                rules = shared.rules if shared else RuleSet(r for g in chosen for r in g.rules)
-                selection = self._selections[key] = _Selection(chosen, rules)
+                selection = self._selections[key] = shared or _Selection(chosen)
             self._selections[token] = selection
+        return selection
+
+    def _matcher(self, token: str) -> _Selection:
+        """The token's selection with its rules compiled."""
+        selection = self._selections.get(token) or self._select(token)
+        if not selection.compiled:
+            selection.rules  # noqa: B018 -- compiles, and sets ``match``
         return selection
 
     def groups_for(self, token: str) -> tuple[Group, ...]:
@@ -113,26 +156,42 @@ class RobotsTxt:
 
     def decide(self, token: str, url: str) -> Verdict:
         """The answer for ``url`` (absolute, or a path) and the rule behind it."""
-        selection = self._select(token)
-        path = normalise(path_of(url))
+        selection = self._matcher(token)
+        path = normalise_path(path_of(url))
         if is_robots_txt(path):
             return Verdict(True, None, selection.groups, "robots-txt")
-        return _verdict(selection.rules.match(path), selection.groups)
+        match = selection.match
+        return _verdict(None if match is None else match(path), selection.groups)
 
     def allowed(self, token: str, url: str) -> bool:
         """The fast path of :meth:`decide`."""
-        selection = self._selections.get(token) or self._select(token)  # validates the token
-        rules = selection.rules
-        if not rules:
-            return True
-        path = normalise(path_of(url))
+        selection = self._selections.get(token)
+        if selection is None or not selection.compiled:
+            selection = self._matcher(token)  # validates the token, compiles
+        match = selection.match
+        if match is None:
+            return True  # no rule can match
+        # path_of and normalise_path, inlined: no Python call on the usual URL
+        if len(url) <= SHORT_URL:
+            path = _PATH(url)[1]  # type: ignore[index]  # always matches
+            if path[:1] != "/":
+                path = "/" + path
+        else:
+            path = path_of(url)
+        if not path.isascii() or path.encode("ascii").translate(None, _ALLOWED):
+            path = normalise_path(path)
         if path == ROBOTS_TXT:
             return True
-        rule = rules.match(path)
+        rule = match(path)
         return rule is None or rule.allow
 
     def crawl_delay(self, token: str) -> float | None:
-        """Seconds between requests the token's groups ask for (Crawl-delay, Request-rate)."""
+        """Seconds between requests the token's groups ask for (Crawl-delay, Request-rate).
+
+        The largest of the selected groups' ``Crawl-delay`` and ``Request-rate``
+        intervals (``n/T`` is T/n seconds; a time window after the rate is
+        ignored, so the rate applies all day). Cheap: compiles no rules.
+        """
         delays = [
             delay
             for group in self._select(token).groups

@@ -24,8 +24,13 @@ MAX_BYTES = 512_000
 MAX_LINE = 16_663
 #: How much of a line a diagnostic keeps: enough to read, bounded in memory.
 DIAGNOSTIC_TEXT = 200
+#: How many diagnostics a file keeps (an HTML page served as robots.txt has
+#: one per line); the rest are counted in one ``diagnostics-dropped``.
+MAX_DIAGNOSTICS = 50
 
 _BOM = b"\xef\xbb\xbf"
+#: UTF-16 byte order marks (little, big endian): such a file is not UTF-8.
+_UTF16_BOMS = {b"\xff\xfe": "FF FE, UTF-16 little-endian", b"\xfe\xff": "FE FF, UTF-16 big-endian"}
 _NEWLINES = re.compile(r"\r\n|\r|\n")
 _SURROGATE = re.compile("[\udc80-\udcff]")
 #: Whitespace around keys and values: ASCII only, as Google's parser (RFC 9309
@@ -119,12 +124,14 @@ _PREFIXES = (
 )
 
 
+_PREFIX = re.compile("|".join(re.escape(prefix) for prefix, _ in _PREFIXES)).match
+_BY_PREFIX = dict(_PREFIXES)
+
+
 def _directive(key: str) -> int | None:
     """The directive a misspelt or longer key stands for (Google reads keys by prefix)."""
-    for prefix, directive in _PREFIXES:
-        if key.startswith(prefix):
-            return directive
-    return None
+    match = _PREFIX(key)  # one C call: most keys that get here are unknown
+    return None if match is None else _BY_PREFIX[match[0]]
 
 
 def _decode(data: bytes) -> tuple[str, bool]:
@@ -136,14 +143,32 @@ def _decode(data: bytes) -> tuple[str, bool]:
 
 
 def _clip(text: str) -> str:
+    """A diagnostic's text: printable (safe for a terminal or a log line) and bounded."""
     if not text.isascii():  # show invalid octets as U+FFFD, not as surrogates
         text = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    if not text.isprintable():
+        # Control characters (an ANSI escape, a bidi override, ...) as \xNN / \uNNNN.
+        text = "".join(
+            char if char.isprintable() or char == "\t" else ascii(char)[1:-1] for char in text
+        )
     return text if len(text) <= DIAGNOSTIC_TEXT else text[:DIAGNOSTIC_TEXT] + "…"
 
 
+#: ``n/T[smhd]``, then an optional time window ``hhmm-hhmm`` (``1/10s 1820-1940``).
+_RATE = re.compile(
+    r"(\d+)\s*/\s*(\d+(?:\.\d+)?)\s*([smhd]?)"
+    r"(?:\s+([01]\d|2[0-4]):?([0-5]\d)\s*-\s*([01]\d|2[0-4]):?([0-5]\d))?"
+)
+
+
 def _rate(value: str) -> float | None:
-    """Seconds per request from ``n/T[smhd]`` (Request-rate), None if unreadable."""
-    match = re.fullmatch(r"(\d+)\s*/\s*(\d+(?:\.\d+)?)\s*([smhd]?)", value.lower())
+    """Seconds per request from ``n/T[smhd]`` (Request-rate), None if unreadable.
+
+    A time window after the rate (``Request-rate: 1/10s 1820-1940``, the
+    hours in UTC during which the rate applies) is accepted and ignored: the
+    rate is applied all day, which is never faster than the file asks.
+    """
+    match = _RATE.fullmatch(value.lower())
     if not match or int(match[1]) == 0:
         return None
     unit = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}[match[3]]
@@ -169,6 +194,15 @@ def parse_records(data: bytes | str) -> Parsed:
     size = len(data)
     diagnostics: list[Diagnostic] = []
     truncated = size > MAX_BYTES
+    if data[:2] in _UTF16_BOMS:
+        # Not UTF-8 (RFC 9309 §2.2); as octets, every other one is NUL, so
+        # nothing would be read anyway (Google's parser reads nothing either).
+        what = _UTF16_BOMS[data[:2]]
+        message = (
+            f"the file starts with a UTF-16 byte order mark ({what}); robots.txt must be "
+            "UTF-8 (RFC 9309 §2.2), so none of its rules are read and everything is allowed"
+        )
+        return Parsed([], [], [Diagnostic(1, "utf-16", message)], size, truncated)
     if truncated:
         # Drop the partial last line: a cut "Disallow: /private" must not
         # become "Disallow: /".
@@ -187,15 +221,27 @@ def parse_records(data: bytes | str) -> Parsed:
     current: Group | None = None  # the group rules go to
     in_agents = False  # the previous record was a user-agent line
 
-    def note(number: int, kind: str, text: str) -> None:
-        diagnostics.append(Diagnostic(number, kind, _clip(text)))
+    dropped = 0
+
+    def note(number: int, kind: str, text: str, keep: bool = False) -> None:
+        nonlocal dropped
+        if len(diagnostics) < MAX_DIAGNOSTICS or keep:
+            diagnostics.append(Diagnostic(number, kind, _clip(text)))
+        else:
+            dropped += 1
 
     exact = _EXACT.get
+    has_nul = "\0" in text
     for number, raw in enumerate(lines, 1):
         line = raw
         if len(line) > MAX_LINE:
             line = line[:MAX_LINE]
             note(number, "line-too-long", f"{len(raw)} characters, cut at {MAX_LINE}")
+        if has_nul and "\0" in line:
+            # Google's parser works on C strings: the line ends at a NUL, so
+            # "Disallow: /a\0bc" is "Disallow: /a" (the RFC says nothing).
+            line = line[: line.index("\0")]
+            note(number, "nul-octet", f"{line} (the rest, after a NUL octet, is ignored)")
         if has_invalid_utf8 and _SURROGATE.search(line):
             note(number, "invalid-utf8", line)
         if "#" in line:
@@ -271,6 +317,9 @@ def parse_records(data: bytes | str) -> Parsed:
             else:
                 current.request_interval = interval
 
+    if dropped:
+        note(len(lines), "diagnostics-dropped", f"{dropped} more diagnostics not kept", keep=True)
     if truncated:
-        note(len(lines), "truncated", f"{size} bytes, only the first {len(data)} were read")
+        read = f"{size} bytes, only the first {len(data)} were read"
+        note(len(lines), "truncated", read, keep=True)
     return Parsed(groups, sitemaps, diagnostics, size, truncated)
