@@ -172,14 +172,10 @@ class Telemetry:
         if not diagnostics:
             return
         self.inc("rep/robots/with_diagnostics")
-        unreadable = [str(d) for d in diagnostics if "UTF-16" in d.text]
-        if unreadable and f"unreadable {origin}" not in self._noted:
+        unreadable = next((d for d in diagnostics if d.kind == "utf-16"), None)
+        if unreadable is not None and f"unreadable {origin}" not in self._noted:
             self._noted.add(f"unreadable {origin}")
-            self._note(
-                logging.WARNING,
-                origin,
-                f"robots.txt is unreadable ({unreadable[0]}); everything is allowed",
-            )
+            self._note(logging.WARNING, origin, f"robots.txt {unreadable.text}")
 
     def response(self, response: Any, request: Any, spider: Any = None) -> None:
         """With an audit log: each downloaded page's own HTTP status (``response_received``)."""

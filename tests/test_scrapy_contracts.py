@@ -200,3 +200,16 @@ async def test_a_hook_that_raises_is_a_recorded_drop(site: FakeSite) -> None:
     assert result.dropped == {a.url_for("/1"): "collection-error"}
     assert "RuntimeError: inventory offline" in result.decisions[a.url_for("/1")]["detail"]
     assert result.stat("rep/dropped/collection-error") == 1
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_utf16_robots_txt_is_said_once_per_origin(
+    site: FakeSite, caplog: pytest.LogCaptureFixture
+) -> None:
+    body = "User-agent: *\nDisallow: /private\n".encode("utf-16")
+    a = site.add("a").robots(Reply(body=body))
+    with caplog.at_level(logging.WARNING):
+        result = await crawl([a.url_for(f"/private/{n}") for n in range(3)])
+    said = [r.getMessage() for r in caplog.records if "UTF-16" in r.getMessage()]
+    assert len(said) == 1 and "everything is allowed" in said[0]
+    assert len(result.downloaded) == 3  # RFC 9309 wants UTF-8: no rule was read
