@@ -105,7 +105,7 @@ class Resolver:
                 listener.on_abandoned(origin)
 
     async def _refresh(self, origin: str, fetch: Fetch) -> Policy:
-        previous = self.cache.get(origin)
+        previous = self.cache.with_body(origin)  # its last good copy may stand in
         if self.shared is None:
             return self._adopt(origin, previous, await self._fetch(origin, previous, fetch), fetch)
         deadline = self.clock() + self.fetch_budget * 2

@@ -77,7 +77,11 @@ async def test_one_fetch_for_everyone_who_asks_at_once() -> None:
         assert {p.status for p in policies} == {Status.OK}
         assert heard.policies == [(A, Status.OK, fetch)]  # told once, with who fetched
         assert r.pending_since(A) is None
-        assert r.current(A) is policies[0]
+        cached = r.current(A)
+        assert cached is not None and cached.digest == policies[0].digest
+        assert cached.body is None  # the cache keeps the parsed file, not the body ...
+        assert r.cache.with_body(A) == policies[0]  # ... but can give the body back
+        assert r.cache.robots(cached) is r.cache.robots(policies[0])  # parsed once
 
     await deferred(scenario())
 

@@ -114,7 +114,15 @@ class RobotsTxt:
     The body itself is not kept.
     """
 
-    __slots__ = ("_selections", "diagnostics", "groups", "sitemaps", "size", "truncated")
+    __slots__ = (
+        "__weakref__",
+        "_selections",
+        "diagnostics",
+        "groups",
+        "sitemaps",
+        "size",
+        "truncated",
+    )
 
     def __init__(self, data: bytes | str) -> None:
         parsed = parse_records(data)

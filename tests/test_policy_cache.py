@@ -1,0 +1,71 @@
+"""PolicyCache: parsed files live as long as their policies, bodies kept compressed."""
+
+from __future__ import annotations
+
+import gc
+from dataclasses import replace
+
+from scrapy_rep.policy import FetchResult, PolicyConfig, next_policy
+from scrapy_rep.store.memory import PolicyCache
+
+
+def fetched(origin: str, body: bytes, now: float = 0.0):  # type: ignore[no-untyped-def]
+    url = f"{origin}/robots.txt"
+    return next_policy(None, FetchResult(url, url, 200, body), now, PolicyConfig())
+
+
+def test_no_file_is_parsed_again_while_its_origin_is_cached() -> None:
+    """Round-robin over more origins than any parse cache would hold: each parse survives."""
+    cache = PolicyCache(max_origins=10_000)
+    origins = [f"http://o{n}:80" for n in range(3_000)]
+    first = {}
+    for n, origin in enumerate(origins):
+        cache.put(origin, fetched(origin, f"User-agent: *\nDisallow: /{n}\n".encode()))
+    for origin in origins:
+        policy = cache.get(origin)
+        assert policy is not None
+        first[origin] = cache.robots(policy)
+    gc.collect()
+    for _ in range(2):
+        for origin in origins:
+            policy = cache.get(origin)
+            assert policy is not None
+            assert cache.robots(policy) is first[origin]
+
+
+def test_origins_serving_one_file_share_one_parse() -> None:
+    cache = PolicyCache()
+    body = b"User-agent: *\nDisallow: /x\n"
+    a, b = fetched("http://a:80", body), fetched("http://b:80", body)
+    cache.put("http://a:80", a)
+    cache.put("http://b:80", b)
+    assert cache.robots(a) is cache.robots(b)
+
+
+def test_the_cached_policy_has_no_body_but_can_give_it_back() -> None:
+    cache = PolicyCache()
+    body = b"User-agent: *\nDisallow: /x\n" * 20
+    policy = fetched("http://a:80", body)
+    cache.put("http://a:80", policy)
+    cached = cache.get("http://a:80")
+    assert cached is not None and cached.body is None and cached.digest == policy.digest
+    assert cache.with_body("http://a:80") == policy
+    # a policy for the same body without one (a stale copy's bookkeeping) keeps the parse
+    cache.put("http://a:80", replace(cached, reason="again"))
+    again = cache.get("http://a:80")
+    assert again is not None and cache.robots(again) is not None
+    assert cache.with_body("http://a:80") == replace(policy, reason="again")
+
+
+def test_least_recently_used_origins_go_first() -> None:
+    cache = PolicyCache(max_origins=2)
+    for name in ("a", "b"):
+        cache.put(name, fetched(name, b""))
+    cache.get("a")
+    cache.put("c", fetched("c", b""))
+    assert cache.get("b") is None and cache.get("a") is not None and len(cache) == 2
+    assert cache.evictions == 1
+    cache.forget("a")
+    assert cache.get("a") is None
+    cache.forget()
+    assert len(cache) == 0
