@@ -128,6 +128,7 @@ WITHHELD_DETAIL = {
     "park-overflow": "REP_PARK_MAX requests are parked already",
     "park-expired": "parked longer than REP_PARK_TIMEOUT",
     "spider-closed": "the spider closed while the request was held",
+    "unserializable": "held at a stop with JOBDIR, but Scrapy cannot serialise it to keep it",
 }
 
 

@@ -25,6 +25,7 @@ from scrapy_rep import meta as M
 from scrapy_rep.decision import withheld
 from scrapy_rep.exceptions import ParkedRequest
 from scrapy_rep.gate import Effects, OriginGate
+from scrapy_rep.jobdir import HeldRequestFile
 from scrapy_rep.origin import NotAnOrigin, origin_of
 from scrapy_rep.parking import Held
 from scrapy_rep.resolver import Fetch, Resolver
@@ -50,6 +51,7 @@ class Holding:
         clock: Callable[[], float],
         token: str,
         requeue_parked: bool,
+        jobdir: str | None = None,
     ) -> None:
         self.crawler = crawler
         self.gate = gate
@@ -59,6 +61,8 @@ class Holding:
         self.clock = clock
         self.token = token
         self.requeue_parked = requeue_parked
+        #: where held requests wait while the crawl is paused (JOBDIR), if anywhere
+        self.held_file = HeldRequestFile(jobdir) if jobdir else None
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._listening = False  # to request_scheduled: see listen
         self.closed = False
@@ -169,10 +173,10 @@ class Holding:
         assert engine is not None
         engine.crawl(request.replace(dont_filter=True))  # the dupefilter has seen it already
 
-    def _end(self, held: Held[Request]) -> None:
+    def _end(self, held: Held[Request], reason: str = "spider-closed") -> None:
         """A held request the engine can no longer take: its final answer, with a reason."""
         policy = self.resolver.current(held.origin)
-        record = withheld(held.origin, self.token, held.item.url, policy, "spider-closed")
+        record = withheld(held.origin, self.token, held.item.url, policy, reason)
         held.item.meta[M.DECISION] = record.to_dict()
         self.telemetry.final(held.origin, held.item.meta[M.DECISION])
 
@@ -195,13 +199,57 @@ class Holding:
         self._timers.clear()
         held = self.gate.close()
         queue = self._shared_queue() if held else None
-        dropped = 0
-        for each in held:
-            if queue is not None and self._requeue(queue, each.item):
-                continue
+        left = [each for each in held if queue is None or not self._requeue(queue, each.item)]
+        if self.held_file is not None:
+            left = self._save(left)
+        for each in left:
             self._end(each)
-            dropped += 1
-        return dropped
+        return len(left)
+
+    def _save(self, held: list[Held[Request]]) -> list[Held[Request]]:
+        """Keep held requests in the JOBDIR for the resumed crawl; what could not be kept."""
+        assert self.held_file is not None
+        try:
+            unserializable = self.held_file.save(held, self.crawler.spider)
+        except OSError as exc:
+            logger.error(
+                "scrapy-rep: cannot keep held requests in the JOBDIR: %(error)s", {"error": exc}
+            )
+            return held
+        for each in unserializable:
+            self._end(each, "unserializable")
+        for _ in range(len(held) - len(unserializable)):
+            self.telemetry.inc("rep/held/saved")
+        if len(held) > len(unserializable):
+            logger.info(
+                "scrapy-rep: %(n)d held requests kept in %(path)s for the resumed crawl",
+                {"n": len(held) - len(unserializable), "path": self.held_file.path},
+            )
+        return []
+
+    def restore(self, spider: Any = None) -> None:
+        """On resume (``spider_opened``): the requests held at the last stop go to be judged."""
+        if self.held_file is None:
+            return
+        try:
+            held = self.held_file.load(self.crawler.spider)
+        except Exception as exc:
+            logger.error(
+                "scrapy-rep: cannot read the held requests of the last run (%(error)s); "
+                "they are not restored",
+                {"error": f"{type(exc).__name__}: {exc}"},
+            )
+            return
+        engine = self.crawler.engine
+        assert engine is not None
+        for each in held:
+            self.telemetry.inc("rep/held/restored")
+            engine.crawl(each.item.replace(dont_filter=True))  # the dupefilter saw it last run
+        if held:
+            logger.info(
+                "scrapy-rep: %(n)d requests held at the last stop are judged again",
+                {"n": len(held)},
+            )
 
     def _shared_queue(self) -> Any:
         """A scrapy-redis scheduler, whose queue the cluster shares, or None.

@@ -114,6 +114,7 @@ class RobotsMiddleware:
             clock=self.clock,
             token=self.token,
             requeue_parked=config.requeue_parked,
+            jobdir=self.jobdir,
         )
         self._ua_checked = False
         self._closed = False
@@ -307,6 +308,7 @@ class RobotsMiddleware:
 
     def _on_opened(self, spider: Any = None) -> None:
         _warn_if_builtin_active(self.crawler)
+        self.holding.restore()
 
     def _on_closed(self, spider: Any = None, reason: str = "") -> Any:
         self._closed = True

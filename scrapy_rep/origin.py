@@ -32,7 +32,7 @@ def origin_of(url: str) -> str:
         return _origin_of.__wrapped__(url)  # raises again, naming the whole URL
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=1 << 17)  # a broad crawl keys every request: no thrash
 def _origin_of(url: str) -> str:
     parts = urlsplit(url)
     scheme = parts.scheme.lower()
