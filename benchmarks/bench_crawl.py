@@ -43,23 +43,32 @@ import json
 import os
 import random
 import re
-import resource
-import statistics
 import subprocess
 import sys
-import threading
 import time
 import tracemalloc
 import zlib
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-TOKEN = "benchbot"
-USER_AGENT = f"{TOKEN}/1.0 (+http://127.0.0.1/)"
+import _common
+from _common import (
+    LABELS,
+    ROOT,
+    TOKEN,
+    USER_AGENT,
+    HttpConn,
+    ServerProcess,
+    med,
+    read_child_config,
+    run_child,
+    run_crawler,
+    say,
+    serve_commands,
+)
+
 PAGE_FILLER = "<p>" + "lorem ipsum dolor sit amet " * 30 + "</p>"
 
 # --------------------------------------------------------------------------- the site
@@ -216,39 +225,12 @@ class Site:
         }
 
 
-class Conn(asyncio.Protocol):
-    """One keep-alive connection; requests are answered in order (no pipelining needed)."""
+class Conn(HttpConn):
+    """One keep-alive connection to origin ``i``."""
 
     def __init__(self, site: Site, i: int) -> None:
+        super().__init__()
         self.site, self.i = site, i
-        self.buf = b""
-        self.busy = False
-        self.transport: asyncio.Transport | None = None
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
-
-    def data_received(self, data: bytes) -> None:
-        self.buf += data
-        self._next()
-
-    def _next(self) -> None:
-        while not self.busy and self.transport is not None and not self.transport.is_closing():
-            end = self.buf.find(b"\r\n\r\n")
-            if end < 0:
-                return
-            head, self.buf = self.buf[:end], self.buf[end + 4 :]
-            parts = head.split(b"\r\n", 1)[0].split(b" ")
-            target = parts[1].decode("latin-1") if len(parts) > 1 else "/"
-            self._serve(target)
-
-    def _send(self, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
-        if self.transport is None or self.transport.is_closing():
-            return
-        lines = [f"HTTP/1.1 {status} X", f"Content-Length: {len(body)}"]
-        lines += [f"{k}: {v}" for k, v in (headers or {"Content-Type": "text/html"}).items()]
-        self.transport.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body)
 
     def _serve(self, target: str) -> None:
         site, now = self.site, time.monotonic()
@@ -320,66 +302,30 @@ async def _serve_main(k: int, pages: int, seed: int) -> None:
         )
         servers.append(server)
         site.ports.append(server.sockets[0].getsockname()[1])
-    commands: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
 
-    def read_stdin() -> None:
-        for line in sys.stdin:
-            loop.call_soon_threadsafe(commands.put_nowait, json.loads(line))
-        loop.call_soon_threadsafe(commands.put_nowait, None)
-
-    threading.Thread(target=read_stdin, daemon=True).start()
-    print(json.dumps({"ports": site.ports, "kinds": site.kinds}), flush=True)
-    while (command := await commands.get()) is not None:
+    def handle(command: dict[str, Any]) -> dict[str, Any] | None:
         if command["cmd"] == "reset":
             site.slow = command.get("slow")
             site.slow_delay = command.get("slow_delay", 0.0)
             site.clean = command.get("clean", False)
             site.reset_state()
-            print(json.dumps({"ok": True}), flush=True)
-        elif command["cmd"] == "summary":
-            print(json.dumps(site.summary()), flush=True)
-        else:
-            break
+            return {"ok": True}
+        if command["cmd"] == "summary":
+            return site.summary()
+        return None
+
+    await serve_commands({"ports": site.ports, "kinds": site.kinds}, handle)
     for server in servers:
         server.close()
 
 
-class Server:
+class Server(ServerProcess):
     """The server subprocess, driven over its stdin/stdout."""
 
     def __init__(self, k: int, pages: int, seed: int) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, __file__, "_serve", str(k), str(pages), str(seed)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        hello = self._read()
-        self.ports: list[int] = hello["ports"]
-        self.kinds: list[str] = hello["kinds"]
-
-    def _read(self) -> dict[str, Any]:
-        assert self.proc.stdout is not None
-        line = self.proc.stdout.readline()
-        if not line:
-            raise RuntimeError("the server process died")
-        result: dict[str, Any] = json.loads(line)
-        return result
-
-    def ask(self, **command: Any) -> dict[str, Any]:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(json.dumps(command) + "\n")
-        self.proc.stdin.flush()
-        return self._read()
-
-    def close(self) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.close()
-        try:
-            self.proc.wait(5)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(5)
+        super().__init__(__file__, "_serve", str(k), str(pages), str(seed))
+        self.ports: list[int] = self.hello["ports"]
+        self.kinds: list[str] = self.hello["kinds"]
 
 
 # --------------------------------------------------------------------------- one crawl
@@ -398,11 +344,9 @@ COMMON: dict[str, Any] = {
     "CLOSESPIDER_TIMEOUT": 300,
 }
 VARIANTS: dict[str, dict[str, Any]] = {
-    "a": {"ROBOTSTXT_OBEY": False},
-    "b": {"ROBOTSTXT_OBEY": True},
+    **_common.VARIANTS,
     "c": {
-        "ROBOTSTXT_OBEY": False,
-        "ADDONS": {"scrapy_rep.Addon": 100},
+        **_common.VARIANTS["c"],
         "REP_PAUSE_INITIAL": 1.0,
         "REP_PAUSE_MAX": 30.0,
         "REP_PAUSE_MAX_TRIES": 3,
@@ -410,30 +354,14 @@ VARIANTS: dict[str, dict[str, Any]] = {
         "REP_FETCH_TIMEOUT": 60.0,
     },
 }
-LABELS = {
-    "a": "(a) ROBOTSTXT_OBEY=False",
-    "b": "(b) built-in RobotsTxtMiddleware",
-    "c": "(c) scrapy-rep",
-}
 LINK = re.compile(r'href="([^"]+)"')
 
 
 def _crawl_child(config: dict[str, Any]) -> None:
     """Run one crawl in this (fresh) process and print what it saw as JSON."""
-    import logging
-
     import scrapy
-    from scrapy import signals
-    from scrapy.crawler import CrawlerProcess
 
     errors: Counter[str] = Counter()
-    error_logs: Counter[str] = Counter()
-    marks: dict[str, tuple[float, float]] = {}
-
-    class Counting(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            if record.levelno >= logging.ERROR:
-                error_logs[f"{record.name}: {record.getMessage()[:100]}"] += 1
 
     class BenchSpider(scrapy.Spider):
         name = "bench"
@@ -449,37 +377,8 @@ def _crawl_child(config: dict[str, Any]) -> None:
         def failed(self, failure: Any) -> None:
             errors[type(failure.value).__name__] += 1
 
-    def mark(name: str) -> Callable[..., None]:
-        def handler(**_: Any) -> None:
-            marks[name] = (time.monotonic(), time.process_time())
-
-        return handler
-
-    process = CrawlerProcess({**COMMON, **config["settings"]})
-    logging.getLogger().addHandler(Counting())
-    crawler = process.create_crawler(BenchSpider)
-    opened, closed = mark("opened"), mark("closed")  # signals hold weak references
-    crawler.signals.connect(opened, signal=signals.spider_opened)
-    crawler.signals.connect(closed, signal=signals.spider_closed)
-    process.crawl(crawler)
-    process.start()
-    assert crawler.stats is not None
-    stats = crawler.stats.get_stats()
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    keep = ("rep/", "robotstxt/", "downloader/request_count", "dupefilter/", "finish_reason")
-    print(
-        json.dumps(
-            {
-                "elapsed": marks["closed"][0] - marks["opened"][0],
-                "cpu": marks["closed"][1] - marks["opened"][1],
-                "maxrss_kb": usage.ru_maxrss,
-                "errors": errors,
-                "error_logs": error_logs,
-                "stats": {k: v for k, v in stats.items() if k.startswith(keep)},
-            },
-            default=str,
-        )
-    )
+    result = run_crawler(BenchSpider, {**COMMON, **config["settings"]}, errors)
+    print(json.dumps(result, default=str))
 
 
 def run_crawl(
@@ -496,18 +395,8 @@ def run_crawl(
         "seeds": [f"http://127.0.0.1:{port}/" for port in server.ports],
         "settings": VARIANTS[variant],
     }
-    done = subprocess.run(
-        [sys.executable, __file__, "_crawl", json.dumps(config)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        cwd=ROOT,
-        check=False,
-    )
-    lines = [ln for ln in done.stdout.splitlines() if ln.startswith("{")]
-    if done.returncode or not lines:
-        raise RuntimeError(f"crawl {variant} failed:\n{done.stderr[-3000:]}")
-    return {**json.loads(lines[-1]), "site": server.ask(cmd="summary")}
+    result = run_child(__file__, "_crawl", config)
+    return {**result, "site": server.ask(cmd="summary")}
 
 
 # --------------------------------------------------------------------------- memory
@@ -598,10 +487,6 @@ def cpu_ms_per_page(run: dict[str, Any]) -> float:
     return float(run["cpu"] / max(run["site"]["pages"], 1) * 1000)
 
 
-def med(runs: list[dict[str, Any]], get: Callable[[dict[str, Any]], float]) -> float:
-    return float(statistics.median(get(r) for r in runs))
-
-
 def best(runs: list[dict[str, Any]], get: Callable[[dict[str, Any]], float]) -> float:
     """The best of the runs: on a shared machine, noise only ever slows a crawl down."""
     return float(max(get(r) for r in runs))
@@ -625,10 +510,6 @@ def fetch_excess(run: dict[str, Any], kinds: Sequence[str]) -> tuple[int, int]:
         max(0, n - 1) for n, kind in zip(by_origin, kinds, strict=True) if kind in BAD_FIRST
     )
     return extra_good, refetch_bad
-
-
-def say(line: str = "") -> None:
-    print(line, flush=True)
 
 
 def progress(label: str, run: dict[str, Any]) -> None:
@@ -843,7 +724,7 @@ if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "_serve":
         asyncio.run(_serve_main(*map(int, sys.argv[2:5])))
     elif len(sys.argv) > 1 and sys.argv[1] == "_crawl":
-        _crawl_child(json.loads(sys.argv[2]))
+        _crawl_child(read_child_config())
     elif len(sys.argv) > 1 and sys.argv[1] == "_memory":
         _memory_child(int(sys.argv[2]), int(sys.argv[3]))
     else:
