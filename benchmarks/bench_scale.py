@@ -86,11 +86,11 @@ from _common import (
     serve_commands,
 )
 
-from scrapy_rep.decision import DOWNLOAD, DROP, judge
+from scrapy_rep.decision import judge
 from scrapy_rep.policy import FetchResult, Status, next_policy
-from scrapy_rep.report import CrawlCounts
 from scrapy_rep.settings import RepSettings
 from scrapy_rep.store.memory import PolicyCache
+from scrapy_rep.telemetry import Telemetry
 
 logger = logging.getLogger("scrapy_rep.middleware")  # the middleware's logger, as it logs
 
@@ -119,7 +119,7 @@ def judge_cached(cache: PolicyCache, origin: str, url: str, token: str) -> dict[
 
 
 class Recorder:
-    """What the middleware records a decision in: Scrapy stats, per-origin counters."""
+    """What the middleware records a decision in: its Telemetry over Scrapy's stats."""
 
     def __init__(self, cache: PolicyCache, token: str) -> None:
         from scrapy.statscollectors import MemoryStatsCollector
@@ -127,29 +127,15 @@ class Recorder:
 
         self.cache, self.token = cache, token
         self.stats = MemoryStatsCollector(get_crawler())
-        self.counts = CrawlCounts(RepSettings.from_settings(_defaults().get).cache_max_origins)
+        max_origins = RepSettings.from_settings(_defaults().get).cache_max_origins
+        self.telemetry = Telemetry(self.stats, max_origins=max_origins)
 
 
 def judge_and_record(rec: Recorder, origin: str, request: Any) -> dict[str, Any]:
-    """:func:`judge_cached` plus what ``RobotsMiddleware._judge`` does with the answer."""
+    """:func:`judge_cached` plus what ``RobotsMiddleware.process_request`` does with the answer."""
     record = judge_cached(rec.cache, origin, request.url, rec.token)
     request.meta["rep_decision"] = record
-    inc = rec.stats.inc_value
-    inc("rep/cache/hit")  # _current_policy
-    inc("rep/requests/judged")
-    inc(f"rep/decision/{record['rep_decision']}")
-    if record["rep_decision"] == "disallow":
-        inc("robotstxt/forbidden")
-    if record["action"] == DROP:
-        inc(f"rep/dropped/{record['reason']}")
-        rec.counts.dropped(origin, record["reason"])
-        logger.debug(
-            "scrapy-rep: dropped %(url)s for %(token)r: %(detail)s",
-            {"url": request.url, "token": rec.token, "detail": record["detail"]},
-        )
-    elif record["action"] == DOWNLOAD:
-        inc("rep/downloaded")
-        rec.counts.downloaded(origin)
+    rec.telemetry.judged(origin, record, "hit")
     return record
 
 
