@@ -454,11 +454,11 @@ async def test_forget_in_another_process_reaches_a_running_crawl(path: Path) -> 
             await aio(asyncio.sleep(0.02))
         assert heard == [ORIGIN, None]  # None: everything
         assert crawl.counts["invalidations"] == 2
-        assert quiet.counts["invalidations"] == 0 and quiet._watcher is None
+        assert quiet.counts["invalidations"] == 0 and quiet._poller.task is None
     finally:
         await aio(crawl.close())
         await aio(quiet.close())
-    assert crawl._watcher is None  # stopped with the store
+    assert crawl._poller.task is None  # stopped with the store
 
 
 # -- off the event loop, and waiting for another process's write -----------------------
