@@ -86,7 +86,7 @@ from _common import (
     serve_commands,
 )
 
-from scrapy_rep.decision import judge
+from scrapy_rep.decision import judge_record
 from scrapy_rep.policy import FetchResult, Status, next_policy
 from scrapy_rep.settings import RepSettings
 from scrapy_rep.store.memory import PolicyCache
@@ -115,7 +115,7 @@ def judge_cached(cache: PolicyCache, origin: str, url: str, token: str) -> dict[
     policy = cache.get(origin)
     assert policy is not None
     robots = cache.robots(policy) if policy.status is Status.OK else None
-    return judge(origin, token, url, policy, robots).to_dict()
+    return judge_record(origin, token, url, policy, robots)
 
 
 class Recorder:

@@ -76,12 +76,43 @@ def judge(
     unresolved_collection_action: str = DROP,
 ) -> Decision:
     """Decide one request against its origin's current policy."""
+    return Decision(
+        **judge_record(
+            origin,
+            token,
+            url,
+            policy,
+            robots,
+            collection=collection,
+            disallowed_action=disallowed_action,
+            unresolved_collection_action=unresolved_collection_action,
+        )
+    )
+
+
+def judge_record(
+    origin: str,
+    token: str,
+    url: str,
+    policy: Policy,
+    robots: RobotsTxt | None,
+    *,
+    collection: str = APPROVED,
+    disallowed_action: str = DROP,
+    unresolved_collection_action: str = DROP,
+) -> dict[str, Any]:
+    """:func:`judge`, as the plain record (``Decision.to_dict()``) the request carries.
+
+    The middleware's hot path: a dict built at once costs a third of a frozen
+    dataclass built and then copied into one.
+    """
     group = rule = line = None
     if policy.status is Status.OK and robots is not None:
         verdict = robots.decide(token, url)
         rep = "allow" if verdict.allowed else "disallow"
         reason, detail = verdict.reason, str(verdict)
-        group = verdict.group_label if verdict.groups else None
+        if verdict.groups:
+            group = verdict.group_label
         if verdict.rule is not None:
             rule = f"{verdict.rule.directive}: {verdict.rule.pattern}"
             line = verdict.rule.line
@@ -102,25 +133,25 @@ def judge(
         action = disallowed_action
     else:
         action = PARK if policy.status is Status.PAUSED else DROP
-    return Decision(
-        origin=origin,
-        product_token=token,
-        url=url,
-        policy_status=policy.status.value,
-        policy_http_status=policy.http_status,
-        policy_fetched_at=policy.fetched_at,
-        policy_digest=policy.digest,
-        policy_url=policy.url,
-        policy_final_url=policy.final_url,
-        group=group,
-        matched_rule=rule,
-        matched_line=line,
-        rep_decision=rep,
-        collection_decision=collection if rep == "allow" else UNRESOLVED,
-        action=action,
-        reason=reason,
-        detail=detail,
-    )
+    return {
+        "origin": origin,
+        "product_token": token,
+        "url": url,
+        "policy_status": policy.status.value,
+        "policy_http_status": policy.http_status,
+        "policy_fetched_at": policy.fetched_at,
+        "policy_digest": policy.digest,
+        "policy_url": policy.url,
+        "policy_final_url": policy.final_url,
+        "group": group,
+        "matched_rule": rule,
+        "matched_line": line,
+        "rep_decision": rep,
+        "collection_decision": collection if rep == "allow" else UNRESOLVED,
+        "action": action,
+        "reason": reason,
+        "detail": detail,
+    }
 
 
 #: reasons a held request is given up without a rule deciding it

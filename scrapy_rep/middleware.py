@@ -21,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, signals
@@ -40,7 +39,7 @@ from scrapy_rep.decision import (
     DOWNLOAD,
     DROP,
     Decision,
-    judge,
+    judge_record,
     withheld,
 )
 from scrapy_rep.exceptions import RepIgnoreRequest
@@ -169,17 +168,20 @@ class RobotsMiddleware:
             if admission.action != JUDGE:
                 return self._hand_back(request, admission.reason)
         assert policy is not None
-        decision = await self.decide(origin, request, policy)
-        record = decision.to_dict()
+        if self.collection is None:  # no await on the hot path
+            record = self._record(origin, request.url, policy)
+        else:
+            record = await self.decide(origin, request, policy)
         meta[M.DECISION] = record
         self.telemetry.judged(origin, record, cache)
-        if decision.action == DOWNLOAD:
+        action = record["action"]
+        if action == DOWNLOAD:
             if self.crawl_delay is not None:
                 self.crawl_delay.keep(request, origin, policy, self._robots_delay)
             return None
-        if decision.action == DROP:
+        if action == DROP:
             raise RepIgnoreRequest(record)
-        return self._hand_back(request, decision.reason)  # REP_*_ACTION = "park"
+        return self._hand_back(request, record["reason"])  # REP_*_ACTION = "park"
 
     def _robots_delay(self, policy: Policy) -> float | None:
         """The Crawl-delay (or Request-rate interval) the policy's file asks of our token."""
@@ -192,7 +194,7 @@ class RobotsMiddleware:
         policy = self.resolver.current(origin)
         if policy is None or not policy.fresh(self.clock()):
             policy = await self.resolver.resolve(origin, self.fetch)
-        return await self.decide(origin, Request(url), policy), policy
+        return Decision(**await self.decide(origin, Request(url), policy)), policy
 
     async def _wait_for_fetch(self, origin: str, budget: float) -> Policy | None:
         """The new policy, if the origin's fetch ends within ``budget`` seconds."""
@@ -206,22 +208,30 @@ class RobotsMiddleware:
                 return None
             raise
 
-    async def decide(self, origin: str, request: Request, policy: Policy) -> Decision:
+    async def decide(self, origin: str, request: Request, policy: Policy) -> dict[str, Any]:
+        """The decision record for ``request`` (asking the collection hook, if there is one)."""
+        if self.collection is None or policy.status not in (Status.OK, Status.UNAVAILABLE):
+            return self._record(origin, request.url, policy)
+        collection, problem = await self.collection(request, self.crawler.spider)
+        record = self._record(origin, request.url, policy, collection)
+        if problem is not None:
+            record["detail"] = problem
+        return record
+
+    def _record(
+        self, origin: str, url: str, policy: Policy, collection: str = APPROVED
+    ) -> dict[str, Any]:
         robots = self.resolver.cache.robots(policy) if policy.status is Status.OK else None
-        collection, problem = APPROVED, None
-        if self.collection is not None and policy.status in (Status.OK, Status.UNAVAILABLE):
-            collection, problem = await self.collection(request, self.crawler.spider)
-        decision = judge(
+        return judge_record(
             origin,
             self.token,
-            request.url,
+            url,
             policy,
             robots,
             collection=collection,
             disallowed_action=self.config.disallowed_action,
             unresolved_collection_action=self.config.collection_unresolved_action,
         )
-        return decision if problem is None else replace(decision, detail=problem)
 
     def _withhold(self, origin: str, request: Request, reason: str) -> None:
         """Drop a held request for a reason of its own (overflow, expiry): its errback hears it."""

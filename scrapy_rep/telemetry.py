@@ -30,6 +30,8 @@ logger = logging.getLogger("scrapy_rep.middleware")
 
 #: pending stats increments handed to Scrapy's collector at once
 FLUSH_EVERY = 512
+_CACHE = {outcome: f"rep/cache/{outcome}" for outcome in ("hit", "miss", "expired")}
+_JUDGEMENTS = {rep: f"rep/judgements/{rep}" for rep in ("allow", "disallow", "unresolved")}
 
 
 class Telemetry:
@@ -72,11 +74,13 @@ class Telemetry:
 
     def judged(self, origin: str, record: dict[str, Any], cache: str) -> None:
         """A request judged against a policy (``cache``: hit, miss or expired)."""
-        self.inc(f"rep/cache/{cache}")
-        self.inc("rep/judgements")
-        self.inc(f"rep/judgements/{record['rep_decision']}")
-        if record["rep_decision"] == "disallow":
+        pending = self._pending  # the hot path: plain dict updates, keys made once
+        rep = record["rep_decision"]
+        for key in (_CACHE[cache], "rep/judgements", _JUDGEMENTS[rep]):
+            pending[key] = pending.get(key, 0) + 1
+        if rep == "disallow":
             self.inc("robotstxt/forbidden")  # dashboards watch Scrapy's own key
+        self._events += 3
         action = record["action"]
         if action in (DOWNLOAD, DROP):
             self.final(origin, record)
