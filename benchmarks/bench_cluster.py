@@ -2,10 +2,10 @@
 
 Usage: ``python benchmarks/bench_cluster.py [--origins 30] [--pages 20] [--workers 3] [--runs 1]``
 
-K origins (``tests/fakesite.py``, one port each on 127.0.0.1), each with a
+K origins (``tests/support/fakesite.py``, one port each on 127.0.0.1), each with a
 robots.txt disallowing ``/private`` and a home page linking to P pages and to
 one private page. The start URLs are the K home pages, pushed to a scrapy-redis
-start list; the workers (``tests/cluster_worker.py``, each its own process)
+start list; the workers (``tests/support/cluster_worker.py``, each its own process)
 follow links through the shared scrapy-redis queue and dupefilter. Variants:
 
 - Scrapy's built-in ``RobotsTxtMiddleware`` (``ROBOTSTXT_OBEY``), N workers;
@@ -40,8 +40,8 @@ sys.path.insert(0, str(ROOT))
 
 import redis  # noqa: E402
 
-from tests.fakesite import FakeSite, Origin, Reply  # noqa: E402
-from tests.redis_fixture import RedisServer  # noqa: E402
+from tests.support.fakesite import FakeSite, Origin, Reply  # noqa: E402
+from tests.support.redis_fixture import RedisServer  # noqa: E402
 
 ROBOTS = b"User-agent: *\nDisallow: /private\n"
 WAIT = 300.0
@@ -124,7 +124,7 @@ def run_once(
         log = open(f"{stem}.log", "wb")  # noqa: SIM115
         procs.append(
             subprocess.Popen(
-                [sys.executable, "-m", "tests.cluster_worker", json.dumps(config)],
+                [sys.executable, "-m", "tests.support.cluster_worker", json.dumps(config)],
                 cwd=ROOT,
                 stdout=log,
                 stderr=subprocess.STDOUT,

@@ -12,7 +12,7 @@ Usage: ``python benchmarks/bench_page.py [--pages N] [--runs N] [--no-crawl]``
    (``process_spider_input`` + ``process_spider_output`` of 1 item and 20
    requests) against the same loop without it.
 3. Crawl: the add-on with ``REP_PAGE_DIRECTIVES`` on and off, on loopback
-   (``tests/fakesite.py``), typical pages linked in a chain of fan-outs; each
+   (``tests/support/fakesite.py``), typical pages linked in a chain of fan-outs; each
    crawl in a fresh subprocess, alternating, median of ``--runs``. CPU time
    is the reactor thread's alone (the fake site serves from other threads).
 
@@ -147,7 +147,7 @@ def _child(pages: int, on: bool) -> None:
     from scrapy.crawler import AsyncCrawlerRunner
     from twisted.internet import defer, reactor
 
-    from tests.fakesite import FakeSite, Reply
+    from tests.support.fakesite import FakeSite, Reply
 
     link = re.compile(rb'href="(/p/\d+)"')
 

@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.fakesite import FakeSite
-from tests.redis_fixture import redis_process, redis_server  # noqa: F401
+from tests.support.fakesite import FakeSite
+from tests.support.redis_fixture import redis_process, redis_server  # noqa: F401
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ import pytest
 import redis
 
 from scrapy_rep.store.redis import encode
-from tests.redis_fixture import free_port
+from tests.support.redis_fixture import free_port
 from tests.test_redis_store import full_policy
 
 ROOT = Path(__file__).resolve().parent.parent

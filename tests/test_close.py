@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest_twisted
 
-from tests.crawl import ListSpider, crawl, crawl_many
-from tests.fakesite import FakeSite, Reply
+from tests.support.crawl import ListSpider, crawl, crawl_many
+from tests.support.fakesite import FakeSite, Reply
 
 ALLOW_ALL = b"User-agent: *\nAllow: /\n"
 

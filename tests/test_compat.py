@@ -18,8 +18,8 @@ from scrapy.utils.misc import load_object
 from scrapy_rep import compat
 from scrapy_rep.addon import Addon
 from scrapy_rep.middleware import RobotsMiddleware
-from tests.crawl import ListSpider, crawl
-from tests.fakesite import FakeSite, Reply
+from tests.support.crawl import ListSpider, crawl
+from tests.support.fakesite import FakeSite, Reply
 
 
 def _chain(settings: Settings) -> list[Any]:

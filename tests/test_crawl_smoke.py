@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest_twisted
 
-from tests.crawl import crawl
-from tests.fakesite import FakeSite, Reply
+from tests.support.crawl import crawl
+from tests.support.fakesite import FakeSite, Reply
 
 
 @pytest_twisted.ensureDeferred

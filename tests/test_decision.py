@@ -21,7 +21,7 @@ Allow: /private/open
 User-agent: otherbot
 Disallow: /
 """
-#: the record's fields, as DESIGN.md lists them
+#: the record's fields, as docs/design.md lists them
 FIELDS = [
     "origin",
     "product_token",

@@ -13,7 +13,7 @@ import urllib.request
 
 import pytest
 
-from tests.fakesite import STREAM_PATTERN, FakeSite, Origin, Reply
+from tests.support.fakesite import STREAM_PATTERN, FakeSite, Origin, Reply
 
 TIMEOUT = 5.0
 

@@ -38,8 +38,8 @@ import pytest_twisted
 from scrapy_rep import parse
 from scrapy_rep.policy import digest_of
 from scrapy_rep.robotstxt import MAX_BYTES
-from tests.crawl import CrawlResult, crawl
-from tests.fakesite import FakeSite, Origin, Reply
+from tests.support.crawl import CrawlResult, crawl
+from tests.support.fakesite import FakeSite, Origin, Reply
 
 TOKEN = "testbot"
 RULES = b"User-agent: *\nDisallow: /private\n"

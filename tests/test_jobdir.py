@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tests.fakesite import FakeSite, Reply
+from tests.support.fakesite import FakeSite, Reply
 
 ROOT = Path(__file__).resolve().parent.parent
 WAIT = 40.0

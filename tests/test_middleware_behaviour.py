@@ -27,8 +27,8 @@ from scrapy_rep import compat
 from scrapy_rep.compat import slot_jitter
 from scrapy_rep.middleware import RobotsMiddleware
 from scrapy_rep.settings import SettingError
-from tests.crawl import CrawlResult, ListSpider, crawl, crawl_many
-from tests.fakesite import FakeSite, Reply
+from tests.support.crawl import CrawlResult, ListSpider, crawl, crawl_many
+from tests.support.fakesite import FakeSite, Reply
 from tests.test_decision import FIELDS as RECORD_FIELDS
 
 RULES = b"User-agent: *\nDisallow: /private\n"

@@ -26,8 +26,8 @@ from scrapy_rep.cli_explain import explain
 from scrapy_rep.decision import Decision
 from scrapy_rep.page import PageDirectivesMiddleware
 from scrapy_rep.settings import SettingError
-from tests.crawl import BASE_SETTINGS, CrawlResult, ListSpider, crawl
-from tests.fakesite import FakeSite, Origin, Reply
+from tests.support.crawl import BASE_SETTINGS, CrawlResult, ListSpider, crawl
+from tests.support.fakesite import FakeSite, Origin, Reply
 
 
 class PageSpider(ListSpider):

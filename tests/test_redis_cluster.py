@@ -1,6 +1,6 @@
 """A real scrapy-redis cluster: worker processes sharing one queue and one policy store.
 
-The fake origins run in this process; each worker (``tests/cluster_worker.py``)
+The fake origins run in this process; each worker (``tests/support/cluster_worker.py``)
 is a subprocess with its own reactor, crawling with scrapy-redis's scheduler and
 dupefilter and ``REP_STORE = "redis"``. What is asserted is what the origins saw
 (robots.txt and page hits, in arrival order) and what each worker reports.
@@ -22,8 +22,8 @@ from typing import Any
 import pytest
 import redis
 
-from tests.fakesite import FakeSite, Origin, Reply
-from tests.redis_fixture import RedisServer
+from tests.support.fakesite import FakeSite, Origin, Reply
+from tests.support.redis_fixture import RedisServer
 
 ROOT = Path(__file__).resolve().parent.parent
 ROBOTS = b"User-agent: *\nDisallow: /private\n"
@@ -58,7 +58,7 @@ class Worker:
         }
         with open(self.log, "wb") as log:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "tests.cluster_worker", json.dumps(config)],
+                [sys.executable, "-m", "tests.support.cluster_worker", json.dumps(config)],
                 cwd=ROOT,
                 stdout=log,
                 stderr=subprocess.STDOUT,

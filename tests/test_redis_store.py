@@ -26,9 +26,9 @@ from scrapy_rep.policy import FetchResult, Policy, PolicyConfig, Status, digest_
 from scrapy_rep.resolver import Resolver
 from scrapy_rep.store.memory import PolicyCache
 from scrapy_rep.store.redis import SCHEMA, RedisStore, encode
-from tests.crawl import crawl
-from tests.fakesite import FakeSite, Reply
-from tests.redis_fixture import RedisServer
+from tests.support.crawl import crawl
+from tests.support.fakesite import FakeSite, Reply
+from tests.support.redis_fixture import RedisServer
 
 T = TypeVar("T")
 ORIGIN = "https://example.com:443"

@@ -12,8 +12,8 @@ import scrapy
 from scrapy import signals
 from scrapy.exceptions import IgnoreRequest
 
-from tests.crawl import ListSpider, crawl, crawl_many
-from tests.fakesite import FakeSite, Reply
+from tests.support.crawl import ListSpider, crawl, crawl_many
+from tests.support.fakesite import FakeSite, Reply
 
 RULES = b"User-agent: *\nDisallow: /private\nSitemap: https://example.com/sitemap.xml\n"
 

@@ -25,8 +25,8 @@ from scrapy_rep.settings import (
     is_enabled,
     load_collection_policy,
 )
-from tests.crawl import crawl
-from tests.fakesite import FakeSite, Reply
+from tests.support.crawl import crawl
+from tests.support.fakesite import FakeSite, Reply
 
 UA = "testbot/1.0 (+http://127.0.0.1/)"
 

@@ -2,7 +2,7 @@
 
 Coroutines run on the asyncio reactor and are awaited through :func:`aio`; the
 store's own calls run on its worker thread. Concurrency is tested with real
-processes (``tests/sqlite_worker.py``) on one file, and the CLI as an operator
+processes (``tests/support/sqlite_worker.py``) on one file, and the CLI as an operator
 runs it.
 """
 
@@ -537,7 +537,7 @@ async def test_two_resolvers_on_one_file_share_one_fetch(path: Path) -> None:
 
 
 def start_workers(tmp_path: Path, path: Path, count: int, iterations: int) -> list[Any]:
-    """``count`` processes of ``tests/sqlite_worker.py`` on ``path``, all past their start."""
+    """``count`` processes of ``tests/support/sqlite_worker.py`` on ``path``, all started."""
     guards = tmp_path / "guards"
     guards.mkdir(exist_ok=True)
     workers = []
@@ -553,7 +553,7 @@ def start_workers(tmp_path: Path, path: Path, count: int, iterations: int) -> li
         }
         workers.append(
             subprocess.Popen(
-                [sys.executable, "-m", "tests.sqlite_worker", json.dumps(config)],
+                [sys.executable, "-m", "tests.support.sqlite_worker", json.dumps(config)],
                 cwd=ROOT,
                 env={**os.environ, "PYTHONPATH": str(ROOT)},
                 stdout=subprocess.PIPE,

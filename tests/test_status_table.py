@@ -1,4 +1,4 @@
-"""One real crawl per row of the status table (DESIGN.md, "Status policy").
+"""One real crawl per row of the status table (docs/design.md, "The status table").
 
 Each test says which URLs were downloaded, which were dropped and why, and
 how often robots.txt was fetched. Paused origins use short back-offs so the
@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 import pytest_twisted
 
-from tests.crawl import crawl
-from tests.fakesite import FakeSite, Origin, Reply
+from tests.support.crawl import crawl
+from tests.support.fakesite import FakeSite, Origin, Reply
 
 RULES = b"User-agent: *\nDisallow: /private\nAllow: /private/open\n"
 #: back-offs of 0.3 s then 0.6 s, given up on the second failed fetch

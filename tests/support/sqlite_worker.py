@@ -1,6 +1,6 @@
 """One process hammering a SQLite policy file; ``tests/test_sqlite_store.py`` runs several.
 
-Usage: ``python -m tests.sqlite_worker '<json config>'`` with keys ``path`` (the
+Usage: ``python -m tests.support.sqlite_worker '<json config>'`` with keys ``path`` (the
 SQLite file), ``origins`` (a few, so the workers contend), ``iterations``,
 ``guards`` (a directory), ``ready`` (a file written once the store is open),
 ``go`` (a file the worker waits for, so all workers start together) and

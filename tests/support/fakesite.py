@@ -1,11 +1,11 @@
-"""A programmable multi-origin HTTP server for tests, demos and benchmarks.
+"""A programmable multi-origin HTTP server for tests and benchmarks.
 
 Each origin is its own ``ThreadingHTTPServer`` on ``127.0.0.1`` with a free port, so distinct
 origins look distinct to a crawler (robots.txt rules are per scheme+host+port). Servers run in
 background threads so that Scrapy can keep the reactor in the main thread, and every handler
 runs in its own daemon thread so a sleeping or hanging reply never blocks other requests.
 
-Only the standard library is used, so the module can be imported from anywhere (tests, demo
+Only the standard library is used, so the module can be imported from anywhere (tests,
 scripts, benchmark processes) without installing anything.
 """
 

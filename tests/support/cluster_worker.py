@@ -1,6 +1,6 @@
 """One scrapy-redis worker of a test cluster; ``tests/test_redis_cluster.py`` runs several.
 
-Usage: ``python -m tests.cluster_worker '<json config>'`` with keys ``spider``
+Usage: ``python -m tests.support.cluster_worker '<json config>'`` with keys ``spider``
 (the spider name: workers with the same name share one scrapy-redis queue and
 dupefilter), ``settings`` (merged over :data:`BASE_SETTINGS`), ``ready`` (a file
 written once the spider is open) and ``out`` (a JSON report written at exit:

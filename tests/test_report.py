@@ -1,0 +1,25 @@
+"""The per-origin report logged at close: bounded, with exact totals."""
+
+from __future__ import annotations
+
+from scrapy_rep.report import CrawlCounts, report_lines
+
+
+def test_report_is_bounded_and_totals_stay_exact() -> None:
+    counts = CrawlCounts(max_origins=3)
+    for n in range(12):
+        origin = f"http://h{n}:80"
+        for _ in range(n):
+            counts.downloaded(origin)
+        counts.dropped(origin, "disallow-rule")
+        counts.fetched(origin, "ok")
+    counts.dropped(None, "spider-closed")  # a URL with no origin still counts in the totals
+
+    assert len(counts.origins) == 3 and counts.evicted == 9  # the least recently used went
+    assert counts.total.downloaded == sum(range(12))
+    assert counts.total.dropped == {"disallow-rule": 12, "spider-closed": 1}
+    lines = report_lines(counts, top=2)
+    assert lines[0].startswith("scrapy-rep report: 12 origins, 79 requests: 66 downloaded, 13")
+    assert [line.split()[0] for line in lines[2:4]] == ["http://h11:80", "http://h10:80"]
+    assert lines[-1] == "  ... and 10 more origins (in the totals above)"
+    assert len(lines) == 5
