@@ -142,7 +142,8 @@ def test_reference_doc_is_in_step_with_the_code() -> None:
                 f"{doc}: no {module}::{test}"
             )
     for path in (ROOT / "scrapy_rep").rglob("*.py"):
-        for call in re.findall(r"\.(?:inc|set|max)_value\((.*)", path.read_text(encoding="utf-8")):
+        text = path.read_text(encoding="utf-8")
+        for call in re.findall(r"\.(?:inc|(?:inc|set|max)_value)\((.*)", text):
             for key in re.findall(r'"([^"]+)"', call):
                 stem = key.split("{", 1)[0]  # f"rep/dropped/{reason}" -> `rep/dropped/
                 assert f"`{stem}" in reference, f"stats key {key} ({path.name}) not documented"
