@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, signals
 from scrapy.exceptions import StopDownload
+from scrapy.http import TextResponse
 from scrapy.http.request import NO_CALLBACK
 from scrapy.utils.httpobj import urlparse_cached
 
@@ -195,3 +196,30 @@ def _inflate(data: bytes, encoding: bytes) -> tuple[bytes, bool]:
 def _bounded(inflater: Any, data: bytes) -> tuple[bytes, bool]:
     out = inflater.decompress(data, MAX_BYTES + 1)
     return out, len(out) > MAX_BYTES or bool(inflater.unconsumed_tail)
+
+
+#: in ``response.flags`` of a robots.txt answered from scrapy-rep's cache
+FROM_CACHE_FLAG = "scrapy-rep: robots.txt from cache"
+
+
+def cached_robots_response(
+    request: Request, body: bytes, sitemaps: tuple[str, ...]
+) -> TextResponse:
+    """A spider's own robots.txt request (``SitemapSpider``) answered from the cache.
+
+    The body is the stored one, already inflated (no ``Content-Encoding``). One
+    cut at 500 KiB ends with every ``Sitemap:`` line the parser kept, so none
+    is lost with the cut. HttpCacheMiddleware does not store it (``dont_cache``).
+    """
+    if len(body) >= MAX_BYTES:
+        lines = "".join(f"Sitemap: {url}\n" for url in sitemaps)
+        body += f"\n# cut at 500 KiB by scrapy-rep; its Sitemap lines:\n{lines}".encode()
+    request.meta["dont_cache"] = True
+    return TextResponse(
+        url=request.url,
+        status=200,
+        headers={"Content-Type": "text/plain; charset=utf-8"},
+        body=body,
+        request=request,
+        flags=[FROM_CACHE_FLAG],
+    )

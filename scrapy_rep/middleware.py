@@ -43,10 +43,10 @@ from scrapy_rep.decision import (
     withheld,
 )
 from scrapy_rep.exceptions import RepIgnoreRequest
-from scrapy_rep.fetch import RobotsFetcher
+from scrapy_rep.fetch import RobotsFetcher, cached_robots_response
 from scrapy_rep.gate import JUDGE, PARK, OriginGate
 from scrapy_rep.holding import Holding, closing
-from scrapy_rep.origin import NotAnOrigin, origin_of
+from scrapy_rep.origin import NotAnOrigin, origin_of, robots_url
 from scrapy_rep.policy import FetchResult, Policy, Status, classify
 from scrapy_rep.resolver import (
     Fetch,
@@ -63,6 +63,7 @@ from scrapy_rep.telemetry import Telemetry
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
+    from scrapy.http import Response
 
 logger = logging.getLogger(__name__)
 
@@ -145,7 +146,9 @@ class RobotsMiddleware:
 
     # -- the request path ---------------------------------------------------
 
-    async def process_request(self, request: Request, spider: Any = None) -> Request | None:
+    async def process_request(
+        self, request: Request, spider: Any = None
+    ) -> Request | Response | None:
         meta = request.meta
         if meta.get(M.DONT_OBEY) or meta.get(M.ROBOTS_REQUEST):
             return None
@@ -156,6 +159,10 @@ class RobotsMiddleware:
         withheld_reason = meta.pop(M.DROP, None)
         if withheld_reason is not None:
             self._withhold(origin, request, withheld_reason)
+        if request.url.endswith("/robots.txt") and request.url == robots_url(origin):
+            cached = await self._robots_for_spider(origin, request)
+            if cached is not None:
+                return cached
         policy = self.resolver.current(origin)
         now = self.clock()
         cache = "miss" if policy is None else "hit" if policy.fresh(now) else "expired"
@@ -182,6 +189,18 @@ class RobotsMiddleware:
         if action == DROP:
             raise RepIgnoreRequest(record)
         return self._hand_back(request, record["reason"])  # REP_*_ACTION = "park"
+
+    async def _robots_for_spider(self, origin: str, request: Request) -> Response | None:
+        """A spider's own robots.txt request, answered from the cache when it is fresh and ok."""
+        policy = self.resolver.current(origin)
+        if policy is None or not policy.fresh(self.clock()):
+            policy = await self._wait_for_fetch(origin, self.config.pending_wait)
+        kept = self.resolver.cache.with_body(origin)
+        robots = self.resolver.cache.robots(policy) if policy is not None else None
+        if kept is None or kept.status is not Status.OK or kept.body is None or robots is None:
+            return None  # 404, paused, unreachable, pending: to the network, as without us
+        self.telemetry.inc("rep/robots/served_from_cache")
+        return cached_robots_response(request, kept.body, robots.sitemaps)
 
     def _robots_delay(self, policy: Policy) -> float | None:
         """The Crawl-delay (or Request-rate interval) the policy's file asks of our token."""
