@@ -30,31 +30,30 @@ logger = logging.getLogger("scrapy_rep.middleware")
 class CrawlDelay:
     """Keeps each download slot at least as slow as its origins' Crawl-delay."""
 
-    def __init__(self, crawler: Crawler, cap: float, counts: CrawlCounts) -> None:
+    def __init__(
+        self,
+        crawler: Crawler,
+        cap: float,
+        counts: CrawlCounts,
+        asked_by: Callable[[Policy], float | None],
+    ) -> None:
         self.crawler = crawler
         self.cap = cap
         self.counts = counts  # the close report shows each origin's delay
+        #: the delay a policy's file asks of the crawl's token; read once per body
+        self.asked_by = asked_by
         self.user_delay = float(crawler.settings.getfloat("DOWNLOAD_DELAY"))
         self._floors: dict[str, float] = {}  # download slot -> floor
         #: origin -> (digest, delay applied): decided once per robots.txt body
         self._known: dict[str, tuple[str | None, float | None]] = {}
 
-    def keep(
-        self,
-        request: Request,
-        origin: str,
-        policy: Policy,
-        asked_by: Callable[[Policy], float | None],
-    ) -> None:
-        """Before ``request`` is downloaded: its slot waits at least the origin's Crawl-delay.
-
-        ``asked_by(policy)`` reads the delay from the file; it is called once per body.
-        """
+    def keep(self, request: Request, origin: str, policy: Policy) -> None:
+        """Before ``request`` is downloaded: its slot waits at least the origin's Crawl-delay."""
         entry = self._known.get(origin)
         if entry is not None and entry[0] == policy.digest:
             delay = entry[1]
         else:
-            delay = self._decide(origin, policy.digest, asked_by(policy))
+            delay = self._decide(origin, policy.digest, self.asked_by(policy))
             self.counts.crawl_delay(origin, delay)
         if delay:
             self._apply(request, delay)

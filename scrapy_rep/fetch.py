@@ -38,11 +38,12 @@ _REDIRECTS = (301, 302, 303, 307, 308)
 class RobotsFetcher:
     """``await fetcher(origin)`` -> :class:`FetchResult`; never raises for network trouble."""
 
-    def __init__(self, crawler: Crawler, timeout: float, max_redirects: int) -> None:
+    def __init__(self, crawler: Crawler, timeout: float, max_redirects: int, token: str) -> None:
         self.crawler = crawler
+        self.token = token
         self.timeout = timeout
         self.max_redirects = max_redirects
-        #: the User-Agent header of the latest robots.txt request that got an answer
+        #: the User-Agent header of the first robots.txt request that got an answer
         self.user_agent_sent: str | None = None
         #: origin -> the first request of its latest fetch (for Scrapy's robots_parsed)
         self.sent: dict[str, Request] = {}
@@ -79,6 +80,15 @@ class RobotsFetcher:
         if received > MAX_BYTES:
             raise StopDownload(fail=False)
 
+    def _check_user_agent(self, sent: str) -> None:
+        """RFC 9309 §2.2.1 asks crawlers to send their product token: say so once if not."""
+        if self.token.lower() not in sent.lower():
+            logger.warning(
+                "scrapy-rep: product token %(token)r is not in the User-Agent sent "
+                "(%(ua)r); RFC 9309 §2.2.1 asks crawlers to send it",
+                {"token": self.token, "ua": sent},
+            )
+
     async def __call__(self, origin: str) -> FetchResult:
         if not self._downloading:
             self.crawler.signals.connect(self._cap_body, signal=signals.bytes_received)
@@ -103,7 +113,10 @@ class RobotsFetcher:
             except Exception as exc:  # network errors, IgnoreRequest from a middleware, ...
                 return FetchResult(first, url, error=type(exc).__name__, redirects=hop)
             # answered: the project's middlewares have set the headers by now
-            self.user_agent_sent = (request.headers.get(b"User-Agent") or b"").decode("latin-1")
+            if self.user_agent_sent is None:
+                sent = request.headers.get(b"User-Agent") or b""
+                self.user_agent_sent = sent.decode("latin-1")
+                self._check_user_agent(self.user_agent_sent)
             location = response.headers.get(b"Location")
             if response.status in _REDIRECTS and location:
                 target = response.urljoin(location.decode("latin-1"))

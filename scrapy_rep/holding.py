@@ -23,9 +23,9 @@ from scrapy.exceptions import DontCloseSpider
 from scrapy_rep import compat
 from scrapy_rep import meta as M
 from scrapy_rep.decision import withheld
-from scrapy_rep.exceptions import ParkedRequest
+from scrapy_rep.exceptions import ParkedRequest, RepIgnoreRequest
 from scrapy_rep.gate import Effects, OriginGate
-from scrapy_rep.jobdir import HeldRequestFile
+from scrapy_rep.handover import Handover
 from scrapy_rep.origin import NotAnOrigin, origin_of
 from scrapy_rep.parking import Held
 from scrapy_rep.resolver import Fetch, Resolver
@@ -50,8 +50,7 @@ class Holding:
         *,
         clock: Callable[[], float],
         token: str,
-        requeue_parked: bool,
-        jobdir: str | None = None,
+        handover: Handover,
     ) -> None:
         self.crawler = crawler
         self.gate = gate
@@ -60,9 +59,7 @@ class Holding:
         self.fetch = fetch
         self.clock = clock
         self.token = token
-        self.requeue_parked = requeue_parked
-        #: where held requests wait while the crawl is paused (JOBDIR), if anywhere
-        self.held_file = HeldRequestFile(jobdir) if jobdir else None
+        self.handover = handover  # where held requests go at close, if anywhere
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._listening = False  # to request_scheduled: see listen
         self.closed = False
@@ -119,6 +116,24 @@ class Holding:
         if request.dont_filter or dupefilter is None:
             return False
         return bool(dupefilter.request_seen(request))
+
+    def hand_back(self, request: Request, reason: str) -> Request:
+        """From the downloader: give the request back to the engine, to be parked here.
+
+        It has passed the dupefilter once: if it is not parked after all, the
+        scheduler must not drop it as a duplicate of itself.
+        """
+        request = request.replace(dont_filter=True)
+        request.meta[M.PARK] = reason
+        self.listen(True)  # the engine schedules it next: be there to park it
+        return request
+
+    def withhold(self, origin: str, request: Request, reason: str) -> None:
+        """In the downloader: drop a held request for a reason of its own, so its errback hears."""
+        record = withheld(origin, self.token, request.url, self.resolver.current(origin), reason)
+        request.meta[M.DECISION] = record.to_dict()
+        self.telemetry.final(origin, request.meta[M.DECISION])
+        raise RepIgnoreRequest(request.meta[M.DECISION])
 
     # -- waking ---------------------------------------------------------------
 
@@ -192,93 +207,15 @@ class Holding:
     # -- the end --------------------------------------------------------------
 
     def close(self) -> int:
-        """End everything still held (requeued to a shared queue, or dropped); how many dropped."""
+        """End all still held: handed over (shared queue, JOBDIR) or dropped; the dropped count."""
         self.closed = True
         for timer in self._timers.values():
             timer.cancel()
         self._timers.clear()
-        held = self.gate.close()
-        queue = self._shared_queue() if held else None
-        left = [each for each in held if queue is None or not self._requeue(queue, each.item)]
-        if self.held_file is not None:
-            left = self._save(left)
-        for each in left:
-            self._end(each)
+        left = self.handover.take(self.gate.close())
+        for each, reason in left:
+            self._end(each, reason)
         return len(left)
-
-    def _save(self, held: list[Held[Request]]) -> list[Held[Request]]:
-        """Keep held requests in the JOBDIR for the resumed crawl; what could not be kept."""
-        assert self.held_file is not None
-        try:
-            unserializable = self.held_file.save(held, self.crawler.spider)
-        except OSError as exc:
-            logger.error(
-                "scrapy-rep: cannot keep held requests in the JOBDIR: %(error)s", {"error": exc}
-            )
-            return held
-        for each in unserializable:
-            self._end(each, "unserializable")
-        for _ in range(len(held) - len(unserializable)):
-            self.telemetry.inc("rep/held/saved")
-        if len(held) > len(unserializable):
-            logger.info(
-                "scrapy-rep: %(n)d held requests kept in %(path)s for the resumed crawl",
-                {"n": len(held) - len(unserializable), "path": self.held_file.path},
-            )
-        return []
-
-    def restore(self, spider: Any = None) -> None:
-        """On resume (``spider_opened``): the requests held at the last stop go to be judged."""
-        if self.held_file is None:
-            return
-        try:
-            held = self.held_file.load(self.crawler.spider)
-        except Exception as exc:
-            logger.error(
-                "scrapy-rep: cannot read the held requests of the last run (%(error)s); "
-                "they are not restored",
-                {"error": f"{type(exc).__name__}: {exc}"},
-            )
-            return
-        engine = self.crawler.engine
-        assert engine is not None
-        for each in held:
-            self.telemetry.inc("rep/held/restored")
-            engine.crawl(each.item.replace(dont_filter=True))  # the dupefilter saw it last run
-        if held:
-            logger.info(
-                "scrapy-rep: %(n)d requests held at the last stop are judged again",
-                {"n": len(held)},
-            )
-
-    def _shared_queue(self) -> Any:
-        """A scrapy-redis scheduler, whose queue the cluster shares, or None.
-
-        Held requests live in this worker's memory. When it closes with some
-        still held, they go back into the shared queue (``REP_REQUEUE_PARKED``),
-        so another worker takes them, and parks them again while their origin is
-        paused, instead of losing them.
-        """
-        if not self.requeue_parked:
-            return None
-        try:
-            from scrapy_redis.scheduler import Scheduler as RedisScheduler
-        except ImportError:
-            return None
-        scheduler = compat.scheduler_of(self.crawler.engine)
-        return scheduler if isinstance(scheduler, RedisScheduler) else None
-
-    def _requeue(self, scheduler: Any, request: Request) -> bool:
-        try:
-            scheduler.enqueue_request(request.replace(dont_filter=True))
-        except Exception as exc:
-            logger.warning(
-                "scrapy-rep: could not push a held request back to the shared queue: %(error)s",
-                {"error": f"{type(exc).__name__}: {exc}"},
-            )
-            return False
-        self.telemetry.requeued(request.url)
-        return True
 
 
 def closing(crawler: Crawler) -> bool:

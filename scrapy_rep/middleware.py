@@ -40,11 +40,11 @@ from scrapy_rep.decision import (
     DROP,
     Decision,
     judge_record,
-    withheld,
 )
 from scrapy_rep.exceptions import RepIgnoreRequest
 from scrapy_rep.fetch import RobotsFetcher, cached_robots_response
 from scrapy_rep.gate import JUDGE, PARK, OriginGate
+from scrapy_rep.handover import Handover
 from scrapy_rep.holding import Holding, closing
 from scrapy_rep.origin import NotAnOrigin, origin_of, robots_url
 from scrapy_rep.policy import FetchResult, Policy, Status, classify
@@ -83,7 +83,9 @@ class RobotsMiddleware:
         self.config = config = RepSettings.from_settings(crawler.settings.get)
         self.token = config.token
         self.clock = crawler.settings.get("REP_CLOCK") or time.time
-        self.fetcher = RobotsFetcher(crawler, config.fetch_timeout, config.max_redirects)
+        self.fetcher = RobotsFetcher(
+            crawler, config.fetch_timeout, config.max_redirects, token=config.token
+        )
         self.gate: OriginGate[Request] = OriginGate(
             config.pending_wait, config.park_max, config.park_timeout
         )
@@ -97,7 +99,7 @@ class RobotsMiddleware:
             report=config.report_enabled,
         )
         self.crawl_delay = (
-            CrawlDelay(crawler, config.crawl_delay_max, self.telemetry.counts)
+            CrawlDelay(crawler, config.crawl_delay_max, self.telemetry.counts, self._asked_delay)
             if config.crawl_delay_enabled
             else None
         )
@@ -113,10 +115,8 @@ class RobotsMiddleware:
             self.fetch,
             clock=self.clock,
             token=self.token,
-            requeue_parked=config.requeue_parked,
-            jobdir=self.jobdir,
+            handover=Handover(crawler, self.telemetry, config.requeue_parked, self.jobdir),
         )
-        self._ua_checked = False
         self._closed = False
         connect = crawler.signals.connect
         connect(self._on_opened, signal=signals.spider_opened)
@@ -135,14 +135,7 @@ class RobotsMiddleware:
         cache = PolicyCache(self.config.cache_max_origins)
         # an operator's ``scrapy-rep store forget`` empties the local cache too
         shared = open_store(self.config, self.jobdir, on_invalidate=cache.forget)
-        return Resolver(
-            cache,
-            self.config.policy,
-            self.clock,
-            shared=shared,
-            lock_ttl=self.spec.lock_ttl,
-            fetch_budget=self.spec.fetch_budget,
-        )
+        return Resolver.of(self.spec, cache, shared)
 
     # -- the request path ---------------------------------------------------
 
@@ -158,7 +151,7 @@ class RobotsMiddleware:
             return None  # data:, file:, ... are not governed by robots.txt
         withheld_reason = meta.pop(M.DROP, None)
         if withheld_reason is not None:
-            self._withhold(origin, request, withheld_reason)
+            self.holding.withhold(origin, request, withheld_reason)
         if request.url.endswith("/robots.txt") and request.url == robots_url(origin):
             cached = await self._robots_for_spider(origin, request)
             if cached is not None:
@@ -169,11 +162,11 @@ class RobotsMiddleware:
         admission = self.gate.admit(origin, policy, self.resolver.pending_since(origin), now)
         if admission.action != JUDGE:
             if admission.action == PARK:
-                return self._hand_back(request, admission.reason)
+                return self.holding.hand_back(request, admission.reason)
             policy = await self._wait_for_fetch(origin, admission.budget)
             admission = self.gate.admit_fetched(policy)
             if admission.action != JUDGE:
-                return self._hand_back(request, admission.reason)
+                return self.holding.hand_back(request, admission.reason)
         assert policy is not None
         if self.collection is None:  # no await on the hot path
             record = self._record(origin, request.url, policy)
@@ -184,11 +177,11 @@ class RobotsMiddleware:
         action = record["action"]
         if action == DOWNLOAD:
             if self.crawl_delay is not None:
-                self.crawl_delay.keep(request, origin, policy, self._robots_delay)
+                self.crawl_delay.keep(request, origin, policy)
             return None
         if action == DROP:
             raise RepIgnoreRequest(record)
-        return self._hand_back(request, record["reason"])  # REP_*_ACTION = "park"
+        return self.holding.hand_back(request, record["reason"])  # REP_*_ACTION = "park"
 
     async def _robots_for_spider(self, origin: str, request: Request) -> Response | None:
         """A spider's own robots.txt request, answered from the cache when it is fresh and ok."""
@@ -202,8 +195,7 @@ class RobotsMiddleware:
         self.telemetry.inc("rep/robots/served_from_cache")
         return cached_robots_response(request, kept.body, robots.sitemaps)
 
-    def _robots_delay(self, policy: Policy) -> float | None:
-        """The Crawl-delay (or Request-rate interval) the policy's file asks of our token."""
+    def _asked_delay(self, policy: Policy) -> float | None:
         robots = self.resolver.cache.robots(policy) if policy.status is Status.OK else None
         return robots.crawl_delay(self.token) if robots is not None else None
 
@@ -252,24 +244,6 @@ class RobotsMiddleware:
             unresolved_collection_action=self.config.collection_unresolved_action,
         )
 
-    def _withhold(self, origin: str, request: Request, reason: str) -> None:
-        """Drop a held request for a reason of its own (overflow, expiry): its errback hears it."""
-        record = withheld(origin, self.token, request.url, self.resolver.current(origin), reason)
-        request.meta[M.DECISION] = record.to_dict()
-        self.telemetry.final(origin, request.meta[M.DECISION])
-        raise RepIgnoreRequest(request.meta[M.DECISION])
-
-    def _hand_back(self, request: Request, reason: str) -> Request:
-        """Give the request back to the engine; ``request_scheduled`` parks it.
-
-        It has passed the dupefilter once: if it is not parked after all, the
-        scheduler must not drop it as a duplicate of itself.
-        """
-        request = request.replace(dont_filter=True)
-        request.meta[M.PARK] = reason
-        self.holding.listen(True)  # the engine schedules it next: be there to park it
-        return request
-
     # -- fetching -----------------------------------------------------------
 
     async def fetch(self, origin: str) -> FetchResult:
@@ -278,19 +252,8 @@ class RobotsMiddleware:
         result = await self.fetcher(origin)
         if result.error and (self._closed or closing(self.crawler)):
             raise FetchAbandoned(origin)  # cut short by our own close, not the site's fault
-        if not self._ua_checked and self.fetcher.user_agent_sent is not None:
-            self._ua_checked = True
-            self._check_user_agent(self.fetcher.user_agent_sent)
         self.telemetry.fetched(classify(result), result.error, result.truncated, result.redirects)
         return result
-
-    def _check_user_agent(self, sent: str) -> None:
-        if self.token.lower() not in sent.lower():
-            logger.warning(
-                "scrapy-rep: product token %(token)r is not in the User-Agent sent "
-                "(%(ua)r); RFC 9309 §2.2.1 asks crawlers to send it",
-                {"token": self.token, "ua": sent},
-            )
 
     # -- new policies (the resolver's listener) -----------------------------
 
@@ -337,7 +300,7 @@ class RobotsMiddleware:
 
     def _on_opened(self, spider: Any = None) -> None:
         _warn_if_builtin_active(self.crawler)
-        self.holding.restore()
+        self.holding.handover.restore()
 
     def _on_closed(self, spider: Any = None, reason: str = "") -> Any:
         self._closed = True

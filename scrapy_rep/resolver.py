@@ -77,6 +77,18 @@ class Resolver:
         #: the crawlers told of every new policy
         self.listeners: list[Listener] = []
 
+    @classmethod
+    def of(cls, spec: ResolverSpec, cache: PolicyCache, shared: SharedStore | None) -> Resolver:
+        """The resolver a spec describes, over ``cache`` and an optional shared store."""
+        return cls(
+            cache,
+            spec.policy,
+            spec.clock,
+            shared=shared,
+            lock_ttl=spec.lock_ttl,
+            fetch_budget=spec.fetch_budget,
+        )
+
     def current(self, origin: str) -> Policy | None:
         """The cached policy, fresh or not; no I/O."""
         return self.cache.get(origin)
