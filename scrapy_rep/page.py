@@ -26,14 +26,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from weakref import WeakKeyDictionary
 
-from scrapy import Request, signals
+from scrapy import Request
 from scrapy.exceptions import NotConfigured
 from scrapy.http import HtmlResponse
 from scrapy.utils.httpobj import urlparse_cached
 from scrapy.utils.response import get_base_url
 
 from scrapy_rep import meta as M
-from scrapy_rep.audit import AuditLog
 from scrapy_rep.decision import page_drop
 from scrapy_rep.directives import (
     NO_DIRECTIVES,
@@ -44,6 +43,7 @@ from scrapy_rep.directives import (
 )
 from scrapy_rep.origin import NotAnOrigin, origin_of
 from scrapy_rep.settings import RepSettings, is_enabled
+from scrapy_rep.telemetry import Telemetry
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -79,9 +79,7 @@ class PageDirectivesMiddleware:
         self.keep_noindex = config.page_noindex_action == "keep"
         self.rel_nofollow = config.rel_nofollow
         self.clock: Callable[[], float] = settings.get("REP_CLOCK") or time.time
-        self.audit = AuditLog(config.decision_log) if config.decision_log else None
-        if self.audit is not None:
-            crawler.signals.connect(self._on_closed, signal=signals.spider_closed)
+        self._sink: tuple[Telemetry | None] | None = None  # found on first use
         # read in process_spider_input, used in process_spider_output; gone with the response
         self._pages: WeakKeyDictionary[Response, _Page | None] = WeakKeyDictionary()
 
@@ -205,30 +203,34 @@ class PageDirectivesMiddleware:
         return False
 
     def _drop(self, request: Request, response: Response, reason: str, said: str, why: str) -> None:
+        try:
+            origin: str | None = origin_of(request.url)
+        except NotAnOrigin:
+            origin = None
+        detail = f"the page {response.url} says {why}"
+        if reason == "link-nofollow":
+            detail = f"the page {response.url} links to it only with rel=nofollow"
+        record = page_drop(origin or "", self.token, request.url, reason, said, detail).to_dict()
+        telemetry = self._telemetry()
+        if telemetry is not None:  # stats, the close report, the audit log: one place
+            telemetry.final(origin, record)
+            return
         self.stats.inc_value(f"rep/dropped/{reason}")
         logger.debug(
-            "scrapy-rep: dropped %(url)s, yielded from %(page)s (%(reason)s): %(why)s",
-            {"url": request.url, "page": response.url, "reason": reason, "why": why},
-            extra={"spider": self.crawler.spider},
+            "scrapy-rep: dropped %(url)s (%(reason)s): %(detail)s",
+            {"url": request.url, "reason": reason, "detail": detail},
         )
-        if self.audit is not None:
+
+    def _telemetry(self) -> Telemetry | None:
+        """The downloader middleware's sink, so page drops count where every drop counts."""
+        if self._sink is None:
             try:
-                origin = origin_of(request.url)
-            except NotAnOrigin:
-                origin = ""
-            detail = f"the page {response.url} says {why}"
-            if reason == "link-nofollow":
-                detail = f"the page {response.url} links to it only with rel=nofollow"
-            self._record(page_drop(origin, self.token, request.url, reason, said, detail).to_dict())
-
-    def _record(self, decision: dict[str, Any]) -> None:
-        """Where drop records go: the audit log today (one place to point elsewhere)."""
-        if self.audit is not None:
-            self.audit.write("decision", decision)
-
-    def _on_closed(self, spider: Any = None, reason: str = "") -> None:
-        if self.audit is not None:
-            self.audit.close()
+                manager = self.crawler.engine.downloader.middleware
+            except (AttributeError, RuntimeError):  # no engine (yet): not remembered
+                return None
+            found = [m for m in manager.middlewares if hasattr(m, "telemetry")]
+            self._sink = (found[0].telemetry,) if found else (None,)
+        return self._sink[0]
 
 
 def _exempt(response: Response) -> bool:

@@ -117,6 +117,14 @@ async def test_nofollow_page_links_are_not_crawled_while_a_normal_pages_are(
     assert result.dropped == {}  # no errback fires for a spider-middleware drop
     assert spider_of(result).page_meta[a.url_for("/nofollow")]["nofollow"] is True
     assert spider_of(result).page_meta[a.url_for("/normal")] is None
+    # counted where every drop counts: the close report's per-origin counters
+    assert result.crawler is not None
+    robots = next(
+        m
+        for m in result.crawler.engine.downloader.middleware.middlewares
+        if hasattr(m, "telemetry")
+    )
+    assert robots.telemetry.counts.total.dropped == {"page-nofollow": 1}
 
 
 #: (how the page says it, noindex, nofollow)
