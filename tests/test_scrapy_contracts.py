@@ -48,7 +48,7 @@ class ParsedSpider(ListSpider):
         )
 
 
-@pytest.mark.skipif(not hasattr(signals, "robots_parsed"), reason="Scrapy < 2.19 has no signal")
+@pytest.mark.skipif(not hasattr(signals, "robots_parsed"), reason="robots_parsed needs Scrapy >= 2.18")
 @pytest_twisted.ensureDeferred
 async def test_robots_parsed_sends_scrapys_parser_interface_and_the_real_request(
     site: FakeSite,
