@@ -10,7 +10,7 @@ BIN_MIN := $(VENV_MIN)/bin
 STAMP_MIN := $(VENV_MIN)/.installed
 MIN_VERSIONS := ci/min-versions.txt
 
-.PHONY: venv venv-min redis-server test test-min lint typecheck pytest demo demo-compare bench bench-crawl bench-page fuzz clean
+.PHONY: venv venv-min redis-server chromium test test-min lint typecheck pytest demo demo-compare bench bench-crawl bench-page fuzz clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -34,6 +34,14 @@ redis-server:
 		echo "installing redis-server (Debian package)"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; }
 
+# The browser-guard tests render pages in Debian's Chromium (Playwright cannot download
+# browsers here); installed only when missing.
+CHROMIUM ?= /usr/bin/chromium
+chromium:
+	@test -x $(CHROMIUM) || { \
+		echo "installing chromium (Debian package)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
@@ -41,14 +49,14 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-pytest: $(STAMP) redis-server
+pytest: $(STAMP) redis-server chromium
 	$(BIN)/pytest
 
 test: lint typecheck pytest
 
 # The whole suite again on the lowest supported versions (no ruff, no mypy:
 # those check the code, not the versions it runs on).
-test-min: $(STAMP_MIN) redis-server
+test-min: $(STAMP_MIN) redis-server chromium
 	@$(BIN_MIN)/python -c "import platform, scrapy, twisted; \
 		print('test-min: Python', platform.python_version(), '| Scrapy', scrapy.__version__, \
 		'| Twisted', twisted.__version__)"
