@@ -34,6 +34,9 @@ PLAYWRIGHT_SETTINGS: dict[str, Any] = {
             "--disable-component-update",
             "--disable-sync",
             "--no-first-run",
+            # a document the guard fulfilled has no IP address space of its own, so
+            # Chromium's Local Network Access checks would block its WebSockets to loopback
+            "--disable-features=LocalNetworkAccessChecks",
         ],
     },
     "PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT": 20_000,

@@ -299,3 +299,34 @@ def test_report_counts_browser_subrequests_per_origin() -> None:
     assert "browser sub-requests: 3: 1 allowed, 2 aborted" in text
     assert "disallow-rule 1, origin-paused 1" in text
     assert "browser sub-requests" not in "\n".join(report_lines(CrawlCounts()))
+
+
+WEBSOCKET_PAGE = """<!doctype html><script>
+window.__done = false;
+var left = 2;
+["/ws-ok", "/private/ws"].forEach(function (path) {
+  var ws = new WebSocket("ws://" + location.host + path);
+  ws.onclose = ws.onerror = function () { if (--left === 0) window.__done = true; };
+});
+setTimeout(function () { window.__done = true; }, 3000);
+</script>"""
+
+
+@pytest.mark.parametrize("guard", [True, False])
+@pytest_twisted.ensureDeferred
+async def test_websockets_are_judged_by_origin_and_path(site: FakeSite, guard: bool) -> None:
+    """The handshake is an HTTP GET: the server sees it even though it never upgrades."""
+    main = site.add("main").robots(Reply(body=b"User-agent: *\nDisallow: /private/\n"))
+    main.page("/ws-page", Reply(body=WEBSOCKET_PAGE.encode()))
+    result = await crawl(
+        [page_request(main.url_for("/ws-page"))],
+        {**PLAYWRIGHT_SETTINGS, "REP_BROWSER_GUARD": guard},
+    )
+    assert result.downloaded == [main.url_for("/ws-page")]
+    assert main.wait_for_hits(1, "/ws-ok", timeout=2)
+    assert main.hits("/private/ws") == (0 if guard else 1)
+    if guard:
+        assert rep_stats(result) == {
+            "rep/browser/allowed": 1,
+            "rep/browser/aborted/disallow-rule": 1,
+        }
