@@ -10,7 +10,7 @@ BIN_MIN := $(VENV_MIN)/bin
 STAMP_MIN := $(VENV_MIN)/.installed
 MIN_VERSIONS := ci/min-versions.txt
 
-.PHONY: venv venv-min redis-server chromium test test-min lint typecheck pytest demo demo-compare bench bench-crawl bench-page fuzz clean
+.PHONY: venv venv-min redis-server chromium test test-min lint typecheck pytest demo demo-compare bench bench-crawl bench-page bench-browser fuzz clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -79,6 +79,10 @@ bench-crawl: $(STAMP)
 # What page-level directives cost: parse loop, middleware loop, crawls with them on and off
 bench-page: $(STAMP)
 	$(BIN)/python benchmarks/bench_page.py
+
+# What the browser guard costs a page rendered with scrapy-playwright (Chromium; ~2 min)
+bench-browser: $(STAMP) chromium
+	$(BIN)/python benchmarks/bench_browser.py
 
 # Fuzz the robots.txt parser and matcher (atheris; not part of `make test`).
 FUZZ_SECONDS ?= 60

@@ -23,6 +23,8 @@ How it hooks in (scrapy-playwright's public hooks only):
   the request is fetched hop by hop (``route.fetch(max_redirects=0)``), each
   ``Location`` judged before it is fetched, and the page fulfilled with the
   final response (Playwright routes only the first URL of a redirect chain);
+- a route on each browser context judges what no page route handled: the
+  requests of pages scrapy-playwright did not open (popups, ``window.open``);
 - service workers, which bypass page routing, are blocked in every context
   the add-on can reach (``service_workers="block"``); WebSockets are judged
   with ``page.route_web_socket`` where the installed Playwright has it.
@@ -162,7 +164,7 @@ class BrowserGuard:
         _GUARDS[self.key] = self
         self._robots: RobotsMiddleware | None = None
         self._warned: set[str] = set()
-        self._user_abort: Callable[[Any], Any] | None = None
+        self._contexts: weakref.WeakSet[Any] = weakref.WeakSet()
         crawler.signals.connect(self._on_opened, signal=signals.engine_started)
         for name, kwargs in (settings.getdict("PLAYWRIGHT_CONTEXTS") or {}).items():
             if (kwargs or {}).get("service_workers") == "allow":
@@ -201,6 +203,16 @@ class BrowserGuard:
                 "service_workers='block'",
                 {"where": where},
             )
+
+    async def guard_context(self, context: Any) -> None:
+        """Once per browser context: a route for the pages scrapy-playwright did not open."""
+        if context in self._contexts:
+            return
+        self._contexts.add(context)
+        handler = PageRoute(self, None, None)
+        await context.route("**", handler)
+        if hasattr(context, "route_web_socket"):
+            await context.route_web_socket("**", handler.web_socket)
 
     # -- Scrapy's hooks -------------------------------------------------------------------------
 
@@ -387,6 +399,8 @@ async def page_init(page: Any, request: Request) -> None:
     guard = _GUARDS.get(request.meta.get(_GUARD_KEY, ""))
     route = PageRoute(guard, page, request)
     await page.route("**", route)
+    if guard is not None:
+        await guard.guard_context(page.context)
     if guard is not None and hasattr(page, "route_web_socket"):
         await page.route_web_socket("**", route.web_socket)
     user = request.meta.get(_USER_INIT)
@@ -400,14 +414,19 @@ async def page_init(page: Any, request: Request) -> None:
 
 
 class PageRoute:
-    """The guard's route handler for one page (and the Scrapy request that rendered it)."""
+    """The guard's route handler for one page (and the Scrapy request that rendered it).
 
-    def __init__(self, guard: BrowserGuard | None, page: Any, request: Request) -> None:
+    Without a request, it is the context's route: it sees only what no page
+    route handled, the requests of pages scrapy-playwright did not open
+    (popups, ``window.open``), and carries out allowed ones itself.
+    """
+
+    def __init__(self, guard: BrowserGuard | None, page: Any, request: Request | None) -> None:
         self.guard = guard
         self.page = page
         self.request = request
-        self.page_url = request.url
-        self.navigated = False  # the page's own first navigation has been seen
+        self.page_url = request.url if request is not None else ""
+        self.navigated = request is None  # the page's own first navigation has been seen
         self.max_hops = guard.robots.config.max_redirects if guard and guard.robots else 5
 
     async def __call__(self, route: Any, pw_request: Any) -> None:
@@ -432,7 +451,7 @@ class PageRoute:
         if not navigation:
             judgement = await guard.judge(
                 url,
-                page=self.page_url,
+                page=self._page_of(pw_request),
                 resource_type=pw_request.resource_type,
                 method=pw_request.method,
                 hop=0,
@@ -441,10 +460,19 @@ class PageRoute:
             if not judgement.allowed:
                 await _abort(route)
                 return
+        if self.request is None:  # the context's route: nothing after it, fetch here
+            await self._follow(route, pw_request, False, None, None, None, None)
+            return
         # allowed: the rest of the chain (the user's route, scrapy-playwright's) runs, and
         # its continue_ fetches hop by hop here
         route.continue_ = self._continuation(route, pw_request, navigation)
         await route.fallback()
+
+    def _page_of(self, pw_request: Any) -> str:
+        """The rendered page's URL; for a popup, the document that asked (its referer)."""
+        if self.request is not None:
+            return self.page_url
+        return str(pw_request.headers.get("referer") or "")
 
     def _is_page_navigation(self, pw_request: Any) -> bool:
         """The page's own first navigation: judged by the middleware already."""
@@ -466,7 +494,7 @@ class PageRoute:
             return
         self.guard.record(
             judgement,
-            page=self.page_url,
+            page=self._page_of(pw_request),
             first_url=first_url,
             resource_type=pw_request.resource_type,
             method=pw_request.method,
@@ -520,7 +548,7 @@ class PageRoute:
             await response.dispose()
             judgement = await self.guard.judge(
                 target,
-                page=self.page_url,
+                page=self._page_of(pw_request),
                 resource_type=pw_request.resource_type,
                 method=verb,
                 hop=hop,
@@ -537,6 +565,8 @@ class PageRoute:
 
     def _drop_page(self, judgement: Judgement) -> None:
         """The render fails; the request's errback hears a drop with this record."""
+        if self.request is None:
+            return
         self.request.meta[_NAV_DROP] = judgement.record
         guard = self.guard
         if guard is not None and guard.robots is not None:

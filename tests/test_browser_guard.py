@@ -54,6 +54,10 @@ async def test_guard_aborts_every_disallowed_subrequest(site: FakeSite) -> None:
     assert hits(site, DISALLOWED) == dict.fromkeys(DISALLOWED, 0)
     loaded = hits(site, ALLOWED)
     assert all(loaded.values()), loaded
+    # fetched by the guard with the headers scrapy-playwright chose (Scrapy's User-Agent)
+    (image,) = origins["main"].requests("/img/ok.png")
+    headers = {name.lower(): value for name, value in image.headers.items()}
+    assert headers["user-agent"].startswith("testbot/1.0")
     # an allowed redirect is fetched once, by the guard, not again by the browser
     assert origins["cdn"].hits("/img/after-redirect.png") == 1
     stats = rep_stats(result)
@@ -330,3 +334,62 @@ async def test_websockets_are_judged_by_origin_and_path(site: FakeSite, guard: b
             "rep/browser/allowed": 1,
             "rep/browser/aborted/disallow-rule": 1,
         }
+
+
+def _addon_settings(**values: Any) -> Any:
+    from scrapy.settings import Settings
+
+    from scrapy_rep.addon import Addon
+
+    settings = Settings(values, priority="project")
+    Addon().update_settings(settings)
+    return settings
+
+
+def test_addon_enables_the_guard_only_with_scrapy_playwright_configured() -> None:
+    configured = _addon_settings(DOWNLOAD_HANDLERS=PLAYWRIGHT_SETTINGS["DOWNLOAD_HANDLERS"])
+    assert browser.BrowserGuard in configured.getdict("DOWNLOADER_MIDDLEWARES")
+    assert browser.BrowserGuard not in _addon_settings().getdict("DOWNLOADER_MIDDLEWARES")
+    off = _addon_settings(
+        DOWNLOAD_HANDLERS=PLAYWRIGHT_SETTINGS["DOWNLOAD_HANDLERS"], REP_BROWSER_GUARD="False"
+    )
+    assert browser.BrowserGuard not in off.getdict("DOWNLOADER_MIDDLEWARES")
+
+
+def test_addon_blocks_service_workers_in_named_contexts_unless_allowed_explicitly() -> None:
+    settings = _addon_settings(
+        DOWNLOAD_HANDLERS=PLAYWRIGHT_SETTINGS["DOWNLOAD_HANDLERS"],
+        PLAYWRIGHT_CONTEXTS={"plain": {"locale": "de-DE"}, "mine": {"service_workers": "allow"}},
+    )
+    contexts = settings.getdict("PLAYWRIGHT_CONTEXTS")
+    assert contexts["plain"] == {"service_workers": "block", "locale": "de-DE"}
+    assert contexts["mine"] == {"service_workers": "allow"}  # the user's word stands (warned)
+
+
+POPUP_PAGE = """<!doctype html><script>
+window.open("/private/popup.html");
+window.open("/popup-ok.html");
+window.__done = true;
+</script>"""
+
+
+@pytest.mark.parametrize("guard", [True, False])
+@pytest_twisted.ensureDeferred
+async def test_popups_are_judged_by_the_context_route(site: FakeSite, guard: bool) -> None:
+    """A page scrapy-playwright did not open has no page route: the context's judges it."""
+    main = site.add("main").robots(Reply(body=b"User-agent: *\nDisallow: /private/\n"))
+    main.page("/opener", Reply(body=POPUP_PAGE.encode()))
+    main.page("/popup-ok.html", Reply(body=b'<img src="/private/in-popup.png">'))
+    wait = PageMethod("wait_for_timeout", 1500)  # the popups load meanwhile
+    request = scrapy.Request(
+        main.url_for("/opener"), meta={"playwright": True, "playwright_page_methods": [wait]}
+    )
+    result = await crawl([request], {**PLAYWRIGHT_SETTINGS, "REP_BROWSER_GUARD": guard})
+    assert result.downloaded == [main.url_for("/opener")]
+    assert main.wait_for_hits(1, "/popup-ok.html", timeout=2)
+    if guard:
+        assert main.hits("/private/popup.html") == 0 and main.hits("/private/in-popup.png") == 0
+        assert rep_stats(result)["rep/browser/aborted/disallow-rule"] == 2
+    else:
+        assert main.wait_for_hits(1, "/private/in-popup.png", timeout=2)
+        assert main.hits("/private/popup.html") == 1
