@@ -10,7 +10,7 @@ BIN_MIN := $(VENV_MIN)/bin
 STAMP_MIN := $(VENV_MIN)/.installed
 MIN_VERSIONS := ci/min-versions.txt
 
-.PHONY: venv venv-min redis-server chromium test test-min lint typecheck pytest demo demo-compare bench bench-crawl bench-page bench-browser fuzz clean
+.PHONY: venv venv-min redis-server chromium test test-min lint typecheck pytest demo demo-compare demo-browser bench bench-crawl bench-page bench-browser fuzz clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -67,6 +67,10 @@ demo: $(STAMP)
 
 demo-compare: $(STAMP)
 	$(BIN)/python example_project/run_demo.py --compare
+
+# One page rendered in Chromium (scrapy-playwright), the browser guard off and on
+demo-browser: $(STAMP) chromium
+	$(BIN)/python example_project/run_demo_browser.py
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_engine.py
