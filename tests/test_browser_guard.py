@@ -82,6 +82,13 @@ async def test_without_the_guard_the_browser_fetches_what_robots_txt_disallows(
     assert all(seen.values()), seen  # every trap is sprung: the guarded test can fail
     assert origins["down"].hits("/robots.txt") == 0
     assert rep_stats(result) == {}
+    # and nothing changes for the robots.txt fetches: they share the host's download slot
+    robots = next(
+        mw
+        for mw in result.crawler.engine.downloader.middleware.middlewares
+        if hasattr(mw, "fetcher")
+    )
+    assert robots.fetcher.own_slot is False
 
 
 @pytest_twisted.ensureDeferred
@@ -393,3 +400,20 @@ async def test_popups_are_judged_by_the_context_route(site: FakeSite, guard: boo
     else:
         assert main.wait_for_hits(1, "/private/in-popup.png", timeout=2)
         assert main.hits("/private/popup.html") == 1
+
+
+@pytest_twisted.ensureDeferred
+async def test_subrequest_waits_at_most_pending_wait_for_a_new_origins_robots_txt(
+    site: FakeSite,
+) -> None:
+    main = site.add("main")
+    slow = site.add("slow").robots(Reply(body=b"User-agent: *\nAllow: /\n", delay=2.0))
+    main.page("/p", Reply(body=f'<img src="{slow.url}/img/x.png">'.encode()))
+    result = await crawl(
+        [page_request(main.url_for("/p"), wait=False)],
+        {**PLAYWRIGHT_SETTINGS, "REP_PENDING_WAIT": 0.3},
+    )
+    assert result.downloaded == [main.url_for("/p")]
+    assert slow.hits("/robots.txt") == 1  # asked for at once, by the guard
+    assert slow.hits("/img/x.png") == 0  # allowed, but its robots.txt came too late
+    assert rep_stats(result) == {"rep/browser/aborted/origin-pending": 1}
