@@ -10,7 +10,7 @@ BIN_MIN := $(VENV_MIN)/bin
 STAMP_MIN := $(VENV_MIN)/.installed
 MIN_VERSIONS := ci/min-versions.txt
 
-.PHONY: venv venv-min redis-server test test-min lint typecheck pytest demo demo-compare bench bench-crawl bench-scale bench-page fuzz clean
+.PHONY: venv venv-min redis-server chromium test test-min lint typecheck pytest demo demo-compare demo-browser bench bench-crawl bench-scale bench-page bench-browser fuzz clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -34,6 +34,14 @@ redis-server:
 		echo "installing redis-server (Debian package)"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; }
 
+# The browser-guard tests render pages in Debian's Chromium (Playwright cannot download
+# browsers here); installed only when missing.
+CHROMIUM ?= /usr/bin/chromium
+chromium:
+	@test -x $(CHROMIUM) || { \
+		echo "installing chromium (Debian package)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
@@ -41,14 +49,14 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-pytest: $(STAMP) redis-server
+pytest: $(STAMP) redis-server chromium
 	$(BIN)/pytest
 
 test: lint typecheck pytest
 
 # The whole suite again on the lowest supported versions (no ruff, no mypy:
 # those check the code, not the versions it runs on).
-test-min: $(STAMP_MIN) redis-server
+test-min: $(STAMP_MIN) redis-server chromium
 	@$(BIN_MIN)/python -c "import platform, scrapy, twisted; \
 		print('test-min: Python', platform.python_version(), '| Scrapy', scrapy.__version__, \
 		'| Twisted', twisted.__version__)"
@@ -59,6 +67,10 @@ demo: $(STAMP)
 
 demo-compare: $(STAMP)
 	$(BIN)/python example_project/run_demo.py --compare
+
+# One page rendered in Chromium (scrapy-playwright), the browser guard off and on
+demo-browser: $(STAMP) chromium
+	$(BIN)/python example_project/run_demo_browser.py
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_engine.py
@@ -77,6 +89,10 @@ bench-page: $(STAMP)
 # `make bench-scale QUICK=1` ~2 min).
 bench-scale: $(STAMP)
 	$(BIN)/python benchmarks/bench_scale.py $(if $(QUICK),--quick)
+
+# What the browser guard costs a page rendered with scrapy-playwright (Chromium; ~2 min)
+bench-browser: $(STAMP) chromium
+	$(BIN)/python benchmarks/bench_browser.py
 
 # Fuzz the robots.txt parser and matcher (atheris; not part of `make test`).
 FUZZ_SECONDS ?= 60

@@ -7,7 +7,7 @@ from typing import Any
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 from scrapy.utils.misc import load_object
 
-from scrapy_rep import compat
+from scrapy_rep import browser, compat
 from scrapy_rep.fetch import BodyGuard
 from scrapy_rep.middleware import RobotsMiddleware
 from scrapy_rep.page import PageDirectivesMiddleware
@@ -48,3 +48,5 @@ class Addon:
         for name, (default, _meaning) in DEFAULTS.items():
             if default is not None:
                 settings.set(name, default, priority="addon")
+        if browser.wanted(settings):  # scrapy-playwright installed, configured, guard on
+            browser.configure(settings)

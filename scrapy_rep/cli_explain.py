@@ -27,7 +27,9 @@ from scrapy_rep.origin import NotAnOrigin, origin_of
 
 EXIT_DOWNLOADED, EXIT_NOT_DOWNLOADED, EXIT_ERROR = 0, 1, 2
 #: record types that concern one URL
-_URL_TYPES = ("decision", "parked", "released", "dropped", "response")
+_URL_TYPES = ("decision", "parked", "released", "dropped", "response", "subrequest")
+#: records that carry a decision (a browser sub-request's is judged by the browser guard)
+_DECISION_TYPES = ("decision", "subrequest")
 _NEWLINES = re.compile(r"\r\n|\r|\n")  # the parser's line breaks, so line numbers agree
 _SUGGEST = 5
 
@@ -114,7 +116,7 @@ def explain(log: str, url: str, archive_dir: str | None = None) -> tuple[str, li
             and record.get("url") not in nearby
         ):
             nearby.append(str(record.get("url")))
-    decisions = [e for e in events if e["type"] == "decision"]
+    decisions = [e for e in events if e["type"] in _DECISION_TYPES]
     if not events:
         hint = f"; decisions on that origin include: {', '.join(nearby)}" if nearby else ""
         raise _NoRecord(f"no record of {url} in {log}{hint}")
@@ -208,6 +210,12 @@ def _event(event: dict[str, Any]) -> str:
     kind = event["type"]
     if kind == "decision":
         return f"judged    {event['rep_decision']} -> {event['action']} ({event['reason']})"
+    if kind == "subrequest":
+        return (
+            f"browser   {event['rep_decision']} -> {event['action']} ({event['reason']}), "
+            f"{event.get('resource_type', '-')} of {event.get('page', '-')}"
+            + (f", redirect hop {event['hop']}" if event.get("hop") else "")
+        )
     if kind == "response":
         return f"response  HTTP {event['target_status']} from the target itself"
     if kind == "released":

@@ -47,12 +47,15 @@ class RobotsFetcher:
         self.user_agent_sent: str | None = None
         #: origin -> the first request of its latest fetch (for Scrapy's robots_parsed)
         self.sent: dict[str, Request] = {}
+        #: fetch in a download slot of its own (``rep-robots:<host>``), not the host's: set by
+        #: the browser guard, whose renders hold the host's slot while they wait for robots.txt
+        self.own_slot = False
         # bytes_received is sent for every chunk of every response; listen only
         # while a robots.txt download is under way (each receiver costs ~9 µs a chunk)
         self._downloading = 0
 
     def _request(self, url: str) -> Request:
-        return Request(
+        request = Request(
             url,
             priority=PRIORITY,
             callback=NO_CALLBACK,
@@ -71,6 +74,9 @@ class RobotsFetcher:
                 "download_warnsize": 0,
             },
         )
+        if self.own_slot:
+            request.meta["download_slot"] = f"rep-robots:{urlparse_cached(request).hostname}"
+        return request
 
     def _cap_body(self, data: bytes, request: Request, spider: Any = None) -> None:
         if not request.meta.get(M.ROBOTS_REQUEST):

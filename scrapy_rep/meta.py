@@ -10,6 +10,9 @@ DECISION = "rep_decision"
 DONT_OBEY = "dont_obey_robotstxt"
 #: on a response: the page-level directives that applied to it (a plain dict)
 PAGE = "rep_page"
+#: on the request a browser sub-request is judged as (collection hook): page URL, resource
+#: type, method, redirect hop
+SUBREQUEST = "rep_subrequest"
 #: set by a spider on sitemap requests: their responses are not subject to page directives
 SITEMAP = "rep_sitemap"
 

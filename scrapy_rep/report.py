@@ -29,6 +29,9 @@ class OriginCounts:
     reused: int = 0
     status: str = "pending"  # the latest policy status
     crawl_delay: float | None = None  # seconds applied to the download slot
+    #: browser sub-requests (scrapy-playwright renders) allowed, and aborted by reason
+    browser_allowed: int = 0
+    browser_aborted: dict[str, int] = field(default_factory=dict)
 
     @property
     def dropped_total(self) -> int:
@@ -49,6 +52,8 @@ class OriginCounts:
             "reused": self.reused,
             "status": self.status,
             "crawl_delay": self.crawl_delay,
+            "browser_allowed": self.browser_allowed,
+            "browser_aborted": dict(self.browser_aborted),
         }
 
 
@@ -104,6 +109,16 @@ class CrawlCounts:
         counts.status = status
         self.total.reused += 1
 
+    def subrequest(self, origin: str | None, aborted: str | None) -> None:
+        """A browser sub-request allowed (``aborted`` None) or aborted for a reason."""
+        for counts in (self.of(origin) if origin else None, self.total):
+            if counts is None:
+                continue
+            if aborted is None:
+                counts.browser_allowed += 1
+            else:
+                counts.browser_aborted[aborted] = counts.browser_aborted.get(aborted, 0) + 1
+
     def crawl_delay(self, origin: str, delay: float | None) -> None:
         self.of(origin).crawl_delay = delay
 
@@ -121,9 +136,15 @@ def report_lines(counts: CrawlCounts, top: int = TOP) -> list[str]:
         f"{t.parked} parked, {t.released} released; {t.fetches} robots.txt fetches, "
         f"{t.reused} reused"
     ]
+    browser = t.browser_allowed + sum(t.browser_aborted.values())
+    if browser:
+        lines.append(
+            f"  browser sub-requests: {browser}: {t.browser_allowed} allowed, "
+            f"{browser - t.browser_allowed} aborted ({_reasons(t.browser_aborted)})"
+        )
     ranked = sorted(counts.origins.items(), key=lambda item: -item[1].requests)[: max(0, top)]
     if not ranked:
-        return lines
+        return lines + _browser_lines(counts, top)
     width = max(len("origin"), *(len(origin) for origin, _ in ranked))
     lines.append(
         f"  {'origin':<{width}}  {'status':<11} {'fetch':>5} {'down':>5} {'drop':>5} "
@@ -138,4 +159,25 @@ def report_lines(counts: CrawlCounts, top: int = TOP) -> list[str]:
     hidden = counts.seen - len(ranked)
     if hidden > 0:
         lines.append(f"  ... and {hidden} more origins (in the totals above)")
+    return lines + _browser_lines(counts, top)
+
+
+def _browser_lines(counts: CrawlCounts, top: int) -> list[str]:
+    """Browser sub-requests per origin, the ``top`` origins by count; none without a browser."""
+    ranked = sorted(
+        (
+            (origin, c.browser_allowed, c.browser_aborted)
+            for origin, c in counts.origins.items()
+            if c.browser_allowed or c.browser_aborted
+        ),
+        key=lambda item: -(item[1] + sum(item[2].values())),
+    )[: max(0, top)]
+    if not ranked:
+        return []
+    width = max(len("browser: origin"), *(len(origin) for origin, _, _ in ranked))
+    lines = [f"  {'browser: origin':<{width}}  {'allow':>5} {'abort':>5}  aborted by reason"]
+    for origin, allowed, aborted in ranked:
+        lines.append(
+            f"  {origin:<{width}}  {allowed:>5} {sum(aborted.values()):>5}  {_reasons(aborted)}"
+        )
     return lines

@@ -122,6 +122,12 @@ DEFAULTS: Mapping[str, tuple[Any, str]] = {
         False,
         'also drop requests for URLs a page links to only with `rel="nofollow"`',
     ),
+    "REP_BROWSER_GUARD": (
+        True,
+        "with scrapy-playwright configured: judge every request the browser makes while "
+        "rendering (images, scripts, iframes, fetch/XHR, redirect hops) and abort what "
+        "robots.txt does not allow",
+    ),
 }
 
 

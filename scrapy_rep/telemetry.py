@@ -109,6 +109,41 @@ class Telemetry:
         if self.audit is not None:
             self.audit.write("decision", record)
 
+    def subrequest(
+        self,
+        origin: str | None,
+        record: dict[str, Any],
+        *,
+        page: str,
+        first_url: str,
+        resource_type: str,
+        method: str,
+        hop: int,
+        counted: bool = True,
+    ) -> None:
+        """A request a browser made while rendering ``page``, judged by the browser guard.
+
+        ``counted`` is False for the redirect hops of the page's own navigation
+        (the page itself is counted by the middleware).
+        """
+        if counted:
+            allowed = record["action"] == DOWNLOAD
+            reason = record["reason"]
+            self.inc("rep/browser/allowed" if allowed else f"rep/browser/aborted/{reason}")
+            self.counts.subrequest(origin, None if allowed else reason)
+        if self.audit is not None:
+            self.audit.write(
+                "subrequest",
+                {
+                    **record,
+                    "page": page,
+                    "request_url": first_url,
+                    "method": method,
+                    "resource_type": resource_type,
+                    "hop": hop,
+                },
+            )
+
     def parked(self, origin: str, url: str, reason: str) -> None:
         self.inc("rep/parked")
         self.inc(f"rep/parked/{reason}")

@@ -48,7 +48,9 @@ class ParsedSpider(ListSpider):
         )
 
 
-@pytest.mark.skipif(not hasattr(signals, "robots_parsed"), reason="robots_parsed needs Scrapy >= 2.18")
+@pytest.mark.skipif(
+    not hasattr(signals, "robots_parsed"), reason="robots_parsed needs Scrapy >= 2.18"
+)
 @pytest_twisted.ensureDeferred
 async def test_robots_parsed_sends_scrapys_parser_interface_and_the_real_request(
     site: FakeSite,

@@ -1,0 +1,159 @@
+"""A loopback site whose page, once rendered, asks for allowed and disallowed resources.
+
+Four origins on ``FakeSite`` (one port each): ``main`` serves the page,
+``cdn`` and ``static`` serve resources, ``down`` answers 503 for robots.txt.
+``main``, ``cdn`` and ``static`` disallow ``/private/``. The page loads,
+from each kind a browser knows: images, scripts, stylesheets, a CSS
+background image, fonts, iframes, fetch and XHR calls from a script, and
+redirects from an allowed path to a disallowed one (and to an allowed one).
+
+:data:`DISALLOWED` and :data:`ALLOWED` list (origin name, path) pairs: what a
+guarded render must never ask for, and what it must load.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.support.fakesite import FakeSite, Origin, Reply
+
+HANDLER = "scrapy_playwright.handler.ScrapyPlaywrightDownloadHandler"
+CHROMIUM = "/usr/bin/chromium"
+
+#: scrapy-playwright with Debian's Chromium, headless, talking to nothing but loopback
+PLAYWRIGHT_SETTINGS: dict[str, Any] = {
+    "DOWNLOAD_HANDLERS": {"http": HANDLER, "https": HANDLER},
+    "PLAYWRIGHT_BROWSER_TYPE": "chromium",
+    "PLAYWRIGHT_LAUNCH_OPTIONS": {
+        "executable_path": CHROMIUM,
+        "headless": True,
+        "args": [
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            # a document the guard fulfilled has no IP address space of its own, so
+            # Chromium's Local Network Access checks would block its WebSockets to loopback
+            "--disable-features=LocalNetworkAccessChecks",
+        ],
+    },
+    "PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT": 20_000,
+    "DOWNLOAD_TIMEOUT": 30,
+}
+
+ROBOTS = b"User-agent: *\nDisallow: /private/\n"
+PAGE = "/page.html"
+
+#: what a guarded render must never request: (origin, path)
+DISALLOWED = [
+    ("main", "/private/img.png"),  # <img>
+    ("main", "/private/style.css"),  # <link rel=stylesheet>
+    ("cdn", "/private/tracker.js"),  # <script>, another origin
+    ("static", "/private/bg.png"),  # CSS background-image
+    ("static", "/private/font.woff"),  # @font-face
+    ("cdn", "/private/api"),  # fetch()
+    ("main", "/private/xhr"),  # XMLHttpRequest
+    ("main", "/private/redirected.png"),  # <img> of an allowed path redirecting here
+    ("main", "/private/fetched"),  # fetch() of an allowed path redirecting here
+    ("cdn", "/private/in-frame.png"),  # <img> inside an allowed iframe
+    ("down", "/frame.html"),  # <iframe> of an origin whose robots.txt answers 503
+]
+#: what a guarded render must still load
+ALLOWED = [
+    ("main", "/img/ok.png"),
+    ("main", "/js/app.js"),
+    ("static", "/css/site.css"),
+    ("static", "/img/bg-ok.png"),
+    ("static", "/fonts/ok.woff"),
+    ("cdn", "/img/cdn-ok.png"),
+    ("cdn", "/api/ok"),
+    ("main", "/api/xhr-ok"),
+    ("main", "/go/redirect"),
+    ("main", "/go/redirect-ok"),
+    ("cdn", "/img/after-redirect.png"),
+    ("cdn", "/frame-ok.html"),
+    ("cdn", "/img/in-frame-ok.png"),
+]
+
+
+def _typed(body: str | bytes, content_type: str) -> Reply:
+    data = body.encode() if isinstance(body, str) else body
+    return Reply(body=data, headers={"Content-Type": content_type})
+
+
+def build(site: FakeSite) -> dict[str, Origin]:
+    """Add the four origins to ``site`` and program them; returns them by name."""
+    main, cdn, static, down = (site.add(n) for n in ("main", "cdn", "static", "down"))
+    for origin in (main, cdn, static):
+        origin.robots(Reply(body=ROBOTS))
+    down.robots(Reply(status=503))
+    m, c, s, d = main.url, cdn.url, static.url, down.url
+    page = f"""<!doctype html>
+<html><head>
+<link rel="stylesheet" href="{s}/css/site.css">
+<link rel="stylesheet" href="{m}/private/style.css">
+<script src="{m}/js/app.js"></script>
+<script src="{c}/private/tracker.js"></script>
+</head><body>
+<img src="{m}/img/ok.png"><img src="{m}/private/img.png"><img src="{c}/img/cdn-ok.png">
+<img src="{m}/go/redirect"><img src="{m}/go/redirect-ok">
+<p class="bg">background</p>
+<p style="font-family: okfont">a font</p><p style="font-family: badfont">another font</p>
+<iframe src="{d}/frame.html"></iframe>
+<iframe src="{c}/frame-ok.html"></iframe>
+</body></html>"""
+    script = f"""
+function xhr(url) {{
+  return new Promise(function (done) {{
+    var x = new XMLHttpRequest();
+    x.onloadend = done;
+    x.open("GET", url);
+    x.send();
+  }});
+}}
+window.__done = false;
+Promise.allSettled([
+  fetch("{c}/api/ok", {{mode: "no-cors"}}),
+  fetch("{c}/private/api", {{mode: "no-cors"}}),
+  fetch("{m}/go/fetch-redirect", {{mode: "no-cors"}}),
+  xhr("{m}/api/xhr-ok"),
+  xhr("{m}/private/xhr"),
+]).then(function () {{ window.__done = true; }});
+"""
+    css = """
+@font-face { font-family: okfont; src: url("/fonts/ok.woff"); }
+@font-face { font-family: badfont; src: url("/private/font.woff"); }
+body { background-image: url("/private/bg.png"); }
+.bg { background-image: url("/img/bg-ok.png"); }
+"""
+    png = _typed(b"\x89PNG\r\n\x1a\n", "image/png")
+    main.page(PAGE, _typed(page, "text/html; charset=utf-8"))
+    main.page("/js/app.js", _typed(script, "application/javascript"))
+    main.page("/go/redirect", Reply(status=302, redirect_to=f"{m}/private/redirected.png"))
+    main.page("/go/redirect-ok", Reply(status=302, redirect_to=f"{c}/img/after-redirect.png"))
+    main.page("/go/fetch-redirect", Reply(status=302, redirect_to="/private/fetched"))
+    for origin, path in (*ALLOWED, *DISALLOWED):
+        target = site[origin]
+        if path.endswith(".png"):
+            target.page(path, png)
+        elif path.endswith(".js") and path != "/js/app.js":
+            target.page(path, _typed("window.__tracked = true;", "application/javascript"))
+        elif path.endswith(".woff"):
+            target.page(path, _typed(b"wOFF", "font/woff"))
+    static.page("/css/site.css", _typed(css, "text/css"))
+    main.page("/private/style.css", _typed("p { color: red }", "text/css"))
+    cdn.page(
+        "/frame-ok.html",
+        _typed(
+            f'<img src="{c}/private/in-frame.png"><img src="{c}/img/in-frame-ok.png">',
+            "text/html",
+        ),
+    )
+    return {"main": main, "cdn": cdn, "static": static, "down": down}
+
+
+def hits(site: FakeSite, pairs: list[tuple[str, str]]) -> dict[tuple[str, str], int]:
+    """How often each (origin, path) was asked for."""
+    return {(name, path): site[name].hits(path) for name, path in pairs}
