@@ -51,7 +51,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.misc import load_object
 
 from scrapy_rep import meta as M
-from scrapy_rep.decision import DOWNLOAD, DROP, Decision
+from scrapy_rep.decision import DOWNLOAD, DROP, unjudged
 from scrapy_rep.exceptions import RepIgnoreRequest
 from scrapy_rep.gate import JUDGE, WAIT
 from scrapy_rep.origin import NotAnOrigin, origin_of
@@ -364,25 +364,8 @@ def _record(
     detail: str,
 ) -> dict[str, Any]:
     """A decision record for a URL no rule decided (pending, paused, guard error)."""
-    return Decision(
-        origin=origin or "",
-        product_token=robots.token if robots is not None else "",
-        url=url,
-        policy_status=policy.status.value if policy else "pending",
-        policy_http_status=policy.http_status if policy else None,
-        policy_fetched_at=policy.fetched_at if policy else None,
-        policy_digest=policy.digest if policy else None,
-        policy_url=policy.url if policy else None,
-        policy_final_url=policy.final_url if policy else None,
-        group=None,
-        matched_rule=None,
-        matched_line=None,
-        rep_decision="allow" if action == DOWNLOAD else "unresolved",
-        collection_decision="unresolved",
-        action=action,
-        reason=reason,
-        detail=detail,
-    ).to_dict()
+    token = robots.token if robots is not None else ""
+    return unjudged(origin or "", token, url, policy, action, reason, detail).to_dict()
 
 
 # -- the page ---------------------------------------------------------------------------------

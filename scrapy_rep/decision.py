@@ -64,30 +64,9 @@ class Decision:
 _FIELDS = tuple(f.name for f in fields(Decision))
 
 
-def judge(
-    origin: str,
-    token: str,
-    url: str,
-    policy: Policy,
-    robots: RobotsTxt | None,
-    *,
-    collection: str = APPROVED,
-    disallowed_action: str = DROP,
-    unresolved_collection_action: str = DROP,
-) -> Decision:
-    """Decide one request against its origin's current policy."""
-    return Decision(
-        **judge_record(
-            origin,
-            token,
-            url,
-            policy,
-            robots,
-            collection=collection,
-            disallowed_action=disallowed_action,
-            unresolved_collection_action=unresolved_collection_action,
-        )
-    )
+def judge(*args: Any, **kwargs: Any) -> Decision:
+    """Decide one request against its origin's policy: :func:`judge_record`, as an object."""
+    return Decision(**judge_record(*args, **kwargs))
 
 
 def judge_record(
@@ -165,6 +144,19 @@ WITHHELD_DETAIL = {
 
 def withheld(origin: str, token: str, url: str, policy: Policy | None, reason: str) -> Decision:
     """The record of a held request dropped for a reason of its own (see WITHHELD_DETAIL)."""
+    return unjudged(origin, token, url, policy, DROP, reason, WITHHELD_DETAIL[reason])
+
+
+def unjudged(
+    origin: str,
+    token: str,
+    url: str,
+    policy: Policy | None,
+    action: str,
+    reason: str,
+    detail: str,
+) -> Decision:
+    """The record of an answer no rule gave: a request withheld, pending, or not judged."""
     return Decision(
         origin=origin,
         product_token=token,
@@ -178,11 +170,11 @@ def withheld(origin: str, token: str, url: str, policy: Policy | None, reason: s
         group=None,
         matched_rule=None,
         matched_line=None,
-        rep_decision=UNRESOLVED,
+        rep_decision="allow" if action == DOWNLOAD else UNRESOLVED,
         collection_decision=UNRESOLVED,
-        action=DROP,
+        action=action,
         reason=reason,
-        detail=WITHHELD_DETAIL[reason],
+        detail=detail,
     )
 
 
