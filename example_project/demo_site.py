@@ -65,6 +65,8 @@ class Origin:
     robots_paths: tuple[str, ...] = ()
     #: robots.txt that fails (401/403/429/5xx) until it first answers 2xx
     failing: bool = False
+    #: path -> what the page says to crawlers: a ``<meta>`` for its head, response headers
+    says: dict[str, tuple[str, dict[str, str]]] = field(default_factory=dict)
     port: int = 0
     # live state, guarded by the site lock
     robots_ok: bool = False  # a readable robots.txt has been served
@@ -161,8 +163,11 @@ def build_origins() -> list[Origin]:
             "rules: Allow/Disallow, * and $",
             static(200, HUB_ROBOTS),
             {
+                "/news": ["/news/story"],
                 "/": [
                     "/about",
+                    "/news",
+                    "/report",
                     "/private/secret",
                     "/private/open/readme",
                     "/docs/manual.pdf",
@@ -188,8 +193,22 @@ def build_origins() -> list[Origin]:
                     "delay:/",
                 ],
             },
-            {"*": [r"^/private/(?!open/)", r"\.pdf$", r"^/search\?q=", f"^{TRAP}", r"^/__stats"]},
+            # /news/story: linked only from a page that says nofollow (not a robots.txt rule)
+            {
+                "*": [
+                    r"^/private/(?!open/)",
+                    r"\.pdf$",
+                    r"^/search\?q=",
+                    f"^{TRAP}",
+                    r"^/__stats",
+                    r"^/news/story",
+                ]
+            },
             robots_paths=("/shared/moved-robots.txt",),
+            says={
+                "/news": ('<meta name="robots" content="nofollow">', {}),
+                "/report": ("", {"X-Robots-Tag": "demobot: noindex"}),
+            },
         ),
         Origin(
             "merged",
@@ -350,17 +369,20 @@ class DemoSite:
             elif banned:
                 reply = Reply(403, b"<html>you followed a disallowed link; banned</html>")
             else:
-                reply = Reply(200, self.page(origin, path))
+                head, headers = origin.says.get(path, ("", {}))
+                reply = Reply(200, self.page(origin, path, head), dict(headers))
             hit["banned"] = banned
             hit["status"] = reply.status
             self.hits.append(hit)
             return reply, hit
 
-    def page(self, origin: Origin, path: str) -> bytes:
+    def page(self, origin: Origin, path: str, head: str = "") -> bytes:
         links = origin.pages.get(path, [])
         items = "".join(f'<li><a href="{self.link(origin, ref)}">{ref}</a></li>' for ref in links)
         title = f"{origin.name}{path} ({origin.what})"
-        return f"<html><body><h1>{title}</h1><ul>{items}</ul></body></html>".encode()
+        return (
+            f"<html><head>{head}</head><body><h1>{title}</h1><ul>{items}</ul></body></html>"
+        ).encode()
 
 
 def _handler_for(site: DemoSite, origin: Origin) -> type[BaseHTTPRequestHandler]:

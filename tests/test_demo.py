@@ -27,7 +27,8 @@ import run_demo  # noqa: E402
 
 #: origin -> (downloads, drops by reason); fixed by the site's link graph and rules
 EXPECTED: dict[str, tuple[int, dict[str, int]]] = {
-    "hub": (5, {"disallow-rule": 4}),  # /private/secret, *.pdf$, /search?q=, /trap/
+    # /private/secret, *.pdf$, /search?q=, /trap/; /news/story (its only link says nofollow)
+    "hub": (7, {"disallow-rule": 4, "page-nofollow": 1}),
     "merged": (3, {"disallow-rule": 2}),  # /members/list (group 1), /trap/x (group 2)
     "notfound": (3, {}),
     "forbidden": (0, {"policy-unresolved": 2}),
@@ -52,6 +53,16 @@ def test_demo_crawl_breaks_no_rule(demo: run_demo.Run) -> None:
     assert (seen.trap, seen.forbidden, seen.while_failing, seen.early) == (0, 0, 0, 0)
     assert seen.pages == sum(down for down, _ in EXPECTED.values())
     assert demo.stats["finish_reason"] == "finished"
+
+
+@pytest.mark.slow
+def test_demo_shows_page_directives(demo: run_demo.Run) -> None:
+    """The hub's /news says nofollow, its /report says noindex to demobot (X-Robots-Tag)."""
+    assert demo.stats.get("rep/page/nofollow") == 1
+    assert demo.stats.get("rep/dropped/page-nofollow") == 1
+    assert demo.stats.get("rep/page/noindex") == 1
+    assert demo.stats.get("rep/page/noindex/items-dropped") == 1
+    assert demo.stats.get("item_scraped_count") == demo.stats["rep/downloaded"] - 1
 
 
 @pytest.mark.slow

@@ -1,4 +1,10 @@
-"""``scrapy crawl tour``: follow every link, across origins, as demobot."""
+"""``scrapy crawl tour``: follow every link, across origins, as demobot.
+
+It yields an item per page: page-level directives show on the demo site's
+hub, whose ``/news`` says ``nofollow`` (its link to ``/news/story`` is not
+followed) and whose ``/report`` sends ``X-Robots-Tag: demobot: noindex`` (its
+item is dropped).
+"""
 
 from __future__ import annotations
 
@@ -41,8 +47,10 @@ class TourSpider(scrapy.Spider):
             url, callback=self.parse, errback=self.failed, meta={"download_slot": slot}
         )
 
-    def parse(self, response: Response) -> Iterator[scrapy.Request]:
+    def parse(self, response: Response) -> Iterator[Any]:
         self.crawler.stats.inc_value("demo/pages")
+        # an item per page: a page that says noindex keeps it out (REP_PAGE_NOINDEX_ACTION)
+        yield {"url": response.url, "directives": response.meta.get("rep_page")}
         if hasattr(response, "css"):
             for href in response.css("a::attr(href)").getall():
                 yield self.request(response.urljoin(href))
