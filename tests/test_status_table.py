@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import email.utils
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
 import pytest_twisted
 
+from tests.support.audit import audited_crawl, of
 from tests.support.crawl import crawl
 from tests.support.fakesite import FakeSite, Origin, Reply
 
@@ -264,3 +266,28 @@ async def test_rfc_literal_status_actions(site: FakeSite) -> None:
     assert result.stat("rep/parked") == 0  # nothing is paused in this configuration
     assert result.decisions[a.url_for("/")]["policy_http_status"] == 401
     assert result.decisions[c.url_for("/")]["policy_status"] == "unreachable"
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_redirect_loop_is_recorded_with_the_status_the_server_sent(
+    site: FakeSite, tmp_path: Path
+) -> None:
+    a = site.add("a")
+    a.robots(Reply(redirect_to=a.url_for("/loop")))
+    a.page("/loop", Reply(redirect_to=a.robots_url))
+    _, found = await audited_crawl(tmp_path, [a.url_for("/x")])
+    (fetch,) = of(found, "fetch")
+    assert fetch["outcome"] == "redirect-limit"
+    assert fetch["http_status"] in (301, 302, 303, 307, 308)  # never a made-up 310
+    assert fetch["status"] == "unavailable"
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_redirect_without_location_is_its_own_outcome(
+    site: FakeSite, tmp_path: Path
+) -> None:
+    a = site.add("a").robots(Reply(status=302))
+    result, found = await audited_crawl(tmp_path, [a.url_for("/x")])
+    (fetch,) = of(found, "fetch")
+    assert (fetch["outcome"], fetch["http_status"], fetch["status"]) == ("3xx", 302, "unavailable")
+    assert result.stat("rep/fetch/outcome/3xx") == 1
