@@ -27,18 +27,18 @@ import pytest
 import pytest_twisted
 from twisted.internet.defer import Deferred
 
-from scrapy_rep.policy import FetchResult, Policy, PolicyConfig, Status, digest_of
+from scrapy_rep.policy import FetchResult, Policy, PolicyConfig, Status
 from scrapy_rep.resolver import Resolver
 from scrapy_rep.settings import RepSettings, SettingError
 from scrapy_rep.store import open_store
 from scrapy_rep.store.codec import FIELDS, encode
 from scrapy_rep.store.memory import PolicyCache
 from scrapy_rep.store.sqlite import SCHEMA_VERSION, SqliteStore
+from tests.support.policies import BODY, bare_policy, full_policy
 
 T = TypeVar("T")
 ROOT = Path(__file__).resolve().parent.parent
 ORIGIN = "https://example.com:443"
-BODY = "User-agent: *\nDisallow: /private\n# ünïcode\n".encode() * 50
 
 
 def aio(coro: Awaitable[T]) -> Deferred[T]:
@@ -54,40 +54,6 @@ class Clock:
 
     def __call__(self) -> float:
         return self.now
-
-
-def full_policy() -> Policy:
-    """A policy with every field set to something other than its default."""
-    return Policy(
-        status=Status.OK,
-        outcome="5xx",
-        http_status=503,
-        fetched_at=1_700_000_000.125,
-        expires_at=1_700_000_360.5,
-        url="https://example.com/robots.txt",
-        final_url="https://www.example.com/robots.txt",
-        reason="robots.txt 503: using the last good copy (RFC 9309 §2.3.1.4)",
-        body=BODY,
-        digest=digest_of(BODY),
-        truncated=True,
-        failures=3,
-        unreachable_since=1_699_999_000.25,
-        stale_since=1_699_990_000.75,
-    )
-
-
-def bare_policy() -> Policy:
-    """Every optional field at None (a paused origin has no body, digest or status code)."""
-    return Policy(
-        Status.PAUSED,
-        "network",
-        None,
-        100.0,
-        160.0,
-        "http://h/robots.txt",
-        "http://h/robots.txt",
-        "paused",
-    )
 
 
 @pytest.fixture
