@@ -97,7 +97,7 @@ async def test_no_user_agent_warning_when_the_fetch_failed_before_headers_were_s
     middlewares = {f"{__name__}.RefuseRobots": 50}
     with caplog.at_level(logging.WARNING):
         result = await crawl(
-            [a.url_for("/")], {"DOWNLOADER_MIDDLEWARES": middlewares, "REP_PAUSE_INITIAL": 60}
+            [a.url_for("/")], {"DOWNLOADER_MIDDLEWARES": middlewares, "REP_PAUSE_MAX_TRIES": 1}
         )
     assert not [r for r in caplog.records if "not in the User-Agent" in r.getMessage()]
     assert result.stat("rep/fetch/error/IgnoreRequest") >= 1
