@@ -10,7 +10,7 @@ disallowed by Disallow: /private (line 2) in group user-agent: * (line 1)
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from scrapy_rep.robotstxt.agent import InvalidProductToken, product_token, validate_token
 from scrapy_rep.robotstxt.matcher import (
@@ -54,10 +54,14 @@ class Verdict:
     #: why, in one word: ``allow-rule``, ``disallow-rule``, ``no-matching-rule``,
     #: ``no-group`` or ``robots-txt`` (always allowed, RFC 9309 §2.2.2)
     reason: str
+    #: the token's selection, whose label is made once (every judged request shows it)
+    selection: _Selection | None = field(default=None, compare=False, repr=False)
 
     @property
     def group_label(self) -> str:
-        return "; ".join(map(str, self.groups)) or "none"
+        if self.selection is not None:
+            return self.selection.label
+        return _label(self.groups)
 
     def __str__(self) -> str:
         verb = "allowed" if self.allowed else "disallowed"
@@ -73,10 +77,15 @@ _EXPLAIN = {
 }
 
 
-def _verdict(rule: Rule | None, groups: tuple[Group, ...]) -> Verdict:
+def _label(groups: tuple[Group, ...]) -> str:
+    return "; ".join(map(str, groups)) or "none"
+
+
+def _verdict(rule: Rule | None, selection: _Selection) -> Verdict:
+    groups = selection.groups
     if rule is not None:
-        return Verdict(rule.allow, rule, groups, f"{rule.directive}-rule")
-    return Verdict(True, None, groups, "no-matching-rule" if groups else "no-group")
+        return Verdict(rule.allow, rule, groups, f"{rule.directive}-rule", selection)
+    return Verdict(True, None, groups, "no-matching-rule" if groups else "no-group", selection)
 
 
 class _Selection:
@@ -86,13 +95,21 @@ class _Selection:
     when the groups have no rule that can match anything (every URL allowed).
     """
 
-    __slots__ = ("_compiled", "compiled", "groups", "match")
+    __slots__ = ("_compiled", "_label", "compiled", "groups", "match")
 
     def __init__(self, groups: tuple[Group, ...]) -> None:
         self.groups = groups
+        self._label: str | None = None
         self._compiled: RuleSet | None = None
         self.compiled = False
         self.match: Callable[[str], Rule | None] | None = None
+
+    @property
+    def label(self) -> str:
+        """The groups as a record names them, made on first use."""
+        if self._label is None:
+            self._label = _label(self.groups)
+        return self._label
 
     @property
     def rules(self) -> RuleSet:
@@ -167,9 +184,9 @@ class RobotsTxt:
         selection = self._matcher(token)
         path = normalise_path(path_of(url))
         if is_robots_txt(path):
-            return Verdict(True, None, selection.groups, "robots-txt")
+            return Verdict(True, None, selection.groups, "robots-txt", selection)
         match = selection.match
-        return _verdict(None if match is None else match(path), selection.groups)
+        return _verdict(None if match is None else match(path), selection)
 
     def allowed(self, token: str, url: str) -> bool:
         """The fast path of :meth:`decide`."""

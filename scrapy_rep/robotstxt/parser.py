@@ -52,7 +52,7 @@ class Rule:
         return "allow" if self.allow else "disallow"
 
     def __str__(self) -> str:
-        return f"{self.directive.capitalize()}: {self.pattern} (line {self.line})"
+        return f"{'Allow' if self.allow else 'Disallow'}: {self.pattern} (line {self.line})"
 
 
 @dataclass(slots=True)
