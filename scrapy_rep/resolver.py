@@ -58,7 +58,7 @@ class Resolver:
         clock: Clock,
         shared: SharedStore | None = None,
         lock_ttl: float = 10.0,
-        poll_interval: float = 0.5,
+        poll_interval: float = 0.1,
         fetch_budget: float = 60.0,
     ) -> None:
         self.cache = cache
