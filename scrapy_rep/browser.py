@@ -186,12 +186,7 @@ class BrowserGuard:
         if self._robots is None:
             from scrapy_rep.middleware import RobotsMiddleware
 
-            engine = self.crawler.engine
-            manager = getattr(getattr(engine, "downloader", None), "middleware", None)
-            for mw in getattr(manager, "middlewares", ()):
-                if isinstance(mw, RobotsMiddleware):
-                    self._robots = mw
-                    break
+            self._robots = RobotsMiddleware.of(self.crawler)
         return self._robots
 
     def _warn_service_workers(self, where: str) -> None:

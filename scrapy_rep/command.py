@@ -36,15 +36,6 @@ class _ProbeSpider(Spider):
     name = "robots"
 
 
-def _middleware(spider: Spider) -> RobotsMiddleware | None:
-    engine = spider.crawler.engine
-    assert engine is not None
-    for mw in engine.downloader.middleware.middlewares:
-        if isinstance(mw, RobotsMiddleware):
-            return mw
-    return None
-
-
 def _when(timestamp: float | None) -> str:
     if timestamp is None:
         return "-"
@@ -140,7 +131,7 @@ class RobotsCommand(ScrapyCommand):
         problems: list[str] = []
 
         async def start(spider: Spider) -> AsyncIterator[Any]:
-            mw = _middleware(spider)
+            mw = RobotsMiddleware.of(spider.crawler)
             if mw is None:
                 problems.append("scrapy-rep is not enabled (REP_ENABLED is off?)")
                 return

@@ -117,7 +117,6 @@ class RobotsMiddleware:
             token=self.token,
             handover=Handover(crawler, self.telemetry, config.requeue_parked, self.jobdir),
         )
-        self._closed = False
         connect = crawler.signals.connect
         connect(self._on_opened, signal=signals.spider_opened)
         connect(self.holding.on_idle, signal=signals.spider_idle)
@@ -130,6 +129,15 @@ class RobotsMiddleware:
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RobotsMiddleware:
         return cls(crawler)
+
+    @classmethod
+    def of(cls, crawler: Crawler) -> RobotsMiddleware | None:
+        """The crawl's instance, for the parts outside the downloader chain; None if off."""
+        try:
+            manager = crawler.engine.downloader.middleware
+        except (AttributeError, RuntimeError):  # no engine yet
+            return None
+        return next((mw for mw in manager.middlewares if isinstance(mw, cls)), None)
 
     def _make_resolver(self) -> Resolver:
         cache = PolicyCache(self.config.cache_max_origins)
@@ -247,10 +255,10 @@ class RobotsMiddleware:
     # -- fetching -----------------------------------------------------------
 
     async def fetch(self, origin: str) -> FetchResult:
-        if self._closed or closing(self.crawler):
+        if self.holding.closed or closing(self.crawler):
             raise FetchAbandoned(origin)
         result = await self.fetcher(origin)
-        if result.error and (self._closed or closing(self.crawler)):
+        if result.error and (self.holding.closed or closing(self.crawler)):
             raise FetchAbandoned(origin)  # cut short by our own close, not the site's fault
         self.telemetry.fetched(classify(result), result.error, result.truncated, result.redirects)
         return result
@@ -261,7 +269,7 @@ class RobotsMiddleware:
         self, origin: str, old: Policy | None, new: Policy, fetched: Fetch | None
     ) -> None:
         """A new policy for ``origin``, from any crawler sharing the resolver."""
-        if self._closed:
+        if self.holding.closed:
             return
         here = fetched == self.fetch
         self.telemetry.policy(origin, new, here)
@@ -303,7 +311,6 @@ class RobotsMiddleware:
         self.holding.handover.restore()
 
     def _on_closed(self, spider: Any = None, reason: str = "") -> Any:
-        self._closed = True
         self.telemetry.closed(reason, self.holding.close())
         self.resolver.listeners.remove(self)
         if SharedResolvers.leave(self.spec) and self.resolver.shared is not None:

@@ -224,12 +224,15 @@ class PageDirectivesMiddleware:
     def _telemetry(self) -> Telemetry | None:
         """The downloader middleware's sink, so page drops count where every drop counts."""
         if self._sink is None:
+            from scrapy_rep.middleware import RobotsMiddleware  # the add-on imports both
+
             try:
-                manager = self.crawler.engine.downloader.middleware
-            except (AttributeError, RuntimeError):  # no engine (yet): not remembered
+                if self.crawler.engine is None:
+                    return None  # no engine yet: not remembered
+            except RuntimeError:  # Scrapy 2.19 says so by raising
                 return None
-            found = [m for m in manager.middlewares if hasattr(m, "telemetry")]
-            self._sink = (found[0].telemetry,) if found else (None,)
+            robots = RobotsMiddleware.of(self.crawler)
+            self._sink = (robots.telemetry if robots is not None else None,)
         return self._sink[0]
 
 
