@@ -405,8 +405,8 @@ def run_crawl(
 def _memory_child(n: int, bound: int) -> None:
     """PolicyCache + next_policy for n origins, no HTTP; print bytes per cached origin."""
     sys.path.insert(0, str(ROOT))
-    from scrapy_rep.policy import FetchResult, PolicyConfig, next_policy
-    from scrapy_rep.store.memory import PolicyCache
+    from scrapy_rep.core.policy import FetchResult, PolicyConfig, next_policy
+    from scrapy_rep.runtime.store.memory import PolicyCache
 
     config = PolicyConfig()
     out: dict[str, Any] = {"n": n}

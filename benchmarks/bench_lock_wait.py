@@ -25,10 +25,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from scrapy_rep.policy import FetchResult, PolicyConfig  # noqa: E402
-from scrapy_rep.resolver import Resolver  # noqa: E402
-from scrapy_rep.store.memory import PolicyCache  # noqa: E402
-from scrapy_rep.store.redis import RedisStore  # noqa: E402
+from scrapy_rep.core.policy import FetchResult, PolicyConfig  # noqa: E402
+from scrapy_rep.runtime.resolver import Resolver  # noqa: E402
+from scrapy_rep.runtime.store.memory import PolicyCache  # noqa: E402
+from scrapy_rep.runtime.store.redis import RedisStore  # noqa: E402
 from tests.support.redis_fixture import RedisServer  # noqa: E402
 
 DURATIONS = (0.02, 0.1, 0.3, 1.0, 3.0)

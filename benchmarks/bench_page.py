@@ -74,7 +74,7 @@ def per_call(fn: Callable[[], Any], seconds: float = 1.0) -> float:
 
 
 def parse_loop() -> dict[str, float]:
-    from scrapy_rep.directives import page_directives
+    from scrapy_rep.core.directives import page_directives
 
     now = time.time()
     plain = typical_page()
@@ -102,7 +102,7 @@ def middleware_loop() -> dict[str, float]:
     from scrapy.http import HtmlResponse
     from scrapy.utils.test import get_crawler
 
-    from scrapy_rep.page import PageDirectivesMiddleware
+    from scrapy_rep.adapter.page import PageDirectivesMiddleware
 
     crawler = get_crawler(
         settings_dict={"USER_AGENT": USER_AGENT, "ADDONS": {"scrapy_rep.Addon": 100}}

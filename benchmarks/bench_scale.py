@@ -22,7 +22,7 @@ pass 1 (policies, bodies, parsed files). Each size runs in a fresh process.
 (``meta["rep_decision"]``, stats on a real ``MemoryStatsCollector``, the
 per-origin counters); it is timed in isolation at 100 origins.
 
-Both functions mirror ``RobotsMiddleware._judge`` (scrapy_rep/middleware.py);
+Both functions mirror ``RobotsMiddleware._judge`` (scrapy_rep/adapter/middleware.py);
 when the middleware changes, retarget them and nothing else.
 
 (b) **Broad crawl.** One server process listens on ONE port on K addresses
@@ -86,13 +86,13 @@ from _common import (
     serve_commands,
 )
 
-from scrapy_rep.decision import judge_record
-from scrapy_rep.policy import FetchResult, Status, next_policy
-from scrapy_rep.settings import RepSettings
-from scrapy_rep.store.memory import PolicyCache
-from scrapy_rep.telemetry import Telemetry
+from scrapy_rep.adapter.telemetry import Telemetry
+from scrapy_rep.core.decision import judge_record
+from scrapy_rep.core.policy import FetchResult, Status, next_policy
+from scrapy_rep.runtime.settings import RepSettings
+from scrapy_rep.runtime.store.memory import PolicyCache
 
-logger = logging.getLogger("scrapy_rep.middleware")  # the middleware's logger, as it logs
+logger = logging.getLogger("scrapy_rep.adapter.middleware")  # the middleware's logger, as it logs
 
 URLS_PER_FILE = 8
 #: the judging path is timed in CPU time: this machine's other work does not count
@@ -142,7 +142,7 @@ def judge_and_record(rec: Recorder, origin: str, request: Any) -> dict[str, Any]
 def _defaults() -> Any:
     from scrapy.settings import Settings
 
-    from scrapy_rep.settings import DEFAULTS
+    from scrapy_rep.runtime.settings import DEFAULTS
 
     return Settings({**{k: v for k, (v, _) in DEFAULTS.items()}, "USER_AGENT": USER_AGENT})
 

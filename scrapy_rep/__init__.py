@@ -30,7 +30,7 @@ def __getattr__(name: str) -> Any:
 
         return Addon
     if name == "RobotsMiddleware":
-        from scrapy_rep.middleware import RobotsMiddleware
+        from scrapy_rep.adapter.middleware import RobotsMiddleware
 
         return RobotsMiddleware
     raise AttributeError(name)

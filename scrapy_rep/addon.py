@@ -7,11 +7,11 @@ from typing import Any
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 from scrapy.utils.misc import load_object
 
-from scrapy_rep import browser, compat
-from scrapy_rep.fetch import BodyGuard
-from scrapy_rep.middleware import RobotsMiddleware
-from scrapy_rep.page import PageDirectivesMiddleware
-from scrapy_rep.settings import DEFAULTS
+from scrapy_rep.adapter import browser, compat
+from scrapy_rep.adapter.fetch import BodyGuard
+from scrapy_rep.adapter.middleware import RobotsMiddleware
+from scrapy_rep.adapter.page import PageDirectivesMiddleware
+from scrapy_rep.runtime.settings import DEFAULTS
 
 #: Scrapy's built-in RobotsTxtMiddleware priority (DOWNLOADER_MIDDLEWARES_BASE)
 BUILTIN_PRIORITY = 100

@@ -1,7 +1,7 @@
 """Signals scrapy-rep sends, besides Scrapy's own ``robots_parsed``.
 
 Handlers receive ``origin`` (``scheme://host:port``), ``policy`` (the new
-:class:`~scrapy_rep.policy.Policy`) and ``spider``.
+:class:`~scrapy_rep.core.policy.Policy`) and ``spider``.
 """
 
 origin_paused = object()

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest_twisted
 
-from scrapy_rep.audit import AuditLog
-from scrapy_rep.policy import digest_of
+from scrapy_rep.core.policy import digest_of
+from scrapy_rep.runtime.audit import AuditLog
 from tests.support.audit import audited_crawl, of, records
 from tests.support.fakesite import FakeSite, Reply
 

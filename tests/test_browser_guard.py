@@ -18,9 +18,9 @@ import pytest_twisted
 import scrapy
 from scrapy_playwright.page import PageMethod
 
-from scrapy_rep import browser
-from scrapy_rep.cli_explain import explain
-from scrapy_rep.report import CrawlCounts, report_lines
+from scrapy_rep.adapter import browser
+from scrapy_rep.cli.explain import explain
+from scrapy_rep.core.report import CrawlCounts, report_lines
 from tests.support.browsersite import ALLOWED, DISALLOWED, PAGE, PLAYWRIGHT_SETTINGS, build, hits
 from tests.support.crawl import CrawlResult, ListSpider, crawl
 from tests.support.fakesite import FakeSite, Reply

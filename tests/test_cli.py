@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from scrapy_rep.store.redis import encode
+from scrapy_rep.runtime.store.redis import encode
 from tests.support.redis_fixture import free_port
 from tests.test_redis_store import full_policy
 

@@ -1,4 +1,4 @@
-"""scrapy_rep.compat: the same behaviour on every supported Scrapy (2.14 and later).
+"""scrapy_rep.adapter.compat: the same behaviour on every supported Scrapy (2.14 and later).
 
 ``make test`` runs these on the newest Scrapy, ``make test-min`` on the oldest.
 """
@@ -15,9 +15,9 @@ from scrapy.settings import Settings
 from scrapy.utils.conf import build_component_list
 from scrapy.utils.misc import load_object
 
-from scrapy_rep import compat
+from scrapy_rep.adapter import compat
+from scrapy_rep.adapter.middleware import RobotsMiddleware
 from scrapy_rep.addon import Addon
-from scrapy_rep.middleware import RobotsMiddleware
 from tests.support.crawl import ListSpider, crawl
 from tests.support.fakesite import FakeSite, Reply
 

@@ -8,8 +8,8 @@ from dataclasses import replace
 import pytest
 
 from scrapy_rep import parse
-from scrapy_rep.decision import APPROVED, DOWNLOAD, DROP, PARK, REJECTED, UNRESOLVED, judge
-from scrapy_rep.policy import FetchResult, Policy, PolicyConfig, Status, next_policy
+from scrapy_rep.core.decision import APPROVED, DOWNLOAD, DROP, PARK, REJECTED, UNRESOLVED, judge
+from scrapy_rep.core.policy import FetchResult, Policy, PolicyConfig, Status, next_policy
 
 NOW = 1_700_000_000.0
 ORIGIN = "https://example.com:443"

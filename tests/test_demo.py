@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from scrapy_rep import signals as rep_signals
-from scrapy_rep.settings import DEFAULTS
+from scrapy_rep.runtime.settings import DEFAULTS
 from tests.test_readme import settings_table, status_table
 
 ROOT = Path(__file__).resolve().parent.parent

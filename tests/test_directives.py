@@ -9,8 +9,8 @@ import pytest
 from parsel import Selector
 from w3lib.html import get_base_url
 
-import scrapy_rep.directives
-from scrapy_rep.directives import (
+import scrapy_rep.core.directives
+from scrapy_rep.core.directives import (
     HEAD_LIMIT,
     NO_DIRECTIVES,
     PageDirectives,
@@ -259,7 +259,7 @@ def test_record_is_serialisable() -> None:
 
 
 def test_module_examples_run() -> None:
-    failures, tried = doctest.testmod(scrapy_rep.directives)
+    failures, tried = doctest.testmod(scrapy_rep.core.directives)
     assert tried > 0 and failures == 0
 
 

@@ -9,8 +9,8 @@ import pytest
 import pytest_twisted
 
 from scrapy_rep import cli
-from scrapy_rep.cli_explain import explain
-from scrapy_rep.policy import digest_of
+from scrapy_rep.cli.explain import explain
+from scrapy_rep.core.policy import digest_of
 from tests.support.audit import audited_crawl
 from tests.support.fakesite import FakeSite, Reply
 

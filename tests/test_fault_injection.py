@@ -36,7 +36,7 @@ import pytest
 import pytest_twisted
 
 from scrapy_rep import parse
-from scrapy_rep.policy import digest_of
+from scrapy_rep.core.policy import digest_of
 from scrapy_rep.robotstxt import MAX_BYTES
 from tests.support.crawl import CrawlResult, crawl
 from tests.support.fakesite import FakeSite, Origin, Reply

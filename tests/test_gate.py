@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from scrapy_rep.gate import JUDGE, ORIGIN_PAUSED, ORIGIN_PENDING, PARK, WAIT, OriginGate
-from scrapy_rep.policy import Policy, Status
+from scrapy_rep.core.gate import JUDGE, ORIGIN_PAUSED, ORIGIN_PENDING, PARK, WAIT, OriginGate
+from scrapy_rep.core.policy import Policy, Status
 
 A = "https://a.example:443"
 

@@ -23,10 +23,10 @@ from scrapy.http import Response
 from scrapy.utils.misc import load_object
 from twisted.python.failure import Failure
 
-from scrapy_rep import compat
-from scrapy_rep.compat import slot_jitter
-from scrapy_rep.middleware import RobotsMiddleware
-from scrapy_rep.settings import SettingError
+from scrapy_rep.adapter import compat
+from scrapy_rep.adapter.compat import slot_jitter
+from scrapy_rep.adapter.middleware import RobotsMiddleware
+from scrapy_rep.runtime.settings import SettingError
 from tests.support.crawl import CrawlResult, ListSpider, crawl, crawl_many
 from tests.support.fakesite import FakeSite, Reply
 from tests.test_decision import FIELDS as RECORD_FIELDS

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from scrapy_rep.origin import NotAnOrigin, origin_of, robots_url
+from scrapy_rep.core.origin import NotAnOrigin, origin_of, robots_url
 
 
 @pytest.mark.parametrize(

@@ -21,11 +21,11 @@ from scrapy.http import HtmlResponse, Response, TextResponse
 from scrapy.spiders import SitemapSpider
 from scrapy.utils.test import get_crawler
 
+from scrapy_rep.adapter.page import PageDirectivesMiddleware
 from scrapy_rep.addon import PAGE_DIRECTIVES_PRIORITY
-from scrapy_rep.cli_explain import explain
-from scrapy_rep.decision import Decision
-from scrapy_rep.page import PageDirectivesMiddleware
-from scrapy_rep.settings import SettingError
+from scrapy_rep.cli.explain import explain
+from scrapy_rep.core.decision import Decision
+from scrapy_rep.runtime.settings import SettingError
 from tests.support.crawl import BASE_SETTINGS, CrawlResult, ListSpider, crawl
 from tests.support.fakesite import FakeSite, Origin, Reply
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from scrapy_rep.parking import ParkingLot
+from scrapy_rep.core.parking import ParkingLot
 
 
 def test_capacity_is_a_total_over_origins() -> None:

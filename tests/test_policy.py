@@ -11,7 +11,7 @@ from dataclasses import replace
 
 import pytest
 
-from scrapy_rep.policy import (
+from scrapy_rep.core.policy import (
     DEFAULT_ACTIONS,
     Action,
     FetchResult,

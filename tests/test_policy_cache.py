@@ -5,8 +5,8 @@ from __future__ import annotations
 import gc
 from dataclasses import replace
 
-from scrapy_rep.policy import FetchResult, PolicyConfig, next_policy
-from scrapy_rep.store.memory import PolicyCache
+from scrapy_rep.core.policy import FetchResult, PolicyConfig, next_policy
+from scrapy_rep.runtime.store.memory import PolicyCache
 
 
 def fetched(origin: str, body: bytes, now: float = 0.0):  # type: ignore[no-untyped-def]

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from scrapy_rep.policy import DEFAULT_ACTIONS, RFC_BEHAVIOUR
-from scrapy_rep.settings import DEFAULTS
+from scrapy_rep.core.policy import DEFAULT_ACTIONS, RFC_BEHAVIOUR
+from scrapy_rep.runtime.settings import DEFAULTS
 
 README = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
 #: the README with its line breaks and indents as single spaces, for sentences
@@ -78,7 +78,7 @@ def test_readme_per_spider_example_sets_token_and_user_agent_together() -> None:
 
 def test_readme_back_off_duration_matches_the_defaults() -> None:
     """One failing origin keeps the crawl open for the sum of its back-offs; say how long."""
-    from scrapy_rep.policy import PolicyConfig, backoff
+    from scrapy_rep.core.policy import PolicyConfig, backoff
 
     config = PolicyConfig()
     waits = [int(backoff(n, config)) for n in range(1, config.pause_max_tries)]

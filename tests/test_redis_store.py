@@ -21,11 +21,11 @@ import pytest_twisted
 import redis
 from twisted.internet.defer import Deferred
 
-from scrapy_rep.origin import origin_of
-from scrapy_rep.policy import FetchResult, Policy, PolicyConfig, Status
-from scrapy_rep.resolver import Resolver
-from scrapy_rep.store.memory import PolicyCache
-from scrapy_rep.store.redis import SCHEMA, RedisStore, encode
+from scrapy_rep.core.origin import origin_of
+from scrapy_rep.core.policy import FetchResult, Policy, PolicyConfig, Status
+from scrapy_rep.runtime.resolver import Resolver
+from scrapy_rep.runtime.store.memory import PolicyCache
+from scrapy_rep.runtime.store.redis import SCHEMA, RedisStore, encode
 from tests.support.crawl import crawl
 from tests.support.fakesite import FakeSite, Reply
 from tests.support.policies import BODY, bare_policy, full_policy
@@ -111,7 +111,7 @@ async def test_keys_are_versioned_and_other_versions_are_ignored(
         assert keys == [f"crawl7:v1:lock:{ORIGIN}", f"crawl7:v1:policy:{ORIGIN}"]
         # an entry written by a future schema is not misread: it counts as missing
         sync.hset(f"crawl7:v1:policy:{ORIGIN}", "schema", "2")
-        with caplog.at_level(logging.WARNING, logger="scrapy_rep.store.redis"):
+        with caplog.at_level(logging.WARNING, logger="scrapy_rep.runtime.store.redis"):
             assert await aio(store.load(ORIGIN)) is None
         assert "schema" in caplog.text
         # a body that does not match its digest is not trusted either

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from scrapy_rep.report import CrawlCounts, report_lines
+from scrapy_rep.core.report import CrawlCounts, report_lines
 
 
 def test_report_is_bounded_and_totals_stay_exact() -> None:

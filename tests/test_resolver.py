@@ -10,10 +10,10 @@ from typing import Any
 import pytest_twisted
 from twisted.internet.defer import Deferred
 
-from scrapy_rep.policy import FetchResult, Policy, PolicyConfig, Status
-from scrapy_rep.resolver import FetchAbandoned, Resolver, ResolverSpec, SharedResolvers
-from scrapy_rep.settings import RepSettings
-from scrapy_rep.store.memory import PolicyCache
+from scrapy_rep.core.policy import FetchResult, Policy, PolicyConfig, Status
+from scrapy_rep.runtime.resolver import FetchAbandoned, Resolver, ResolverSpec, SharedResolvers
+from scrapy_rep.runtime.settings import RepSettings
+from scrapy_rep.runtime.store.memory import PolicyCache
 
 A = "https://a.example:443"
 RULES = b"User-agent: *\nDisallow: /x\n"

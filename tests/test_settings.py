@@ -16,8 +16,8 @@ import pytest
 import pytest_twisted
 from scrapy.settings import Settings
 
-from scrapy_rep.policy import DEFAULT_ACTIONS, Action, PolicyConfig
-from scrapy_rep.settings import (
+from scrapy_rep.core.policy import DEFAULT_ACTIONS, Action, PolicyConfig
+from scrapy_rep.runtime.settings import (
     DEFAULTS,
     RepSettings,
     SettingError,
@@ -329,9 +329,9 @@ def test_crawler_token_skips_browser_products(user_agent: str, token: str | None
 def test_settings_docstring_examples_run() -> None:
     import doctest
 
-    import scrapy_rep.settings
+    import scrapy_rep.runtime.settings
 
-    failures, tried = doctest.testmod(scrapy_rep.settings)
+    failures, tried = doctest.testmod(scrapy_rep.runtime.settings)
     assert tried >= 3 and failures == 0
 
 

@@ -27,13 +27,13 @@ import pytest
 import pytest_twisted
 from twisted.internet.defer import Deferred
 
-from scrapy_rep.policy import FetchResult, Policy, PolicyConfig, Status
-from scrapy_rep.resolver import Resolver
-from scrapy_rep.settings import RepSettings, SettingError
-from scrapy_rep.store import open_store
-from scrapy_rep.store.codec import FIELDS, encode
-from scrapy_rep.store.memory import PolicyCache
-from scrapy_rep.store.sqlite import SCHEMA_VERSION, SqliteStore
+from scrapy_rep.core.policy import FetchResult, Policy, PolicyConfig, Status
+from scrapy_rep.runtime.resolver import Resolver
+from scrapy_rep.runtime.settings import RepSettings, SettingError
+from scrapy_rep.runtime.store import open_store
+from scrapy_rep.runtime.store.codec import FIELDS, encode
+from scrapy_rep.runtime.store.memory import PolicyCache
+from scrapy_rep.runtime.store.sqlite import SCHEMA_VERSION, SqliteStore
 from tests.support.policies import BODY, bare_policy, full_policy
 
 T = TypeVar("T")
@@ -145,7 +145,7 @@ async def test_an_unreadable_entry_counts_as_missing(
     try:
         await aio(store.save(ORIGIN, full_policy()))
         raw.execute("UPDATE rep_policy SET schema = ? WHERE origin = ?", (b"2", ORIGIN))
-        with caplog.at_level(logging.WARNING, logger="scrapy_rep.store.sqlite"):
+        with caplog.at_level(logging.WARNING, logger="scrapy_rep.runtime.store.sqlite"):
             assert await aio(store.load(ORIGIN)) is None
         assert "schema" in caplog.text and str(path) in caplog.text
         await aio(store.save(ORIGIN, full_policy()))
@@ -308,7 +308,7 @@ async def test_an_expired_release_is_reported_lost(
         token = await aio(store.acquire(ORIGIN, 5))
         assert token is not None
         clock.now += 6
-        with caplog.at_level(logging.INFO, logger="scrapy_rep.store.sqlite"):
+        with caplog.at_level(logging.INFO, logger="scrapy_rep.runtime.store.sqlite"):
             await aio(store.release(ORIGIN, token))
         assert store.counts["lock_lost"] == 1 and "expired before the fetch" in caplog.text
         assert "lock" not in await aio(store.show(ORIGIN))
@@ -658,7 +658,7 @@ async def test_open_store_follows_rep_store_and_jobdir(tmp_path: Path) -> None:
             on_invalidate=heard.append,
         )
         opened.append(redis)
-        from scrapy_rep.store.redis import RedisStore
+        from scrapy_rep.runtime.store.redis import RedisStore
 
         assert isinstance(redis, RedisStore) and redis._listeners == [heard.append]
         assert explicit._listeners == []  # nobody asked

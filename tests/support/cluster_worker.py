@@ -31,8 +31,8 @@ from scrapy.http import Response
 from scrapy_redis.spiders import RedisSpider
 from twisted.python.failure import Failure
 
-from scrapy_rep.exceptions import RepIgnoreRequest
-from scrapy_rep.middleware import RobotsMiddleware
+from scrapy_rep.adapter.exceptions import RepIgnoreRequest
+from scrapy_rep.adapter.middleware import RobotsMiddleware
 
 # The engine looks at its scheduler every 5 s when idle; a shared queue filled by
 # other workers should be looked at more often than that in a test.

@@ -13,7 +13,7 @@ from scrapy.http import Response
 from twisted.internet.defer import Deferred
 from twisted.python.failure import Failure
 
-from scrapy_rep.exceptions import RepIgnoreRequest
+from scrapy_rep.adapter.exceptions import RepIgnoreRequest
 
 BASE_SETTINGS: dict[str, Any] = {
     "ADDONS": {"scrapy_rep.Addon": 100},

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from scrapy_rep.policy import Policy, Status, digest_of
+from scrapy_rep.core.policy import Policy, Status, digest_of
 
 BODY = "User-agent: *\nDisallow: /private\n# ünïcode\n".encode() * 50
 

@@ -26,8 +26,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from scrapy_rep.policy import Policy, Status, digest_of
-from scrapy_rep.store.sqlite import SqliteStore
+from scrapy_rep.core.policy import Policy, Status, digest_of
+from scrapy_rep.runtime.store.sqlite import SqliteStore
 
 
 def policy_of(pid: int, i: int) -> Policy:

@@ -1,0 +1,1 @@
+"""The Scrapy side: everything that touches a crawler, a request or a response."""

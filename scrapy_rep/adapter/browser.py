@@ -1,0 +1,579 @@
+"""The robots.txt guard for pages rendered with scrapy-playwright.
+
+A page scrapy-rep allowed can, once a browser renders it, load images,
+scripts, stylesheets, fonts, iframes and fetch/XHR calls from any origin.
+None of them go through Scrapy's downloader middlewares. This module judges
+every one of them against the robots.txt of its own origin, with the
+crawl's :class:`~scrapy_rep.adapter.middleware.RobotsMiddleware` (its token, policy
+cache, status table, gate and collection hook), and aborts what is not
+allowed.
+
+How it hooks in (scrapy-playwright's public hooks only):
+
+- :class:`BrowserGuard`, a downloader middleware the add-on enables when
+  scrapy-playwright's download handler is configured, sets the request's
+  ``playwright_page_init_callback`` to :func:`page_init` and keeps the
+  user's own callback (called from there, then given back in the response's
+  meta);
+- :func:`page_init` registers a ``page.route("**")`` after scrapy-playwright's
+  and the user's, so it runs first. A disallowed request is aborted there. An
+  allowed one is handed on with ``route.fallback()`` (the user's route, then
+  scrapy-playwright's: headers, ``PLAYWRIGHT_ABORT_REQUEST``), and the
+  ``route.continue_`` that ends that chain is taken over for this one route:
+  the request is fetched hop by hop (``route.fetch(max_redirects=0)``), each
+  ``Location`` judged before it is fetched, and the page fulfilled with the
+  final response (Playwright routes only the first URL of a redirect chain);
+- a route on each browser context judges what no page route handled: the
+  requests of pages scrapy-playwright did not open (popups, ``window.open``);
+- service workers, which bypass page routing, are blocked in every context
+  the add-on can reach (``service_workers="block"``); WebSockets are judged
+  with ``page.route_web_socket`` where the installed Playwright has it.
+
+If the guard cannot judge (an error, a timeout), the request is aborted with
+the reason ``guard-error``: it fails closed. Nothing here imports Playwright
+at module level; without scrapy-playwright configured, nothing of it loads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib.util
+import logging
+import weakref
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urljoin
+
+from scrapy import Request, signals
+from scrapy.exceptions import NotConfigured
+from scrapy.utils.misc import load_object
+
+from scrapy_rep.adapter import meta as M
+from scrapy_rep.adapter.exceptions import RepIgnoreRequest
+from scrapy_rep.core.decision import DOWNLOAD, DROP, unjudged
+from scrapy_rep.core.gate import JUDGE, WAIT
+from scrapy_rep.core.origin import NotAnOrigin, origin_of
+from scrapy_rep.core.policy import Policy
+from scrapy_rep.runtime.resolver import FetchAbandoned
+from scrapy_rep.runtime.settings import flag, is_enabled
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+
+    from scrapy_rep.adapter.middleware import RobotsMiddleware
+
+logger = logging.getLogger(__name__)
+
+SETTING = "REP_BROWSER_GUARD"
+HANDLER = "scrapy_playwright.handler.ScrapyPlaywrightDownloadHandler"
+#: on the downloader side of everything that may retry or cache: its
+#: process_exception turns a render failed by a disallowed redirect into a drop first
+PRIORITY = 950
+#: the abort reason when the guard cannot judge
+GUARD_ERROR = "guard-error"
+#: what the browser is told for an aborted request (net::ERR_BLOCKED_BY_CLIENT)
+ABORT_CODE = "blockedbyclient"
+#: seconds a judgement may take beyond REP_PENDING_WAIT (the collection hook)
+JUDGE_SLACK = 10.0
+_REDIRECTS = (301, 302, 303, 307, 308)
+_PAGE_INIT = "scrapy_rep.adapter.browser.page_init"
+_NO_CALLBACK = "_rep_none"  # the request had no page-init callback of its own
+#: internal meta keys
+_GUARD_KEY = "_rep_browser_guard"
+_USER_INIT = "_rep_page_init"
+_NAV_DROP = "_rep_navigation_drop"
+
+#: live guards by key: the page-init callback is an import path (meta stays picklable)
+_GUARDS: weakref.WeakValueDictionary[str, BrowserGuard] = weakref.WeakValueDictionary()
+
+
+# -- the add-on's side ------------------------------------------------------------------------
+
+
+def installed() -> bool:
+    return importlib.util.find_spec("scrapy_playwright") is not None
+
+
+def configured(settings: Any) -> bool:
+    """scrapy-playwright's download handler is in ``DOWNLOAD_HANDLERS`` (by path or class)."""
+    if not installed():
+        return False
+    for handler in settings.getdict("DOWNLOAD_HANDLERS").values():
+        if handler is None:
+            continue
+        if isinstance(handler, str):
+            if handler == HANDLER:
+                return True
+            try:
+                handler = load_object(handler)
+            except (ImportError, ValueError, NameError):
+                continue
+        from scrapy_playwright.handler import ScrapyPlaywrightDownloadHandler
+
+        if isinstance(handler, type) and issubclass(handler, ScrapyPlaywrightDownloadHandler):
+            return True
+    return False
+
+
+def wanted(settings: Any) -> bool:
+    """The guard is installed, configured and switched on (``REP_BROWSER_GUARD``)."""
+    value = settings.get(SETTING)
+    return (value is None or flag(SETTING, value)) and configured(settings)
+
+
+def configure(settings: Any) -> None:
+    """From the add-on: the guard middleware, and service workers blocked in named contexts."""
+    settings.set_in_component_priority_dict("DOWNLOADER_MIDDLEWARES", BrowserGuard, PRIORITY)
+    contexts = settings.getdict("PLAYWRIGHT_CONTEXTS")
+    if contexts:
+        blocked = {
+            name: {"service_workers": "block", **(kwargs or {})}
+            for name, kwargs in contexts.items()
+        }
+        priority = settings.getpriority("PLAYWRIGHT_CONTEXTS") or 0
+        settings.set("PLAYWRIGHT_CONTEXTS", blocked, priority=priority)
+
+
+# -- the middleware ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """One URL judged by the guard: its origin (None if unparsable) and the decision record."""
+
+    origin: str | None
+    record: dict[str, Any]
+
+    @property
+    def allowed(self) -> bool:
+        return bool(self.record["action"] == DOWNLOAD)
+
+
+class BrowserGuard:
+    """Judges what the browser requests while scrapy-playwright renders a page."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        settings = crawler.settings
+        if not is_enabled(settings.get) or not wanted(settings):
+            raise NotConfigured("the browser guard is off or scrapy-playwright is not configured")
+        self.crawler = crawler
+        self.key = f"{id(self):x}"
+        _GUARDS[self.key] = self
+        self._robots: RobotsMiddleware | None = None
+        self._warned: set[str] = set()
+        self._contexts: weakref.WeakSet[Any] = weakref.WeakSet()
+        crawler.signals.connect(self._on_opened, signal=signals.engine_started)
+        for name, kwargs in (settings.getdict("PLAYWRIGHT_CONTEXTS") or {}).items():
+            if (kwargs or {}).get("service_workers") == "allow":
+                self._warn_service_workers(f"PLAYWRIGHT_CONTEXTS[{name!r}]")
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> BrowserGuard:
+        return cls(crawler)
+
+    def _on_opened(self) -> None:
+        robots = self.robots
+        if robots is not None:
+            # the render holds the host's download slot; robots.txt must not queue behind it
+            robots.fetcher.own_slot = True
+
+    @property
+    def robots(self) -> RobotsMiddleware | None:
+        """The crawl's RobotsMiddleware (None: scrapy-rep is not enabled)."""
+        if self._robots is None:
+            from scrapy_rep.adapter.middleware import RobotsMiddleware
+
+            self._robots = RobotsMiddleware.of(self.crawler)
+        return self._robots
+
+    def _warn_service_workers(self, where: str) -> None:
+        if where not in self._warned:
+            self._warned.add(where)
+            logger.warning(
+                "scrapy-rep: %(where)s allows service workers; their requests bypass the "
+                "browser guard (robots.txt is not checked for them); set "
+                "service_workers='block'",
+                {"where": where},
+            )
+
+    async def guard_context(self, context: Any) -> None:
+        """Once per browser context: a route for the pages scrapy-playwright did not open."""
+        if context in self._contexts:
+            return
+        self._contexts.add(context)
+        handler = PageRoute(self, None, None)
+        await context.route("**", handler)
+        if hasattr(context, "route_web_socket"):
+            await context.route_web_socket("**", handler.web_socket)
+
+    # -- Scrapy's hooks -------------------------------------------------------------------------
+
+    def process_request(self, request: Request, spider: Any = None) -> None:
+        meta = request.meta
+        if not meta.get("playwright") or M.exempt(meta):
+            return
+        if meta.get("playwright_page_init_callback") != _PAGE_INIT:
+            meta[_USER_INIT] = meta.get("playwright_page_init_callback") or _NO_CALLBACK
+            meta["playwright_page_init_callback"] = _PAGE_INIT
+        meta[_GUARD_KEY] = self.key
+        kwargs = meta.get("playwright_context_kwargs")
+        if kwargs is None:
+            meta["playwright_context_kwargs"] = {"service_workers": "block"}
+        elif kwargs.get("service_workers") == "allow":
+            self._warn_service_workers("playwright_context_kwargs")
+        else:
+            kwargs.setdefault("service_workers", "block")
+
+    def process_response(self, request: Request, response: Response, spider: Any = None) -> Any:
+        _restore(request.meta)
+        return response
+
+    def process_exception(self, request: Request, exception: Exception, spider: Any = None) -> None:
+        meta = request.meta
+        _restore(meta)
+        dropped = meta.pop(_NAV_DROP, None)
+        if dropped is not None:  # the page's own navigation redirected to a URL it may not fetch
+            meta[M.DECISION] = dropped
+            raise RepIgnoreRequest(dropped) from exception
+
+    # -- judging ---------------------------------------------------------------------------------
+
+    async def judge(
+        self, url: str, *, page: str, resource_type: str, method: str, hop: int
+    ) -> Judgement:
+        """The decision for one URL the browser asks for; fails closed (``guard-error``)."""
+        robots = self.robots
+        try:
+            origin = origin_of(url)
+        except NotAnOrigin:
+            return Judgement(None, _record(None, robots, url, None, DOWNLOAD, "not-governed", ""))
+        if robots is None:
+            return Judgement(
+                origin, _record(origin, None, url, None, DROP, GUARD_ERROR, "no RobotsMiddleware")
+            )
+        try:
+            timeout = robots.config.pending_wait + JUDGE_SLACK
+            return await asyncio.wait_for(
+                self._judge(robots, origin, url, page, resource_type, method, hop), timeout
+            )
+        except Exception as exc:  # the guard could not judge: fail closed
+            detail = f"the browser guard could not judge: {type(exc).__name__}: {exc}"
+            return Judgement(origin, _record(origin, robots, url, None, DROP, GUARD_ERROR, detail))
+
+    async def _judge(
+        self,
+        robots: RobotsMiddleware,
+        origin: str,
+        url: str,
+        page: str,
+        resource_type: str,
+        method: str,
+        hop: int,
+    ) -> Judgement:
+        resolver, gate = robots.resolver, robots.gate
+        policy = resolver.current(origin)
+        admission = gate.admit(origin, policy, resolver.pending_since(origin), robots.clock())
+        if admission.action == WAIT:
+            policy = await _wait_for_fetch(robots, origin, admission.budget)
+            admission = gate.admit_fetched(policy)
+        if admission.action != JUDGE:
+            detail = {
+                "origin-paused": "the origin is paused: its robots.txt could not be read",
+                "origin-pending": "its robots.txt did not arrive within REP_PENDING_WAIT",
+            }.get(admission.reason, admission.reason)
+            return Judgement(
+                origin, _record(origin, robots, url, policy, DROP, admission.reason, detail)
+            )
+        assert policy is not None
+        subrequest = Request(
+            url,
+            method=method,
+            meta={
+                M.SUBREQUEST: {
+                    "page": page,
+                    "resource_type": resource_type,
+                    "method": method,
+                    "hop": hop,
+                }
+            },
+        )
+        return Judgement(origin, await robots.decide(origin, subrequest, policy))
+
+    def record(
+        self,
+        judgement: Judgement,
+        *,
+        page: str,
+        first_url: str,
+        resource_type: str,
+        method: str,
+        hop: int,
+        navigation: bool,
+    ) -> None:
+        """Stats and the audit record of one judgement."""
+        robots = self.robots
+        if robots is None or judgement.record["reason"] == "not-governed":
+            return
+        robots.telemetry.subrequest(
+            judgement.origin,
+            judgement.record,
+            page=page,
+            first_url=first_url,
+            resource_type=resource_type,
+            method=method,
+            hop=hop,
+            counted=not navigation,
+        )
+
+
+def _restore(meta: dict[str, Any]) -> None:
+    """Give the request's meta back as the spider set it."""
+    user = meta.pop(_USER_INIT, None)
+    meta.pop(_GUARD_KEY, None)
+    if user is not None and meta.get("playwright_page_init_callback") == _PAGE_INIT:
+        if user == _NO_CALLBACK:
+            del meta["playwright_page_init_callback"]
+        else:
+            meta["playwright_page_init_callback"] = user
+
+
+async def _wait_for_fetch(robots: RobotsMiddleware, origin: str, budget: float) -> Policy | None:
+    """The origin's new policy if its fetch (started here if none runs) ends within ``budget``."""
+    task = robots.resolver.resolve(origin, robots.fetch)
+    try:
+        return await asyncio.wait_for(asyncio.shield(task), max(budget, 1e-9))
+    except (asyncio.TimeoutError, FetchAbandoned):
+        return None
+
+
+def _record(
+    origin: str | None,
+    robots: RobotsMiddleware | None,
+    url: str,
+    policy: Policy | None,
+    action: str,
+    reason: str,
+    detail: str,
+) -> dict[str, Any]:
+    """A decision record for a URL no rule decided (pending, paused, guard error)."""
+    token = robots.token if robots is not None else ""
+    return unjudged(origin or "", token, url, policy, action, reason, detail).to_dict()
+
+
+# -- the page ---------------------------------------------------------------------------------
+
+
+async def page_init(page: Any, request: Request) -> None:
+    """``playwright_page_init_callback`` set by :class:`BrowserGuard`: guard this page.
+
+    The guard's route is registered before the user's callback runs and again
+    after it (routes registered later run first), so it always runs first.
+    The user's callback is called as scrapy-playwright would call it.
+    """
+    guard = _GUARDS.get(request.meta.get(_GUARD_KEY, ""))
+    route = PageRoute(guard, page, request)
+    await page.route("**", route)
+    if guard is not None:
+        await guard.guard_context(page.context)
+    if guard is not None and hasattr(page, "route_web_socket"):
+        await page.route_web_socket("**", route.web_socket)
+    user = request.meta.get(_USER_INIT)
+    if user is None or user == _NO_CALLBACK:
+        return
+    try:
+        await load_object(user)(page, request)
+    finally:  # routes the callback added run before ours: register ours again, last
+        await page.unroute("**", route)
+        await page.route("**", route)
+
+
+class PageRoute:
+    """The guard's route handler for one page (and the Scrapy request that rendered it).
+
+    Without a request, it is the context's route: it sees only what no page
+    route handled, the requests of pages scrapy-playwright did not open
+    (popups, ``window.open``), and carries out allowed ones itself.
+    """
+
+    def __init__(self, guard: BrowserGuard | None, page: Any, request: Request | None) -> None:
+        self.guard = guard
+        self.page = page
+        self.request = request
+        self.page_url = request.url if request is not None else ""
+        self.navigated = request is None  # the page's own first navigation has been seen
+        self.max_hops = guard.robots.config.max_redirects if guard and guard.robots else 5
+
+    async def __call__(self, route: Any, pw_request: Any) -> None:
+        try:
+            await self._handle(route, pw_request)
+        except Exception as exc:  # fail closed: never let through what was not judged
+            logger.debug("scrapy-rep: browser guard error on %s: %r", pw_request.url, exc)
+            await _abort(route)
+
+    async def _handle(self, route: Any, pw_request: Any) -> None:
+        url: str = pw_request.url
+        if not url.startswith(("http://", "https://")):
+            await route.fallback()  # data:, blob:, about: have no robots.txt
+            return
+        guard = self.guard
+        if guard is None or guard.robots is None:
+            judgement = Judgement(None, _record(None, None, url, None, DROP, GUARD_ERROR, "lost"))
+            self._count(judgement, url, pw_request, 0, navigation=False)
+            await _abort(route)
+            return
+        navigation = self._is_page_navigation(pw_request)
+        if not navigation:
+            judgement = await guard.judge(
+                url,
+                page=self._page_of(pw_request),
+                resource_type=pw_request.resource_type,
+                method=pw_request.method,
+                hop=0,
+            )
+            self._count(judgement, url, pw_request, 0, navigation=False)
+            if not judgement.allowed:
+                await _abort(route)
+                return
+        if self.request is None:  # the context's route: nothing after it, fetch here
+            await self._follow(route, pw_request, False, None, None, None, None)
+            return
+        # allowed: the rest of the chain (the user's route, scrapy-playwright's) runs, and
+        # its continue_ fetches hop by hop here
+        route.continue_ = self._continuation(route, pw_request, navigation)
+        await route.fallback()
+
+    def _page_of(self, pw_request: Any) -> str:
+        """The rendered page's URL; for a popup, the document that asked (its referer)."""
+        if self.request is not None:
+            return self.page_url
+        return str(pw_request.headers.get("referer") or "")
+
+    def _is_page_navigation(self, pw_request: Any) -> bool:
+        """The page's own first navigation: judged by the middleware already."""
+        if self.navigated or not pw_request.is_navigation_request():
+            return False
+        try:
+            main = pw_request.frame == self.page.main_frame
+        except Exception:
+            return False
+        if main and pw_request.url.rstrip("/") == self.page_url.rstrip("/"):
+            self.navigated = True
+            return True
+        return False
+
+    def _count(
+        self, judgement: Judgement, first_url: str, pw_request: Any, hop: int, *, navigation: bool
+    ) -> None:
+        if self.guard is None:
+            return
+        self.guard.record(
+            judgement,
+            page=self._page_of(pw_request),
+            first_url=first_url,
+            resource_type=pw_request.resource_type,
+            method=pw_request.method,
+            hop=hop,
+            navigation=navigation,
+        )
+
+    def _continuation(
+        self, route: Any, pw_request: Any, navigation: bool
+    ) -> Callable[..., Awaitable[None]]:
+        async def continue_(
+            url: str | None = None,
+            method: str | None = None,
+            headers: dict[str, str] | None = None,
+            post_data: Any = None,
+        ) -> None:
+            try:
+                await self._follow(route, pw_request, navigation, url, method, headers, post_data)
+            except Exception as exc:
+                logger.debug("scrapy-rep: browser guard error on %s: %r", pw_request.url, exc)
+                await _abort(route)
+
+        return continue_
+
+    async def _follow(
+        self,
+        route: Any,
+        pw_request: Any,
+        navigation: bool,
+        url: str | None,
+        method: str | None,
+        headers: dict[str, str] | None,
+        post_data: Any,
+    ) -> None:
+        """Fetch hop by hop, judging each ``Location``; fulfil with the last answer."""
+        assert self.guard is not None
+        first = current = url or pw_request.url
+        verb = method or pw_request.method
+        for hop in range(1, self.max_hops + 2):
+            response = await route.fetch(
+                url=current, method=verb, headers=headers, post_data=post_data, max_redirects=0
+            )
+            location = response.headers.get("location")
+            if response.status not in _REDIRECTS or not location or hop > self.max_hops:
+                await route.fulfill(response=response)
+                return
+            target = urljoin(current, location)
+            if not target.startswith(("http://", "https://")):
+                await route.fulfill(response=response)
+                return
+            await response.dispose()
+            judgement = await self.guard.judge(
+                target,
+                page=self._page_of(pw_request),
+                resource_type=pw_request.resource_type,
+                method=verb,
+                hop=hop,
+            )
+            self._count(judgement, first, pw_request, hop, navigation=navigation)
+            if not judgement.allowed:
+                if navigation:
+                    self._drop_page(judgement)
+                await _abort(route)
+                return
+            if response.status == 303 or (response.status in (301, 302) and verb == "POST"):
+                verb, post_data = "GET", None
+            current = target
+
+    def _drop_page(self, judgement: Judgement) -> None:
+        """The render fails; the request's errback hears a drop with this record."""
+        if self.request is None:
+            return
+        self.request.meta[_NAV_DROP] = judgement.record
+        guard = self.guard
+        if guard is not None and guard.robots is not None:
+            guard.robots.telemetry.final(judgement.origin, judgement.record)
+
+    async def web_socket(self, ws: Any) -> None:
+        """A WebSocket: judged by the origin and path of its http(s) equivalent."""
+        url: str = ws.url
+        http = "https" + url[3:] if url.startswith("wss:") else "http" + url[2:]
+        if self.guard is None:
+            await ws.close(code=1008, reason="robots.txt: guard-error")
+            return
+        judgement = await self.guard.judge(
+            http, page=self.page_url, resource_type="websocket", method="GET", hop=0
+        )
+        self.guard.record(
+            judgement,
+            page=self.page_url,
+            first_url=url,
+            resource_type="websocket",
+            method="GET",
+            hop=0,
+            navigation=False,
+        )
+        if judgement.allowed:
+            ws.connect_to_server()
+        else:
+            await ws.close(code=1008, reason=f"robots.txt: {judgement.record['reason']}")
+
+
+async def _abort(route: Any) -> None:
+    with contextlib.suppress(Exception):  # already handled, or the page closed
+        await route.abort(ABORT_CODE)

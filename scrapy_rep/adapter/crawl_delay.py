@@ -1,0 +1,105 @@
+"""Crawl-delay as a floor under Scrapy's download-slot delay.
+
+The only code that touches ``downloader.slots`` and ``per_slot_settings``.
+Slots are keyed by host (not origin) and dropped when idle, so both the live
+slot and the settings a new slot is made from get the floor. Scrapy jitters
+slot delays, and AutoThrottle rewrites them on every response: a site's
+Crawl-delay is a minimum, so the floor has no jitter and is put back after
+AutoThrottle.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from scrapy import Request, signals
+
+from scrapy_rep.adapter import compat
+from scrapy_rep.core.policy import Policy
+from scrapy_rep.core.report import CrawlCounts
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+
+logger = logging.getLogger(__name__)
+
+
+class CrawlDelay:
+    """Keeps each download slot at least as slow as its origins' Crawl-delay."""
+
+    def __init__(
+        self,
+        crawler: Crawler,
+        cap: float,
+        counts: CrawlCounts,
+        asked_by: Callable[[Policy], float | None],
+    ) -> None:
+        self.crawler = crawler
+        self.cap = cap
+        self.counts = counts  # the close report shows each origin's delay
+        #: the delay a policy's file asks of the crawl's token; read once per body
+        self.asked_by = asked_by
+        self.user_delay = float(crawler.settings.getfloat("DOWNLOAD_DELAY"))
+        self._floors: dict[str, float] = {}  # download slot -> floor
+        #: origin -> (digest, delay applied): decided once per robots.txt body
+        self._known: dict[str, tuple[str | None, float | None]] = {}
+
+    def keep(self, request: Request, origin: str, policy: Policy) -> None:
+        """Before ``request`` is downloaded: its slot waits at least the origin's Crawl-delay."""
+        entry = self._known.get(origin)
+        if entry is not None and entry[0] == policy.digest:
+            delay = entry[1]
+        else:
+            delay = self._decide(origin, policy.digest, self.asked_by(policy))
+            self.counts.crawl_delay(origin, delay)
+        if delay:
+            self._apply(request, delay)
+
+    def _decide(self, origin: str, digest: str | None, asked: float | None) -> float | None:
+        """The delay to apply for a body asking ``asked`` seconds: capped, remembered."""
+        delay = asked
+        if delay is not None and delay > self.cap:
+            logger.info(
+                "scrapy-rep: %(origin)s asks for Crawl-delay %(asked)ss, capped at %(cap)ss",
+                {"origin": origin, "asked": delay, "cap": self.cap},
+            )
+            self.crawler.stats.inc_value("rep/crawl_delay/capped")
+            delay = self.cap
+        self._known[origin] = (digest, delay)
+        return delay
+
+    def _apply(self, request: Request, delay: float) -> None:
+        """Put the floor under the slot ``request`` will be downloaded in."""
+        engine = self.crawler.engine
+        assert engine is not None
+        downloader = engine.downloader
+        key = downloader.get_slot_key(request)
+        # Origins on one host share its slot: the largest Crawl-delay among them wins.
+        floor = max(delay, self.user_delay, self._floors.get(key, 0.0))
+        if self._floors.get(key) == floor:
+            return
+        if not self._floors:  # listen only once there is a floor to keep (~9 µs a response)
+            self.crawler.signals.connect(self._keep_floor, signal=signals.response_downloaded)
+        self._floors[key] = floor
+        self.crawler.stats.inc_value("rep/crawl_delay/applied")
+        slot_settings = downloader.per_slot_settings.setdefault(key, {})
+        slot_settings["delay"] = max(float(slot_settings.get("delay", 0)), floor)
+        compat.no_jitter_slot_settings(slot_settings)
+        slot = downloader.slots.get(key)
+        if slot is not None:
+            slot.delay = max(slot.delay, floor)
+            compat.no_jitter_slot(slot)
+
+    def _keep_floor(self, response: Response, request: Request, spider: Any = None) -> None:
+        """Re-apply the floor after AutoThrottle (which adjusts on the same signal)."""
+        engine = self.crawler.engine
+        key = request.meta.get("download_slot")
+        if engine is None or not isinstance(key, str):
+            return
+        floor = self._floors.get(key)
+        slot = engine.downloader.slots.get(key) if floor is not None else None
+        if slot is not None and floor is not None and slot.delay < floor:
+            slot.delay = floor

@@ -1,0 +1,244 @@
+"""Fetching robots.txt through Scrapy: redirects, size cap and errors handled here.
+
+The request goes through ``engine.download_async`` so the project's
+downloader middlewares (proxies, headers, auth) apply, with Scrapy's own
+redirect, retry and cache switched off: redirects are followed here (at most
+``max_redirects`` hops, any authority), retries are the status policy's
+back-off, and the body is cut at 500 KiB while it arrives.
+"""
+
+from __future__ import annotations
+
+import logging
+import zlib
+from typing import TYPE_CHECKING, Any
+
+from scrapy import Request, signals
+from scrapy.exceptions import StopDownload
+from scrapy.http import TextResponse
+from scrapy.http.request import NO_CALLBACK
+from scrapy.utils.httpobj import urlparse_cached
+
+from scrapy_rep.adapter import meta as M
+from scrapy_rep.core.origin import robots_url
+from scrapy_rep.core.policy import FetchResult
+from scrapy_rep.robotstxt import MAX_BYTES
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+
+logger = logging.getLogger(__name__)
+
+#: robots.txt requests jump the queue, as Scrapy's own middleware does
+PRIORITY = 1000
+_REDIRECTS = (301, 302, 303, 307, 308)
+
+
+class RobotsFetcher:
+    """``await fetcher(origin)`` -> :class:`FetchResult`; never raises for network trouble."""
+
+    def __init__(self, crawler: Crawler, timeout: float, max_redirects: int, token: str) -> None:
+        self.crawler = crawler
+        self.token = token
+        self.timeout = timeout
+        self.max_redirects = max_redirects
+        #: the User-Agent header of the first robots.txt request that got an answer
+        self.user_agent_sent: str | None = None
+        #: origin -> the first request of its latest fetch (for Scrapy's robots_parsed)
+        self.sent: dict[str, Request] = {}
+        #: fetch in a download slot of its own (``rep-robots:<host>``), not the host's: set by
+        #: the browser guard, whose renders hold the host's slot while they wait for robots.txt
+        self.own_slot = False
+        # bytes_received is sent for every chunk of every response; listen only
+        # while a robots.txt download is under way (each receiver costs ~9 µs a chunk)
+        self._downloading = 0
+
+    def _request(self, url: str) -> Request:
+        request = Request(
+            url,
+            priority=PRIORITY,
+            callback=NO_CALLBACK,
+            dont_filter=True,
+            headers={"Accept-Encoding": "gzip, deflate"},
+            meta={
+                M.ROBOTS_REQUEST: True,
+                "dont_obey_robotstxt": True,
+                "dont_redirect": True,
+                "dont_retry": True,
+                "dont_cache": True,
+                "handle_httpstatus_all": True,
+                "download_timeout": self.timeout,
+                # the raw size is capped by _cap_body; decompression by BodyGuard
+                "download_maxsize": 0,
+                "download_warnsize": 0,
+            },
+        )
+        if self.own_slot:
+            request.meta["download_slot"] = f"rep-robots:{urlparse_cached(request).hostname}"
+        return request
+
+    def _cap_body(self, data: bytes, request: Request, spider: Any = None) -> None:
+        if not request.meta.get(M.ROBOTS_REQUEST):
+            return
+        received = request.meta.get(M.RECEIVED, 0) + len(data)
+        request.meta[M.RECEIVED] = received
+        if received > MAX_BYTES:
+            raise StopDownload(fail=False)
+
+    def _check_user_agent(self, sent: str) -> None:
+        """RFC 9309 §2.2.1 asks crawlers to send their product token: say so once if not."""
+        if self.token.lower() not in sent.lower():
+            logger.warning(
+                "scrapy-rep: product token %(token)r is not in the User-Agent sent "
+                "(%(ua)r); RFC 9309 §2.2.1 asks crawlers to send it",
+                {"token": self.token, "ua": sent},
+            )
+
+    async def __call__(self, origin: str) -> FetchResult:
+        if not self._downloading:
+            self.crawler.signals.connect(self._cap_body, signal=signals.bytes_received)
+        self._downloading += 1
+        try:
+            return await self._fetch(origin)
+        finally:
+            self._downloading -= 1
+            if not self._downloading:
+                self.crawler.signals.disconnect(self._cap_body, signal=signals.bytes_received)
+
+    async def _fetch(self, origin: str) -> FetchResult:
+        first = url = robots_url(origin)
+        engine = self.crawler.engine
+        assert engine is not None
+        for hop in range(self.max_redirects + 1):
+            request = self._request(url)
+            if not hop:
+                self.sent[origin] = request
+            try:
+                response = await engine.download_async(request)
+            except Exception as exc:  # network errors, IgnoreRequest from a middleware, ...
+                return FetchResult(first, url, error=type(exc).__name__, redirects=hop)
+            # answered: the project's middlewares have set the headers by now
+            if self.user_agent_sent is None:
+                sent = request.headers.get(b"User-Agent") or b""
+                self.user_agent_sent = sent.decode("latin-1")
+                self._check_user_agent(self.user_agent_sent)
+            location = response.headers.get(b"Location")
+            if response.status in _REDIRECTS and location:
+                target = response.urljoin(location.decode("latin-1"))
+                if urlparse_cached(Request(target)).scheme not in ("http", "https"):
+                    return _result(first, response, hop, error="BadRedirect")
+                if hop == self.max_redirects:
+                    # one hop too many: RFC 9309 §2.3.1.2 lets us treat it as unavailable
+                    return FetchResult(
+                        first, url, status=response.status, redirects=hop + 1, redirect_limit=True
+                    )
+                url = target
+                continue
+            return _result(first, response, hop)
+        raise AssertionError("unreachable: every hop returns or continues")
+
+
+def _result(first: str, response: Response, hops: int, error: str | None = None) -> FetchResult:
+    encoding_error = response.meta.get(M.ENCODING_ERROR)
+    if encoding_error or error:
+        return FetchResult(first, response.url, error=error or encoding_error, redirects=hops)
+    body = response.body
+    truncated = bool(response.meta.get(M.TRUNCATED)) or len(body) > MAX_BYTES
+    headers = {
+        key.decode("latin-1").lower(): b", ".join(values).decode("latin-1")
+        for key, values in response.headers.items()
+    }
+    return FetchResult(
+        first,
+        response.url,
+        status=response.status,
+        body=body[:MAX_BYTES] if truncated else body,
+        headers=headers,
+        truncated=truncated or response.meta.get(M.RECEIVED, 0) > MAX_BYTES,
+        redirects=hops,
+    )
+
+
+class BodyGuard:
+    """Decompresses robots.txt bodies itself, stopping at 500 KiB.
+
+    Sits between Scrapy's HttpCompressionMiddleware and the downloader, so
+    a gzip bomb served as robots.txt is cut at the cap instead of inflated
+    whole. Other responses pass untouched.
+    """
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> BodyGuard:
+        return cls()
+
+    def process_response(self, request: Request, response: Response, spider: Any = None) -> Any:
+        if not request.meta.get(M.ROBOTS_REQUEST):
+            return response
+        encodings = [
+            e.strip().lower()
+            for value in response.headers.getlist(b"Content-Encoding")
+            for e in value.split(b",")
+            if e.strip()
+        ]
+        if not encodings:
+            return response
+        body = response.body
+        for encoding in reversed(encodings):
+            if encoding == b"identity":
+                continue
+            if encoding not in (b"gzip", b"x-gzip", b"deflate"):
+                request.meta[M.ENCODING_ERROR] = "UnsupportedEncoding"
+                return response.replace(body=b"")
+            try:
+                body, cut = _inflate(body, encoding)
+            except zlib.error:
+                request.meta[M.ENCODING_ERROR] = "BadCompression"
+                return response.replace(body=b"")
+            if cut:
+                request.meta[M.TRUNCATED] = True
+        headers = response.headers.copy()
+        del headers[b"Content-Encoding"]
+        return response.replace(body=body, headers=headers)
+
+
+def _inflate(data: bytes, encoding: bytes) -> tuple[bytes, bool]:
+    """At most MAX_BYTES + 1 of the decompressed data, and whether it was cut."""
+    if encoding == b"deflate":
+        try:
+            return _bounded(zlib.decompressobj(), data)
+        except zlib.error:
+            return _bounded(zlib.decompressobj(-zlib.MAX_WBITS), data)  # raw deflate
+    return _bounded(zlib.decompressobj(16 + zlib.MAX_WBITS), data)
+
+
+def _bounded(inflater: Any, data: bytes) -> tuple[bytes, bool]:
+    out = inflater.decompress(data, MAX_BYTES + 1)
+    return out, len(out) > MAX_BYTES or bool(inflater.unconsumed_tail)
+
+
+#: in ``response.flags`` of a robots.txt answered from scrapy-rep's cache
+FROM_CACHE_FLAG = "scrapy-rep: robots.txt from cache"
+
+
+def cached_robots_response(
+    request: Request, body: bytes, sitemaps: tuple[str, ...]
+) -> TextResponse:
+    """A spider's own robots.txt request (``SitemapSpider``) answered from the cache.
+
+    The body is the stored one, already inflated (no ``Content-Encoding``). One
+    cut at 500 KiB ends with every ``Sitemap:`` line the parser kept, so none
+    is lost with the cut. HttpCacheMiddleware does not store it (``dont_cache``).
+    """
+    if len(body) >= MAX_BYTES:
+        lines = "".join(f"Sitemap: {url}\n" for url in sitemaps)
+        body += f"\n# cut at 500 KiB by scrapy-rep; its Sitemap lines:\n{lines}".encode()
+    request.meta["dont_cache"] = True
+    return TextResponse(
+        url=request.url,
+        status=200,
+        headers={"Content-Type": "text/plain; charset=utf-8"},
+        body=body,
+        request=request,
+        flags=[FROM_CACHE_FLAG],
+    )

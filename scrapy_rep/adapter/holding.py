@@ -1,0 +1,225 @@
+"""The Scrapy side of :class:`~scrapy_rep.core.gate.OriginGate`: where held requests wait.
+
+The gate decides (pure); this class does what needs Scrapy and the event
+loop: it parks requests from a ``request_scheduled`` handler before the
+scheduler sees them (asking the dupefilter first), keeps one timer per held
+origin to refetch its robots.txt, gives requests back to the engine when a
+new policy arrives, keeps the spider open while anything is held, and at
+close ends every held request with a reason (or pushes it back into a shared
+scrapy-redis queue). Once the engine is closing, nothing is handed to it any
+more: a request given to a closing engine would be lost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from scrapy import Request, signals
+from scrapy.exceptions import DontCloseSpider
+
+from scrapy_rep.adapter import compat
+from scrapy_rep.adapter import meta as M
+from scrapy_rep.adapter.exceptions import ParkedRequest, RepIgnoreRequest
+from scrapy_rep.adapter.handover import Handover
+from scrapy_rep.adapter.telemetry import Telemetry
+from scrapy_rep.core.decision import withheld
+from scrapy_rep.core.gate import Effects, OriginGate
+from scrapy_rep.core.origin import NotAnOrigin, origin_of
+from scrapy_rep.core.parking import Held
+from scrapy_rep.runtime.resolver import Fetch, Resolver
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+
+logger = logging.getLogger(__name__)
+
+
+class Holding:
+    """Parks, wakes, releases and, at close, ends the requests the gate holds."""
+
+    def __init__(
+        self,
+        crawler: Crawler,
+        gate: OriginGate[Request],
+        resolver: Resolver,
+        telemetry: Telemetry,
+        fetch: Fetch,
+        *,
+        clock: Callable[[], float],
+        token: str,
+        handover: Handover,
+    ) -> None:
+        self.crawler = crawler
+        self.gate = gate
+        self.resolver = resolver
+        self.telemetry = telemetry
+        self.fetch = fetch
+        self.clock = clock
+        self.token = token
+        self.handover = handover  # where held requests go at close, if anywhere
+        self._timers: dict[str, asyncio.TimerHandle] = {}
+        self._listening = False  # to request_scheduled: see listen
+        self.closed = False
+
+    def listen(self, on: bool) -> None:
+        """Hear ``request_scheduled`` only while something may have to be parked.
+
+        Every receiver costs each scheduled request ~10 µs of signal dispatch,
+        about a tenth of a lean crawl's CPU (``benchmarks/bench_crawl.py``).
+        Nothing depends on it for safety: a request that reaches the scheduler
+        unheard is judged in the downloader and handed back, which listens again.
+        """
+        if on and not self._listening:
+            self.crawler.signals.connect(self.on_scheduled, signal=signals.request_scheduled)
+        elif not on and self._listening:
+            self.crawler.signals.disconnect(self.on_scheduled, signal=signals.request_scheduled)
+        self._listening = on
+
+    def on_scheduled(self, request: Request, spider: Any = None) -> None:
+        """Park requests that cannot be judged now, before the scheduler takes them."""
+        meta = request.meta
+        if meta.get(M.DONT_OBEY) or meta.get(M.ROBOTS_REQUEST) or M.DROP in meta:
+            return  # a request on its way to be dropped is dropped in the downloader
+        handed_back = meta.pop(M.PARK, None)
+        try:
+            origin = origin_of(request.url)
+        except NotAnOrigin:
+            return
+        now = self.clock()
+        reason = self.gate.hold_reason(
+            origin,
+            handed_back,
+            self.resolver.current(origin),
+            self.resolver.pending_since(origin),
+            now,
+        )
+        if reason is None:
+            return
+        if handed_back is None and self._seen_before(request):
+            return  # a duplicate: the scheduler's dupefilter drops it, as it would unparked
+        since = meta.setdefault(M.PARKED_AT, now)
+        if self.gate.park(origin, request, since, reason):
+            self.telemetry.parked(origin, request.url, reason)
+            self._plan_wake(origin)
+            raise ParkedRequest(reason)
+        # The scheduler takes it (its dupefilter has seen it: _seen_before) and
+        # the downloader drops it, so its errback hears why.
+        meta[M.DROP] = "park-overflow"
+        request.dont_filter = True
+
+    def _seen_before(self, request: Request) -> bool:
+        """Ask the scheduler's dupefilter before parking: released requests skip it."""
+        dupefilter = getattr(compat.scheduler_of(self.crawler.engine), "df", None)
+        if request.dont_filter or dupefilter is None:
+            return False
+        return bool(dupefilter.request_seen(request))
+
+    def hand_back(self, request: Request, reason: str) -> Request:
+        """From the downloader: give the request back to the engine, to be parked here.
+
+        It has passed the dupefilter once: if it is not parked after all, the
+        scheduler must not drop it as a duplicate of itself.
+        """
+        request = request.replace(dont_filter=True)
+        request.meta[M.PARK] = reason
+        self.listen(True)  # the engine schedules it next: be there to park it
+        return request
+
+    def withhold(self, origin: str, request: Request, reason: str) -> None:
+        """In the downloader: drop a held request for a reason of its own, so its errback hears."""
+        record = withheld(origin, self.token, request.url, self.resolver.current(origin), reason)
+        request.meta[M.DECISION] = record.to_dict()
+        self.telemetry.final(origin, request.meta[M.DECISION])
+        raise RepIgnoreRequest(request.meta[M.DECISION])
+
+    # -- waking ---------------------------------------------------------------
+
+    def _plan_wake(self, origin: str) -> None:
+        """Make sure a held origin will be refetched (unless a fetch is under way)."""
+        if self.resolver.pending_since(origin) is not None:
+            return
+        when = self.gate.wake_due(origin, self.resolver.current(origin), self.clock())
+        if when is not None:
+            self._set_timer(origin, when)
+
+    def _set_timer(self, origin: str, when: float) -> None:
+        """Refetch ``origin``'s robots.txt at ``when`` (one timer per origin)."""
+        old = self._timers.pop(origin, None)
+        if old is not None:
+            old.cancel()
+        delay = max(0.0, when - self.clock())
+        self._timers[origin] = asyncio.get_event_loop().call_later(delay, self._wake, origin)
+
+    def _wake(self, origin: str) -> None:
+        """Refetch for the requests held here; with none held, the next request will."""
+        self._timers.pop(origin, None)
+        if self.gate.woken(origin) and not self.closed:
+            self.resolver.resolve(origin, self.fetch)
+
+    def refetch_if_held(self, origin: str) -> None:
+        """Another crawler's fetch ended without an answer: fetch for what is held here."""
+        if not self.closed and self.gate.holds(origin) and not closing(self.crawler):
+            self.resolver.resolve(origin, self.fetch)
+
+    # -- giving back ----------------------------------------------------------
+
+    def carry_out(self, origin: str, effects: Effects[Request], *, released: bool) -> None:
+        """What the gate said a new policy means: a refetch time, requests to give back."""
+        if effects.wake_at is not None:
+            self._set_timer(origin, effects.wake_at)
+        for held in effects.release:
+            self._give_back(held, released=released)
+        self.listen(self.gate.watching)
+
+    def _give_back(self, held: Held[Request], *, released: bool = True, drop: str = "") -> None:
+        """Hand a held request back to the engine, to be judged (or dropped: ``drop``)."""
+        if closing(self.crawler):
+            self._end(held)
+            return
+        request = held.item
+        if drop:
+            request.meta[M.DROP] = drop  # dropped in the downloader, where its errback hears it
+        elif released:
+            self.telemetry.released(held.origin, request.url)
+        engine = self.crawler.engine
+        assert engine is not None
+        engine.crawl(request.replace(dont_filter=True))  # the dupefilter has seen it already
+
+    def _end(self, held: Held[Request], reason: str = "spider-closed") -> None:
+        """A held request the engine can no longer take: its final answer, with a reason."""
+        policy = self.resolver.current(held.origin)
+        record = withheld(held.origin, self.token, held.item.url, policy, reason)
+        held.item.meta[M.DECISION] = record.to_dict()
+        self.telemetry.final(held.origin, held.item.meta[M.DECISION])
+
+    def on_idle(self, spider: Any = None) -> None:
+        self.telemetry.flush()
+        for held in self.gate.expire(self.clock()):
+            self._give_back(held, drop="park-expired")
+        for origin in self.gate.origins_without_wake():
+            self._plan_wake(origin)
+        if len(self.gate):
+            raise DontCloseSpider
+
+    # -- the end --------------------------------------------------------------
+
+    def close(self) -> int:
+        """End all still held: handed over (shared queue, JOBDIR) or dropped; the dropped count."""
+        self.closed = True
+        for timer in self._timers.values():
+            timer.cancel()
+        self._timers.clear()
+        left = self.handover.take(self.gate.close())
+        for each, reason in left:
+            self._end(each, reason)
+        return len(left)
+
+
+def closing(crawler: Crawler) -> bool:
+    """Whether the engine is closing the spider (requests given to it now would be lost)."""
+    engine = crawler.engine
+    slot = getattr(engine, "_slot", None)
+    return engine is None or slot is None or getattr(slot, "closing", None) is not None

@@ -1,0 +1,256 @@
+"""The Scrapy spider middleware for page-level directives (the add-on enables it).
+
+What a response says to this crawler's product token, in its
+``X-Robots-Tag`` headers and, for HTML, its ``<meta name="robots">`` /
+``<meta name="<token>">`` tags (see :mod:`scrapy_rep.core.directives`), governs
+what the spider yields from that response:
+
+- ``nofollow`` (or ``none``): every request is dropped (``page-nofollow``);
+- ``noindex`` (or ``none``, or ``unavailable_after`` in the past): every item
+  is dropped, or only counted with ``REP_PAGE_NOINDEX_ACTION = "keep"``;
+- with ``REP_REL_NOFOLLOW``: requests for URLs the page links to only with
+  ``rel="nofollow"`` are dropped (``link-nofollow``).
+
+A request whose meta has ``dont_obey_robotstxt`` is never dropped here.
+Responses to robots.txt and sitemap requests are not subject to page
+directives. Requests dropped here never reach the scheduler, so no errback
+fires for them; the stats, the DEBUG log and the audit log say what happened.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+from weakref import WeakKeyDictionary
+
+from scrapy import Request
+from scrapy.exceptions import NotConfigured
+from scrapy.http import HtmlResponse
+from scrapy.utils.httpobj import urlparse_cached
+from scrapy.utils.response import get_base_url
+
+from scrapy_rep.adapter import meta as M
+from scrapy_rep.adapter.telemetry import Telemetry
+from scrapy_rep.core.decision import page_drop
+from scrapy_rep.core.directives import (
+    NO_DIRECTIVES,
+    PageDirectives,
+    link_key,
+    nofollow_only,
+    page_directives,
+)
+from scrapy_rep.core.origin import NotAnOrigin, origin_of
+from scrapy_rep.runtime.settings import RepSettings, is_enabled
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+
+logger = logging.getLogger(__name__)
+
+_REL_SAID = '<a rel="nofollow">'
+
+
+@dataclass
+class _Page:
+    """What one response's output is filtered by."""
+
+    directives: PageDirectives
+    rel: bool  # REP_REL_NOFOLLOW applies (an HTML page)
+    nofollow_only: frozenset[str] | None = None  # computed at the first request yielded
+
+
+class PageDirectivesMiddleware:
+    """Applies ``nofollow``, ``noindex`` and ``rel=nofollow`` to what a page's callback yields."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        settings = crawler.settings
+        if not is_enabled(settings.get):
+            raise NotConfigured("REP_ENABLED is off")
+        config = RepSettings.from_settings(settings.get)
+        if not config.page_directives:
+            raise NotConfigured("REP_PAGE_DIRECTIVES is off")
+        self.crawler = crawler
+        self.stats = crawler.stats
+        self.token = config.token
+        self.keep_noindex = config.page_noindex_action == "keep"
+        self.rel_nofollow = config.rel_nofollow
+        self.clock: Callable[[], float] = settings.get("REP_CLOCK") or time.time
+        self._sink: tuple[Telemetry | None] | None = None  # found on first use
+        # read in process_spider_input, used in process_spider_output; gone with the response
+        self._pages: WeakKeyDictionary[Response, _Page | None] = WeakKeyDictionary()
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> PageDirectivesMiddleware:
+        return cls(crawler)
+
+    # -- the spider middleware hooks ------------------------------------------------------------
+
+    def process_spider_input(self, response: Response, spider: Any = None) -> None:
+        """Read the page before its callback, and show the callback what it says."""
+        page = self._read(response)
+        self._pages[response] = page
+        meta = response.meta
+        if page is not None and page.directives is not NO_DIRECTIVES:
+            meta[M.PAGE] = page.directives.to_dict()
+        elif M.PAGE in meta:  # copied from another page's meta: not this page's
+            del meta[M.PAGE]
+
+    def process_spider_output(
+        self, response: Response, result: Iterable[Any], spider: Any = None
+    ) -> Iterator[Any]:
+        page = self._page(response)
+        for output in result:
+            if page is None or self._allow(response, page, output):
+                yield output
+
+    async def process_spider_output_async(
+        self, response: Response, result: AsyncIterator[Any], spider: Any = None
+    ) -> AsyncIterator[Any]:
+        page = self._page(response)
+        async for output in result:
+            if page is None or self._allow(response, page, output):
+                yield output
+
+    # -- reading the page -----------------------------------------------------------------------
+
+    def _page(self, response: Response) -> _Page | None:
+        """Read once per response: output recovered from an exception comes here again."""
+        try:
+            return self._pages[response]
+        except KeyError:  # an errback's output: process_spider_input did not see it
+            page = self._pages[response] = self._read(response)
+            return page
+
+    def _read(self, response: Response) -> _Page | None:
+        """What filters this response's output; None when nothing does."""
+        if _exempt(response):
+            return None
+        html = isinstance(response, HtmlResponse)
+        headers = response.headers.getlist(b"X-Robots-Tag")
+        if headers or html:
+            directives = page_directives(
+                self.token, self.clock(), headers=headers, body=response.body if html else None
+            )
+        else:
+            directives = NO_DIRECTIVES
+        rel = self.rel_nofollow and html
+        if directives is NO_DIRECTIVES:
+            return _Page(directives, rel) if rel else None
+        if not html and _is_sitemap(response):
+            return None
+        self._note(response, directives)
+        if directives.nofollow or directives.noindex or rel:
+            return _Page(directives, rel)
+        return _Page(directives, False)  # noarchive, nosnippet: shown to the callback only
+
+    def _note(self, response: Response, directives: PageDirectives) -> None:
+        for date in directives.invalid_dates:
+            self.stats.inc_value("rep/page/invalid_date")
+            logger.debug(
+                "scrapy-rep: %(url)s: unavailable_after %(date)r is no date; ignored",
+                {"url": response.url, "date": date},
+            )
+        said = [
+            f"{name} ({directives.source(name)})"
+            for name in ("noindex", "nofollow")
+            if getattr(directives, name)
+        ]
+        if directives.nofollow:
+            self.stats.inc_value("rep/page/nofollow")
+        if directives.noindex:
+            self.stats.inc_value("rep/page/noindex")
+        if said:
+            logger.debug(
+                "scrapy-rep: %(url)s says %(said)s to %(token)r",
+                {"url": response.url, "said": ", ".join(said), "token": self.token},
+            )
+
+    # -- filtering its output -------------------------------------------------------------------
+
+    def _allow(self, response: Response, page: _Page, output: Any) -> bool:
+        directives = page.directives
+        if isinstance(output, Request):
+            if output.meta.get("dont_obey_robotstxt"):
+                return True
+            if directives.nofollow:
+                said = directives.source("nofollow")
+                self._drop(output, response, "page-nofollow", said, f"nofollow ({said})")
+                return False
+            if page.rel and isinstance(response, HtmlResponse):
+                if page.nofollow_only is None:
+                    page.nofollow_only = nofollow_only(
+                        response.selector.root, get_base_url(response), response.encoding
+                    )
+                if link_key(output.url) in page.nofollow_only:
+                    self._drop(output, response, "link-nofollow", _REL_SAID, "only rel=nofollow")
+                    return False
+            return True
+        if not directives.noindex:
+            return True
+        if self.keep_noindex:
+            self.stats.inc_value("rep/page/noindex/items-kept")
+            return True
+        self.stats.inc_value("rep/page/noindex/items-dropped")
+        logger.debug(
+            "scrapy-rep: dropped an item of %(url)s (page-noindex): noindex (%(said)s)",
+            {"url": response.url, "said": directives.source("noindex")},
+            extra={"spider": self.crawler.spider},
+        )
+        return False
+
+    def _drop(self, request: Request, response: Response, reason: str, said: str, why: str) -> None:
+        try:
+            origin: str | None = origin_of(request.url)
+        except NotAnOrigin:
+            origin = None
+        detail = f"the page {response.url} says {why}"
+        if reason == "link-nofollow":
+            detail = f"the page {response.url} links to it only with rel=nofollow"
+        record = page_drop(origin or "", self.token, request.url, reason, said, detail).to_dict()
+        telemetry = self._telemetry()
+        if telemetry is not None:  # stats, the close report, the audit log: one place
+            telemetry.final(origin, record)
+            return
+        self.stats.inc_value(f"rep/dropped/{reason}")
+        logger.debug(
+            "scrapy-rep: dropped %(url)s (%(reason)s): %(detail)s",
+            {"url": request.url, "reason": reason, "detail": detail},
+        )
+
+    def _telemetry(self) -> Telemetry | None:
+        """The downloader middleware's sink, so page drops count where every drop counts."""
+        if self._sink is None:
+            from scrapy_rep.adapter.middleware import RobotsMiddleware  # the add-on imports both
+
+            try:
+                if self.crawler.engine is None:
+                    return None  # no engine yet: not remembered
+            except RuntimeError:  # Scrapy 2.19 says so by raising
+                return None
+            robots = RobotsMiddleware.of(self.crawler)
+            self._sink = (robots.telemetry if robots is not None else None,)
+        return self._sink[0]
+
+
+def _exempt(response: Response) -> bool:
+    """Responses to robots.txt and sitemap requests: page directives do not govern them."""
+    request = response.request
+    meta = request.meta if request is not None else {}
+    if meta.get(M.ROBOTS_REQUEST) or meta.get(M.SITEMAP):
+        return True
+    if urlparse_cached(response).path == "/robots.txt":
+        return True
+    callback = getattr(request, "callback", None)
+    return getattr(callback, "__name__", None) == "_parse_sitemap"  # SitemapSpider's
+
+
+def _is_sitemap(response: Response) -> bool:
+    """A sitemap fetched by a callback of the spider's own (sitemaps often say ``noindex``)."""
+    start = response.body[:2048]
+    if start[:2] == b"\x1f\x8b":  # gzipped: only the name can tell
+        return "sitemap" in urlparse_cached(response).path.lower()
+    return b"<urlset" in start or b"<sitemapindex" in start

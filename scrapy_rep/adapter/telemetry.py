@@ -1,0 +1,287 @@
+"""One sink for what scrapy-rep did: crawl stats, per-origin counts, audit log, report.
+
+Every event of a crawl arrives here once, by name: a request ``judged``, a
+``final`` answer (downloaded or dropped, whoever decided it), a request
+``parked`` or ``released``, a robots.txt ``fetched`` or reused, an origin
+``paused`` or ``resumed``, and ``closed``. Each method updates the stats,
+the report's counters and the audit log together, so the three never
+disagree.
+
+Stats increments are batched in a plain dict and handed to Scrapy's stats
+collector every :data:`FLUSH_EVERY` events and at idle and close: one dict
+update per key per request instead of a method call per key.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from scrapy_rep.adapter import meta as M
+from scrapy_rep.core.decision import DOWNLOAD, DROP
+from scrapy_rep.core.policy import Policy, Status
+from scrapy_rep.core.report import CrawlCounts, report_lines
+from scrapy_rep.robotstxt import Diagnostic
+from scrapy_rep.runtime.audit import AuditLog, PolicyArchive
+
+logger = logging.getLogger(__name__)
+
+#: pending stats increments handed to Scrapy's collector at once
+FLUSH_EVERY = 512
+_CACHE = {outcome: f"rep/cache/{outcome}" for outcome in ("hit", "miss", "expired")}
+_JUDGEMENTS = {rep: f"rep/judgements/{rep}" for rep in ("allow", "disallow", "unresolved")}
+
+
+class Telemetry:
+    """Stats, counters, audit records and the close report of one crawler."""
+
+    def __init__(
+        self,
+        stats: Any,
+        *,
+        max_origins: int,
+        audit: AuditLog | None = None,
+        archive: PolicyArchive | None = None,
+        report: bool = True,
+    ) -> None:
+        self.stats = stats
+        self.counts = CrawlCounts(max_origins)
+        self.audit = audit
+        self.archive = archive
+        self.report = report
+        self._pending: dict[str, int] = {}
+        self._events = 0
+        self._noted: set[str] = set()  # what is said once: origins given up, unreadable files
+
+    # -- stats --------------------------------------------------------------
+
+    def inc(self, key: str) -> None:
+        pending = self._pending
+        pending[key] = pending.get(key, 0) + 1
+        self._events += 1
+        if self._events >= FLUSH_EVERY:
+            self.flush()
+
+    def flush(self) -> None:
+        """Hand the batched increments to Scrapy's stats collector."""
+        pending, self._pending, self._events = self._pending, {}, 0
+        for key, count in pending.items():
+            self.stats.inc_value(key, count)
+
+    # -- requests -----------------------------------------------------------
+
+    def judged(self, origin: str, record: dict[str, Any], cache: str) -> None:
+        """A request judged against a policy (``cache``: hit, miss or expired)."""
+        pending = self._pending  # the hot path: plain dict updates, keys made once
+        rep = record["rep_decision"]
+        for key in (_CACHE[cache], "rep/judgements", _JUDGEMENTS[rep]):
+            pending[key] = pending.get(key, 0) + 1
+        if rep == "disallow":
+            self.inc("robotstxt/forbidden")  # dashboards watch Scrapy's own key
+        self._events += 3
+        action = record["action"]
+        if action in (DOWNLOAD, DROP):
+            self.final(origin, record)
+        elif self.audit is not None:
+            self.audit.write("decision", record)
+
+    def final(self, origin: str | None, record: dict[str, Any]) -> None:
+        """A request's last answer, downloaded or dropped: one ``decision`` record."""
+        if record["action"] == DOWNLOAD:
+            self.inc("rep/downloaded")
+            if origin is not None:
+                self.counts.downloaded(origin)
+        else:
+            reason = record["reason"]
+            self.inc(f"rep/dropped/{reason}")
+            self.counts.dropped(origin, reason)
+            logger.debug(
+                "scrapy-rep: dropped %(url)s for %(token)r (%(reason)s): %(detail)s",
+                {
+                    "url": record["url"],
+                    "token": record["product_token"],
+                    "reason": reason,
+                    "detail": record["detail"],
+                },
+            )
+        if self.audit is not None:
+            self.audit.write("decision", record)
+
+    def subrequest(
+        self,
+        origin: str | None,
+        record: dict[str, Any],
+        *,
+        page: str,
+        first_url: str,
+        resource_type: str,
+        method: str,
+        hop: int,
+        counted: bool = True,
+    ) -> None:
+        """A request a browser made while rendering ``page``, judged by the browser guard.
+
+        ``counted`` is False for the redirect hops of the page's own navigation
+        (the page itself is counted by the middleware).
+        """
+        if counted:
+            allowed = record["action"] == DOWNLOAD
+            reason = record["reason"]
+            self.inc("rep/browser/allowed" if allowed else f"rep/browser/aborted/{reason}")
+            self.counts.subrequest(origin, None if allowed else reason)
+        if self.audit is not None:
+            self.audit.write(
+                "subrequest",
+                {
+                    **record,
+                    "page": page,
+                    "request_url": first_url,
+                    "method": method,
+                    "resource_type": resource_type,
+                    "hop": hop,
+                },
+            )
+
+    def parked(self, origin: str, url: str, reason: str) -> None:
+        self.inc("rep/parked")
+        self.inc(f"rep/parked/{reason}")
+        self.counts.parked(origin)
+        if self.audit is not None:
+            self.audit.write("parked", {"url": url, "origin": origin, "reason": reason})
+
+    def released(self, origin: str, url: str) -> None:
+        self.inc("rep/released")
+        self.counts.released(origin)
+        if self.audit is not None:
+            self.audit.write("released", {"url": url, "origin": origin})
+
+    def requeued(self, url: str) -> None:
+        self.inc("rep/requeued")
+        logger.debug("scrapy-rep: requeued %(url)s for another worker", {"url": url})
+
+    # -- origins ------------------------------------------------------------
+
+    def fetched(self, outcome: str, error: str | None, truncated: bool, redirects: int) -> None:
+        """A robots.txt fetch this crawler made."""
+        self.inc("rep/fetch/count")
+        self.inc(f"rep/fetch/outcome/{outcome}")
+        if error:
+            self.inc(f"rep/fetch/error/{error}")
+        if truncated:
+            self.inc("rep/fetch/truncated")
+        if redirects:
+            self.inc("rep/fetch/redirected")
+
+    def policy(self, origin: str, policy: Policy, fetched_here: bool) -> None:
+        """A new policy adopted: fetched by this crawler, or reused (shared fetch or store)."""
+        if fetched_here:
+            self.counts.fetched(origin, policy.status.value)
+        else:
+            self.inc("rep/fetch/reused")
+            self.counts.reused(origin, policy.status.value)
+        if fetched_here and self.audit is not None:
+            archived = self._archive(policy)
+            self.audit.write("fetch", {**fetch_record(origin, policy), "archive": archived})
+
+    def standing(self, origin: str, policy: Policy, *, paused: bool, resumed: bool) -> None:
+        """Log and count where an origin stands after a new policy."""
+        status = policy.status
+        if paused:
+            self.inc(f"rep/pauses/{policy.outcome}")
+            logger.info(
+                "scrapy-rep: %(origin)s paused until %(until)s: %(reason)s",
+                {"origin": origin, "until": clock_time(policy.expires_at), "reason": policy.reason},
+            )
+        elif status is Status.UNRESOLVED:
+            if origin not in self._noted:  # once per origin, however often it is refetched
+                self._noted.add(origin)
+                self._note(logging.WARNING, origin, policy.reason)
+        elif status is Status.UNREACHABLE or policy.stale_since is not None:
+            self._note(logging.WARNING, origin, policy.reason)
+        elif status is Status.UNAVAILABLE:
+            self._note(logging.INFO, origin, policy.reason)
+        if resumed:
+            self.inc("rep/resumes")
+            self._note(logging.INFO, origin, f"resumed: {policy.reason}")
+
+    def parsed(self, origin: str, diagnostics: Sequence[Diagnostic]) -> None:
+        """A file this crawler fetched: its problems counted; an unreadable one said, once."""
+        if not diagnostics:
+            return
+        self.inc("rep/robots/with_diagnostics")
+        unreadable = next((d for d in diagnostics if d.kind == "utf-16"), None)
+        if unreadable is not None and f"unreadable {origin}" not in self._noted:
+            self._noted.add(f"unreadable {origin}")
+            self._note(logging.WARNING, origin, f"robots.txt {unreadable.text}")
+
+    def response(self, response: Any, request: Any, spider: Any = None) -> None:
+        """With an audit log: each downloaded page's own HTTP status (``response_received``)."""
+        decision = request.meta.get(M.DECISION)
+        if self.audit is None or decision is None or request.meta.get(M.ROBOTS_REQUEST):
+            return
+        self.audit.write(
+            "response",
+            {
+                "url": decision["url"],
+                "origin": decision["origin"],
+                "target_status": response.status,  # never mixed with the robots.txt one
+                "response_url": response.url,
+            },
+        )
+
+    @staticmethod
+    def _note(level: int, origin: str, text: str) -> None:
+        logger.log(level, "scrapy-rep: %(origin)s: %(text)s", {"origin": origin, "text": text})
+
+    def _archive(self, policy: Policy) -> str | None:
+        """Keep the body in REP_POLICY_ARCHIVE (once per digest); its path, or None."""
+        if self.archive is None or policy.body is None or policy.digest is None:
+            return None
+        try:
+            return self.archive.keep(policy.digest, policy.body)
+        except OSError as exc:
+            logger.warning("scrapy-rep: cannot archive robots.txt: %(error)s", {"error": exc})
+            return None
+
+    # -- the end ------------------------------------------------------------
+
+    def closed(self, reason: str, left: int) -> None:
+        """At spider close: the warning for what was held, the report, the last records."""
+        if left:
+            logger.warning(
+                "scrapy-rep: %(n)d held requests were never downloaded (spider closed: %(reason)s)",
+                {"n": left, "reason": reason},
+            )
+        self.flush()
+        try:
+            if self.report:
+                logger.info("%(report)s", {"report": "\n".join(report_lines(self.counts))})
+            if self.audit is not None:
+                for origin, counts in self.counts.origins.items():
+                    self.audit.write("origin", {"origin": origin, **counts.to_dict()})
+        finally:
+            if self.audit is not None:
+                self.audit.close()  # flushes: nothing buffered is lost
+
+
+def clock_time(timestamp: float) -> str:
+    return time.strftime("%H:%M:%S", time.localtime(timestamp))
+
+
+def fetch_record(origin: str, policy: Policy) -> dict[str, Any]:
+    return {
+        "origin": origin,
+        "url": policy.url,
+        "final_url": policy.final_url,
+        "status": policy.status.value,
+        "http_status": policy.http_status,
+        "outcome": policy.outcome,
+        "fetched_at": policy.fetched_at,
+        "expires_at": policy.expires_at,
+        "digest": policy.digest,
+        "size": len(policy.body) if policy.body is not None else None,
+        "truncated": policy.truncated,
+        "reason": policy.reason,
+    }

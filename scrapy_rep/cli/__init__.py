@@ -1,0 +1,82 @@
+"""``scrapy-rep``: ask a robots.txt file questions from the shell.
+
+Exit status: 0 all URLs allowed, 1 some disallowed, 2 a usage or input error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+
+from scrapy_rep.cli.explain import add_parser as add_explain_parser
+from scrapy_rep.cli.store import add_parser as add_store_parser
+from scrapy_rep.cli.text import printable
+from scrapy_rep.robotstxt import InvalidProductToken, RobotsTxt, parse
+
+EXIT_ALLOWED, EXIT_DISALLOWED, EXIT_ERROR = 0, 1, 2
+
+
+class CliError(Exception):
+    """An input problem reported as one line, without a traceback."""
+
+
+def _read(path: str) -> RobotsTxt:
+    try:
+        if path == "-":
+            return parse(sys.stdin.buffer.read())
+        with open(path, "rb") as f:
+            return parse(f.read())
+    except OSError as exc:
+        raise CliError(f"cannot read {path}: {exc.strerror or exc}") from exc
+
+
+def _check(args: argparse.Namespace) -> int:
+    robots = _read(args.robots)
+    disallowed = False
+    for url in args.urls:
+        verdict = robots.decide(args.agent, url)
+        disallowed |= not verdict.allowed
+        line = f"{'ALLOW' if verdict.allowed else 'DISALLOW':8} {url}  {verdict}"
+        print(printable(line))
+    return EXIT_DISALLOWED if disallowed else EXIT_ALLOWED
+
+
+def _lint(args: argparse.Namespace) -> int:
+    robots = _read(args.robots)
+    for diagnostic in robots.diagnostics:
+        print(printable(str(diagnostic)))  # the file's own bytes: no raw control characters
+    groups, rules = len(robots.groups), sum(len(g.rules) for g in robots.groups)
+    print(
+        f"{len(robots.diagnostics)} diagnostics; {groups} groups, {rules} rules, "
+        f"{len(robots.sitemaps)} sitemaps, {robots.size} bytes"
+        + (" (truncated)" if robots.truncated else ""),
+        file=sys.stderr,
+    )
+    return EXIT_ALLOWED
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="scrapy-rep", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    check = commands.add_parser("check", help="decide URLs against a robots.txt file")
+    check.add_argument("robots", metavar="ROBOTS_FILE", help="path, or - for standard input")
+    check.add_argument("--agent", required=True, metavar="TOKEN", help="product token")
+    check.add_argument("urls", nargs="+", metavar="URL", help="absolute URL or path")
+    check.set_defaults(run=_check)
+    lint = commands.add_parser("lint", help="print the lines a robots.txt gets wrong")
+    lint.add_argument("robots", metavar="ROBOTS_FILE", help="path, or - for standard input")
+    lint.set_defaults(run=_lint)
+    add_store_parser(commands)
+    add_explain_parser(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    run: Callable[[argparse.Namespace], int] = args.run
+    try:
+        return run(args)
+    except (CliError, InvalidProductToken) as exc:
+        print(printable(f"scrapy-rep: error: {exc}"), file=sys.stderr)
+        return EXIT_ERROR

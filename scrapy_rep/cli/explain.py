@@ -1,0 +1,230 @@
+"""``scrapy-rep explain LOG URL``: why a URL was downloaded, dropped or held, from the audit log.
+
+Reads the JSON Lines log of ``REP_DECISION_LOG`` in one pass, keeping only
+the records of that URL and the robots.txt fetches of its origin, and
+prints the latest decision (rule, line, group, the policy's version and
+when it was fetched), the line itself from ``REP_POLICY_ARCHIVE`` when the
+body was archived, and the URL's history (parked, released, response).
+
+Exit status: 0 the URL was last let through, 1 it was not, 2 no record of
+it (or an unreadable log).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from scrapy_rep.cli.text import printable
+from scrapy_rep.core.decision import PAGE
+from scrapy_rep.core.origin import NotAnOrigin, origin_of
+
+EXIT_DOWNLOADED, EXIT_NOT_DOWNLOADED, EXIT_ERROR = 0, 1, 2
+#: record types that concern one URL
+_URL_TYPES = ("decision", "parked", "released", "dropped", "response", "subrequest")
+#: records that carry a decision (a browser sub-request's is judged by the browser guard)
+_DECISION_TYPES = ("decision", "subrequest")
+_NEWLINES = re.compile(r"\r\n|\r|\n")  # the parser's line breaks, so line numbers agree
+_SUGGEST = 5
+
+
+class _NoRecord(Exception):
+    """Nothing in the log answers the question."""
+
+
+def add_parser(subparsers: Any) -> None:
+    """Register ``explain`` on the ``scrapy-rep`` command's subparsers."""
+    explain = subparsers.add_parser(
+        "explain",
+        help="say why a URL was downloaded, dropped or held, from an audit log",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    explain.add_argument("log", metavar="LOG", help="the REP_DECISION_LOG file")
+    explain.add_argument("url", metavar="URL", help="the URL, as the crawl requested it")
+    explain.add_argument(
+        "--archive",
+        metavar="DIR",
+        help="the REP_POLICY_ARCHIVE directory, if it has moved since the crawl",
+    )
+    explain.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        action, lines = explain(args.log, args.url, args.archive)
+    except OSError as exc:
+        print(f"scrapy-rep: error: cannot read {args.log}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except _NoRecord as exc:
+        print(printable(f"scrapy-rep: error: {exc}"), file=sys.stderr)
+        return EXIT_ERROR
+    print("\n".join(printable(line) for line in lines))  # rules and URLs quote the site
+    return EXIT_DOWNLOADED if action == "download" else EXIT_NOT_DOWNLOADED
+
+
+def _records(path: str) -> Iterator[dict[str, Any]]:
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue  # a torn last line of a crashed crawl: skip it, keep the rest
+            if isinstance(record, dict):
+                yield record
+
+
+def _candidates(url: str) -> set[str]:
+    """The URL as given, and with the root path a crawler adds (``http://h`` -> ``http://h/``)."""
+    found = {url}
+    _, sep, rest = url.partition("://")
+    if sep and "/" not in rest:
+        found.add(url + "/")
+    return found
+
+
+def explain(log: str, url: str, archive_dir: str | None = None) -> tuple[str, list[str]]:
+    """The URL's last action (download, drop, park) and the lines that say why.
+
+    Raises :class:`_NoRecord` when the log never mentions the URL.
+    """
+    try:
+        origin: str | None = origin_of(url)
+    except NotAnOrigin:
+        origin = None
+    wanted = _candidates(url)
+    events: list[dict[str, Any]] = []
+    fetches: list[dict[str, Any]] = []
+    nearby: list[str] = []
+    for record in _records(log):
+        kind = record.get("type")
+        if kind in _URL_TYPES and record.get("url") in wanted:
+            events.append(record)
+        elif kind == "fetch" and origin is not None and record.get("origin") == origin:
+            fetches.append(record)
+        elif (
+            kind == "decision"
+            and origin is not None
+            and record.get("origin") == origin
+            and len(nearby) < _SUGGEST
+            and record.get("url") not in nearby
+        ):
+            nearby.append(str(record.get("url")))
+    decisions = [e for e in events if e["type"] in _DECISION_TYPES]
+    if not events:
+        hint = f"; decisions on that origin include: {', '.join(nearby)}" if nearby else ""
+        raise _NoRecord(f"no record of {url} in {log}{hint}")
+    lines = [url]
+    if decisions:
+        decision = decisions[-1]
+        final = decision["action"]
+        lines += _decision_lines(decision, fetches, archive_dir)
+    else:
+        last = events[-1]
+        final = "drop" if last["type"] == "dropped" else "park"
+        lines.append(
+            f"  no decision recorded; last seen {last['type']} ({last.get('reason', '-')})"
+        )
+    lines.append("  history")
+    for event in events:
+        lines.append(f"    {_when(event.get('at'), True)}  {_event(event)}")
+    return final, lines
+
+
+def _decision_lines(
+    decision: dict[str, Any], fetches: list[dict[str, Any]], archive_dir: str | None
+) -> list[str]:
+    verdict = decision["rep_decision"].upper()
+    lines = [
+        f"  decision  {verdict} -> {decision['action']} ({decision['reason']}), "
+        f"token {decision['product_token']}, at {_when(decision.get('at'))}",
+    ]
+    if decision.get("collection_decision") not in (None, "approved", "unresolved"):
+        lines.append(f"  scope     the collection policy said {decision['collection_decision']}")
+    if decision.get("matched_rule") and decision.get("policy_status") == PAGE:
+        lines.append(f"  directive {decision['matched_rule']}")
+    elif decision.get("matched_rule"):
+        lines.append(f"  rule      {decision['matched_rule']} (line {decision['matched_line']})")
+    if decision.get("group"):
+        lines.append(f"  group     {decision['group']}")
+    if decision.get("detail"):
+        lines.append(f"  why       {decision['detail']}")
+    if decision.get("policy_status") == PAGE:  # the linking page decided, not robots.txt
+        lines.append("  source    the page's directives, not robots.txt")
+        return lines
+    fetch = next(
+        (f for f in reversed(fetches) if f.get("fetched_at") == decision["policy_fetched_at"]),
+        None,
+    )
+    source = decision.get("policy_final_url") or decision.get("policy_url") or "-"
+    if decision.get("policy_final_url") not in (None, decision.get("policy_url")):
+        source = f"{decision['policy_url']} -> {decision['policy_final_url']}"
+    version = decision.get("policy_digest") or "none (no rules)"
+    lines.append(
+        f"  policy    {decision['policy_status']}: robots.txt "
+        f"{decision.get('policy_http_status') or '-'} from {source}"
+    )
+    lines.append(
+        f"            version {version}, fetched {_when(decision.get('policy_fetched_at'))}"
+    )
+    if fetch is not None:
+        extra = [fetch.get("reason") or ""]
+        if fetch.get("truncated"):
+            extra.append(f"cut at {fetch.get('size')} bytes")
+        lines.append(f"            {'; '.join(e for e in extra if e)}")
+    quoted = _archived_line(decision, fetch, archive_dir)
+    if quoted:
+        lines.append(quoted)
+    return lines
+
+
+def _archived_line(
+    decision: dict[str, Any], fetch: dict[str, Any] | None, archive_dir: str | None
+) -> str | None:
+    digest, number = decision.get("policy_digest"), decision.get("matched_line")
+    if not digest or not number:
+        return None
+    paths = [os.path.join(archive_dir, f"{digest}.txt")] if archive_dir else []
+    if fetch is not None and fetch.get("archive"):
+        paths.append(str(fetch["archive"]))
+    for path in paths:
+        try:
+            with open(path, "rb") as f:
+                body = f.read()
+        except OSError:
+            continue
+        text = body.decode("utf-8", "replace")
+        found = _NEWLINES.split(text)
+        if 0 < number <= len(found):
+            return f"  line {number:<4} {found[number - 1].strip()}    ({path})"
+    return None
+
+
+def _event(event: dict[str, Any]) -> str:
+    kind = event["type"]
+    if kind == "decision":
+        return f"judged    {event['rep_decision']} -> {event['action']} ({event['reason']})"
+    if kind == "subrequest":
+        return (
+            f"browser   {event['rep_decision']} -> {event['action']} ({event['reason']}), "
+            f"{event.get('resource_type', '-')} of {event.get('page', '-')}"
+            + (f", redirect hop {event['hop']}" if event.get("hop") else "")
+        )
+    if kind == "response":
+        return f"response  HTTP {event['target_status']} from the target itself"
+    if kind == "released":
+        return "released  its origin's robots.txt could be judged again"
+    return f"{kind:<9} {event.get('reason', '-')}"
+
+
+def _when(timestamp: Any, precise: bool = False) -> str:
+    if not isinstance(timestamp, (int, float)):
+        return "-"
+    text = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(timestamp))
+    return f"{text}.{int(timestamp * 1000) % 1000:03d}" if precise else text

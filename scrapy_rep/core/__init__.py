@@ -1,0 +1,1 @@
+"""The decisions, pure: no Scrapy, Twisted or asyncio; every clock is passed in."""

@@ -1,0 +1,200 @@
+"""The per-origin lifecycle of held requests, as pure state (no Scrapy, no I/O).
+
+Theory of operation. A request of an origin whose policy is fresh and not
+paused is judged at once. Otherwise it waits: first a little (at most
+``pending_wait`` seconds after the origin's fetch started) in the
+downloader, then *parked* here, outside Scrapy's queues, so that a slow or
+failing origin never takes concurrency from a healthy one.
+
+Everything that decides whether a request is held, and what happens to the
+held ones when a new policy arrives, lives in this file:
+
+- :meth:`OriginGate.admit` answers for a request about to be judged:
+  judge now, wait for the fetch (with a budget), or park (with a reason);
+- :meth:`OriginGate.hold_reason` answers for a request about to enter the
+  scheduler (Scrapy's ``request_scheduled``): park it, or let it through;
+- :meth:`OriginGate.on_policy` turns a new policy into :class:`Effects`:
+  which held requests go back to be judged, when to refetch, whether the
+  origin paused or resumed;
+- :meth:`OriginGate.expire` and :meth:`OriginGate.close` give back what
+  waited too long, and everything at the end, so nothing can be forgotten.
+
+The caller (the Scrapy adapter) carries the effects out: timers, the
+engine, exceptions. The clock is passed in.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Generic, TypeVar
+
+from scrapy_rep.core.parking import Held, ParkingLot
+from scrapy_rep.core.policy import Policy, Status
+
+T = TypeVar("T")
+
+JUDGE, WAIT, PARK = "judge", "wait", "park"
+ORIGIN_PAUSED, ORIGIN_PENDING = "origin-paused", "origin-pending"
+
+
+@dataclass(frozen=True, slots=True)
+class Admission:
+    """What to do with a request now: ``judge``, ``wait`` (``budget`` s) or ``park``."""
+
+    action: str
+    reason: str = ""
+    budget: float = 0.0
+
+
+_JUDGE = Admission(JUDGE)
+
+
+@dataclass
+class Effects(Generic[T]):
+    """What a new policy means for an origin's held requests; the caller carries it out."""
+
+    #: held requests to hand back to be judged against the new policy
+    release: list[Held[T]] = field(default_factory=list)
+    #: refetch the origin's robots.txt at this time (policy clock)
+    wake_at: float | None = None
+    paused: bool = False
+    #: the origin was held before and is not any more
+    resumed: bool = False
+
+
+class OriginGate(Generic[T]):
+    """Paused origins, held requests and refetch times; one instance per crawler."""
+
+    def __init__(self, pending_wait: float, park_max: int, park_timeout: float) -> None:
+        self.pending_wait = pending_wait
+        self.park_timeout = park_timeout
+        self._lot: ParkingLot[T] = ParkingLot(park_max)
+        self._paused: set[str] = set()
+        self._wakes: dict[str, float] = {}  # origin -> when its refetch is due
+        self._closed = False
+
+    def __len__(self) -> int:
+        return len(self._lot)
+
+    @property
+    def watching(self) -> bool:
+        """Whether requests entering the scheduler may have to be parked."""
+        return bool(self._paused or len(self._lot))
+
+    def holds(self, origin: str) -> bool:
+        return origin in self._lot
+
+    # -- asking -------------------------------------------------------------
+
+    def admit(
+        self, origin: str, policy: Policy | None, pending_since: float | None, now: float
+    ) -> Admission:
+        """For a request leaving for the downloader: judge, wait for a fetch, or park."""
+        if policy is not None:
+            planned = origin in self._wakes  # a held origin's refetch is already planned
+            if policy.status is Status.PAUSED and (planned or policy.fresh(now)):
+                return Admission(PARK, ORIGIN_PAUSED)
+            if policy.fresh(now) or (planned and policy.status is Status.UNRESOLVED):
+                return _JUDGE
+        if pending_since is None:  # no fetch under way: the caller starts one and waits
+            return Admission(WAIT, budget=self.pending_wait)
+        budget = self.pending_wait - (now - pending_since)
+        if budget <= 0:
+            return Admission(PARK, ORIGIN_PENDING)
+        return Admission(WAIT, budget=budget)
+
+    def admit_fetched(self, policy: Policy | None) -> Admission:
+        """For a request that waited for its origin's fetch: the policy it just got is current.
+
+        (Even a policy that expired at once, ``Cache-Control: max-age=0``,
+        answers the requests that waited for it.)
+        """
+        if policy is None:
+            return Admission(PARK, ORIGIN_PENDING)
+        if policy.status is Status.PAUSED:
+            return Admission(PARK, ORIGIN_PAUSED)
+        return _JUDGE
+
+    def hold_reason(
+        self,
+        origin: str,
+        handed_back: str | None,
+        policy: Policy | None,
+        pending_since: float | None,
+        now: float,
+    ) -> str | None:
+        """For a request entering the scheduler: the reason to park it, or None.
+
+        ``handed_back`` is the reason the downloader gave when it returned the
+        request. Paused and pending origins are checked again, since the fetch
+        may have ended meanwhile; other reasons (a disallowed or unresolved
+        request the settings say to park) stand.
+        """
+        if handed_back not in (None, ORIGIN_PAUSED, ORIGIN_PENDING):
+            return handed_back
+        if (
+            policy is not None
+            and policy.status is Status.PAUSED
+            and (policy.fresh(now) or origin in self._wakes)
+        ):
+            return ORIGIN_PAUSED
+        if pending_since is not None and (
+            handed_back == ORIGIN_PENDING or now - pending_since >= self.pending_wait
+        ):
+            return ORIGIN_PENDING
+        return None
+
+    # -- holding ------------------------------------------------------------
+
+    def park(self, origin: str, item: T, since: float, reason: str) -> bool:
+        """Hold ``item``; False when the lot is full or the gate closed (drop it then)."""
+        return not self._closed and self._lot.park(origin, item, since, reason)
+
+    def wake_due(self, origin: str, policy: Policy | None, now: float) -> float | None:
+        """When a held origin with no refetch planned should be refetched; None if planned."""
+        if origin in self._wakes:
+            return None
+        when = policy.expires_at if policy is not None else now
+        self._wakes[origin] = when
+        return when
+
+    def woken(self, origin: str) -> bool:
+        """The refetch time of ``origin`` came; True if anything still waits for it."""
+        self._wakes.pop(origin, None)
+        return not self._closed and origin in self._lot
+
+    def on_policy(self, origin: str, old: Policy | None, new: Policy, now: float) -> Effects[T]:
+        """A new policy for ``origin``: release or keep what it holds, plan the next fetch."""
+        effects: Effects[T] = Effects()
+        if self._closed:
+            return effects  # close() hands everything back
+        was_held = origin in self._paused or (
+            old is not None and old.status in (Status.PAUSED, Status.UNRESOLVED)
+        )
+        self._paused.discard(origin)
+        self._wakes.pop(origin, None)
+        if new.status is Status.PAUSED:
+            self._paused.add(origin)
+            self._wakes[origin] = new.expires_at
+            return Effects(wake_at=new.expires_at, paused=True)
+        if new.status is Status.UNREACHABLE or new.stale_since is not None:
+            self._wakes[origin] = new.expires_at
+            effects.wake_at = new.expires_at
+        effects.resumed = was_held and new.status is not Status.UNRESOLVED
+        effects.release = self._lot.take(origin)
+        return effects
+
+    def expire(self, now: float) -> list[Held[T]]:
+        """Requests parked longer than ``park_timeout``, removed."""
+        return self._lot.expire(now - self.park_timeout)
+
+    def origins_without_wake(self) -> list[str]:
+        """Origins holding requests with no refetch planned (each needs one)."""
+        return [origin for origin in self._lot.origins() if origin not in self._wakes]
+
+    def close(self) -> list[Held[T]]:
+        """Everything still held, removed; afterwards the gate holds and releases nothing."""
+        self._closed = True
+        self._paused.clear()
+        self._wakes.clear()
+        return list(self._lot.drain())

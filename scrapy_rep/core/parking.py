@@ -1,0 +1,74 @@
+"""Requests held for an origin that cannot be judged yet, outside Scrapy's queues.
+
+A parked request occupies neither the scheduler nor the downloader, so a
+paused origin never takes concurrency from a healthy one. The lot is bounded
+and pure (no Scrapy import); :mod:`scrapy_rep.core.gate` decides when to park and
+when to take requests out, and the lot only keeps count, so nothing leaves it
+unaccounted for.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class Held(Generic[T]):
+    item: T
+    origin: str
+    since: float
+    reason: str
+
+
+class ParkingLot(Generic[T]):
+    """Held items by origin, at most ``capacity`` in all."""
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self._by_origin: dict[str, deque[Held[T]]] = {}
+        self._count = 0
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __contains__(self, origin: object) -> bool:
+        return origin in self._by_origin
+
+    def origins(self) -> list[str]:
+        return list(self._by_origin)
+
+    def park(self, origin: str, item: T, now: float, reason: str) -> bool:
+        """Hold ``item``; False when the lot is full (the caller drops it, with a reason)."""
+        if self._count >= self.capacity:
+            return False
+        self._by_origin.setdefault(origin, deque()).append(Held(item, origin, now, reason))
+        self._count += 1
+        return True
+
+    def take(self, origin: str) -> list[Held[T]]:
+        """Everything held for ``origin``, oldest first, removed from the lot."""
+        held = self._by_origin.pop(origin, deque())
+        self._count -= len(held)
+        return list(held)
+
+    def expire(self, deadline: float) -> list[Held[T]]:
+        """Everything parked before ``deadline``, removed from the lot."""
+        expired: list[Held[T]] = []
+        for origin in list(self._by_origin):
+            held = self._by_origin[origin]
+            while held and held[0].since < deadline:
+                expired.append(held.popleft())
+            if not held:
+                del self._by_origin[origin]
+        self._count -= len(expired)
+        return expired
+
+    def drain(self) -> Iterator[Held[T]]:
+        """Empty the lot (at close), yielding what it held."""
+        for origin in list(self._by_origin):
+            yield from self.take(origin)

@@ -1,0 +1,304 @@
+"""One robots.txt fetch per origin at a time, shared by everyone who asks.
+
+The resolver knows nothing of Scrapy: it is handed a ``fetch`` coroutine
+function and a clock. It keeps the in-flight task per origin (single-flight),
+turns each :class:`FetchResult` into a :class:`Policy` with the pure status
+table, and keeps the result in the local cache and, if there is one, the
+shared store. A shared store is asked before fetching and holds a per-origin
+lock while a worker fetches, so a cluster fetches each file once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any, ClassVar, Protocol
+
+from scrapy_rep.core.policy import FetchResult, Policy, PolicyConfig, next_policy
+from scrapy_rep.runtime.settings import RepSettings
+from scrapy_rep.runtime.store.base import SharedStore
+from scrapy_rep.runtime.store.factory import sqlite_path, store_kind
+from scrapy_rep.runtime.store.memory import PolicyCache
+
+logger = logging.getLogger(__name__)
+
+Fetch = Callable[[str], Awaitable[FetchResult]]
+Clock = Callable[[], float]
+
+
+class FetchAbandoned(Exception):
+    """A fetch that ended because its crawler closed, not because of the site.
+
+    Nothing is learnt about the origin: no policy is adopted, and listeners
+    hear ``abandoned`` so a crawler still running can fetch it itself.
+    """
+
+
+class Listener(Protocol):
+    """A crawler following the policies of a shared resolver."""
+
+    def on_policy(
+        self, origin: str, old: Policy | None, new: Policy, fetched: Fetch | None
+    ) -> None:
+        """A new policy; ``fetched`` is the fetch that made it (None: from the store)."""
+
+    def on_abandoned(self, origin: str) -> None:
+        """A fetch for ``origin`` ended without an answer (its crawler closed)."""
+
+
+class Resolver:
+    """Current policies by origin: from the cache, the shared store, or a fetch."""
+
+    def __init__(
+        self,
+        cache: PolicyCache,
+        config: PolicyConfig,
+        clock: Clock,
+        shared: SharedStore | None = None,
+        lock_ttl: float = 10.0,
+        poll_interval: float = 0.1,
+        fetch_budget: float = 60.0,
+    ) -> None:
+        self.cache = cache
+        self.config = config
+        self.clock = clock
+        self.shared = shared
+        #: the shared store's lock is a lease of this many seconds, renewed while fetching
+        self.lock_ttl = lock_ttl
+        self.poll_interval = poll_interval
+        #: longest a live fetch may take (all hops): how long to wait for another worker's
+        self.fetch_budget = fetch_budget
+        self._inflight: dict[str, asyncio.Task[Policy]] = {}
+        self._started: dict[str, float] = {}
+        self._fetchers: dict[str, Fetch] = {}  # origin -> the fetch in flight
+        self._store_down = False  # warn once per outage of the shared store, not per call
+        #: the crawlers told of every new policy
+        self.listeners: list[Listener] = []
+
+    @classmethod
+    def of(cls, spec: ResolverSpec, cache: PolicyCache, shared: SharedStore | None) -> Resolver:
+        """The resolver a spec describes, over ``cache`` and an optional shared store."""
+        return cls(
+            cache,
+            spec.policy,
+            spec.clock,
+            shared=shared,
+            lock_ttl=spec.lock_ttl,
+            fetch_budget=spec.fetch_budget,
+        )
+
+    def current(self, origin: str) -> Policy | None:
+        """The cached policy, fresh or not; no I/O."""
+        return self.cache.get(origin)
+
+    def pending_since(self, origin: str) -> float | None:
+        """When the fetch in flight for ``origin`` started, if one is."""
+        return self._started.get(origin)
+
+    def resolve(self, origin: str, fetch: Fetch) -> asyncio.Task[Policy]:
+        """The task that yields a fresh policy for ``origin``; started if none is running."""
+        task = self._inflight.get(origin)
+        if task is None:
+            task = asyncio.ensure_future(self._refresh(origin, fetch))
+            self._inflight[origin] = task
+            self._started[origin] = self.clock()
+            self._fetchers[origin] = fetch
+            task.add_done_callback(lambda done: self._done(origin, done))
+        return task
+
+    def _done(self, origin: str, task: asyncio.Task[Policy]) -> None:
+        self._inflight.pop(origin, None)
+        self._started.pop(origin, None)
+        self._fetchers.pop(origin, None)
+        if task.cancelled() or isinstance(task.exception(), FetchAbandoned):
+            for listener in list(self.listeners):
+                listener.on_abandoned(origin)
+
+    async def _refresh(self, origin: str, fetch: Fetch) -> Policy:
+        previous = self.cache.with_body(origin)  # its last good copy may stand in
+        if self.shared is None:
+            return self._adopt(origin, previous, await self._fetch(origin, previous, fetch), fetch)
+        deadline = self.clock() + self.fetch_budget * 2
+        pause = self.poll_interval / 8  # most fetches are short: look again soon, then less often
+        while True:
+            stored = await self._load(origin)
+            if stored is not None and stored.fresh(self.clock()):
+                return self._adopt(origin, previous, stored, None)
+            token = await self._acquire(origin)
+            if token is not None or self.clock() >= deadline:
+                break
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, self.poll_interval)
+        lease = asyncio.ensure_future(self._keep_lease(origin, token)) if token else None
+        try:
+            stored = await self._load(origin)  # another worker may have just finished
+            if stored is not None and stored.fresh(self.clock()):
+                return self._adopt(origin, previous, stored, None)
+            policy = await self._fetch(origin, stored or previous, fetch)
+            await self._save(origin, policy)
+            return self._adopt(origin, previous, policy, fetch)
+        finally:
+            if lease is not None:
+                lease.cancel()
+            if token is not None:
+                await self._release(origin, token)
+
+    async def _keep_lease(self, origin: str, token: str) -> None:
+        """Renew the fetch lock while the fetch runs: a live worker keeps it, a dead one not."""
+        if token == "local":
+            return
+        assert self.shared is not None
+        while True:
+            await asyncio.sleep(self.lock_ttl / 3)
+            try:
+                if not await self.shared.renew(origin, token, self.lock_ttl):
+                    logger.info(
+                        "scrapy-rep: lost the robots.txt fetch lock of %(origin)s; "
+                        "another worker may fetch it too",
+                        {"origin": origin},
+                    )
+                    return
+            except Exception as exc:
+                self._store_failed("renew", exc)
+                return
+
+    async def _fetch(self, origin: str, previous: Policy | None, fetch: Fetch) -> Policy:
+        result = await fetch(origin)
+        return next_policy(previous, result, self.clock(), self.config)
+
+    def _adopt(self, origin: str, old: Policy | None, new: Policy, fetch: Fetch | None) -> Policy:
+        self.cache.put(origin, new)
+        # no longer pending, before the listeners run: what they release must not re-park
+        self._started.pop(origin, None)
+        for listener in list(self.listeners):
+            listener.on_policy(origin, old, new, fetch)
+        return new
+
+    # The shared store is a convenience, never a single point of failure:
+    # when it fails, the worker carries on with its local cache alone.
+
+    async def _load(self, origin: str) -> Policy | None:
+        assert self.shared is not None
+        try:
+            policy = await self.shared.load(origin)
+        except Exception as exc:
+            self._store_failed("load", exc)
+            return None
+        if self._store_down:
+            self._store_down = False
+            logger.info("scrapy-rep: the shared policy store answers again")
+        return policy
+
+    async def _save(self, origin: str, policy: Policy) -> None:
+        assert self.shared is not None
+        try:
+            await self.shared.save(origin, policy)
+        except Exception as exc:
+            self._store_failed("save", exc)
+
+    async def _acquire(self, origin: str) -> str | None:
+        assert self.shared is not None
+        try:
+            return await self.shared.acquire(origin, self.lock_ttl)
+        except Exception as exc:
+            self._store_failed("lock", exc)
+            return "local"  # fetch ourselves rather than wait on a store that is down
+
+    async def _release(self, origin: str, token: str) -> None:
+        assert self.shared is not None
+        if token == "local":
+            return
+        try:
+            await self.shared.release(origin, token)
+        except Exception as exc:
+            self._store_failed("unlock", exc)
+
+    def _store_failed(self, what: str, exc: Exception) -> None:
+        log = logger.debug if self._store_down else logger.warning
+        self._store_down = True
+        log(
+            "scrapy-rep: shared policy store failed (%(what)s: %(error)s); using the local cache",
+            {"what": what, "error": f"{type(exc).__name__}: {exc}"},
+        )
+
+
+@dataclass(frozen=True)
+class ResolverSpec:
+    """Every setting a resolver uses: crawlers with equal specs share one resolver.
+
+    Compared by value (the policy by every field of it), the clock by identity.
+    """
+
+    policy: PolicyConfig = field(compare=False)
+    clock: Clock = field(compare=False)
+    cache_max_origins: int
+    #: ``memory``, ``redis`` or ``sqlite`` and where: the Redis URL and prefix, the file
+    store: str
+    store_address: tuple[Any, ...]
+    retention: float
+    #: the shared store's fetch lock, a lease renewed while the fetch runs
+    lock_ttl: float
+    #: how long one fetch may take, redirects included
+    fetch_budget: float
+    policy_key: tuple[Any, ...] = field(init=False)
+    clock_id: int = field(init=False)
+
+    @classmethod
+    def of(cls, config: RepSettings, clock: Clock, jobdir: str | None) -> ResolverSpec:
+        """The spec of a crawler's settings (and JOBDIR, which may choose the store)."""
+        kind = store_kind(config, jobdir)
+        address: tuple[Any, ...] = ()
+        retention = 0.0
+        if kind == "redis":
+            address, retention = (config.redis_url, config.redis_prefix), config.redis_retention
+        elif kind == "sqlite":
+            address, retention = (sqlite_path(config, jobdir),), config.sqlite_retention
+        return cls(
+            config.policy,
+            clock,
+            cache_max_origins=config.cache_max_origins,
+            store=kind,
+            store_address=address,
+            retention=retention,
+            lock_ttl=config.lock_timeout,
+            fetch_budget=config.fetch_timeout * (config.max_redirects + 1) + 5,
+        )
+
+    def __post_init__(self) -> None:
+        key = tuple(
+            tuple(sorted((str(k), str(v)) for k, v in value.items()))
+            if isinstance(value, Mapping)
+            else value
+            for value in (getattr(self.policy, f.name) for f in fields(self.policy))
+        )
+        object.__setattr__(self, "policy_key", key)
+        object.__setattr__(self, "clock_id", id(self.clock))
+
+
+class SharedResolvers:
+    """Resolvers shared by the crawlers of one process with equal specs.
+
+    Two spiders in one process (even with different product tokens) then
+    share one fetch and one cache per origin. A resolver lives while a
+    crawler uses it, so sequential crawls start fresh.
+    """
+
+    _resolvers: ClassVar[dict[ResolverSpec, tuple[Resolver, int]]] = {}
+
+    @classmethod
+    def acquire(cls, spec: ResolverSpec, make: Callable[[], Resolver]) -> Resolver:
+        resolver, users = cls._resolvers.get(spec) or (make(), 0)
+        cls._resolvers[spec] = (resolver, users + 1)
+        return resolver
+
+    @classmethod
+    def leave(cls, spec: ResolverSpec) -> bool:
+        """True when that was the last user (who then closes the resolver's store)."""
+        resolver, users = cls._resolvers[spec]
+        if users <= 1:
+            del cls._resolvers[spec]
+            return True
+        cls._resolvers[spec] = (resolver, users - 1)
+        return False

@@ -1,0 +1,69 @@
+"""Which shared store a crawl uses: ``REP_STORE`` read together with ``JOBDIR``.
+
+=========  ===========================================================
+REP_STORE  store
+=========  ===========================================================
+memory     none: the in-process :class:`~scrapy_rep.runtime.store.memory.PolicyCache` only
+redis      :class:`~scrapy_rep.runtime.store.redis.RedisStore` (``REP_REDIS_*``)
+sqlite     :class:`~scrapy_rep.runtime.store.sqlite.SqliteStore` at ``REP_SQLITE_PATH``,
+           else ``<JOBDIR>/rep-policies.sqlite``; neither is a :class:`SettingError`
+auto       ``sqlite`` when ``JOBDIR`` is set, else ``memory``
+=========  ===========================================================
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from scrapy_rep.runtime.settings import RepSettings, SettingError
+from scrapy_rep.runtime.store.base import SharedStore
+
+
+def store_kind(config: RepSettings, jobdir: str | None) -> str:
+    """``memory``, ``redis`` or ``sqlite``: what ``REP_STORE`` means with this JOBDIR."""
+    if config.store == "auto":
+        return "sqlite" if jobdir else "memory"
+    return config.store
+
+
+def sqlite_path(config: RepSettings, jobdir: str | None) -> str:
+    """The SQLite file: ``REP_SQLITE_PATH``, else the default one in the JOBDIR."""
+    from scrapy_rep.runtime.store.sqlite import default_path
+
+    if config.sqlite_path:
+        return config.sqlite_path
+    if jobdir:
+        return default_path(jobdir)
+    raise SettingError("REP_STORE = 'sqlite' needs REP_SQLITE_PATH or a JOBDIR")
+
+
+def open_store(
+    config: RepSettings,
+    jobdir: str | None,
+    *,
+    on_invalidate: Callable[[str | None], None] | None = None,
+) -> SharedStore | None:
+    """The store ``config`` asks for, or None for memory only; :class:`SettingError` if unusable.
+
+    ``on_invalidate(origin)`` (``None``: every origin) is called when an operator
+    forgets policies with ``scrapy-rep store`` (Redis: pub/sub; SQLite: polled
+    every second). The SQLite file is opened, and checked, here.
+    """
+    kind = store_kind(config, jobdir or None)
+    if kind == "redis":
+        from scrapy_rep.runtime.store.redis import RedisStore  # redis is an optional dependency
+
+        redis = RedisStore.from_url(
+            config.redis_url, prefix=config.redis_prefix, retention=config.redis_retention
+        )
+        if on_invalidate is not None:
+            redis.on_invalidate(on_invalidate)
+        return redis
+    if kind == "sqlite":
+        from scrapy_rep.runtime.store.sqlite import SqliteStore
+
+        sqlite = SqliteStore(sqlite_path(config, jobdir or None), retention=config.sqlite_retention)
+        if on_invalidate is not None:
+            sqlite.on_invalidate(on_invalidate)
+        return sqlite
+    return None

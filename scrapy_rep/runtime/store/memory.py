@@ -1,0 +1,100 @@
+"""The in-process policy cache: LRU-bounded, each origin's parsed file kept with its policy.
+
+A broad crawl visits thousands of origins round-robin. The parsed (and, on
+first use per token, compiled) robots.txt of an origin therefore lives as
+long as its policy does: judging a request never parses a file again while
+the origin is cached, however many origins are active. Origins serving the
+same file share one parse (looked up by body digest, held weakly, so a parse
+lives while some origin uses it).
+
+The body itself is not needed to judge, so the cached policy carries none;
+a zlib-compressed copy is kept beside it for the few readers that need it
+later (:meth:`PolicyCache.with_body`): the last good copy that RFC 9309
+§2.3.1.4 lets a crawler use while the origin is unreachable, and a shared
+store saving that copy.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections import OrderedDict
+from dataclasses import replace
+from weakref import WeakValueDictionary
+
+from scrapy_rep.core.policy import Policy
+from scrapy_rep.robotstxt import RobotsTxt, parse
+
+
+class _Entry:
+    __slots__ = ("packed", "policy", "robots")
+
+    def __init__(self, policy: Policy, robots: RobotsTxt | None, packed: bytes | None) -> None:
+        self.policy = policy  # without its body
+        self.robots = robots  # keeps the shared parse alive while this origin uses it
+        self.packed = packed  # the body, compressed
+
+
+class PolicyCache:
+    """Policies by origin, at most ``max_origins``; least recently used go first."""
+
+    def __init__(self, max_origins: int = 100_000) -> None:
+        self.max_origins = max_origins
+        self._entries: OrderedDict[str, _Entry] = OrderedDict()
+        self._parsed: WeakValueDictionary[str, RobotsTxt] = WeakValueDictionary()
+        self.evictions = 0
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def get(self, origin: str) -> Policy | None:
+        """The origin's policy (without its body)."""
+        entry = self._entries.get(origin)
+        if entry is None:
+            return None
+        self._entries.move_to_end(origin)
+        return entry.policy
+
+    def with_body(self, origin: str) -> Policy | None:
+        """The origin's policy with its body restored: for a new policy to fall back on."""
+        entry = self._entries.get(origin)
+        if entry is None or entry.packed is None:
+            return entry.policy if entry is not None else None
+        return replace(entry.policy, body=zlib.decompress(entry.packed))
+
+    def put(self, origin: str, policy: Policy) -> None:
+        robots = packed = None
+        if policy.digest is not None:
+            old = self._entries.get(origin)
+            if policy.body is not None:
+                robots = self._parse(policy.digest, policy.body)
+                packed = zlib.compress(policy.body)
+                policy = replace(policy, body=None)
+            elif old is not None and old.policy.digest == policy.digest:
+                robots, packed = old.robots, old.packed
+        self._entries[origin] = _Entry(policy, robots, packed)
+        self._entries.move_to_end(origin)
+        while len(self._entries) > self.max_origins:
+            self._entries.popitem(last=False)
+            self.evictions += 1
+
+    def forget(self, origin: str | None = None) -> None:
+        """Drop one origin, or everything."""
+        if origin is None:
+            self._entries.clear()
+        else:
+            self._entries.pop(origin, None)
+
+    def robots(self, policy: Policy) -> RobotsTxt | None:
+        """The parsed file behind an ``ok`` policy (parsed when the policy was cached)."""
+        if policy.digest is None:
+            return None
+        robots = self._parsed.get(policy.digest)
+        if robots is None and policy.body is not None:  # a policy not (yet) cached
+            robots = self._parse(policy.digest, policy.body)
+        return robots
+
+    def _parse(self, digest: str, body: bytes) -> RobotsTxt:
+        robots = self._parsed.get(digest)
+        if robots is None:
+            robots = self._parsed[digest] = parse(body)
+        return robots

@@ -1,0 +1,319 @@
+"""The policy store a cluster of crawlers shares, in Redis (``REP_STORE = "redis"``).
+
+Theory of operation. Each origin has one hash, ``{prefix}:v1:policy:{origin}``,
+holding the *facts* of its latest robots.txt fetch: every :class:`Policy`
+field, the body zlib-compressed, and a schema number (the fields are those of
+:mod:`scrapy_rep.runtime.store.codec`, which the SQLite store shares). It never holds a verdict,
+so workers with different product tokens share one fetch and each judges for
+itself. Freshness is the policy's own ``expires_at`` (for a paused origin: the
+end of the pause, so every worker honours one pause and one back-off count);
+the key's TTL is *retention* (default 30 days), much longer, so that a worker
+can still fall back on the last good copy of an origin that has become
+unreachable (RFC 9309 §2.3.1.4).
+
+One worker fetches an origin at a time: ``SET {prefix}:v1:lock:{origin} token
+NX PX ttl``. The lock outlives the longest fetch (the resolver passes the
+TTL), expires by itself if its owner dies, and is deleted only by its owner
+(compare-and-delete in Lua), so a late release never frees someone else's lock.
+
+``forget`` and ``flush`` publish on ``{prefix}:v1:invalidate``; every store
+subscribed there (it subscribes before its first load) drops the origin from
+its worker's local cache, so the next request for it reads the store again and,
+finding nothing, refetches once for the cluster.
+
+Only ``redis.asyncio`` is used: nothing here blocks the reactor.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import secrets
+import socket
+import time
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+try:
+    import redis.asyncio as aioredis
+    from redis.asyncio.retry import Retry
+    from redis.backoff import ExponentialBackoff
+except ImportError as exc:  # pragma: no cover - depends on the installation
+    raise ImportError(
+        "REP_STORE = 'redis' needs the redis package: pip install 'scrapy-rep[redis]'"
+    ) from exc
+
+from scrapy_rep.core.policy import Policy
+from scrapy_rep.runtime.store.codec import SCHEMA as SCHEMA
+from scrapy_rep.runtime.store.codec import StoreDataError as StoreDataError
+from scrapy_rep.runtime.store.codec import as_text as _text
+from scrapy_rep.runtime.store.codec import decode as decode
+from scrapy_rep.runtime.store.codec import encode as encode
+from scrapy_rep.runtime.store.codec import readable as readable
+
+logger = logging.getLogger(__name__)
+
+#: the key namespace version; part of every key, so a new layout never reads an old one
+KEY_VERSION = "v1"
+DEFAULT_PREFIX = "scrapy-rep"
+DEFAULT_URL = "redis://127.0.0.1:6379"
+DEFAULT_RETENTION = 30 * 86_400.0
+#: seconds a Redis command may take before the store counts as failed
+DEFAULT_TIMEOUT = 5.0
+
+_RELEASE = """
+if redis.call('get', KEYS[1]) == ARGV[1] then
+    return redis.call('del', KEYS[1])
+end
+return 0
+"""
+
+_RENEW = """
+if redis.call('get', KEYS[1]) == ARGV[1] then
+    return redis.call('pexpire', KEYS[1], ARGV[2])
+end
+return 0
+"""
+
+Invalidated = Callable[[str | None], None]
+
+
+class RedisStore:
+    """The :class:`~scrapy_rep.runtime.store.base.SharedStore` of a cluster, in Redis."""
+
+    def __init__(
+        self,
+        client: aioredis.Redis,
+        prefix: str = DEFAULT_PREFIX,
+        retention: float = DEFAULT_RETENTION,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.client = client
+        self.base = f"{prefix}:{KEY_VERSION}"
+        self.retention = retention
+        self.clock = clock
+        self.channel = f"{self.base}:invalidate"
+        self._release = client.register_script(_RELEASE)
+        self._renew = client.register_script(_RENEW)
+        self._listeners: list[Invalidated] = []
+        self._listener: asyncio.Task[None] | None = None
+        self._subscribing = asyncio.Lock()  # concurrent first loads subscribe once
+        self._closed = False
+        #: what this store did, for stats and benchmarks; ``round_trips`` counts
+        #: requests sent to Redis (a pipeline is one)
+        self.counts: Counter[str] = Counter()
+
+    @classmethod
+    def from_url(
+        cls,
+        url: str | None = None,
+        *,
+        prefix: str = DEFAULT_PREFIX,
+        retention: float = DEFAULT_RETENTION,
+        timeout: float = DEFAULT_TIMEOUT,
+    ) -> RedisStore:
+        """A store on its own connection pool; nothing connects until the first command."""
+        client = aioredis.Redis.from_url(
+            url or DEFAULT_URL,
+            socket_timeout=timeout,
+            socket_connect_timeout=timeout,
+            # one quick retry: a pooled connection broken by a Redis restart is
+            # replaced, while a Redis that is down fails at once (then the
+            # resolver carries on with its local cache)
+            retry=Retry(ExponentialBackoff(cap=0.2, base=0.05), 1),
+            health_check_interval=30,
+        )
+        return cls(client, prefix=prefix, retention=retention)
+
+    # -- keys ---------------------------------------------------------------------------
+
+    def policy_key(self, origin: str) -> str:
+        return f"{self.base}:policy:{origin}"
+
+    def lock_key(self, origin: str) -> str:
+        return f"{self.base}:lock:{origin}"
+
+    # -- SharedStore --------------------------------------------------------------------
+
+    async def load(self, origin: str) -> Policy | None:
+        await self._watch()
+        self.counts["round_trips"] += 1
+        self.counts["load"] += 1
+        fields = await self.client.hgetall(self.policy_key(origin))
+        if not fields:
+            return None
+        try:
+            policy = decode(fields)
+        except StoreDataError as exc:
+            self.counts["unreadable"] += 1
+            logger.warning(
+                "scrapy-rep: ignoring the stored policy of %(origin)s: %(error)s",
+                {"origin": origin, "error": exc},
+            )
+            return None
+        self.counts["found"] += 1
+        return policy
+
+    async def save(self, origin: str, policy: Policy) -> None:
+        now = self.clock()
+        keep = max(self.retention, policy.expires_at - now + 60.0)
+        key = self.policy_key(origin)
+        self.counts["round_trips"] += 1
+        self.counts["save"] += 1
+        async with self.client.pipeline(transaction=True) as pipe:
+            pipe.delete(key)  # a field that became None must not survive
+            fields: dict[Any, Any] = encode(policy, saved_at=now)
+            pipe.hset(key, mapping=fields)
+            pipe.pexpire(key, max(1, int(keep * 1000)))
+            await pipe.execute()
+
+    async def acquire(self, origin: str, ttl: float) -> str | None:
+        token = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(8)}"
+        self.counts["round_trips"] += 1
+        got = await self.client.set(
+            self.lock_key(origin), token, nx=True, px=max(1, int(ttl * 1000))
+        )
+        self.counts["lock_acquired" if got else "lock_busy"] += 1
+        return token if got else None
+
+    async def renew(self, origin: str, token: str, ttl: float) -> bool:
+        """Extend this worker's lock by ``ttl`` seconds; False if it is not ours any more."""
+        self.counts["round_trips"] += 1
+        renewed = await self._renew(
+            keys=[self.lock_key(origin)], args=[token, max(1, int(ttl * 1000))]
+        )
+        self.counts["lock_renewed" if renewed else "lock_lost"] += 1
+        return bool(renewed)
+
+    async def release(self, origin: str, token: str) -> None:
+        self.counts["round_trips"] += 1
+        released = await self._release(keys=[self.lock_key(origin)], args=[token])
+        if not released:
+            self.counts["lock_lost"] += 1
+            logger.info(
+                "scrapy-rep: the robots.txt fetch lock of %(origin)s expired before the fetch "
+                "ended (REP_REDIS_LOCK_TIMEOUT, renewed while the fetch runs)",
+                {"origin": origin},
+            )
+
+    async def close(self) -> None:
+        self._closed = True
+        if self._listener is not None:
+            self._listener.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._listener
+            self._listener = None
+        await self.client.aclose()
+
+    # -- administration (the CLI's ``scrapy-rep store``) -------------------------------
+
+    async def forget(self, origin: str) -> bool:
+        """Delete what is stored for ``origin`` and tell the workers; True if it existed."""
+        self.counts["round_trips"] += 1
+        async with self.client.pipeline(transaction=True) as pipe:
+            pipe.delete(self.policy_key(origin))
+            pipe.publish(self.channel, origin)
+            deleted, notified = await pipe.execute()
+        self.counts["notified"] += notified
+        return bool(deleted)
+
+    async def flush(self) -> int:
+        """Delete every key of this prefix and version, tell the workers; the number deleted."""
+        deleted = 0
+        batch: list[str | bytes] = []
+        async for key in self.client.scan_iter(match=f"{_glob_escape(self.base)}:*", count=500):
+            batch.append(key)
+            if len(batch) >= 500:
+                deleted += await self.client.delete(*batch)
+                batch.clear()
+        if batch:
+            deleted += await self.client.delete(*batch)
+        self.counts["notified"] += await self.client.publish(self.channel, "*")
+        return deleted
+
+    async def show(self, origin: str) -> dict[str, Any]:
+        """What the store holds for ``origin``, readable (body as text), with lock and TTLs."""
+        key, lock = self.policy_key(origin), self.lock_key(origin)
+        async with self.client.pipeline(transaction=False) as pipe:
+            pipe.hgetall(key)
+            pipe.pttl(key)
+            pipe.get(lock)
+            pipe.pttl(lock)
+            fields, key_ttl, owner, lock_ttl = await pipe.execute()
+        info: dict[str, Any] = {"origin": origin, "key": key, "stored": bool(fields)}
+        if fields:
+            info["retained_for_s"] = key_ttl / 1000 if key_ttl >= 0 else None
+            info["fields"] = readable(fields)
+            try:
+                policy = decode(fields)
+            except StoreDataError as exc:
+                info["error"] = str(exc)
+            else:
+                info["fresh"] = policy.fresh(self.clock())
+                info["expires_in_s"] = round(policy.expires_at - self.clock(), 3)
+        if owner is not None:
+            info["lock"] = {"owner": _text(owner), "expires_in_s": lock_ttl / 1000}
+        return info
+
+    # -- invalidation -------------------------------------------------------------------
+
+    def on_invalidate(self, listener: Invalidated) -> None:
+        """Call ``listener(origin)`` (``None``: everything) when an operator forgets a policy."""
+        self._listeners.append(listener)
+
+    async def _watch(self) -> None:
+        """Subscribe to invalidations, before anything from the store is cached locally.
+
+        A failure to subscribe fails the load that asked (the resolver then carries
+        on locally); the next load tries again. Invalidations published while a
+        worker is not subscribed are missed: its copy then lives until it expires.
+        """
+        if not self._listeners or self._listener is not None or self._closed:
+            return
+        async with self._subscribing:
+            if self._listener is not None:
+                return
+            pubsub = self.client.pubsub(ignore_subscribe_messages=True)
+            try:
+                self.counts["round_trips"] += 1
+                await pubsub.subscribe(self.channel)
+            except BaseException:
+                await pubsub.aclose()  # type: ignore[no-untyped-call]
+                raise
+            self._listener = asyncio.ensure_future(self._listen(pubsub))
+
+    async def _listen(self, pubsub: Any) -> None:
+        try:
+            while not self._closed:
+                try:
+                    message = await pubsub.get_message(timeout=1.0)
+                except (aioredis.ConnectionError, aioredis.TimeoutError, OSError) as exc:
+                    logger.warning(
+                        "scrapy-rep: lost the shared store's invalidation channel (%(error)s); "
+                        "resubscribing on the next load",
+                        {"error": f"{type(exc).__name__}: {exc}"},
+                    )
+                    return
+                if message is None or message.get("type") != "message":
+                    continue
+                origin = _text(message["data"])
+                self.counts["invalidations"] += 1
+                logger.info(
+                    "scrapy-rep: %(what)s forgotten in the shared store; refetching when next "
+                    "needed",
+                    {"what": "every origin" if origin == "*" else origin},
+                )
+                for listener in list(self._listeners):
+                    listener(None if origin == "*" else origin)
+        finally:
+            self._listener = None
+            with contextlib.suppress(Exception):
+                await pubsub.aclose()
+
+
+def _glob_escape(text: str) -> str:
+    """``text`` matched literally by a Redis glob pattern."""
+    return "".join("\\" + c if c in "*?[]\\" else c for c in text)

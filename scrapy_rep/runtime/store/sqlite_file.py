@@ -1,0 +1,380 @@
+"""The SQLite policy file itself: its layout, its checks, and every statement run on it.
+
+This is the synchronous half of :class:`~scrapy_rep.runtime.store.sqlite.SqliteStore`:
+:func:`connect` opens (or creates) a file and :class:`SqliteFile` runs the
+store's statements on that connection. Nothing here knows about the event
+loop; the store calls all of it on its one worker thread (see
+:mod:`scrapy_rep.runtime.store.sqlite` for why one thread owns the connection).
+
+Theory of operation. The file holds the same facts as the Redis store, in the
+same form (:mod:`scrapy_rep.runtime.store.codec`): one row per origin in
+``rep_policy``, one column per codec field (``NULL`` for a field the codec
+leaves out), plus ``keep_until``, the *retention* (default 30 days, and never
+before the policy's own ``expires_at``): a row past it counts as missing and
+is purged now and then. ``rep_lock`` holds at most one lease per origin
+(token, expiry): ``acquire`` takes it if it is free or expired, ``renew``
+extends it while the holder still owns it, ``release`` deletes it only for its
+owner. ``forget`` and ``flush`` also append to ``rep_invalidation``, which
+every store with an invalidation listener polls, so a running crawl drops a
+forgotten origin from its local cache, as Redis pub/sub does for a cluster.
+``rep_meta`` names the application and the file's schema version
+(:data:`SCHEMA_VERSION`, to be raised whenever the tables change); a file of
+another version, another application's SQLite file or something that is not
+SQLite at all is refused with a :class:`~scrapy_rep.runtime.settings.SettingError`
+naming ``REP_SQLITE_PATH``.
+
+Several processes may use one file (two crawls sharing a ``REP_SQLITE_PATH``,
+or the CLI while a crawl runs): the file is in WAL mode (readers do not block
+the writer), each write is one statement or one ``BEGIN IMMEDIATE``
+transaction, and a connection waits up to ``busy_timeout`` seconds for
+another's write lock rather than failing at once. A failure after that
+(``database is locked``, a full disk) is an exception the resolver treats like
+a Redis outage: it warns and carries on with its local cache.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sqlite3
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from scrapy_rep.core.policy import Policy
+from scrapy_rep.runtime.settings import SettingError
+from scrapy_rep.runtime.store.codec import FIELDS, StoreDataError, decode, encode, readable
+
+# the store's logger: everything the SQLite store says goes under one name
+logger = logging.getLogger(__name__)
+
+#: a row as the codec reads it: field name -> bytes, NULL columns left out
+Stored = dict[bytes | str, bytes | str]
+
+#: the layout of the file's tables; a file with another number is refused
+SCHEMA_VERSION = 1
+APPLICATION = "scrapy-rep policy store"
+DEFAULT_RETENTION = 30 * 86_400.0
+#: seconds a connection waits for another process's write lock
+DEFAULT_BUSY_TIMEOUT = 10.0
+#: seconds between purges of rows past their retention (and dead locks)
+PURGE_INTERVAL = 3_600.0
+SETTING = "REP_SQLITE_PATH"
+
+_COLUMNS = ", ".join(f'"{name}"' for name in FIELDS)
+_PLACEHOLDERS = ", ".join("?" for _ in FIELDS)
+_CREATE = (
+    "CREATE TABLE rep_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    "CREATE TABLE rep_policy (origin TEXT PRIMARY KEY, keep_until REAL NOT NULL, "
+    + ", ".join(f'"{name}" BLOB' for name in FIELDS)
+    + ")",
+    "CREATE INDEX rep_policy_keep_until ON rep_policy (keep_until)",
+    "CREATE TABLE rep_lock (origin TEXT PRIMARY KEY, token TEXT NOT NULL, "
+    "expires_at REAL NOT NULL)",
+    # what ``forget`` and ``flush`` did (origin NULL: everything), for running crawls
+    "CREATE TABLE rep_invalidation (seq INTEGER PRIMARY KEY AUTOINCREMENT, origin TEXT, "
+    "at REAL NOT NULL)",
+)
+
+
+def connect(path: str, *, busy_timeout: float, create: bool) -> sqlite3.Connection:
+    """An autocommit connection to a checked store file (made if new and ``create``).
+
+    Every way the file can be unusable is a :class:`SettingError` naming
+    ``REP_SQLITE_PATH``; the connection is closed again on any failure.
+    """
+    if sqlite3.sqlite_version_info < (3, 24, 0):  # upsert
+        raise SettingError(
+            f"{SETTING}: the SQLite store needs SQLite 3.24 or later; this Python has "
+            f"{sqlite3.sqlite_version}"
+        )
+    if not create and not os.path.exists(path):
+        raise SettingError(f"{SETTING}: {path} does not exist")
+    parent = os.path.dirname(os.path.abspath(path))
+    try:
+        os.makedirs(parent, exist_ok=True)
+    except OSError as exc:
+        raise SettingError(f"{SETTING}: cannot create the directory of {path}: {exc}") from None
+    try:
+        # autocommit: transactions are explicit
+        db = sqlite3.connect(path, timeout=busy_timeout, isolation_level=None)
+    except sqlite3.Error as exc:
+        raise SettingError(f"{SETTING}: cannot open {path}: {exc}") from None
+    try:
+        _prepare(db, path)
+    except BaseException as exc:
+        db.close()
+        if isinstance(exc, sqlite3.DatabaseError):
+            raise _unusable(path, exc) from None
+        raise
+    return db
+
+
+def _unusable(path: str, exc: BaseException) -> SettingError:
+    return SettingError(
+        f"{SETTING}: {path} is not a usable scrapy-rep policy store "
+        f"({type(exc).__name__}: {exc}); delete it or point {SETTING} elsewhere"
+    )
+
+
+def _prepare(db: sqlite3.Connection, path: str) -> None:
+    """WAL mode; the tables of a new file, or the checks of an existing one."""
+    mode = db.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+    if str(mode).lower() != "wal":
+        logger.warning(
+            "scrapy-rep: %(path)s cannot use WAL mode (journal mode %(mode)s); "
+            "concurrent crawls on it will wait for each other more",
+            {"path": path, "mode": mode},
+        )
+    db.execute("PRAGMA synchronous=NORMAL")  # safe in WAL; a power cut may lose a save
+    db.execute("BEGIN IMMEDIATE")  # two processes creating one new file: one creates
+    try:
+        tables = {
+            name
+            for (name,) in db.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+            )
+        }
+        if "rep_meta" not in tables:
+            if tables:
+                raise SettingError(
+                    f"{SETTING}: {path} is a SQLite database of something else "
+                    f"(tables: {', '.join(sorted(tables))}); point {SETTING} elsewhere"
+                )
+            for statement in _CREATE:
+                db.execute(statement)
+            db.executemany(
+                "INSERT INTO rep_meta (key, value) VALUES (?, ?)",
+                [("application", APPLICATION), ("schema_version", str(SCHEMA_VERSION))],
+            )
+        else:
+            meta = dict(db.execute("SELECT key, value FROM rep_meta").fetchall())
+            if meta.get("application") != APPLICATION:
+                raise SettingError(
+                    f"{SETTING}: {path} is a SQLite database of something else "
+                    f"(application {meta.get('application')!r}); point {SETTING} elsewhere"
+                )
+            if meta.get("schema_version") != str(SCHEMA_VERSION):
+                raise SettingError(
+                    f"{SETTING}: {path} has schema version "
+                    f"{meta.get('schema_version')}, this scrapy-rep reads version "
+                    f"{SCHEMA_VERSION}; delete the file (it is a cache) or point "
+                    f"{SETTING} elsewhere"
+                )
+        db.execute("COMMIT")
+    except BaseException:
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+        raise
+
+
+class SqliteFile:
+    """One open connection to a policy file and every statement the store runs on it.
+
+    Synchronous: make it, call it and close it on one thread (``sqlite3``
+    refuses a connection from another thread). Opening purges what outlived
+    its retention, and so does a ``save`` every :data:`PURGE_INTERVAL` seconds
+    at most; ``counts["purged"]`` (the store's counter, shared) adds them up.
+    """
+
+    def __init__(
+        self,
+        path: str,
+        *,
+        retention: float = DEFAULT_RETENTION,
+        busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
+        clock: Callable[[], float] = time.time,
+        create: bool = True,
+        counts: Counter[str] | None = None,
+    ) -> None:
+        self.path = path
+        self.retention = retention
+        self.clock = clock
+        self.counts: Counter[str] = Counter() if counts is None else counts
+        self._last_purge = float("-inf")
+        self._db: sqlite3.Connection | None = connect(
+            path, busy_timeout=busy_timeout, create=create
+        )
+        try:
+            self.purge()
+        except BaseException as exc:
+            self.close()
+            if isinstance(exc, sqlite3.DatabaseError):
+                raise _unusable(path, exc) from None
+            raise
+
+    @property
+    def db(self) -> sqlite3.Connection:
+        assert self._db is not None, "used before open or after close"
+        return self._db
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.close()  # the last connection checkpoints and removes the WAL
+            self._db = None
+
+    # -- the SharedStore's statements -----------------------------------------------------
+
+    def load(self, origin: str) -> Stored | None:
+        """The stored fields of ``origin`` if it is within its retention."""
+        row = self.db.execute(
+            f"SELECT {_COLUMNS} FROM rep_policy WHERE origin = ? AND keep_until >= ?",
+            (origin, self.clock()),
+        ).fetchone()
+        if row is None:
+            return None
+        return _stored(row)
+
+    def save(self, origin: str, policy: Policy) -> None:
+        now = self.clock()
+        keep_until = now + max(self.retention, policy.expires_at - now + 60.0)
+        fields = encode(policy, saved_at=now)
+        values = [fields.get(name) for name in FIELDS]
+        # one statement replaces the whole row: a field that became None goes
+        self.db.execute(
+            f"INSERT OR REPLACE INTO rep_policy (origin, keep_until, {_COLUMNS}) "
+            f"VALUES (?, ?, {_PLACEHOLDERS})",
+            (origin, keep_until, *values),
+        )
+        if now - self._last_purge >= PURGE_INTERVAL:
+            self.purge()
+
+    def acquire(self, origin: str, token: str, ttl: float) -> bool:
+        now = self.clock()
+        # one statement: insert, or take over a lease that has expired
+        cursor = self.db.execute(
+            "INSERT INTO rep_lock (origin, token, expires_at) VALUES (?, ?, ?) "
+            "ON CONFLICT (origin) DO UPDATE SET token = excluded.token, "
+            "expires_at = excluded.expires_at WHERE rep_lock.expires_at <= ?",
+            (origin, token, now + ttl, now),
+        )
+        return cursor.rowcount == 1
+
+    def renew(self, origin: str, token: str, ttl: float) -> bool:
+        now = self.clock()
+        cursor = self.db.execute(
+            "UPDATE rep_lock SET expires_at = ? WHERE origin = ? AND token = ? AND expires_at > ?",
+            (now + ttl, origin, token, now),
+        )
+        return cursor.rowcount == 1
+
+    def release(self, origin: str, token: str) -> bool:
+        """Delete our lease; False if it had expired first."""
+        now = self.clock()
+        cursor = self.db.execute(
+            "DELETE FROM rep_lock WHERE origin = ? AND token = ? AND expires_at > ?",
+            (origin, token, now),
+        )
+        if cursor.rowcount == 1:
+            return True
+        # our lease expired: nobody has taken it over if it is still there; tidy it up
+        self.db.execute("DELETE FROM rep_lock WHERE origin = ? AND token = ?", (origin, token))
+        return False
+
+    # -- administration and invalidation --------------------------------------------------
+
+    def forget(self, origin: str | None, locks: bool = False) -> int:
+        db = self.db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            if origin is None:
+                deleted = db.execute("DELETE FROM rep_policy").rowcount
+            else:
+                deleted = db.execute("DELETE FROM rep_policy WHERE origin = ?", (origin,)).rowcount
+            if locks:
+                deleted += db.execute("DELETE FROM rep_lock").rowcount
+            db.execute(
+                "INSERT INTO rep_invalidation (origin, at) VALUES (?, ?)", (origin, self.clock())
+            )
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
+        return deleted
+
+    def flush(self) -> int:
+        return self.forget(None, locks=True)
+
+    def last_invalidation(self) -> int:
+        row = self.db.execute("SELECT max(seq) FROM rep_invalidation").fetchone()
+        return int(row[0] or 0)
+
+    def invalidations(self, after: int) -> list[tuple[int, str | None]]:
+        rows = self.db.execute(
+            "SELECT seq, origin FROM rep_invalidation WHERE seq > ? ORDER BY seq", (after,)
+        ).fetchall()
+        return [(int(seq), origin) for seq, origin in rows]
+
+    def purge(self) -> int:
+        now = self.clock()
+        self._last_purge = now
+        db = self.db
+        deleted = db.execute("DELETE FROM rep_policy WHERE keep_until < ?", (now,)).rowcount
+        # a lease an hour past its expiry belongs to a crawl that died
+        deleted += db.execute(
+            "DELETE FROM rep_lock WHERE expires_at < ?", (now - PURGE_INTERVAL,)
+        ).rowcount
+        # a crawl polls every second or so: an hour-old invalidation has been seen
+        db.execute("DELETE FROM rep_invalidation WHERE at < ?", (now - PURGE_INTERVAL,))
+        if deleted:
+            self.counts["purged"] += deleted
+        return deleted
+
+    def show(self, origin: str) -> dict[str, Any]:
+        now = self.clock()
+        info: dict[str, Any] = {"origin": origin, "path": self.path}
+        row = self.db.execute(
+            f"SELECT keep_until, {_COLUMNS} FROM rep_policy WHERE origin = ?", (origin,)
+        ).fetchone()
+        info["stored"] = row is not None and row[0] >= now
+        if row is not None and info["stored"]:
+            fields = _stored(row[1:])
+            info["retained_for_s"] = round(row[0] - now, 3)
+            info["fields"] = readable(fields)
+            try:
+                policy = decode(fields)
+            except StoreDataError as exc:
+                info["error"] = str(exc)
+            else:
+                info["fresh"] = policy.fresh(now)
+                info["expires_in_s"] = round(policy.expires_at - now, 3)
+        lock = self.db.execute(
+            "SELECT token, expires_at FROM rep_lock WHERE origin = ? AND expires_at > ?",
+            (origin, now),
+        ).fetchone()
+        if lock is not None:
+            info["lock"] = {"owner": lock[0], "expires_in_s": round(lock[1] - now, 3)}
+        return info
+
+    def entries(self) -> list[dict[str, Any]]:
+        now = self.clock()
+        rows = self.db.execute(
+            "SELECT p.origin, p.status, p.expires_at, p.schema, l.token FROM rep_policy p "
+            "LEFT JOIN rep_lock l ON l.origin = p.origin AND l.expires_at > ? "
+            "WHERE p.keep_until >= ? ORDER BY p.origin",
+            (now, now),
+        ).fetchall()
+        return [_entry(row, now) for row in rows]
+
+
+def _entry(row: Sequence[Any], now: float) -> dict[str, Any]:
+    """One line of :meth:`SqliteFile.entries` from its row."""
+    origin, status, expires_at, schema, owner = row
+    entry: dict[str, Any] = {"origin": origin}
+    try:
+        expires = float(bytes(expires_at))
+        entry["status"] = bytes(status).decode("utf-8", "replace")
+        entry["fresh"] = now < expires
+        entry["expires_in_s"] = round(expires - now, 3)
+    except (TypeError, ValueError):
+        entry["error"] = f"unreadable entry (schema {schema!r})"
+    if owner is not None:
+        entry["locked_by"] = owner
+    return entry
+
+
+def _stored(values: Sequence[Any]) -> Stored:
+    """The codec's fields from the columns of :data:`FIELDS`, NULL ones left out."""
+    return {name: bytes(v) for name, v in zip(FIELDS, values, strict=True) if v is not None}
