@@ -80,7 +80,6 @@ class Resolver:
         self.fetch_budget = fetch_budget
         self._inflight: dict[str, asyncio.Task[Policy]] = {}
         self._started: dict[str, float] = {}
-        self._fetchers: dict[str, Fetch] = {}  # origin -> the fetch in flight
         self._store_down = False  # warn once per outage of the shared store, not per call
         #: the crawlers told of every new policy
         self.listeners: list[Listener] = []
@@ -112,14 +111,12 @@ class Resolver:
             task = asyncio.ensure_future(self._refresh(origin, fetch))
             self._inflight[origin] = task
             self._started[origin] = self.clock()
-            self._fetchers[origin] = fetch
             task.add_done_callback(lambda done: self._done(origin, done))
         return task
 
     def _done(self, origin: str, task: asyncio.Task[Policy]) -> None:
         self._inflight.pop(origin, None)
         self._started.pop(origin, None)
-        self._fetchers.pop(origin, None)
         if task.cancelled() or isinstance(task.exception(), FetchAbandoned):
             for listener in list(self.listeners):
                 listener.on_abandoned(origin)
