@@ -57,7 +57,7 @@ from scrapy_rep.core.gate import JUDGE, WAIT
 from scrapy_rep.core.origin import NotAnOrigin, origin_of
 from scrapy_rep.core.policy import Policy
 from scrapy_rep.runtime.resolver import FetchAbandoned
-from scrapy_rep.runtime.settings import flag, is_enabled
+from scrapy_rep.runtime.settings import RepSettings, is_enabled
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -67,7 +67,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-SETTING = "REP_BROWSER_GUARD"
 HANDLER = "scrapy_playwright.handler.ScrapyPlaywrightDownloadHandler"
 #: on the downloader side of everything that may retry or cache: its
 #: process_exception turns a render failed by a disallowed redirect into a drop first
@@ -116,8 +115,7 @@ def configured(settings: Any) -> bool:
 
 def wanted(settings: Any) -> bool:
     """The guard is installed, configured and switched on (``REP_BROWSER_GUARD``)."""
-    value = settings.get(SETTING)
-    return (value is None or flag(SETTING, value)) and configured(settings)
+    return RepSettings.browser_guard.value(settings.get) and configured(settings)
 
 
 def configure(settings: Any) -> None:

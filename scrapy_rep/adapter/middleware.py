@@ -80,7 +80,7 @@ class RobotsMiddleware:
                 "'twisted.internet.asyncioreactor.AsyncioSelectorReactor' (Scrapy's default)"
             )
         self.crawler = crawler
-        self.config = config = RepSettings.from_settings(crawler.settings.get)
+        self.config = config = RepSettings.of(crawler)
         self.token = config.token
         self.clock = crawler.settings.get("REP_CLOCK") or time.time
         self.fetcher = RobotsFetcher(
