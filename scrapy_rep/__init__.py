@@ -19,7 +19,7 @@ __all__ = [
     "Verdict",
     "parse",
 ]
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 
 def __getattr__(name: str) -> Any:
