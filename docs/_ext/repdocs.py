@@ -4,7 +4,7 @@
 copy in the docs can drift from the code:
 
 ============  ===============================================================
-``settings``  ``scrapy_rep.runtime.settings.DEFAULTS`` (each row a ``setting``
+``settings``  ``scrapy_rep.runtime.settings.SETTINGS`` (each row a ``setting``
               target, for ``{setting}`NAME``` links)
 ``status``    ``scrapy_rep.core.policy.DEFAULT_ACTIONS`` and ``RFC_BEHAVIOUR``
 ``meta``      the ``#:`` comments of ``scrapy_rep.adapter.meta``
@@ -111,9 +111,9 @@ class RepTable(SphinxDirective):
 
 
 def _settings(d: RepTable) -> nodes.Node:
-    from scrapy_rep.runtime.settings import DEFAULTS
+    from scrapy_rep.runtime.settings import SETTINGS
 
-    rows = [(d.setting_target(n), _value(v), meaning) for n, (v, meaning) in DEFAULTS.items()]
+    rows = [(d.setting_target(s.name), _value(s.default), s.meaning) for s in SETTINGS]
     return table("settings", ["setting", "default", "meaning"], rows)
 
 

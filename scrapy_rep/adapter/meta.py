@@ -41,6 +41,12 @@ RECEIVED = "_rep_received"
 TRUNCATED = "_rep_truncated"
 #: Internal: a robots.txt download whose decompression failed.
 ENCODING_ERROR = "_rep_encoding_error"
+#: Internal: on a rendered request, the key of the browser guard that judges its sub-requests
+BROWSER_GUARD = "_rep_browser_guard"
+#: Internal: on a rendered request, the user's own page-init callback, run after the guard's
+BROWSER_PAGE_INIT = "_rep_page_init"
+#: Internal: on a rendered request, the record of the navigation the guard refused
+BROWSER_NAVIGATION_DROP = "_rep_navigation_drop"
 
 
 def exempt(meta: dict[str, object]) -> bool:

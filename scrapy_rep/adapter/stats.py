@@ -30,7 +30,8 @@ STATS: Mapping[str, str] = {
     "rep/fetch/count": "robots.txt fetches this crawler made (a fetch shared with another "
     "crawler counts for the one that made it)",
     "rep/fetch/outcome/<outcome>": "the same, by status-table row (`2xx`, `4xx`, `403`, "
-    "`5xx`, `network`, ...)",
+    "`5xx`, `network`, ...); `not-modified`: a `304` to a conditional refetch renewed the "
+    "copy in hand",
     "rep/fetch/error/<exception>": "network errors by exception class name",
     "rep/fetch/truncated": "bodies cut at 500 KiB",
     "rep/fetch/redirected": "fetches that followed redirects",
