@@ -13,6 +13,7 @@ the file says, with line numbers, so every answer can point at its rule.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 
@@ -167,12 +168,17 @@ def _rate(value: str) -> float | None:
     A time window after the rate (``Request-rate: 1/10s 1820-1940``, the
     hours in UTC during which the rate applies) is accepted and ignored: the
     rate is applied all day, which is never faster than the file asks.
+    Numbers are read as floats, so thousands of digits are a number, not an
+    error (``int()`` refuses more than 4,300); a rate of no finite interval
+    (``0/1s``, ``1/<400 digits>s``) is unreadable.
     """
     match = _RATE.fullmatch(value.lower())
-    if not match or int(match[1]) == 0:
+    if not match:
         return None
     unit = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}[match[3]]
-    return float(match[2]) * unit / int(match[1])
+    requests = float(match[1])
+    interval = float(match[2]) * unit / requests if requests else math.inf
+    return interval if math.isfinite(interval) else None
 
 
 def _delay(value: str) -> float | None:
