@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass, field
 
 from scrapy_rep.robotstxt.agent import group_token
+from scrapy_rep.robotstxt.text import printable
 
 #: RFC 9309 §2.5: crawlers MUST parse at least the first 500 KiB.
 MAX_BYTES = 512_000
@@ -53,7 +54,8 @@ class Rule:
         return "allow" if self.allow else "disallow"
 
     def __str__(self) -> str:
-        return f"{'Allow' if self.allow else 'Disallow'}: {self.pattern} (line {self.line})"
+        shown = printable(self.pattern)  # the site's own text
+        return f"{'Allow' if self.allow else 'Disallow'}: {shown} (line {self.line})"
 
 
 @dataclass(slots=True)
@@ -147,11 +149,7 @@ def _clip(text: str) -> str:
     """A diagnostic's text: printable (safe for a terminal or a log line) and bounded."""
     if not text.isascii():  # show invalid octets as U+FFFD, not as surrogates
         text = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-    if not text.isprintable():
-        # Control characters (an ANSI escape, a bidi override, ...) as \xNN / \uNNNN.
-        text = "".join(
-            char if char.isprintable() or char == "\t" else ascii(char)[1:-1] for char in text
-        )
+    text = printable(text)
     return text if len(text) <= DIAGNOSTIC_TEXT else text[:DIAGNOSTIC_TEXT] + "…"
 
 
