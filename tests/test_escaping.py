@@ -8,7 +8,6 @@ surrogates, which a UTF-8 log file or a strict JSON reader refuses).
 
 from __future__ import annotations
 
-import json
 import logging
 from pathlib import Path
 from typing import Any
