@@ -158,6 +158,14 @@ DIAGNOSTIC_CASES = [
     ("nul-octet", "User-agent: *\nDisallow: /a\0b\n", 2, "Google robots.cc: C strings"),
     ("utf-16", "User-agent: *\nDisallow: /\n".encode("utf-16"), 1, "RFC 9309 §2.2 (UTF-8)"),
     ("diagnostics-dropped", "x\n" * 60, 61, "scrapy_rep API: bounded"),
+    ("invalid-license", "License: license.xml\n", 1, "RSL: an absolute URL"),
+    ("content-signal-outside-group", "Content-Signal: ai-train=no\n", 1, "docs/deviations.md"),
+    (
+        "content-usage-without-preference",
+        "User-agent: *\nContent-Usage: /a/\n",
+        2,
+        "aipref attach: usage-pref is required",
+    ),
 ]
 
 
@@ -259,8 +267,8 @@ def test_invalid_utf8_diagnostic_text_is_printable() -> None:
     ],
 )
 def test_diagnostic_text_escapes_control_characters(line: str, shown: str) -> None:
-    # Issue 9 (docs): `lint` printed raw control bytes; diagnostics are printed
-    # and logged, so their text is made printable where it is built.
+    # Diagnostics are printed and logged, so their text is made printable
+    # where it is built.
     robots = parse(f"User-agent: *\n{line}\n")
     (diagnostic,) = robots.diagnostics
     assert diagnostic.text == shown
@@ -303,7 +311,7 @@ def _retained(build: Callable[[], object]) -> int:
 
 
 def test_compiled_plain_rules_cost_little_memory() -> None:
-    # Issue 11 item 4: what a broad crawl keeps per origin. A plain rule (no
+    # What a broad crawl keeps per origin. A plain rule (no
     # '*', '$' or '%') is its own index entry once compiled: no tuple, no copy
     # of its pattern, so compiling costs about a dict slot per rule.
     body = "User-agent: *\n" + "".join(f"Disallow: /{'p' * (i % 40 + 1)}/{i}\n" for i in range(400))
@@ -329,7 +337,7 @@ _TYPICAL = [
 
 @pytest.mark.parametrize("body", _TYPICAL, ids=["one-rule", "ten-rules", "two-groups"])
 def test_retained_memory_is_at_most_protegos(body: str) -> None:
-    # Issue 11 item 4: after parse + first answers for two tokens, a parsed
+    # After parse + first answers for two tokens, a parsed
     # file keeps no more than Protego's parser does (the benchmark compares
     # medians over real files; these are typical shapes).
     url = "https://example.com/products/shoes?id=42"

@@ -48,7 +48,7 @@ from scrapy_rep.core.decision import (
 )
 from scrapy_rep.core.gate import JUDGE, PARK, OriginGate
 from scrapy_rep.core.origin import NotAnOrigin, origin_of, robots_url
-from scrapy_rep.core.policy import FetchResult, Policy, Status, classify
+from scrapy_rep.core.policy import NOT_MODIFIED, Conditional, FetchResult, Policy, Status, classify
 from scrapy_rep.runtime.audit import AuditLog, PolicyArchive
 from scrapy_rep.runtime.resolver import (
     Fetch,
@@ -59,7 +59,7 @@ from scrapy_rep.runtime.resolver import (
 )
 from scrapy_rep.runtime.settings import RepSettings, SettingError, is_enabled
 from scrapy_rep.runtime.store import open_store
-from scrapy_rep.runtime.store.memory import PolicyCache
+from scrapy_rep.runtime.store.memory import EVICTED_PER_CACHED, PolicyCache
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -80,7 +80,7 @@ class RobotsMiddleware:
                 "'twisted.internet.asyncioreactor.AsyncioSelectorReactor' (Scrapy's default)"
             )
         self.crawler = crawler
-        self.config = config = RepSettings.from_settings(crawler.settings.get)
+        self.config = config = RepSettings.of(crawler)
         self.token = config.token
         self.clock = crawler.settings.get("REP_CLOCK") or time.time
         self.fetcher = RobotsFetcher(
@@ -143,6 +143,8 @@ class RobotsMiddleware:
         cache = PolicyCache(self.config.cache_max_origins)
         # an operator's ``scrapy-rep store forget`` empties the local cache too
         shared = open_store(self.config, self.jobdir, on_invalidate=cache.forget)
+        if shared is None:  # nothing else to ask for an evicted origin: keep it compact
+            cache.evicted_max = EVICTED_PER_CACHED * self.config.cache_max_origins
         return Resolver.of(self.spec, cache, shared)
 
     # -- the request path ---------------------------------------------------
@@ -256,10 +258,10 @@ class RobotsMiddleware:
 
     # -- fetching -----------------------------------------------------------
 
-    async def fetch(self, origin: str) -> FetchResult:
+    async def fetch(self, origin: str, validators: Conditional | None = None) -> FetchResult:
         if self.holding.closed or closing(self.crawler):
             raise FetchAbandoned(origin)
-        result = await self.fetcher(origin)
+        result = await self.fetcher(origin, validators)
         if result.error and (self.holding.closed or closing(self.crawler)):
             raise FetchAbandoned(origin)  # cut short by our own close, not the site's fault
         self.telemetry.fetched(classify(result), result.error, result.truncated, result.redirects)
@@ -282,7 +284,8 @@ class RobotsMiddleware:
             self._send(rep_signals.origin_paused, origin, new)
         if effects.resumed:
             self._send(rep_signals.origin_resumed, origin, new)
-        if here and new.status is Status.OK:
+        if here and new.status is Status.OK and new.outcome != NOT_MODIFIED:
+            # a 304 renewed the copy in hand: nothing was parsed
             self._parsed(origin, new, asked or Request(new.url))
         # the held requests of a given-up origin go back to be dropped, not released
         self.holding.carry_out(origin, effects, released=new.status is not Status.UNRESOLVED)

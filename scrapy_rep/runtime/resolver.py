@@ -17,7 +17,15 @@ from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, Protocol
 
 from scrapy_rep.core.origin import robots_url
-from scrapy_rep.core.policy import FetchResult, Policy, PolicyConfig, Status, next_policy
+from scrapy_rep.core.policy import (
+    Conditional,
+    FetchResult,
+    Policy,
+    PolicyConfig,
+    Status,
+    conditional,
+    next_policy,
+)
 from scrapy_rep.runtime.settings import RepSettings
 from scrapy_rep.runtime.store.base import SharedStore
 from scrapy_rep.runtime.store.factory import sqlite_path, store_kind
@@ -25,7 +33,8 @@ from scrapy_rep.runtime.store.memory import PolicyCache
 
 logger = logging.getLogger(__name__)
 
-Fetch = Callable[[str], Awaitable[FetchResult]]
+#: ``fetch(origin, validators)``: with validators, a 304 may answer for the copy in hand
+Fetch = Callable[[str, Conditional | None], Awaitable[FetchResult]]
 Clock = Callable[[], float]
 
 
@@ -212,7 +221,7 @@ class Resolver:
                 return
 
     async def _fetch(self, origin: str, previous: Policy | None, fetch: Fetch) -> Policy:
-        result = await fetch(origin)
+        result = await fetch(origin, conditional(previous))
         return next_policy(previous, result, self.clock(), self.config)
 
     def _adopt(self, origin: str, old: Policy | None, new: Policy, fetch: Fetch | None) -> Policy:
