@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy.settings import SETTINGS_PRIORITIES
 
-from scrapy_rep.cli.text import printable
+from scrapy_rep.robotstxt.text import printable
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
