@@ -338,7 +338,8 @@ class RobotsMiddleware:
         self.holding.handover.restore()
 
     def _on_closed(self, spider: Any = None, reason: str = "") -> Any:
-        self.telemetry.closed(reason, self.holding.close())
+        name = getattr(spider or self.crawler.spider, "name", None) or self.crawler.spidercls.name
+        self.telemetry.closed(reason, self.holding.close(), spider=name, token=self.token)
         self.resolver.listeners.remove(self)
         if SharedResolvers.leave(self.spec) and self.resolver.shared is not None:
             return self.resolver.shared.close()  # the last user closes the connections

@@ -248,17 +248,22 @@ class Telemetry:
 
     # -- the end ------------------------------------------------------------
 
-    def closed(self, reason: str, left: int) -> None:
-        """At spider close: the warning for what was held, the report, the last records."""
+    def closed(self, reason: str, left: int, *, spider: str, token: str) -> None:
+        """At spider close: the warning for what was held, the report, the last records.
+
+        Both name the spider and the token: crawlers sharing a process share its log.
+        """
         if left:
             logger.warning(
-                "scrapy-rep: %(n)d held requests were never downloaded (spider closed: %(reason)s)",
-                {"n": left, "reason": reason},
+                "scrapy-rep: %(n)d held requests of spider %(spider)r (as %(token)r) were never "
+                "downloaded (spider closed: %(reason)s)",
+                {"n": left, "spider": spider, "token": token, "reason": reason},
             )
         self.flush()
         try:
             if self.report:
-                logger.info("%(report)s", {"report": "\n".join(report_lines(self.counts))})
+                lines = report_lines(self.counts, who=f"spider {spider!r} as {token!r}")
+                logger.info("%(report)s", {"report": "\n".join(lines)})
             if self.audit is not None:
                 for origin, counts in self.counts.origins.items():
                     self.audit.write("origin", {"origin": origin, **counts.to_dict()})
