@@ -69,14 +69,25 @@ class CrawlCounts:
         self.total = OriginCounts()
         self.seen = 0  # distinct origins ever counted (evicted ones too)
         self.evicted = 0
+        # hashes of the origins folded away: one that comes back is not counted again
+        # (a set of ints, ~70 B an origin; two origins alike in 64 bits would count once)
+        self._folded: set[int] = set()
 
     def of(self, origin: str) -> OriginCounts:
         counts = self.origins.get(origin)
         if counts is None:
             counts = self.origins[origin] = OriginCounts()
-            self.seen += 1
+            if self._folded:
+                key = hash(origin)
+                if key in self._folded:
+                    self._folded.discard(key)
+                else:
+                    self.seen += 1
+            else:
+                self.seen += 1
             while len(self.origins) > self.max_origins:
-                self.origins.popitem(last=False)
+                folded, _ = self.origins.popitem(last=False)
+                self._folded.add(hash(folded))
                 self.evicted += 1
         else:
             self.origins.move_to_end(origin)
@@ -135,14 +146,18 @@ def _reasons(dropped: dict[str, int]) -> str:
     return ", ".join(f"{r} {n}" for r, n in sorted(dropped.items(), key=lambda x: -x[1])) or "-"
 
 
-def report_lines(counts: CrawlCounts, top: int = TOP) -> list[str]:
-    """The summary: a totals line, then the ``top`` origins by requests, as a table."""
+def report_lines(counts: CrawlCounts, top: int = TOP, who: str = "") -> list[str]:
+    """The summary: a totals line, then the ``top`` origins by requests, as a table.
+
+    ``who`` (``spider 'shop' as 'shopbot'``) ends the totals line, so the
+    reports of crawlers sharing a process can be told apart.
+    """
     t = counts.total
     lines = [
         f"scrapy-rep report: {counts.seen} origins, {t.requests} requests: "
         f"{t.downloaded} downloaded, {t.dropped_total} dropped ({_reasons(t.dropped)}), "
         f"{t.parked} parked, {t.released} released; {t.fetches} robots.txt fetches, "
-        f"{t.reused} reused"
+        f"{t.reused} reused" + (f" ({who})" if who else "")
     ]
     browser = t.browser_allowed + sum(t.browser_aborted.values())
     if browser:
