@@ -9,6 +9,7 @@ Every wait is bounded; no assertion is about time.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import signal
@@ -402,3 +403,43 @@ def test_forget_is_picked_up_by_running_workers(site: FakeSite, cluster: Cluster
         x.url_for("/new/a"): "disallow-rule",
         x.url_for("/new/b"): "disallow-rule",
     }
+
+
+# -- Crawl-delay for the cluster as a whole ------------------------------------------------------
+
+
+def page_times(origin: Origin) -> list[float]:
+    """When ``origin`` saw each page request (robots.txt aside), in arrival order."""
+    return [h.at for h in origin.requests() if h.path != "/robots.txt"]
+
+
+def test_crawl_delay_holds_for_the_whole_cluster(site: FakeSite, cluster: Cluster) -> None:
+    slow = site.add("slow").robots(Reply(body=b"User-agent: *\nCrawl-delay: 2\n"))
+    # other loopback addresses: other hosts, so other download slots
+    fast = [site.add(f"f{i}", host=f"127.0.0.{i + 2}").robots(Reply(body=ROBOTS)) for i in (0, 1)]
+    workers = [cluster.start(f"w{i}", spider="paced") for i in range(3)]
+    cluster.wait_ready(*workers)
+    slow_pages = [slow.url_for(f"/s{i}") for i in range(5)]
+    fast_pages = [o.url_for(f"/f{i}") for i in range(6) for o in fast]
+    mixed = [u for pair in zip(slow_pages, fast_pages[:5], strict=True) for u in pair]
+    mixed += fast_pages[5:]
+    cluster.push("paced", mixed)
+    wait_until(
+        lambda: (
+            all(o.hits(p) == 1 for o in fast for p in (f"/f{i}" for i in range(6)))
+            and all(slow.hits(f"/s{i}") == 1 for i in range(5))
+        ),
+        "every page",
+    )
+    cluster.finish(*workers)
+
+    times = page_times(slow)
+    gaps = [b - a for a, b in itertools.pairwise(times)]
+    assert len(times) == 5 and min(gaps) >= 2.0, gaps  # as the site saw them, all workers together
+    assert cluster.downloaded() == sorted(slow_pages + fast_pages)  # each page once
+    # the undelayed origins did not queue behind the delayed one
+    assert all(t < times[-1] for o in fast for t in page_times(o))
+    assert sum(1 for w in workers if any("/s" in u for u in w.report["downloaded"])) >= 2
+    # one reservation per delayed page, none for the others; most had to wait
+    assert sum(w.store("pace") for w in workers) == 5
+    assert sum(w.stat("rep/cluster/delay-waits") for w in workers) >= 3

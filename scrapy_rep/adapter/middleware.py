@@ -59,6 +59,7 @@ from scrapy_rep.runtime.resolver import (
 )
 from scrapy_rep.runtime.settings import RepSettings, SettingError, is_enabled
 from scrapy_rep.runtime.store import open_store
+from scrapy_rep.runtime.store.factory import shared_pacing
 from scrapy_rep.runtime.store.memory import PolicyCache
 
 if TYPE_CHECKING:
@@ -98,15 +99,21 @@ class RobotsMiddleware:
             archive=PolicyArchive(config.policy_archive) if config.policy_archive else None,
             report=config.report_enabled,
         )
-        self.crawl_delay = (
-            CrawlDelay(crawler, config.crawl_delay_max, self.telemetry.counts, self._asked_delay)
-            if config.crawl_delay_enabled
-            else None
-        )
         self.jobdir: str | None = crawler.settings.get("JOBDIR") or None
         self.spec = ResolverSpec.of(config, self.clock, self.jobdir)
         self.resolver = SharedResolvers.acquire(self.spec, self._make_resolver)
         self.resolver.listeners.append(self)
+        self.crawl_delay = (
+            CrawlDelay(
+                crawler,
+                config.crawl_delay_max,
+                self.telemetry.counts,
+                self._asked_delay,
+                shared_pacing(self.resolver.shared) if config.crawl_delay_shared else None,
+            )
+            if config.crawl_delay_enabled
+            else None
+        )
         self.holding = Holding(
             crawler,
             self.gate,
@@ -185,7 +192,9 @@ class RobotsMiddleware:
         action = record["action"]
         if action == DOWNLOAD:
             if self.crawl_delay is not None:
-                self.crawl_delay.keep(request, origin, policy)
+                paced = self.crawl_delay.keep(request, origin, policy)
+                if paced is not None:  # the cluster's send time for a delayed origin
+                    await paced
             return None
         if action == DROP:
             raise RepIgnoreRequest(record)

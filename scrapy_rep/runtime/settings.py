@@ -72,6 +72,11 @@ DEFAULTS: Mapping[str, tuple[Any, str]] = {
     ),
     "REP_CRAWL_DELAY_ENABLED": (True, "apply `Crawl-delay` / `Request-rate` to the download slot"),
     "REP_CRAWL_DELAY_MAX": (30.0, "cap on an applied Crawl-delay, seconds"),
+    "REP_CRAWL_DELAY_SHARED": (
+        True,
+        "with `REP_STORE = 'redis'`: honour Crawl-delay for the whole cluster (send times "
+        "reserved in Redis), not per worker",
+    ),
     "REP_DECISION_LOG": (None, "path of a JSON Lines audit log of decisions and fetches"),
     "REP_POLICY_ARCHIVE": (
         None,
@@ -108,6 +113,15 @@ DEFAULTS: Mapping[str, tuple[Any, str]] = {
         10.0,
         "seconds a dead worker's robots.txt fetch lock blocks the others (Redis, SQLite); "
         "a live worker renews it while its fetch runs",
+    ),
+    "REP_WORKER_LEASE": (
+        30.0,
+        "with `REP_STORE = 'redis'` and scrapy-redis: seconds a killed worker's held requests "
+        "stay recorded in Redis before a survivor requeues them; renewed every third of that",
+    ),
+    "REP_WORKER_CHECK_INTERVAL": (
+        10.0,
+        "seconds between a worker's looks for the held requests of dead workers",
     ),
     "REP_PAGE_DIRECTIVES": (
         True,
@@ -262,6 +276,9 @@ class RepSettings:
     sqlite_path: str | None = None
     sqlite_retention: float = 30 * DAY
     lock_timeout: float = 10.0
+    crawl_delay_shared: bool = True
+    worker_lease: float = 30.0
+    worker_check_interval: float = 10.0
 
     @classmethod
     def from_settings(cls, get: Callable[[str], Any]) -> RepSettings:
@@ -389,6 +406,9 @@ class RepSettings:
             sqlite_path=str(value("REP_SQLITE_PATH")) if value("REP_SQLITE_PATH") else None,
             sqlite_retention=number("REP_SQLITE_RETENTION", low=1, unit="seconds"),
             lock_timeout=number("REP_REDIS_LOCK_TIMEOUT", low=0.1, unit="seconds"),
+            crawl_delay_shared=switch("REP_CRAWL_DELAY_SHARED"),
+            worker_lease=number("REP_WORKER_LEASE", low=0.3, unit="seconds"),
+            worker_check_interval=number("REP_WORKER_CHECK_INTERVAL", low=0.05, unit="seconds"),
             page_directives=switch("REP_PAGE_DIRECTIVES"),
             page_noindex_action=choice("REP_PAGE_NOINDEX_ACTION", ("drop", "keep")),
             rel_nofollow=switch("REP_REL_NOFOLLOW"),
