@@ -24,6 +24,8 @@ PARK = "_rep_park"
 DROP = "_rep_drop"
 #: when a request was first parked (policy clock)
 PARKED_AT = "_rep_parked_at"
+#: the id of a held request's record in the shared queue's Redis
+HELD_ID = "_rep_held_id"
 #: robots.txt download: bytes received so far, cut by the body guard, encoding error
 RECEIVED = "_rep_received"
 TRUNCATED = "_rep_truncated"

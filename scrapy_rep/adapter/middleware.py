@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, signals
@@ -36,6 +37,7 @@ from scrapy_rep.adapter.crawl_delay import CrawlDelay
 from scrapy_rep.adapter.exceptions import RepIgnoreRequest
 from scrapy_rep.adapter.fetch import RobotsFetcher, cached_robots_response
 from scrapy_rep.adapter.handover import Handover
+from scrapy_rep.adapter.held_records import HeldRecords
 from scrapy_rep.adapter.holding import Holding, closing
 from scrapy_rep.adapter.robotparser import RepRobotParser
 from scrapy_rep.adapter.telemetry import Telemetry
@@ -317,16 +319,25 @@ class RobotsMiddleware:
 
     def _on_opened(self, spider: Any = None) -> None:
         _warn_if_builtin_active(self.crawler)
+        self.holding.records = HeldRecords.open(self.crawler, self.config, self.telemetry)
         self.holding.handover.restore()
 
     def _on_closed(self, spider: Any = None, reason: str = "") -> Any:
         self.telemetry.closed(reason, self.holding.close())
         self.resolver.listeners.remove(self)
+        closing: list[Awaitable[None]] = []
+        if self.holding.records is not None:  # handed over by now: the records go
+            closing.append(self.holding.records.close())
         if SharedResolvers.leave(self.spec) and self.resolver.shared is not None:
-            return self.resolver.shared.close()  # the last user closes the connections
-        return None
+            closing.append(self.resolver.shared.close())  # the last user closes the connections
+        return _in_turn(closing) if closing else None
 
     # -- Crawl-delay and the audit trail ------------------------------------
+
+
+async def _in_turn(steps: list[Awaitable[None]]) -> None:
+    for step in steps:
+        await step
 
 
 def _warn_if_builtin_active(crawler: Crawler) -> None:

@@ -158,8 +158,27 @@ class Telemetry:
             self.audit.write("released", {"url": url, "origin": origin})
 
     def requeued(self, url: str) -> None:
+        """A held request pushed back into the shared queue at this worker's close."""
         self.inc("rep/requeued")
         logger.debug("scrapy-rep: requeued %(url)s for another worker", {"url": url})
+        if self.audit is not None:
+            self.audit.write("requeued", {"url": url, "reason": "spider-closed"})
+
+    def requeued_from_dead(self, worker: str, urls: list[str]) -> None:
+        """Held requests of a dead worker (its lease expired) moved back into the shared queue."""
+        for _ in urls:
+            self.inc("rep/cluster/requeued-from-dead-worker")
+        self.counts.requeued_dead(len(urls))
+        logger.info(
+            "scrapy-rep: %(n)d held requests of worker %(worker)s, whose lease expired, are back "
+            "in the shared queue",
+            {"n": len(urls), "worker": worker},
+        )
+        if self.audit is not None:
+            for url in urls:
+                self.audit.write(
+                    "requeued", {"url": url, "reason": "worker-lease-expired", "worker": worker}
+                )
 
     # -- origins ------------------------------------------------------------
 
