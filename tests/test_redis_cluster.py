@@ -231,12 +231,20 @@ def test_parked_requests_go_back_to_the_shared_queue(site: FakeSite, cluster: Cl
     """A worker closing with requests parked hands them to the cluster, not to oblivion."""
     x = site.add("x").robots(Reply(status=503), Reply(body=b"User-agent: *\nAllow: /\n"))
     pages = [x.url_for(f"/p{i}") for i in range(4)]
-    first = cluster.start("first", REP_PAUSE_INITIAL=6, CLOSESPIDER_TIMEOUT=3)
+    first = cluster.start(
+        "first",
+        REP_PAUSE_INITIAL=6,
+        CLOSESPIDER_TIMEOUT=3,
+        REP_DECISION_LOG=str(cluster.tmp / "first.audit.jsonl"),
+    )
     cluster.wait_ready(first)
     cluster.push("cluster", pages)
+    wait_until(lambda: sum(held_records(cluster.redis).values()) == 4, "the pages held")
     first.process.wait(WAIT)  # closes on its timeout, pages still parked
     first.report = json.loads(first.out.read_text())
     assert first.stat("rep/requeued") == 4, first.logged()[-3000:]
+    assert sorted(r["url"] for r in audit(first, "requeued")) == sorted(pages)
+    assert held_records(cluster.redis) == {}  # handed over: its records went with it
     assert first.stat("rep/dropped/spider-closed") == 0
     assert first.report["downloaded"] == []
     assert x.hits("/robots.txt") == 1 and x.hits() == 1  # paused: no page touched

@@ -23,3 +23,16 @@ def test_report_is_bounded_and_totals_stay_exact() -> None:
     assert [line.split()[0] for line in lines[2:4]] == ["http://h11:80", "http://h10:80"]
     assert lines[-1] == "  ... and 10 more origins (in the totals above)"
     assert len(lines) == 5
+
+
+def test_report_says_what_the_cluster_cost_only_when_it_cost_something() -> None:
+    counts = CrawlCounts()
+    counts.downloaded("http://h:80")
+    assert not any("cluster:" in line for line in report_lines(counts))
+    counts.delay_waited(2.1)
+    counts.delay_waited(4.3)
+    counts.requeued_dead(3)
+    assert report_lines(counts)[1] == (
+        "  cluster: 2 waits for the shared Crawl-delay (6.4 s in all), 3 held requests of dead "
+        "workers requeued"
+    )
