@@ -30,7 +30,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.asyncio import is_asyncio_available
 
 from scrapy_rep import signals as rep_signals
-from scrapy_rep.adapter import compat
+from scrapy_rep.adapter import compat, oneshot
 from scrapy_rep.adapter import meta as M
 from scrapy_rep.adapter.collection import CollectionHook
 from scrapy_rep.adapter.crawl_delay import CrawlDelay
@@ -47,6 +47,7 @@ from scrapy_rep.core.decision import (
     DROP,
     Decision,
     judge_record,
+    unjudged,
 )
 from scrapy_rep.core.gate import JUDGE, PARK, OriginGate
 from scrapy_rep.core.origin import NotAnOrigin, origin_of, robots_url
@@ -89,9 +90,12 @@ class RobotsMiddleware:
         self.fetcher = RobotsFetcher(
             crawler, config.fetch_timeout, config.max_redirects, token=config.token
         )
-        self.gate: OriginGate[Request] = OriginGate(
-            config.pending_wait, config.park_max, config.park_timeout
-        )
+        self.jobdir: str | None = crawler.settings.get("JOBDIR") or None
+        self.spec = ResolverSpec.of(config, self.clock, self.jobdir)
+        #: ``scrapy fetch`` and the like: wait for the whole fetch, then answer; hold nothing
+        self.one_shot = oneshot.command_of(crawler)
+        wait = config.pending_wait if self.one_shot is None else self.spec.fetch_budget
+        self.gate: OriginGate[Request] = OriginGate(wait, config.park_max, config.park_timeout)
         hook = config.collection_hook
         self.collection = CollectionHook(hook) if hook is not None else None
         self.telemetry = Telemetry(
@@ -101,8 +105,6 @@ class RobotsMiddleware:
             archive=PolicyArchive(config.policy_archive) if config.policy_archive else None,
             report=config.report_enabled,
         )
-        self.jobdir: str | None = crawler.settings.get("JOBDIR") or None
-        self.spec = ResolverSpec.of(config, self.clock, self.jobdir)
         self.resolver = SharedResolvers.acquire(self.spec, self._make_resolver)
         self.resolver.listeners.append(self)
         self.crawl_delay = (
@@ -181,17 +183,19 @@ class RobotsMiddleware:
         admission = self.gate.admit(origin, policy, self.resolver.pending_since(origin), now)
         if admission.action != JUDGE:
             if admission.action == PARK:
-                return self.holding.hand_back(request, admission.reason)
+                return self._hold(origin, request, admission.reason)
             policy = await self._wait_for_fetch(origin, admission.budget, request)
             admission = self.gate.admit_fetched(policy)
             if admission.action != JUDGE:
-                return self.holding.hand_back(request, admission.reason)
+                return self._hold(origin, request, admission.reason)
         assert policy is not None
         if self.collection is None:  # no await on the hot path
             record = self._record(origin, request.url, policy)
         else:
             record = await self.decide(origin, request, policy)
         meta[M.DECISION] = record
+        if self.one_shot is not None and record["action"] not in (DOWNLOAD, DROP):
+            record["action"] = DROP  # a one-shot command holds nothing
         self.telemetry.judged(origin, record, cache)
         action = record["action"]
         if action == DOWNLOAD:
@@ -201,8 +205,23 @@ class RobotsMiddleware:
                     await paced
             return None
         if action == DROP:
+            if self.one_shot is not None:
+                oneshot.say(record)
             raise RepIgnoreRequest(record)
         return self.holding.hand_back(request, record["reason"])  # REP_*_ACTION = "park"
+
+    def _hold(self, origin: str, request: Request, reason: str) -> Request:
+        """Hand the request back to be parked; in a one-shot command, drop it now, saying why."""
+        if self.one_shot is None:
+            return self.holding.hand_back(request, reason)
+        policy = self.resolver.current(origin)
+        said = policy.reason if policy is not None else "its robots.txt fetch did not end"
+        detail = f"{said}; scrapy {self.one_shot} does not wait for robots.txt to be retried"
+        record = unjudged(origin, self.token, request.url, policy, DROP, reason, detail).to_dict()
+        request.meta[M.DECISION] = record
+        self.telemetry.final(origin, record)
+        oneshot.say(record)
+        raise RepIgnoreRequest(record)
 
     async def _robots_for_spider(self, origin: str, request: Request) -> Response | None:
         """A spider's own robots.txt request, answered from the cache when it is fresh and ok."""
