@@ -97,6 +97,7 @@ class RobotsMiddleware:
             audit=AuditLog(config.decision_log) if config.decision_log else None,
             archive=PolicyArchive(config.policy_archive) if config.policy_archive else None,
             report=config.report_enabled,
+            report_html=config.report_html,
         )
         self.crawl_delay = (
             CrawlDelay(crawler, config.crawl_delay_max, self.telemetry.counts, self._asked_delay)

@@ -25,6 +25,7 @@ from scrapy_rep.core.policy import Policy, Status
 from scrapy_rep.core.report import CrawlCounts, report_lines
 from scrapy_rep.robotstxt import Diagnostic
 from scrapy_rep.runtime.audit import AuditLog, PolicyArchive
+from scrapy_rep.runtime.html_report import write_report
 
 logger = logging.getLogger(__name__)
 
@@ -45,12 +46,14 @@ class Telemetry:
         audit: AuditLog | None = None,
         archive: PolicyArchive | None = None,
         report: bool = True,
+        report_html: str | None = None,
     ) -> None:
         self.stats = stats
         self.counts = CrawlCounts(max_origins)
         self.audit = audit
         self.archive = archive
         self.report = report
+        self.report_html = report_html
         self._pending: dict[str, int] = {}
         self._events = 0
         self._noted: set[str] = set()  # what is said once: origins given up, unreadable files
@@ -264,6 +267,21 @@ class Telemetry:
         finally:
             if self.audit is not None:
                 self.audit.close()  # flushes: nothing buffered is lost
+                self._write_html()
+
+    def _write_html(self) -> None:
+        """``REP_REPORT_HTML``: this crawl's records as a page; a failure is a warning."""
+        if self.report_html is None or self.audit is None:
+            return
+        try:
+            write_report(self.audit.path, self.report_html, start=self.audit.start)
+        except OSError as exc:
+            logger.warning(
+                "scrapy-rep: cannot write the HTML report %(path)s: %(error)s",
+                {"path": self.report_html, "error": exc},
+            )
+        else:
+            logger.info("scrapy-rep: HTML report written to %(path)s", {"path": self.report_html})
 
 
 def clock_time(timestamp: float) -> str:
