@@ -24,6 +24,7 @@ from scrapy_rep.core.decision import DOWNLOAD, DROP
 from scrapy_rep.core.policy import Policy, Status
 from scrapy_rep.core.report import CrawlCounts, report_lines
 from scrapy_rep.robotstxt import Diagnostic
+from scrapy_rep.robotstxt.text import printable
 from scrapy_rep.runtime.audit import AuditLog, PolicyArchive
 from scrapy_rep.runtime.html_report import write_report
 
@@ -103,10 +104,10 @@ class Telemetry:
             logger.debug(
                 "scrapy-rep: dropped %(url)s for %(token)r (%(reason)s): %(detail)s",
                 {
-                    "url": record["url"],
+                    "url": printable(record["url"]),
                     "token": record["product_token"],
                     "reason": reason,
-                    "detail": record["detail"],
+                    "detail": printable(record["detail"]),  # quotes the site's rules
                 },
             )
         if self.audit is not None:
@@ -250,17 +251,22 @@ class Telemetry:
 
     # -- the end ------------------------------------------------------------
 
-    def closed(self, reason: str, left: int) -> None:
-        """At spider close: the warning for what was held, the report, the last records."""
+    def closed(self, reason: str, left: int, *, spider: str, token: str) -> None:
+        """At spider close: the warning for what was held, the report, the last records.
+
+        Both name the spider and the token: crawlers sharing a process share its log.
+        """
         if left:
             logger.warning(
-                "scrapy-rep: %(n)d held requests were never downloaded (spider closed: %(reason)s)",
-                {"n": left, "reason": reason},
+                "scrapy-rep: %(n)d held requests of spider %(spider)r (as %(token)r) were never "
+                "downloaded (spider closed: %(reason)s)",
+                {"n": left, "spider": spider, "token": token, "reason": reason},
             )
         self.flush()
         try:
             if self.report:
-                logger.info("%(report)s", {"report": "\n".join(report_lines(self.counts))})
+                lines = report_lines(self.counts, who=f"spider {spider!r} as {token!r}")
+                logger.info("%(report)s", {"report": "\n".join(lines)})
             if self.audit is not None:
                 for origin, counts in self.counts.origins.items():
                     self.audit.write("origin", {"origin": origin, **counts.to_dict()})

@@ -13,8 +13,8 @@ from scrapy_rep import __version__
 from scrapy_rep.cli.explain import add_parser as add_explain_parser
 from scrapy_rep.cli.report import add_parser as add_report_parser
 from scrapy_rep.cli.store import add_parser as add_store_parser
-from scrapy_rep.cli.text import printable
 from scrapy_rep.robotstxt import InvalidProductToken, RobotsTxt, parse
+from scrapy_rep.robotstxt.text import printable
 
 EXIT_ALLOWED, EXIT_DISALLOWED, EXIT_ERROR = 0, 1, 2
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from scrapy_rep.core.policy import Policy, Status
 from scrapy_rep.robotstxt import RobotsTxt
+from scrapy_rep.robotstxt.text import printable
 
 DOWNLOAD, DROP, PARK = "download", "drop", "park"
 APPROVED, REJECTED, UNRESOLVED = "approved", "rejected", "unresolved"
@@ -116,7 +117,7 @@ def judge_record(
         if verdict.groups:
             group = verdict.group_label
         if verdict.rule is not None:
-            rule = f"{verdict.rule.directive}: {verdict.rule.pattern}"
+            rule = f"{verdict.rule.directive}: {printable(verdict.rule.pattern)}"
             line = verdict.rule.line
         if policy.stale_since is not None:
             detail += " (last good copy; the origin is unreachable)"
