@@ -14,7 +14,7 @@ import argparse
 import sys
 from typing import Any
 
-from scrapy_rep.cli.text import printable
+from scrapy_rep.robotstxt.text import printable
 from scrapy_rep.runtime.html_report import write_report
 
 
