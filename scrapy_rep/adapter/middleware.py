@@ -104,6 +104,7 @@ class RobotsMiddleware:
             audit=AuditLog(config.decision_log) if config.decision_log else None,
             archive=PolicyArchive(config.policy_archive) if config.policy_archive else None,
             report=config.report_enabled,
+            report_html=config.report_html,
         )
         self.resolver = SharedResolvers.acquire(self.spec, self._make_resolver)
         self.resolver.listeners.append(self)
@@ -350,7 +351,8 @@ class RobotsMiddleware:
         self.holding.handover.restore()
 
     def _on_closed(self, spider: Any = None, reason: str = "") -> Any:
-        self.telemetry.closed(reason, self.holding.close())
+        name = getattr(spider or self.crawler.spider, "name", None) or self.crawler.spidercls.name
+        self.telemetry.closed(reason, self.holding.close(), spider=name, token=self.token)
         self.resolver.listeners.remove(self)
         closing: list[Awaitable[None]] = []
         if self.holding.records is not None:  # handed over by now: the records go

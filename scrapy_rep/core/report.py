@@ -151,14 +151,18 @@ def _reasons(dropped: dict[str, int]) -> str:
     return ", ".join(f"{r} {n}" for r, n in sorted(dropped.items(), key=lambda x: -x[1])) or "-"
 
 
-def report_lines(counts: CrawlCounts, top: int = TOP) -> list[str]:
-    """The summary: a totals line, then the ``top`` origins by requests, as a table."""
+def report_lines(counts: CrawlCounts, top: int = TOP, who: str = "") -> list[str]:
+    """The summary: a totals line, then the ``top`` origins by requests, as a table.
+
+    ``who`` (``spider 'shop' as 'shopbot'``) ends the totals line, so the
+    reports of crawlers sharing a process can be told apart.
+    """
     t = counts.total
     lines = [
         f"scrapy-rep report: {counts.seen} origins, {t.requests} requests: "
         f"{t.downloaded} downloaded, {t.dropped_total} dropped ({_reasons(t.dropped)}), "
         f"{t.parked} parked, {t.released} released; {t.fetches} robots.txt fetches, "
-        f"{t.reused} reused"
+        f"{t.reused} reused" + (f" ({who})" if who else "")
     ]
     browser = t.browser_allowed + sum(t.browser_aborted.values())
     if browser:

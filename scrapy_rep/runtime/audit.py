@@ -64,6 +64,8 @@ class AuditLog:
         if folder:
             os.makedirs(folder, exist_ok=True)  # as PolicyArchive does for its directory
         self._file = open(path, "ab", buffering=0)  # noqa: SIM115 - closed in close()
+        #: where this log's records begin in the file (earlier crawls may have appended)
+        self.start = os.fstat(self._file.fileno()).st_size
         self._lines: list[str] = []
         self._buffer_records = buffer_records
 

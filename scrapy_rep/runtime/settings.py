@@ -255,6 +255,15 @@ def _token(name: str, value: Any, get: Getter) -> str:
     return resolve_token(get)
 
 
+def _report_html(name: str, value: Any, get: Getter) -> str | None:
+    found = path(directory=False)(name, value, get)
+    if found is not None and not get("REP_DECISION_LOG"):
+        raise SettingError(
+            f"{name} needs REP_DECISION_LOG: the page {value!r} is made from the audit log"
+        )
+    return found
+
+
 def _redis_url(name: str, value: Any, get: Getter) -> str | None:
     return value or get("REDIS_URL") or None
 
@@ -452,6 +461,13 @@ class RepSettings:
         True,
         switch,
         "log a per-origin summary (top origins, totals) at close",
+    )
+    report_html = Setting(
+        "REP_REPORT_HTML",
+        None,
+        _report_html,
+        "path of an HTML page written at close from this crawl's audit log records "
+        "(`scrapy-rep report`); needs `REP_DECISION_LOG`",
     )
     store = Setting(
         "REP_STORE",
