@@ -69,6 +69,11 @@ class CrawlCounts:
         self.total = OriginCounts()
         self.seen = 0  # distinct origins ever counted (evicted ones too)
         self.evicted = 0
+        #: waits for the cluster's shared Crawl-delay: how many, how long in all (s)
+        self.delay_waits = 0
+        self.delay_waited_s = 0.0
+        #: held requests of dead workers this worker moved back into the shared queue
+        self.requeued_from_dead = 0
         # hashes of the origins folded away: one that comes back is not counted again
         # (a set of ints, ~70 B an origin; two origins alike in 64 bits would count once)
         self._folded: set[int] = set()
@@ -141,6 +146,14 @@ class CrawlCounts:
     def crawl_delay(self, origin: str, delay: float | None) -> None:
         self.of(origin).crawl_delay = delay
 
+    def delay_waited(self, seconds: float) -> None:
+        """A request waited ``seconds`` for its send time under the cluster's Crawl-delay."""
+        self.delay_waits += 1
+        self.delay_waited_s += seconds
+
+    def requeued_dead(self, n: int) -> None:
+        self.requeued_from_dead += n
+
 
 def _reasons(dropped: dict[str, int]) -> str:
     return ", ".join(f"{r} {n}" for r, n in sorted(dropped.items(), key=lambda x: -x[1])) or "-"
@@ -164,6 +177,12 @@ def report_lines(counts: CrawlCounts, top: int = TOP, who: str = "") -> list[str
         lines.append(
             f"  browser sub-requests: {browser}: {t.browser_allowed} allowed, "
             f"{browser - t.browser_allowed} aborted ({_reasons(t.browser_aborted)})"
+        )
+    if counts.delay_waits or counts.requeued_from_dead:
+        lines.append(
+            f"  cluster: {counts.delay_waits} waits for the shared Crawl-delay "
+            f"({counts.delay_waited_s:.1f} s in all), {counts.requeued_from_dead} held requests "
+            "of dead workers requeued"
         )
     ranked = sorted(counts.origins.items(), key=lambda item: -item[1].requests)[: max(0, top)]
     if not ranked:
