@@ -7,9 +7,10 @@ prefix length, longest first, stopping as soon as no shorter prefix can hold
 a longer rule. Only the lengths that can match are probed: a rule set with
 many lengths keeps a *plan* (its lengths) per *head*, the first :data:`HEAD`
 characters that prefixes at least that long begin with, plus the shorter
-prefixes the head starts with; a path takes its head's plan. The rest of a wildcard pattern is matched segment by segment
-with ``str.find``, leftmost first, which is exact for ``*``-only globs and
-linear in the path: a hostile pattern of many ``*`` cannot backtrack.
+prefixes the head starts with; a path takes its head's plan. The rest of a
+wildcard pattern is matched segment by segment with ``str.find``, leftmost
+first, which is exact for ``*``-only globs and linear in the path: a hostile
+pattern of many ``*`` cannot backtrack.
 
 A rule's weight is the octet length of its normalised pattern, ``*`` and
 ``$`` included (Google's choice; the RFC says "most octets"). Equal
