@@ -24,6 +24,7 @@ from scrapy_rep.adapter import compat
 from scrapy_rep.adapter import meta as M
 from scrapy_rep.adapter.exceptions import ParkedRequest, RepIgnoreRequest
 from scrapy_rep.adapter.handover import Handover
+from scrapy_rep.adapter.held_records import HeldRecords
 from scrapy_rep.adapter.telemetry import Telemetry
 from scrapy_rep.core.decision import withheld
 from scrapy_rep.core.gate import Effects, OriginGate
@@ -60,6 +61,8 @@ class Holding:
         self.clock = clock
         self.token = token
         self.handover = handover  # where held requests go at close, if anywhere
+        #: held requests recorded in the shared queue's Redis (set once the spider is open)
+        self.records: HeldRecords | None = None
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._listening = False  # to request_scheduled: see listen
         self.closed = False
@@ -103,6 +106,8 @@ class Holding:
         since = meta.setdefault(M.PARKED_AT, now)
         if self.gate.park(origin, request, since, reason):
             self.telemetry.parked(origin, request.url, reason)
+            if self.records is not None:
+                self.records.parked(request)
             self._plan_wake(origin)
             raise ParkedRequest(reason)
         # The scheduler takes it (its dupefilter has seen it: _seen_before) and
@@ -180,6 +185,8 @@ class Holding:
             self._end(held)
             return
         request = held.item
+        if self.records is not None:
+            self.records.left(request)
         if drop:
             request.meta[M.DROP] = drop  # dropped in the downloader, where its errback hears it
         elif released:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, signals
@@ -29,13 +30,14 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.asyncio import is_asyncio_available
 
 from scrapy_rep import signals as rep_signals
-from scrapy_rep.adapter import compat
+from scrapy_rep.adapter import compat, oneshot
 from scrapy_rep.adapter import meta as M
 from scrapy_rep.adapter.collection import CollectionHook
 from scrapy_rep.adapter.crawl_delay import CrawlDelay
 from scrapy_rep.adapter.exceptions import RepIgnoreRequest
 from scrapy_rep.adapter.fetch import RobotsFetcher, cached_robots_response
 from scrapy_rep.adapter.handover import Handover
+from scrapy_rep.adapter.held_records import HeldRecords
 from scrapy_rep.adapter.holding import Holding, closing
 from scrapy_rep.adapter.robotparser import RepRobotParser
 from scrapy_rep.adapter.telemetry import Telemetry
@@ -45,6 +47,7 @@ from scrapy_rep.core.decision import (
     DROP,
     Decision,
     judge_record,
+    unjudged,
 )
 from scrapy_rep.core.gate import JUDGE, PARK, OriginGate
 from scrapy_rep.core.origin import NotAnOrigin, origin_of, robots_url
@@ -59,6 +62,7 @@ from scrapy_rep.runtime.resolver import (
 )
 from scrapy_rep.runtime.settings import RepSettings, SettingError, is_enabled
 from scrapy_rep.runtime.store import open_store
+from scrapy_rep.runtime.store.factory import shared_pacing
 from scrapy_rep.runtime.store.memory import EVICTED_PER_CACHED, PolicyCache
 
 if TYPE_CHECKING:
@@ -86,9 +90,12 @@ class RobotsMiddleware:
         self.fetcher = RobotsFetcher(
             crawler, config.fetch_timeout, config.max_redirects, token=config.token
         )
-        self.gate: OriginGate[Request] = OriginGate(
-            config.pending_wait, config.park_max, config.park_timeout
-        )
+        self.jobdir: str | None = crawler.settings.get("JOBDIR") or None
+        self.spec = ResolverSpec.of(config, self.clock, self.jobdir)
+        #: ``scrapy fetch`` and the like: wait for the whole fetch, then answer; hold nothing
+        self.one_shot = oneshot.command_of(crawler)
+        wait = config.pending_wait if self.one_shot is None else self.spec.fetch_budget
+        self.gate: OriginGate[Request] = OriginGate(wait, config.park_max, config.park_timeout)
         hook = config.collection_hook
         self.collection = CollectionHook(hook) if hook is not None else None
         self.telemetry = Telemetry(
@@ -97,16 +104,21 @@ class RobotsMiddleware:
             audit=AuditLog(config.decision_log) if config.decision_log else None,
             archive=PolicyArchive(config.policy_archive) if config.policy_archive else None,
             report=config.report_enabled,
+            report_html=config.report_html,
         )
+        self.resolver = SharedResolvers.acquire(self.spec, self._make_resolver)
+        self.resolver.listeners.append(self)
         self.crawl_delay = (
-            CrawlDelay(crawler, config.crawl_delay_max, self.telemetry.counts, self._asked_delay)
+            CrawlDelay(
+                crawler,
+                config.crawl_delay_max,
+                self.telemetry.counts,
+                self._asked_delay,
+                shared_pacing(self.resolver.shared) if config.crawl_delay_shared else None,
+            )
             if config.crawl_delay_enabled
             else None
         )
-        self.jobdir: str | None = crawler.settings.get("JOBDIR") or None
-        self.spec = ResolverSpec.of(config, self.clock, self.jobdir)
-        self.resolver = SharedResolvers.acquire(self.spec, self._make_resolver)
-        self.resolver.listeners.append(self)
         self.holding = Holding(
             crawler,
             self.gate,
@@ -172,32 +184,51 @@ class RobotsMiddleware:
         admission = self.gate.admit(origin, policy, self.resolver.pending_since(origin), now)
         if admission.action != JUDGE:
             if admission.action == PARK:
-                return self.holding.hand_back(request, admission.reason)
-            policy = await self._wait_for_fetch(origin, admission.budget)
+                return self._hold(origin, request, admission.reason)
+            policy = await self._wait_for_fetch(origin, admission.budget, request)
             admission = self.gate.admit_fetched(policy)
             if admission.action != JUDGE:
-                return self.holding.hand_back(request, admission.reason)
+                return self._hold(origin, request, admission.reason)
         assert policy is not None
         if self.collection is None:  # no await on the hot path
             record = self._record(origin, request.url, policy)
         else:
             record = await self.decide(origin, request, policy)
         meta[M.DECISION] = record
+        if self.one_shot is not None and record["action"] not in (DOWNLOAD, DROP):
+            record["action"] = DROP  # a one-shot command holds nothing
         self.telemetry.judged(origin, record, cache)
         action = record["action"]
         if action == DOWNLOAD:
             if self.crawl_delay is not None:
-                self.crawl_delay.keep(request, origin, policy)
+                paced = self.crawl_delay.keep(request, origin, policy)
+                if paced is not None:  # the cluster's send time for a delayed origin
+                    await paced
             return None
         if action == DROP:
+            if self.one_shot is not None:
+                oneshot.say(record)
             raise RepIgnoreRequest(record)
         return self.holding.hand_back(request, record["reason"])  # REP_*_ACTION = "park"
+
+    def _hold(self, origin: str, request: Request, reason: str) -> Request:
+        """Hand the request back to be parked; in a one-shot command, drop it now, saying why."""
+        if self.one_shot is None:
+            return self.holding.hand_back(request, reason)
+        policy = self.resolver.current(origin)
+        said = policy.reason if policy is not None else "its robots.txt fetch did not end"
+        detail = f"{said}; scrapy {self.one_shot} does not wait for robots.txt to be retried"
+        record = unjudged(origin, self.token, request.url, policy, DROP, reason, detail).to_dict()
+        request.meta[M.DECISION] = record
+        self.telemetry.final(origin, record)
+        oneshot.say(record)
+        raise RepIgnoreRequest(record)
 
     async def _robots_for_spider(self, origin: str, request: Request) -> Response | None:
         """A spider's own robots.txt request, answered from the cache when it is fresh and ok."""
         policy = self.resolver.current(origin)
         if policy is None or not policy.fresh(self.clock()):
-            policy = await self._wait_for_fetch(origin, self.config.pending_wait)
+            policy = await self._wait_for_fetch(origin, self.config.pending_wait, request)
         kept = self.resolver.cache.with_body(origin)
         robots = self.resolver.cache.robots(policy) if policy is not None else None
         if kept is None or kept.status is not Status.OK or kept.body is None or robots is None:
@@ -217,9 +248,11 @@ class RobotsMiddleware:
             policy = await self.resolver.resolve(origin, self.fetch)
         return Decision(**await self.decide(origin, Request(url), policy)), policy
 
-    async def _wait_for_fetch(self, origin: str, budget: float) -> Policy | None:
-        """The new policy, if the origin's fetch ends within ``budget`` seconds."""
+    async def _wait_for_fetch(self, origin: str, budget: float, request: Request) -> Policy | None:
+        """The new policy, if the origin's fetch (for ``request``) ends within ``budget`` s."""
         task = self.resolver.resolve(origin, self.fetch)
+        if not task.done():
+            self.fetcher.asked.setdefault(origin, request)
         try:
             return await asyncio.wait_for(asyncio.shield(task), max(budget, 1e-9))
         except (asyncio.TimeoutError, FetchAbandoned):
@@ -271,6 +304,7 @@ class RobotsMiddleware:
         self, origin: str, old: Policy | None, new: Policy, fetched: Fetch | None
     ) -> None:
         """A new policy for ``origin``, from any crawler sharing the resolver."""
+        asked = self.fetcher.asked.pop(origin, None)
         if self.holding.closed:
             return
         here = fetched == self.fetch
@@ -282,15 +316,18 @@ class RobotsMiddleware:
         if effects.resumed:
             self._send(rep_signals.origin_resumed, origin, new)
         if here and new.status is Status.OK and new.outcome != NOT_MODIFIED:
-            self._parsed(origin, new)  # a 304 renewed the copy in hand: nothing was parsed
+            # a 304 renewed the copy in hand: nothing was parsed
+            self._parsed(origin, new, asked or Request(new.url))
         # the held requests of a given-up origin go back to be dropped, not released
         self.holding.carry_out(origin, effects, released=new.status is not Status.UNRESOLVED)
 
     def on_abandoned(self, origin: str) -> None:
         """A fetch ended with its crawler: fetch again for what this crawler holds."""
+        self.fetcher.asked.pop(origin, None)
         self.holding.refetch_if_held(origin)
 
-    def _parsed(self, origin: str, policy: Policy) -> None:
+    def _parsed(self, origin: str, policy: Policy, asked: Request) -> None:
+        """Scrapy's ``robots_parsed``, with the request the fetch was for, as Scrapy sends it."""
         robots = self.resolver.cache.robots(policy)
         if robots is None:
             return
@@ -298,7 +335,7 @@ class RobotsMiddleware:
         compat.send_robots_parsed(
             self.crawler,
             RepRobotParser(robots, self.token),
-            self.fetcher.sent.pop(origin, None) or Request(policy.url),
+            asked,
         )
 
     def _send(self, signal: object, origin: str, policy: Policy) -> None:
@@ -310,16 +347,26 @@ class RobotsMiddleware:
 
     def _on_opened(self, spider: Any = None) -> None:
         _warn_if_builtin_active(self.crawler)
+        self.holding.records = HeldRecords.open(self.crawler, self.config, self.telemetry)
         self.holding.handover.restore()
 
     def _on_closed(self, spider: Any = None, reason: str = "") -> Any:
-        self.telemetry.closed(reason, self.holding.close())
+        name = getattr(spider or self.crawler.spider, "name", None) or self.crawler.spidercls.name
+        self.telemetry.closed(reason, self.holding.close(), spider=name, token=self.token)
         self.resolver.listeners.remove(self)
+        closing: list[Awaitable[None]] = []
+        if self.holding.records is not None:  # handed over by now: the records go
+            closing.append(self.holding.records.close())
         if SharedResolvers.leave(self.spec) and self.resolver.shared is not None:
-            return self.resolver.shared.close()  # the last user closes the connections
-        return None
+            closing.append(self.resolver.shared.close())  # the last user closes the connections
+        return _in_turn(closing) if closing else None
 
     # -- Crawl-delay and the audit trail ------------------------------------
+
+
+async def _in_turn(steps: list[Awaitable[None]]) -> None:
+    for step in steps:
+        await step
 
 
 def _warn_if_builtin_active(crawler: Crawler) -> None:

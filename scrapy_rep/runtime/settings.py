@@ -7,14 +7,13 @@ Each setting is one row of :class:`RepSettings`, spelled once::
 The row gives the attribute (``config.fetch_timeout``), the setting's name, the
 default the add-on installs, the reader that checks and converts the value
 (raising :class:`SettingError` with one line naming the setting, the value and
-what is accepted) and the meaning shown in the settings tables of the README and
-``docs/reference.md`` (:func:`settings_table`; ``tests/test_readme.py`` and
-``tests/test_demo.py`` print the table they expect when one is stale).
+what is accepted) and the meaning shown in the reference's settings table, which
+the documentation build makes from :data:`SETTINGS` (``docs/_ext/repdocs.py``).
 
-**Adding a setting** is adding one row to :class:`RepSettings` (and pasting the
-table the tests print): pick a reader below (:func:`seconds`, :func:`whole`,
-:func:`switch`, :func:`choice`, :func:`path`, :func:`text`,
-:func:`optional_text`) or write one, ``(name, value, get) -> value``, where
+**Adding a setting** is adding one row to :class:`RepSettings`: pick a reader
+below (:func:`seconds`, :func:`whole`, :func:`switch`, :func:`choice`,
+:func:`path`, :func:`text`, :func:`optional_text`) or write one,
+``(name, value, get) -> value``, where
 ``value`` has the default applied and ``get`` reads any other setting. Nothing
 else lists settings: :data:`SETTINGS`, :data:`DEFAULTS`, the add-on's defaults
 and the check that warns of a misspelt ``REP_*`` name (:func:`unknown_settings`)
@@ -256,6 +255,15 @@ def _token(name: str, value: Any, get: Getter) -> str:
     return resolve_token(get)
 
 
+def _report_html(name: str, value: Any, get: Getter) -> str | None:
+    found = path(directory=False)(name, value, get)
+    if found is not None and not get("REP_DECISION_LOG"):
+        raise SettingError(
+            f"{name} needs REP_DECISION_LOG: the page {value!r} is made from the audit log"
+        )
+    return found
+
+
 def _redis_url(name: str, value: Any, get: Getter) -> str | None:
     return value or get("REDIS_URL") or None
 
@@ -429,6 +437,13 @@ class RepSettings:
     crawl_delay_max = Setting(
         "REP_CRAWL_DELAY_MAX", 30.0, seconds(), "cap on an applied Crawl-delay, seconds"
     )
+    crawl_delay_shared = Setting(
+        "REP_CRAWL_DELAY_SHARED",
+        True,
+        switch,
+        "with `REP_STORE = 'redis'`: honour Crawl-delay for the whole cluster (send times "
+        "reserved in Redis), not per worker",
+    )
     decision_log = Setting(
         "REP_DECISION_LOG",
         None,
@@ -446,6 +461,13 @@ class RepSettings:
         True,
         switch,
         "log a per-origin summary (top origins, totals) at close",
+    )
+    report_html = Setting(
+        "REP_REPORT_HTML",
+        None,
+        _report_html,
+        "path of an HTML page written at close from this crawl's audit log records "
+        "(`scrapy-rep report`); needs `REP_DECISION_LOG`",
     )
     store = Setting(
         "REP_STORE",
@@ -499,6 +521,19 @@ class RepSettings:
         seconds(low=0.1),
         "seconds a dead worker's robots.txt fetch lock blocks the others (Redis, SQLite); "
         "a live worker renews it while its fetch runs",
+    )
+    worker_lease = Setting(
+        "REP_WORKER_LEASE",
+        30.0,
+        seconds(low=0.3),
+        "with `REP_STORE = 'redis'` and scrapy-redis: seconds a killed worker's held requests "
+        "stay recorded in Redis before a survivor requeues them; renewed every third of that",
+    )
+    worker_check_interval = Setting(
+        "REP_WORKER_CHECK_INTERVAL",
+        10.0,
+        seconds(low=0.05),
+        "seconds between a worker's looks for the held requests of dead workers",
     )
     page_directives = Setting(
         "REP_PAGE_DIRECTIVES",
@@ -586,7 +621,7 @@ class RepSettings:
         return found
 
 
-#: the table, in the order of the README's and the reference's settings tables
+#: the table, in the order of the reference's settings table
 SETTINGS: tuple[Setting[Any], ...] = tuple(
     row for row in vars(RepSettings).values() if isinstance(row, Setting)
 )
@@ -616,18 +651,6 @@ def warn_unknown(names: Iterable[str]) -> None:
             "scrapy-rep: unknown setting %(name)s is ignored; %(hint)s",
             {"name": name, "hint": hint},
         )
-
-
-def _cell(value: Any) -> str:
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    return f"`{value!r}`"
-
-
-def settings_table() -> str:
-    """The Markdown settings table of the README and ``docs/reference.md``."""
-    rows = [f"| `{row.name}` | {_cell(row.default)} | {row.meaning} |" for row in SETTINGS]
-    return "\n".join(["| setting | default | meaning |", "|---|---|---|", *rows])
 
 
 def is_enabled(get: Getter) -> bool:
