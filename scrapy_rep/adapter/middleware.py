@@ -285,6 +285,7 @@ class RobotsMiddleware:
             collection=collection,
             disallowed_action=self.config.disallowed_action,
             unresolved_collection_action=self.config.collection_unresolved_action,
+            declared=self.config.declared,
         )
 
     # -- fetching -----------------------------------------------------------
