@@ -32,6 +32,19 @@ def test_report_is_bounded_and_totals_stay_exact() -> None:
     assert len(lines) == 5
 
 
+def test_report_says_what_the_cluster_cost_only_when_it_cost_something() -> None:
+    counts = CrawlCounts()
+    counts.downloaded("http://h:80")
+    assert not any("cluster:" in line for line in report_lines(counts))
+    counts.delay_waited(2.1)
+    counts.delay_waited(4.3)
+    counts.requeued_dead(3)
+    assert report_lines(counts)[1] == (
+        "  cluster: 2 waits for the shared Crawl-delay (6.4 s in all), 3 held requests of dead "
+        "workers requeued"
+    )
+
+
 class AlphaSpider(ListSpider):
     name = "alpha"
     custom_settings = {"REP_PRODUCT_TOKEN": "alphabot", "CLOSESPIDER_TIMEOUT": 1}  # noqa: RUF012

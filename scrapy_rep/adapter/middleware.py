@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, signals
@@ -36,6 +37,7 @@ from scrapy_rep.adapter.crawl_delay import CrawlDelay
 from scrapy_rep.adapter.exceptions import RepIgnoreRequest
 from scrapy_rep.adapter.fetch import RobotsFetcher, cached_robots_response
 from scrapy_rep.adapter.handover import Handover
+from scrapy_rep.adapter.held_records import HeldRecords
 from scrapy_rep.adapter.holding import Holding, closing
 from scrapy_rep.adapter.robotparser import RepRobotParser
 from scrapy_rep.adapter.telemetry import Telemetry
@@ -60,6 +62,7 @@ from scrapy_rep.runtime.resolver import (
 )
 from scrapy_rep.runtime.settings import RepSettings, SettingError, is_enabled
 from scrapy_rep.runtime.store import open_store
+from scrapy_rep.runtime.store.factory import shared_pacing
 from scrapy_rep.runtime.store.memory import EVICTED_PER_CACHED, PolicyCache
 
 if TYPE_CHECKING:
@@ -103,13 +106,19 @@ class RobotsMiddleware:
             report=config.report_enabled,
             report_html=config.report_html,
         )
+        self.resolver = SharedResolvers.acquire(self.spec, self._make_resolver)
+        self.resolver.listeners.append(self)
         self.crawl_delay = (
-            CrawlDelay(crawler, config.crawl_delay_max, self.telemetry.counts, self._asked_delay)
+            CrawlDelay(
+                crawler,
+                config.crawl_delay_max,
+                self.telemetry.counts,
+                self._asked_delay,
+                shared_pacing(self.resolver.shared) if config.crawl_delay_shared else None,
+            )
             if config.crawl_delay_enabled
             else None
         )
-        self.resolver = SharedResolvers.acquire(self.spec, self._make_resolver)
-        self.resolver.listeners.append(self)
         self.holding = Holding(
             crawler,
             self.gate,
@@ -192,7 +201,9 @@ class RobotsMiddleware:
         action = record["action"]
         if action == DOWNLOAD:
             if self.crawl_delay is not None:
-                self.crawl_delay.keep(request, origin, policy)
+                paced = self.crawl_delay.keep(request, origin, policy)
+                if paced is not None:  # the cluster's send time for a delayed origin
+                    await paced
             return None
         if action == DROP:
             if self.one_shot is not None:
@@ -274,6 +285,7 @@ class RobotsMiddleware:
             collection=collection,
             disallowed_action=self.config.disallowed_action,
             unresolved_collection_action=self.config.collection_unresolved_action,
+            declared=self.config.declared,
         )
 
     # -- fetching -----------------------------------------------------------
@@ -336,17 +348,26 @@ class RobotsMiddleware:
 
     def _on_opened(self, spider: Any = None) -> None:
         _warn_if_builtin_active(self.crawler)
+        self.holding.records = HeldRecords.open(self.crawler, self.config, self.telemetry)
         self.holding.handover.restore()
 
     def _on_closed(self, spider: Any = None, reason: str = "") -> Any:
         name = getattr(spider or self.crawler.spider, "name", None) or self.crawler.spidercls.name
         self.telemetry.closed(reason, self.holding.close(), spider=name, token=self.token)
         self.resolver.listeners.remove(self)
+        closing: list[Awaitable[None]] = []
+        if self.holding.records is not None:  # handed over by now: the records go
+            closing.append(self.holding.records.close())
         if SharedResolvers.leave(self.spec) and self.resolver.shared is not None:
-            return self.resolver.shared.close()  # the last user closes the connections
-        return None
+            closing.append(self.resolver.shared.close())  # the last user closes the connections
+        return _in_turn(closing) if closing else None
 
     # -- Crawl-delay and the audit trail ------------------------------------
+
+
+async def _in_turn(steps: list[Awaitable[None]]) -> None:
+    for step in steps:
+        await step
 
 
 def _warn_if_builtin_active(crawler: Crawler) -> None:

@@ -30,6 +30,12 @@ RECORDS: Mapping[str, tuple[str, str]] = {
     ),
     "parked": ("request held", "`url`, `origin`, `reason`"),
     "released": ("held request handed back to the scheduler", "`url`, `origin`"),
+    "requeued": (
+        "held request pushed back into the shared scrapy-redis queue: by this worker at its "
+        "close (`reason` `spider-closed`), or for a dead worker whose lease expired (`reason` "
+        "`worker-lease-expired`, `worker`: the dead worker's id)",
+        "`url`, `reason`, `worker`",
+    ),
     "response": (
         "downloaded request",
         "`url` (the decision's), `origin`, `target_status` (the page's own HTTP status, kept "
@@ -46,7 +52,8 @@ RECORDS: Mapping[str, tuple[str, str]] = {
         "the report's counters: `downloaded`, `dropped` (reason -> count), `parked`, "
         "`released`, `fetches` (made by this crawler), `reused` (policies another crawler "
         "or the shared store fetched), `status`, `crawl_delay`, `browser_allowed`, "
-        "`browser_aborted` (reason -> count)",
+        "`browser_aborted` (reason -> count), `uses_refused` (use -> judged requests robots.txt "
+        "refused it for)",
     ),
 }
 
