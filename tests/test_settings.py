@@ -17,6 +17,7 @@ import pytest_twisted
 from scrapy.settings import Settings
 
 from scrapy_rep.core.policy import DEFAULT_ACTIONS, Action, PolicyConfig
+from scrapy_rep.core.uses import Declared
 from scrapy_rep.runtime.settings import (
     DEFAULTS,
     RepSettings,
@@ -28,6 +29,7 @@ from scrapy_rep.runtime.settings import (
 )
 from tests.support.crawl import ListSpider, crawl
 from tests.support.fakesite import FakeSite, Reply
+from tests.support.scrapy_command import make_project, scrapy
 
 UA = "testbot/1.0 (+http://127.0.0.1/)"
 
@@ -50,6 +52,27 @@ def test_defaults() -> None:
     assert config.crawl_delay_enabled is True
     assert config.store == "auto"  # SQLite with a JOBDIR, memory without
     assert config.decision_log is None
+
+
+def test_uses_are_declared_in_the_settings() -> None:
+    assert read().declared == Declared()
+    config = read(
+        REP_USES=["train-ai", "search", "train-ai"],
+        REP_USE_ACTION="DROP",
+        REP_USE_TOKENS={"train-ai": "shopbot-training"},
+    )
+    assert config.declared == Declared(
+        ("train-ai", "search"), drop=True, tokens={"train-ai": "shopbot-training"}
+    )
+
+
+def test_uses_from_the_command_line() -> None:
+    # -s REP_USES=train-ai,search  /  -s 'REP_USES=["train-ai"]'  /  -s 'REP_USE_TOKENS={...}'
+    assert read(REP_USES="train-ai, search").uses == ("train-ai", "search")
+    assert read(REP_USES='["ai-input"]').uses == ("ai-input",)
+    assert read(REP_USES="").uses == ()
+    tokens = read(REP_USE_TOKENS='{"search": "shopbot-search"}').use_tokens
+    assert tokens == {"search": "shopbot-search"}
 
 
 def test_defaults_through_scrapy_settings() -> None:
@@ -129,6 +152,14 @@ def test_values_are_read() -> None:
         ("REP_REPORT_ENABLED", [], "REP_REPORT_ENABLED must be a boolean"),
         ("REP_DECISION_LOG", 42, "REP_DECISION_LOG must be a file path, not 42"),
         ("REP_COLLECTION_POLICY", 42, "REP_COLLECTION_POLICY must be the import path of a"),
+        ("REP_USES", ["train-ai", "ai-train"], "REP_USES: unknown use 'ai-train'; known: train-ai"),
+        ("REP_USES", "trian-ai", "REP_USES: unknown use 'trian-ai'; known: train-ai, ai-input"),
+        ("REP_USES", 7, "REP_USES must be a list of uses (train-ai, ai-input, search), not 7"),
+        ("REP_USES", "[train-ai", "REP_USES is not valid JSON"),
+        ("REP_USE_ACTION", "refuse", "REP_USE_ACTION must be one of ('record', 'drop')"),
+        ("REP_USE_TOKENS", ["x"], "REP_USE_TOKENS must be a dict of use -> token"),
+        ("REP_USE_TOKENS", {"training": "x"}, "REP_USE_TOKENS: unknown use 'training'"),
+        ("REP_USE_TOKENS", {"train-ai": "Bot/1.0"}, "REP_USE_TOKENS['train-ai']: invalid product"),
     ],
 )
 def test_bad_values_say_what_is_wrong(name: str, value: Any, message: str) -> None:
@@ -533,3 +564,23 @@ async def test_rep_enabled_off_turns_robots_txt_handling_off(site: FakeSite, off
     result = await crawl([a.url_for("/private")], {"REP_ENABLED": off, "ROBOTSTXT_OBEY": True})
     assert result.downloaded == [a.url_for("/private")]
     assert a.hits("/robots.txt") == 0
+
+
+def test_robotstxt_obey_false_on_the_command_line_is_said_to_be_ignored(
+    site: FakeSite, tmp_path: Path
+) -> None:
+    """``scrapy fetch -s ROBOTSTXT_OBEY=False URL``, a real process: said once, still obeyed."""
+    a = site.add("a").robots(Reply(body=b"User-agent: *\nDisallow: /private\n"))
+    done = scrapy(
+        make_project(tmp_path / "project"),
+        "fetch",
+        "-s",
+        "ROBOTSTXT_OBEY=False",
+        "-s",
+        "LOG_LEVEL=WARNING",
+        a.url_for("/private"),
+    )
+    said = [line for line in done.stderr.splitlines() if "ROBOTSTXT_OBEY" in line]
+    assert len(said) == 1, done.stderr
+    assert "ROBOTSTXT_OBEY = False (set by the command line (-s)) is ignored" in said[0]
+    assert a.hits("/private") == 0
