@@ -1,0 +1,277 @@
+"""RFC 9651 Dictionary parsing (structured fields), as the aipref vocabulary needs it.
+
+A use preference (``train-ai=n, search=y``) is an RFC 9651 Dictionary read
+as bytes. Whether the whole dictionary parses matters (a failure makes every
+preference unknown), so every bare item type is checked by the RFC's own
+algorithm; the values themselves are kept only as far as a caller needs:
+tokens as :class:`Token`, everything else as a plain Python value.
+Parameters are checked and dropped (the vocabulary ignores them).
+
+Written by hand (no dependency): ``tests/test_structured.py`` checks it
+against the ``http-sf`` package on generated input.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import string
+
+__all__ = ["StructuredFieldError", "Token", "parse_dictionary"]
+
+
+class StructuredFieldError(ValueError):
+    """The bytes are not an RFC 9651 Dictionary."""
+
+
+class Token(str):
+    """An RFC 9651 token (``y``, ``n``), told apart from a string ``"y"``."""
+
+    __slots__ = ()
+
+
+_LCALPHA = frozenset(string.ascii_lowercase)
+_DIGIT = frozenset(string.digits)
+_KEY_START = _LCALPHA | {"*"}
+_KEY_CHAR = _LCALPHA | _DIGIT | frozenset("_-.*")
+_TOKEN_START = frozenset(string.ascii_letters) | {"*"}
+_TOKEN_CHAR = frozenset(string.ascii_letters + string.digits + "!#$%&'*+-.^_`|~:/")
+_BASE64 = frozenset(string.ascii_letters + string.digits + "+/=")
+_LCHEX = frozenset("0123456789abcdef")
+_OWS = " \t"
+#: printable ASCII: what a String or a Display String may hold unescaped
+_VCHAR_SP = frozenset(chr(c) for c in range(0x20, 0x7F))
+
+
+class _Reader:
+    """The input and a position in it: the RFC's ``input_string``, consumed left to right."""
+
+    __slots__ = ("at", "text")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.at = 0
+
+    def peek(self) -> str:
+        return self.text[self.at] if self.at < len(self.text) else ""
+
+    def take(self) -> str:
+        char = self.peek()
+        if not char:
+            raise StructuredFieldError("unexpected end of input")
+        self.at += 1
+        return char
+
+    def skip(self, chars: str) -> None:
+        text, at, end = self.text, self.at, len(self.text)
+        while at < end and text[at] in chars:
+            at += 1
+        self.at = at
+
+    def fail(self, what: str) -> StructuredFieldError:
+        return StructuredFieldError(f"{what} at position {self.at}")
+
+
+def parse_dictionary(value: bytes) -> dict[str, object]:
+    """Member key -> member value (RFC 9651 §4.2.2); raises :class:`StructuredFieldError`.
+
+    A duplicate key keeps its last value, as the RFC says. A member without a
+    value is ``True``; an inner list is a ``list`` of its items' values.
+    """
+    try:
+        text = value.decode("ascii")
+    except UnicodeDecodeError:
+        raise StructuredFieldError("not ASCII") from None
+    reader = _Reader(text)
+    reader.skip(" ")
+    members: dict[str, object] = {}
+    while reader.peek():
+        key = _key(reader)
+        if reader.peek() == "=":
+            reader.at += 1
+            members[key] = _inner_list(reader) if reader.peek() == "(" else _item(reader)
+        else:
+            _parameters(reader)
+            members[key] = True
+        reader.skip(_OWS)
+        if not reader.peek():
+            break
+        if reader.take() != ",":
+            raise reader.fail("expected ','")
+        reader.skip(_OWS)
+        if not reader.peek():
+            raise reader.fail("a trailing ','")
+    reader.skip(" ")
+    if reader.peek():  # pragma: no cover - the loop above consumes everything
+        raise reader.fail("unexpected input")
+    return members
+
+
+def _key(reader: _Reader) -> str:
+    if reader.peek() not in _KEY_START or not reader.peek():
+        raise reader.fail("a key must start with a-z or '*'")
+    start = reader.at
+    reader.at += 1
+    text, end = reader.text, len(reader.text)
+    while reader.at < end and text[reader.at] in _KEY_CHAR:
+        reader.at += 1
+    return text[start : reader.at]
+
+
+def _parameters(reader: _Reader) -> None:
+    while reader.peek() == ";":
+        reader.at += 1
+        reader.skip(" ")
+        _key(reader)
+        if reader.peek() == "=":
+            reader.at += 1
+            _bare_item(reader)
+
+
+def _item(reader: _Reader) -> object:
+    value = _bare_item(reader)
+    _parameters(reader)
+    return value
+
+
+def _inner_list(reader: _Reader) -> list[object]:
+    reader.at += 1  # "("
+    items: list[object] = []
+    while reader.peek():
+        reader.skip(" ")
+        if reader.peek() == ")":
+            reader.at += 1
+            _parameters(reader)
+            return items
+        items.append(_item(reader))
+        if reader.peek() not in (" ", ")") or not reader.peek():
+            raise reader.fail("expected ' ' or ')' in an inner list")
+    raise reader.fail("an inner list without ')'")
+
+
+def _bare_item(reader: _Reader) -> object:
+    char = reader.peek()
+    if char == "-" or (char and char in _DIGIT):
+        return _number(reader)
+    if char == '"':
+        return _string(reader)
+    if char and char in _TOKEN_START:
+        return _token(reader)
+    if char == ":":
+        return _byte_sequence(reader)
+    if char == "?":
+        return _boolean(reader)
+    if char == "@":
+        reader.at += 1
+        number = _number(reader)
+        if not isinstance(number, int):
+            raise reader.fail("a date must be an integer")
+        return number
+    if char == "%":
+        return _display_string(reader)
+    raise reader.fail("not an item")
+
+
+def _number(reader: _Reader) -> int | float:
+    sign = 1
+    if reader.peek() == "-":
+        reader.at += 1
+        sign = -1
+    if not reader.peek() or reader.peek() not in _DIGIT:
+        raise reader.fail("a number must start with a digit")
+    start = reader.at
+    decimal = False
+    text, end = reader.text, len(reader.text)
+    while reader.at < end:
+        char = text[reader.at]
+        if char in _DIGIT:
+            reader.at += 1
+        elif char == "." and not decimal:
+            if reader.at - start > 12:
+                raise reader.fail("too many integer digits in a decimal")
+            decimal = True
+            reader.at += 1
+        else:
+            break
+        if reader.at - start > (16 if decimal else 15):
+            raise reader.fail("a number too long")
+    number = text[start : reader.at]
+    if not decimal:
+        return sign * int(number)
+    fraction = number.partition(".")[2]
+    if not fraction or len(fraction) > 3:
+        raise reader.fail("a decimal needs 1 to 3 fractional digits")
+    return sign * float(number)
+
+
+def _string(reader: _Reader) -> str:
+    reader.at += 1  # '"'
+    chars: list[str] = []
+    while True:
+        char = reader.take()
+        if char == "\\":
+            escaped = reader.take()
+            if escaped not in ('"', "\\"):
+                raise reader.fail("only '\"' and '\\' may be escaped")
+            chars.append(escaped)
+        elif char == '"':
+            return "".join(chars)
+        elif char not in _VCHAR_SP:
+            raise reader.fail("a control character in a string")
+        else:
+            chars.append(char)
+
+
+def _token(reader: _Reader) -> Token:
+    start = reader.at
+    reader.at += 1
+    text, end = reader.text, len(reader.text)
+    while reader.at < end and text[reader.at] in _TOKEN_CHAR:
+        reader.at += 1
+    return Token(text[start : reader.at])
+
+
+def _byte_sequence(reader: _Reader) -> bytes:
+    reader.at += 1  # ":"
+    end = reader.text.find(":", reader.at)
+    if end < 0:
+        raise reader.fail("a byte sequence without its closing ':'")
+    content = reader.text[reader.at : end]
+    reader.at = end + 1
+    if not _BASE64.issuperset(content):
+        raise reader.fail("not base64 in a byte sequence")
+    try:
+        return base64.b64decode(content + "=" * (-len(content) % 4))
+    except (binascii.Error, ValueError):
+        raise reader.fail("not base64 in a byte sequence") from None
+
+
+def _boolean(reader: _Reader) -> bool:
+    reader.at += 1  # "?"
+    char = reader.take()
+    if char not in ("0", "1"):
+        raise reader.fail("a boolean is ?0 or ?1")
+    return char == "1"
+
+
+def _display_string(reader: _Reader) -> str:
+    reader.at += 1  # "%"
+    if reader.take() != '"':
+        raise reader.fail("a display string starts with '%\"'")
+    octets = bytearray()
+    while True:
+        char = reader.take()
+        if char not in _VCHAR_SP:
+            raise reader.fail("a control character in a display string")
+        if char == "%":
+            digits = reader.take() + reader.take()
+            if not _LCHEX.issuperset(digits):
+                raise reader.fail("a display string escape is %xx, lower-case hex")
+            octets.append(int(digits, 16))
+        elif char == '"':
+            try:
+                return octets.decode("utf-8")
+            except UnicodeDecodeError:
+                raise reader.fail("a display string that is not UTF-8") from None
+        else:
+            octets.append(ord(char))
