@@ -54,7 +54,9 @@ _SETS: dict[str, tuple[str, ...]] = {
 _HARMLESS = frozenset(
     {"all", "index", "follow", "notranslate", "noimageindex", "indexifembedded", "noodp", "noydir"}
 )
-_KNOWN = frozenset(_SETS) | _HARMLESS | VALUED
+#: use preferences written in the same lists (DeviantArt's noai); see core/use_signals.py
+USE_DIRECTIVES = frozenset({"noai", "noimageai"})
+_KNOWN = frozenset(_SETS) | _HARMLESS | VALUED | USE_DIRECTIVES
 
 _HEAD_END = re.compile(rb"</head\s*>|<body[\s>/]", re.I)
 _SEP = re.compile(r"[\s,]*")
@@ -308,14 +310,19 @@ def meta_robots(body: bytes, token: str) -> list[tuple[str, str]]:
     Costs a lower-casing and two substring searches of the head when it names
     neither: most pages. (A case-insensitive regular expression is 50 times slower.)
     """
+    return head_metas(body, _names(token))
+
+
+def head_metas(body: bytes, names: tuple[bytes, ...]) -> list[tuple[str, str]]:
+    """(name, content) of the head's ``<meta>`` tags named one of ``names`` (lower-case bytes)."""
     head = head_of(body)
     encoding = "latin-1"  # the names and directives are ASCII; nothing else is used
     if head[:2] in (b"\xff\xfe", b"\xfe\xff"):  # UTF-16: re-encode so names are ASCII bytes
         head, encoding = head.decode("utf-16", "replace").encode("utf-8"), "utf-8"
     folded = head.lower()  # ASCII only: offsets stay those of ``head``
-    if not any(name in folded for name in _names(token)):
+    if not any(name in folded for name in names):
         return []
-    return _metas(head, folded, encoding, _names(token))
+    return _metas(head, folded, encoding, names)
 
 
 # In a head, a <meta> can hide in a comment or in the text of these elements.
