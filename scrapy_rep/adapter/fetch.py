@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import zlib
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, signals
@@ -47,6 +48,8 @@ class RobotsFetcher:
         self.user_agent_sent: str | None = None
         #: origin -> the first request of its latest fetch (for Scrapy's robots_parsed)
         self.sent: dict[str, Request] = {}
+        #: the file fetched for an origin: robots.txt, or another well-known file
+        self.url_of: Callable[[str], str] = robots_url
         #: fetch in a download slot of its own (``rep-robots:<host>``), not the host's: set by
         #: the browser guard, whose renders hold the host's slot while they wait for robots.txt
         self.own_slot = False
@@ -107,7 +110,7 @@ class RobotsFetcher:
                 self.crawler.signals.disconnect(self._cap_body, signal=signals.bytes_received)
 
     async def _fetch(self, origin: str) -> FetchResult:
-        first = url = robots_url(origin)
+        first = url = self.url_of(origin)
         engine = self.crawler.engine
         assert engine is not None
         for hop in range(self.max_redirects + 1):

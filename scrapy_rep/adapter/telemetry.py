@@ -23,6 +23,7 @@ from scrapy_rep.adapter import meta as M
 from scrapy_rep.core.decision import DOWNLOAD, DROP
 from scrapy_rep.core.policy import Policy, Status
 from scrapy_rep.core.report import CrawlCounts, report_lines
+from scrapy_rep.core.tdmrep import TdmRules
 from scrapy_rep.robotstxt import Diagnostic
 from scrapy_rep.runtime.audit import AuditLog, PolicyArchive
 
@@ -215,6 +216,29 @@ class Telemetry:
         if unreadable is not None and f"unreadable {origin}" not in self._noted:
             self._noted.add(f"unreadable {origin}")
             self._note(logging.WARNING, origin, f"robots.txt {unreadable.text}")
+
+    def tdmrep(self, origin: str, policy: Policy, rules: TdmRules | None) -> None:
+        """A tdmrep.json this crawler fetched: counted, its problems said once, audited."""
+        if rules is None:
+            self.inc("rep/tdmrep/unknown")  # 5xx, network: nothing known until the next TTL
+        elif len(rules):
+            self.inc("rep/tdmrep/with_rules")
+        if rules is not None and rules.diagnostics:
+            self.inc("rep/tdmrep/with_diagnostics")
+            if f"tdmrep {origin}" not in self._noted:
+                self._noted.add(f"tdmrep {origin}")
+                more = len(rules.diagnostics) - 1
+                text = rules.diagnostics[0] + (f" (and {more} more)" if more else "")
+                self._note(logging.WARNING, origin, f"tdmrep.json {text}")
+        if self.audit is not None:
+            self.audit.write(
+                "tdmrep",
+                {
+                    **fetch_record(origin, policy),
+                    "rules": len(rules) if rules is not None else None,
+                    "diagnostics": list(rules.diagnostics) if rules is not None else [],
+                },
+            )
 
     def response(self, response: Any, request: Any, spider: Any = None) -> None:
         """With an audit log: each downloaded page's own HTTP status (``response_received``)."""

@@ -33,6 +33,7 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from scrapy_rep.core.origin import robots_url
 from scrapy_rep.core.uses import UseAnswer
 from scrapy_rep.robotstxt.matcher import RuleSet, normalise, normalise_path, path_of
 from scrapy_rep.robotstxt.parser import MAX_BYTES as ROBOTS_MAX_BYTES
@@ -96,6 +97,11 @@ class TdmRules:
 
 #: a file that says nothing (4xx, or never fetched)
 NO_RULES = TdmRules()
+
+
+def tdmrep_url(origin: str) -> str:
+    """Where an origin's tdmrep.json lives (the default port left out, as for robots.txt)."""
+    return robots_url(origin)[: -len("/robots.txt")] + WELL_KNOWN
 
 
 def reservation_answer(reservation: int, source: str) -> UseAnswer:
