@@ -47,7 +47,7 @@ async def one(url: str, origin: str, duration: float) -> float:
 
     calls: list[str] = []
 
-    async def fetch(origin: str) -> FetchResult:
+    async def fetch(origin: str, validators: object = None) -> FetchResult:
         calls.append(origin)
         await asyncio.sleep(duration)
         url = f"{origin}/robots.txt"

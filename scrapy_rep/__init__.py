@@ -1,5 +1,11 @@
-"""scrapy-rep: RFC 9309 robots.txt for Scrapy — correct, safe, fast, and it says why."""
+"""scrapy-rep: RFC 9309 robots.txt for Scrapy — correct, safe, fast, and it says why.
 
+Everything a user imports is named here (``docs/reference.md``, "What you may
+import"); the folders below are the implementation. The Scrapy parts load only
+when asked for, so the engine and the CLI start fast.
+"""
+
+from importlib import import_module
 from typing import Any
 
 from scrapy_rep.robotstxt import (
@@ -12,25 +18,36 @@ from scrapy_rep.robotstxt import (
 
 __all__ = [
     "Addon",
+    "BrowserGuard",
     "InvalidProductToken",
+    "PageDirectivesMiddleware",
+    "RepIgnoreRequest",
     "RobotsMiddleware",
     "RobotsTxt",
     "Rule",
     "Verdict",
     "parse",
+    "signals",
 ]
 __version__ = "0.1.0"
 
+#: public name -> the module that defines it (imported on first use)
+_LAZY = {
+    "Addon": "scrapy_rep.addon",
+    "BrowserGuard": "scrapy_rep.adapter.browser",
+    "PageDirectivesMiddleware": "scrapy_rep.adapter.page",
+    "RepIgnoreRequest": "scrapy_rep.adapter.exceptions",
+    "RobotsMiddleware": "scrapy_rep.adapter.middleware",
+    "signals": "scrapy_rep.signals",
+}
+
 
 def __getattr__(name: str) -> Any:
-    # Scrapy is imported only when the Scrapy parts are asked for, so the
-    # engine and the CLI start fast.
-    if name == "Addon":
-        from scrapy_rep.addon import Addon
+    if name not in _LAZY:
+        raise AttributeError(f"module 'scrapy_rep' has no attribute {name!r}")
+    module = import_module(_LAZY[name])
+    return module if name == "signals" else getattr(module, name)
 
-        return Addon
-    if name == "RobotsMiddleware":
-        from scrapy_rep.adapter.middleware import RobotsMiddleware
 
-        return RobotsMiddleware
-    raise AttributeError(name)
+def __dir__() -> list[str]:
+    return sorted(__all__)

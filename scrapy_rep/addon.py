@@ -11,7 +11,7 @@ from scrapy_rep.adapter import browser, compat
 from scrapy_rep.adapter.fetch import BodyGuard
 from scrapy_rep.adapter.middleware import RobotsMiddleware
 from scrapy_rep.adapter.page import PageDirectivesMiddleware
-from scrapy_rep.runtime.settings import DEFAULTS
+from scrapy_rep.runtime.settings import SETTINGS
 
 #: Scrapy's built-in RobotsTxtMiddleware priority (DOWNLOADER_MIDDLEWARES_BASE)
 BUILTIN_PRIORITY = 100
@@ -45,8 +45,8 @@ class Addon:
         put("DOWNLOADER_MIDDLEWARES", RobotsMiddleware, priority)
         put("DOWNLOADER_MIDDLEWARES", BodyGuard, BODY_GUARD_PRIORITY)
         put("SPIDER_MIDDLEWARES", PageDirectivesMiddleware, PAGE_DIRECTIVES_PRIORITY)
-        for name, (default, _meaning) in DEFAULTS.items():
-            if default is not None:
-                settings.set(name, default, priority="addon")
+        for row in SETTINGS:
+            if row.default is not None:
+                settings.set(row.name, row.default, priority="addon")
         if browser.wanted(settings):  # scrapy-playwright installed, configured, guard on
             browser.configure(settings)

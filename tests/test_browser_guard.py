@@ -1,4 +1,4 @@
-"""The robots.txt guard for pages rendered with scrapy-playwright (issue 12).
+"""The robots.txt guard for pages rendered with scrapy-playwright.
 
 Real Chromium, real loopback origins (``tests/browsersite.py``), real Scrapy
 crawls: what the guard does is judged by what the servers saw. Each test that

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from scrapy_rep import signals as rep_signals
-from scrapy_rep.runtime.settings import DEFAULTS
-from tests.test_readme import settings_table, status_table
+from scrapy_rep.runtime.settings import DEFAULTS, settings_table
+from tests.test_readme import status_table
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "example_project"))

@@ -257,7 +257,7 @@ def test_realistic_file_agrees_with_google(eol: str) -> None:
     ],
 )
 def test_nul_ends_the_line_as_in_google(body: str) -> None:
-    # Issue 9 item 5: Google robots.cc ends a line at NUL; so do we.
+    # Google robots.cc ends a line at NUL; so do we.
     for path in ("/", "/a", "/ab", "/abc", "/ax", "/b", "/a\0bc"):
         for token in TOKENS:
             check_agreement(body, f"https://example.com{path}", token)

@@ -152,8 +152,6 @@ def check_accounting(result: CrawlResult, audit: list[dict[str, Any]], urls: set
     for record in audit:
         if record["type"] == "decision" and record["action"] in ("download", "drop"):
             final[record["url"]] = (record["action"], record["reason"])
-        elif record["type"] == "dropped":
-            final[record["url"]] = ("drop", record["reason"])
     assert {url for url, (action, _) in final.items() if action == "download"} == downloaded
     assert {url: why for url, (action, why) in final.items() if action == "drop"} == dropped
     # and the decision record each request carried

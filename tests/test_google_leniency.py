@@ -219,7 +219,7 @@ def test_bad_crawl_delay_is_reported_and_ignored(value: str) -> None:
         ("1 / 30 s", 30.0),
         ("4/1.5M", 22.5),
         # A time window after the rate (hhmm-hhmm, UTC) is accepted; the rate
-        # then applies all day (issue 9 item 4).
+        # then applies all day.
         ("1/10s 1820-1940", 10.0),
         ("1/10s 18:20-19:40", 10.0),
         ("2/1m 0000 - 0600", 30.0),

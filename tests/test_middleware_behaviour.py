@@ -24,12 +24,19 @@ from scrapy.utils.misc import load_object
 from twisted.python.failure import Failure
 
 from scrapy_rep.adapter import compat
-from scrapy_rep.adapter.compat import slot_jitter
 from scrapy_rep.adapter.middleware import RobotsMiddleware
 from scrapy_rep.runtime.settings import SettingError
 from tests.support.crawl import CrawlResult, ListSpider, crawl, crawl_many
 from tests.support.fakesite import FakeSite, Reply
 from tests.test_decision import FIELDS as RECORD_FIELDS
+
+
+def slot_jitter(slot: Any) -> float:
+    """The random variation of a slot's delay, as Scrapy 2.19's ``jitter`` counts it."""
+    if compat.SLOT_JITTER:
+        return float(slot.jitter)
+    return 0.5 if slot.randomize_delay else 0.0
+
 
 RULES = b"User-agent: *\nDisallow: /private\n"
 

@@ -3,25 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from scrapy_rep.core.policy import DEFAULT_ACTIONS, RFC_BEHAVIOUR
-from scrapy_rep.runtime.settings import DEFAULTS
+from scrapy_rep.runtime.settings import settings_table
 
 README = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
 #: the README with its line breaks and indents as single spaces, for sentences
 FLAT = " ".join(README.split())
-
-
-def _value(value: Any) -> str:
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    return f"`{value!r}`"
-
-
-def settings_table() -> str:
-    rows = [f"| `{name}` | {_value(d)} | {meaning} |" for name, (d, meaning) in DEFAULTS.items()]
-    return "\n".join(["| setting | default | meaning |", "|---|---|---|", *rows])
 
 
 def status_table() -> str:

@@ -292,7 +292,7 @@ async def test_two_resolvers_share_one_fetch(redis_server: str) -> None:
     """Two workers (a resolver and a store each) asking at once: one fetch, one policy."""
     fetched: list[str] = []
 
-    async def slow_fetch(origin: str) -> FetchResult:
+    async def slow_fetch(origin: str, validators: object = None) -> FetchResult:
         fetched.append(origin)
         await asyncio.sleep(0.3)
         return ok_result(origin)
@@ -319,7 +319,7 @@ async def test_store_down_falls_back_to_local(caplog: pytest.LogCaptureFixture) 
     """No Redis at all: a WARNING, a local fetch, a policy; no exception."""
     fetched: list[str] = []
 
-    async def fetch(origin: str) -> FetchResult:
+    async def fetch(origin: str, validators: object = None) -> FetchResult:
         fetched.append(origin)
         return ok_result(origin)
 
@@ -340,7 +340,7 @@ async def test_an_outage_warns_once_and_recovery_is_noticed(
 ) -> None:
     fetched: list[str] = []
 
-    async def fetch(origin: str) -> FetchResult:
+    async def fetch(origin: str, validators: object = None) -> FetchResult:
         fetched.append(origin)
         return ok_result(origin)
 
@@ -368,7 +368,7 @@ async def test_a_paused_origin_is_paused_for_every_worker(redis_server: str) -> 
     """Worker A sees a 503; worker B, asking during the pause, fetches nothing and pauses too."""
     fetched: list[str] = []
 
-    async def fetch_503(origin: str) -> FetchResult:
+    async def fetch_503(origin: str, validators: object = None) -> FetchResult:
         fetched.append(origin)
         return FetchResult(f"{origin}/robots.txt", f"{origin}/robots.txt", 503)
 

@@ -31,7 +31,7 @@ class FakeFetch:
     calls: list[str] = field(default_factory=list)
     gate: asyncio.Event = field(default_factory=asyncio.Event)
 
-    async def __call__(self, origin: str) -> FetchResult:
+    async def __call__(self, origin: str, validators: object = None) -> FetchResult:
         self.calls.append(origin)
         await self.gate.wait()
         answer = self.results.pop(0)

@@ -188,7 +188,7 @@ RAW_CHARACTER_RULES = [
 
 @pytest.mark.parametrize(("pattern", "link"), RAW_CHARACTER_RULES)
 def test_raw_characters_match_the_url_scrapy_sends(pattern: str, link: str) -> None:
-    # Issue 9 item 2 / RFC 3986 §2.1, §3.3-3.4: characters outside the allowed
+    # RFC 3986 §2.1, §3.3-3.4: characters outside the allowed
     # set are percent-encoded in the request Scrapy sends (w3lib's
     # safe_url_string), so the pattern is compared in that form too.
     sent = Request(link).url

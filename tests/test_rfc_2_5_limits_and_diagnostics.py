@@ -259,8 +259,8 @@ def test_invalid_utf8_diagnostic_text_is_printable() -> None:
     ],
 )
 def test_diagnostic_text_escapes_control_characters(line: str, shown: str) -> None:
-    # Issue 9 (docs): `lint` printed raw control bytes; diagnostics are printed
-    # and logged, so their text is made printable where it is built.
+    # Diagnostics are printed and logged, so their text is made printable
+    # where it is built.
     robots = parse(f"User-agent: *\n{line}\n")
     (diagnostic,) = robots.diagnostics
     assert diagnostic.text == shown
@@ -303,7 +303,7 @@ def _retained(build: Callable[[], object]) -> int:
 
 
 def test_compiled_plain_rules_cost_little_memory() -> None:
-    # Issue 11 item 4: what a broad crawl keeps per origin. A plain rule (no
+    # What a broad crawl keeps per origin. A plain rule (no
     # '*', '$' or '%') is its own index entry once compiled: no tuple, no copy
     # of its pattern, so compiling costs about a dict slot per rule.
     body = "User-agent: *\n" + "".join(f"Disallow: /{'p' * (i % 40 + 1)}/{i}\n" for i in range(400))
@@ -329,7 +329,7 @@ _TYPICAL = [
 
 @pytest.mark.parametrize("body", _TYPICAL, ids=["one-rule", "ten-rules", "two-groups"])
 def test_retained_memory_is_at_most_protegos(body: str) -> None:
-    # Issue 11 item 4: after parse + first answers for two tokens, a parsed
+    # After parse + first answers for two tokens, a parsed
     # file keeps no more than Protego's parser does (the benchmark compares
     # medians over real files; these are typical shapes).
     url = "https://example.com/products/shoes?id=42"

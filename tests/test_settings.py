@@ -395,6 +395,22 @@ async def test_browser_like_user_agent_is_matched_by_its_crawler_token(site: Fak
 
 
 @pytest_twisted.ensureDeferred
+async def test_settings_are_read_once_per_crawler(
+    site: FakeSite, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The downloader and the page middleware share one reading: one start-up warning, not two."""
+    a = site.add("a").robots(Reply(body=SHOPBOT_RULES))
+    with caplog.at_level(logging.WARNING, logger="scrapy_rep"):
+        result = await crawl([a.url_for("/x")], {"USER_AGENT": "Mozilla/5.0 (X11; Linux)"})
+    assert result.downloaded == [a.url_for("/x")]
+    warnings = [r for r in caplog.records if "names no crawler product token" in r.getMessage()]
+    assert len(warnings) == 1
+    assert result.crawler is not None
+    assert RepSettings.of(result.crawler) is RepSettings.of(result.crawler)
+    assert RepSettings.of(result.crawler).token == "Mozilla"
+
+
+@pytest_twisted.ensureDeferred
 async def test_missing_collection_policy_stops_the_crawl_with_one_line(site: FakeSite) -> None:
     a = site.add("a").robots(Reply(body=SHOPBOT_RULES))
     with pytest.raises(SettingError) as raised:

@@ -164,18 +164,43 @@ async def test_an_unreadable_entry_counts_as_missing(
 def test_a_new_file_is_wal_and_versioned(path: Path, raw: sqlite3.Connection) -> None:
     assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     meta = dict(raw.execute("SELECT key, value FROM rep_meta").fetchall())
-    assert meta == {"application": "scrapy-rep policy store", "schema_version": "1"}
-    assert SCHEMA_VERSION == 1
+    assert meta == {"application": "scrapy-rep policy store", "schema_version": "2"}
+    assert SCHEMA_VERSION == 2
     SqliteStore(path)  # an existing file of this version opens
 
 
 def test_another_schema_version_is_refused(path: Path, raw: sqlite3.Connection) -> None:
-    raw.execute("UPDATE rep_meta SET value = '2' WHERE key = 'schema_version'")
+    raw.execute("UPDATE rep_meta SET value = '3' WHERE key = 'schema_version'")
     with pytest.raises(SettingError) as refused:
         SqliteStore(path)
     message = str(refused.value)
     assert "REP_SQLITE_PATH" in message and str(path) in message
-    assert "schema version 2" in message and "reads version 1" in message
+    assert "schema version 3" in message and "reads version 2" in message
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_version_1_file_gains_the_validator_columns(
+    path: Path, raw: sqlite3.Connection
+) -> None:
+    """A file written before validators were kept opens, keeps its rows and stores them."""
+    policy = full_policy()
+    store = SqliteStore(path)
+    try:
+        await aio(store.save(ORIGIN, replace(policy, etag=None, last_modified=None)))
+    finally:
+        await aio(store.close())
+    for name in ("etag", "last_modified"):
+        raw.execute(f'ALTER TABLE rep_policy DROP COLUMN "{name}"')
+    raw.execute("UPDATE rep_meta SET value = '1' WHERE key = 'schema_version'")
+    store = SqliteStore(path)
+    try:
+        assert await aio(store.load(ORIGIN)) == replace(policy, etag=None, last_modified=None)
+        await aio(store.save(ORIGIN, policy))
+        assert await aio(store.load(ORIGIN)) == policy
+    finally:
+        await aio(store.close())
+    meta = dict(raw.execute("SELECT key, value FROM rep_meta").fetchall())
+    assert meta["schema_version"] == "2"
 
 
 def test_a_foreign_sqlite_file_is_refused_and_left_alone(tmp_path: Path) -> None:
@@ -475,7 +500,7 @@ async def test_a_busy_file_is_waited_for_off_the_loop(path: Path, raw: sqlite3.C
 async def test_two_resolvers_on_one_file_share_one_fetch(path: Path) -> None:
     fetched: list[str] = []
 
-    async def slow_fetch(origin: str) -> FetchResult:
+    async def slow_fetch(origin: str, validators: object = None) -> FetchResult:
         fetched.append(origin)
         await asyncio.sleep(0.3)
         return FetchResult(f"{origin}/robots.txt", f"{origin}/robots.txt", 200, b"Disallow: /x\n")

@@ -57,7 +57,7 @@ from scrapy_rep.core.gate import JUDGE, WAIT
 from scrapy_rep.core.origin import NotAnOrigin, origin_of
 from scrapy_rep.core.policy import Policy
 from scrapy_rep.runtime.resolver import FetchAbandoned
-from scrapy_rep.runtime.settings import flag, is_enabled
+from scrapy_rep.runtime.settings import RepSettings, is_enabled
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -67,7 +67,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-SETTING = "REP_BROWSER_GUARD"
 HANDLER = "scrapy_playwright.handler.ScrapyPlaywrightDownloadHandler"
 #: on the downloader side of everything that may retry or cache: its
 #: process_exception turns a render failed by a disallowed redirect into a drop first
@@ -81,10 +80,6 @@ JUDGE_SLACK = 10.0
 _REDIRECTS = (301, 302, 303, 307, 308)
 _PAGE_INIT = "scrapy_rep.adapter.browser.page_init"
 _NO_CALLBACK = "_rep_none"  # the request had no page-init callback of its own
-#: internal meta keys
-_GUARD_KEY = "_rep_browser_guard"
-_USER_INIT = "_rep_page_init"
-_NAV_DROP = "_rep_navigation_drop"
 
 #: live guards by key: the page-init callback is an import path (meta stays picklable)
 _GUARDS: weakref.WeakValueDictionary[str, BrowserGuard] = weakref.WeakValueDictionary()
@@ -120,8 +115,7 @@ def configured(settings: Any) -> bool:
 
 def wanted(settings: Any) -> bool:
     """The guard is installed, configured and switched on (``REP_BROWSER_GUARD``)."""
-    value = settings.get(SETTING)
-    return (value is None or flag(SETTING, value)) and configured(settings)
+    return RepSettings.browser_guard.value(settings.get) and configured(settings)
 
 
 def configure(settings: Any) -> None:
@@ -216,9 +210,9 @@ class BrowserGuard:
         if not meta.get("playwright") or M.exempt(meta):
             return
         if meta.get("playwright_page_init_callback") != _PAGE_INIT:
-            meta[_USER_INIT] = meta.get("playwright_page_init_callback") or _NO_CALLBACK
+            meta[M.BROWSER_PAGE_INIT] = meta.get("playwright_page_init_callback") or _NO_CALLBACK
             meta["playwright_page_init_callback"] = _PAGE_INIT
-        meta[_GUARD_KEY] = self.key
+        meta[M.BROWSER_GUARD] = self.key
         kwargs = meta.get("playwright_context_kwargs")
         if kwargs is None:
             meta["playwright_context_kwargs"] = {"service_workers": "block"}
@@ -234,7 +228,7 @@ class BrowserGuard:
     def process_exception(self, request: Request, exception: Exception, spider: Any = None) -> None:
         meta = request.meta
         _restore(meta)
-        dropped = meta.pop(_NAV_DROP, None)
+        dropped = meta.pop(M.BROWSER_NAVIGATION_DROP, None)
         if dropped is not None:  # the page's own navigation redirected to a URL it may not fetch
             meta[M.DECISION] = dropped
             raise RepIgnoreRequest(dropped) from exception
@@ -331,8 +325,8 @@ class BrowserGuard:
 
 def _restore(meta: dict[str, Any]) -> None:
     """Give the request's meta back as the spider set it."""
-    user = meta.pop(_USER_INIT, None)
-    meta.pop(_GUARD_KEY, None)
+    user = meta.pop(M.BROWSER_PAGE_INIT, None)
+    meta.pop(M.BROWSER_GUARD, None)
     if user is not None and meta.get("playwright_page_init_callback") == _PAGE_INIT:
         if user == _NO_CALLBACK:
             del meta["playwright_page_init_callback"]
@@ -373,14 +367,14 @@ async def page_init(page: Any, request: Request) -> None:
     after it (routes registered later run first), so it always runs first.
     The user's callback is called as scrapy-playwright would call it.
     """
-    guard = _GUARDS.get(request.meta.get(_GUARD_KEY, ""))
+    guard = _GUARDS.get(request.meta.get(M.BROWSER_GUARD, ""))
     route = PageRoute(guard, page, request)
     await page.route("**", route)
     if guard is not None:
         await guard.guard_context(page.context)
     if guard is not None and hasattr(page, "route_web_socket"):
         await page.route_web_socket("**", route.web_socket)
-    user = request.meta.get(_USER_INIT)
+    user = request.meta.get(M.BROWSER_PAGE_INIT)
     if user is None or user == _NO_CALLBACK:
         return
     try:
@@ -544,7 +538,7 @@ class PageRoute:
         """The render fails; the request's errback hears a drop with this record."""
         if self.request is None:
             return
-        self.request.meta[_NAV_DROP] = judgement.record
+        self.request.meta[M.BROWSER_NAVIGATION_DROP] = judgement.record
         guard = self.guard
         if guard is not None and guard.robots is not None:
             guard.robots.telemetry.final(judgement.origin, judgement.record)

@@ -141,10 +141,3 @@ def no_jitter_slot(slot: Any) -> None:
         slot.jitter = 0.0
     else:
         slot.randomize_delay = False
-
-
-def slot_jitter(slot: Any) -> float:
-    """The random variation of a slot's delay, as Scrapy 2.19's ``jitter`` counts it."""
-    if SLOT_JITTER:
-        return float(slot.jitter)
-    return 0.5 if slot.randomize_delay else 0.0

@@ -22,7 +22,7 @@ from scrapy.utils.httpobj import urlparse_cached
 
 from scrapy_rep.adapter import meta as M
 from scrapy_rep.core.origin import robots_url
-from scrapy_rep.core.policy import FetchResult
+from scrapy_rep.core.policy import Conditional, FetchResult
 from scrapy_rep.robotstxt import MAX_BYTES
 
 if TYPE_CHECKING:
@@ -57,13 +57,16 @@ class RobotsFetcher:
         # while a robots.txt download is under way (each receiver costs ~9 µs a chunk)
         self._downloading = 0
 
-    def _request(self, url: str) -> Request:
+    def _request(self, url: str, validators: Conditional | None) -> Request:
+        headers = {"Accept-Encoding": "gzip, deflate"}
+        if validators is not None and validators.url == url:
+            headers.update(validators.headers())
         request = Request(
             url,
             priority=PRIORITY,
             callback=NO_CALLBACK,
             dont_filter=True,
-            headers={"Accept-Encoding": "gzip, deflate"},
+            headers=headers,
             meta={
                 M.ROBOTS_REQUEST: True,
                 "dont_obey_robotstxt": True,
@@ -98,23 +101,24 @@ class RobotsFetcher:
                 {"token": self.token, "ua": sent},
             )
 
-    async def __call__(self, origin: str) -> FetchResult:
+    async def __call__(self, origin: str, validators: Conditional | None = None) -> FetchResult:
+        """The fetch's result; with ``validators``, the hop to their URL asks conditionally."""
         if not self._downloading:
             self.crawler.signals.connect(self._cap_body, signal=signals.bytes_received)
         self._downloading += 1
         try:
-            return await self._fetch(origin)
+            return await self._fetch(origin, validators)
         finally:
             self._downloading -= 1
             if not self._downloading:
                 self.crawler.signals.disconnect(self._cap_body, signal=signals.bytes_received)
 
-    async def _fetch(self, origin: str) -> FetchResult:
+    async def _fetch(self, origin: str, validators: Conditional | None) -> FetchResult:
         first = url = self.url_of(origin)
         engine = self.crawler.engine
         assert engine is not None
         for hop in range(self.max_redirects + 1):
-            request = self._request(url)
+            request = self._request(url, validators)
             if not hop:
                 self.sent[origin] = request
             try:
@@ -138,11 +142,18 @@ class RobotsFetcher:
                     )
                 url = target
                 continue
-            return _result(first, response, hop)
+            asked = b"If-None-Match" in request.headers or b"If-Modified-Since" in request.headers
+            return _result(first, response, hop, conditional=asked)
         raise AssertionError("unreachable: every hop returns or continues")
 
 
-def _result(first: str, response: Response, hops: int, error: str | None = None) -> FetchResult:
+def _result(
+    first: str,
+    response: Response,
+    hops: int,
+    error: str | None = None,
+    conditional: bool = False,
+) -> FetchResult:
     encoding_error = response.meta.get(M.ENCODING_ERROR)
     if encoding_error or error:
         return FetchResult(first, response.url, error=error or encoding_error, redirects=hops)
@@ -160,6 +171,7 @@ def _result(first: str, response: Response, hops: int, error: str | None = None)
         headers=headers,
         truncated=truncated or response.meta.get(M.RECEIVED, 0) > MAX_BYTES,
         redirects=hops,
+        conditional=conditional,
     )
 
 

@@ -28,6 +28,12 @@ PARKED_AT = "_rep_parked_at"
 RECEIVED = "_rep_received"
 TRUNCATED = "_rep_truncated"
 ENCODING_ERROR = "_rep_encoding_error"
+#: a rendered request: the key of the browser guard that judges its sub-requests
+BROWSER_GUARD = "_rep_browser_guard"
+#: a rendered request: the user's own page-init callback, run after the guard's
+BROWSER_PAGE_INIT = "_rep_page_init"
+#: a rendered request: the record of the navigation the guard refused
+BROWSER_NAVIGATION_DROP = "_rep_navigation_drop"
 
 
 def exempt(meta: dict[str, object]) -> bool:

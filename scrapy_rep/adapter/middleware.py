@@ -48,7 +48,7 @@ from scrapy_rep.core.decision import (
 )
 from scrapy_rep.core.gate import JUDGE, PARK, OriginGate
 from scrapy_rep.core.origin import NotAnOrigin, origin_of, robots_url
-from scrapy_rep.core.policy import FetchResult, Policy, Status, classify
+from scrapy_rep.core.policy import NOT_MODIFIED, Conditional, FetchResult, Policy, Status, classify
 from scrapy_rep.runtime.audit import AuditLog, PolicyArchive
 from scrapy_rep.runtime.resolver import (
     Fetch,
@@ -80,7 +80,7 @@ class RobotsMiddleware:
                 "'twisted.internet.asyncioreactor.AsyncioSelectorReactor' (Scrapy's default)"
             )
         self.crawler = crawler
-        self.config = config = RepSettings.from_settings(crawler.settings.get)
+        self.config = config = RepSettings.of(crawler)
         self.token = config.token
         self.clock = crawler.settings.get("REP_CLOCK") or time.time
         self.fetcher = RobotsFetcher(
@@ -254,10 +254,10 @@ class RobotsMiddleware:
 
     # -- fetching -----------------------------------------------------------
 
-    async def fetch(self, origin: str) -> FetchResult:
+    async def fetch(self, origin: str, validators: Conditional | None = None) -> FetchResult:
         if self.holding.closed or closing(self.crawler):
             raise FetchAbandoned(origin)
-        result = await self.fetcher(origin)
+        result = await self.fetcher(origin, validators)
         if result.error and (self.holding.closed or closing(self.crawler)):
             raise FetchAbandoned(origin)  # cut short by our own close, not the site's fault
         self.telemetry.fetched(classify(result), result.error, result.truncated, result.redirects)
@@ -279,8 +279,8 @@ class RobotsMiddleware:
             self._send(rep_signals.origin_paused, origin, new)
         if effects.resumed:
             self._send(rep_signals.origin_resumed, origin, new)
-        if here and new.status is Status.OK:
-            self._parsed(origin, new)
+        if here and new.status is Status.OK and new.outcome != NOT_MODIFIED:
+            self._parsed(origin, new)  # a 304 renewed the copy in hand: nothing was parsed
         # the held requests of a given-up origin go back to be dropped, not released
         self.holding.carry_out(origin, effects, released=new.status is not Status.UNRESOLVED)
 

@@ -70,7 +70,7 @@ class PageDirectivesMiddleware:
         settings = crawler.settings
         if not is_enabled(settings.get):
             raise NotConfigured("REP_ENABLED is off")
-        config = RepSettings.from_settings(settings.get)
+        config = RepSettings.of(crawler)
         if not config.page_directives:
             raise NotConfigured("REP_PAGE_DIRECTIVES is off")
         self.crawler = crawler

@@ -18,7 +18,7 @@ from scrapy import signals
 
 from scrapy_rep.adapter.fetch import RobotsFetcher
 from scrapy_rep.adapter.holding import closing
-from scrapy_rep.core.policy import FetchResult, Policy, classify
+from scrapy_rep.core.policy import Conditional, FetchResult, Policy, classify
 from scrapy_rep.core.tdmrep import tdmrep_url
 from scrapy_rep.core.uses import UseAnswer
 from scrapy_rep.runtime.resolver import Fetch, FetchAbandoned
@@ -69,10 +69,11 @@ class TdmRep:
                 return None  # the crawl is closing: the request goes nowhere
         return self.files.answer(policy, url)
 
-    async def fetch(self, key: str) -> FetchResult:
+    async def fetch(self, key: str, validators: Conditional | None = None) -> FetchResult:
+        """The resolver's fetch for ``key`` (an origin's tdmrep.json); conditional on a refetch."""
         if self._closing():
             raise FetchAbandoned(key)
-        result = await self.fetcher(origin_of_key(key))
+        result = await self.fetcher(origin_of_key(key), validators)
         if result.error and self._closing():
             raise FetchAbandoned(key)
         self.telemetry.inc("rep/tdmrep/fetch/count")

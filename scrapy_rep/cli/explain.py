@@ -27,7 +27,7 @@ from scrapy_rep.core.origin import NotAnOrigin, origin_of
 
 EXIT_DOWNLOADED, EXIT_NOT_DOWNLOADED, EXIT_ERROR = 0, 1, 2
 #: record types that concern one URL
-_URL_TYPES = ("decision", "parked", "released", "dropped", "response", "subrequest")
+_URL_TYPES = ("decision", "parked", "released", "response", "subrequest")
 #: records that carry a decision (a browser sub-request's is judged by the browser guard)
 _DECISION_TYPES = ("decision", "subrequest")
 _NEWLINES = re.compile(r"\r\n|\r|\n")  # the parser's line breaks, so line numbers agree
@@ -127,7 +127,7 @@ def explain(log: str, url: str, archive_dir: str | None = None) -> tuple[str, li
         lines += _decision_lines(decision, fetches, archive_dir)
     else:
         last = events[-1]
-        final = "drop" if last["type"] == "dropped" else "park"
+        final = "park"
         lines.append(
             f"  no decision recorded; last seen {last['type']} ({last.get('reason', '-')})"
         )

@@ -75,6 +75,10 @@ RFC_BEHAVIOUR: Mapping[str, str] = {
 #: outcomes after which a previous good copy may stand in (§2.3.1.4)
 UNREACHABLE_OUTCOMES = frozenset({"5xx", "network"})
 
+#: a 304 to a conditional refetch: the copy in hand is renewed, nothing is parsed.
+#: Not a row of the status table: it always renews (a 304 nobody asked for is ``3xx``).
+NOT_MODIFIED = "not-modified"
+
 
 @dataclass(frozen=True, slots=True)
 class FetchResult:
@@ -90,6 +94,8 @@ class FetchResult:
     redirects: int = 0
     #: the last hop still redirected: more than REP_MAX_REDIRECTS hops
     redirect_limit: bool = False
+    #: the last hop was asked with the validators of the copy in hand (a 304 may answer)
+    conditional: bool = False
 
 
 @dataclass(frozen=True)
@@ -129,6 +135,9 @@ class Policy:
     unreachable_since: float | None = None
     #: when the body in use was fetched, if it is a stale good copy
     stale_since: float | None = None
+    #: the validators of the 200 the body came from, for a conditional refetch
+    etag: str | None = None
+    last_modified: str | None = None
 
     def fresh(self, now: float) -> bool:
         return now < self.expires_at
@@ -138,6 +147,35 @@ class Policy:
         return self if self.status is Status.OK and self.body is not None else None
 
 
+@dataclass(frozen=True, slots=True)
+class Conditional:
+    """The validators a refetch sends, and the URL they belong to (the last 200's)."""
+
+    url: str
+    etag: str | None
+    last_modified: str | None
+
+    def headers(self) -> dict[str, str]:
+        headers = {}
+        if self.etag:
+            headers["If-None-Match"] = self.etag
+        if self.last_modified:
+            headers["If-Modified-Since"] = self.last_modified
+        return headers
+
+
+def conditional(previous: Policy | None) -> Conditional | None:
+    """What to ask a refetch with: the last good copy's validators, if it has any.
+
+    Only a copy the origin would fall back on qualifies (an ``ok`` policy with
+    its body): a 304 renews exactly that copy.
+    """
+    good = previous.usable_copy() if previous is not None else None
+    if good is None or not (good.etag or good.last_modified):
+        return None
+    return Conditional(good.final_url, good.etag, good.last_modified)
+
+
 def classify(result: FetchResult) -> str:
     """The outcome name of a fetch: the row of the status table it falls in."""
     if result.status is None:
@@ -145,6 +183,8 @@ def classify(result: FetchResult) -> str:
     if result.redirect_limit:
         return "redirect-limit"
     code = result.status
+    if code == 304 and result.conditional:
+        return NOT_MODIFIED
     if 200 <= code < 300:
         return "2xx"
     if code in (401, 403, 429):
@@ -211,6 +251,11 @@ def next_policy(
 ) -> Policy:
     """The policy an origin gets from a fetch result. Pure."""
     outcome = classify(result)
+    good = previous.usable_copy() if previous else None
+    if outcome == NOT_MODIFIED:
+        if good is not None:
+            return _renewed(good, result, now, config)
+        outcome = "3xx"  # no copy to renew (the resolver never asks without one)
     action = Action(config.actions.get(outcome, DEFAULT_ACTIONS.get(outcome, Action.PAUSE)))
     what = f"robots.txt {result.status or result.error or 'error'}"
 
@@ -220,8 +265,7 @@ def next_policy(
         )
 
     if action is Action.RULES or action is Action.ALLOW:
-        lifetime = cache_lifetime(result.headers, now)
-        ttl = config.ttl if lifetime is None else max(config.min_ttl, min(config.ttl, lifetime))
+        ttl = _ttl(result, now, config)
         if action is Action.ALLOW:
             return make(Status.UNAVAILABLE, now + ttl, f"{what}: unavailable, everything allowed")
         return replace(
@@ -229,6 +273,8 @@ def next_policy(
             body=result.body,
             digest=digest_of(result.body),
             truncated=result.truncated,
+            etag=result.headers.get("etag") or None,
+            last_modified=result.headers.get("last-modified") or None,
         )
 
     failures = (previous.failures if previous else 0) + 1
@@ -249,7 +295,6 @@ def next_policy(
             f"{what}: unreachable for {days:.0f} days, treated as unavailable (RFC 9309 §2.3.1.4)",
         )
 
-    good = previous.usable_copy() if previous else None
     if unreachable and config.use_stale and good is not None:
         return replace(
             good,
@@ -279,4 +324,31 @@ def next_policy(
         Status.PAUSED,
         now + wait,
         f"{what}: paused for {wait:g}s (try {failures} of {config.pause_max_tries})",
+    )
+
+
+def _ttl(result: FetchResult, now: float, config: PolicyConfig) -> float:
+    lifetime = cache_lifetime(result.headers, now)
+    return config.ttl if lifetime is None else max(config.min_ttl, min(config.ttl, lifetime))
+
+
+def _renewed(good: Policy, result: FetchResult, now: float, config: PolicyConfig) -> Policy:
+    """The copy in hand, fresh again after a 304: same body and digest, a new TTL.
+
+    The 304's own validators replace the old ones when it sends any (RFC 9110 §15.4.5);
+    a stale copy (the origin was unreachable) is simply current again.
+    """
+    return replace(
+        good,
+        status=Status.OK,
+        outcome=NOT_MODIFIED,
+        http_status=result.status,
+        fetched_at=now,
+        expires_at=now + _ttl(result, now, config),
+        reason=f"robots.txt {result.status}: not modified, rules apply",
+        failures=0,
+        unreachable_since=None,
+        stale_since=None,
+        etag=result.headers.get("etag") or good.etag,
+        last_modified=result.headers.get("last-modified") or good.last_modified,
     )

@@ -16,7 +16,14 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, Protocol
 
-from scrapy_rep.core.policy import FetchResult, Policy, PolicyConfig, next_policy
+from scrapy_rep.core.policy import (
+    Conditional,
+    FetchResult,
+    Policy,
+    PolicyConfig,
+    conditional,
+    next_policy,
+)
 from scrapy_rep.runtime.settings import RepSettings
 from scrapy_rep.runtime.store.base import SharedStore
 from scrapy_rep.runtime.store.factory import sqlite_path, store_kind
@@ -24,7 +31,8 @@ from scrapy_rep.runtime.store.memory import PolicyCache
 
 logger = logging.getLogger(__name__)
 
-Fetch = Callable[[str], Awaitable[FetchResult]]
+#: ``fetch(origin, validators)``: with validators, a 304 may answer for the copy in hand
+Fetch = Callable[[str, Conditional | None], Awaitable[FetchResult]]
 Clock = Callable[[], float]
 
 
@@ -72,7 +80,6 @@ class Resolver:
         self.fetch_budget = fetch_budget
         self._inflight: dict[str, asyncio.Task[Policy]] = {}
         self._started: dict[str, float] = {}
-        self._fetchers: dict[str, Fetch] = {}  # origin -> the fetch in flight
         self._store_down = False  # warn once per outage of the shared store, not per call
         #: the crawlers told of every new policy
         self.listeners: list[Listener] = []
@@ -104,14 +111,12 @@ class Resolver:
             task = asyncio.ensure_future(self._refresh(origin, fetch))
             self._inflight[origin] = task
             self._started[origin] = self.clock()
-            self._fetchers[origin] = fetch
             task.add_done_callback(lambda done: self._done(origin, done))
         return task
 
     def _done(self, origin: str, task: asyncio.Task[Policy]) -> None:
         self._inflight.pop(origin, None)
         self._started.pop(origin, None)
-        self._fetchers.pop(origin, None)
         if task.cancelled() or isinstance(task.exception(), FetchAbandoned):
             for listener in list(self.listeners):
                 listener.on_abandoned(origin)
@@ -165,7 +170,7 @@ class Resolver:
                 return
 
     async def _fetch(self, origin: str, previous: Policy | None, fetch: Fetch) -> Policy:
-        result = await fetch(origin)
+        result = await fetch(origin, conditional(previous))
         return next_policy(previous, result, self.clock(), self.config)
 
     def _adopt(self, origin: str, old: Policy | None, new: Policy, fetch: Fetch | None) -> Policy:

@@ -1,7 +1,26 @@
-"""The ``REP_*`` settings: their defaults, and reading them once, with clear errors.
+"""The ``REP_*`` settings: one table, read once per crawler, with clear errors.
 
-:data:`DEFAULTS` is the one list of settings; the add-on installs it and the
-README's settings table is checked against it by a test.
+Each setting is one row of :class:`RepSettings`, spelled once::
+
+    fetch_timeout = Setting("REP_FETCH_TIMEOUT", 30.0, seconds(low=0.001), "meaning ...")
+
+The row gives the attribute (``config.fetch_timeout``), the setting's name, the
+default the add-on installs, the reader that checks and converts the value
+(raising :class:`SettingError` with one line naming the setting, the value and
+what is accepted) and the meaning shown in the settings tables of the README and
+``docs/reference.md`` (:func:`settings_table`; ``tests/test_readme.py`` and
+``tests/test_demo.py`` print the table they expect when one is stale).
+
+**Adding a setting** is adding one row to :class:`RepSettings` (and pasting the
+table the tests print): pick a reader below (:func:`seconds`, :func:`whole`,
+:func:`switch`, :func:`choice`, :func:`path`, :func:`text`,
+:func:`optional_text`) or write one, ``(name, value, get) -> value``, where
+``value`` has the default applied and ``get`` reads any other setting. Nothing
+else lists settings: :data:`SETTINGS`, :data:`DEFAULTS`, the add-on's defaults
+and the unknown-name check all come from the rows.
+
+A crawler's settings are read once (:meth:`RepSettings.of`) and shared by every
+component, so start-up warnings are logged once.
 """
 
 from __future__ import annotations
@@ -12,9 +31,9 @@ import logging
 import math
 import os
 import re
+import weakref
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar, overload
 
 from scrapy_rep.core.policy import DEFAULT_ACTIONS, Action, PolicyConfig
 from scrapy_rep.robotstxt import InvalidProductToken, product_token, validate_token
@@ -25,114 +44,11 @@ DAY = 86_400.0
 #: the longest any duration setting may be: finite, and far from overflowing a timestamp
 MAX_SECONDS = 1e9
 
-#: name -> (default, meaning); the README's settings table
-DEFAULTS: Mapping[str, tuple[Any, str]] = {
-    "REP_ENABLED": (
-        True,
-        "switch scrapy-rep on or off; off, with the add-on, means no robots.txt handling at all "
-        "(Scrapy's built-in stays disabled)",
-    ),
-    "REP_PRODUCT_TOKEN": (
-        None,
-        "token matched against `User-agent` lines; else taken from `ROBOTSTXT_USER_AGENT`, "
-        "then `USER_AGENT`: their first product that is not a browser's "
-        "(`Mozilla/5.0 (compatible; shopbot/1.0)` gives `shopbot`)",
-    ),
-    "REP_FETCH_TIMEOUT": (30.0, "seconds a robots.txt download may take"),
-    "REP_MAX_REDIRECTS": (5, "redirect hops followed for robots.txt (RFC 9309: at least 5)"),
-    "REP_CACHE_TTL": (DAY, "longest a policy is used before a refetch (RFC 9309 §2.4: 24 h)"),
-    "REP_CACHE_MIN_TTL": (60.0, "shortest, even if `Cache-Control` says less"),
-    "REP_CACHE_MAX_ORIGINS": (100_000, "origins kept in the local cache (LRU)"),
-    "REP_STATUS_ACTIONS": (
-        {},
-        "override rows of the status table, e.g. `{'401': 'allow', '403': 'allow'}` "
-        "(actions: rules, allow, disallow, pause)",
-    ),
-    "REP_PAUSE_INITIAL": (60.0, "first back-off of a paused origin, seconds; doubles per try"),
-    "REP_PAUSE_MAX": (3600.0, "longest back-off, seconds"),
-    "REP_PAUSE_MAX_TRIES": (5, "fetch attempts before a paused origin is given up"),
-    "REP_RETRY_AFTER_MAX": (3600.0, "cap on a 429's `Retry-After`, seconds"),
-    "REP_USE_STALE": (True, "use the last good copy while an origin is unreachable (§2.3.1.4)"),
-    "REP_UNREACHABLE_MAX_AGE": (30 * DAY, "after this long unreachable, treat as unavailable"),
-    "REP_PENDING_WAIT": (
-        2.0,
-        "seconds a request waits in the downloader for a fetch before it is parked instead",
-    ),
-    "REP_DISALLOWED_ACTION": ("drop", "`drop` or `park` a disallowed request"),
-    "REP_PARK_MAX": (100_000, "requests held at most; more are dropped with `park-overflow`"),
-    "REP_PARK_TIMEOUT": (DAY, "longest a request stays parked before `park-expired`"),
-    "REP_COLLECTION_POLICY": (
-        None,
-        "import path of `callable(request, spider)` answering `approved`, `rejected` "
-        "or `unresolved`",
-    ),
-    "REP_COLLECTION_UNRESOLVED_ACTION": (
-        "drop",
-        "`drop` or `park` what the hook leaves unresolved",
-    ),
-    "REP_CRAWL_DELAY_ENABLED": (True, "apply `Crawl-delay` / `Request-rate` to the download slot"),
-    "REP_CRAWL_DELAY_MAX": (30.0, "cap on an applied Crawl-delay, seconds"),
-    "REP_DECISION_LOG": (None, "path of a JSON Lines audit log of decisions and fetches"),
-    "REP_POLICY_ARCHIVE": (
-        None,
-        "directory keeping each distinct robots.txt body once, as `<digest>.txt`",
-    ),
-    "REP_REPORT_ENABLED": (True, "log a per-origin summary (top origins, totals) at close"),
-    "REP_STORE": (
-        "auto",
-        "`memory`; `redis` to share policies across a cluster; `sqlite` to keep them in a "
-        "file; `auto`: `sqlite` with a JOBDIR, else `memory`",
-    ),
-    "REP_REDIS_URL": (None, "Redis URL for `REP_STORE = 'redis'`; falls back to `REDIS_URL`"),
-    "REP_REDIS_PREFIX": ("scrapy-rep", "prefix of the shared store's Redis keys (`:v1:` follows)"),
-    "REP_REDIS_RETENTION": (
-        30 * DAY,
-        "seconds Redis keeps an origin's last fetch; longer than freshness, so an unreachable "
-        "origin can fall back to its last good copy",
-    ),
-    "REP_REQUEUE_PARKED": (
-        True,
-        "at close, push requests still parked back into a shared scrapy-redis queue "
-        "(another worker takes them) instead of dropping them",
-    ),
-    "REP_SQLITE_PATH": (
-        None,
-        "SQLite file of `REP_STORE = 'sqlite'` (or `'auto'` with a JOBDIR); "
-        "default `<JOBDIR>/rep-policies.sqlite`",
-    ),
-    "REP_SQLITE_RETENTION": (
-        30 * DAY,
-        "seconds the SQLite file keeps an origin's last fetch (like `REP_REDIS_RETENTION`)",
-    ),
-    "REP_REDIS_LOCK_TIMEOUT": (
-        10.0,
-        "seconds a dead worker's robots.txt fetch lock blocks the others (Redis, SQLite); "
-        "a live worker renews it while its fetch runs",
-    ),
-    "REP_PAGE_DIRECTIVES": (
-        True,
-        'obey page-level directives: `<meta name="robots">`, `X-Robots-Tag` (`nofollow`, '
-        "`noindex`, `none`, `unavailable_after`)",
-    ),
-    "REP_PAGE_NOINDEX_ACTION": (
-        "drop",
-        "`drop` the items of a `noindex` page, or `keep` them (and only count them)",
-    ),
-    "REP_REL_NOFOLLOW": (
-        False,
-        'also drop requests for URLs a page links to only with `rel="nofollow"`',
-    ),
-    "REP_BROWSER_GUARD": (
-        True,
-        "with scrapy-playwright configured: judge every request the browser makes while "
-        "rendering (images, scripts, iframes, fetch/XHR, redirect hops) and abort what "
-        "robots.txt does not allow",
-    ),
-}
-
-
-#: the values of REP_STORE
-STORES = ("memory", "redis", "sqlite", "auto")
+T = TypeVar("T")
+#: a setting's getter: ``crawler.settings.get``, or a dict's ``get`` in tests
+Getter = Callable[[str], Any]
+#: a row's reader: ``(name, value with the default applied, get) -> checked value``
+Reader = Callable[[str, Any, Getter], T]
 
 
 class SettingError(ValueError):
@@ -141,6 +57,8 @@ class SettingError(ValueError):
     The message is one line: the setting, the value, and what is accepted.
     """
 
+
+# -- readers: check and convert one value -------------------------------------------------------
 
 #: what a boolean switch accepts (``-s NAME=VALUE`` passes strings)
 BOOLEANS = "True/False, 1/0, 'true'/'false', 'yes'/'no', 'on'/'off'"
@@ -165,15 +83,120 @@ def flag(name: str, value: Any) -> bool:
     raise SettingError(f"{name} must be a boolean ({BOOLEANS}), not {value!r}")
 
 
-def is_enabled(get: Callable[[str], Any]) -> bool:
-    """``REP_ENABLED`` (default on), read as every other switch.
+def switch(name: str, value: Any, get: Getter) -> bool:
+    """Reader of a boolean switch (:func:`flag`)."""
+    return flag(name, value)
 
-    The one reading of the switch: the middleware calls
-    ``is_enabled(crawler.settings.get)`` before anything else, and
-    :attr:`RepSettings.enabled` is the same answer. Raises :class:`SettingError`.
-    """
-    found = get("REP_ENABLED")
-    return True if found is None else flag("REP_ENABLED", found)
+
+def _number(kind: type[float] | type[int], low: float, seconds: bool) -> Reader[Any]:
+    def read(name: str, raw: Any, get: Getter) -> Any:
+        what = "a whole number" if kind is int else "a finite number"
+        bounds = f"at least {low:g}"
+        high = math.inf
+        unit = ""
+        if seconds:  # 1e308 s overflows like inf does
+            high, bounds, unit = MAX_SECONDS, f"{bounds} and at most 1e9 (31 years)", " of seconds"
+        problem = SettingError(f"{name} must be {what}{unit}, {bounds}; not {raw!r}")
+        if isinstance(raw, bool):  # True is not a number of seconds
+            raise problem
+        try:
+            n = float(raw)
+        except (TypeError, ValueError, OverflowError):
+            raise problem from None
+        if not math.isfinite(n) or not low <= n <= high:  # nan, inf, -inf, out of range
+            raise problem
+        if kind is int:
+            if not n.is_integer():
+                raise problem
+            return raw if isinstance(raw, int) else int(n)
+        return n
+
+    return read
+
+
+def seconds(low: float = 0) -> Reader[float]:
+    """Reader of a duration: a finite number of seconds from ``low`` to 1e9."""
+    return _number(float, low, seconds=True)
+
+
+def whole(low: int = 0) -> Reader[int]:
+    """Reader of a count: a whole number, at least ``low`` (``'7'`` and ``7.0`` are 7)."""
+    return _number(int, low, seconds=False)
+
+
+def choice(*options: str) -> Reader[str]:
+    """Reader of one of ``options`` (any case, spaces around ignored)."""
+
+    def read(name: str, raw: Any, get: Getter) -> str:
+        chosen = str(raw).strip().lower()
+        if chosen not in options:
+            raise SettingError(f"{name} must be one of {options}, not {raw!r}")
+        return chosen
+
+    return read
+
+
+def path(directory: bool) -> Reader[str | None]:
+    """Reader of a file path (or a directory's); unset, ``False`` or ``''`` is ``None``."""
+
+    def read(name: str, raw: Any, get: Getter) -> str | None:
+        if raw is None or raw is False or raw == "":
+            return None
+        kind = "a directory" if directory else "a file path"
+        if not isinstance(raw, (str, os.PathLike)):
+            raise SettingError(f"{name} must be {kind}, not {raw!r}")
+        found = os.fspath(raw)
+        if not isinstance(found, str):
+            raise SettingError(f"{name} must be {kind} given as text, not {raw!r}")
+        if directory and os.path.exists(found) and not os.path.isdir(found):
+            raise SettingError(f"{name} must be a directory, not the file {found!r}")
+        if not directory and os.path.isdir(found):
+            raise SettingError(f"{name} must be a file path, not the directory {found!r}")
+        return found
+
+    return read
+
+
+def text(name: str, value: Any, get: Getter) -> str:
+    """Reader of a string setting."""
+    return str(value)
+
+
+def optional_text(name: str, value: Any, get: Getter) -> str | None:
+    """Reader of a string setting where unset or empty means ``None``."""
+    return str(value) if value else None
+
+
+def as_is(name: str, value: Any, get: Getter) -> Any:
+    """Reader that keeps the value as it is; unset or empty is ``None``."""
+    return value or None
+
+
+def status_actions(name: str, overrides: Any, get: Getter) -> dict[str, Action]:
+    """Reader of ``REP_STATUS_ACTIONS``: the whole status table, the overrides applied."""
+    actions = dict(DEFAULT_ACTIONS)
+    if isinstance(overrides, str):  # from the command line: -s REP_STATUS_ACTIONS='{...}'
+        try:
+            overrides = json.loads(overrides or "{}")
+        except ValueError:
+            raise SettingError(f"{name} is not a JSON object: {overrides!r}") from None
+    if not isinstance(overrides, Mapping):
+        raise SettingError(f"{name} must be a dict, not {overrides!r}")
+    for outcome, action in overrides.items():
+        key = str(outcome)
+        if key not in DEFAULT_ACTIONS:
+            raise SettingError(
+                f"{name}: unknown outcome {outcome!r}; known: {', '.join(DEFAULT_ACTIONS)}"
+            )
+        try:
+            # str() of an Action is 'Action.ALLOW': take its value as it is
+            actions[key] = action if isinstance(action, Action) else Action(str(action).lower())
+        except ValueError:
+            raise SettingError(
+                f"{name}[{outcome!r}]: unknown action {action!r}; "
+                f"known: {', '.join(a.value for a in Action)}"
+            ) from None
+    return actions
 
 
 #: what REP_COLLECTION_POLICY accepts
@@ -227,172 +250,362 @@ def load_collection_policy(path: Any) -> Callable[..., Any] | None:
     return found  # type: ignore[no-any-return]
 
 
-@dataclass(frozen=True)
-class RepSettings:
-    """All ``REP_*`` settings of one crawler, read and checked once."""
+def _token(name: str, value: Any, get: Getter) -> str:
+    return resolve_token(get)
 
-    enabled: bool
-    token: str
+
+def _redis_url(name: str, value: Any, get: Getter) -> str | None:
+    return value or get("REDIS_URL") or None
+
+
+# -- the table ----------------------------------------------------------------------------------
+
+
+class Setting(Generic[T]):
+    """One row of the table: a ``REP_*`` setting, its default, its reader and its meaning.
+
+    Declared in the body of :class:`RepSettings`, the row is also the
+    attribute that holds the checked value.
+    """
+
+    def __init__(self, name: str, default: Any, read: Reader[T], meaning: str) -> None:
+        self.name = name
+        self.default = default
+        self.read = read
+        self.meaning = meaning
+        self.attribute = ""
+
+    def __set_name__(self, owner: type, attribute: str) -> None:
+        self.attribute = attribute
+
+    def value(self, get: Getter) -> T:
+        """This setting's checked value; raises :class:`SettingError`."""
+        found = get(self.name)
+        return self.read(self.name, self.default if found is None else found, get)
+
+    @overload
+    def __get__(self, instance: None, owner: type) -> Setting[T]: ...
+    @overload
+    def __get__(self, instance: RepSettings, owner: type) -> T: ...
+    def __get__(self, instance: RepSettings | None, owner: type) -> Setting[T] | T:
+        if instance is None:
+            return self
+        return instance._values[self.attribute]  # type: ignore[no-any-return]
+
+    def __set__(self, instance: RepSettings, value: T) -> None:
+        raise AttributeError(f"{self.name} is read once; RepSettings are frozen")
+
+    def __repr__(self) -> str:
+        return f"Setting({self.name!r}, {self.default!r})"
+
+
+#: crawlers' settings, read once each (see :meth:`RepSettings.of`)
+_READ: weakref.WeakKeyDictionary[Any, RepSettings] = weakref.WeakKeyDictionary()
+
+
+class RepSettings:
+    """All ``REP_*`` settings of one crawler, read and checked once: the table's rows."""
+
+    enabled = Setting(
+        "REP_ENABLED",
+        True,
+        switch,
+        "switch scrapy-rep on or off; off, with the add-on, means no robots.txt handling at all "
+        "(Scrapy's built-in stays disabled)",
+    )
+    token = Setting(
+        "REP_PRODUCT_TOKEN",
+        None,
+        _token,
+        "token matched against `User-agent` lines; else taken from `ROBOTSTXT_USER_AGENT`, "
+        "then `USER_AGENT`: their first product that is not a browser's "
+        "(`Mozilla/5.0 (compatible; shopbot/1.0)` gives `shopbot`)",
+    )
+    fetch_timeout = Setting(
+        "REP_FETCH_TIMEOUT", 30.0, seconds(low=0.001), "seconds a robots.txt download may take"
+    )
+    max_redirects = Setting(
+        "REP_MAX_REDIRECTS",
+        5,
+        whole(),
+        "redirect hops followed for robots.txt (RFC 9309: at least 5)",
+    )
+    cache_ttl = Setting(
+        "REP_CACHE_TTL",
+        DAY,
+        seconds(low=1),
+        "longest a policy is used before a refetch (RFC 9309 §2.4: 24 h)",
+    )
+    cache_min_ttl = Setting(
+        "REP_CACHE_MIN_TTL", 60.0, seconds(), "shortest, even if `Cache-Control` says less"
+    )
+    cache_max_origins = Setting(
+        "REP_CACHE_MAX_ORIGINS", 100_000, whole(low=1), "origins kept in the local cache (LRU)"
+    )
+    status_actions = Setting(
+        "REP_STATUS_ACTIONS",
+        {},
+        status_actions,
+        "override rows of the status table, e.g. `{'401': 'allow', '403': 'allow'}` "
+        "(actions: rules, allow, disallow, pause)",
+    )
+    pause_initial = Setting(
+        "REP_PAUSE_INITIAL",
+        60.0,
+        seconds(low=0.001),
+        "first back-off of a paused origin, seconds; doubles per try",
+    )
+    pause_max = Setting("REP_PAUSE_MAX", 3600.0, seconds(low=0.001), "longest back-off, seconds")
+    pause_max_tries = Setting(
+        "REP_PAUSE_MAX_TRIES", 5, whole(low=1), "fetch attempts before a paused origin is given up"
+    )
+    retry_after_max = Setting(
+        "REP_RETRY_AFTER_MAX", 3600.0, seconds(), "cap on a 429's `Retry-After`, seconds"
+    )
+    use_stale = Setting(
+        "REP_USE_STALE",
+        True,
+        switch,
+        "use the last good copy while an origin is unreachable (§2.3.1.4)",
+    )
+    unreachable_max_age = Setting(
+        "REP_UNREACHABLE_MAX_AGE",
+        30 * DAY,
+        seconds(),
+        "after this long unreachable, treat as unavailable",
+    )
+    pending_wait = Setting(
+        "REP_PENDING_WAIT",
+        2.0,
+        seconds(),
+        "seconds a request waits in the downloader for a fetch before it is parked instead",
+    )
+    disallowed_action = Setting(
+        "REP_DISALLOWED_ACTION",
+        "drop",
+        choice("drop", "park"),
+        "`drop` or `park` a disallowed request",
+    )
+    park_max = Setting(
+        "REP_PARK_MAX",
+        100_000,
+        whole(),
+        "requests held at most; more are dropped with `park-overflow`",
+    )
+    park_timeout = Setting(
+        "REP_PARK_TIMEOUT",
+        DAY,
+        seconds(low=0.001),
+        "longest a request stays parked before `park-expired`",
+    )
+    #: the setting's value: an import path (or a callable), for display; the hook is
+    #: :attr:`collection_hook`
+    collection_policy = Setting(
+        "REP_COLLECTION_POLICY",
+        None,
+        as_is,
+        "import path of `callable(request, spider)` answering `approved`, `rejected` "
+        "or `unresolved`",
+    )
+    collection_unresolved_action = Setting(
+        "REP_COLLECTION_UNRESOLVED_ACTION",
+        "drop",
+        choice("drop", "park"),
+        "`drop` or `park` what the hook leaves unresolved",
+    )
+    crawl_delay_enabled = Setting(
+        "REP_CRAWL_DELAY_ENABLED",
+        True,
+        switch,
+        "apply `Crawl-delay` / `Request-rate` to the download slot",
+    )
+    crawl_delay_max = Setting(
+        "REP_CRAWL_DELAY_MAX", 30.0, seconds(), "cap on an applied Crawl-delay, seconds"
+    )
+    decision_log = Setting(
+        "REP_DECISION_LOG",
+        None,
+        path(directory=False),
+        "path of a JSON Lines audit log of decisions and fetches",
+    )
+    policy_archive = Setting(
+        "REP_POLICY_ARCHIVE",
+        None,
+        path(directory=True),
+        "directory keeping each distinct robots.txt body once, as `<digest>.txt`",
+    )
+    report_enabled = Setting(
+        "REP_REPORT_ENABLED",
+        True,
+        switch,
+        "log a per-origin summary (top origins, totals) at close",
+    )
+    store = Setting(
+        "REP_STORE",
+        "auto",
+        choice("memory", "redis", "sqlite", "auto"),
+        "`memory`; `redis` to share policies across a cluster; `sqlite` to keep them in a "
+        "file; `auto`: `sqlite` with a JOBDIR, else `memory`",
+    )
+    redis_url = Setting(
+        "REP_REDIS_URL",
+        None,
+        _redis_url,
+        "Redis URL for `REP_STORE = 'redis'`; falls back to `REDIS_URL`",
+    )
+    redis_prefix = Setting(
+        "REP_REDIS_PREFIX",
+        "scrapy-rep",
+        text,
+        "prefix of the shared store's Redis keys (`:v1:` follows)",
+    )
+    redis_retention = Setting(
+        "REP_REDIS_RETENTION",
+        30 * DAY,
+        seconds(low=1),
+        "seconds Redis keeps an origin's last fetch; longer than freshness, so an unreachable "
+        "origin can fall back to its last good copy",
+    )
+    requeue_parked = Setting(
+        "REP_REQUEUE_PARKED",
+        True,
+        switch,
+        "at close, push requests still parked back into a shared scrapy-redis queue "
+        "(another worker takes them) instead of dropping them",
+    )
+    sqlite_path = Setting(
+        "REP_SQLITE_PATH",
+        None,
+        optional_text,
+        "SQLite file of `REP_STORE = 'sqlite'` (or `'auto'` with a JOBDIR); "
+        "default `<JOBDIR>/rep-policies.sqlite`",
+    )
+    sqlite_retention = Setting(
+        "REP_SQLITE_RETENTION",
+        30 * DAY,
+        seconds(low=1),
+        "seconds the SQLite file keeps an origin's last fetch (like `REP_REDIS_RETENTION`)",
+    )
+    lock_timeout = Setting(
+        "REP_REDIS_LOCK_TIMEOUT",
+        10.0,
+        seconds(low=0.1),
+        "seconds a dead worker's robots.txt fetch lock blocks the others (Redis, SQLite); "
+        "a live worker renews it while its fetch runs",
+    )
+    page_directives = Setting(
+        "REP_PAGE_DIRECTIVES",
+        True,
+        switch,
+        'obey page-level directives: `<meta name="robots">`, `X-Robots-Tag` (`nofollow`, '
+        "`noindex`, `none`, `unavailable_after`)",
+    )
+    page_noindex_action = Setting(
+        "REP_PAGE_NOINDEX_ACTION",
+        "drop",
+        choice("drop", "keep"),
+        "`drop` the items of a `noindex` page, or `keep` them (and only count them)",
+    )
+    rel_nofollow = Setting(
+        "REP_REL_NOFOLLOW",
+        False,
+        switch,
+        'also drop requests for URLs a page links to only with `rel="nofollow"`',
+    )
+    browser_guard = Setting(
+        "REP_BROWSER_GUARD",
+        True,
+        switch,
+        "with scrapy-playwright configured: judge every request the browser makes while "
+        "rendering (images, scripts, iframes, fetch/XHR, redirect hops) and abort what "
+        "robots.txt does not allow",
+    )
+
+    # -- made from the rows, not settings of their own --------------------------------------
+
+    _values: dict[str, Any]
+    #: the status table and back-off, for the pure core
     policy: PolicyConfig
-    fetch_timeout: float
-    max_redirects: int
-    cache_max_origins: int
-    pending_wait: float
-    disallowed_action: str
-    park_max: int
-    park_timeout: float
-    #: the setting's value: an import path (or a callable), for display
-    collection_policy: Any
-    #: the hook itself, imported by :func:`load_collection_policy`
+    #: the hook :attr:`collection_policy` names, imported once
     collection_hook: Callable[..., Any] | None
-    collection_unresolved_action: str
-    crawl_delay_enabled: bool
-    crawl_delay_max: float
-    decision_log: str | None
-    policy_archive: str | None
-    report_enabled: bool
-    store: str
-    redis_url: str | None
-    redis_prefix: str
-    redis_retention: float
-    requeue_parked: bool
-    page_directives: bool
-    page_noindex_action: str
-    rel_nofollow: bool
-    sqlite_path: str | None = None
-    sqlite_retention: float = 30 * DAY
-    lock_timeout: float = 10.0
+
+    def __init__(self, values: Mapping[str, Any]) -> None:
+        object.__setattr__(self, "_values", dict(values))
+        object.__setattr__(
+            self,
+            "policy",
+            PolicyConfig(
+                actions=self.status_actions,
+                ttl=self.cache_ttl,
+                min_ttl=self.cache_min_ttl,
+                pause_initial=self.pause_initial,
+                pause_max=self.pause_max,
+                pause_max_tries=self.pause_max_tries,
+                retry_after_max=self.retry_after_max,
+                use_stale=self.use_stale,
+                unreachable_max_age=self.unreachable_max_age,
+            ),
+        )
+        hook = load_collection_policy(self.collection_policy)
+        object.__setattr__(self, "collection_hook", hook)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"RepSettings are read once and frozen: cannot set {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, RepSettings) and self._values == other._values
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"RepSettings({self._values!r})"
 
     @classmethod
-    def from_settings(cls, get: Callable[[str], Any]) -> RepSettings:
+    def from_settings(cls, get: Getter) -> RepSettings:
         """Read from a getter (``crawler.settings.get``); raise :class:`SettingError`."""
+        return cls({row.attribute: row.value(get) for row in SETTINGS})
 
-        def value(name: str) -> Any:
-            found = get(name)
-            return DEFAULTS[name][0] if found is None else found
+    @classmethod
+    def of(cls, crawler: Any) -> RepSettings:
+        """The crawler's settings, read on first use and shared by all its components.
 
-        def number(
-            name: str, kind: type[float] | type[int] = float, low: float = 0, unit: str = ""
-        ) -> Any:
-            raw = value(name)
-            what = "a whole number" if kind is int else "a finite number"
-            bounds = f"at least {low:g}"
-            high = math.inf
-            if unit == "seconds":  # 1e308 s overflows like inf does
-                high, bounds = MAX_SECONDS, f"{bounds} and at most 1e9 (31 years)"
-            unit = f" of {unit}" if unit else ""
-            problem = SettingError(f"{name} must be {what}{unit}, {bounds}; not {raw!r}")
-            if isinstance(raw, bool):  # True is not a number of seconds
-                raise problem
-            try:
-                n = float(raw)
-            except (TypeError, ValueError, OverflowError):
-                raise problem from None
-            if not math.isfinite(n) or not low <= n <= high:  # nan, inf, -inf, out of range
-                raise problem
-            if kind is int:
-                if not n.is_integer():
-                    raise problem
-                return raw if isinstance(raw, int) else int(n)
-            return n
+        Reading once means a start-up warning is logged once, and the
+        collection hook imported once, however many components ask.
+        """
+        found = _READ.get(crawler)
+        if found is None:
+            found = _READ[crawler] = cls.from_settings(crawler.settings.get)
+        return found
 
-        def choice(name: str, options: tuple[str, ...]) -> str:
-            chosen = str(value(name)).strip().lower()
-            if chosen not in options:
-                raise SettingError(f"{name} must be one of {options}, not {value(name)!r}")
-            return chosen
 
-        def switch(name: str) -> bool:
-            return flag(name, value(name))
+#: the table, in the order of the README's and the reference's settings tables
+SETTINGS: tuple[Setting[Any], ...] = tuple(
+    row for row in vars(RepSettings).values() if isinstance(row, Setting)
+)
+#: name -> (default, meaning), for the add-on's defaults and the settings tables
+DEFAULTS: Mapping[str, tuple[Any, str]] = {row.name: (row.default, row.meaning) for row in SETTINGS}
 
-        def path(name: str, directory: bool) -> str | None:
-            raw = value(name)
-            if raw is None or raw is False or raw == "":
-                return None
-            kind = "a directory" if directory else "a file path"
-            if not isinstance(raw, (str, os.PathLike)):
-                raise SettingError(f"{name} must be {kind}, not {raw!r}")
-            found = os.fspath(raw)
-            if not isinstance(found, str):
-                raise SettingError(f"{name} must be {kind} given as text, not {raw!r}")
-            if directory and os.path.exists(found) and not os.path.isdir(found):
-                raise SettingError(f"{name} must be a directory, not the file {found!r}")
-            if not directory and os.path.isdir(found):
-                raise SettingError(f"{name} must be a file path, not the directory {found!r}")
-            return found
 
-        actions = dict(DEFAULT_ACTIONS)
-        overrides = value("REP_STATUS_ACTIONS")
-        if isinstance(overrides, str):  # from the command line: -s REP_STATUS_ACTIONS='{...}'
-            try:
-                overrides = json.loads(overrides or "{}")
-            except ValueError:
-                raise SettingError(
-                    f"REP_STATUS_ACTIONS is not a JSON object: {overrides!r}"
-                ) from None
-        if not isinstance(overrides, Mapping):
-            raise SettingError(f"REP_STATUS_ACTIONS must be a dict, not {overrides!r}")
-        for outcome, action in overrides.items():
-            key = str(outcome)
-            if key not in DEFAULT_ACTIONS:
-                raise SettingError(
-                    f"REP_STATUS_ACTIONS: unknown outcome {outcome!r}; "
-                    f"known: {', '.join(DEFAULT_ACTIONS)}"
-                )
-            try:
-                # str() of an Action is 'Action.ALLOW': take its value as it is
-                actions[key] = action if isinstance(action, Action) else Action(str(action).lower())
-            except ValueError:
-                raise SettingError(
-                    f"REP_STATUS_ACTIONS[{outcome!r}]: unknown action {action!r}; "
-                    f"known: {', '.join(a.value for a in Action)}"
-                ) from None
+def _cell(value: Any) -> str:
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return f"`{value!r}`"
 
-        policy = PolicyConfig(
-            actions=actions,
-            ttl=number("REP_CACHE_TTL", low=1, unit="seconds"),
-            min_ttl=number("REP_CACHE_MIN_TTL", unit="seconds"),
-            pause_initial=number("REP_PAUSE_INITIAL", low=0.001, unit="seconds"),
-            pause_max=number("REP_PAUSE_MAX", low=0.001, unit="seconds"),
-            pause_max_tries=number("REP_PAUSE_MAX_TRIES", int, low=1),
-            retry_after_max=number("REP_RETRY_AFTER_MAX", unit="seconds"),
-            use_stale=switch("REP_USE_STALE"),
-            unreachable_max_age=number("REP_UNREACHABLE_MAX_AGE", unit="seconds"),
-        )
-        collection_policy = value("REP_COLLECTION_POLICY") or None
-        return cls(
-            enabled=is_enabled(get),
-            token=resolve_token(get),
-            policy=policy,
-            fetch_timeout=number("REP_FETCH_TIMEOUT", low=0.001, unit="seconds"),
-            max_redirects=number("REP_MAX_REDIRECTS", int),
-            cache_max_origins=number("REP_CACHE_MAX_ORIGINS", int, low=1),
-            pending_wait=number("REP_PENDING_WAIT", unit="seconds"),
-            disallowed_action=choice("REP_DISALLOWED_ACTION", ("drop", "park")),
-            park_max=number("REP_PARK_MAX", int),
-            park_timeout=number("REP_PARK_TIMEOUT", low=0.001, unit="seconds"),
-            collection_policy=collection_policy,
-            collection_hook=load_collection_policy(collection_policy),
-            collection_unresolved_action=choice(
-                "REP_COLLECTION_UNRESOLVED_ACTION", ("drop", "park")
-            ),
-            crawl_delay_enabled=switch("REP_CRAWL_DELAY_ENABLED"),
-            crawl_delay_max=number("REP_CRAWL_DELAY_MAX", unit="seconds"),
-            decision_log=path("REP_DECISION_LOG", directory=False),
-            policy_archive=path("REP_POLICY_ARCHIVE", directory=True),
-            report_enabled=switch("REP_REPORT_ENABLED"),
-            store=choice("REP_STORE", STORES),
-            redis_url=value("REP_REDIS_URL") or get("REDIS_URL") or None,
-            redis_prefix=str(value("REP_REDIS_PREFIX")),
-            redis_retention=number("REP_REDIS_RETENTION", low=1, unit="seconds"),
-            requeue_parked=switch("REP_REQUEUE_PARKED"),
-            sqlite_path=str(value("REP_SQLITE_PATH")) if value("REP_SQLITE_PATH") else None,
-            sqlite_retention=number("REP_SQLITE_RETENTION", low=1, unit="seconds"),
-            lock_timeout=number("REP_REDIS_LOCK_TIMEOUT", low=0.1, unit="seconds"),
-            page_directives=switch("REP_PAGE_DIRECTIVES"),
-            page_noindex_action=choice("REP_PAGE_NOINDEX_ACTION", ("drop", "keep")),
-            rel_nofollow=switch("REP_REL_NOFOLLOW"),
-        )
+
+def settings_table() -> str:
+    """The Markdown settings table of the README and ``docs/reference.md``."""
+    rows = [f"| `{row.name}` | {_cell(row.default)} | {row.meaning} |" for row in SETTINGS]
+    return "\n".join(["| setting | default | meaning |", "|---|---|---|", *rows])
+
+
+def is_enabled(get: Getter) -> bool:
+    """``REP_ENABLED`` (default on), read as every other switch.
+
+    The one reading of the switch: the middleware calls
+    ``is_enabled(crawler.settings.get)`` before anything else, and
+    :attr:`RepSettings.enabled` is the same answer. Raises :class:`SettingError`.
+    """
+    return RepSettings.enabled.value(get)
 
 
 # -- the product token --------------------------------------------------------------------------

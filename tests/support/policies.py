@@ -24,6 +24,8 @@ def full_policy() -> Policy:
         failures=3,
         unreachable_since=1_699_999_000.25,
         stale_since=1_699_990_000.75,
+        etag='W/"r\u00e9v-7"',
+        last_modified="Tue, 01 Dec 2026 09:00:00 GMT",
     )
 
 

@@ -26,6 +26,8 @@ SCHEMA = 1
 _TEXT = ("status", "outcome", "url", "final_url", "reason")
 _FLOAT = ("fetched_at", "expires_at")
 _OPTIONAL_FLOAT = ("unreachable_since", "stale_since")
+#: the last 200's validators (an entry written before they were kept has none)
+_OPTIONAL_TEXT = ("etag", "last_modified")
 
 #: every field :func:`encode` may write
 FIELDS: tuple[str, ...] = (
@@ -39,6 +41,7 @@ FIELDS: tuple[str, ...] = (
     "digest",
     "truncated",
     "failures",
+    *_OPTIONAL_TEXT,
 )
 
 
@@ -69,6 +72,10 @@ def encode(policy: Policy, saved_at: float) -> dict[str, bytes]:
         fields["body"] = zlib.compress(policy.body, 6)
     if policy.digest is not None:
         fields["digest"] = policy.digest.encode()
+    for name in _OPTIONAL_TEXT:
+        value = getattr(policy, name)
+        if value is not None:
+            fields[name] = value.encode("utf-8", "surrogatepass")
     return fields
 
 
@@ -85,6 +92,10 @@ def decode(raw: Mapping[bytes | str, bytes | str]) -> Policy:
         body = zlib.decompress(fields["body"]) if "body" in fields else None
         digest = fields["digest"].decode("ascii") if "digest" in fields else None
         http_status = int(fields["http_status"]) if "http_status" in fields else None
+        validators = {
+            n: fields[n].decode("utf-8", "surrogatepass") if n in fields else None
+            for n in _OPTIONAL_TEXT
+        }
         policy = Policy(
             status=Status(text["status"]),
             outcome=text["outcome"],
@@ -100,6 +111,8 @@ def decode(raw: Mapping[bytes | str, bytes | str]) -> Policy:
             failures=int(fields.get("failures", b"0")),
             unreachable_since=optional["unreachable_since"],
             stale_since=optional["stale_since"],
+            etag=validators["etag"],
+            last_modified=validators["last_modified"],
         )
     except (KeyError, ValueError, UnicodeDecodeError, zlib.error) as exc:
         raise StoreDataError(f"unreadable entry: {type(exc).__name__}: {exc}") from None

@@ -66,12 +66,12 @@ class PolicyCache:
         robots = packed = None
         if policy.digest is not None:
             old = self._entries.get(origin)
-            if policy.body is not None:
+            if old is not None and old.policy.digest == policy.digest and old.packed is not None:
+                robots, packed = old.robots, old.packed  # the same file (a 304, a stale copy)
+            elif policy.body is not None:
                 robots = self._parse(policy.digest, policy.body)
                 packed = zlib.compress(policy.body)
-                policy = replace(policy, body=None)
-            elif old is not None and old.policy.digest == policy.digest:
-                robots, packed = old.robots, old.packed
+            policy = replace(policy, body=None) if policy.body is not None else policy
         self._entries[origin] = _Entry(policy, robots, packed)
         self._entries.move_to_end(origin)
         while len(self._entries) > self.max_origins:

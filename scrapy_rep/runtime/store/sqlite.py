@@ -33,7 +33,6 @@ import logging
 import os
 import secrets
 import socket
-import sqlite3
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
@@ -127,35 +126,10 @@ class SqliteStore:
             after=lambda seen: self._call(self._file.invalidations, seen),
         )
 
-    # settable as before; they live where they are read (the file, on its thread; the poller)
     @property
     def retention(self) -> float:
+        """Seconds a row outlives its policy's expiry (the file's setting)."""
         return self._file.retention
-
-    @retention.setter
-    def retention(self, value: float) -> None:
-        self._file.retention = value
-
-    @property
-    def clock(self) -> Callable[[], float]:
-        return self._file.clock
-
-    @clock.setter
-    def clock(self, value: Callable[[], float]) -> None:
-        self._file.clock = value
-
-    @property
-    def poll_interval(self) -> float:
-        return self._poller.interval
-
-    @poll_interval.setter
-    def poll_interval(self, value: float) -> None:
-        self._poller.interval = value
-
-    @property
-    def db(self) -> sqlite3.Connection:
-        """The connection; use it on the store's worker thread only."""
-        return self._file.db
 
     # -- SharedStore --------------------------------------------------------------------
 

@@ -19,7 +19,8 @@ every store with an invalidation listener polls, so a running crawl drops a
 forgotten origin from its local cache, as Redis pub/sub does for a cluster.
 ``rep_meta`` names the application and the file's schema version
 (:data:`SCHEMA_VERSION`, to be raised whenever the tables change); a file of
-another version, another application's SQLite file or something that is not
+an older version is brought up to date in place (:data:`_MIGRATIONS`), one of
+a newer or unknown version, another application's SQLite file or something that is not
 SQLite at all is refused with a :class:`~scrapy_rep.runtime.settings.SettingError`
 naming ``REP_SQLITE_PATH``.
 
@@ -53,7 +54,14 @@ logger = logging.getLogger(__name__)
 Stored = dict[bytes | str, bytes | str]
 
 #: the layout of the file's tables; a file with another number is refused
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+#: what brings a file of an older version up to date (version -> its statements)
+_MIGRATIONS: dict[int, tuple[str, ...]] = {
+    1: (
+        'ALTER TABLE rep_policy ADD COLUMN "etag" BLOB',
+        'ALTER TABLE rep_policy ADD COLUMN "last_modified" BLOB',
+    ),
+}
 APPLICATION = "scrapy-rep policy store"
 DEFAULT_RETENTION = 30 * 86_400.0
 #: seconds a connection waits for another process's write lock
@@ -155,6 +163,7 @@ def _prepare(db: sqlite3.Connection, path: str) -> None:
                     f"{SETTING}: {path} is a SQLite database of something else "
                     f"(application {meta.get('application')!r}); point {SETTING} elsewhere"
                 )
+            _migrate(db, meta)
             if meta.get("schema_version") != str(SCHEMA_VERSION):
                 raise SettingError(
                     f"{SETTING}: {path} has schema version "
@@ -167,6 +176,17 @@ def _prepare(db: sqlite3.Connection, path: str) -> None:
         if db.in_transaction:
             db.execute("ROLLBACK")
         raise
+
+
+def _migrate(db: sqlite3.Connection, meta: dict[str, str]) -> None:
+    """Bring an older file up to :data:`SCHEMA_VERSION` in place (columns are only added)."""
+    version = meta.get("schema_version", "")
+    while version.isdigit() and int(version) in _MIGRATIONS:
+        for statement in _MIGRATIONS[int(version)]:
+            db.execute(statement)
+        version = str(int(version) + 1)
+        db.execute("UPDATE rep_meta SET value = ? WHERE key = 'schema_version'", (version,))
+        meta["schema_version"] = version
 
 
 class SqliteFile:
