@@ -9,11 +9,11 @@ from scrapy_rep.core.use_signals import (
     NO_SIGNALS,
     NOTHING_SAID,
     ResponseSignals,
-    answers_of,
+    request_answers,
     response_signals,
     response_uses,
 )
-from scrapy_rep.core.uses import UseAnswer, record
+from scrapy_rep.core.uses import UseAnswer, combine, record
 
 TOKEN = "testbot"
 ROBOTS_NO = UseAnswer("train-ai", "refused", "robots.txt line 2 in group user-agent: * : x")
@@ -144,7 +144,33 @@ def test_the_page_directives_still_read_their_own_words_beside_noai() -> None:
     assert page.noindex and page.nofollow
 
 
-def test_answers_come_back_from_their_record_form() -> None:
-    found = {"train-ai": FILE_RESERVED, "search": UseAnswer("search", "allowed", "x")}
-    assert answers_of(record(found)) == [FILE_RESERVED, found["search"]]
-    assert answers_of({"train-ai": {"answer": "perhaps", "source": "?"}}) == []
+@pytest.mark.parametrize(
+    ("robots", "tdm_file", "signals"),
+    [
+        (robots, tdm_file, signals)
+        for robots in (None, ROBOTS_NO, ROBOTS_YES, UseAnswer("train-ai", "unknown", "r"))
+        for tdm_file in (None, FILE_RESERVED, FILE_OPEN)
+        for signals in (
+            NO_SIGNALS,
+            response_signals(TOKEN, tdm_reservation=[b"0"]),
+            response_signals(TOKEN, tdm_reservation=[b"1"]),
+            response_signals(TOKEN, content_usage=[b"train-ai=y"]),
+            response_signals(TOKEN, content_usage=[b"train-ai=n"], tdm_reservation=[b"0"]),
+        )
+    ],
+)
+def test_the_combined_request_record_gives_each_response_the_answer_of_the_separate_sources(
+    robots: UseAnswer | None, tdm_file: UseAnswer | None, signals: ResponseSignals
+) -> None:
+    """The request path records one combined answer; split again, nothing is lost."""
+    robots_answers = [robots] if robots is not None else []
+    expected = response_uses(["train-ai"], robots_answers, tdm_file, signals)["train-ai"]
+    recorded = record(combine([*robots_answers, *([tdm_file] if tdm_file else [])]))
+    before, split_file = request_answers(recorded)
+    found = response_uses(["train-ai"], before, split_file, signals)["train-ai"]
+    assert found.answer == expected.answer
+
+
+def test_request_answers_skip_what_is_no_answer() -> None:
+    assert request_answers(None) == ([], None)
+    assert request_answers({"train-ai": {"answer": "perhaps", "source": "?"}}) == ([], None)

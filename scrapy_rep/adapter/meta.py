@@ -10,6 +10,9 @@ DECISION = "rep_decision"
 DONT_OBEY = "dont_obey_robotstxt"
 #: on a response: the page-level directives that applied to it (a plain dict)
 PAGE = "rep_page"
+#: on a response: each declared use (REP_USES) -> allowed, refused or unknown, after the
+#: response's own signals
+USE = "rep_use"
 #: on the request a browser sub-request is judged as (collection hook): page URL, resource
 #: type, method, redirect hop
 SUBREQUEST = "rep_subrequest"

@@ -38,7 +38,9 @@ class TdmRep:
         self.robots = robots
         self.crawler = crawler = robots.crawler
         self.telemetry = robots.telemetry
-        self.fetcher = RobotsFetcher(crawler, config.fetch_timeout, config.max_redirects, robots.token)
+        self.fetcher = RobotsFetcher(
+            crawler, config.fetch_timeout, config.max_redirects, robots.token
+        )
         self.fetcher.url_of = tdmrep_url
         self.fetcher.user_agent_sent = ""  # the robots.txt fetcher says it once, if need be
         self.files = TdmFiles(robots.resolver)
@@ -50,7 +52,7 @@ class TdmRep:
         if self.files.fresh(origin) is None and not self._closing():
             self.files.fetch(origin, self.fetch)
 
-    def answer_now(self, origin: str, url: str) -> UseAnswer | None | bool:
+    def answer_now(self, origin: str, url: str) -> UseAnswer | bool | None:
         """The file's answer, if its policy is fresh; False when it must be fetched first."""
         policy = self.files.fresh(origin)
         if policy is None:
@@ -58,7 +60,7 @@ class TdmRep:
         return self.files.answer(policy, url)
 
     async def answer(self, origin: str, url: str) -> UseAnswer | None:
-        """The file's ``train-ai`` answer for ``url``, after fetching the file if it is not fresh."""
+        """The file's ``train-ai`` answer for ``url``, fetching the file first if not fresh."""
         policy = self.files.fresh(origin)
         if policy is None:
             self.fetcher.own_slot = self.robots.fetcher.own_slot  # set by the browser guard

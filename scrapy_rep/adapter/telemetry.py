@@ -217,6 +217,23 @@ class Telemetry:
             self._noted.add(f"unreadable {origin}")
             self._note(logging.WARNING, origin, f"robots.txt {unreadable.text}")
 
+    def page_uses(self, origin: str | None, url: str, uses: dict[str, dict[str, str]]) -> None:
+        """A response's answer for each declared use, after its own signals."""
+        for use, said in uses.items():
+            self.inc(f"rep/page/use/{use}/{said['answer']}")
+        if self.audit is not None:
+            self.audit.write("page-use", {"url": url, "origin": origin, "uses": uses})
+
+    def item_dropped(self, url: str, reason: str, detail: str) -> None:
+        """An item the page middleware dropped for what its response says."""
+        self.inc(f"rep/page/items-dropped/{reason}")
+        logger.debug(
+            "scrapy-rep: dropped an item of %(url)s (%(reason)s): %(detail)s",
+            {"url": url, "reason": reason, "detail": detail},
+        )
+        if self.audit is not None:
+            self.audit.write("item-dropped", {"url": url, "reason": reason, "detail": detail})
+
     def tdmrep(self, origin: str, policy: Policy, rules: TdmRules | None) -> None:
         """A tdmrep.json this crawler fetched: counted, its problems said once, audited."""
         if rules is None:

@@ -30,10 +30,12 @@ from dataclasses import dataclass
 
 from scrapy_rep.core.directives import directive_list, head_metas
 from scrapy_rep.core.tdmrep import reservation_answer, reservation_value
-from scrapy_rep.core.uses import AIPREF_LABELS, UseAnswer, combine, parse_usage_prefs
+from scrapy_rep.core.uses import AIPREF_LABELS, ANSWERS, UseAnswer, combine, parse_usage_prefs
 
 #: the uses ``noai`` (and ``noimageai`` on an image) refuses
 NOAI_USES = ("train-ai", "ai-input")
+#: how the sources of tdmrep.json's answers start
+TDMREP_SOURCE = "tdmrep.json"
 #: the source of an answer nothing gave
 NOTHING_SAID = "nothing said"
 _TDM_META = b"tdm-reservation"
@@ -119,10 +121,27 @@ def response_uses(
     return {use: found.get(use) or UseAnswer(use, "unknown", NOTHING_SAID) for use in uses}
 
 
-def answers_of(record: Mapping[str, Mapping[str, str]]) -> list[UseAnswer]:
-    """UseAnswers back from their record form (``{use: {"answer": ..., "source": ...}}``)."""
-    return [
-        UseAnswer(use, said["answer"], said["source"])  # type: ignore[arg-type]
-        for use, said in record.items()
-        if said.get("answer") in ("allowed", "refused", "unknown")
-    ]
+def request_answers(
+    uses: Mapping[str, Mapping[str, str]] | None,
+) -> tuple[list[UseAnswer], UseAnswer | None]:
+    """A decision record's ``uses`` -> (the answers other than tdmrep.json's, the file's).
+
+    The request path combines robots.txt's answers first and the file's last,
+    so a ``train-ai`` answer whose source is the file won against everything
+    robots.txt said (which was then ``allowed`` at best), and an answer from
+    robots.txt at least matched the file's. Either way, splitting the
+    combined answer like this gives every response the answer it would get
+    from the separate sources.
+    """
+    before: list[UseAnswer] = []
+    tdm_file = None
+    for use, said in (uses or {}).items():
+        answer = said.get("answer")
+        if answer not in ANSWERS:
+            continue
+        found = UseAnswer(use, answer, said.get("source", ""))  # type: ignore[arg-type]
+        if found.source.startswith(TDMREP_SOURCE):
+            tdm_file = found
+        else:
+            before.append(found)
+    return before, tdm_file
