@@ -18,9 +18,12 @@ from scrapy import signals
 
 from scrapy_rep.adapter.fetch import RobotsFetcher
 from scrapy_rep.adapter.holding import closing
+from scrapy_rep.core.decision import DOWNLOAD, DROP
 from scrapy_rep.core.policy import Conditional, FetchResult, Policy, classify
 from scrapy_rep.core.tdmrep import tdmrep_url
-from scrapy_rep.core.uses import UseAnswer
+from scrapy_rep.core.use_signals import request_answers
+from scrapy_rep.core.uses import REFUSED, UseAnswer, combine
+from scrapy_rep.core.uses import record as as_record
 from scrapy_rep.runtime.resolver import Fetch, FetchAbandoned
 from scrapy_rep.runtime.tdmrep import TdmFiles, origin_of_key
 
@@ -28,6 +31,9 @@ if TYPE_CHECKING:
     from scrapy_rep.adapter.middleware import RobotsMiddleware
 
 logger = logging.getLogger(__name__)
+
+#: the drop reason of a request whose declared use its origin refuses
+USE_REFUSED = "use-refused"
 
 
 class TdmRep:
@@ -44,6 +50,7 @@ class TdmRep:
         self.fetcher.url_of = tdmrep_url
         self.fetcher.user_agent_sent = ""  # the robots.txt fetcher says it once, if need be
         self.files = TdmFiles(robots.resolver)
+        self.drop = config.use_action == "drop"
         self.files.resolver.listeners.append(self)
         crawler.signals.connect(self._on_closed, signal=signals.spider_closed)
 
@@ -70,6 +77,31 @@ class TdmRep:
             except FetchAbandoned:
                 return None  # the crawl is closing: the request goes nowhere
         return self.files.answer(policy, url)
+
+    async def join(self, origin: str, url: str, record: dict[str, Any]) -> None:
+        """Add the file's answer to a download's decision record (combined last).
+
+        Under ``REP_USE_ACTION = "drop"`` a path the file reserves is then not
+        fetched (``use-refused``), so a ``tdm-reservation: 0`` header that would
+        have lifted the reservation for that response is never seen.
+        """
+        if record["action"] != DOWNLOAD:
+            return  # not fetched anyway: no reason to fetch the file for it
+        found = self.answer_now(origin, url)
+        if found is False:
+            found = await self.answer(origin, url)
+        if found is None or found is True:
+            return
+        uses = record.get("uses") or {}
+        before, earlier = request_answers(uses)
+        if earlier is not None:  # joined already (decide() after a hand-back)
+            return
+        combined = combine([*before, found])
+        record["uses"] = {**uses, **as_record({found.use: combined[found.use]})}
+        if self.drop and combined[found.use] is found and found.answer == REFUSED:
+            record["action"] = DROP
+            record["reason"] = USE_REFUSED
+            record["detail"] = f"{found.use} refused: {found.source}"
 
     async def fetch(self, key: str, validators: Conditional | None = None) -> FetchResult:
         """The resolver's fetch for ``key`` (an origin's tdmrep.json); conditional on a refetch."""

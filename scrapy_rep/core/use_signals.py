@@ -30,7 +30,16 @@ from dataclasses import dataclass
 
 from scrapy_rep.core.directives import directive_list, head_metas
 from scrapy_rep.core.tdmrep import reservation_answer, reservation_value
-from scrapy_rep.core.uses import AIPREF_LABELS, ANSWERS, UseAnswer, combine, parse_usage_prefs
+from scrapy_rep.core.uses import (
+    AIPREF_LABELS,
+    ALLOWED,
+    ANSWERS,
+    REFUSED,
+    Answer,
+    UseAnswer,
+    combine,
+    parse_usage_prefs,
+)
 
 #: the uses ``noai`` (and ``noimageai`` on an image) refuses
 NOAI_USES = ("train-ai", "ai-input")
@@ -39,6 +48,7 @@ TDMREP_SOURCE = "tdmrep.json"
 #: the source of an answer nothing gave
 NOTHING_SAID = "nothing said"
 _TDM_META = b"tdm-reservation"
+_ANSWER: dict[str, Answer] = {answer: answer for answer in ANSWERS}
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,7 +81,7 @@ def response_signals(
         for label in AIPREF_LABELS:
             if prefs is not None and label in prefs:
                 said = "y" if prefs[label] else "n"
-                answer = "allowed" if prefs[label] else "refused"
+                answer: Answer = ALLOWED if prefs[label] else REFUSED
                 answers.append(UseAnswer(label, answer, f"header Content-Usage: {label}={said}"))
     for raw in x_robots_tag:
         _noai(token, raw.decode("latin-1"), "X-Robots-Tag", image, answers)
@@ -136,10 +146,10 @@ def request_answers(
     before: list[UseAnswer] = []
     tdm_file = None
     for use, said in (uses or {}).items():
-        answer = said.get("answer")
-        if answer not in ANSWERS:
+        answer = _ANSWER.get(said.get("answer", ""))
+        if answer is None:
             continue
-        found = UseAnswer(use, answer, said.get("source", ""))  # type: ignore[arg-type]
+        found = UseAnswer(use, answer, said.get("source", ""))
         if found.source.startswith(TDMREP_SOURCE):
             tdm_file = found
         else:
