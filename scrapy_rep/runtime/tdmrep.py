@@ -107,7 +107,8 @@ class TdmFiles:
         if policy.status is Status.OK:
             cache = self.resolver.cache
             assert isinstance(cache, TdmCache)
-            return cache.rules(policy) or NO_RULES
+            found = cache.rules(policy)
+            return found if found is not None else NO_RULES
         if policy.status is Status.UNAVAILABLE:
             return NO_RULES
         return None
