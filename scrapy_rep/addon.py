@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
+from scrapy.settings import SETTINGS_PRIORITIES
 from scrapy.utils.misc import load_object
 
 from scrapy_rep.adapter import browser, compat
 from scrapy_rep.adapter.fetch import BodyGuard
 from scrapy_rep.adapter.middleware import RobotsMiddleware
 from scrapy_rep.adapter.page import PageDirectivesMiddleware
-from scrapy_rep.runtime.settings import SETTINGS
+from scrapy_rep.runtime.settings import SETTINGS, is_enabled
+
+logger = logging.getLogger(__name__)
 
 #: Scrapy's built-in RobotsTxtMiddleware priority (DOWNLOADER_MIDDLEWARES_BASE)
 BUILTIN_PRIORITY = 100
@@ -32,6 +36,35 @@ def _builtin_priority(settings: Any) -> int:
     return BUILTIN_PRIORITY
 
 
+#: who set a setting, by its priority: a user, not Scrapy's or a command's default
+_SET_BY = {
+    SETTINGS_PRIORITIES["project"]: "the project's settings",
+    SETTINGS_PRIORITIES["spider"]: "the spider's custom_settings",
+    SETTINGS_PRIORITIES["cmdline"]: "the command line (-s)",
+}
+
+
+def _say_obey_off_is_ignored(settings: Any) -> None:
+    """An explicit ``ROBOTSTXT_OBEY = False`` does not switch scrapy-rep off: say so, once.
+
+    Not honoured: without the add-on the docs ask for exactly that setting (so the
+    built-in stays off beside scrapy-rep's middleware), and a project keeps it
+    after moving to the add-on; switching robots.txt off takes ``REP_ENABLED``.
+    Scrapy's own default ``False`` (no template line) says nothing.
+    """
+    priority = settings.getpriority("ROBOTSTXT_OBEY")
+    if priority is None or priority < SETTINGS_PRIORITIES["project"]:
+        return
+    if settings.getbool("ROBOTSTXT_OBEY") or not is_enabled(settings.get):
+        return
+    logger.warning(
+        "scrapy-rep: ROBOTSTXT_OBEY = False (set by %(who)s) is ignored: robots.txt is still "
+        "obeyed; to crawl without robots.txt set REP_ENABLED = False (or, per request, "
+        "meta dont_obey_robotstxt = True)",
+        {"who": _SET_BY.get(priority, f"settings priority {priority}")},
+    )
+
+
 class Addon:
     """Swaps Scrapy's RobotsTxtMiddleware for scrapy-rep's, at the same priority.
 
@@ -39,6 +72,7 @@ class Addon:
     """
 
     def update_settings(self, settings: Any) -> None:
+        _say_obey_off_is_ignored(settings)
         priority = _builtin_priority(settings)
         put = settings.set_in_component_priority_dict
         compat.disable_component(settings, "DOWNLOADER_MIDDLEWARES", RobotsTxtMiddleware)

@@ -254,7 +254,7 @@ def test_crawl_delay_belongs_to_its_group() -> None:
     assert robots.crawl_delay(TOKEN) == 5.0
     assert robots.crawl_delay("other") == 9.0
     assert robots.crawl_delay("unknown") == 1.0
-    assert [g.crawl_delay for g in robots.groups] == [5.0, 9.0, 1.0]
+    assert [run.crawl_delay for g in robots.groups for run in g.runs] == [5.0, 9.0, 1.0]
 
 
 def test_crawl_delay_is_the_max_over_merged_groups_and_both_records() -> None:
@@ -266,12 +266,66 @@ def test_crawl_delay_is_the_max_over_merged_groups_and_both_records() -> None:
         "User-agent: mybot\nCrawl-delay: 4\n"
     )
     assert robots.crawl_delay(TOKEN) == 7.0
-    groups = robots.groups_for(TOKEN)
-    assert [(g.crawl_delay, g.request_interval) for g in groups] == [
+    assert [(run.crawl_delay, run.request_interval) for run in robots.runs_for(TOKEN)] == [
         (2.0, None),
         (None, 7.0),
         (4.0, None),
     ]
+
+
+def test_crawl_delay_goes_to_the_user_agent_lines_right_above_it() -> None:
+    # Every other parser (crawler-commons, Protego, reppy, CPython) gives each
+    # agent the value written under it; the rule below is still shared by both
+    # (Google's grouping: only a rule ends a run of user-agent lines).
+    robots = parse(
+        "User-agent: *\nCrawl-delay: 30\nUser-agent: Googlebot\nCrawl-delay: 1\nDisallow: /x\n"
+    )
+    assert robots.crawl_delay(TOKEN) == 30.0
+    assert robots.crawl_delay("googlebot") == 1.0
+    assert not robots.allowed(TOKEN, "/x") and not robots.allowed("googlebot", "/x")
+
+
+def test_each_of_two_agents_gets_its_own_delay() -> None:
+    robots = parse("User-agent: one\nCrawl-delay: 1\nUser-agent: two\nCrawl-delay: 2\n")
+    assert robots.crawl_delay("one") == 1.0
+    assert robots.crawl_delay("two") == 2.0
+    assert robots.crawl_delay(TOKEN) is None
+
+
+def test_request_rate_goes_to_the_user_agent_lines_right_above_it() -> None:
+    robots = parse(
+        "User-agent: one\nRequest-rate: 1/10\nUser-agent: two\nRequest-rate: 1/20\nDisallow: /x\n"
+    )
+    assert robots.crawl_delay("one") == 10.0
+    assert robots.crawl_delay("two") == 20.0
+    assert not robots.allowed("one", "/x")
+
+
+def test_a_delay_for_one_crawler_is_not_given_to_star() -> None:
+    # A real file from texting_robots' suite: '*' was never asked to wait 60 s.
+    robots = parse(
+        "User-agent: SemrushBot\nCrawl-delay: 60\nUser-agent: SemrushBot-BA\nUser-agent: *\n"
+    )
+    assert robots.crawl_delay("semrushbot") == 60.0
+    assert robots.crawl_delay("SemrushBot-BA") is None
+    assert robots.crawl_delay(TOKEN) is None
+
+
+def test_a_delay_after_the_rules_belongs_to_the_last_run() -> None:
+    robots = parse(
+        "User-agent: a\nUser-agent: b\nDisallow: /x\nCrawl-delay: 5\n"
+        "User-agent: c\nCrawl-delay: 1\nUser-agent: d\nDisallow: /y\nCrawl-delay: 2\n"
+    )
+    assert [robots.crawl_delay(token) for token in "abcd"] == [5.0, 5.0, 1.0, 2.0]
+
+
+@pytest.mark.parametrize(
+    "between",
+    ["# a comment", "", "Sitemap: https://example.com/s.xml", "Unknown: x", "License: https://e/l"],
+)
+def test_lines_that_belong_to_no_group_do_not_split_a_run(between: str) -> None:
+    robots = parse(f"User-agent: one\n{between}\nUser-agent: two\nCrawl-delay: 2\n")
+    assert robots.crawl_delay("one") == 2.0 and robots.crawl_delay("two") == 2.0
 
 
 def test_no_delay_or_no_group_gives_none() -> None:

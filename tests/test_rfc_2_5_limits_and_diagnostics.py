@@ -158,6 +158,14 @@ DIAGNOSTIC_CASES = [
     ("nul-octet", "User-agent: *\nDisallow: /a\0b\n", 2, "Google robots.cc: C strings"),
     ("utf-16", "User-agent: *\nDisallow: /\n".encode("utf-16"), 1, "RFC 9309 §2.2 (UTF-8)"),
     ("diagnostics-dropped", "x\n" * 60, 61, "scrapy_rep API: bounded"),
+    ("invalid-license", "License: license.xml\n", 1, "RSL: an absolute URL"),
+    ("content-signal-outside-group", "Content-Signal: ai-train=no\n", 1, "docs/deviations.md"),
+    (
+        "content-usage-without-preference",
+        "User-agent: *\nContent-Usage: /a/\n",
+        2,
+        "aipref attach: usage-pref is required",
+    ),
 ]
 
 

@@ -24,8 +24,9 @@ from scrapy_rep.runtime.settings import (
     crawler_token,
     is_enabled,
     load_collection_policy,
+    unknown_settings,
 )
-from tests.support.crawl import crawl
+from tests.support.crawl import ListSpider, crawl
 from tests.support.fakesite import FakeSite, Reply
 
 UA = "testbot/1.0 (+http://127.0.0.1/)"
@@ -408,6 +409,75 @@ async def test_settings_are_read_once_per_crawler(
     assert result.crawler is not None
     assert RepSettings.of(result.crawler) is RepSettings.of(result.crawler)
     assert RepSettings.of(result.crawler).token == "Mozilla"
+
+
+def test_unknown_settings_name_the_closest_known_one() -> None:
+    names = ["REP_PRODUCT_TOKN", "REP_FETCH_TIMEOUT", "REP_CLOCK", "REP_XYZZY", "USER_AGENT"]
+    assert unknown_settings(names) == [
+        ("REP_PRODUCT_TOKN", "REP_PRODUCT_TOKEN"),
+        ("REP_XYZZY", None),
+    ]
+    assert unknown_settings(["REP_CACHE_TTL", "REP_CACHE_TL"]) == [
+        ("REP_CACHE_TL", "REP_CACHE_TTL")
+    ]
+
+
+@pytest_twisted.ensureDeferred
+async def test_misspelt_setting_warns_once_with_the_closest_name(
+    site: FakeSite, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``REP_PRODUCT_TOKN = "alphabot"`` crawled as ``testbot``, silently."""
+    a = site.add("a").robots(Reply(body=SHOPBOT_RULES))
+    with caplog.at_level(logging.WARNING, logger="scrapy_rep"):
+        result = await crawl(
+            [a.url_for("/x")], {"REP_PRODUCT_TOKN": "alphabot", "REP_NO_SUCH_THING": 1}
+        )
+    assert result.downloaded == [a.url_for("/x")]
+    unknown = [r.getMessage() for r in caplog.records if "unknown setting" in r.getMessage()]
+    assert unknown == [
+        "scrapy-rep: unknown setting REP_NO_SUCH_THING is ignored; "
+        "see docs/reference.md for the settings",
+        "scrapy-rep: unknown setting REP_PRODUCT_TOKN is ignored; did you mean REP_PRODUCT_TOKEN?",
+    ]
+
+
+class ObeyOffSpider(ListSpider):
+    custom_settings = {"ROBOTSTXT_OBEY": False}  # noqa: RUF012
+
+
+@pytest_twisted.ensureDeferred
+@pytest.mark.parametrize(
+    ("settings", "spider", "who"),
+    [
+        ({"ROBOTSTXT_OBEY": False}, ListSpider, "the project's settings"),
+        ({"ROBOTSTXT_OBEY": "False"}, ListSpider, "the project's settings"),
+        ({}, ObeyOffSpider, "the spider's custom_settings"),
+        ({}, ListSpider, None),  # Scrapy's default False: nothing to say
+        ({"ROBOTSTXT_OBEY": True}, ListSpider, None),
+        ({"ROBOTSTXT_OBEY": False, "REP_ENABLED": False}, ListSpider, None),
+    ],
+)
+async def test_explicit_robotstxt_obey_false_is_said_to_be_ignored(
+    site: FakeSite,
+    caplog: pytest.LogCaptureFixture,
+    settings: dict[str, Any],
+    spider: type[ListSpider],
+    who: str | None,
+) -> None:
+    a = site.add("a").robots(Reply(body=b"User-agent: *\nDisallow: /private\n"))
+    with caplog.at_level(logging.WARNING, logger="scrapy_rep"):
+        result = await crawl([a.url_for("/private")], settings, spider=spider)
+    said = [r.getMessage() for r in caplog.records if "ROBOTSTXT_OBEY" in r.getMessage()]
+    if who is None:
+        assert said == []
+        return
+    assert said == [
+        f"scrapy-rep: ROBOTSTXT_OBEY = False (set by {who}) is ignored: robots.txt is still "
+        "obeyed; to crawl without robots.txt set REP_ENABLED = False (or, per request, "
+        "meta dont_obey_robotstxt = True)"
+    ]
+    assert result.dropped == {a.url_for("/private"): "disallow-rule"}
+    assert a.hits("/private") == 0
 
 
 @pytest_twisted.ensureDeferred

@@ -10,30 +10,50 @@ per use, with the source a person can check; :func:`combine` merges them
 (any refusal wins) and :func:`record` is what a decision record carries
 under the ``"uses"`` key.
 
+At request time (:func:`robots_answers`) robots.txt gives three sources:
+
+- the ``Content-Usage`` rules of the group RFC 9309 selects for the crawl's
+  token: the longest matching path wins (normalised as Allow/Disallow; a
+  rule without a path covers every path), rules of identical paths combine
+  label by label, a path the group disallows gets no preference;
+- the ``Content-Signal`` lines under the token's own ``user-agent`` lines
+  in that group (else those before the first group, file-wide);
+- per use with a *policy token* (``REP_USE_TOKENS``), RFC 9309 group
+  selection for that token: disallowed is refused, allowed is allowed.
+
 Pure: the parsers here read values already cut out of a file or header.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+import weakref
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Literal
 
 from scrapy_rep.core.structured import StructuredFieldError, Token, parse_dictionary
+from scrapy_rep.robotstxt import Group, RobotsTxt, Rule, Signal, UsageRule
+from scrapy_rep.robotstxt.matcher import RuleSet, normalise, normalise_path, path_of
 
 __all__ = [
     "AIPREF_LABELS",
     "ALLOWED",
     "ANSWERS",
+    "NOTHING_DECLARED",
     "REFUSED",
     "UNKNOWN",
     "USES",
     "Answer",
+    "Declared",
     "UseAnswer",
     "combine",
+    "diagnose",
     "parse_content_signal",
     "parse_usage_prefs",
     "record",
+    "refusal",
+    "robots_answers",
+    "silent",
 ]
 
 #: what ``REP_USES`` may name: the aipref vocabulary's two labels and
@@ -163,3 +183,239 @@ def parse_content_signal(value: str) -> dict[str, bool] | None:
             continue
         prefs[use] = allowed and prefs.get(use, True)
     return prefs
+
+
+# -- what the crawl declares ---------------------------------------------------
+
+#: the source of an answer no source gave
+NO_PREFERENCE = "no preference stated"
+
+
+@dataclass(frozen=True, slots=True)
+class Declared:
+    """What a crawl collects for (``REP_USES``) and how it treats a refusal.
+
+    With no use declared every label a site states is still answered, for
+    the record; only a declared use is answered ``unknown`` when nothing
+    is said, and only a declared use refused can drop a request.
+    """
+
+    uses: tuple[str, ...] = ()
+    #: ``REP_USE_ACTION``: drop a request whose robots.txt refuses a declared use
+    drop: bool = False
+    #: ``REP_USE_TOKENS``: use -> policy token
+    tokens: Mapping[str, str] = field(default_factory=dict)
+    #: each declared use unknown, for a request no robots.txt speaks for
+    unknown: Mapping[str, UseAnswer] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        unknown = {use: UseAnswer(use, UNKNOWN, NO_PREFERENCE) for use in self.uses}
+        object.__setattr__(self, "unknown", unknown)
+
+    @property
+    def active(self) -> bool:
+        """Is anything declared (a use or a policy token)?"""
+        return bool(self.uses or self.tokens)
+
+
+NOTHING_DECLARED = Declared()
+
+
+def silent(declared: Declared) -> dict[str, dict[str, str]]:
+    """The record for a request no robots.txt speaks for (none fetched, paused, ...)."""
+    return record(declared.unknown) if declared.uses else {}
+
+
+def refusal(answers: Mapping[str, dict[str, str]], declared: Declared) -> tuple[str, str] | None:
+    """The first declared use a record refuses, and its source; None if none is refused."""
+    for use in declared.uses:
+        answer = answers.get(use)
+        if answer is not None and answer["answer"] == REFUSED:
+            return use, answer["source"]
+    return None
+
+
+# -- robots.txt at request time ------------------------------------------------
+
+
+def robots_answers(
+    robots: RobotsTxt,
+    token: str,
+    url: str,
+    crawlable: bool,
+    declared: Declared = NOTHING_DECLARED,
+    more: Iterable[UseAnswer] = (),
+) -> dict[str, UseAnswer]:
+    """The use answers robots.txt gives for ``url`` (plus ``more``, e.g. TDMRep's), combined.
+
+    ``crawlable`` is the REP answer for the URL: a path the group disallows
+    gets no Content-Usage preference. Declared uses are all in the result
+    (``unknown`` when nothing is said); with none declared, only what the
+    site states.
+    """
+    stated = _stated(robots, token)
+    answers: list[UseAnswer] = []
+    if stated.match is not None and crawlable:
+        rule = stated.match(normalise_path(path_of(url)))
+        if rule is not None:
+            answers.extend(stated.by_path[id(rule)])
+    answers.extend(stated.signals)
+    for use, policy_token in declared.tokens.items():
+        answers.append(_policy_answer(robots, use, policy_token, url))
+    answers.extend(more)
+    combined = combine(answers)
+    if declared.uses:
+        return {use: combined.get(use) or declared.unknown[use] for use in declared.uses} | {
+            use: answer for use, answer in combined.items() if answer.answer != UNKNOWN
+        }
+    return {use: answer for use, answer in combined.items() if answer.answer != UNKNOWN}
+
+
+def _policy_answer(robots: RobotsTxt, use: str, policy_token: str, url: str) -> UseAnswer:
+    verdict = robots.decide(policy_token, url)
+    return UseAnswer(
+        use,
+        ALLOWED if verdict.allowed else REFUSED,
+        _shown(f"policy token {policy_token}: {verdict}"),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Stated:
+    """What one token's groups state, compiled once per parsed file and token."""
+
+    #: the Content-Usage rule set's ``match`` (a stand-in Rule per distinct path), or None
+    match: Callable[[str], Rule | None] | None
+    #: id(stand-in rule) -> the answers of the rules with that path, combined
+    by_path: Mapping[int, tuple[UseAnswer, ...]]
+    #: the Content-Signal answers that apply to the token, combined
+    signals: tuple[UseAnswer, ...]
+
+
+#: parsed file -> token -> what it states (a file's selections live as long as it does)
+_COMPILED: weakref.WeakKeyDictionary[RobotsTxt, dict[str, _Stated]] = weakref.WeakKeyDictionary()
+
+
+def _stated(robots: RobotsTxt, token: str) -> _Stated:
+    per_token = _COMPILED.get(robots)
+    if per_token is None:
+        per_token = _COMPILED[robots] = {}
+    stated = per_token.get(token)
+    if stated is None:
+        stated = per_token[token] = _compile(robots, token)
+    return stated
+
+
+def _compile(robots: RobotsTxt, token: str) -> _Stated:
+    groups = robots.groups_for(token)
+    # Content-Usage: rules of one normalised path combine label by label.
+    by_pattern: dict[str, list[tuple[Group, UsageRule]]] = {}
+    for group in groups:
+        for usage in group.usage:
+            pattern = normalise(usage.pattern) if usage.pattern is not None else "/"
+            by_pattern.setdefault(pattern, []).append((group, usage))
+    stand_ins = [Rule(False, pattern, rules[0][1].line) for pattern, rules in by_pattern.items()]
+    compiled = RuleSet(stand_ins)
+    by_path = {
+        id(rule): tuple(combine(_usage_answers(by_pattern[rule.pattern])).values())
+        for rule in stand_ins
+    }
+    # Content-Signal: the token's own runs, else the lines before the first group.
+    own = [
+        (group, signal)
+        for group in groups
+        for run in group.runs_for(_key(token, groups))
+        for signal in run.signals
+    ]
+    lines: list[tuple[Group | None, Signal]] = list(own) or [(None, s) for s in robots.signals]
+    signals = tuple(combine(_signal_answers(lines)).values())
+    return _Stated(compiled.match if len(compiled) else None, by_path, signals)
+
+
+def _key(token: str, groups: Sequence[Group]) -> str:
+    """How the token's runs name it: its own name, or ``*`` when it fell back."""
+    key = token.lower()
+    return key if groups and key in groups[0].agents else "*"
+
+
+def _usage_answers(rules: Iterable[tuple[Group, UsageRule]]) -> Iterable[UseAnswer]:
+    for group, usage in rules:
+        prefs = parse_usage_prefs(usage.prefs.encode("utf-8", "surrogateescape"))
+        if not prefs:
+            continue  # does not parse (every label unknown), or states nothing
+        source = _source(usage.line, group, str(usage).rpartition(" (line ")[0])
+        for label in AIPREF_LABELS:
+            if label in prefs:
+                yield UseAnswer(label, ALLOWED if prefs[label] else REFUSED, source)
+
+
+def _signal_answers(lines: Iterable[tuple[Group | None, Signal]]) -> Iterable[UseAnswer]:
+    for group, signal in lines:
+        prefs = parse_content_signal(signal.value)
+        if not prefs:
+            continue
+        source = _source(signal.line, group, f"Content-Signal: {signal.value}")
+        for use, allowed in prefs.items():
+            yield UseAnswer(use, ALLOWED if allowed else REFUSED, source)
+
+
+def _source(line: int, group: Group | None, text: str) -> str:
+    where = f"in group {group}" if group is not None else "before any group"
+    return _shown(f"robots.txt line {line} {where}: {text}")
+
+
+def _shown(text: str) -> str:
+    """Text from the file as a record may carry it: valid, printable (escapes otherwise)."""
+    if text.isprintable():
+        return text
+    return "".join(char if char.isprintable() else ascii(char)[1:-1] for char in text)
+
+
+# -- lint ----------------------------------------------------------------------
+
+
+def diagnose(robots: RobotsTxt) -> list[tuple[int, str, str]]:
+    """(line, kind, text) for each Content-Usage / Content-Signal line that says nothing usable.
+
+    The parser keeps these lines unread; here they are read as the
+    vocabulary reads them: a preference that does not parse (every label
+    unknown), labels outside the vocabulary, a malformed Content-Signal.
+    """
+    found: list[tuple[int, str, str]] = []
+    for group in robots.groups:
+        for usage in group.usage:
+            text = _shown(str(usage).rpartition(" (line ")[0])
+            prefs = parse_usage_prefs(usage.prefs.encode("utf-8", "surrogateescape"))
+            if prefs is None:
+                found.append(
+                    (
+                        usage.line,
+                        "invalid-content-usage",
+                        f"{text} (not an RFC 9651 dictionary: every label unknown)",
+                    )
+                )
+            elif not any(label in prefs for label in AIPREF_LABELS):
+                found.append(
+                    (
+                        usage.line,
+                        "content-usage-states-nothing",
+                        f"{text} (no train-ai=y/n or search=y/n)",
+                    )
+                )
+    signals = [s for group in robots.groups for run in group.runs for s in run.signals]
+    for signal in sorted([*signals, *robots.signals], key=lambda s: s.line):
+        text = _shown(f"Content-Signal: {signal.value}")
+        prefs = parse_content_signal(signal.value)
+        if prefs is None:
+            found.append(
+                (signal.line, "invalid-content-signal", f"{text} (expected key=yes|no, ...)")
+            )
+        elif not prefs:
+            found.append(
+                (
+                    signal.line,
+                    "content-signal-states-nothing",
+                    f"{text} (no search, ai-input or ai-train =yes/no)",
+                )
+            )
+    return sorted(found)

@@ -24,15 +24,27 @@ from scrapy_rep.robotstxt.matcher import (
     normalise_path,
     path_of,
 )
-from scrapy_rep.robotstxt.parser import MAX_BYTES, Diagnostic, Group, Rule, parse_records
+from scrapy_rep.robotstxt.parser import (
+    MAX_BYTES,
+    Agents,
+    Diagnostic,
+    Group,
+    Rule,
+    Signal,
+    UsageRule,
+    parse_records,
+)
 
 __all__ = [
     "MAX_BYTES",
+    "Agents",
     "Diagnostic",
     "Group",
     "InvalidProductToken",
     "RobotsTxt",
     "Rule",
+    "Signal",
+    "UsageRule",
     "Verdict",
     "normalise",
     "normalise_path",
@@ -125,7 +137,8 @@ class RobotsTxt:
     """A parsed robots.txt. Immutable; answers for any product token.
 
     Kept for judging: the groups (rules with their line numbers, Crawl-delay,
-    Request-rate), the sitemaps, at most ``MAX_DIAGNOSTICS`` diagnostics, and
+    Request-rate, Content-Usage and Content-Signal lines), the sitemaps and
+    licences, at most ``MAX_DIAGNOSTICS`` diagnostics, and
     per product token in use the selected groups and, once a URL is judged,
     their compiled rules (tokens that select the same groups share them).
     The body itself is not kept.
@@ -136,6 +149,8 @@ class RobotsTxt:
         "_selections",
         "diagnostics",
         "groups",
+        "licenses",
+        "signals",
         "sitemaps",
         "size",
         "truncated",
@@ -147,6 +162,10 @@ class RobotsTxt:
         #: absolute sitemap URLs, in file order (file-wide, RFC 9309 §2.2.4)
         self.sitemaps: tuple[str, ...] = tuple(parsed.sitemaps)
         self.diagnostics: tuple[Diagnostic, ...] = tuple(parsed.diagnostics)
+        #: RSL ``License:`` URLs, file-wide, in file order (recorded, not interpreted)
+        self.licenses: tuple[str, ...] = tuple(parsed.licenses)
+        #: ``Content-Signal`` lines before the first group
+        self.signals: tuple[Signal, ...] = tuple(parsed.signals)
         #: octets of the body as given (before the 500 KiB cut)
         self.size = parsed.size
         self.truncated = parsed.truncated
@@ -178,6 +197,20 @@ class RobotsTxt:
     def groups_for(self, token: str) -> tuple[Group, ...]:
         """All groups naming ``token`` (merged), else the ``*`` groups, else none."""
         return self._select(token).groups
+
+    def runs_for(self, token: str) -> tuple[Agents, ...]:
+        """The runs of ``user-agent`` lines naming ``token`` in its groups (else ``*``'s).
+
+        Crawl-delay, Request-rate and Content-Signal belong to a run, not to
+        the whole group: a token gets only the lines written under its name.
+        """
+        groups = self._select(token).groups
+        if not groups:
+            return ()
+        key = token.lower()
+        if key not in groups[0].agents:  # none names the token: the '*' groups
+            key = "*"
+        return tuple(run for group in groups for run in group.runs_for(key))
 
     def decide(self, token: str, url: str) -> Verdict:
         """The answer for ``url`` (absolute, or a path) and the rule behind it."""
@@ -213,14 +246,15 @@ class RobotsTxt:
     def crawl_delay(self, token: str) -> float | None:
         """Seconds between requests the token's groups ask for (Crawl-delay, Request-rate).
 
-        The largest of the selected groups' ``Crawl-delay`` and ``Request-rate``
-        intervals (``n/T`` is T/n seconds; a time window after the rate is
-        ignored, so the rate applies all day). Cheap: compiles no rules.
+        The largest ``Crawl-delay`` and ``Request-rate`` interval written
+        under the token's own ``user-agent`` lines in its groups (``n/T`` is
+        T/n seconds; a time window after the rate is ignored, so the rate
+        applies all day). Cheap: compiles no rules.
         """
         delays = [
             delay
-            for group in self._select(token).groups
-            for delay in (group.crawl_delay, group.request_interval)
+            for run in self.runs_for(token)
+            for delay in (run.crawl_delay, run.request_interval)
             if delay is not None
         ]
         return max(delays) if delays else None

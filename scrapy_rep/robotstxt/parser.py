@@ -3,9 +3,15 @@
 Theory of operation: the file is cut at :data:`MAX_BYTES`, split into lines
 at LF, CR or CRLF only, and each line becomes at most one record
 ``name: value``. Records drive a tiny state machine: consecutive
-``user-agent`` lines open a group, rules fill it, the next ``user-agent``
-after a rule opens another. Anything not understood becomes a
-:class:`Diagnostic`; nothing in here raises on any input.
+``user-agent`` lines open a group, rules (Allow, Disallow, Content-Usage)
+fill it, the next ``user-agent`` after a rule opens another (Google's
+grouping). The other per-group lines (Crawl-delay, Request-rate,
+Content-Signal) belong only to the run of ``user-agent`` lines directly
+above them (an :class:`Agents`), as every other parser reads them: in
+``User-agent: a / Crawl-delay: 1 / User-agent: b / Disallow: /x`` both
+share the rule and only ``a`` the delay. ``Sitemap`` and ``License`` are
+file-wide. Anything not understood becomes a :class:`Diagnostic`; nothing
+in here raises on any input.
 
 Matching is not done here (see ``matcher.py``); this module only keeps what
 the file says, with line numbers, so every answer can point at its rule.
@@ -14,6 +20,7 @@ the file says, with line numbers, so every answer can point at its rule.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from scrapy_rep.robotstxt.agent import group_token
@@ -55,19 +62,67 @@ class Rule:
         return f"{'Allow' if self.allow else 'Disallow'}: {self.pattern} (line {self.line})"
 
 
+@dataclass(frozen=True, slots=True)
+class UsageRule:
+    """A ``Content-Usage: [path SP] prefs`` line (IETF aipref), the preference unread.
+
+    ``pattern`` is None for a line without a path (it covers every path);
+    ``prefs`` is the text after it, to be read as an RFC 9651 Dictionary.
+    """
+
+    pattern: str | None
+    prefs: str
+    line: int
+
+    def __str__(self) -> str:
+        path = f"{self.pattern} " if self.pattern is not None else ""
+        return f"Content-Usage: {path}{self.prefs} (line {self.line})"
+
+
+@dataclass(frozen=True, slots=True)
+class Signal:
+    """A ``Content-Signal`` line (Cloudflare), its value unread."""
+
+    value: str
+    line: int
+
+    def __str__(self) -> str:
+        return f"Content-Signal: {self.value} (line {self.line})"
+
+
+@dataclass(slots=True)
+class Agents:
+    """A run of consecutive ``user-agent`` lines and the non-rule lines under it.
+
+    The rules of a group are shared by all its runs; these lines are not.
+    """
+
+    agents: list[str]
+    line: int
+    crawl_delay: float | None = None
+    #: seconds per request, from ``Request-rate: n/Ts``
+    request_interval: float | None = None
+    signals: list[Signal] = field(default_factory=list)
+
+
 @dataclass(slots=True)
 class Group:
     """One group: the product tokens it names and the rules under them.
 
-    ``agents`` holds lower-cased product tokens, ``*`` for the global group.
+    ``agents`` holds lower-cased product tokens, ``*`` for the global group;
+    ``runs`` splits them by the run of ``user-agent`` lines each came in,
+    with the lines that belong to that run alone.
     """
 
     agents: list[str]
     line: int
     rules: list[Rule] = field(default_factory=list)
-    crawl_delay: float | None = None
-    #: seconds per request, from ``Request-rate: n/Ts``
-    request_interval: float | None = None
+    runs: list[Agents] = field(default_factory=list)
+    usage: list[UsageRule] = field(default_factory=list)
+
+    def runs_for(self, token: str) -> list[Agents]:
+        """The runs naming ``token`` (lower-cased, or ``*``)."""
+        return [run for run in self.runs if token in run.agents]
 
     def __str__(self) -> str:
         return f"user-agent: {', '.join(self.agents) or '(empty)'} (line {self.line})"
@@ -92,13 +147,27 @@ class Parsed:
     groups: list[Group]
     sitemaps: list[str]
     diagnostics: list[Diagnostic]
+    #: RSL ``License:`` URLs, file-wide like sitemaps (recorded, not interpreted)
+    licenses: list[str]
+    #: ``Content-Signal`` lines before the first ``user-agent`` line
+    signals: list[Signal]
     size: int
     truncated: bool
 
 
 # Directive names, by the key as written (lower-cased). Exact spellings are
 # quiet; Google's accepted typos are understood but reported.
-_USER_AGENT, _ALLOW, _DISALLOW, _SITEMAP, _CRAWL_DELAY, _REQUEST_RATE = range(6)
+(
+    _USER_AGENT,
+    _ALLOW,
+    _DISALLOW,
+    _SITEMAP,
+    _CRAWL_DELAY,
+    _REQUEST_RATE,
+    _CONTENT_USAGE,
+    _CONTENT_SIGNAL,
+    _LICENSE,
+) = range(9)
 _EXACT = {
     "user-agent": _USER_AGENT,
     "allow": _ALLOW,
@@ -106,6 +175,9 @@ _EXACT = {
     "sitemap": _SITEMAP,
     "crawl-delay": _CRAWL_DELAY,
     "request-rate": _REQUEST_RATE,
+    "content-usage": _CONTENT_USAGE,
+    "content-signal": _CONTENT_SIGNAL,
+    "license": _LICENSE,
 }
 # Google recognises a key by its prefix, typos included (robots.cc, KeyIs*).
 _PREFIXES = (
@@ -202,7 +274,7 @@ def parse_records(data: bytes | str) -> Parsed:
             f"the file starts with a UTF-16 byte order mark ({what}); robots.txt must be "
             "UTF-8 (RFC 9309 §2.2), so none of its rules are read and everything is allowed"
         )
-        return Parsed([], [], [Diagnostic(1, "utf-16", message)], size, truncated)
+        return Parsed([], [], [Diagnostic(1, "utf-16", message)], [], [], size, truncated)
     if truncated:
         # Drop the partial last line: a cut "Disallow: /private" must not
         # become "Disallow: /".
@@ -218,8 +290,12 @@ def parse_records(data: bytes | str) -> Parsed:
 
     groups: list[Group] = []
     sitemaps: list[str] = []
+    licenses: list[str] = []
+    signals: list[Signal] = []  # Content-Signal before any group
     current: Group | None = None  # the group rules go to
-    in_agents = False  # the previous record was a user-agent line
+    run: Agents | None = None  # the run of user-agent lines the other lines go to
+    in_agents = False  # no rule since the last user-agent line
+    in_run = False  # no line of the run's own since the last user-agent line
 
     dropped = 0
 
@@ -284,42 +360,73 @@ def parse_records(data: bytes | str) -> Parsed:
             if current is None or not in_agents:
                 current = Group([], number)
                 groups.append(current)
+            if run is None or not in_run:
+                run = Agents([], number)
+                current.runs.append(run)
             if token:
                 current.agents.append(token)
-            in_agents = True
+                run.agents.append(token)
+            in_agents = in_run = True
             continue
-        if directive == _SITEMAP:
+        if directive in (_SITEMAP, _LICENSE):
             if "://" in value:
-                sitemaps.append(value)
-            else:
+                (sitemaps if directive == _SITEMAP else licenses).append(value)
+            elif directive == _SITEMAP:
                 note(number, "invalid-sitemap", line)
+            else:
+                note(number, "invalid-license", line)
             continue
-        if current is None:
-            note(number, "outside-group", line)
+        if current is None or run is None:
+            if directive == _CONTENT_SIGNAL:
+                signals.append(Signal(value, number))
+                note(number, "content-signal-outside-group", line)
+            else:
+                note(number, "outside-group", line)
             continue
-        if directive in (_ALLOW, _DISALLOW):
-            in_agents = False  # only a rule closes the run of user-agent lines
+        if directive in (_ALLOW, _DISALLOW, _CONTENT_USAGE):
+            # only a rule closes the run of user-agent lines
+            in_agents = in_run = False
+            if directive == _CONTENT_USAGE:
+                current.usage.append(_usage(value, number, note, line))
+                continue
             if value and value[0] not in "/*":
                 # Google anchors every pattern at the path's leading '/', so
                 # such a rule can never match; the RFC grammar forbids it.
                 note(number, "pattern-without-slash", line)
             current.rules.append(Rule(directive == _ALLOW, value, number))
-        elif directive == _CRAWL_DELAY:
+            continue
+        in_run = False  # the lines below attach to the run above them
+        if directive == _CRAWL_DELAY:
             delay = _delay(value)
             if delay is None:
                 note(number, "invalid-crawl-delay", line)
             else:
-                current.crawl_delay = delay
-        else:
+                run.crawl_delay = delay
+        elif directive == _REQUEST_RATE:
             interval = _rate(value)
             if interval is None:
                 note(number, "invalid-request-rate", line)
             else:
-                current.request_interval = interval
+                run.request_interval = interval
+        else:
+            run.signals.append(Signal(value, number))
 
     if dropped:
         note(len(lines), "diagnostics-dropped", f"{dropped} more diagnostics not kept", keep=True)
     if truncated:
         read = f"{size} bytes, only the first {len(data)} were read"
         note(len(lines), "truncated", read, keep=True)
-    return Parsed(groups, sitemaps, diagnostics, size, truncated)
+    return Parsed(groups, sitemaps, diagnostics, licenses, signals, size, truncated)
+
+
+def _usage(value: str, number: int, note: Callable[[int, str, str], None], line: str) -> UsageRule:
+    """A Content-Usage value: a path if it starts with '/' (up to SP or HT), then the prefs."""
+    if value[:1] != "/":
+        if not value:
+            note(number, "content-usage-without-preference", line)
+        return UsageRule(None, value, number)
+    cut = next((i for i, char in enumerate(value) if char in " \t"), len(value))
+    prefs = value[cut:].strip(_WS)
+    if not prefs:
+        note(number, "content-usage-without-preference", line)
+    return UsageRule(value[:cut], prefs, number)

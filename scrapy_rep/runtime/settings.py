@@ -17,7 +17,8 @@ table the tests print): pick a reader below (:func:`seconds`, :func:`whole`,
 :func:`optional_text`) or write one, ``(name, value, get) -> value``, where
 ``value`` has the default applied and ``get`` reads any other setting. Nothing
 else lists settings: :data:`SETTINGS`, :data:`DEFAULTS`, the add-on's defaults
-and the unknown-name check all come from the rows.
+and the check that warns of a misspelt ``REP_*`` name (:func:`unknown_settings`)
+all come from the rows.
 
 A crawler's settings are read once (:meth:`RepSettings.of`) and shared by every
 component, so start-up warnings are logged once.
@@ -25,6 +26,7 @@ component, so start-up warnings are logged once.
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import json
 import logging
@@ -32,7 +34,7 @@ import math
 import os
 import re
 import weakref
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Generic, TypeVar, overload
 
 from scrapy_rep.core.policy import DEFAULT_ACTIONS, Action, PolicyConfig
@@ -575,6 +577,7 @@ class RepSettings:
         found = _READ.get(crawler)
         if found is None:
             found = _READ[crawler] = cls.from_settings(crawler.settings.get)
+            warn_unknown(crawler.settings)
         return found
 
 
@@ -584,6 +587,30 @@ SETTINGS: tuple[Setting[Any], ...] = tuple(
 )
 #: name -> (default, meaning), for the add-on's defaults and the settings tables
 DEFAULTS: Mapping[str, tuple[Any, str]] = {row.name: (row.default, row.meaning) for row in SETTINGS}
+
+
+#: ``REP_*`` names read outside the table: not for users, so not in it
+INTERNAL = frozenset({"REP_CLOCK"})
+
+
+def unknown_settings(names: Iterable[str]) -> list[tuple[str, str | None]]:
+    """The ``REP_*`` names that are no setting, each with the closest known name, if any."""
+    known = [row.name for row in SETTINGS]
+    return [
+        (name, next(iter(difflib.get_close_matches(name, known, n=1, cutoff=0.6)), None))
+        for name in sorted(set(names))
+        if name.startswith("REP_") and name not in DEFAULTS and name not in INTERNAL
+    ]
+
+
+def warn_unknown(names: Iterable[str]) -> None:
+    """Log one warning per misspelt or unknown ``REP_*`` name: it would be ignored silently."""
+    for name, closest in unknown_settings(names):
+        hint = f"did you mean {closest}?" if closest else "see docs/reference.md for the settings"
+        logger.warning(
+            "scrapy-rep: unknown setting %(name)s is ignored; %(hint)s",
+            {"name": name, "hint": hint},
+        )
 
 
 def _cell(value: Any) -> str:
