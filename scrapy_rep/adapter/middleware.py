@@ -61,7 +61,7 @@ from scrapy_rep.runtime.resolver import (
 )
 from scrapy_rep.runtime.settings import RepSettings, SettingError, is_enabled
 from scrapy_rep.runtime.store import open_store
-from scrapy_rep.runtime.store.memory import PolicyCache
+from scrapy_rep.runtime.store.memory import EVICTED_PER_CACHED, PolicyCache
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -147,6 +147,8 @@ class RobotsMiddleware:
         cache = PolicyCache(self.config.cache_max_origins)
         # an operator's ``scrapy-rep store forget`` empties the local cache too
         shared = open_store(self.config, self.jobdir, on_invalidate=cache.forget)
+        if shared is None:  # nothing else to ask for an evicted origin: keep it compact
+            cache.evicted_max = EVICTED_PER_CACHED * self.config.cache_max_origins
         return Resolver.of(self.spec, cache, shared)
 
     # -- the request path ---------------------------------------------------

@@ -66,14 +66,25 @@ class CrawlCounts:
         self.total = OriginCounts()
         self.seen = 0  # distinct origins ever counted (evicted ones too)
         self.evicted = 0
+        # hashes of the origins folded away: one that comes back is not counted again
+        # (a set of ints, ~70 B an origin; two origins alike in 64 bits would count once)
+        self._folded: set[int] = set()
 
     def of(self, origin: str) -> OriginCounts:
         counts = self.origins.get(origin)
         if counts is None:
             counts = self.origins[origin] = OriginCounts()
-            self.seen += 1
+            if self._folded:
+                key = hash(origin)
+                if key in self._folded:
+                    self._folded.discard(key)
+                else:
+                    self.seen += 1
+            else:
+                self.seen += 1
             while len(self.origins) > self.max_origins:
-                self.origins.popitem(last=False)
+                folded, _ = self.origins.popitem(last=False)
+                self._folded.add(hash(folded))
                 self.evicted += 1
         else:
             self.origins.move_to_end(origin)

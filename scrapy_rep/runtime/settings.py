@@ -342,7 +342,12 @@ class RepSettings:
         "REP_CACHE_MIN_TTL", 60.0, seconds(), "shortest, even if `Cache-Control` says less"
     )
     cache_max_origins = Setting(
-        "REP_CACHE_MAX_ORIGINS", 100_000, whole(low=1), "origins kept in the local cache (LRU)"
+        "REP_CACHE_MAX_ORIGINS",
+        100_000,
+        whole(low=1),
+        "origins kept parsed in the local cache (LRU); without a shared store, up to 10 "
+        "times as many evicted ones are kept compressed (~1.1 KiB each) and parsed again "
+        "when they come back, so none is fetched again within its TTL",
     )
     status_actions = Setting(
         "REP_STATUS_ACTIONS",

@@ -10,12 +10,20 @@ lives while some origin uses it).
 The body itself is not needed to judge, so the cached policy carries none;
 a zlib-compressed copy is kept beside it for the few readers that need it
 later (:meth:`PolicyCache.with_body`): the last good copy that RFC 9309
-§2.3.1.4 lets a crawler use while the origin is unreachable, and a shared
-store saving that copy.
+§2.3.1.4 lets a crawler use while the origin is unreachable, a conditional
+refetch renewing it, and a shared store saving that copy.
+
+Past ``max_origins`` the least recently used origin loses its parse, not its
+policy: with ``evicted_max`` (the middleware sets it when there is no shared
+store to ask), up to that many evicted origins are kept compact, the policy
+and the compressed body only, and parsed again when they come back, so a
+crawl with more active origins than the bound does not fetch their robots.txt
+again within its TTL.
 """
 
 from __future__ import annotations
 
+import sys
 import zlib
 from collections import OrderedDict
 from dataclasses import replace
@@ -24,6 +32,11 @@ from weakref import WeakValueDictionary
 
 from scrapy_rep.core.policy import Policy
 from scrapy_rep.robotstxt import RobotsTxt, parse
+
+#: evicted origins kept compact per cached one, without a shared store: a compact
+#: origin costs ~1.1 KiB on real files (a cached one ~14 KiB), so 10 per cached origin
+#: add ~80% to the cache's memory at most and spare that many refetches
+EVICTED_PER_CACHED = 10
 
 
 class _Entry:
@@ -38,52 +51,88 @@ class _Entry:
 class PolicyCache:
     """Policies by origin, at most ``max_origins``; least recently used go first."""
 
-    def __init__(self, max_origins: int = 100_000) -> None:
+    def __init__(self, max_origins: int = 100_000, evicted_max: int = 0) -> None:
         self.max_origins = max_origins
+        #: evicted origins kept compact (policy and compressed body), least recent dropped
+        self.evicted_max = evicted_max
         self._entries: OrderedDict[str, _Entry] = OrderedDict()
+        self._evicted: OrderedDict[str, tuple[Policy, bytes | None]] = OrderedDict()
         self._parsed: WeakValueDictionary[str, Any] = WeakValueDictionary()
         self.evictions = 0
+        #: evicted origins brought back from their compact form (parsed again)
+        self.restored = 0
 
     def __len__(self) -> int:
         return len(self._entries)
 
+    @property
+    def evicted(self) -> int:
+        """Evicted origins kept in compact form now."""
+        return len(self._evicted)
+
     def get(self, origin: str) -> Policy | None:
         """The origin's policy (without its body)."""
-        entry = self._entries.get(origin)
-        if entry is None:
-            return None
-        self._entries.move_to_end(origin)
-        return entry.policy
+        entry = self._entry(origin)
+        return entry.policy if entry is not None else None
 
     def with_body(self, origin: str) -> Policy | None:
         """The origin's policy with its body restored: for a new policy to fall back on."""
-        entry = self._entries.get(origin)
+        entry = self._entry(origin)
         if entry is None or entry.packed is None:
             return entry.policy if entry is not None else None
         return replace(entry.policy, body=zlib.decompress(entry.packed))
 
+    def _entry(self, origin: str) -> _Entry | None:
+        """The origin's entry, used now: brought back from the compact form if evicted."""
+        entry = self._entries.get(origin)
+        if entry is not None:
+            self._entries.move_to_end(origin)
+            return entry
+        kept = self._evicted.pop(origin, None)
+        if kept is None:
+            return None
+        policy, packed = kept
+        robots = None
+        if policy.digest is not None and packed is not None:
+            robots = self._parse(policy.digest, zlib.decompress(packed))
+        self.restored += 1
+        entry = self._entries[origin] = _Entry(policy, robots, packed)
+        self._bound()
+        return entry
+
     def put(self, origin: str, policy: Policy) -> None:
         robots = packed = None
         if policy.digest is not None:
-            old = self._entries.get(origin)
+            old = self._entry(origin)
             if old is not None and old.policy.digest == policy.digest and old.packed is not None:
                 robots, packed = old.robots, old.packed  # the same file (a 304, a stale copy)
             elif policy.body is not None:
                 robots = self._parse(policy.digest, policy.body)
                 packed = zlib.compress(policy.body)
             policy = replace(policy, body=None) if policy.body is not None else policy
+        self._evicted.pop(origin, None)
         self._entries[origin] = _Entry(policy, robots, packed)
         self._entries.move_to_end(origin)
+        self._bound()
+
+    def _bound(self) -> None:
+        """Evict past ``max_origins``: into the compact form, if there is room for one."""
         while len(self._entries) > self.max_origins:
-            self._entries.popitem(last=False)
+            origin, entry = self._entries.popitem(last=False)
             self.evictions += 1
+            if self.evicted_max > 0:
+                self._evicted[origin] = (_compact(entry.policy), entry.packed)
+                if len(self._evicted) > self.evicted_max:
+                    self._evicted.popitem(last=False)
 
     def forget(self, origin: str | None = None) -> None:
         """Drop one origin, or everything."""
         if origin is None:
             self._entries.clear()
+            self._evicted.clear()
         else:
             self._entries.pop(origin, None)
+            self._evicted.pop(origin, None)
 
     def robots(self, policy: Policy) -> RobotsTxt | None:
         """The parsed file behind an ``ok`` policy (parsed when the policy was cached)."""
@@ -103,3 +152,9 @@ class PolicyCache:
     def read(self, body: bytes) -> Any:
         """What a body is parsed into: a robots.txt here, another file in a subclass."""
         return parse(body)
+
+
+def _compact(policy: Policy) -> Policy:
+    """The policy with its repeated strings shared: most reasons and both URLs are alike."""
+    final_url = policy.url if policy.final_url == policy.url else policy.final_url
+    return replace(policy, reason=sys.intern(policy.reason), final_url=final_url)

@@ -1,0 +1,157 @@
+"""More active origins than REP_CACHE_MAX_ORIGINS: no robots.txt is fetched again within its TTL.
+
+2,000 origins over a cache of 500, visited round-robin twice: each robots.txt
+is fetched once, whether the store answers for an evicted origin (SQLite,
+Redis) or the cache keeps it compact (no shared store); and the close report
+counts 2,000 origins. Driven in-process through the fetch seam, then once as
+a real crawl of loopback origins at a smaller scale.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import Counter
+from collections.abc import Awaitable
+from pathlib import Path
+from typing import TypeVar
+
+import pytest
+import pytest_twisted
+from twisted.internet.defer import Deferred
+
+from scrapy_rep.core.decision import judge_record
+from scrapy_rep.core.policy import (
+    Conditional,
+    FetchResult,
+    Policy,
+    PolicyConfig,
+    Status,
+    next_policy,
+)
+from scrapy_rep.core.report import CrawlCounts, report_lines
+from scrapy_rep.runtime.resolver import Resolver
+from scrapy_rep.runtime.store.base import SharedStore
+from scrapy_rep.runtime.store.memory import EVICTED_PER_CACHED, PolicyCache
+from scrapy_rep.runtime.store.redis import RedisStore
+from scrapy_rep.runtime.store.sqlite import SqliteStore
+from tests.support.fakesite import FakeSite, Reply
+from tests.test_middleware_behaviour import FakeClock, StepSpider, crawl
+
+T = TypeVar("T")
+ORIGINS = [f"http://o{n}.example:80" for n in range(2_000)]
+BOUND = 500
+
+
+def aio(coro: Awaitable[T]) -> Deferred[T]:
+    return Deferred.fromFuture(asyncio.ensure_future(coro))
+
+
+class CountingFetch:
+    """Every origin serves its own file (a rule naming it); counts fetches per origin."""
+
+    def __init__(self) -> None:
+        self.calls: Counter[str] = Counter()
+
+    async def __call__(self, origin: str, validators: Conditional | None = None) -> FetchResult:
+        self.calls[origin] += 1
+        url = f"{origin}/robots.txt"
+        body = f"User-agent: *\nDisallow: /{origin.split('//')[1].split('.')[0]}/\n".encode()
+        return FetchResult(url, url, status=200, body=body)
+
+
+async def round_robin_twice(resolver: Resolver, fetch: CountingFetch, counts: CrawlCounts) -> None:
+    """As the middleware does: the cached policy if fresh, else the resolver's; then judge."""
+    for _ in range(2):
+        for origin in ORIGINS:
+            policy = resolver.current(origin)
+            if policy is None or not policy.fresh(resolver.clock()):
+                policy = await resolver.resolve(origin, fetch)
+            assert policy.status is Status.OK
+            name = origin.split("//")[1].split(".")[0]
+            robots = resolver.cache.robots(policy)
+            record = judge_record(origin, "testbot", f"{origin}/{name}/x", policy, robots)
+            assert record["rep_decision"] == "disallow"  # the origin's own rules, parsed again
+            counts.fetched(origin, policy.status.value)
+
+
+def each_fetched_once(fetch: CountingFetch) -> None:
+    assert len(fetch.calls) == len(ORIGINS)
+    assert set(fetch.calls.values()) == {1}, "an evicted origin's robots.txt was fetched again"
+
+
+@pytest_twisted.ensureDeferred
+async def test_without_a_store_evicted_origins_are_kept_compact() -> None:
+    cache = PolicyCache(BOUND, evicted_max=EVICTED_PER_CACHED * BOUND)
+    resolver = Resolver(cache, PolicyConfig(), FakeClock())
+    fetch, counts = CountingFetch(), CrawlCounts(BOUND)
+    await aio(round_robin_twice(resolver, fetch, counts))
+    each_fetched_once(fetch)
+    assert len(cache) == BOUND and cache.restored == len(ORIGINS)
+    assert counts.seen == len(ORIGINS) and counts.evicted > len(ORIGINS)
+    assert report_lines(counts)[0].startswith("scrapy-rep report: 2000 origins")
+
+
+def test_the_compact_form_is_bounded_too() -> None:
+    cache = PolicyCache(2, evicted_max=3)
+    for n in range(10):
+        origin = f"http://o{n}:80"
+        url = f"{origin}/robots.txt"
+        cache.put(origin, _ok(url))
+    assert (len(cache), cache.evicted) == (2, 3)
+    assert cache.get("http://o4:80") is None  # beyond both bounds: gone
+    assert cache.get("http://o5:80") is not None  # compact: back, parsed again
+    cache.forget()
+    assert (len(cache), cache.evicted) == (0, 0)
+
+
+def _ok(url: str) -> Policy:
+    return next_policy(None, FetchResult(url, url, 200, b"Disallow: /x\n"), 0.0, PolicyConfig())
+
+
+async def _with_store(store: SharedStore) -> None:
+    cache = PolicyCache(BOUND)  # nothing kept past the bound: the store answers
+    resolver = Resolver(cache, PolicyConfig(), FakeClock(), shared=store)
+    fetch, counts = CountingFetch(), CrawlCounts(BOUND)
+    try:
+        await round_robin_twice(resolver, fetch, counts)
+    finally:
+        await store.close()
+    each_fetched_once(fetch)
+    assert cache.evicted == 0 and cache.restored == 0
+    assert counts.seen == len(ORIGINS)
+
+
+@pytest_twisted.ensureDeferred
+async def test_with_sqlite_the_store_answers_for_evicted_origins(tmp_path: Path) -> None:
+    await aio(_with_store(SqliteStore(tmp_path / "policies.sqlite")))
+
+
+@pytest_twisted.ensureDeferred
+async def test_with_redis_the_store_answers_for_evicted_origins(redis_server: str) -> None:
+    await aio(_with_store(RedisStore.from_url(redis_server)))
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_crawl_past_the_bound_fetches_each_robots_txt_once(
+    site: FakeSite, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A real crawl: 24 loopback origins, a cache of 6, two pages each, one after another."""
+    origins = [
+        site.add(f"o{n}").robots(Reply(body=b"User-agent: *\nDisallow: /x\n")) for n in range(24)
+    ]
+    pages = [o.url_for(f"/round{r}") for r in (1, 2) for o in origins]
+    clock = FakeClock()
+    with caplog.at_level(logging.INFO, logger="scrapy_rep"):
+        result = await crawl(
+            pages,
+            {"REP_CLOCK": clock, "REP_CACHE_MAX_ORIGINS": 6},
+            spider=StepSpider,
+            advances=[1.0] * (len(pages) - 1),
+            clock=clock,
+        )
+    assert sorted(result.downloaded) == sorted(pages)
+    assert [o.hits("/robots.txt") for o in origins] == [1] * len(origins)
+    assert result.stat("rep/fetch/count") == len(origins)
+    report = next(r.getMessage() for r in caplog.records if "scrapy-rep report:" in r.getMessage())
+    assert report.startswith(f"scrapy-rep report: {len(origins)} origins, {len(pages)} requests")
