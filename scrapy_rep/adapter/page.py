@@ -45,12 +45,18 @@ from scrapy_rep.core.decision import page_drop
 from scrapy_rep.core.directives import (
     NO_DIRECTIVES,
     PageDirectives,
+    head_metas,
     link_key,
     nofollow_only,
     page_directives,
 )
 from scrapy_rep.core.origin import NotAnOrigin, origin_of
-from scrapy_rep.core.use_signals import request_answers, response_signals, response_uses
+from scrapy_rep.core.use_signals import (
+    meta_names,
+    request_answers,
+    response_signals,
+    response_uses,
+)
 from scrapy_rep.core.uses import REFUSED, UseAnswer, record
 from scrapy_rep.runtime.settings import RepSettings, is_enabled
 
@@ -91,6 +97,7 @@ class PageDirectivesMiddleware:
         #: the declared uses, answered per response; under "drop" refusing items are dropped
         self.uses: tuple[str, ...] = tuple(config.uses)
         self.drop_refused = config.use_action == "drop"
+        self._meta_names = meta_names(config.token)
         self.stats = crawler.stats
         self.token = config.token
         self.keep_noindex = config.page_noindex_action == "keep"
@@ -146,25 +153,29 @@ class PageDirectivesMiddleware:
         """What filters this response's output; None when nothing does."""
         if _exempt(response):
             return None
-        page = self._read_directives(response) if self.directives else None
+        metas = None
+        if self.uses and isinstance(response, HtmlResponse):  # the head read once for both
+            metas = head_metas(response.body, self._meta_names)
+        page = self._read_directives(response, metas) if self.directives else None
         if self.uses:
-            refused = self._read_uses(response)
+            refused = self._read_uses(response, metas)
             if refused is not None:
                 page = page or _Page(NO_DIRECTIVES, False)
                 page.refused = refused
         return page
 
-    def _read_uses(self, response: Response) -> UseAnswer | None:
+    def _read_uses(
+        self, response: Response, metas: list[tuple[str, str]] | None
+    ) -> UseAnswer | None:
         """``meta["rep_use"]`` for the response; the refusal that drops its items, if any."""
         meta = response.meta
         headers = response.headers
-        html = isinstance(response, HtmlResponse)
         signals = response_signals(
             self.token,
             content_usage=headers.getlist(b"Content-Usage"),
             tdm_reservation=headers.getlist(b"tdm-reservation"),
             x_robots_tag=headers.getlist(b"X-Robots-Tag"),
-            body=response.body if html else None,
+            metas=metas,
             image=(headers.get(b"Content-Type") or b"").lstrip()[:6].lower() == b"image/",
         )
         decision = meta.get(M.DECISION)
@@ -185,13 +196,19 @@ class PageDirectivesMiddleware:
             return None
         return next((a for a in answers.values() if a.answer == REFUSED), None)
 
-    def _read_directives(self, response: Response) -> _Page | None:
+    def _read_directives(
+        self, response: Response, metas: list[tuple[str, str]] | None
+    ) -> _Page | None:
         """What the page directives filter in this response's output; None when nothing."""
         html = isinstance(response, HtmlResponse)
         headers = response.headers.getlist(b"X-Robots-Tag")
         if headers or html:
             directives = page_directives(
-                self.token, self.clock(), headers=headers, body=response.body if html else None
+                self.token,
+                self.clock(),
+                headers=headers,
+                body=response.body if html and metas is None else None,
+                metas=metas,
             )
         else:
             directives = NO_DIRECTIVES

@@ -171,10 +171,13 @@ def page_directives(
     *,
     headers: Iterable[str | bytes] = (),
     body: bytes | None = None,
+    metas: Iterable[tuple[str, str]] | None = None,
 ) -> PageDirectives:
     """The directives for ``token`` in ``X-Robots-Tag`` values and an HTML ``body``'s head.
 
-    Pass ``body`` only for HTML responses; ``now`` is epoch seconds.
+    Pass ``body`` only for HTML responses; ``now`` is epoch seconds. ``metas``
+    instead of ``body``: the head's ``<meta>`` tags already read
+    (:func:`head_metas`, names other than ``robots`` and the token skipped).
     """
     found = _Collector(now)
     for value in headers:
@@ -182,8 +185,13 @@ def page_directives(
         for prefix, name, argument in directive_list(text, token):
             where = f"X-Robots-Tag ({prefix}:)" if prefix else "X-Robots-Tag"
             found.add(name, argument, where)
-    if body:
-        for meta_name, content in meta_robots(body, token):
+    if metas is None and body:
+        metas = meta_robots(body, token)
+    if metas is not None:
+        wanted = ("robots", token.lower())
+        for meta_name, content in metas:
+            if meta_name not in wanted:
+                continue
             for _prefix, name, argument in directive_list(content, token):
                 found.add(name, argument, f'<meta name="{meta_name}">')
     return found.result()

@@ -71,9 +71,14 @@ def response_signals(
     tdm_reservation: Sequence[bytes] = (),
     x_robots_tag: Sequence[bytes] = (),
     body: bytes | None = None,
+    metas: Iterable[tuple[str, str]] | None = None,
     image: bool = False,
 ) -> ResponseSignals:
-    """The use signals of one response; pass ``body`` only for HTML."""
+    """The use signals of one response; pass ``body`` only for HTML.
+
+    ``metas`` instead of ``body``: the head's ``<meta>`` tags already read
+    (:func:`~scrapy_rep.core.directives.head_metas` with :func:`meta_names`).
+    """
     answers: list[UseAnswer] = []
     if content_usage:
         value = b", ".join(content_usage)
@@ -89,10 +94,11 @@ def response_signals(
     reserved = reservation_value(tdm_reservation)
     if reserved is not None:
         tdm = reservation_answer(reserved, f"header tdm-reservation: {reserved}")
-    if body:
-        names = (b"robots", token.lower().encode("ascii", "ignore") or b"robots", _TDM_META)
+    if metas is None and body:
+        metas = head_metas(body, meta_names(token))
+    if metas is not None:
         tdm_contents = []
-        for name, content in head_metas(body, names):
+        for name, content in metas:
             if name == "tdm-reservation":
                 tdm_contents.append(content)
             else:
@@ -105,6 +111,11 @@ def response_signals(
     if not answers and tdm is None:
         return NO_SIGNALS
     return ResponseSignals(tuple(answers), tdm)
+
+
+def meta_names(token: str) -> tuple[bytes, ...]:
+    """The ``<meta>`` names both the page directives and the use signals read."""
+    return (b"robots", token.lower().encode("ascii", "ignore") or b"robots", _TDM_META)
 
 
 def _noai(token: str, value: str, where: str, image: bool, answers: list[UseAnswer]) -> None:
