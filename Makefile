@@ -10,7 +10,7 @@ BIN_MIN := $(VENV_MIN)/bin
 STAMP_MIN := $(VENV_MIN)/.installed
 MIN_VERSIONS := ci/min-versions.txt
 
-.PHONY: venv venv-min redis-server chromium test test-min lint typecheck pytest demo demo-compare demo-browser bench bench-crawl bench-scale bench-page bench-browser fuzz clean
+.PHONY: venv venv-min redis-server chromium graphviz docs dist test test-min lint typecheck pytest demo demo-compare demo-browser bench bench-crawl bench-scale bench-page bench-browser fuzz clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -41,6 +41,28 @@ chromium:
 	@test -x $(CHROMIUM) || { \
 		echo "installing chromium (Debian package)"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+
+# The gate's diagram in the docs is drawn by Graphviz's dot (Debian package).
+graphviz:
+	@command -v dot >/dev/null 2>&1 || { \
+		echo "installing graphviz (Debian package)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq graphviz >/dev/null; }
+
+DOCS_STAMP := $(VENV)/.docs-installed
+$(DOCS_STAMP): $(STAMP)
+	$(BIN)/python -m pip install -q -e '.[docs,dist]'
+	touch $(DOCS_STAMP)
+
+# The documentation site: HTML in docs/_build/html, every warning an error; needs no
+# network (an unreachable intersphinx inventory falls back to an empty local one).
+docs: $(DOCS_STAMP) graphviz
+	rm -rf docs/_build
+	$(BIN)/python -m sphinx -b html -W --keep-going -q docs docs/_build/html
+
+# The release: sdist + wheel built and checked, the wheel installed into a fresh
+# virtualenv, a `scrapy startproject` project crawling a loopback site with it.
+dist: $(DOCS_STAMP)
+	$(BIN)/python ci/check_dist.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -103,4 +125,4 @@ fuzz: $(STAMP)
 		-max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 -artifact_prefix=fuzz/
 
 clean:
-	rm -rf $(VENV) $(VENV_MIN) .mypy_cache .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(VENV_MIN) .mypy_cache .pytest_cache .ruff_cache docs/_build dist

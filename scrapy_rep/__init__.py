@@ -29,7 +29,7 @@ __all__ = [
     "parse",
     "signals",
 ]
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 #: public name -> the module that defines it (imported on first use)
 _LAZY = {

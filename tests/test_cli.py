@@ -76,6 +76,14 @@ def robots(tmp_path: Path) -> Path:
     return path
 
 
+def test_version_is_the_package_version() -> None:
+    import scrapy_rep
+
+    done = rep("--version")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"scrapy-rep {scrapy_rep.__version__}"
+
+
 # -- check --------------------------------------------------------------------------------------
 
 

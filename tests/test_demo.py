@@ -9,16 +9,11 @@ trap, and whether a page came while robots.txt could not be read.
 
 from __future__ import annotations
 
-import re
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-
-from scrapy_rep import signals as rep_signals
-from scrapy_rep.runtime.settings import DEFAULTS, settings_table
-from tests.test_readme import status_table
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "example_project"))
@@ -134,27 +129,3 @@ def test_builtin_middleware_on_the_same_site(tmp_path: Path) -> None:
     assert seen.trap > 0  # their /trap/ was disallowed once the file could be read
     assert seen.early > 0  # Scrapy's retries ask again before Retry-After
     assert run_demo.problems(builtin)  # the checks that pass for scrapy-rep fail here
-
-
-def test_reference_doc_is_in_step_with_the_code() -> None:
-    reference = (ROOT / "docs" / "reference.md").read_text(encoding="utf-8")
-    assert settings_table() in reference, "docs/reference.md settings table is stale"
-    assert status_table() in reference, "docs/reference.md status table is stale"
-    for name in DEFAULTS:
-        assert f"`{name}`" in reference
-    for name in dir(rep_signals):
-        if not name.startswith("_"):
-            assert f"`{name}`" in reference, name
-    for doc in ("comparison.md", "demo.md", "reference.md"):
-        text = (ROOT / "docs" / doc).read_text(encoding="utf-8")
-        for module, test in re.findall(r"tests/(test_\w+)\.py::(\w+)", text):
-            source = (ROOT / "tests" / f"{module}.py").read_text(encoding="utf-8")
-            assert re.search(rf"^(async )?def {test}\(", source, re.M), (
-                f"{doc}: no {module}::{test}"
-            )
-    for path in (ROOT / "scrapy_rep").rglob("*.py"):
-        text = path.read_text(encoding="utf-8")
-        for call in re.findall(r"\.(?:inc|(?:inc|set|max)_value)\((.*)", text):
-            for key in re.findall(r'"([^"]+)"', call):
-                stem = key.split("{", 1)[0]  # f"rep/dropped/{reason}" -> `rep/dropped/
-                assert f"`{stem}" in reference, f"stats key {key} ({path.name}) not documented"

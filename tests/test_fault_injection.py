@@ -60,6 +60,11 @@ FAST: dict[str, Any] = {
     "CLOSESPIDER_TIMEOUT": 30,
 }
 GARBAGE = random.Random(9309).randbytes(4096)
+#: rules, then a Request-rate of 5,000 digits (int() refuses more than 4,300)
+RATE_BOMB = RULES + b"Request-rate: " + b"9" * 5000 + b"/1s\n"
+#: a long file whose last line matters, and the same file cut before it
+LONG = b"User-agent: *\n" + b"".join(b"Allow: /page-%d\n" % n for n in range(800)) + RULES[14:]
+CUT = LONG[: -len(b"Disallow: /private\n")]
 HTML = (
     b"<!DOCTYPE html>\n<html><head><title>Welcome</title></head>\n<body>\n"
     b"<h1>Our shop</h1><p>User agents of all kinds welcome: see <a href='/private'>here</a>"
@@ -354,6 +359,71 @@ CASES = [
         BY_RULES,
         {"429": 1, "2xx": 2},
         held_until=2,
+    ),
+    # A Latin-1 superscript two: "²".isdigit() is true, float("²") refuses it.
+    Case(
+        "retry-after-superscript-429",
+        lambda o: o.robots(Reply(429, headers={"Retry-After": "\u00b2"}), Reply(body=RULES)),
+        "ok",
+        BY_RULES,
+        {"429": 1, "2xx": 2},
+        held_until=2,
+    ),
+    # ... and on the refetch of an origin whose requests are parked: they must be released
+    Case(
+        "503-then-retry-after-superscript",
+        lambda o: o.robots(
+            Reply(503), Reply(429, headers={"Retry-After": "\u00b2"}), Reply(body=RULES)
+        ),
+        "ok",
+        BY_RULES,
+        {"5xx": 1, "429": 1, "2xx": 2},
+        held_until=3,
+    ),
+    Case(
+        "max-age-of-400-digits",
+        lambda o: o.robots(Reply(body=RULES, headers={"Cache-Control": "max-age=" + "9" * 400})),
+        "ok",
+        BY_RULES,
+        {"2xx": 2},
+    ),
+    Case(
+        "request-rate-of-5000-digits",
+        lambda o: o.robots(Reply(body=RATE_BOMB)),
+        "ok",
+        BY_RULES,
+        {"2xx": 2},
+        bodies=(RULES, RATE_BOMB),
+    ),
+    # Redirects to nowhere a crawler may go are network errors (RFC 9309 §2.3.1.4).
+    *(
+        Case(
+            f"redirect-to-{name}",
+            lambda o, target=target: o.robots(Reply(redirect_to=target), Reply(body=RULES)),
+            "ok",
+            BY_RULES,
+            {"network": 1, "2xx": 2},
+            held_until=2,
+        )
+        for name, target in (
+            ("mailto", "mailto:webmaster@example.com"),
+            ("javascript", "javascript:alert(1)"),
+            ("unparsable-location", "http://[::1"),
+        )
+    ),
+    # Content-Length promises the whole file, the server closes early: not the file.
+    Case(
+        "cut-short-without-fail-on-dataloss",
+        lambda o: o.robots(
+            Reply(body=CUT, headers={"Content-Length": str(len(LONG)), "Connection": "close"}),
+            Reply(body=LONG),
+        ),
+        "ok",
+        BY_RULES,
+        {"network": 1, "2xx": 2},
+        held_until=2,
+        bodies=(RULES, LONG),
+        extra={"DOWNLOAD_FAIL_ON_DATALOSS": False},
     ),
     Case(
         "503-then-recovers",

@@ -134,3 +134,33 @@ def test_a_request_that_waited_is_judged_by_the_policy_it_waited_for() -> None:
     assert g.admit_fetched(policy(Status.OK, ttl=0.0)).action == JUDGE  # max-age=0 still answers
     assert g.admit_fetched(policy(Status.PAUSED)).reason == ORIGIN_PAUSED
     assert g.admit_fetched(None).reason == ORIGIN_PENDING
+
+
+def test_every_transition_of_the_table_is_what_on_policy_does() -> None:
+    """TRANSITIONS is the gate's own table (the docs draw it): each row, carried out."""
+    from scrapy_rep.core.gate import KEEP, RESUME, TRANSITIONS
+
+    before = {
+        gate_state: old
+        for gate_state, old in (
+            ("pending", None),
+            ("open", policy(Status.OK)),
+            ("paused", policy(Status.PAUSED)),
+            ("unresolved", policy(Status.UNRESOLVED)),
+        )
+    }
+    assert set(TRANSITIONS) == set(before)
+    for state, row in TRANSITIONS.items():
+        assert set(row) == set(Status), state
+        for status, (after, effect) in row.items():
+            g = gate()
+            if before[state] is not None:
+                g.on_policy(A, None, before[state], 0.0)
+            assert g.state(A, before[state]) == state
+            assert g.park(A, "held", 1.0, ORIGIN_PAUSED)
+            new = policy(status, fetched_at=2.0)
+            effects = g.on_policy(A, before[state], new, 2.0)
+            assert [h.item for h in effects.release] == ([] if effect == KEEP else ["held"])
+            assert effects.resumed == (effect == RESUME), (state, status)
+            assert effects.paused == (after == "paused")
+            assert g.state(A, new) == after, (state, status)

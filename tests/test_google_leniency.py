@@ -244,6 +244,35 @@ def test_bad_request_rate_is_reported_and_ignored(value: str) -> None:
     assert kinds(robots) == [(2, "invalid-request-rate")]
 
 
+@pytest.mark.parametrize(
+    ("value", "seconds"),
+    [
+        ("9" * 5000 + "/1s", 0.0),  # int() refuses more than 4,300 digits
+        ("1/" + "0" * 5000 + "1s", 1.0),
+        ("1/" + "9" * 400 + "s", None),  # no finite interval: unreadable
+        ("9" * 400 + "/" + "9" * 400 + "s", None),
+        ("0" * 5000 + "/5", None),
+    ],
+)
+def test_request_rate_with_thousands_of_digits_is_a_number_or_unreadable(
+    value: str, seconds: float | None
+) -> None:
+    robots = parse(f"User-agent: mybot\nRequest-rate: {value}\n")
+    assert robots.crawl_delay(TOKEN) == seconds
+    assert kinds(robots) == ([] if seconds is not None else [(2, "invalid-request-rate")])
+
+
+@pytest.mark.parametrize(
+    ("value", "seconds"), [("1" + "0" * 300, 1e300), ("9" * 5000, None), ("1" + "0" * 400, None)]
+)
+def test_crawl_delay_with_hundreds_of_digits_is_a_number_or_unreadable(
+    value: str, seconds: float | None
+) -> None:
+    robots = parse(f"User-agent: mybot\nCrawl-delay: {value}\n")
+    assert robots.crawl_delay(TOKEN) == seconds
+    assert kinds(robots) == ([] if seconds is not None else [(2, "invalid-crawl-delay")])
+
+
 def test_crawl_delay_belongs_to_its_group() -> None:
     # RFC 9309 §2.2.4 + group semantics of §2.2.1.
     robots = parse(

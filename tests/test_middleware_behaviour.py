@@ -672,7 +672,7 @@ async def test_robots_parsed_is_sent_once_per_fetch(site: FakeSite) -> None:
     await crawl([a.url_for("/x"), a.url_for("/private/x")], spider=HearingSpider)
     assert len(heard) == 1
     robots, url = heard[0]
-    assert url == a.url_for("/robots.txt")
+    assert url == a.url_for("/x")  # the first request that asked for the fetch
     assert robots.allowed(a.url_for("/x"), "testbot")  # Scrapy's order: URL, then agent
     assert not robots.allowed(a.url_for("/private/x"), "testbot")
 

@@ -227,6 +227,42 @@ def test_429_malformed_retry_after_falls_back_to_backoff(value: str) -> None:
     assert policy.expires_at == NOW + CONFIG.pause_initial
 
 
+# -- hostile numbers in headers: a value, never an exception -----------------------------------
+
+
+@pytest.mark.parametrize("status", [429, 503])
+@pytest.mark.parametrize("value", ["\u00b2", "1\u00b2", "\u0663", "\uff15"])
+def test_a_retry_after_of_digits_that_are_not_ascii_is_unreadable(status: int, value: str) -> None:
+    # "²".isdigit() is true and float("²") raises: the header is ignored, the back-off applies
+    assert retry_after({"retry-after": value}, NOW) is None
+    policy = next_policy(None, result(status, headers={"retry-after": value}), NOW, CONFIG)
+    assert policy.status is Status.PAUSED
+    assert policy.expires_at == NOW + CONFIG.pause_initial
+
+
+@pytest.mark.parametrize("digits", [400, 5000])
+def test_a_retry_after_of_thousands_of_digits_is_capped(digits: int) -> None:
+    headers = {"retry-after": "9" * digits}
+    policy = next_policy(None, result(429, headers=headers), NOW, CONFIG)
+    assert policy.expires_at == NOW + CONFIG.retry_after_max
+
+
+@pytest.mark.parametrize("digits", [400, 5000])
+@pytest.mark.parametrize("name", ["max-age", "s-maxage"])
+def test_a_max_age_of_hundreds_or_thousands_of_digits_is_the_longest_ttl(
+    name: str, digits: int
+) -> None:
+    # int() of 400 digits overflows float(); more than 4,300 digits int() refuses outright
+    headers = {"cache-control": f"{name}={'9' * digits}"}
+    assert cache_lifetime(headers, NOW) == float("inf")
+    policy = next_policy(None, result(200, BODY, headers=headers), NOW, CONFIG)
+    assert policy.expires_at == NOW + CONFIG.ttl
+
+
+def test_a_max_age_of_non_ascii_digits_is_no_max_age() -> None:
+    assert cache_lifetime({"cache-control": "max-age=\u0663\u0663"}, NOW) is None
+
+
 # -- giving up, stale copies, the 30-day rule -------------------------------------------------
 
 

@@ -9,11 +9,14 @@ compiled :class:`RuleSet` must always pick a rule of the same weight and kind.
 
 from __future__ import annotations
 
+import email.utils
+import math
 import re
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from scrapy_rep.core.policy import FetchResult, Policy, PolicyConfig, Status, next_policy
 from scrapy_rep.robotstxt import normalise, normalise_path, parse
 from scrapy_rep.robotstxt.matcher import RuleSet, path_of
 from scrapy_rep.robotstxt.parser import Rule
@@ -194,6 +197,79 @@ def test_arbitrary_text_never_raises(body: str, url: str, token: str) -> None:
     assert robots.allowed(token, url) is verdict.allowed
     assert verdict.allowed is (verdict.rule is None or verdict.rule.allow)
     robots.crawl_delay(token)
+
+
+# --- hostile numbers and headers: the parser and the status policy ---------------------
+
+#: numbers as a hostile server writes them: thousands of digits, signs, exponents,
+#: digits that are not ASCII (``"²".isdigit()`` is true, ``float("²")`` raises)
+numberish = st.one_of(
+    st.integers(0, 6000).map(lambda n: "9" * n),
+    st.integers(0, 6000).map(lambda n: "0" * n),
+    st.integers().map(str),
+    st.floats().map(repr),
+    st.text(st.sampled_from('0123456789.-+eE\u00b2\u00b3\u0663\uff15 /smhd:,"'), max_size=30),
+    any_text,
+)
+
+
+@FASTER
+@given(
+    key=st.sampled_from(["Crawl-delay", "Request-rate", "request-rate", "crawl-delay"]),
+    count=numberish,
+    period=numberish,
+    unit=st.sampled_from(["", "s", "m", "h", "d", "x", " 1820-1940"]),
+)
+def test_hostile_numbers_in_delay_lines_never_raise(
+    key: str, count: str, period: str, unit: str
+) -> None:
+    robots = parse(f"User-agent: *\n{key}: {count}/{period}{unit}\n{key}: {count}\n")
+    delay = robots.crawl_delay(TOKEN)
+    assert delay is None or (math.isfinite(delay) and delay >= 0)
+
+
+NOW = 1_700_000_000.0
+URL = "https://example.com/robots.txt"
+header_value = st.one_of(
+    numberish,
+    numberish.map(lambda n: f"max-age={n}"),
+    numberish.map(lambda n: f'no-cache, s-maxage={n}, max-age="{n}"'),
+    st.tuples(st.integers(-(10**6), 10**6), numberish).map(
+        lambda d: f"Fri, 31 Dec {d[0]} 23:59:{d[1]} GMT"
+    ),
+    st.floats(-6e10, 2.5e11).map(lambda t: email.utils.formatdate(t, usegmt=True)),
+)
+hostile_headers = st.dictionaries(
+    st.sampled_from(["retry-after", "cache-control", "expires", "x-other"]),
+    header_value,
+    max_size=3,
+)
+previous_policies = st.sampled_from(
+    [
+        None,
+        next_policy(None, FetchResult(URL, URL, 200, b"Disallow: /x"), NOW - 10, PolicyConfig()),
+        next_policy(None, FetchResult(URL, URL, 503), NOW - 10, PolicyConfig()),
+        next_policy(None, FetchResult(URL, URL, error="TimeoutError"), NOW - 1e9, PolicyConfig()),
+    ]
+)
+
+
+@FAST
+@given(
+    status=st.one_of(st.none(), st.integers(-(10**6), 10**6), st.sampled_from([200, 429, 503])),
+    headers=hostile_headers,
+    previous=previous_policies,
+    redirects=st.integers(0, 10**6),
+)
+def test_hostile_headers_and_statuses_always_make_a_policy(
+    status: int | None, headers: dict[str, str], previous: Policy | None, redirects: int
+) -> None:
+    error = None if status is not None else "TimeoutError"
+    fetched = FetchResult(URL, URL, status, b"", headers, error, redirects=redirects)
+    policy = next_policy(previous, fetched, NOW, PolicyConfig())
+    # a refetch time on the clock, never before now, never infinite
+    assert math.isfinite(policy.expires_at) and policy.expires_at >= NOW
+    assert policy.status in Status
 
 
 @FAST

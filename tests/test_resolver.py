@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import pytest
 import pytest_twisted
 from twisted.internet.defer import Deferred
 
@@ -119,6 +121,81 @@ async def test_a_failed_fetch_pauses_and_the_next_keeps_counting_failures() -> N
         second = await r.resolve(A, fetch)
         assert (first.status, first.failures) == (Status.PAUSED, 1)
         assert (second.status, second.failures) == (Status.PAUSED, 2)
+
+    await deferred(scenario())
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_fetch_that_raises_ends_in_a_network_policy_logged_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def scenario() -> None:
+        r, heard = resolver(), Heard()
+        r.listeners.append(heard)
+        fetch = FakeFetch([ValueError("boom"), ValueError("boom again")])
+        fetch.gate.set()
+        with caplog.at_level(logging.DEBUG, logger="scrapy_rep"):
+            first = await r.resolve(A, fetch)
+            second = await r.resolve(A, fetch)
+        for policy, failures in ((first, 1), (second, 2)):
+            assert (policy.status, policy.outcome, policy.failures) == (
+                Status.PAUSED,
+                "network",
+                failures,
+            )
+            assert policy.reason.startswith("robots.txt ValueError: paused for")
+        assert heard.policies == [(A, Status.PAUSED, fetch), (A, Status.PAUSED, fetch)]
+        assert r.current(A) == second and r.pending_since(A) is None
+        said = [rec for rec in caplog.records if "failed with ValueError" in rec.getMessage()]
+        assert [rec.levelno for rec in said] == [logging.WARNING, logging.DEBUG]
+        assert said[0].exc_info is not None  # the traceback, once
+
+    await deferred(scenario())
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_status_table_that_raises_still_ends_in_a_policy(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import scrapy_rep.runtime.resolver as module
+
+    def broken(*args: Any) -> Policy:
+        raise OverflowError("int too large to convert to float")
+
+    monkeypatch.setattr(module, "next_policy", broken)
+
+    async def scenario() -> None:
+        r, heard = resolver(), Heard()
+        r.listeners.append(heard)
+        fetch = FakeFetch([ok()])
+        fetch.gate.set()
+        policy = await r.resolve(A, fetch)
+        assert (policy.status, policy.outcome) == (Status.PAUSED, "network")
+        assert "OverflowError" in policy.reason
+        assert policy.expires_at == 1000.0 + PolicyConfig().pause_initial
+        assert heard.policies == [(A, Status.PAUSED, fetch)]
+
+    await deferred(scenario())
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_listener_that_raises_keeps_the_news_from_no_other(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    class Broken(Heard):
+        def on_policy(self, origin: str, old: Policy | None, new: Policy, fetched: Any) -> None:
+            raise RuntimeError("listener bug")
+
+    async def scenario() -> None:
+        r, heard = resolver(), Heard()
+        r.listeners.extend([Broken(), heard])
+        fetch = FakeFetch([ok()])
+        fetch.gate.set()
+        with caplog.at_level(logging.ERROR, logger="scrapy_rep"):
+            policy = await r.resolve(A, fetch)
+        assert policy.status is Status.OK
+        assert heard.policies == [(A, Status.OK, fetch)]
+        assert any("listener failed" in rec.getMessage() for rec in caplog.records)
 
     await deferred(scenario())
 

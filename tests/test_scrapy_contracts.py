@@ -38,10 +38,8 @@ class ParsedSpider(ListSpider):
     def on_parsed(self, robotparser: Any, request: scrapy.Request, **kwargs: Any) -> None:
         self.heard.append(
             {
-                "allowed": robotparser.allowed(request.url.replace("robots.txt", "x"), "testbot"),
-                "private": robotparser.allowed(
-                    request.url.replace("robots.txt", "private/x"), b"testbot/1.0"
-                ),
+                "allowed": robotparser.allowed(request.url + "x", "testbot"),
+                "private": robotparser.allowed(request.url + "private/x", b"testbot/1.0"),
                 "sitemaps": list(robotparser.sitemaps()),
                 "request": request,
             }
@@ -52,7 +50,7 @@ class ParsedSpider(ListSpider):
     not hasattr(signals, "robots_parsed"), reason="robots_parsed needs Scrapy >= 2.18"
 )
 @pytest_twisted.ensureDeferred
-async def test_robots_parsed_sends_scrapys_parser_interface_and_the_real_request(
+async def test_robots_parsed_sends_scrapys_parser_interface_and_the_asking_request(
     site: FakeSite,
 ) -> None:
     a = site.add("a").robots(Reply(body=RULES))
@@ -61,9 +59,10 @@ async def test_robots_parsed_sends_scrapys_parser_interface_and_the_real_request
     (heard,) = result.crawler.spider.heard  # type: ignore[union-attr]
     assert heard["allowed"] is True and heard["private"] is False
     assert heard["sitemaps"] == ["https://example.com/sitemap.xml"]
+    # as Scrapy's RobotsTxtMiddleware sends it: the request the download was made for
     request = heard["request"]
-    assert request.url == a.url_for("/robots.txt")
-    assert request.headers.get(b"User-Agent", b"").startswith(b"testbot")  # the one sent
+    assert request.url == a.url_for("/")
+    assert request.callback.__name__ == "parse"
 
 
 # -- warnings that must be true -------------------------------------------------------------------

@@ -18,7 +18,8 @@ def scrapy_robots(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "scrapy", "robots", *args],
         cwd=PROJECT,
-        env={**os.environ, "PYTHONPATH": str(PROJECT)},
+        # the project, and this checkout's scrapy_rep (not another one installed)
+        env={**os.environ, "PYTHONPATH": os.pathsep.join((str(PROJECT), str(PROJECT.parent)))},
         capture_output=True,
         text=True,
         timeout=120,
@@ -69,3 +70,15 @@ def test_scrapy_robots_rejects_a_relative_url() -> None:
     done = scrapy_robots("/just/a/path")
     assert done.returncode == 2
     assert "absolute http(s) URLs" in done.stderr
+
+
+def test_scrapy_robots_prints_the_sites_rules_escaped(site: FakeSite) -> None:
+    """ESC, BEL, NEL, U+2028 and a bidi override in a rule never reach the terminal raw."""
+    hostile = "/x\x1b]0;pwned\x07\x1b[31m\u0085\u2028\u202eevil"
+    a = site.add("a").robots(Reply(body=f"User-agent: *\nDisallow: {hostile}\n".encode()))
+    done = scrapy_robots(a.url_for(hostile))
+    assert done.returncode == 1, done.stderr
+    assert all(line.isprintable() for line in done.stdout.splitlines()), done.stdout
+    assert "rule    disallow: /x\\x1b]0;pwned\\x07\\x1b[31m\\x85\\u2028\\u202eevil (line 2)" in (
+        done.stdout
+    )

@@ -28,6 +28,7 @@ from scrapy_rep.addon import Addon
 from scrapy_rep.core.decision import DOWNLOAD, Decision
 from scrapy_rep.core.origin import NotAnOrigin, origin_of
 from scrapy_rep.core.policy import Policy
+from scrapy_rep.robotstxt.text import printable
 
 EXIT_ALLOWED, EXIT_NOT_ALLOWED, EXIT_ERROR = 0, 1, 2
 
@@ -151,7 +152,8 @@ class RobotsCommand(ScrapyCommand):
             return
         print(f"product token: {answers[0][0].product_token}")
         for decision, policy in answers:
-            print("\n".join(format_decision(decision, policy)))
+            # rules and URLs quote the site: no raw control characters on the terminal
+            print("\n".join(printable(line) for line in format_decision(decision, policy)))
         allowed = all(decision.action == DOWNLOAD for decision, _ in answers)
         self.exitcode = EXIT_ALLOWED if allowed else EXIT_NOT_ALLOWED
 

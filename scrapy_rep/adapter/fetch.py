@@ -46,13 +46,16 @@ class RobotsFetcher:
         self.max_redirects = max_redirects
         #: the User-Agent header of the first robots.txt request that got an answer
         self.user_agent_sent: str | None = None
-        #: origin -> the first request of its latest fetch (for Scrapy's robots_parsed)
-        self.sent: dict[str, Request] = {}
+        #: origin -> the request its fetch in flight was started for (Scrapy's robots_parsed
+        #: sends it); the entry goes when the fetch ends, whatever its outcome
+        self.asked: dict[str, Request] = {}
         #: the file fetched for an origin: robots.txt, or another well-known file
         self.url_of: Callable[[str], str] = robots_url
         #: fetch in a download slot of its own (``rep-robots:<host>``), not the host's: set by
         #: the browser guard, whose renders hold the host's slot while they wait for robots.txt
         self.own_slot = False
+        #: exception names an unforeseen fetch failure was logged with (a traceback once each)
+        self._unexpected_logged: set[str] = set()
         # bytes_received is sent for every chunk of every response; listen only
         # while a robots.txt download is under way (each receiver costs ~9 µs a chunk)
         self._downloading = 0
@@ -75,6 +78,8 @@ class RobotsFetcher:
                 "dont_cache": True,
                 "handle_httpstatus_all": True,
                 "download_timeout": self.timeout,
+                # a file cut short is no file: its missing lines would go unobeyed
+                "download_fail_on_dataloss": True,
                 # the raw size is capped by _cap_body; decompression by BodyGuard
                 "download_maxsize": 0,
                 "download_warnsize": 0,
@@ -108,10 +113,24 @@ class RobotsFetcher:
         self._downloading += 1
         try:
             return await self._fetch(origin, validators)
+        except Exception as exc:  # not foreseen: judged as a network error, logged once
+            self._unexpected(origin, exc)
+            return FetchResult(robots_url(origin), robots_url(origin), error=type(exc).__name__)
         finally:
             self._downloading -= 1
             if not self._downloading:
                 self.crawler.signals.disconnect(self._cap_body, signal=signals.bytes_received)
+
+    def _unexpected(self, origin: str, exc: Exception) -> None:
+        name = type(exc).__name__
+        log = logger.debug if name in self._unexpected_logged else logger.warning
+        self._unexpected_logged.add(name)
+        log(
+            "scrapy-rep: the robots.txt fetch of %(origin)s failed with %(error)s; "
+            "treated as a network error",
+            {"origin": origin, "error": f"{name}: {exc}"},
+            exc_info=exc,
+        )
 
     async def _fetch(self, origin: str, validators: Conditional | None) -> FetchResult:
         first = url = self.url_of(origin)
@@ -119,8 +138,7 @@ class RobotsFetcher:
         assert engine is not None
         for hop in range(self.max_redirects + 1):
             request = self._request(url, validators)
-            if not hop:
-                self.sent[origin] = request
+            url = request.url
             try:
                 response = await engine.download_async(request)
             except Exception as exc:  # network errors, IgnoreRequest from a middleware, ...
@@ -130,10 +148,12 @@ class RobotsFetcher:
                 sent = request.headers.get(b"User-Agent") or b""
                 self.user_agent_sent = sent.decode("latin-1")
                 self._check_user_agent(self.user_agent_sent)
+            if "dataloss" in response.flags:  # cut short (DOWNLOAD_FAIL_ON_DATALOSS ignored)
+                return FetchResult(first, url, error="ResponseDataLossError", redirects=hop)
             location = response.headers.get(b"Location")
             if response.status in _REDIRECTS and location:
-                target = response.urljoin(location.decode("latin-1"))
-                if urlparse_cached(Request(target)).scheme not in ("http", "https"):
+                target = _redirect_target(response, location)
+                if target is None:  # mailto:, javascript:, no URL at all: a network error
                     return _result(first, response, hop, error="BadRedirect")
                 if hop == self.max_redirects:
                     # one hop too many: RFC 9309 §2.3.1.2 lets us treat it as unavailable
@@ -145,6 +165,16 @@ class RobotsFetcher:
             asked = b"If-None-Match" in request.headers or b"If-Modified-Since" in request.headers
             return _result(first, response, hop, conditional=asked)
         raise AssertionError("unreachable: every hop returns or continues")
+
+
+def _redirect_target(response: Response, location: bytes) -> str | None:
+    """The http(s) URL a redirect points to; None if it points nowhere a crawler may go."""
+    try:
+        target = response.urljoin(location.decode("latin-1"))
+        scheme = urlparse_cached(Request(target)).scheme
+    except ValueError:  # "http://[::1", no scheme, ...
+        return None
+    return target if scheme in ("http", "https") else None
 
 
 def _result(

@@ -1,41 +1,56 @@
 """Every ``Request.meta`` key scrapy-rep reads or writes, in one place.
 
-Public keys are documented in ``docs/reference.md``. Internal ones start with
-an underscore, Scrapy's convention for keys that are nobody else's business.
+The ``#:`` comment above each key is its entry in the reference's table.
+Internal keys start with an underscore, Scrapy's convention for keys that
+are nobody else's business.
 """
 
-#: the decision record of a judged request (a plain, picklable dict)
+#: Set by scrapy-rep: the decision record (a plain, picklable dict) of the latest
+#: judgement; on the response's ``meta``, and on the ``RepIgnoreRequest``
+#: (``failure.value.decision``) of a dropped request.
 DECISION = "rep_decision"
-#: Scrapy's own switch: this request is not subject to robots.txt
+#: Set by you: ``True``, and scrapy-rep neither judges nor parks this request, nor
+#: drops it for what a page says (Scrapy's own key, same meaning).
 DONT_OBEY = "dont_obey_robotstxt"
-#: on a response: the page-level directives that applied to it (a plain dict)
+#: Set by scrapy-rep: on a response's ``meta``, for its callback, what the page says
+#: to the product token (``noindex``, ``nofollow``, ``noarchive``, ``nosnippet``,
+#: ``unavailable_after``, ``sources``, ``invalid_dates``); only when it says something.
 PAGE = "rep_page"
-#: on a response: each declared use (REP_USES) -> allowed, refused or unknown, after the
-#: response's own signals
+#: Set by scrapy-rep, with ``REP_USES``: on a response's ``meta``, each declared use ->
+#: ``allowed``, ``refused`` or ``unknown`` after the response's own signals
+#: (``Content-Usage`` header, ``tdm-reservation`` header and meta, ``noai``); on the
+#: request a browser sub-request is judged as, the rendered page's own answer.
 USE = "rep_use"
-#: on the request a browser sub-request is judged as (collection hook): page URL, resource
-#: type, method, redirect hop
+#: Set by scrapy-rep: on the request a browser sub-request is judged as (what
+#: ``REP_COLLECTION_POLICY`` receives for it): ``page`` (the rendered page's URL),
+#: ``resource_type`` (Playwright's: ``image``, ``script``, ``stylesheet``, ``font``,
+#: ``document``, ``fetch``, ``xhr``, ``websocket``, ...), ``method``, ``hop`` (0, or the
+#: redirect hop).
 SUBREQUEST = "rep_subrequest"
-#: set by a spider on sitemap requests: their responses are not subject to page directives
+#: Set by you: ``True``, the response is a sitemap, not subject to page directives
+#: (``SitemapSpider``'s requests need no key).
 SITEMAP = "rep_sitemap"
 
-#: marks scrapy-rep's own robots.txt requests
+#: Internal: marks scrapy-rep's own robots.txt requests.
 ROBOTS_REQUEST = "_rep_robots"
-#: why the downloader handed a request back to be parked
+#: Internal: why the downloader handed a request back to be parked.
 PARK = "_rep_park"
-#: why a held request is on its way to be dropped in the downloader
+#: Internal: a held request on its way to be dropped in the downloader (so its
+#: errback hears why).
 DROP = "_rep_drop"
-#: when a request was first parked (policy clock)
+#: Internal: when a request was first parked (for ``REP_PARK_TIMEOUT``).
 PARKED_AT = "_rep_parked_at"
-#: robots.txt download: bytes received so far, cut by the body guard, encoding error
+#: Internal: bytes of a robots.txt download received so far (its size cap).
 RECEIVED = "_rep_received"
+#: Internal: a robots.txt download cut by the size cap.
 TRUNCATED = "_rep_truncated"
+#: Internal: a robots.txt download whose decompression failed.
 ENCODING_ERROR = "_rep_encoding_error"
-#: a rendered request: the key of the browser guard that judges its sub-requests
+#: Internal: on a rendered request, the key of the browser guard that judges its sub-requests
 BROWSER_GUARD = "_rep_browser_guard"
-#: a rendered request: the user's own page-init callback, run after the guard's
+#: Internal: on a rendered request, the user's own page-init callback, run after the guard's
 BROWSER_PAGE_INIT = "_rep_page_init"
-#: a rendered request: the record of the navigation the guard refused
+#: Internal: on a rendered request, the record of the navigation the guard refused
 BROWSER_NAVIGATION_DROP = "_rep_navigation_drop"
 
 

@@ -179,7 +179,7 @@ class RobotsMiddleware:
                 return self.holding.hand_back(request, admission.reason)
             if self.tdmrep is not None:
                 self.tdmrep.start(origin)  # beside the robots.txt fetch, not after it
-            policy = await self._wait_for_fetch(origin, admission.budget)
+            policy = await self._wait_for_fetch(origin, admission.budget, request)
             admission = self.gate.admit_fetched(policy)
             if admission.action != JUDGE:
                 return self.holding.hand_back(request, admission.reason)
@@ -205,7 +205,7 @@ class RobotsMiddleware:
         """A spider's own robots.txt request, answered from the cache when it is fresh and ok."""
         policy = self.resolver.current(origin)
         if policy is None or not policy.fresh(self.clock()):
-            policy = await self._wait_for_fetch(origin, self.config.pending_wait)
+            policy = await self._wait_for_fetch(origin, self.config.pending_wait, request)
         kept = self.resolver.cache.with_body(origin)
         robots = self.resolver.cache.robots(policy) if policy is not None else None
         if kept is None or kept.status is not Status.OK or kept.body is None or robots is None:
@@ -225,9 +225,11 @@ class RobotsMiddleware:
             policy = await self.resolver.resolve(origin, self.fetch)
         return Decision(**await self.decide(origin, Request(url), policy)), policy
 
-    async def _wait_for_fetch(self, origin: str, budget: float) -> Policy | None:
-        """The new policy, if the origin's fetch ends within ``budget`` seconds."""
+    async def _wait_for_fetch(self, origin: str, budget: float, request: Request) -> Policy | None:
+        """The new policy, if the origin's fetch (for ``request``) ends within ``budget`` s."""
         task = self.resolver.resolve(origin, self.fetch)
+        if not task.done():
+            self.fetcher.asked.setdefault(origin, request)
         try:
             return await asyncio.wait_for(asyncio.shield(task), max(budget, 1e-9))
         except (asyncio.TimeoutError, FetchAbandoned):
@@ -282,6 +284,7 @@ class RobotsMiddleware:
         self, origin: str, old: Policy | None, new: Policy, fetched: Fetch | None
     ) -> None:
         """A new policy for ``origin``, from any crawler sharing the resolver."""
+        asked = self.fetcher.asked.pop(origin, None)
         if self.holding.closed:
             return
         here = fetched == self.fetch
@@ -293,15 +296,18 @@ class RobotsMiddleware:
         if effects.resumed:
             self._send(rep_signals.origin_resumed, origin, new)
         if here and new.status is Status.OK and new.outcome != NOT_MODIFIED:
-            self._parsed(origin, new)  # a 304 renewed the copy in hand: nothing was parsed
+            # a 304 renewed the copy in hand: nothing was parsed
+            self._parsed(origin, new, asked or Request(new.url))
         # the held requests of a given-up origin go back to be dropped, not released
         self.holding.carry_out(origin, effects, released=new.status is not Status.UNRESOLVED)
 
     def on_abandoned(self, origin: str) -> None:
         """A fetch ended with its crawler: fetch again for what this crawler holds."""
+        self.fetcher.asked.pop(origin, None)
         self.holding.refetch_if_held(origin)
 
-    def _parsed(self, origin: str, policy: Policy) -> None:
+    def _parsed(self, origin: str, policy: Policy, asked: Request) -> None:
+        """Scrapy's ``robots_parsed``, with the request the fetch was for, as Scrapy sends it."""
         robots = self.resolver.cache.robots(policy)
         if robots is None:
             return
@@ -309,7 +315,7 @@ class RobotsMiddleware:
         compat.send_robots_parsed(
             self.crawler,
             RepRobotParser(robots, self.token),
-            self.fetcher.sent.pop(origin, None) or Request(policy.url),
+            asked,
         )
 
     def _send(self, signal: object, origin: str, policy: Policy) -> None:

@@ -25,6 +25,7 @@ from scrapy_rep.core.policy import Policy, Status
 from scrapy_rep.core.report import CrawlCounts, report_lines
 from scrapy_rep.core.tdmrep import TdmRules
 from scrapy_rep.robotstxt import Diagnostic
+from scrapy_rep.robotstxt.text import printable
 from scrapy_rep.runtime.audit import AuditLog, PolicyArchive
 
 logger = logging.getLogger(__name__)
@@ -101,10 +102,10 @@ class Telemetry:
             logger.debug(
                 "scrapy-rep: dropped %(url)s for %(token)r (%(reason)s): %(detail)s",
                 {
-                    "url": record["url"],
+                    "url": printable(record["url"]),
                     "token": record["product_token"],
                     "reason": reason,
-                    "detail": record["detail"],
+                    "detail": printable(record["detail"]),  # quotes the site's rules
                 },
             )
         if self.audit is not None:

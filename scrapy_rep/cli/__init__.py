@@ -9,10 +9,11 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
+from scrapy_rep import __version__
 from scrapy_rep.cli.explain import add_parser as add_explain_parser
 from scrapy_rep.cli.store import add_parser as add_store_parser
-from scrapy_rep.cli.text import printable
 from scrapy_rep.robotstxt import InvalidProductToken, RobotsTxt, parse
+from scrapy_rep.robotstxt.text import printable
 
 EXIT_ALLOWED, EXIT_DISALLOWED, EXIT_ERROR = 0, 1, 2
 
@@ -58,6 +59,7 @@ def _lint(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="scrapy-rep", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
     check = commands.add_parser("check", help="decide URLs against a robots.txt file")
     check.add_argument("robots", metavar="ROBOTS_FILE", help="path, or - for standard input")

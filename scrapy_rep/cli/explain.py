@@ -21,9 +21,9 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from scrapy_rep.cli.text import printable
 from scrapy_rep.core.decision import PAGE
 from scrapy_rep.core.origin import NotAnOrigin, origin_of
+from scrapy_rep.robotstxt.text import printable
 
 EXIT_DOWNLOADED, EXIT_NOT_DOWNLOADED, EXIT_ERROR = 0, 1, 2
 #: record types that concern one URL

@@ -15,6 +15,7 @@ from typing import Any
 
 from scrapy_rep.core.policy import Policy, Status
 from scrapy_rep.robotstxt import RobotsTxt
+from scrapy_rep.robotstxt.text import printable
 
 DOWNLOAD, DROP, PARK = "download", "drop", "park"
 APPROVED, REJECTED, UNRESOLVED = "approved", "rejected", "unresolved"
@@ -37,23 +38,43 @@ _BY_STATUS = {
 class Decision:
     """One judged request: serialisable, logged, kept in ``meta["rep_decision"]``."""
 
+    # The ``#:`` comment above each field is its entry in the reference's table.
+
+    #: ``scheme://host:port``, the robots.txt scope (RFC 9309 §2.3)
     origin: str
+    #: the token matched against ``User-agent`` lines
     product_token: str
+    #: the request URL
     url: str
+    #: the policy's status (``ok``, ``unavailable``, ``unreachable``, ``paused``,
+    #: ``unresolved``; ``pending`` and ``page`` in records no rule gave)
     policy_status: str
+    #: the robots.txt HTTP status (never the target's)
     policy_http_status: int | None
+    #: epoch seconds of that fetch
     policy_fetched_at: float | None
+    #: sha256 (first 32 hex) of the body the rules come from: the policy's version, and
+    #: its file name in ``REP_POLICY_ARCHIVE``
     policy_digest: str | None
+    #: where robots.txt was asked for
     policy_url: str | None
+    #: where its redirects ended
     policy_final_url: str | None
+    #: the group(s) selected, e.g. ``user-agent: demobot (line 2); user-agent: demobot (line 8)``
     group: str | None
+    #: the deciding rule, e.g. ``disallow: /private/`` (or a page's directive and where)
     matched_rule: str | None
+    #: the deciding rule's line
     matched_line: int | None
+    #: ``allow``, ``disallow`` or ``unresolved``
     rep_decision: str
+    #: ``approved``, ``rejected`` or ``unresolved`` (from ``REP_COLLECTION_POLICY``)
     collection_decision: str
+    #: ``download``, ``drop`` or ``park``
     action: str
+    #: one word (``disallow-rule``, ``origin-paused``, ...): the reasons are listed below
     reason: str
-    #: a sentence for the log: the rule and group, or the policy's reason
+    #: a sentence for people: the rule and group, or the policy's reason
     detail: str = ""
 
     def to_dict(self) -> dict[str, Any]:
@@ -96,7 +117,7 @@ def judge_record(
         if verdict.groups:
             group = verdict.group_label
         if verdict.rule is not None:
-            rule = f"{verdict.rule.directive}: {verdict.rule.pattern}"
+            rule = f"{verdict.rule.directive}: {printable(verdict.rule.pattern)}"
             line = verdict.rule.line
         if policy.stale_since is not None:
             detail += " (last good copy; the origin is unreachable)"

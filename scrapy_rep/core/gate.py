@@ -25,6 +25,7 @@ engine, exceptions. The clock is passed in.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
@@ -35,6 +36,29 @@ T = TypeVar("T")
 
 JUDGE, WAIT, PARK = "judge", "wait", "park"
 ORIGIN_PAUSED, ORIGIN_PENDING = "origin-paused", "origin-pending"
+
+#: An origin's states as the gate sees them: no policy yet; requests judged (``ok``,
+#: ``unavailable``, ``unreachable``); held (``paused``); given up (``unresolved``:
+#: requests judged, and dropped, until the next fetch).
+PENDING, OPEN, PAUSED, UNRESOLVED = "pending", "open", "paused", "unresolved"
+#: what a new policy does to the origin's held requests: they stay parked; they go back
+#: to be judged; they go back and the origin counts as resumed (``origin_resumed``)
+KEEP, RELEASE, RESUME = "keep", "release", "resume"
+
+_TO_OPEN = {
+    status: (OPEN, RELEASE) for status in (Status.OK, Status.UNAVAILABLE, Status.UNREACHABLE)
+}
+_FROM_HELD = {status: (OPEN, RESUME) for status in _TO_OPEN}
+_ALWAYS = {Status.PAUSED: (PAUSED, KEEP), Status.UNRESOLVED: (UNRESOLVED, RELEASE)}
+
+#: state -> status of the new policy -> (next state, what happens to held requests).
+#: :meth:`OriginGate.on_policy` follows it; the documentation draws its diagram from it.
+TRANSITIONS: Mapping[str, Mapping[Status, tuple[str, str]]] = {
+    PENDING: {**_TO_OPEN, **_ALWAYS},
+    OPEN: {**_TO_OPEN, **_ALWAYS},
+    PAUSED: {**_FROM_HELD, **_ALWAYS},
+    UNRESOLVED: {**_FROM_HELD, **_ALWAYS},
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,21 +192,27 @@ class OriginGate(Generic[T]):
         effects: Effects[T] = Effects()
         if self._closed:
             return effects  # close() hands everything back
-        was_held = origin in self._paused or (
-            old is not None and old.status in (Status.PAUSED, Status.UNRESOLVED)
-        )
+        after, effect = TRANSITIONS[self.state(origin, old)][new.status]
         self._paused.discard(origin)
         self._wakes.pop(origin, None)
-        if new.status is Status.PAUSED:
+        if effect == KEEP:
             self._paused.add(origin)
             self._wakes[origin] = new.expires_at
-            return Effects(wake_at=new.expires_at, paused=True)
+            return Effects(wake_at=new.expires_at, paused=after == PAUSED)
         if new.status is Status.UNREACHABLE or new.stale_since is not None:
             self._wakes[origin] = new.expires_at
             effects.wake_at = new.expires_at
-        effects.resumed = was_held and new.status is not Status.UNRESOLVED
+        effects.resumed = effect == RESUME
         effects.release = self._lot.take(origin)
         return effects
+
+    def state(self, origin: str, policy: Policy | None) -> str:
+        """The state of ``origin`` in :data:`TRANSITIONS`, given its current policy."""
+        if origin in self._paused or (policy is not None and policy.status is Status.PAUSED):
+            return PAUSED
+        if policy is None:
+            return PENDING
+        return UNRESOLVED if policy.status is Status.UNRESOLVED else OPEN
 
     def expire(self, now: float) -> list[Held[T]]:
         """Requests parked longer than ``park_timeout``, removed."""

@@ -200,7 +200,11 @@ def digest_of(body: bytes) -> str:
     return hashlib.sha256(body).hexdigest()[:32]
 
 
-_MAX_AGE = re.compile(r"(?:^|,)\s*(s-maxage|max-age)\s*=\s*\"?(\d+)", re.I)
+_MAX_AGE = re.compile(r"(?:^|,)\s*(s-maxage|max-age)\s*=\s*\"?([0-9]+)", re.I)
+#: ASCII digits only (``str.isdigit()`` also takes ``²``, which ``float()`` refuses). They are
+#: read with ``float()``: 5,000 digits are infinity, not an error (``int()`` refuses more
+#: than 4,300 digits, and ``float()`` of a 400-digit ``int`` overflows)
+_SECONDS = re.compile(r"[0-9]+")
 
 
 def cache_lifetime(headers: Mapping[str, str], now: float) -> float | None:
@@ -208,9 +212,9 @@ def cache_lifetime(headers: Mapping[str, str], now: float) -> float | None:
     control = headers.get("cache-control", "")
     if re.search(r"(?:^|,)\s*(no-store|no-cache)\b", control, re.I):
         return 0.0
-    ages = [int(m[2]) for m in _MAX_AGE.finditer(control)]
+    ages = [float(m[2]) for m in _MAX_AGE.finditer(control)]
     if ages:
-        return float(min(ages))
+        return min(ages)
     expires = headers.get("expires")
     if expires:
         when = _http_date(expires)
@@ -223,7 +227,7 @@ def retry_after(headers: Mapping[str, str], now: float) -> float | None:
     value = headers.get("retry-after", "").strip()
     if not value:
         return None
-    if value.isdigit():
+    if _SECONDS.fullmatch(value):
         return float(value)
     when = _http_date(value)
     return None if when is None else max(0.0, when - now)

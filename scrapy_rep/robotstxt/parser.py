@@ -19,11 +19,13 @@ the file says, with line numbers, so every answer can point at its rule.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from scrapy_rep.robotstxt.agent import group_token
+from scrapy_rep.robotstxt.text import printable
 
 #: RFC 9309 §2.5: crawlers MUST parse at least the first 500 KiB.
 MAX_BYTES = 512_000
@@ -59,7 +61,8 @@ class Rule:
         return "allow" if self.allow else "disallow"
 
     def __str__(self) -> str:
-        return f"{'Allow' if self.allow else 'Disallow'}: {self.pattern} (line {self.line})"
+        shown = printable(self.pattern)  # the site's own text
+        return f"{'Allow' if self.allow else 'Disallow'}: {shown} (line {self.line})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,11 +221,7 @@ def _clip(text: str) -> str:
     """A diagnostic's text: printable (safe for a terminal or a log line) and bounded."""
     if not text.isascii():  # show invalid octets as U+FFFD, not as surrogates
         text = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-    if not text.isprintable():
-        # Control characters (an ANSI escape, a bidi override, ...) as \xNN / \uNNNN.
-        text = "".join(
-            char if char.isprintable() or char == "\t" else ascii(char)[1:-1] for char in text
-        )
+    text = printable(text)
     return text if len(text) <= DIAGNOSTIC_TEXT else text[:DIAGNOSTIC_TEXT] + "…"
 
 
@@ -239,12 +238,17 @@ def _rate(value: str) -> float | None:
     A time window after the rate (``Request-rate: 1/10s 1820-1940``, the
     hours in UTC during which the rate applies) is accepted and ignored: the
     rate is applied all day, which is never faster than the file asks.
+    Numbers are read as floats, so thousands of digits are a number, not an
+    error (``int()`` refuses more than 4,300); a rate of no finite interval
+    (``0/1s``, ``1/<400 digits>s``) is unreadable.
     """
     match = _RATE.fullmatch(value.lower())
-    if not match or int(match[1]) == 0:
+    if not match:
         return None
     unit = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}[match[3]]
-    return float(match[2]) * unit / int(match[1])
+    requests = float(match[1])
+    interval = float(match[2]) * unit / requests if requests else math.inf
+    return interval if math.isfinite(interval) else None
 
 
 def _delay(value: str) -> float | None:

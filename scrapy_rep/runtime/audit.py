@@ -1,15 +1,6 @@
 """The JSON Lines audit log, and the archive of robots.txt bodies it points into.
 
-Record types (field ``type``):
-
-- ``decision``: one per judged request, the :class:`~scrapy_rep.core.decision.Decision` fields;
-- ``fetch``: one per robots.txt fetch: status, final URL, digest, ``archive`` path;
-- ``parked`` / ``released`` / ``dropped``: a request held, handed back, or given up
-  (``url``, ``origin``, ``reason``);
-- ``response``: the target's own HTTP status (``target_status``) for a downloaded
-  request, kept apart from the robots.txt status (``policy_http_status``);
-- ``origin``: at close, the per-origin counters of :mod:`scrapy_rep.core.report`.
-
+Every record has ``type`` (one of :data:`RECORDS`) and ``at`` (epoch seconds).
 Lines are buffered and written whole, one ``write`` per batch to a file
 opened for appending, so two crawlers sharing a path never split a line;
 everything is flushed at close. ``scrapy-rep explain`` reads it back.
@@ -20,7 +11,44 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Mapping
 from typing import Any
+
+#: record type -> (one per, fields besides ``type`` and ``at``): the reference's table
+RECORDS: Mapping[str, tuple[str, str]] = {
+    "decision": (
+        "judged request; and every final answer, whoever made it: a held request dropped "
+        "without a new judgement (`park-overflow`, `park-expired`, `spider-closed`, "
+        "`unserializable`), a request dropped for a page's directives (`policy_status` `page`)",
+        "the decision record",
+    ),
+    "fetch": (
+        "robots.txt fetch",
+        "`origin`, `url`, `final_url`, `status`, `http_status`, `outcome`, `fetched_at`, "
+        "`expires_at`, `digest`, `size`, `truncated`, `reason`, `archive` (path in "
+        "`REP_POLICY_ARCHIVE`, or null)",
+    ),
+    "parked": ("request held", "`url`, `origin`, `reason`"),
+    "released": ("held request handed back to the scheduler", "`url`, `origin`"),
+    "response": (
+        "downloaded request",
+        "`url` (the decision's), `origin`, `target_status` (the page's own HTTP status, kept "
+        "apart from the robots.txt status), `response_url`",
+    ),
+    "subrequest": (
+        "request a browser made while rendering a page (scrapy-playwright), one per URL "
+        "judged: a redirect hop is a record of its own",
+        "the decision record (`url`: the URL judged), `page`, `request_url` (the first URL "
+        "of its redirect chain), `method`, `resource_type`, `hop`",
+    ),
+    "origin": (
+        "origin, at close",
+        "the report's counters: `downloaded`, `dropped` (reason -> count), `parked`, "
+        "`released`, `fetches` (made by this crawler), `reused` (policies another crawler "
+        "or the shared store fetched), `status`, `crawl_delay`, `browser_allowed`, "
+        "`browser_aborted` (reason -> count)",
+    ),
+}
 
 
 class AuditLog:

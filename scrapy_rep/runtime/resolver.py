@@ -16,11 +16,13 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, Protocol
 
+from scrapy_rep.core.origin import robots_url
 from scrapy_rep.core.policy import (
     Conditional,
     FetchResult,
     Policy,
     PolicyConfig,
+    Status,
     conditional,
     next_policy,
 )
@@ -81,6 +83,8 @@ class Resolver:
         self._inflight: dict[str, asyncio.Task[Policy]] = {}
         self._started: dict[str, float] = {}
         self._store_down = False  # warn once per outage of the shared store, not per call
+        #: exception names a failed fetch was logged with (a traceback once for each)
+        self._failures_logged: set[str] = set()
         #: the crawlers told of every new policy
         self.listeners: list[Listener] = []
 
@@ -115,14 +119,61 @@ class Resolver:
         return task
 
     def _done(self, origin: str, task: asyncio.Task[Policy]) -> None:
+        """A fetch task ended: with a policy (listeners heard it), or without an answer."""
         self._inflight.pop(origin, None)
         self._started.pop(origin, None)
         if task.cancelled() or isinstance(task.exception(), FetchAbandoned):
             for listener in list(self.listeners):
-                listener.on_abandoned(origin)
+                _tell(listener.on_abandoned, origin)
 
     async def _refresh(self, origin: str, fetch: Fetch) -> Policy:
+        """A fetch ends in a policy whatever happens on the way (or in FetchAbandoned).
+
+        An exception from the fetch, the status table or a store that was not
+        foreseen is judged as a network error with its name as the reason
+        (RFC 9309 §2.3.1.4), so waiting requests get an answer, the origin
+        gets a refetch time and parked requests are released or kept by it.
+        """
         previous = self.cache.with_body(origin)  # its last good copy may stand in
+        try:
+            return await self._refresh_from(origin, previous, fetch)
+        except FetchAbandoned:
+            raise
+        except Exception as exc:
+            policy = self._failed(origin, previous, exc)
+            return self._adopt(origin, previous, policy, fetch)
+
+    def _failed(self, origin: str, previous: Policy | None, exc: Exception) -> Policy:
+        """The policy of a fetch that raised: a network error named after the exception."""
+        name = type(exc).__name__
+        log = logger.debug if name in self._failures_logged else logger.warning
+        self._failures_logged.add(name)
+        log(
+            "scrapy-rep: the robots.txt fetch of %(origin)s failed with %(error)s; "
+            "treated as a network error",
+            {"origin": origin, "error": f"{name}: {exc}"},
+            exc_info=exc,
+        )
+        url = robots_url(origin)
+        result = FetchResult(url, url, error=name)
+        try:
+            return next_policy(previous, result, self.clock(), self.config)
+        except Exception:  # the status table itself failed: hold the origin for a while
+            now = self.clock()
+            reason = f"robots.txt {name}: paused for {self.config.pause_initial:g}s"
+            return Policy(
+                Status.PAUSED,
+                "network",
+                None,
+                now,
+                now + self.config.pause_initial,
+                url,
+                url,
+                reason,
+                failures=1,
+            )
+
+    async def _refresh_from(self, origin: str, previous: Policy | None, fetch: Fetch) -> Policy:
         if self.shared is None:
             return self._adopt(origin, previous, await self._fetch(origin, previous, fetch), fetch)
         deadline = self.clock() + self.fetch_budget * 2
@@ -178,7 +229,7 @@ class Resolver:
         # no longer pending, before the listeners run: what they release must not re-park
         self._started.pop(origin, None)
         for listener in list(self.listeners):
-            listener.on_policy(origin, old, new, fetch)
+            _tell(listener.on_policy, origin, old, new, fetch)
         return new
 
     # The shared store is a convenience, never a single point of failure:
@@ -227,6 +278,14 @@ class Resolver:
             "scrapy-rep: shared policy store failed (%(what)s: %(error)s); using the local cache",
             {"what": what, "error": f"{type(exc).__name__}: {exc}"},
         )
+
+
+def _tell(hear: Callable[..., None], *args: Any) -> None:
+    """Tell one listener; one that raises must not keep the news from the others."""
+    try:
+        hear(*args)
+    except Exception:
+        logger.exception("scrapy-rep: a robots.txt policy listener failed")
 
 
 @dataclass(frozen=True)

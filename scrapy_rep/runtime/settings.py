@@ -7,14 +7,13 @@ Each setting is one row of :class:`RepSettings`, spelled once::
 The row gives the attribute (``config.fetch_timeout``), the setting's name, the
 default the add-on installs, the reader that checks and converts the value
 (raising :class:`SettingError` with one line naming the setting, the value and
-what is accepted) and the meaning shown in the settings tables of the README and
-``docs/reference.md`` (:func:`settings_table`; ``tests/test_readme.py`` and
-``tests/test_demo.py`` print the table they expect when one is stale).
+what is accepted) and the meaning shown in the reference's settings table, which
+the documentation build makes from :data:`SETTINGS` (``docs/_ext/repdocs.py``).
 
-**Adding a setting** is adding one row to :class:`RepSettings` (and pasting the
-table the tests print): pick a reader below (:func:`seconds`, :func:`whole`,
-:func:`switch`, :func:`choice`, :func:`path`, :func:`text`,
-:func:`optional_text`) or write one, ``(name, value, get) -> value``, where
+**Adding a setting** is adding one row to :class:`RepSettings`: pick a reader
+below (:func:`seconds`, :func:`whole`, :func:`switch`, :func:`choice`,
+:func:`path`, :func:`text`, :func:`optional_text`) or write one,
+``(name, value, get) -> value``, where
 ``value`` has the default applied and ``get`` reads any other setting. Nothing
 else lists settings: :data:`SETTINGS`, :data:`DEFAULTS`, the add-on's defaults
 and the check that warns of a misspelt ``REP_*`` name (:func:`unknown_settings`)
@@ -586,7 +585,7 @@ class RepSettings:
         return found
 
 
-#: the table, in the order of the README's and the reference's settings tables
+#: the table, in the order of the reference's settings table
 SETTINGS: tuple[Setting[Any], ...] = tuple(
     row for row in vars(RepSettings).values() if isinstance(row, Setting)
 )
@@ -616,18 +615,6 @@ def warn_unknown(names: Iterable[str]) -> None:
             "scrapy-rep: unknown setting %(name)s is ignored; %(hint)s",
             {"name": name, "hint": hint},
         )
-
-
-def _cell(value: Any) -> str:
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    return f"`{value!r}`"
-
-
-def settings_table() -> str:
-    """The Markdown settings table of the README and ``docs/reference.md``."""
-    rows = [f"| `{row.name}` | {_cell(row.default)} | {row.meaning} |" for row in SETTINGS]
-    return "\n".join(["| setting | default | meaning |", "|---|---|---|", *rows])
 
 
 def is_enabled(get: Getter) -> bool:

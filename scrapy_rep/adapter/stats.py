@@ -1,0 +1,58 @@
+"""Every stats key scrapy-rep counts, with what it counts: the reference's stats table.
+
+Bounded dimensions only (status, reason, outcome, exception class), never one key
+per origin. ``<name>`` stands for the dimension; a test checks that every key the
+code counts is here, and every key here is counted somewhere.
+"""
+
+from collections.abc import Mapping
+
+#: key -> what it counts
+STATS: Mapping[str, str] = {
+    "rep/judgements": "judgements of a request against a policy: a request parked, then "
+    "judged when its origin resumes, counts once per judgement",
+    "rep/judgements/<rep_decision>": "the same, by `allow`, `disallow`, `unresolved`",
+    "rep/downloaded": "requests let through to the downloader (each request's final answer "
+    "counts once: `rep/downloaded` + `rep/dropped/*` = requests)",
+    "rep/dropped/<reason>": "requests dropped, by reason (`page-nofollow` and `link-nofollow` "
+    "from page directives)",
+    "rep/parked": "requests parked",
+    "rep/parked/<reason>": "the same, by reason (`origin-paused`, `origin-pending`, ...)",
+    "rep/released": "parked requests handed back",
+    "rep/requeued": "parked requests pushed back to a shared scrapy-redis queue at close",
+    "rep/robots/served_from_cache": "a spider's own robots.txt requests (`SitemapSpider`) "
+    "answered from scrapy-rep's cache",
+    "rep/held/saved": "requests held at a graceful stop and kept in the JOBDIR for the "
+    "resumed crawl",
+    "rep/held/restored": "requests a resumed crawl read back from its JOBDIR and judged again",
+    "rep/cache/<outcome>": "policy lookups, by `hit` (a fresh cached policy), `miss` (none "
+    "cached) and `expired`",
+    "rep/fetch/count": "robots.txt fetches this crawler made (a fetch shared with another "
+    "crawler counts for the one that made it)",
+    "rep/fetch/outcome/<outcome>": "the same, by status-table row (`2xx`, `4xx`, `403`, "
+    "`5xx`, `network`, ...); `not-modified`: a `304` to a conditional refetch renewed the "
+    "copy in hand",
+    "rep/fetch/error/<exception>": "network errors by exception class name",
+    "rep/fetch/truncated": "bodies cut at 500 KiB",
+    "rep/fetch/redirected": "fetches that followed redirects",
+    "rep/fetch/reused": "policies this crawler adopted without fetching: another crawler's "
+    "fetch in the same process, or the shared store",
+    "rep/pauses/<outcome>": "pause events, by outcome (an origin paused three times in a row "
+    "counts three)",
+    "rep/resumes": "held origins that recovered",
+    "rep/robots/with_diagnostics": "files with lines the parser did not understand",
+    "rep/crawl_delay/applied": "download slots given a Crawl-delay floor",
+    "rep/crawl_delay/capped": "Crawl-delays above `REP_CRAWL_DELAY_MAX`",
+    "robotstxt/forbidden": "disallowed requests (Scrapy's own key, kept for dashboards)",
+    "rep/page/nofollow": "pages that say `nofollow` (or `none`) to the product token",
+    "rep/page/noindex": "pages that say `noindex` (or `none`, or a past `unavailable_after`)",
+    "rep/page/noindex/items-dropped": "items of `noindex` pages dropped "
+    '(`REP_PAGE_NOINDEX_ACTION = "drop"`)',
+    "rep/page/noindex/items-kept": 'items of `noindex` pages kept and counted (`"keep"`)',
+    "rep/page/invalid_date": "`unavailable_after` values that are no readable date (ignored)",
+    "rep/browser/allowed": "browser sub-requests (scrapy-playwright renders) let through, each "
+    "judged URL counting once (a redirect hop too)",
+    "rep/browser/aborted/<reason>": "browser sub-requests aborted, by reason: the drop "
+    "reasons (`disallow-rule`, `origin-paused`, `origin-pending`, `policy-unresolved`, "
+    "`robots-unreachable`, `collection-*`) and `guard-error` (the guard could not judge)",
+}

@@ -1,0 +1,147 @@
+"""The documentation: its reference tables' sources cover the code, its examples run,
+and what its guides say about the defaults is what the code does.
+
+The reference tables themselves are generated from the code when the site is
+built (``docs/_ext/repdocs.py``, ``make docs``), so no test compares copies;
+these tests check that the sources they are generated from are complete.
+"""
+
+from __future__ import annotations
+
+import ast
+import doctest
+import re
+from pathlib import Path
+
+from scrapy_rep.adapter.stats import STATS
+from scrapy_rep.runtime.audit import RECORDS
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+PACKAGE = ROOT / "scrapy_rep"
+
+
+def flat(page: str) -> str:
+    return " ".join((DOCS / page).read_text(encoding="utf-8").split())
+
+
+def _sources() -> dict[Path, str]:
+    return {path: path.read_text(encoding="utf-8") for path in PACKAGE.rglob("*.py")}
+
+
+def _pattern(key: str, placeholder: str) -> re.Pattern[str]:
+    parts = re.split(placeholder, key)
+    return re.compile("^" + "[^/]+".join(map(re.escape, parts)) + "$")
+
+
+def test_every_stats_key_the_code_counts_is_in_the_stats_table() -> None:
+    counted = set()
+    for path, text in _sources().items():
+        if path.name == "stats.py":
+            continue
+        counted |= set(re.findall(r'f?"((?:rep|robotstxt)/[\w/{}.-]*)"', text))
+    assert counted
+    table = [_pattern(key, r"<\w+>") for key in STATS]
+    for key in counted:
+        shape = re.sub(r"\{[^}]*\}", "x", key)
+        assert any(p.match(shape) for p in table), f"stats key {key} is not in STATS"
+    for key, pattern in zip(STATS, table, strict=True):
+        assert any(pattern.match(re.sub(r"\{[^}]*\}", "x", c)) for c in counted), (
+            f"STATS names {key}, which nothing counts"
+        )
+
+
+def test_every_audit_record_type_written_is_in_the_records_table() -> None:
+    written = set()
+    for text in _sources().values():
+        written |= set(re.findall(r'\.audit\.write\(\s*"(\w+)"', text))
+    assert written == set(RECORDS)
+
+
+def _commented(path: Path, owner: str | None = None) -> dict[str, bool]:
+    """Assigned names (module level, or a class's fields) -> whether a ``#:`` comment precedes."""
+    text = path.read_text(encoding="utf-8")
+    lines = text.splitlines()
+    tree = ast.parse(text)
+    body = tree.body
+    if owner is not None:
+        body = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == owner).body
+    found = {}
+    for node in body:
+        target = None
+        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
+            target = node.targets[0].id
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            target = node.target.id
+        if target is not None:
+            found[target] = lines[node.lineno - 2].strip().startswith("#:")
+    return found
+
+
+def test_every_meta_key_signal_and_decision_field_says_what_it_is() -> None:
+    """The ``#:`` comments the reference's meta, signals and decision tables are made of."""
+    meta = _commented(PACKAGE / "adapter" / "meta.py")
+    assert meta and all(meta.values()), [k for k, ok in meta.items() if not ok]
+    lines = (PACKAGE / "adapter" / "meta.py").read_text().splitlines()
+    pairs = zip(["", *lines], lines, strict=False)
+    firsts = [b for a, b in pairs if b.startswith("#: ") and a[:2] != "#:"]
+    assert len(firsts) == len(meta)
+    for first in firsts:
+        who = first[3:].split(":", 1)[0]
+        assert who in ("Set by you", "Set by scrapy-rep", "Internal"), first
+    signals = _commented(PACKAGE / "signals.py")
+    assert set(signals) == {"origin_paused", "origin_resumed"} and all(signals.values())
+    from scrapy_rep.core.decision import _FIELDS
+
+    fields = _commented(PACKAGE / "core" / "decision.py", owner="Decision")
+    fields = {name: ok for name, ok in fields.items() if name in _FIELDS}
+    assert set(fields) == set(_FIELDS) and all(fields.values()), fields
+
+
+def test_docs_name_only_tests_that_exist() -> None:
+    for doc in DOCS.glob("*.md"):
+        text = doc.read_text(encoding="utf-8")
+        for module, test in re.findall(r"tests/(test_\w+)\.py::(\w+)", text):
+            source = (ROOT / "tests" / f"{module}.py").read_text(encoding="utf-8")
+            assert re.search(rf"^(async )?def {test}\(", source, re.M), (
+                f"{doc.name}: no {module}::{test}"
+            )
+
+
+def test_engine_page_examples_run() -> None:
+    failures, tried = doctest.testfile(str(DOCS / "engine.md"), module_relative=False)
+    assert tried > 0 and failures == 0
+
+
+def test_engine_docstring_examples_run() -> None:
+    import scrapy_rep.robotstxt
+
+    failures, tried = doctest.testmod(scrapy_rep.robotstxt)
+    assert tried > 0 and failures == 0
+
+
+def test_per_spider_example_sets_token_and_user_agent_together() -> None:
+    page = (DOCS / "spiders.md").read_text(encoding="utf-8")
+    example = page.split("class ShopSpider(scrapy.Spider):", 1)[1].split("```", 1)[0]
+    assert '"REP_PRODUCT_TOKEN": "shopbot"' in example
+    assert '"USER_AGENT": "shopbot/1.0' in example
+
+
+def test_status_page_back_off_duration_matches_the_defaults() -> None:
+    """One failing origin keeps the crawl open for the sum of its back-offs; say how long."""
+    from scrapy_rep.core.policy import PolicyConfig, backoff
+
+    text = flat("status.md")
+    config = PolicyConfig()
+    waits = [int(backoff(n, config)) for n in range(1, config.pause_max_tries)]
+    assert waits == [60, 120, 240, 480]
+    assert " + ".join(map(str, waits)) + " s apart" in text
+    assert f"about **{sum(waits) // 60} minutes**" in text
+    short = PolicyConfig(pause_initial=5)
+    assert sum(backoff(n, short) for n in range(1, short.pause_max_tries)) == 75
+    assert "`REP_PAUSE_INITIAL` (5 s: 75 s in all)" in text
+
+
+def test_setup_page_says_rep_enabled_off_means_no_robots_txt_at_all() -> None:
+    text = flat("setup.md")
+    assert "`REP_ENABLED = False` with the add-on turns robots.txt handling off entirely" in text
