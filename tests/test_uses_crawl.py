@@ -98,7 +98,7 @@ async def test_drop_fetches_and_yields_nothing_refused_for_the_declared_use(
     # tdmrep.json: once, on the origin whose pages it had to answer for
     assert uses.press.hits(TDMREP) == 1
     assert uses.shop.hits(TDMREP) <= 1
-    dropped = of(audit, "item-dropped")
+    dropped = of(audit, "item_dropped")
     assert {r["url"] for r in dropped} == press_pages(uses, AFTER)
     reserved = result.decisions[uses.press_url("/articles/reserved")]
     assert reserved["uses"]["train-ai"] == {
@@ -124,7 +124,7 @@ async def test_record_fetches_everything_and_annotates_every_response_and_item(
     assert {item["url"]: item["rep_use"]["train-ai"] for item in result.items} == expected
     assert all(item["rep_use"]["search"] == "allowed" for item in result.items)
     # the response's TDMRep header lifted the file's reservation for that response only
-    page_uses = {r["url"]: r["uses"] for r in of(audit, "page-use")}
+    page_uses = {r["url"]: r["uses"] for r in of(audit, "page_use")}
     assert set(page_uses) == uses.every_page()
     assert page_uses[uses.press_url("/articles/lifted")]["train-ai"] == {
         "answer": "allowed",
@@ -156,7 +156,7 @@ async def test_no_declared_use_changes_nothing_and_never_asks_for_tdmrep_json(
     assert item_urls(result) == uses.every_page()
     assert all(item["rep_use"] is None for item in result.items)
     assert uses.press.hits(TDMREP) == 0 and uses.shop.hits(TDMREP) == 0
-    assert not of(audit, "page-use") and not of(audit, "tdmrep")
+    assert not of(audit, "page_use") and not of(audit, "tdmrep")
     assert not any(key.startswith(("rep/page/use", "rep/tdmrep")) for key in result.stats)
 
 

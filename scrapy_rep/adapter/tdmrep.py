@@ -111,7 +111,8 @@ class TdmRep:
         if result.error and self._closing():
             raise FetchAbandoned(key)
         self.telemetry.inc("rep/tdmrep/fetch/count")
-        self.telemetry.inc(f"rep/tdmrep/fetch/outcome/{classify(result)}")
+        outcome = classify(result)
+        self.telemetry.inc(f"rep/tdmrep/fetch/outcome/{outcome}")
         return result
 
     def _closing(self) -> bool:

@@ -221,9 +221,10 @@ class Telemetry:
     def page_uses(self, origin: str | None, url: str, uses: dict[str, dict[str, str]]) -> None:
         """A response's answer for each declared use, after its own signals."""
         for use, said in uses.items():
-            self.inc(f"rep/page/use/{use}/{said['answer']}")
+            answer = said["answer"]
+            self.inc(f"rep/page/use/{use}/{answer}")
         if self.audit is not None:
-            self.audit.write("page-use", {"url": url, "origin": origin, "uses": uses})
+            self.audit.write("page_use", {"url": url, "origin": origin, "uses": uses})
 
     def item_dropped(self, url: str, reason: str, detail: str) -> None:
         """An item the page middleware dropped for what its response says."""
@@ -233,7 +234,7 @@ class Telemetry:
             {"url": url, "reason": reason, "detail": detail},
         )
         if self.audit is not None:
-            self.audit.write("item-dropped", {"url": url, "reason": reason, "detail": detail})
+            self.audit.write("item_dropped", {"url": url, "reason": reason, "detail": detail})
 
     def tdmrep(self, origin: str, policy: Policy, rules: TdmRules | None) -> None:
         """A tdmrep.json this crawler fetched: counted, its problems said once, audited."""
