@@ -20,7 +20,7 @@ from scrapy.http import Response
 
 from tests.support.audit import of, records
 from tests.support.crawl import CrawlResult, ListSpider, crawl
-from tests.support.fakesite import FakeSite
+from tests.support.fakesite import FakeSite, Reply
 from tests.support.use_site import AFTER, BEFORE, PRESS_PAGES, SHOP_PAGES, UseSite, build
 
 TDMREP = "/.well-known/tdmrep.json"
@@ -170,3 +170,24 @@ async def test_a_declared_use_tdmrep_does_not_speak_of_never_asks_for_tdmrep_jso
     noai = {uses.press_url("/blog/header-noai"), uses.press_url("/blog/meta-noai")}
     assert item_urls(result) == uses.every_page() - noai
     assert uses.pages_seen() == uses.every_page()
+
+
+@pytest_twisted.ensureDeferred
+async def test_uses_are_answered_with_the_page_directives_switched_off(
+    site: FakeSite, tmp_path: Path
+) -> None:
+    uses = build(site)
+    uses.press.page(
+        "/blog/plain",
+        Reply(
+            body=b'<html><head><meta name="robots" content="noindex"></head></html>',
+            headers={"Content-Type": "text/html", "Content-Usage": "search=n"},
+        ),
+    )
+    result, _audit = await crawl_site(
+        uses, tmp_path, REP_USES=["search"], REP_USE_ACTION="drop", REP_PAGE_DIRECTIVES=False
+    )
+    plain = uses.press_url("/blog/plain")
+    assert plain not in item_urls(result)  # refused for search: dropped, noindex or not
+    assert uses.press_url("/") in item_urls(result)
+    assert result.stat("rep/page/noindex") == 0  # the directives themselves are not read

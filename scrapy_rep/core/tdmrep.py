@@ -23,7 +23,7 @@ What scrapy-rep decides where the report is silent:
   entry then decides;
 - two entries with the same location: ``1`` wins (the cautious reading, as
   aipref combines ``n`` and ``y``);
-- a file that is not JSON, not an array, or over :data:`MAX_BYTES` gives no
+- a file that is not JSON, not an array, or :data:`MAX_BYTES` or more gives no
   rules and a diagnostic: the file then says nothing.
 """
 
@@ -110,8 +110,8 @@ def reservation_answer(reservation: int, source: str) -> UseAnswer:
 
 def parse_tdmrep(body: bytes) -> TdmRules:
     """tdmrep.json bytes -> :class:`TdmRules`; never raises."""
-    if len(body) > MAX_BYTES:
-        return TdmRules(diagnostics=[f"over {MAX_BYTES // 1024} KiB: not read"])
+    if len(body) >= MAX_BYTES:  # the fetch cuts a longer file here: what is left is no JSON
+        return TdmRules(diagnostics=[f"{MAX_BYTES // 1024} KiB or more: not read"])
     try:
         data = json.loads(body)
     except (ValueError, RecursionError) as exc:  # JSONDecodeError and UnicodeDecodeError
