@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 import pytest_twisted
 
+from scrapy_rep.adapter.tdmrep import TdmRep
 from scrapy_rep.core.policy import FetchResult, PolicyConfig, Status, next_policy
 from scrapy_rep.runtime.tdmrep import tdm_config
 from tests.support.crawl import CrawlResult, crawl
@@ -81,7 +82,7 @@ async def test_a_5xx_or_network_error_leaves_train_ai_unknown_and_never_pauses(
     assert origin.hits(TDMREP) == 1  # and not refetched before the next TTL
     said = train_ai(result, "/reserved/1", origin)
     assert said is not None and said["answer"] == "unknown"
-    assert said["source"].startswith("tdmrep.json ") and "unknown until" in said["source"]
+    assert said["source"].startswith("tdmrep.json ") and "unknown until refetched" in said["source"]
     assert result.stat("rep/tdmrep/unknown") == 1
     assert not any(key.startswith(("rep/pauses", "rep/parked")) for key in result.stats)
 
@@ -137,3 +138,23 @@ def test_the_status_table_of_tdmrep_json() -> None:
     for failed in (after(status=500), after(status=503), after(error="TimeoutError")):
         assert failed.status is Status.UNREACHABLE  # unknown, never paused
         assert failed.expires_at == 1000.0 + 3600.0  # refetched at the next TTL
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_fetch_that_fails_unexpectedly_leaves_train_ai_unknown_and_is_said(
+    site: FakeSite, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    async def broken(self: Any, key: str, validators: Any = None) -> FetchResult:
+        raise RuntimeError("a bug, not the site")
+
+    monkeypatch.setattr(TdmRep, "fetch", broken)
+    origin = origin_with(site, Reply(body=RESERVED))
+    with caplog.at_level(logging.WARNING, logger="scrapy_rep"):
+        result = await crawl_pages(origin)
+    assert all(origin.hits(p) == 1 for p in PAGES)
+    said = train_ai(result, "/reserved/1", origin)  # a network error, named after the exception
+    assert said == {
+        "answer": "unknown",
+        "source": "tdmrep.json network: unknown until it is refetched",
+    }
+    assert any("tdmrep.json failed with RuntimeError" in r.getMessage() for r in caplog.records)

@@ -20,7 +20,7 @@ from dataclasses import replace
 from typing import Any
 
 from scrapy_rep.core.policy import Action, Policy, PolicyConfig, Status
-from scrapy_rep.core.tdmrep import NO_RULES, USE, WELL_KNOWN, TdmRules, parse_tdmrep
+from scrapy_rep.core.tdmrep import NO_RULES, USE, WELL_KNOWN, TdmRules, parse_tdmrep, tdmrep_url
 from scrapy_rep.core.uses import UNKNOWN, UseAnswer
 from scrapy_rep.runtime.resolver import Fetch, Resolver
 from scrapy_rep.runtime.store.memory import PolicyCache
@@ -59,6 +59,10 @@ def origin_of_key(key: str) -> str:
     return key[: -len(WELL_KNOWN)]
 
 
+def tdmrep_url_of_key(key: str) -> str:
+    return tdmrep_url(origin_of_key(key))
+
+
 class TdmCache(PolicyCache):
     """A :class:`PolicyCache` whose bodies are tdmrep.json files."""
 
@@ -90,6 +94,7 @@ class TdmFiles:
                 poll_interval=robots.poll_interval,
                 fetch_budget=robots.fetch_budget,
             )
+        resolver.url_of = tdmrep_url_of_key
         self.resolver = resolver
         self.clock = robots.clock
 
@@ -122,5 +127,5 @@ class TdmFiles:
         rules = self.rules(policy)
         if rules is None:
             said = policy.http_status or policy.outcome
-            return UseAnswer(USE, UNKNOWN, f"tdmrep.json {said}: unknown until it is refetched")
+            return UseAnswer(USE, UNKNOWN, f"tdmrep.json {said}: unknown until refetched")
         return rules.answer(url)
