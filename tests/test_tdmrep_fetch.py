@@ -155,6 +155,6 @@ async def test_a_fetch_that_fails_unexpectedly_leaves_train_ai_unknown_and_is_sa
     said = train_ai(result, "/reserved/1", origin)  # a network error, named after the exception
     assert said == {
         "answer": "unknown",
-        "source": "tdmrep.json network: unknown until it is refetched",
+        "source": "tdmrep.json network: unknown until refetched",
     }
     assert any("tdmrep.json failed with RuntimeError" in r.getMessage() for r in caplog.records)
