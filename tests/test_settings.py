@@ -147,7 +147,7 @@ NUMERIC = [
 
 
 def test_numeric_settings_are_all_checked() -> None:
-    assert len(NUMERIC) == 17  # with REP_SQLITE_RETENTION and REP_REDIS_LOCK_TIMEOUT
+    assert len(NUMERIC) == 19  # with REP_WORKER_LEASE and REP_WORKER_CHECK_INTERVAL
     assert {"REP_FETCH_TIMEOUT", "REP_PENDING_WAIT", "REP_CRAWL_DELAY_MAX"} <= set(NUMERIC)
 
 

@@ -27,6 +27,7 @@ from scrapy_rep.core.tdmrep import TdmRules
 from scrapy_rep.robotstxt import Diagnostic
 from scrapy_rep.robotstxt.text import printable
 from scrapy_rep.runtime.audit import AuditLog, PolicyArchive
+from scrapy_rep.runtime.html_report import write_report
 
 logger = logging.getLogger(__name__)
 
@@ -47,12 +48,14 @@ class Telemetry:
         audit: AuditLog | None = None,
         archive: PolicyArchive | None = None,
         report: bool = True,
+        report_html: str | None = None,
     ) -> None:
         self.stats = stats
         self.counts = CrawlCounts(max_origins)
         self.audit = audit
         self.archive = archive
         self.report = report
+        self.report_html = report_html
         self._pending: dict[str, int] = {}
         self._events = 0
         self._noted: set[str] = set()  # what is said once: origins given up, unreadable files
@@ -160,8 +163,27 @@ class Telemetry:
             self.audit.write("released", {"url": url, "origin": origin})
 
     def requeued(self, url: str) -> None:
+        """A held request pushed back into the shared queue at this worker's close."""
         self.inc("rep/requeued")
         logger.debug("scrapy-rep: requeued %(url)s for another worker", {"url": url})
+        if self.audit is not None:
+            self.audit.write("requeued", {"url": url, "reason": "spider-closed"})
+
+    def requeued_from_dead(self, worker: str, urls: list[str]) -> None:
+        """Held requests of a dead worker (its lease expired) moved back into the shared queue."""
+        for _ in urls:
+            self.inc("rep/cluster/requeued-from-dead-worker")
+        self.counts.requeued_dead(len(urls))
+        logger.info(
+            "scrapy-rep: %(n)d held requests of worker %(worker)s, whose lease expired, are back "
+            "in the shared queue",
+            {"n": len(urls), "worker": worker},
+        )
+        if self.audit is not None:
+            for url in urls:
+                self.audit.write(
+                    "requeued", {"url": url, "reason": "worker-lease-expired", "worker": worker}
+                )
 
     # -- origins ------------------------------------------------------------
 
@@ -290,23 +312,43 @@ class Telemetry:
 
     # -- the end ------------------------------------------------------------
 
-    def closed(self, reason: str, left: int) -> None:
-        """At spider close: the warning for what was held, the report, the last records."""
+    def closed(self, reason: str, left: int, *, spider: str, token: str) -> None:
+        """At spider close: the warning for what was held, the report, the last records.
+
+        Both name the spider and the token: crawlers sharing a process share its log.
+        """
         if left:
             logger.warning(
-                "scrapy-rep: %(n)d held requests were never downloaded (spider closed: %(reason)s)",
-                {"n": left, "reason": reason},
+                "scrapy-rep: %(n)d held requests of spider %(spider)r (as %(token)r) were never "
+                "downloaded (spider closed: %(reason)s)",
+                {"n": left, "spider": spider, "token": token, "reason": reason},
             )
         self.flush()
         try:
             if self.report:
-                logger.info("%(report)s", {"report": "\n".join(report_lines(self.counts))})
+                lines = report_lines(self.counts, who=f"spider {spider!r} as {token!r}")
+                logger.info("%(report)s", {"report": "\n".join(lines)})
             if self.audit is not None:
                 for origin, counts in self.counts.origins.items():
                     self.audit.write("origin", {"origin": origin, **counts.to_dict()})
         finally:
             if self.audit is not None:
                 self.audit.close()  # flushes: nothing buffered is lost
+                self._write_html()
+
+    def _write_html(self) -> None:
+        """``REP_REPORT_HTML``: this crawl's records as a page; a failure is a warning."""
+        if self.report_html is None or self.audit is None:
+            return
+        try:
+            write_report(self.audit.path, self.report_html, start=self.audit.start)
+        except OSError as exc:
+            logger.warning(
+                "scrapy-rep: cannot write the HTML report %(path)s: %(error)s",
+                {"path": self.report_html, "error": exc},
+            )
+        else:
+            logger.info("scrapy-rep: HTML report written to %(path)s", {"path": self.report_html})
 
 
 def clock_time(timestamp: float) -> str:

@@ -25,12 +25,12 @@ engine, exceptions. The clock is passed in.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 from scrapy_rep.core.parking import Held, ParkingLot
-from scrapy_rep.core.policy import Policy, Status
+from scrapy_rep.core.policy import Policy, PolicyConfig, Status, given_up_at
 
 T = TypeVar("T")
 
@@ -73,6 +73,17 @@ class Admission:
 _JUDGE = Admission(JUDGE)
 
 
+@dataclass(frozen=True, slots=True)
+class Waiting:
+    """Held requests keeping an idle crawl open: how many, whose, until when at the latest."""
+
+    held: int
+    #: origins holding requests, most held first
+    origins: tuple[str, ...]
+    #: when the last of them is given up at the latest (policy clock)
+    given_up_by: float
+
+
 @dataclass
 class Effects(Generic[T]):
     """What a new policy means for an origin's held requests; the caller carries it out."""
@@ -107,6 +118,26 @@ class OriginGate(Generic[T]):
 
     def holds(self, origin: str) -> bool:
         return origin in self._lot
+
+    def waiting(
+        self, policy_of: Callable[[str], Policy | None], config: PolicyConfig
+    ) -> Waiting | None:
+        """What the held requests wait for, when the crawl has nothing else; None if none held.
+
+        Each origin's requests are given up when its back-off runs out
+        (:func:`~scrapy_rep.core.policy.given_up_at`) or, at the latest, when
+        the last of them has been parked ``park_timeout`` seconds.
+        """
+        held = self._lot.by_origin()
+        if not held:
+            return None
+        last = 0.0
+        for origin, (_count, newest) in held.items():
+            bound = newest + self.park_timeout
+            policy = policy_of(origin)
+            schedule = given_up_at(policy, config) if policy is not None else None
+            last = max(last, bound if schedule is None else min(bound, schedule))
+        return Waiting(len(self._lot), tuple(held), last)
 
     # -- asking -------------------------------------------------------------
 

@@ -66,6 +66,11 @@ class CrawlCounts:
         self.total = OriginCounts()
         self.seen = 0  # distinct origins ever counted (evicted ones too)
         self.evicted = 0
+        #: waits for the cluster's shared Crawl-delay: how many, how long in all (s)
+        self.delay_waits = 0
+        self.delay_waited_s = 0.0
+        #: held requests of dead workers this worker moved back into the shared queue
+        self.requeued_from_dead = 0
         # hashes of the origins folded away: one that comes back is not counted again
         # (a set of ints, ~70 B an origin; two origins alike in 64 bits would count once)
         self._folded: set[int] = set()
@@ -133,25 +138,43 @@ class CrawlCounts:
     def crawl_delay(self, origin: str, delay: float | None) -> None:
         self.of(origin).crawl_delay = delay
 
+    def delay_waited(self, seconds: float) -> None:
+        """A request waited ``seconds`` for its send time under the cluster's Crawl-delay."""
+        self.delay_waits += 1
+        self.delay_waited_s += seconds
+
+    def requeued_dead(self, n: int) -> None:
+        self.requeued_from_dead += n
+
 
 def _reasons(dropped: dict[str, int]) -> str:
     return ", ".join(f"{r} {n}" for r, n in sorted(dropped.items(), key=lambda x: -x[1])) or "-"
 
 
-def report_lines(counts: CrawlCounts, top: int = TOP) -> list[str]:
-    """The summary: a totals line, then the ``top`` origins by requests, as a table."""
+def report_lines(counts: CrawlCounts, top: int = TOP, who: str = "") -> list[str]:
+    """The summary: a totals line, then the ``top`` origins by requests, as a table.
+
+    ``who`` (``spider 'shop' as 'shopbot'``) ends the totals line, so the
+    reports of crawlers sharing a process can be told apart.
+    """
     t = counts.total
     lines = [
         f"scrapy-rep report: {counts.seen} origins, {t.requests} requests: "
         f"{t.downloaded} downloaded, {t.dropped_total} dropped ({_reasons(t.dropped)}), "
         f"{t.parked} parked, {t.released} released; {t.fetches} robots.txt fetches, "
-        f"{t.reused} reused"
+        f"{t.reused} reused" + (f" ({who})" if who else "")
     ]
     browser = t.browser_allowed + sum(t.browser_aborted.values())
     if browser:
         lines.append(
             f"  browser sub-requests: {browser}: {t.browser_allowed} allowed, "
             f"{browser - t.browser_allowed} aborted ({_reasons(t.browser_aborted)})"
+        )
+    if counts.delay_waits or counts.requeued_from_dead:
+        lines.append(
+            f"  cluster: {counts.delay_waits} waits for the shared Crawl-delay "
+            f"({counts.delay_waited_s:.1f} s in all), {counts.requeued_from_dead} held requests "
+            "of dead workers requeued"
         )
     ranked = sorted(counts.origins.items(), key=lambda item: -item[1].requests)[: max(0, top)]
     if not ranked:

@@ -14,10 +14,9 @@ from dataclasses import dataclass, field
 
 from scrapy_rep.robotstxt.agent import InvalidProductToken, product_token, validate_token
 from scrapy_rep.robotstxt.matcher import (
-    _ALLOWED,
-    _PATH,
+    _AUTHORITY,
+    NOT_PLAIN,
     ROBOTS_TXT,
-    SHORT_URL,
     RuleSet,
     is_robots_txt,
     normalise,
@@ -146,6 +145,7 @@ class RobotsTxt:
 
     __slots__ = (
         "__weakref__",
+        "_base",
         "_selections",
         "diagnostics",
         "groups",
@@ -170,6 +170,8 @@ class RobotsTxt:
         self.size = parsed.size
         self.truncated = parsed.truncated
         self._selections: dict[str, _Selection] = {}
+        #: ``scheme://authority/`` of the URL judged last (most URLs share it)
+        self._base = ""
 
     def _select(self, token: str) -> _Selection:
         """The token's selection; validates the token. Compiles nothing."""
@@ -229,15 +231,17 @@ class RobotsTxt:
         match = selection.match
         if match is None:
             return True  # no rule can match
-        # path_of and normalise_path, inlined: no Python call on the usual URL
-        if len(url) <= SHORT_URL:
-            path = _PATH(url)[1]  # type: ignore[index]  # always matches
-            if path[:1] != "/":
-                path = "/" + path
+        # path_of and normalise_path, inlined: no Python call on the usual URL, whose
+        # scheme and authority are those of the URL before (a file judges one origin)
+        base = self._base
+        if base and url.startswith(base):
+            path = url[len(base) - 1 :]
         else:
             path = path_of(url)
-        if not path.isascii() or path.encode("ascii").translate(None, _ALLOWED):
-            path = normalise_path(path)
+            end = _AUTHORITY(url).end()  # type: ignore[union-attr]  # always matches
+            self._base = url[: end + 1] if url[end : end + 1] == "/" else ""
+        if NOT_PLAIN(path):  # '%', '#', non-ASCII, ...: the whole way
+            path = normalise_path(path_of(url))
         if path == ROBOTS_TXT:
             return True
         rule = match(path)

@@ -255,6 +255,15 @@ def _token(name: str, value: Any, get: Getter) -> str:
     return resolve_token(get)
 
 
+def _report_html(name: str, value: Any, get: Getter) -> str | None:
+    found = path(directory=False)(name, value, get)
+    if found is not None and not get("REP_DECISION_LOG"):
+        raise SettingError(
+            f"{name} needs REP_DECISION_LOG: the page {value!r} is made from the audit log"
+        )
+    return found
+
+
 def _redis_url(name: str, value: Any, get: Getter) -> str | None:
     return value or get("REDIS_URL") or None
 
@@ -428,6 +437,13 @@ class RepSettings:
     crawl_delay_max = Setting(
         "REP_CRAWL_DELAY_MAX", 30.0, seconds(), "cap on an applied Crawl-delay, seconds"
     )
+    crawl_delay_shared = Setting(
+        "REP_CRAWL_DELAY_SHARED",
+        True,
+        switch,
+        "with `REP_STORE = 'redis'`: honour Crawl-delay for the whole cluster (send times "
+        "reserved in Redis), not per worker",
+    )
     decision_log = Setting(
         "REP_DECISION_LOG",
         None,
@@ -445,6 +461,13 @@ class RepSettings:
         True,
         switch,
         "log a per-origin summary (top origins, totals) at close",
+    )
+    report_html = Setting(
+        "REP_REPORT_HTML",
+        None,
+        _report_html,
+        "path of an HTML page written at close from this crawl's audit log records "
+        "(`scrapy-rep report`); needs `REP_DECISION_LOG`",
     )
     store = Setting(
         "REP_STORE",
@@ -498,6 +521,19 @@ class RepSettings:
         seconds(low=0.1),
         "seconds a dead worker's robots.txt fetch lock blocks the others (Redis, SQLite); "
         "a live worker renews it while its fetch runs",
+    )
+    worker_lease = Setting(
+        "REP_WORKER_LEASE",
+        30.0,
+        seconds(low=0.3),
+        "with `REP_STORE = 'redis'` and scrapy-redis: seconds a killed worker's held requests "
+        "stay recorded in Redis before a survivor requeues them; renewed every third of that",
+    )
+    worker_check_interval = Setting(
+        "REP_WORKER_CHECK_INTERVAL",
+        10.0,
+        seconds(low=0.05),
+        "seconds between a worker's looks for the held requests of dead workers",
     )
     page_directives = Setting(
         "REP_PAGE_DIRECTIVES",
