@@ -193,3 +193,39 @@ def test_everything_from_the_site_is_escaped() -> None:
     html = render(story, source=evil)
     assert "<script>alert(1)" not in html and "&lt;script&gt;alert(1)" in html
     assert html.count("<script>") == 1  # the page's own
+
+
+def test_rep_report_html_needs_the_audit_log_it_is_made_from(tmp_path: Path) -> None:
+    import pytest
+
+    from scrapy_rep.runtime.settings import RepSettings, SettingError
+
+    page = str(tmp_path / "r.html")
+    with pytest.raises(SettingError, match="REP_REPORT_HTML needs REP_DECISION_LOG"):
+        RepSettings.from_settings({"USER_AGENT": "testbot/1.0", "REP_REPORT_HTML": page}.get)
+    log = str(tmp_path / "a.jsonl")
+    config = RepSettings.from_settings(
+        {"USER_AGENT": "testbot/1.0", "REP_REPORT_HTML": page, "REP_DECISION_LOG": log}.get
+    )
+    assert config.report_html == page
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_page_that_cannot_be_written_is_a_warning_and_only_this_crawls_records(
+    site: FakeSite, tmp_path: Path, caplog: Any
+) -> None:
+    a = site.add("a").robots(Reply(body=b"User-agent: *\nDisallow: /private\n"))
+    log = tmp_path / "audit.jsonl"
+    log.write_text('{"type": "fetch", "at": 1, "origin": "http://earlier.example:80"}\n')
+    (tmp_path / "blocked").write_text("a file where the page's folder would be")
+    bad, good = tmp_path / "blocked" / "r.html", tmp_path / "r.html"
+    common = {"REP_DECISION_LOG": str(log)}
+    result = await crawl(
+        [a.url_for("/"), a.url_for("/private/x")], {**common, "REP_REPORT_HTML": str(bad)}
+    )
+    assert result.stat("rep/downloaded") == 1  # the crawl itself is unharmed
+    assert any("cannot write the HTML report" in r.getMessage() for r in caplog.records)
+    await crawl([a.url_for("/")], {**common, "REP_REPORT_HTML": str(good)})
+    html = good.read_text(encoding="utf-8")
+    assert "earlier.example" not in html  # written at close from this crawl's records only
+    assert a.url in html and 'id="t-dropped-none"' in html  # the first crawl's drop is not

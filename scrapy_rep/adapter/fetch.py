@@ -60,7 +60,7 @@ class RobotsFetcher:
         # while a robots.txt download is under way (each receiver costs ~9 µs a chunk)
         self._downloading = 0
 
-    def _request(self, url: str, validators: Conditional | None) -> Request:
+    def _request(self, url: str, validators: Conditional | None, asked: Request | None) -> Request:
         headers = {"Accept-Encoding": "gzip, deflate"}
         if validators is not None and validators.url == url:
             headers.update(validators.headers())
@@ -87,6 +87,8 @@ class RobotsFetcher:
         )
         if self.own_slot:
             request.meta["download_slot"] = f"rep-robots:{urlparse_cached(request).hostname}"
+        if asked is not None:
+            _same_proxy(request, asked)
         return request
 
     def _cap_body(self, data: bytes, request: Request, spider: Any = None) -> None:
@@ -136,8 +138,9 @@ class RobotsFetcher:
         first = url = self.url_of(origin)
         engine = self.crawler.engine
         assert engine is not None
+        for_request = self.asked.get(origin)
         for hop in range(self.max_redirects + 1):
-            request = self._request(url, validators)
+            request = self._request(url, validators, for_request)
             url = request.url
             try:
                 response = await engine.download_async(request)
@@ -165,6 +168,23 @@ class RobotsFetcher:
             asked = b"If-None-Match" in request.headers or b"If-Modified-Since" in request.headers
             return _result(first, response, hop, conditional=asked)
         raise AssertionError("unreachable: every hop returns or continues")
+
+
+def _same_proxy(request: Request, asked: Request) -> None:
+    """Send robots.txt through the proxy of the request it is fetched for, credentials too.
+
+    The site then sees the client the page requests come from. A proxy that
+    ``HttpProxyMiddleware`` took from the environment (``$http_proxy``) is
+    chosen for robots.txt the same way, so only an explicit ``meta["proxy"]``
+    (``None`` included: no proxy) is copied.
+    """
+    meta = asked.meta
+    if "proxy" not in meta or meta.get("_scheme_proxy"):
+        return
+    request.meta["proxy"] = meta["proxy"]
+    credentials = asked.headers.get(b"Proxy-Authorization")
+    if credentials is not None:
+        request.headers[b"Proxy-Authorization"] = credentials
 
 
 def _redirect_target(response: Response, location: bytes) -> str | None:

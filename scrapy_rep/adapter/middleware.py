@@ -296,6 +296,7 @@ class RobotsMiddleware:
             collection=collection,
             disallowed_action=self.config.disallowed_action,
             unresolved_collection_action=self.config.collection_unresolved_action,
+            declared=self.config.declared,
         )
 
     # -- fetching -----------------------------------------------------------
@@ -303,6 +304,10 @@ class RobotsMiddleware:
     async def fetch(self, origin: str, validators: Conditional | None = None) -> FetchResult:
         if self.holding.closed or closing(self.crawler):
             raise FetchAbandoned(origin)
+        if origin not in self.fetcher.asked:  # a refetch for held requests: on their behalf
+            held = self.gate.first_held(origin)
+            if held is not None:
+                self.fetcher.asked[origin] = held
         result = await self.fetcher(origin, validators)
         if result.error and (self.holding.closed or closing(self.crawler)):
             raise FetchAbandoned(origin)  # cut short by our own close, not the site's fault

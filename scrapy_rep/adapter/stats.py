@@ -50,6 +50,9 @@ STATS: Mapping[str, str] = {
     "rep/crawl_delay/applied": "download slots given a Crawl-delay floor",
     "rep/crawl_delay/capped": "Crawl-delays above `REP_CRAWL_DELAY_MAX`",
     "robotstxt/forbidden": "disallowed requests (Scrapy's own key, kept for dashboards)",
+    "rep/use/<use>/<answer>": "judged requests by what robots.txt (and tdmrep.json) answer "
+    "for a use: each declared use (`REP_USES`), and with none declared each use the site "
+    "states; answers `allowed`, `refused`, `unknown`",
     "rep/page/nofollow": "pages that say `nofollow` (or `none`) to the product token",
     "rep/page/noindex": "pages that say `noindex` (or `none`, or a past `unavailable_after`)",
     "rep/page/noindex/items-dropped": "items of `noindex` pages dropped "

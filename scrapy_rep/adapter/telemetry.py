@@ -24,6 +24,7 @@ from scrapy_rep.core.decision import DOWNLOAD, DROP
 from scrapy_rep.core.policy import Policy, Status
 from scrapy_rep.core.report import CrawlCounts, report_lines
 from scrapy_rep.core.tdmrep import TdmRules
+from scrapy_rep.core.uses import ANSWERS, REFUSED, USES
 from scrapy_rep.robotstxt import Diagnostic
 from scrapy_rep.robotstxt.text import printable
 from scrapy_rep.runtime.audit import AuditLog, PolicyArchive
@@ -35,6 +36,10 @@ logger = logging.getLogger(__name__)
 FLUSH_EVERY = 512
 _CACHE = {outcome: f"rep/cache/{outcome}" for outcome in ("hit", "miss", "expired")}
 _JUDGEMENTS = {rep: f"rep/judgements/{rep}" for rep in ("allow", "disallow", "unresolved")}
+#: use -> answer -> its stats key
+_USE_KEYS: dict[str, dict[str, str]] = {
+    use: {answer: f"rep/use/{use}/{answer}" for answer in ANSWERS} for use in USES
+}
 
 
 class Telemetry:
@@ -86,11 +91,22 @@ class Telemetry:
         if rep == "disallow":
             self.inc("robotstxt/forbidden")  # dashboards watch Scrapy's own key
         self._events += 3
+        uses = record.get("uses")
+        if uses:
+            self._uses(origin, uses)
         action = record["action"]
         if action in (DOWNLOAD, DROP):
             self.final(origin, record)
         elif self.audit is not None:
             self.audit.write("decision", record)
+
+    def _uses(self, origin: str, uses: dict[str, dict[str, str]]) -> None:
+        """``rep/use/<use>/<answer>`` per judged request; refusals per origin for the report."""
+        for use, said in uses.items():
+            answer = said["answer"]
+            self.inc(_USE_KEYS[use][answer] if use in _USE_KEYS else f"rep/use/{use}/{answer}")
+            if answer == REFUSED:
+                self.counts.use_refused(origin, use)
 
     def final(self, origin: str | None, record: dict[str, Any]) -> None:
         """A request's last answer, downloaded or dropped: one ``decision`` record."""

@@ -32,6 +32,8 @@ class OriginCounts:
     #: browser sub-requests (scrapy-playwright renders) allowed, and aborted by reason
     browser_allowed: int = 0
     browser_aborted: dict[str, int] = field(default_factory=dict)
+    #: judged requests robots.txt refused for a use, by use
+    uses_refused: dict[str, int] = field(default_factory=dict)
 
     @property
     def dropped_total(self) -> int:
@@ -54,6 +56,7 @@ class OriginCounts:
             "crawl_delay": self.crawl_delay,
             "browser_allowed": self.browser_allowed,
             "browser_aborted": dict(self.browser_aborted),
+            "uses_refused": dict(self.uses_refused),
         }
 
 
@@ -135,6 +138,11 @@ class CrawlCounts:
             else:
                 counts.browser_aborted[aborted] = counts.browser_aborted.get(aborted, 0) + 1
 
+    def use_refused(self, origin: str, use: str) -> None:
+        """A judged request robots.txt refuses for ``use`` (downloaded or not)."""
+        for counts in (self.of(origin), self.total):
+            counts.uses_refused[use] = counts.uses_refused.get(use, 0) + 1
+
     def crawl_delay(self, origin: str, delay: float | None) -> None:
         self.of(origin).crawl_delay = delay
 
@@ -178,7 +186,7 @@ def report_lines(counts: CrawlCounts, top: int = TOP, who: str = "") -> list[str
         )
     ranked = sorted(counts.origins.items(), key=lambda item: -item[1].requests)[: max(0, top)]
     if not ranked:
-        return lines + _browser_lines(counts, top)
+        return lines + _browser_lines(counts, top) + _use_lines(counts, top)
     width = max(len("origin"), *(len(origin) for origin, _ in ranked))
     lines.append(
         f"  {'origin':<{width}}  {'status':<11} {'fetch':>5} {'down':>5} {'drop':>5} "
@@ -193,7 +201,25 @@ def report_lines(counts: CrawlCounts, top: int = TOP, who: str = "") -> list[str
     hidden = counts.seen - len(ranked)
     if hidden > 0:
         lines.append(f"  ... and {hidden} more origins (in the totals above)")
-    return lines + _browser_lines(counts, top)
+    return lines + _browser_lines(counts, top) + _use_lines(counts, top)
+
+
+def _use_lines(counts: CrawlCounts, top: int) -> list[str]:
+    """Per origin, the uses its robots.txt refused and for how many requests; none if none."""
+    if not counts.total.uses_refused:
+        return []
+    lines = [f"  uses refused by robots.txt: {_reasons(counts.total.uses_refused)} (requests)"]
+    ranked = sorted(
+        ((origin, c.uses_refused) for origin, c in counts.origins.items() if c.uses_refused),
+        key=lambda item: -sum(item[1].values()),
+    )[: max(0, top)]
+    if not ranked:
+        return lines
+    width = max(len("uses: origin"), *(len(origin) for origin, _ in ranked))
+    lines.append(f"  {'uses: origin':<{width}}  refused for")
+    for origin, refused in ranked:
+        lines.append(f"  {origin:<{width}}  {_reasons(refused)}")
+    return lines
 
 
 def _browser_lines(counts: CrawlCounts, top: int) -> list[str]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from scrapy_rep.robotstxt.agent import InvalidProductToken, product_token, validate_token
 from scrapy_rep.robotstxt.matcher import (
@@ -147,9 +148,11 @@ class RobotsTxt:
         "__weakref__",
         "_base",
         "_selections",
+        "derived",
         "diagnostics",
         "groups",
         "licenses",
+        "preference_lines",
         "signals",
         "sitemaps",
         "size",
@@ -166,10 +169,18 @@ class RobotsTxt:
         self.licenses: tuple[str, ...] = tuple(parsed.licenses)
         #: ``Content-Signal`` lines before the first group
         self.signals: tuple[Signal, ...] = tuple(parsed.signals)
+        #: how many Content-Usage and Content-Signal lines the file has (0: it states
+        #: no use preference, and judging need not look for one)
+        self.preference_lines = len(self.signals) + sum(
+            len(group.usage) + sum(len(run.signals) for run in group.runs) for group in self.groups
+        )
         #: octets of the body as given (before the 500 KiB cut)
         self.size = parsed.size
         self.truncated = parsed.truncated
         self._selections: dict[str, _Selection] = {}
+        #: what other layers work out from this file once, kept as long as the file
+        #: (the use preferences a token's groups state: scrapy_rep.core.uses)
+        self.derived: dict[object, Any] = {}
         #: ``scheme://authority/`` of the URL judged last (most URLs share it)
         self._base = ""
 
@@ -222,6 +233,15 @@ class RobotsTxt:
             return Verdict(True, None, selection.groups, "robots-txt", selection)
         match = selection.match
         return _verdict(None if match is None else match(path), selection)
+
+    def deciding_rule(self, token: str, path: str) -> Rule | None:
+        """The rule that decides ``path`` (in :func:`normalise_path` form) for ``token``.
+
+        :meth:`decide` without the answer built around it, for callers that
+        judge one path for several tokens.
+        """
+        match = self._matcher(token).match
+        return None if match is None or is_robots_txt(path) else match(path)
 
     def allowed(self, token: str, url: str) -> bool:
         """The fast path of :meth:`decide`."""

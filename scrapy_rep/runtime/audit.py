@@ -68,7 +68,8 @@ RECORDS: Mapping[str, tuple[str, str]] = {
         "the report's counters: `downloaded`, `dropped` (reason -> count), `parked`, "
         "`released`, `fetches` (made by this crawler), `reused` (policies another crawler "
         "or the shared store fetched), `status`, `crawl_delay`, `browser_allowed`, "
-        "`browser_aborted` (reason -> count)",
+        "`browser_aborted` (reason -> count), `uses_refused` (use -> judged requests robots.txt "
+        "refused it for)",
     ),
 }
 
