@@ -67,7 +67,9 @@ async def test_a_4xx_means_no_reservation(site: FakeSite, reply: Reply) -> None:
     result = await crawl_pages(origin)
     assert all(origin.hits(p) == 1 for p in PAGES)
     assert origin.hits(TDMREP) == 1
-    assert train_ai(result, "/reserved/1", origin) is None  # the file says nothing
+    said = train_ai(result, "/reserved/1", origin)
+    assert said is not None and said["answer"] == "unknown"  # the file says nothing
+    assert not said["source"].startswith("tdmrep.json")
     assert not any(key.startswith("rep/pauses") for key in result.stats)
 
 

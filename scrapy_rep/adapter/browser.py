@@ -62,7 +62,7 @@ from scrapy.utils.misc import load_object
 
 from scrapy_rep.adapter import meta as M
 from scrapy_rep.adapter.exceptions import RepIgnoreRequest
-from scrapy_rep.core.decision import DOWNLOAD, DROP, unjudged
+from scrapy_rep.core.decision import DOWNLOAD, DROP, USE_REFUSED, unjudged
 from scrapy_rep.core.gate import JUDGE, WAIT
 from scrapy_rep.core.origin import NotAnOrigin, origin_of
 from scrapy_rep.core.policy import Policy
@@ -92,8 +92,6 @@ HANDLER = "scrapy_playwright.handler.ScrapyPlaywrightDownloadHandler"
 PRIORITY = 950
 #: the abort reason when the guard cannot judge
 GUARD_ERROR = "guard-error"
-#: the abort reason of a sub-request of a page that refuses a declared use (REP_USE_ACTION drop)
-USE_REFUSED = "use-refused"
 #: what the browser is told for an aborted request (net::ERR_BLOCKED_BY_CLIENT)
 ABORT_CODE = "blockedbyclient"
 #: seconds a judgement may take beyond REP_PENDING_WAIT (the collection hook)

@@ -41,7 +41,7 @@ from scrapy.utils.response import get_base_url
 
 from scrapy_rep.adapter import meta as M
 from scrapy_rep.adapter.telemetry import Telemetry
-from scrapy_rep.core.decision import page_drop
+from scrapy_rep.core.decision import USE_REFUSED, page_drop
 from scrapy_rep.core.directives import (
     NO_DIRECTIVES,
     PageDirectives,
@@ -67,8 +67,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 _REL_SAID = '<a rel="nofollow">'
-#: the reason an item is dropped for a use its response refuses
-USE_REFUSED = "use-refused"
 
 
 @dataclass

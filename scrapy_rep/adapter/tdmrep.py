@@ -18,11 +18,11 @@ from scrapy import signals
 
 from scrapy_rep.adapter.fetch import RobotsFetcher
 from scrapy_rep.adapter.holding import closing
-from scrapy_rep.core.decision import DOWNLOAD, DROP
+from scrapy_rep.core.decision import DOWNLOAD, DROP, USE_REFUSED
 from scrapy_rep.core.policy import Conditional, FetchResult, Policy, classify
 from scrapy_rep.core.tdmrep import tdmrep_url
 from scrapy_rep.core.use_signals import request_answers
-from scrapy_rep.core.uses import REFUSED, UseAnswer, combine
+from scrapy_rep.core.uses import REFUSED, UNKNOWN, UseAnswer, combine
 from scrapy_rep.core.uses import record as as_record
 from scrapy_rep.runtime.resolver import Fetch, FetchAbandoned
 from scrapy_rep.runtime.tdmrep import TdmFiles, origin_of_key
@@ -31,9 +31,6 @@ if TYPE_CHECKING:
     from scrapy_rep.adapter.middleware import RobotsMiddleware
 
 logger = logging.getLogger(__name__)
-
-#: the drop reason of a request whose declared use its origin refuses
-USE_REFUSED = "use-refused"
 
 
 class TdmRep:
@@ -96,12 +93,14 @@ class TdmRep:
         before, earlier = request_answers(uses)
         if earlier is not None:  # joined already (decide() after a hand-back)
             return
-        combined = combine([*before, found])
+        # last, as robots_answers' "more" would be; an unknown first, so that when nothing
+        # else is known the record says why the file did not answer
+        combined = combine([found, *before] if found.answer == UNKNOWN else [*before, found])
         record["uses"] = {**uses, **as_record({found.use: combined[found.use]})}
         if self.drop and combined[found.use] is found and found.answer == REFUSED:
             record["action"] = DROP
             record["reason"] = USE_REFUSED
-            record["detail"] = f"{found.use} refused: {found.source}"
+            record["detail"] = f"refused for {found.use} by {found.source}"
 
     async def fetch(self, key: str, validators: Conditional | None = None) -> FetchResult:
         """The resolver's fetch for ``key`` (an origin's tdmrep.json); conditional on a refetch."""
