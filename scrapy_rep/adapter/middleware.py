@@ -324,7 +324,9 @@ class RobotsMiddleware:
         if self.holding.closed:
             return
         here = fetched == self.fetch
-        self.telemetry.policy(origin, new, here)
+        parsed = here and new.status is Status.OK and new.outcome != NOT_MODIFIED
+        robots = self.resolver.cache.robots(new) if parsed else None
+        self.telemetry.policy(origin, new, here, robots.licenses if robots is not None else ())
         effects = self.gate.on_policy(origin, old, new, self.clock())
         self.telemetry.standing(origin, new, paused=effects.paused, resumed=effects.resumed)
         if effects.paused:

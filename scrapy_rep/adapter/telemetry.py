@@ -214,8 +214,13 @@ class Telemetry:
         if redirects:
             self.inc("rep/fetch/redirected")
 
-    def policy(self, origin: str, policy: Policy, fetched_here: bool) -> None:
-        """A new policy adopted: fetched by this crawler, or reused (shared fetch or store)."""
+    def policy(
+        self, origin: str, policy: Policy, fetched_here: bool, licenses: Sequence[str] = ()
+    ) -> None:
+        """A new policy adopted: fetched by this crawler, or reused (shared fetch or store).
+
+        ``licenses``: the file's RSL ``License`` URLs, kept on its fetch record.
+        """
         if fetched_here:
             self.counts.fetched(origin, policy.status.value)
         else:
@@ -223,7 +228,8 @@ class Telemetry:
             self.counts.reused(origin, policy.status.value)
         if fetched_here and self.audit is not None:
             archived = self._archive(policy)
-            self.audit.write("fetch", {**fetch_record(origin, policy), "archive": archived})
+            record = {**fetch_record(origin, policy), "archive": archived}
+            self.audit.write("fetch", {**record, "licenses": list(licenses)})
 
     def standing(self, origin: str, policy: Policy, *, paused: bool, resumed: bool) -> None:
         """Log and count where an origin stands after a new policy."""

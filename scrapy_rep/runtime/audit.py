@@ -26,7 +26,7 @@ RECORDS: Mapping[str, tuple[str, str]] = {
         "robots.txt fetch",
         "`origin`, `url`, `final_url`, `status`, `http_status`, `outcome`, `fetched_at`, "
         "`expires_at`, `digest`, `size`, `truncated`, `reason`, `archive` (path in "
-        "`REP_POLICY_ARCHIVE`, or null)",
+        "`REP_POLICY_ARCHIVE`, or null), `licenses` (the file's RSL `License` URLs)",
     ),
     "parked": ("request held", "`url`, `origin`, `reason`"),
     "released": ("held request handed back to the scheduler", "`url`, `origin`"),
