@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import zlib
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, signals
@@ -48,6 +49,8 @@ class RobotsFetcher:
         #: origin -> the request its fetch in flight was started for (Scrapy's robots_parsed
         #: sends it); the entry goes when the fetch ends, whatever its outcome
         self.asked: dict[str, Request] = {}
+        #: the file fetched for an origin: robots.txt, or another well-known file
+        self.url_of: Callable[[str], str] = robots_url
         #: fetch in a download slot of its own (``rep-robots:<host>``), not the host's: set by
         #: the browser guard, whose renders hold the host's slot while they wait for robots.txt
         self.own_slot = False
@@ -132,7 +135,7 @@ class RobotsFetcher:
         )
 
     async def _fetch(self, origin: str, validators: Conditional | None) -> FetchResult:
-        first = url = robots_url(origin)
+        first = url = self.url_of(origin)
         engine = self.crawler.engine
         assert engine is not None
         for_request = self.asked.get(origin)

@@ -40,6 +40,7 @@ from scrapy_rep.adapter.handover import Handover
 from scrapy_rep.adapter.held_records import HeldRecords
 from scrapy_rep.adapter.holding import Holding, closing
 from scrapy_rep.adapter.robotparser import RepRobotParser
+from scrapy_rep.adapter.tdmrep import TdmRep
 from scrapy_rep.adapter.telemetry import Telemetry
 from scrapy_rep.core.decision import (
     APPROVED,
@@ -52,6 +53,7 @@ from scrapy_rep.core.decision import (
 from scrapy_rep.core.gate import JUDGE, PARK, OriginGate
 from scrapy_rep.core.origin import NotAnOrigin, origin_of, robots_url
 from scrapy_rep.core.policy import NOT_MODIFIED, Conditional, FetchResult, Policy, Status, classify
+from scrapy_rep.core.tdmrep import USE as TDM_USE
 from scrapy_rep.runtime.audit import AuditLog, PolicyArchive
 from scrapy_rep.runtime.resolver import (
     Fetch,
@@ -129,6 +131,8 @@ class RobotsMiddleware:
             token=self.token,
             handover=Handover(crawler, self.telemetry, config.requeue_parked, self.jobdir),
         )
+        #: tdmrep.json, fetched only when a declared use is the one TDMRep speaks of
+        self.tdmrep = TdmRep(self) if TDM_USE in config.uses else None
         connect = crawler.signals.connect
         connect(self._on_opened, signal=signals.spider_opened)
         connect(self.holding.on_idle, signal=signals.spider_idle)
@@ -185,6 +189,8 @@ class RobotsMiddleware:
         if admission.action != JUDGE:
             if admission.action == PARK:
                 return self._hold(origin, request, admission.reason)
+            if self.tdmrep is not None:
+                self.tdmrep.start(origin)  # beside the robots.txt fetch, not after it
             policy = await self._wait_for_fetch(origin, admission.budget, request)
             admission = self.gate.admit_fetched(policy)
             if admission.action != JUDGE:
@@ -192,6 +198,8 @@ class RobotsMiddleware:
         assert policy is not None
         if self.collection is None:  # no await on the hot path
             record = self._record(origin, request.url, policy)
+            if self.tdmrep is not None:  # REP_USES names train-ai
+                await self.tdmrep.join(origin, request.url, record)
         else:
             record = await self.decide(origin, request, policy)
         meta[M.DECISION] = record
@@ -265,11 +273,14 @@ class RobotsMiddleware:
     async def decide(self, origin: str, request: Request, policy: Policy) -> dict[str, Any]:
         """The decision record for ``request`` (asking the collection hook, if there is one)."""
         if self.collection is None or policy.status not in (Status.OK, Status.UNAVAILABLE):
-            return self._record(origin, request.url, policy)
-        collection, problem = await self.collection(request, self.crawler.spider)
-        record = self._record(origin, request.url, policy, collection)
-        if problem is not None:
-            record["detail"] = problem
+            record = self._record(origin, request.url, policy)
+        else:
+            collection, problem = await self.collection(request, self.crawler.spider)
+            record = self._record(origin, request.url, policy, collection)
+            if problem is not None:
+                record["detail"] = problem
+        if self.tdmrep is not None:
+            await self.tdmrep.join(origin, request.url, record)
         return record
 
     def _record(
@@ -313,7 +324,9 @@ class RobotsMiddleware:
         if self.holding.closed:
             return
         here = fetched == self.fetch
-        self.telemetry.policy(origin, new, here)
+        parsed = here and new.status is Status.OK and new.outcome != NOT_MODIFIED
+        robots = self.resolver.cache.robots(new) if parsed else None
+        self.telemetry.policy(origin, new, here, robots.licenses if robots is not None else ())
         effects = self.gate.on_policy(origin, old, new, self.clock())
         self.telemetry.standing(origin, new, paused=effects.paused, resumed=effects.resumed)
         if effects.paused:
