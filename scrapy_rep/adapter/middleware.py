@@ -46,7 +46,7 @@ from scrapy_rep.core.decision import (
     Decision,
     judge_record,
 )
-from scrapy_rep.core.gate import JUDGE, PARK, OriginGate
+from scrapy_rep.core.gate import JUDGE, PARK, OriginGate, waiting_bound
 from scrapy_rep.core.origin import NotAnOrigin, origin_of, robots_url
 from scrapy_rep.core.policy import NOT_MODIFIED, Conditional, FetchResult, Policy, Status, classify
 from scrapy_rep.runtime.audit import AuditLog, PolicyArchive
@@ -87,7 +87,10 @@ class RobotsMiddleware:
             crawler, config.fetch_timeout, config.max_redirects, token=config.token
         )
         self.gate: OriginGate[Request] = OriginGate(
-            config.pending_wait, config.park_max, config.park_timeout
+            config.pending_wait,
+            config.park_max,
+            config.park_timeout,
+            max_waiting=waiting_bound(crawler.settings.getint("CONCURRENT_REQUESTS")),
         )
         hook = config.collection_hook
         self.collection = CollectionHook(hook) if hook is not None else None
@@ -173,7 +176,10 @@ class RobotsMiddleware:
         if admission.action != JUDGE:
             if admission.action == PARK:
                 return self.holding.hand_back(request, admission.reason)
-            policy = await self._wait_for_fetch(origin, admission.budget, request)
+            # past the gate's bound, start the fetch and park at once: no waiting slot taken
+            budget = admission.budget if self.gate.may_wait() else 0.0
+            with self.gate.waiting_room():
+                policy = await self._wait_for_fetch(origin, budget, request)
             admission = self.gate.admit_fetched(policy)
             if admission.action != JUDGE:
                 return self.holding.hand_back(request, admission.reason)

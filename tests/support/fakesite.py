@@ -294,6 +294,7 @@ class Origin:
         stop: threading.Event,
         site_lock: threading.Lock,
         site_log: list[tuple[str, str]],
+        host: str = "127.0.0.1",
     ) -> None:
         self.name = name
         self._stop = stop
@@ -306,10 +307,10 @@ class Origin:
         self._live: dict[socket.socket, threading.Thread] = {}
         self.errors = 0  # exceptions that escaped a handler; see last_error
         self.last_error: BaseException | None = None
-        self._server = _OriginServer(("127.0.0.1", 0), _Handler)
+        self._server = _OriginServer((host, 0), _Handler)
         self._server.origin = self
         self._server.timeout = 0.05
-        self.host: str = "127.0.0.1"
+        self.host: str = host
         self.port: int = self._server.server_address[1]
         self.url: str = f"http://{self.host}:{self.port}"
         self._thread = threading.Thread(
@@ -466,14 +467,18 @@ class FakeSite:
         self._log: list[tuple[str, str]] = []
         self._stopped = False
 
-    def add(self, name: str) -> Origin:
-        """Bind a new origin to a free port on 127.0.0.1 and start serving it at once."""
+    def add(self, name: str, host: str = "127.0.0.1") -> Origin:
+        """Bind a new origin to a free port on ``host`` and start serving it at once.
+
+        Scrapy's download slots are per host name: origins on one address share
+        one slot's concurrency, origins on 127.0.0.2, 127.0.0.3 ... have their own.
+        """
         with self._lock:
             if self._stopped:
                 raise RuntimeError("FakeSite already stopped")
             if name in self._origins:
                 raise ValueError(f"origin {name!r} already exists")
-            origin = self._origins[name] = Origin(name, self._stop, self._lock, self._log)
+            origin = self._origins[name] = Origin(name, self._stop, self._lock, self._log, host)
         origin._start()
         return origin
 
