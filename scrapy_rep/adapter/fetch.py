@@ -182,7 +182,7 @@ async def download_aside(engine: ExecutionEngine, request: Request) -> Response:
     downloader = getattr(engine, "downloader", None)
     enqueue = getattr(downloader, "_enqueue_request", None)
     slot: Any = getattr(engine, "_slot", None)
-    spider = engine.spider
+    spider = getattr(engine, "spider", None)
     if downloader is None or enqueue is None or not hasattr(slot, "add_request") or spider is None:
         return await engine.download_async(request)
     slot.add_request(request)  # the engine's close waits for it, as for download_async
