@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
+import pytest
 import pytest_twisted
 
 from tests.support.crawl import ListSpider, crawl, crawl_many
@@ -82,3 +84,24 @@ async def test_a_shared_fetch_outlives_the_spider_that_started_it(site: FakeSite
     assert late.dropped == {}
     # each spider's numbers are its own: who fetched, who reused
     assert early.stat("rep/fetch/count") + late.stat("rep/fetch/count") == slow.hits("/robots.txt")
+
+
+@pytest_twisted.ensureDeferred
+async def test_an_idle_crawl_says_what_its_held_requests_wait_for(
+    site: FakeSite, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Once, not at every idle tick (two in 6 s): how many are held, whose, until when."""
+    down = site.add("down").robots(Reply(status=503))
+    urls = [down.url_for(f"/p{i}") for i in range(3)]
+    with caplog.at_level(logging.INFO, logger="scrapy_rep"):
+        result = await crawl(urls, {"CLOSESPIDER_TIMEOUT": 6})
+    assert result.stat("rep/dropped/spider-closed") == 3
+    idle = [
+        r.getMessage() for r in caplog.records if "the spider is idle but for" in r.getMessage()
+    ]
+    assert len(idle) == 1, idle
+    assert idle[0].startswith(
+        f"scrapy-rep: the spider is idle but for 3 held requests of 1 origins ({down.url}), "
+        "waiting for their robots.txt; all are given up by "
+    )
+    assert idle[0].endswith(" at the latest") and "(in 15 min)" in idle[0]  # 60+120+240+480 s

@@ -8,8 +8,18 @@ from dataclasses import replace
 import pytest
 
 from scrapy_rep import parse
-from scrapy_rep.core.decision import APPROVED, DOWNLOAD, DROP, PARK, REJECTED, UNRESOLVED, judge
+from scrapy_rep.core.decision import (
+    APPROVED,
+    DOWNLOAD,
+    DROP,
+    PARK,
+    REJECTED,
+    UNRESOLVED,
+    USE_REFUSED,
+    judge,
+)
 from scrapy_rep.core.policy import FetchResult, Policy, PolicyConfig, Status, next_policy
+from scrapy_rep.core.uses import Declared, UseAnswer
 
 NOW = 1_700_000_000.0
 ORIGIN = "https://example.com:443"
@@ -39,6 +49,8 @@ FIELDS = [
     "collection_decision",
     "action",
     "reason",
+    "detail",
+    "uses",
 ]
 
 
@@ -203,3 +215,115 @@ def test_record_has_every_field_and_is_json() -> None:
     assert record["policy_url"] == ROBOTS_URL
     assert record["policy_final_url"] == ROBOTS_URL
     assert str(decision).startswith(f"drop {url('/private/x')} (disallow-rule)")
+
+
+# --- use preferences ------------------------------------------------------------------
+
+SIGNALLED = b"""User-agent: *
+Content-Signal: search=yes, ai-train=no
+Content-Usage: /open/ train-ai=y
+Disallow: /private
+"""
+SIGNALLED_OK = policy_for(200, SIGNALLED)
+SIGNALLED_ROBOTS = parse(SIGNALLED)
+TRAIN = Declared(("train-ai",))
+TRAIN_DROP = Declared(("train-ai",), drop=True)
+
+
+def test_no_use_declared_and_no_preference_stated_records_nothing() -> None:
+    assert judge(ORIGIN, "testbot", url("/x"), OK, ROBOTS).uses == {}
+
+
+def test_with_no_use_declared_the_stated_labels_are_recorded() -> None:
+    decision = judge(ORIGIN, "testbot", url("/x"), SIGNALLED_OK, SIGNALLED_ROBOTS)
+    source = (
+        "robots.txt line 2 in group user-agent: * (line 1): Content-Signal: search=yes, ai-train=no"
+    )
+    assert decision.uses == {
+        "train-ai": {"answer": "refused", "source": source},
+        "search": {"answer": "allowed", "source": source},
+    }
+    assert decision.action == DOWNLOAD  # recorded, not enforced
+
+
+def test_a_declared_use_is_always_answered() -> None:
+    decision = judge(ORIGIN, "testbot", url("/x"), OK, ROBOTS, declared=TRAIN)
+    assert decision.uses == {"train-ai": {"answer": "unknown", "source": "no preference stated"}}
+    for status in (404, None):  # no rules, unreachable: nothing stated either
+        decision = judge(ORIGIN, "testbot", url("/x"), policy_for(status), None, declared=TRAIN)
+        assert decision.uses["train-ai"]["answer"] == "unknown"
+
+
+def test_drop_a_request_robots_txt_refuses_for_a_declared_use() -> None:
+    decision = judge(
+        ORIGIN, "testbot", url("/x"), SIGNALLED_OK, SIGNALLED_ROBOTS, declared=TRAIN_DROP
+    )
+    assert (decision.rep_decision, decision.action, decision.reason) == (
+        "allow",
+        DROP,
+        USE_REFUSED,
+    )
+    assert decision.detail.startswith("refused for train-ai by robots.txt line 2 in group")
+    # a Content-Usage grant does not lift the Content-Signal refusal: any refusal wins
+    decision = judge(
+        ORIGIN, "testbot", url("/open/x"), SIGNALLED_OK, SIGNALLED_ROBOTS, declared=TRAIN_DROP
+    )
+    assert decision.action == DROP
+    # without the signal, the longer Content-Usage path allows what the shorter refuses
+    body = b"User-agent: *\nContent-Usage: train-ai=n\nContent-Usage: /open/ train-ai=y\n"
+    for path, action in (("/x", DROP), ("/open/x", DOWNLOAD)):
+        decision = judge(
+            ORIGIN, "t", url(path), policy_for(200, body), parse(body), declared=TRAIN_DROP
+        )
+        assert decision.action == action
+
+
+def test_only_a_declared_use_refused_drops() -> None:
+    search = Declared(("search",), drop=True)
+    decision = judge(ORIGIN, "testbot", url("/x"), SIGNALLED_OK, SIGNALLED_ROBOTS, declared=search)
+    assert decision.action == DOWNLOAD
+    assert decision.uses["train-ai"]["answer"] == "refused"  # stated, recorded
+
+
+def test_record_action_never_drops_for_a_use() -> None:
+    decision = judge(ORIGIN, "testbot", url("/x"), SIGNALLED_OK, SIGNALLED_ROBOTS, declared=TRAIN)
+    assert decision.action == DOWNLOAD
+    assert decision.uses["train-ai"]["answer"] == "refused"
+
+
+def test_a_disallow_stays_a_disallow_with_uses_declared() -> None:
+    decision = judge(
+        ORIGIN, "testbot", url("/private/x"), SIGNALLED_OK, SIGNALLED_ROBOTS, declared=TRAIN_DROP
+    )
+    assert (decision.action, decision.reason) == (DROP, "disallow-rule")
+
+
+def test_more_uses_join_robots_txt_even_without_rules() -> None:
+    tdm = UseAnswer("train-ai", "refused", "tdmrep.json location /")
+    decision = judge(
+        ORIGIN, "t", url("/x"), policy_for(404), None, declared=TRAIN_DROP, more_uses=[tdm]
+    )
+    assert (decision.action, decision.reason) == (DROP, USE_REFUSED)
+    decision = judge(ORIGIN, "t", url("/x"), OK, ROBOTS, declared=TRAIN, more_uses=[tdm])
+    assert decision.uses == {"train-ai": {"answer": "refused", "source": "tdmrep.json location /"}}
+
+
+def test_the_record_made_once_per_rule_equals_the_answers() -> None:
+    # robots_record keeps one record per matching rule: the same as answering afresh
+    from scrapy_rep.core.uses import USES, record, robots_answers, robots_record
+
+    for declared in (Declared(), TRAIN, Declared(USES)):
+        for path in ("/x", "/open/x", "/open/", "/private/x", "/robots.txt"):
+            robots = parse(SIGNALLED)
+            crawlable = robots.allowed("testbot", path)
+            first = robots_record(robots, "testbot", path, crawlable, declared)
+            again = robots_record(robots, "testbot", path, crawlable, declared)
+            fresh = record(robots_answers(parse(SIGNALLED), "testbot", path, crawlable, declared))
+            assert first == again == fresh
+            first.clear()  # a record is the request's own
+            assert robots_record(robots, "testbot", path, crawlable, declared) == fresh
+
+
+def test_uses_are_in_the_json_record() -> None:
+    record = judge(ORIGIN, "testbot", url("/x"), SIGNALLED_OK, SIGNALLED_ROBOTS).to_dict()
+    assert json.loads(json.dumps(record))["uses"]["train-ai"]["answer"] == "refused"

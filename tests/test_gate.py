@@ -11,9 +11,10 @@ from scrapy_rep.core.gate import (
     PARK,
     WAIT,
     OriginGate,
+    Waiting,
     waiting_bound,
 )
-from scrapy_rep.core.policy import Policy, Status
+from scrapy_rep.core.policy import Policy, PolicyConfig, Status
 
 A = "https://a.example:443"
 
@@ -46,14 +47,14 @@ def test_at_most_max_waiting_requests_wait_in_the_downloader_at_once() -> None:
     assert g.may_wait()
     with g.waiting_room():
         with g.waiting_room():
-            assert g.waiting == 2 and not g.may_wait()
+            assert g.in_downloader == 2 and not g.may_wait()
         assert g.may_wait()
     try:
         with g.waiting_room():
             raise RuntimeError("a wait cut short")
     except RuntimeError:
         pass
-    assert g.waiting == 0  # counted out however the wait ends
+    assert g.in_downloader == 0  # counted out however the wait ends
     assert gate().may_wait()  # no bound by default
 
 
@@ -192,3 +193,26 @@ def test_every_transition_of_the_table_is_what_on_policy_does() -> None:
             assert effects.resumed == (effect == RESUME), (state, status)
             assert effects.paused == (after == "paused")
             assert g.state(A, new) == after, (state, status)
+
+
+def test_waiting_says_how_many_whose_and_until_when_at_the_latest() -> None:
+    config = PolicyConfig(pause_initial=10.0, pause_max=1000.0, pause_max_tries=4)
+    b = "https://b.example:443"
+    # b failed once and is refetched at 20; then back-offs of 20 s and 40 s: given up at 80
+    policies = {b: policy(Status.PAUSED, fetched_at=10.0, ttl=10.0, failures=1)}
+    g: OriginGate[str] = OriginGate(2.0, 10, park_timeout=500.0)
+    assert g.waiting(policies.get, config) is None
+    for n in range(3):
+        g.park(b, f"b{n}", 5.0 + n, ORIGIN_PAUSED)
+    waiting = g.waiting(policies.get, config)
+    assert waiting is not None
+    assert (waiting.held, waiting.origins, waiting.given_up_by) == (3, (b,), 80.0)
+    # an origin with no policy yet waits at most REP_PARK_TIMEOUT after its last request parked
+    g.park(A, "a", 1.0, ORIGIN_PENDING)
+    waiting = g.waiting(policies.get, config)
+    assert waiting is not None
+    assert (waiting.held, waiting.origins, waiting.given_up_by) == (4, (b, A), 501.0)
+    # REP_PARK_TIMEOUT comes first when it is shorter than the back-off
+    short: OriginGate[str] = OriginGate(2.0, 10, park_timeout=30.0)
+    short.park(b, "b", 7.0, ORIGIN_PAUSED)
+    assert short.waiting(policies.get, config) == Waiting(1, (b,), 37.0)

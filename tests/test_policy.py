@@ -22,6 +22,7 @@ from scrapy_rep.core.policy import (
     cache_lifetime,
     classify,
     digest_of,
+    given_up_at,
     next_policy,
     retry_after,
 )
@@ -476,3 +477,14 @@ def test_policy_fresh_until_expiry() -> None:
     assert not policy.fresh(NOW + CONFIG.ttl)
     paused = next_policy(None, result(503), NOW, CONFIG)
     assert paused.usable_copy() is None
+
+
+def test_given_up_at_is_when_the_back_off_runs_out() -> None:
+    """Defaults: a failing origin is given up 60 + 120 + 240 + 480 s after its first fetch."""
+    config = PolicyConfig()
+    first = next_policy(None, result(503), NOW, config)
+    assert given_up_at(first, config) == NOW + 900
+    second = next_policy(first, result(503), NOW + 60, config)
+    assert given_up_at(second, config) == NOW + 900
+    last = next_policy(None, result(200, BODY), NOW, config)
+    assert given_up_at(last, config) is None  # not paused: nothing to give up

@@ -1,9 +1,8 @@
-"""Property tests: robustness, normalisation, and the matcher against a reference.
+"""Property tests: robustness, normalisation, and the matcher against its reference.
 
-The reference matcher below is the RFC 9309 §2.2.2-2.2.3 definition written
-the slow, obvious way (one full regex per rule, weight = octets of the
-normalised pattern, allow wins ties, ``%2A``/``%24`` the literal ``*``/``$``),
-plus Google's index.html rule. The
+The reference matcher (:mod:`scrapy_rep.robotstxt.reference`) is the RFC 9309
+§2.2.2-2.2.3 definition written the slow, obvious way, plus Google's
+index.html rule; it is checked here against one full regex per pattern. The
 compiled :class:`RuleSet` must always pick a rule of the same weight and kind.
 """
 
@@ -20,6 +19,7 @@ from scrapy_rep.core.policy import FetchResult, Policy, PolicyConfig, Status, ne
 from scrapy_rep.robotstxt import normalise, normalise_path, parse
 from scrapy_rep.robotstxt.matcher import RuleSet, path_of
 from scrapy_rep.robotstxt.parser import Rule
+from scrapy_rep.robotstxt.reference import _patterns, matches, reference_match
 
 TOKEN = "mybot"
 FAST = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -152,23 +152,12 @@ def _regex(pattern: str) -> re.Pattern[str]:
 
 
 def reference(rule_list: list[Rule], path: str) -> tuple[int, bool] | None:
-    """(weight, allow) of the deciding rule by brute force, or None."""
-    best: tuple[int, bool] | None = None
-    for rule in rule_list:
-        pattern = normalise(rule.pattern)
-        if not pattern.startswith(("/", "*")):
-            continue  # matches nothing (Google anchors at the leading '/')
-        candidates = [pattern]
-        if rule.allow:  # Google robots.cc: Allow ".../index.htm*" also allows ".../$"
-            body = pattern[:-1] if pattern.endswith("$") else pattern
-            slash = body.rfind("/")
-            if body[slash:].startswith("/index.htm"):
-                candidates.append(body[: slash + 1] + "$")
-        for candidate in candidates:
-            if _regex(candidate).match(path):
-                found = (len(candidate), rule.allow)
-                best = found if best is None else max(best, found)
-    return best
+    """(weight, allow) of the rule the reference matcher chooses, or None."""
+    rule = reference_match(rule_list, path)
+    if rule is None:
+        return None
+    weight = max(len(p) for p in _patterns(rule) if matches(p, path))
+    return weight, rule.allow
 
 
 # --- robustness -----------------------------------------------------------------------
@@ -323,6 +312,41 @@ def test_path_of_is_never_empty_and_has_no_fragment(url: str) -> None:
 
 
 # --- the matcher against the reference ------------------------------------------------
+
+
+@settings(max_examples=1000, deadline=None)
+@given(case=path_and_rules())
+def test_the_reference_glob_is_the_regex_definition(case: tuple[str, list[Rule]]) -> None:
+    # The specification itself, against '*' as '.*' and '$' as '\Z' (fine at this size).
+    raw_path, rule_list = case
+    path = normalise_path(raw_path)
+    for rule in rule_list:
+        for pattern in _patterns(rule):
+            assert matches(pattern, path) is bool(_regex(pattern).match(path)), pattern
+
+
+#: many rules sharing their first characters: the plans by path head (RuleSet.HEAD)
+_HEADS = ["/", "/a", "/ab", "/abc", "/abcd", "/abd", "/b", "/ba", "/*", "/a*", "*"]
+many_rules = st.lists(
+    st.builds(
+        Rule,
+        st.booleans(),
+        st.tuples(st.sampled_from(_HEADS), st.text("abcd/*$.", max_size=6)).map("".join),
+        st.integers(1, 1000),
+    ),
+    max_size=40,
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(rule_list=many_rules, raw_path=st.text("abcd/.", max_size=12).map(lambda p: "/" + p))
+def test_ruleset_agrees_with_the_reference_on_many_rules(
+    rule_list: list[Rule], raw_path: str
+) -> None:
+    path = normalise_path(raw_path)
+    chosen = RuleSet(rule_list).match(path)
+    expected = reference(rule_list, path)
+    assert (None if chosen is None else reference([chosen], path)) == expected
 
 
 @settings(max_examples=1000, deadline=None)

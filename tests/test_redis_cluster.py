@@ -9,6 +9,7 @@ Every wait is bounded; no assertion is about time.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import signal
@@ -44,7 +45,14 @@ def wait_until(check: Callable[[], bool], what: str, timeout: float = WAIT) -> N
 class Worker:
     """One worker process and what it reported."""
 
-    def __init__(self, cluster: Cluster, name: str, spider: str, settings: dict[str, Any]):
+    def __init__(
+        self,
+        cluster: Cluster,
+        name: str,
+        spider: str,
+        settings: dict[str, Any],
+        follow: bool = False,
+    ):
         self.name = name
         self.spider = spider
         self.log = cluster.tmp / f"{name}.log"
@@ -55,6 +63,7 @@ class Worker:
             "ready": str(self.ready),
             "out": str(self.out),
             "settings": settings,
+            "follow": follow,
         }
         with open(self.log, "wb") as log:
             self.process = subprocess.Popen(
@@ -90,9 +99,12 @@ class Cluster:
         self.redis = redis.Redis.from_url(queue_url)
         self.workers: list[Worker] = []
 
-    def start(self, name: str, spider: str = "cluster", **settings: Any) -> Worker:
+    def start(
+        self, name: str, spider: str = "cluster", follow: bool = False, **settings: Any
+    ) -> Worker:
+        """A worker process; ``follow``: its spider follows the links of the pages it gets."""
         base = {"REDIS_URL": self.queue_url, "REP_REDIS_URL": self.store_url}
-        worker = Worker(self, name, spider, {**base, **settings})
+        worker = Worker(self, name, spider, {**base, **settings}, follow)
         self.workers.append(worker)
         return worker
 
@@ -219,12 +231,20 @@ def test_parked_requests_go_back_to_the_shared_queue(site: FakeSite, cluster: Cl
     """A worker closing with requests parked hands them to the cluster, not to oblivion."""
     x = site.add("x").robots(Reply(status=503), Reply(body=b"User-agent: *\nAllow: /\n"))
     pages = [x.url_for(f"/p{i}") for i in range(4)]
-    first = cluster.start("first", REP_PAUSE_INITIAL=6, CLOSESPIDER_TIMEOUT=3)
+    first = cluster.start(
+        "first",
+        REP_PAUSE_INITIAL=6,
+        CLOSESPIDER_TIMEOUT=3,
+        REP_DECISION_LOG=str(cluster.tmp / "first.audit.jsonl"),
+    )
     cluster.wait_ready(first)
     cluster.push("cluster", pages)
+    wait_until(lambda: sum(held_records(cluster.redis).values()) == 4, "the pages held")
     first.process.wait(WAIT)  # closes on its timeout, pages still parked
     first.report = json.loads(first.out.read_text())
     assert first.stat("rep/requeued") == 4, first.logged()[-3000:]
+    assert sorted(r["url"] for r in audit(first, "requeued")) == sorted(pages)
+    assert held_records(cluster.redis) == {}  # handed over: its records went with it
     assert first.stat("rep/dropped/spider-closed") == 0
     assert first.report["downloaded"] == []
     assert x.hits("/robots.txt") == 1 and x.hits() == 1  # paused: no page touched
@@ -402,3 +422,109 @@ def test_forget_is_picked_up_by_running_workers(site: FakeSite, cluster: Cluster
         x.url_for("/new/a"): "disallow-rule",
         x.url_for("/new/b"): "disallow-rule",
     }
+
+
+# -- Crawl-delay for the cluster as a whole ------------------------------------------------------
+
+
+def page_times(origin: Origin) -> list[float]:
+    """When ``origin`` saw each page request (robots.txt aside), in arrival order."""
+    return [h.at for h in origin.requests() if h.path != "/robots.txt"]
+
+
+def test_crawl_delay_holds_for_the_whole_cluster(site: FakeSite, cluster: Cluster) -> None:
+    slow = site.add("slow").robots(Reply(body=b"User-agent: *\nCrawl-delay: 2\n"))
+    # other loopback addresses: other hosts, so other download slots
+    fast = [site.add(f"f{i}", host=f"127.0.0.{i + 2}").robots(Reply(body=ROBOTS)) for i in (0, 1)]
+    workers = [cluster.start(f"w{i}", spider="paced") for i in range(3)]
+    cluster.wait_ready(*workers)
+    slow_pages = [slow.url_for(f"/s{i}") for i in range(5)]
+    fast_pages = [o.url_for(f"/f{i}") for i in range(6) for o in fast]
+    mixed = [u for pair in zip(slow_pages, fast_pages[:5], strict=True) for u in pair]
+    mixed += fast_pages[5:]
+    cluster.push("paced", mixed)
+    wait_until(
+        lambda: (
+            all(o.hits(p) == 1 for o in fast for p in (f"/f{i}" for i in range(6)))
+            and all(slow.hits(f"/s{i}") == 1 for i in range(5))
+        ),
+        "every page",
+    )
+    cluster.finish(*workers)
+
+    times = page_times(slow)
+    gaps = [b - a for a, b in itertools.pairwise(times)]
+    assert len(times) == 5 and min(gaps) >= 2.0, gaps  # as the site saw them, all workers together
+    assert cluster.downloaded() == sorted(slow_pages + fast_pages)  # each page once
+    # the undelayed origins did not queue behind the delayed one
+    assert all(t < times[-1] for o in fast for t in page_times(o))
+    assert sum(1 for w in workers if any("/s" in u for u in w.report["downloaded"])) >= 2
+    # one reservation per delayed page, none for the others; most had to wait
+    assert sum(w.store("pace") for w in workers) == 5
+    assert sum(w.stat("rep/cluster/delay-waits") for w in workers) >= 3
+
+
+# -- held requests outlive their worker -----------------------------------------------------------
+
+
+def held_records(client: redis.Redis) -> dict[int, int]:
+    """pid -> how many held requests that worker has recorded in the queue's Redis."""
+    found = {}
+    for key in client.scan_iter(match="scrapy-rep:v1:held:*"):
+        worker = key.decode().removeprefix("scrapy-rep:v1:held:")
+        pid = int(worker.split(":")[-2])
+        found[pid] = sum(1 for field in client.hkeys(key) if not field.startswith(b"~"))
+    return found
+
+
+def audit(worker: Worker, kind: str) -> list[dict[str, Any]]:
+    path = worker.log.with_suffix(".audit.jsonl")
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    return [r for r in records if r["type"] == kind]
+
+
+def test_a_killed_worker_loses_none_of_its_held_requests(site: FakeSite, cluster: Cluster) -> None:
+    """SIGKILLed while holding a paused origin's requests: the survivors download them all."""
+    x = site.add("x").robots(Reply(status=503), Reply(body=b"User-agent: *\nAllow: /\n"))
+    for i in range(6):
+        x.links(f"/p{i}", [f"/c{i}"])
+    lease, check = 1.5, 0.5
+    workers = [
+        cluster.start(
+            f"w{n}",
+            spider="held",
+            follow=True,
+            REP_PAUSE_INITIAL=8,
+            REP_WORKER_LEASE=lease,
+            REP_WORKER_CHECK_INTERVAL=check,
+            REP_DECISION_LOG=str(cluster.tmp / f"w{n}.audit.jsonl"),
+        )
+        for n in range(3)
+    ]
+    cluster.wait_ready(*workers)
+    cluster.push("held", [x.url_for(f"/p{i}") for i in range(6)])
+    wait_until(lambda: sum(held_records(cluster.redis).values()) == 6, "every page held")
+    records = held_records(cluster.redis)
+    victim = max(workers, key=lambda w: records.get(w.process.pid, 0))
+    lost_with_it = records[victim.process.pid]
+    assert lost_with_it >= 1
+    victim.kill()
+    killed_at = time.monotonic()
+    wait_until(lambda: victim.process.pid not in held_records(cluster.redis), "the requeue")
+    requeued_after = time.monotonic() - killed_at
+    assert x.hits() == 1  # still paused: only the robots.txt 503 so far
+    survivors = [w for w in workers if w is not victim]
+    pages = [f"/p{i}" for i in range(6)] + [f"/c{i}" for i in range(6)]
+    wait_until(lambda: all(x.hits(p) for p in pages), "every page after the pause")
+    cluster.finish(*survivors)
+
+    assert requeued_after < lease + check + 3, f"requeued {requeued_after:.1f} s after the kill"
+    assert all(x.hits(p) == 1 for p in pages), x.hit_paths()  # none lost, none twice
+    assert x.hits("/robots.txt") == 2 and pages_after_robots(x, 2), x.hit_paths()
+    assert sorted(cluster.downloaded()) == sorted(x.url_for(p) for p in pages)
+    moved = [r for w in survivors for r in audit(w, "requeued")]
+    assert sum(w.stat("rep/cluster/requeued-from-dead-worker") for w in survivors) == lost_with_it
+    assert len(moved) == lost_with_it and {r["reason"] for r in moved} == {"worker-lease-expired"}
+    # no spinning while paused: each held page parked once, and once more if it was requeued
+    assert sum(w.stat("rep/parked") for w in survivors) <= 6 + lost_with_it
+    assert held_records(cluster.redis) == {}  # a graceful close leaves no records behind

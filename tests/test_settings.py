@@ -17,6 +17,7 @@ import pytest_twisted
 from scrapy.settings import Settings
 
 from scrapy_rep.core.policy import DEFAULT_ACTIONS, Action, PolicyConfig
+from scrapy_rep.core.uses import Declared
 from scrapy_rep.runtime.settings import (
     DEFAULTS,
     RepSettings,
@@ -50,6 +51,27 @@ def test_defaults() -> None:
     assert config.crawl_delay_enabled is True
     assert config.store == "auto"  # SQLite with a JOBDIR, memory without
     assert config.decision_log is None
+
+
+def test_uses_are_declared_in_the_settings() -> None:
+    assert read().declared == Declared()
+    config = read(
+        REP_USES=["train-ai", "search", "train-ai"],
+        REP_USE_ACTION="DROP",
+        REP_USE_TOKENS={"train-ai": "shopbot-training"},
+    )
+    assert config.declared == Declared(
+        ("train-ai", "search"), drop=True, tokens={"train-ai": "shopbot-training"}
+    )
+
+
+def test_uses_from_the_command_line() -> None:
+    # -s REP_USES=train-ai,search  /  -s 'REP_USES=["train-ai"]'  /  -s 'REP_USE_TOKENS={...}'
+    assert read(REP_USES="train-ai, search").uses == ("train-ai", "search")
+    assert read(REP_USES='["ai-input"]').uses == ("ai-input",)
+    assert read(REP_USES="").uses == ()
+    tokens = read(REP_USE_TOKENS='{"search": "shopbot-search"}').use_tokens
+    assert tokens == {"search": "shopbot-search"}
 
 
 def test_defaults_through_scrapy_settings() -> None:
@@ -129,6 +151,14 @@ def test_values_are_read() -> None:
         ("REP_REPORT_ENABLED", [], "REP_REPORT_ENABLED must be a boolean"),
         ("REP_DECISION_LOG", 42, "REP_DECISION_LOG must be a file path, not 42"),
         ("REP_COLLECTION_POLICY", 42, "REP_COLLECTION_POLICY must be the import path of a"),
+        ("REP_USES", ["train-ai", "ai-train"], "REP_USES: unknown use 'ai-train'; known: train-ai"),
+        ("REP_USES", "trian-ai", "REP_USES: unknown use 'trian-ai'; known: train-ai, ai-input"),
+        ("REP_USES", 7, "REP_USES must be a list of uses (train-ai, ai-input, search), not 7"),
+        ("REP_USES", "[train-ai", "REP_USES is not valid JSON"),
+        ("REP_USE_ACTION", "refuse", "REP_USE_ACTION must be one of ('record', 'drop')"),
+        ("REP_USE_TOKENS", ["x"], "REP_USE_TOKENS must be a dict of use -> token"),
+        ("REP_USE_TOKENS", {"training": "x"}, "REP_USE_TOKENS: unknown use 'training'"),
+        ("REP_USE_TOKENS", {"train-ai": "Bot/1.0"}, "REP_USE_TOKENS['train-ai']: invalid product"),
     ],
 )
 def test_bad_values_say_what_is_wrong(name: str, value: Any, message: str) -> None:
@@ -147,7 +177,7 @@ NUMERIC = [
 
 
 def test_numeric_settings_are_all_checked() -> None:
-    assert len(NUMERIC) == 17  # with REP_SQLITE_RETENTION and REP_REDIS_LOCK_TIMEOUT
+    assert len(NUMERIC) == 19  # with REP_WORKER_LEASE and REP_WORKER_CHECK_INTERVAL
     assert {"REP_FETCH_TIMEOUT", "REP_PENDING_WAIT", "REP_CRAWL_DELAY_MAX"} <= set(NUMERIC)
 
 

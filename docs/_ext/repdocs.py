@@ -101,19 +101,20 @@ class RepTable(SphinxDirective):
             raise self.error(f"rep-table: no table {name!r}; known: {', '.join(TABLES)}")
         return [build(self)]
 
-    def setting_target(self, name: str) -> nodes.Node:
-        """The setting's name, as the target of ``{setting}`` links (sphinx-scrapy's type)."""
-        node_id = make_id(self.env, self.state.document, "std-setting", name)
+    def target(self, kind: str, name: str) -> nodes.Node:
+        """``name`` as the target of ``{kind}`` links (sphinx-scrapy's ``setting``,
+        ``reqmeta``, ``signal`` and ``stat`` types, as in Scrapy's own docs)."""
+        node_id = make_id(self.env, self.state.document, f"std-{kind}", name)
         target = nodes.inline("", "", nodes.literal(name, name), ids=[node_id])
         std: Any = self.env.get_domain("std")
-        std.note_object("setting", name, node_id, location=target)
+        std.note_object(kind, name, node_id, location=target)
         return target
 
 
 def _settings(d: RepTable) -> nodes.Node:
     from scrapy_rep.runtime.settings import SETTINGS
 
-    rows = [(d.setting_target(s.name), _value(s.default), s.meaning) for s in SETTINGS]
+    rows = [(d.target("setting", s.name), _value(s.default), s.meaning) for s in SETTINGS]
     return table("settings", ["setting", "default", "meaning"], rows)
 
 
@@ -129,18 +130,25 @@ def _meta(d: RepTable) -> nodes.Node:
     rows: list[Row] = []
     for attr, text in comments(module.__name__):
         who, _, meaning = text.partition(": ")
-        rows.append((code(getattr(module, attr)), who.removeprefix("Set by ").lower(), meaning))
+        rows.append(
+            (
+                d.target("reqmeta", getattr(module, attr)),
+                who.removeprefix("Set by ").lower(),
+                meaning,
+            )
+        )
     return table("meta", ["key", "set by", "meaning"], rows)
 
 
 def _stats(d: RepTable) -> nodes.Node:
     from scrapy_rep.adapter.stats import STATS
 
-    return table("stats", ["key", "counts"], [(code(k), v) for k, v in STATS.items()])
+    rows = [(d.target("stat", k), v) for k, v in STATS.items()]
+    return table("stats", ["key", "counts"], rows)
 
 
 def _signals(d: RepTable) -> nodes.Node:
-    rows = [(code(a), text) for a, text in comments("scrapy_rep.signals")]
+    rows = [(d.target("signal", a), text) for a, text in comments("scrapy_rep.signals")]
     return table("signals", ["signal", "sent when"], rows)
 
 
@@ -167,32 +175,35 @@ TABLES: dict[str, Callable[[RepTable], nodes.Node]] = {
 }
 
 
-def gate_dot() -> str:
-    """``TRANSITIONS`` as Graphviz: a node per state, an edge per (next state, effect)."""
-    from scrapy_rep.core.gate import KEEP, RESUME, TRANSITIONS
+def status_outcomes() -> dict[str, list[str]]:
+    """A new policy's status -> the status-table rows that give it by default."""
     from scrapy_rep.core.policy import DEFAULT_ACTIONS, Action, Status
 
     made_by = {Action.RULES: Status.OK, Action.ALLOW: Status.UNAVAILABLE}
     made_by |= {Action.DISALLOW: Status.UNREACHABLE, Action.PAUSE: Status.PAUSED}
-    outcomes: dict[Status, list[str]] = defaultdict(list)
+    outcomes: dict[str, list[str]] = {status.value: [] for status in Status}
     for outcome, action in DEFAULT_ACTIONS.items():
-        outcomes[made_by[action]].append(outcome)
-    outcomes[Status.UNREACHABLE] = outcomes[Status.UNREACHABLE] or ["a disallow row"]
-    paused = ", ".join(outcomes[Status.PAUSED])
-    outcomes[Status.UNRESOLVED].append(f"{paused}, REP_PAUSE_MAX_TRIES times")
+        outcomes[made_by[action].value].append(f"`{outcome}`")
+    outcomes[Status.UNREACHABLE.value] = outcomes[Status.UNREACHABLE.value] or [
+        "a `disallow` row of `REP_STATUS_ACTIONS`"
+    ]
+    paused = ", ".join(outcomes[Status.PAUSED.value])
+    outcomes[Status.UNRESOLVED.value].append(f"{paused}, `REP_PAUSE_MAX_TRIES` times in a row")
+    return outcomes
+
+
+def gate_dot() -> str:
+    """``TRANSITIONS`` as Graphviz: a node per state, an edge per (next state, effect)."""
+    from scrapy_rep.core.gate import KEEP, RESUME, TRANSITIONS
 
     lines = [
         "digraph gate {",
-        '  rankdir=LR; bgcolor="transparent"; nodesep=0.5;',
-        '  node [shape=box, style="rounded,filled", fillcolor="#f4f6f8", fontname="sans-serif"];',
-        '  edge [fontname="sans-serif", fontsize=10];',
+        '  rankdir=TB; bgcolor="transparent"; nodesep=0.6; ranksep=0.7;',
+        '  node [shape=box, style="rounded,filled", fillcolor="#f4f6f8", fontname="sans-serif",',
+        "        fontsize=16];",
+        '  edge [fontname="sans-serif", fontsize=13];',
     ]
     lines += [f'  "{state}";' for state in TRANSITIONS]
-    legend = "\\l".join(f"{status.value}: {', '.join(outcomes[status])}" for status in Status)
-    lines.append(
-        f'  legend [shape=note, fillcolor="#fffbe6", fontsize=10, '
-        f'label="a new policy\'s status: the outcomes that give it\\l{legend}\\l"];'
-    )
     colour = {KEEP: "#b35c00", RESUME: "#1a7f37"}
     for state, row in TRANSITIONS.items():
         edges: dict[tuple[str, str], list[str]] = defaultdict(list)
@@ -225,7 +236,16 @@ class GateDiagram(SphinxDirective):
         if done.returncode != 0:
             raise self.error(f"dot failed: {done.stderr.strip()}")
         svg = done.stdout[done.stdout.index("<svg") :]
-        return [nodes.raw("", f'<div class="rep-gate-diagram">{svg}</div>', format="html")]
+        legend = nodes.bullet_list()
+        for status, outcomes in status_outcomes().items():
+            item = nodes.paragraph()
+            item += inline(f"`{status}`: {', '.join(outcomes)}")
+            legend += nodes.list_item("", item)
+        intro = nodes.paragraph(
+            "", "A new policy's status, and the outcomes that give it by default:"
+        )
+        diagram = nodes.raw("", f'<div class="rep-gate-diagram">{svg}</div>', format="html")
+        return [diagram, intro, legend]
 
 
 def _empty_inventory(path: Path) -> str:

@@ -6,12 +6,20 @@ slot and the settings a new slot is made from get the floor. Scrapy jitters
 slot delays, and AutoThrottle rewrites them on every response: a site's
 Crawl-delay is a minimum, so the floor has no jitter and is put back after
 AutoThrottle.
+
+With a cluster's shared store (:class:`~scrapy_rep.runtime.store.pacing.SharedPacing`)
+the slot is paced for the whole cluster instead: each request of a delayed
+origin reserves its send time in Redis and waits for it in the downloader
+(one reservation per slot at a time in each worker, so a worker never books
+far ahead), and the local floor is not set, since it would delay a send past
+its reserved moment. If Redis fails, the local floor is the fallback.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, signals
@@ -19,12 +27,17 @@ from scrapy import Request, signals
 from scrapy_rep.adapter import compat
 from scrapy_rep.core.policy import Policy
 from scrapy_rep.core.report import CrawlCounts
+from scrapy_rep.runtime.store.pacing import SharedPacing
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Response
 
 logger = logging.getLogger(__name__)
+
+#: added to a shared Crawl-delay: a send leaves a few ms after its reserved moment,
+#: and by a different few ms on each worker, so the site still sees at least the delay
+SEND_MARGIN = 0.1
 
 
 class CrawlDelay:
@@ -36,6 +49,7 @@ class CrawlDelay:
         cap: float,
         counts: CrawlCounts,
         asked_by: Callable[[Policy], float | None],
+        pacing: SharedPacing | None = None,
     ) -> None:
         self.crawler = crawler
         self.cap = cap
@@ -46,17 +60,71 @@ class CrawlDelay:
         self._floors: dict[str, float] = {}  # download slot -> floor
         #: origin -> (digest, delay applied): decided once per robots.txt body
         self._known: dict[str, tuple[str | None, float | None]] = {}
+        #: the cluster's send times, with the shared store; None: each worker paces itself
+        self.pacing = pacing
+        self._turns: dict[str, asyncio.Lock] = {}  # slot -> this worker's turn to reserve
+        self._queued: dict[str, int] = {}  # slot -> requests waiting for or holding a turn
+        self._pacing_down = False  # warn once per outage
 
-    def keep(self, request: Request, origin: str, policy: Policy) -> None:
-        """Before ``request`` is downloaded: its slot waits at least the origin's Crawl-delay."""
+    def keep(
+        self, request: Request, origin: str, policy: Policy
+    ) -> Coroutine[Any, Any, None] | None:
+        """Before ``request`` is downloaded: its slot waits at least the origin's Crawl-delay.
+
+        With cluster pacing, a coroutine to await before the download (its
+        reserved send time); None when there is nothing to wait for, so an
+        undelayed origin costs no round trip and no await.
+        """
         entry = self._known.get(origin)
         if entry is not None and entry[0] == policy.digest:
             delay = entry[1]
         else:
             delay = self._decide(origin, policy.digest, self.asked_by(policy))
             self.counts.crawl_delay(origin, delay)
-        if delay:
+        if not delay:
+            return None
+        if self.pacing is None:
             self._apply(request, delay)
+            return None
+        return self._pace(request, delay)
+
+    async def _pace(self, request: Request, delay: float) -> None:
+        """Wait for this request's send time on its slot, reserved for the whole cluster."""
+        assert self.pacing is not None
+        engine = self.crawler.engine
+        assert engine is not None
+        key = engine.downloader.get_slot_key(request)
+        floor = max(delay, self.user_delay)
+        turn = self._turns.setdefault(key, asyncio.Lock())
+        self._queued[key] = self._queued.get(key, 0) + 1
+        try:
+            async with turn:
+                try:
+                    wait = await self.pacing.reserve(key, floor + SEND_MARGIN)
+                except Exception as exc:
+                    self._pacing_failed(exc)
+                    self._apply(request, delay)
+                    return
+                if self._pacing_down:
+                    self._pacing_down = False
+                    logger.info("scrapy-rep: the shared Crawl-delay answers again")
+                if wait > 0:
+                    self.crawler.stats.inc_value("rep/cluster/delay-waits")
+                    self.counts.delay_waited(wait)
+                    await asyncio.sleep(wait)
+        finally:
+            self._queued[key] -= 1
+            if not self._queued[key]:
+                del self._queued[key], self._turns[key]
+
+    def _pacing_failed(self, exc: Exception) -> None:
+        log = logger.debug if self._pacing_down else logger.warning
+        self._pacing_down = True
+        log(
+            "scrapy-rep: the shared Crawl-delay failed (%(error)s); each worker paces its own "
+            "download slots meanwhile",
+            {"error": f"{type(exc).__name__}: {exc}"},
+        )
 
     def _decide(self, origin: str, digest: str | None, asked: float | None) -> float | None:
         """The delay to apply for a body asking ``asked`` seconds: capped, remembered."""

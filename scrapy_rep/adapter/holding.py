@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +25,7 @@ from scrapy_rep.adapter import compat
 from scrapy_rep.adapter import meta as M
 from scrapy_rep.adapter.exceptions import ParkedRequest, RepIgnoreRequest
 from scrapy_rep.adapter.handover import Handover
+from scrapy_rep.adapter.held_records import HeldRecords
 from scrapy_rep.adapter.telemetry import Telemetry
 from scrapy_rep.core.decision import withheld
 from scrapy_rep.core.gate import Effects, OriginGate
@@ -60,9 +62,12 @@ class Holding:
         self.clock = clock
         self.token = token
         self.handover = handover  # where held requests go at close, if anywhere
+        #: held requests recorded in the shared queue's Redis (set once the spider is open)
+        self.records: HeldRecords | None = None
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._listening = False  # to request_scheduled: see listen
         self.closed = False
+        self._said_waiting: tuple[int, tuple[str, ...], int] | None = None
 
     def listen(self, on: bool) -> None:
         """Hear ``request_scheduled`` only while something may have to be parked.
@@ -103,6 +108,8 @@ class Holding:
         since = meta.setdefault(M.PARKED_AT, now)
         if self.gate.park(origin, request, since, reason):
             self.telemetry.parked(origin, request.url, reason)
+            if self.records is not None:
+                self.records.parked(request)
             self._plan_wake(origin)
             raise ParkedRequest(reason)
         # The scheduler takes it (its dupefilter has seen it: _seen_before) and
@@ -180,6 +187,8 @@ class Holding:
             self._end(held)
             return
         request = held.item
+        if self.records is not None:
+            self.records.left(request)
         if drop:
             request.meta[M.DROP] = drop  # dropped in the downloader, where its errback hears it
         elif released:
@@ -202,7 +211,33 @@ class Holding:
         for origin in self.gate.origins_without_wake():
             self._plan_wake(origin)
         if len(self.gate):
+            self._say_waiting()
             raise DontCloseSpider
+
+    def _say_waiting(self) -> None:
+        """The engine is idle but for held requests: say how many, whose, until when (once)."""
+        waiting = self.gate.waiting(self.resolver.current, self.resolver.config)
+        said = (
+            None if waiting is None else (waiting.held, waiting.origins, round(waiting.given_up_by))
+        )
+        if waiting is None or said == self._said_waiting:
+            return
+        self._said_waiting = said
+        shown = ", ".join(waiting.origins[:SHOWN_ORIGINS])
+        more = len(waiting.origins) - SHOWN_ORIGINS
+        if more > 0:
+            shown += f" and {more} more"
+        logger.info(
+            "scrapy-rep: the spider is idle but for %(held)d held requests of %(n)d origins "
+            "(%(origins)s), waiting for their robots.txt; all are given up by %(when)s at the "
+            "latest",
+            {
+                "held": waiting.held,
+                "n": len(waiting.origins),
+                "origins": shown,
+                "when": when(waiting.given_up_by, self.clock()),
+            },
+        )
 
     # -- the end --------------------------------------------------------------
 
@@ -216,6 +251,20 @@ class Holding:
         for each, reason in left:
             self._end(each, reason)
         return len(left)
+
+
+#: origins named in the idle line; the rest are counted
+SHOWN_ORIGINS = 3
+
+
+def when(timestamp: float, now: float) -> str:
+    """A time to come, for a log line: ``08:36:05 (in 15 min)``, with the date beyond a day."""
+    ahead = max(0.0, timestamp - now)
+    shape = "%H:%M:%S" if ahead < 43_200 else "%Y-%m-%d %H:%M:%S"
+    span = f"{ahead:.0f} s" if ahead < 120 else f"{ahead / 60:.0f} min"
+    if ahead >= 7_200:
+        span = f"{ahead / 3600:.0f} h"
+    return f"{time.strftime(shape, time.localtime(timestamp))} (in {span})"
 
 
 def closing(crawler: Crawler) -> bool:

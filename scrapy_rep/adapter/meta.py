@@ -35,6 +35,8 @@ PARK = "_rep_park"
 DROP = "_rep_drop"
 #: Internal: when a request was first parked (for ``REP_PARK_TIMEOUT``).
 PARKED_AT = "_rep_parked_at"
+#: Internal: the id of a held request's record in the shared queue's Redis.
+HELD_ID = "_rep_held_id"
 #: Internal: bytes of a robots.txt download received so far (its size cap).
 RECEIVED = "_rep_received"
 #: Internal: a robots.txt download cut by the size cap.

@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, signals
@@ -29,13 +30,14 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.asyncio import is_asyncio_available
 
 from scrapy_rep import signals as rep_signals
-from scrapy_rep.adapter import compat
+from scrapy_rep.adapter import compat, oneshot
 from scrapy_rep.adapter import meta as M
 from scrapy_rep.adapter.collection import CollectionHook
 from scrapy_rep.adapter.crawl_delay import CrawlDelay
 from scrapy_rep.adapter.exceptions import RepIgnoreRequest
 from scrapy_rep.adapter.fetch import RobotsFetcher, cached_robots_response
 from scrapy_rep.adapter.handover import Handover
+from scrapy_rep.adapter.held_records import HeldRecords
 from scrapy_rep.adapter.holding import Holding, closing
 from scrapy_rep.adapter.robotparser import RepRobotParser
 from scrapy_rep.adapter.telemetry import Telemetry
@@ -45,6 +47,7 @@ from scrapy_rep.core.decision import (
     DROP,
     Decision,
     judge_record,
+    unjudged,
 )
 from scrapy_rep.core.gate import JUDGE, PARK, OriginGate, waiting_bound
 from scrapy_rep.core.origin import NotAnOrigin, origin_of, robots_url
@@ -59,6 +62,7 @@ from scrapy_rep.runtime.resolver import (
 )
 from scrapy_rep.runtime.settings import RepSettings, SettingError, is_enabled
 from scrapy_rep.runtime.store import open_store
+from scrapy_rep.runtime.store.factory import shared_pacing
 from scrapy_rep.runtime.store.memory import EVICTED_PER_CACHED, PolicyCache
 
 if TYPE_CHECKING:
@@ -86,8 +90,13 @@ class RobotsMiddleware:
         self.fetcher = RobotsFetcher(
             crawler, config.fetch_timeout, config.max_redirects, token=config.token
         )
+        self.jobdir: str | None = crawler.settings.get("JOBDIR") or None
+        self.spec = ResolverSpec.of(config, self.clock, self.jobdir)
+        #: ``scrapy fetch`` and the like: wait for the whole fetch, then answer; hold nothing
+        self.one_shot = oneshot.command_of(crawler)
+        wait = config.pending_wait if self.one_shot is None else self.spec.fetch_budget
         self.gate: OriginGate[Request] = OriginGate(
-            config.pending_wait,
+            wait,
             config.park_max,
             config.park_timeout,
             max_waiting=waiting_bound(crawler.settings.getint("CONCURRENT_REQUESTS")),
@@ -100,16 +109,21 @@ class RobotsMiddleware:
             audit=AuditLog(config.decision_log) if config.decision_log else None,
             archive=PolicyArchive(config.policy_archive) if config.policy_archive else None,
             report=config.report_enabled,
+            report_html=config.report_html,
         )
+        self.resolver = SharedResolvers.acquire(self.spec, self._make_resolver)
+        self.resolver.listeners.append(self)
         self.crawl_delay = (
-            CrawlDelay(crawler, config.crawl_delay_max, self.telemetry.counts, self._asked_delay)
+            CrawlDelay(
+                crawler,
+                config.crawl_delay_max,
+                self.telemetry.counts,
+                self._asked_delay,
+                shared_pacing(self.resolver.shared) if config.crawl_delay_shared else None,
+            )
             if config.crawl_delay_enabled
             else None
         )
-        self.jobdir: str | None = crawler.settings.get("JOBDIR") or None
-        self.spec = ResolverSpec.of(config, self.clock, self.jobdir)
-        self.resolver = SharedResolvers.acquire(self.spec, self._make_resolver)
-        self.resolver.listeners.append(self)
         self.holding = Holding(
             crawler,
             self.gate,
@@ -175,29 +189,48 @@ class RobotsMiddleware:
         admission = self.gate.admit(origin, policy, self.resolver.pending_since(origin), now)
         if admission.action != JUDGE:
             if admission.action == PARK:
-                return self.holding.hand_back(request, admission.reason)
+                return self._hold(origin, request, admission.reason)
             # past the gate's bound, start the fetch and park at once: no waiting slot taken
             budget = admission.budget if self.gate.may_wait() else 0.0
             with self.gate.waiting_room():
                 policy = await self._wait_for_fetch(origin, budget, request)
             admission = self.gate.admit_fetched(policy)
             if admission.action != JUDGE:
-                return self.holding.hand_back(request, admission.reason)
+                return self._hold(origin, request, admission.reason)
         assert policy is not None
         if self.collection is None:  # no await on the hot path
             record = self._record(origin, request.url, policy)
         else:
             record = await self.decide(origin, request, policy)
         meta[M.DECISION] = record
+        if self.one_shot is not None and record["action"] not in (DOWNLOAD, DROP):
+            record["action"] = DROP  # a one-shot command holds nothing
         self.telemetry.judged(origin, record, cache)
         action = record["action"]
         if action == DOWNLOAD:
             if self.crawl_delay is not None:
-                self.crawl_delay.keep(request, origin, policy)
+                paced = self.crawl_delay.keep(request, origin, policy)
+                if paced is not None:  # the cluster's send time for a delayed origin
+                    await paced
             return None
         if action == DROP:
+            if self.one_shot is not None:
+                oneshot.say(record)
             raise RepIgnoreRequest(record)
         return self.holding.hand_back(request, record["reason"])  # REP_*_ACTION = "park"
+
+    def _hold(self, origin: str, request: Request, reason: str) -> Request:
+        """Hand the request back to be parked; in a one-shot command, drop it now, saying why."""
+        if self.one_shot is None:
+            return self.holding.hand_back(request, reason)
+        policy = self.resolver.current(origin)
+        said = policy.reason if policy is not None else "its robots.txt fetch did not end"
+        detail = f"{said}; scrapy {self.one_shot} does not wait for robots.txt to be retried"
+        record = unjudged(origin, self.token, request.url, policy, DROP, reason, detail).to_dict()
+        request.meta[M.DECISION] = record
+        self.telemetry.final(origin, record)
+        oneshot.say(record)
+        raise RepIgnoreRequest(record)
 
     async def _robots_for_spider(self, origin: str, request: Request) -> Response | None:
         """A spider's own robots.txt request, answered from the cache when it is fresh and ok."""
@@ -260,6 +293,7 @@ class RobotsMiddleware:
             collection=collection,
             disallowed_action=self.config.disallowed_action,
             unresolved_collection_action=self.config.collection_unresolved_action,
+            declared=self.config.declared,
         )
 
     # -- fetching -----------------------------------------------------------
@@ -322,16 +356,26 @@ class RobotsMiddleware:
 
     def _on_opened(self, spider: Any = None) -> None:
         _warn_if_builtin_active(self.crawler)
+        self.holding.records = HeldRecords.open(self.crawler, self.config, self.telemetry)
         self.holding.handover.restore()
 
     def _on_closed(self, spider: Any = None, reason: str = "") -> Any:
-        self.telemetry.closed(reason, self.holding.close())
+        name = getattr(spider or self.crawler.spider, "name", None) or self.crawler.spidercls.name
+        self.telemetry.closed(reason, self.holding.close(), spider=name, token=self.token)
         self.resolver.listeners.remove(self)
+        closing: list[Awaitable[None]] = []
+        if self.holding.records is not None:  # handed over by now: the records go
+            closing.append(self.holding.records.close())
         if SharedResolvers.leave(self.spec) and self.resolver.shared is not None:
-            return self.resolver.shared.close()  # the last user closes the connections
-        return None
+            closing.append(self.resolver.shared.close())  # the last user closes the connections
+        return _in_turn(closing) if closing else None
 
     # -- Crawl-delay and the audit trail ------------------------------------
+
+
+async def _in_turn(steps: list[Awaitable[None]]) -> None:
+    for step in steps:
+        await step
 
 
 def _warn_if_builtin_active(crawler: Crawler) -> None:

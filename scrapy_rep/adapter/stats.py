@@ -20,6 +20,12 @@ STATS: Mapping[str, str] = {
     "rep/parked/<reason>": "the same, by reason (`origin-paused`, `origin-pending`, ...)",
     "rep/released": "parked requests handed back",
     "rep/requeued": "parked requests pushed back to a shared scrapy-redis queue at close",
+    "rep/cluster/requeued-from-dead-worker": "held requests of dead workers (lease expired) "
+    "this worker moved back into the shared scrapy-redis queue",
+    "rep/cluster/held-unrecorded": "held requests that could not be recorded in Redis (not "
+    "serialisable: a lambda callback, ...); lost if their worker is killed",
+    "rep/cluster/delay-waits": "requests that waited for their send time under the cluster's "
+    "shared Crawl-delay",
     "rep/robots/served_from_cache": "a spider's own robots.txt requests (`SitemapSpider`) "
     "answered from scrapy-rep's cache",
     "rep/held/saved": "requests held at a graceful stop and kept in the JOBDIR for the "
@@ -44,6 +50,9 @@ STATS: Mapping[str, str] = {
     "rep/crawl_delay/applied": "download slots given a Crawl-delay floor",
     "rep/crawl_delay/capped": "Crawl-delays above `REP_CRAWL_DELAY_MAX`",
     "robotstxt/forbidden": "disallowed requests (Scrapy's own key, kept for dashboards)",
+    "rep/use/<use>/<answer>": "judged requests by what robots.txt (and tdmrep.json) answer "
+    "for a use: each declared use (`REP_USES`), and with none declared each use the site "
+    "states; answers `allowed`, `refused`, `unknown`",
     "rep/page/nofollow": "pages that say `nofollow` (or `none`) to the product token",
     "rep/page/noindex": "pages that say `noindex` (or `none`, or a past `unavailable_after`)",
     "rep/page/noindex/items-dropped": "items of `noindex` pages dropped "

@@ -23,9 +23,11 @@ from scrapy_rep.adapter import meta as M
 from scrapy_rep.core.decision import DOWNLOAD, DROP
 from scrapy_rep.core.policy import Policy, Status
 from scrapy_rep.core.report import CrawlCounts, report_lines
+from scrapy_rep.core.uses import ANSWERS, REFUSED, USES
 from scrapy_rep.robotstxt import Diagnostic
 from scrapy_rep.robotstxt.text import printable
 from scrapy_rep.runtime.audit import AuditLog, PolicyArchive
+from scrapy_rep.runtime.html_report import write_report
 
 logger = logging.getLogger(__name__)
 
@@ -33,6 +35,10 @@ logger = logging.getLogger(__name__)
 FLUSH_EVERY = 512
 _CACHE = {outcome: f"rep/cache/{outcome}" for outcome in ("hit", "miss", "expired")}
 _JUDGEMENTS = {rep: f"rep/judgements/{rep}" for rep in ("allow", "disallow", "unresolved")}
+#: use -> answer -> its stats key
+_USE_KEYS: dict[str, dict[str, str]] = {
+    use: {answer: f"rep/use/{use}/{answer}" for answer in ANSWERS} for use in USES
+}
 
 
 class Telemetry:
@@ -46,12 +52,14 @@ class Telemetry:
         audit: AuditLog | None = None,
         archive: PolicyArchive | None = None,
         report: bool = True,
+        report_html: str | None = None,
     ) -> None:
         self.stats = stats
         self.counts = CrawlCounts(max_origins)
         self.audit = audit
         self.archive = archive
         self.report = report
+        self.report_html = report_html
         self._pending: dict[str, int] = {}
         self._events = 0
         self._noted: set[str] = set()  # what is said once: origins given up, unreadable files
@@ -82,11 +90,22 @@ class Telemetry:
         if rep == "disallow":
             self.inc("robotstxt/forbidden")  # dashboards watch Scrapy's own key
         self._events += 3
+        uses = record.get("uses")
+        if uses:
+            self._uses(origin, uses)
         action = record["action"]
         if action in (DOWNLOAD, DROP):
             self.final(origin, record)
         elif self.audit is not None:
             self.audit.write("decision", record)
+
+    def _uses(self, origin: str, uses: dict[str, dict[str, str]]) -> None:
+        """``rep/use/<use>/<answer>`` per judged request; refusals per origin for the report."""
+        for use, said in uses.items():
+            answer = said["answer"]
+            self.inc(_USE_KEYS[use][answer] if use in _USE_KEYS else f"rep/use/{use}/{answer}")
+            if answer == REFUSED:
+                self.counts.use_refused(origin, use)
 
     def final(self, origin: str | None, record: dict[str, Any]) -> None:
         """A request's last answer, downloaded or dropped: one ``decision`` record."""
@@ -159,8 +178,27 @@ class Telemetry:
             self.audit.write("released", {"url": url, "origin": origin})
 
     def requeued(self, url: str) -> None:
+        """A held request pushed back into the shared queue at this worker's close."""
         self.inc("rep/requeued")
         logger.debug("scrapy-rep: requeued %(url)s for another worker", {"url": url})
+        if self.audit is not None:
+            self.audit.write("requeued", {"url": url, "reason": "spider-closed"})
+
+    def requeued_from_dead(self, worker: str, urls: list[str]) -> None:
+        """Held requests of a dead worker (its lease expired) moved back into the shared queue."""
+        for _ in urls:
+            self.inc("rep/cluster/requeued-from-dead-worker")
+        self.counts.requeued_dead(len(urls))
+        logger.info(
+            "scrapy-rep: %(n)d held requests of worker %(worker)s, whose lease expired, are back "
+            "in the shared queue",
+            {"n": len(urls), "worker": worker},
+        )
+        if self.audit is not None:
+            for url in urls:
+                self.audit.write(
+                    "requeued", {"url": url, "reason": "worker-lease-expired", "worker": worker}
+                )
 
     # -- origins ------------------------------------------------------------
 
@@ -248,23 +286,43 @@ class Telemetry:
 
     # -- the end ------------------------------------------------------------
 
-    def closed(self, reason: str, left: int) -> None:
-        """At spider close: the warning for what was held, the report, the last records."""
+    def closed(self, reason: str, left: int, *, spider: str, token: str) -> None:
+        """At spider close: the warning for what was held, the report, the last records.
+
+        Both name the spider and the token: crawlers sharing a process share its log.
+        """
         if left:
             logger.warning(
-                "scrapy-rep: %(n)d held requests were never downloaded (spider closed: %(reason)s)",
-                {"n": left, "reason": reason},
+                "scrapy-rep: %(n)d held requests of spider %(spider)r (as %(token)r) were never "
+                "downloaded (spider closed: %(reason)s)",
+                {"n": left, "spider": spider, "token": token, "reason": reason},
             )
         self.flush()
         try:
             if self.report:
-                logger.info("%(report)s", {"report": "\n".join(report_lines(self.counts))})
+                lines = report_lines(self.counts, who=f"spider {spider!r} as {token!r}")
+                logger.info("%(report)s", {"report": "\n".join(lines)})
             if self.audit is not None:
                 for origin, counts in self.counts.origins.items():
                     self.audit.write("origin", {"origin": origin, **counts.to_dict()})
         finally:
             if self.audit is not None:
                 self.audit.close()  # flushes: nothing buffered is lost
+                self._write_html()
+
+    def _write_html(self) -> None:
+        """``REP_REPORT_HTML``: this crawl's records as a page; a failure is a warning."""
+        if self.report_html is None or self.audit is None:
+            return
+        try:
+            write_report(self.audit.path, self.report_html, start=self.audit.start)
+        except OSError as exc:
+            logger.warning(
+                "scrapy-rep: cannot write the HTML report %(path)s: %(error)s",
+                {"path": self.report_html, "error": exc},
+            )
+        else:
+            logger.info("scrapy-rep: HTML report written to %(path)s", {"path": self.report_html})
 
 
 def clock_time(timestamp: float) -> str:

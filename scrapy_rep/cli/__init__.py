@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 
 from scrapy_rep import __version__
 from scrapy_rep.cli.explain import add_parser as add_explain_parser
+from scrapy_rep.cli.report import add_parser as add_report_parser
 from scrapy_rep.cli.store import add_parser as add_store_parser
 from scrapy_rep.robotstxt import InvalidProductToken, RobotsTxt, parse
 from scrapy_rep.robotstxt.text import printable
@@ -71,6 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
     lint.set_defaults(run=_lint)
     add_store_parser(commands)
     add_explain_parser(commands)
+    add_report_parser(commands)
     return parser
 
 

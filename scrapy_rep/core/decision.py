@@ -4,20 +4,27 @@
 2. the *rep decision* for this token and URL (allow, disallow, unresolved),
 3. the *collection decision* of the application's own scope hook.
 
-A request is downloaded only when 2 is ``allow`` and 3 is ``approved``.
+A request is downloaded only when 2 is ``allow`` and 3 is ``approved`` —
+and, with ``REP_USE_ACTION = "drop"``, when robots.txt refuses none of the
+uses the crawl declares (``uses``: see :mod:`scrapy_rep.core.uses`).
 :func:`judge` is pure: it takes the policy and the parsed file, never fetches.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from collections.abc import Sequence
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from scrapy_rep.core.policy import Policy, Status
+from scrapy_rep.core.uses import NOTHING_DECLARED, Declared, UseAnswer, refusal, robots_record
+from scrapy_rep.core.uses import silent as _silent
 from scrapy_rep.robotstxt import RobotsTxt
 from scrapy_rep.robotstxt.text import printable
 
 DOWNLOAD, DROP, PARK = "download", "drop", "park"
+#: the reason of a request dropped because robots.txt refuses a declared use
+USE_REFUSED = "use-refused"
 APPROVED, REJECTED, UNRESOLVED = "approved", "rejected", "unresolved"
 #: what a collection hook (REP_COLLECTION_POLICY) may answer
 COLLECTION_ANSWERS = (APPROVED, REJECTED, UNRESOLVED)
@@ -76,10 +83,15 @@ class Decision:
     reason: str
     #: a sentence for people: the rule and group, or the policy's reason
     detail: str = ""
+    #: use -> {"answer": allowed | refused | unknown, "source": ...} (see core/uses.record)
+    uses: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        # Every field is a str, int, float or None: no deep copy (asdict's cost, ~20 µs).
-        return {name: getattr(self, name) for name in _FIELDS}
+        # Every field but ``uses`` is a str, int, float or None: no deep copy (asdict's
+        # cost, ~20 µs); ``uses`` is copied one level, its answers are never changed.
+        found = {name: getattr(self, name) for name in _FIELDS}
+        found["uses"] = dict(self.uses)
+        return found
 
     def __str__(self) -> str:
         return f"{self.action} {self.url} ({self.reason}): {self.detail}"
@@ -103,11 +115,15 @@ def judge_record(
     collection: str = APPROVED,
     disallowed_action: str = DROP,
     unresolved_collection_action: str = DROP,
+    declared: Declared = NOTHING_DECLARED,
+    more_uses: Sequence[UseAnswer] = (),
 ) -> dict[str, Any]:
     """:func:`judge`, as the plain record (``Decision.to_dict()``) the request carries.
 
     The middleware's hot path: a dict built at once costs a third of a frozen
-    dataclass built and then copied into one.
+    dataclass built and then copied into one. ``declared`` is what the crawl
+    collects for; ``more_uses`` are answers of other request-time sources
+    (TDMRep) combined with robots.txt's.
     """
     group = rule = line = None
     if policy.status is Status.OK and robots is not None:
@@ -121,13 +137,24 @@ def judge_record(
             line = verdict.rule.line
         if policy.stale_since is not None:
             detail += " (last good copy; the origin is unreachable)"
+        # A file with no preference line and a crawl declaring nothing: no cost.
+        if robots.preference_lines or declared.active or more_uses:
+            uses = robots_record(robots, token, url, verdict.allowed, declared, more_uses)
+        else:
+            uses = {}
     else:
         rep, reason = _BY_STATUS.get(policy.status, ("unresolved", "policy-unresolved"))
         detail = policy.reason
+        uses = _silent(declared, more_uses)
 
     if rep == "allow":
         if collection == APPROVED:
             action = DOWNLOAD
+            if uses and declared.drop:
+                refused = refusal(uses, declared)
+                if refused is not None:
+                    action, reason = DROP, USE_REFUSED
+                    detail = f"refused for {refused[0]} by {refused[1]}"
         else:
             reason = f"collection-{collection}"
             detail = f"the collection policy answered {collection!r}"
@@ -154,6 +181,7 @@ def judge_record(
         "action": action,
         "reason": reason,
         "detail": detail,
+        "uses": uses,
     }
 
 

@@ -25,13 +25,13 @@ engine, exceptions. The clock is passed in.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 from scrapy_rep.core.parking import Held, ParkingLot
-from scrapy_rep.core.policy import Policy, Status
+from scrapy_rep.core.policy import Policy, PolicyConfig, Status, given_up_at
 
 T = TypeVar("T")
 
@@ -74,6 +74,17 @@ class Admission:
 _JUDGE = Admission(JUDGE)
 
 
+@dataclass(frozen=True, slots=True)
+class Waiting:
+    """Held requests keeping an idle crawl open: how many, whose, until when at the latest."""
+
+    held: int
+    #: origins holding requests, most held first
+    origins: tuple[str, ...]
+    #: when the last of them is given up at the latest (policy clock)
+    given_up_by: float
+
+
 @dataclass
 class Effects(Generic[T]):
     """What a new policy means for an origin's held requests; the caller carries it out."""
@@ -101,7 +112,8 @@ class OriginGate(Generic[T]):
         self.park_timeout = park_timeout
         #: requests that may wait in the downloader for a fetch at once (None: any number)
         self.max_waiting = max_waiting
-        self.waiting = 0
+        #: requests waiting in the downloader for a fetch now (see waiting_room)
+        self.in_downloader = 0
         self._lot: ParkingLot[T] = ParkingLot(park_max)
         self._paused: set[str] = set()
         self._wakes: dict[str, float] = {}  # origin -> when its refetch is due
@@ -117,6 +129,26 @@ class OriginGate(Generic[T]):
 
     def holds(self, origin: str) -> bool:
         return origin in self._lot
+
+    def waiting(
+        self, policy_of: Callable[[str], Policy | None], config: PolicyConfig
+    ) -> Waiting | None:
+        """What the held requests wait for, when the crawl has nothing else; None if none held.
+
+        Each origin's requests are given up when its back-off runs out
+        (:func:`~scrapy_rep.core.policy.given_up_at`) or, at the latest, when
+        the last of them has been parked ``park_timeout`` seconds.
+        """
+        held = self._lot.by_origin()
+        if not held:
+            return None
+        last = 0.0
+        for origin, (_count, newest) in held.items():
+            bound = newest + self.park_timeout
+            policy = policy_of(origin)
+            schedule = given_up_at(policy, config) if policy is not None else None
+            last = max(last, bound if schedule is None else min(bound, schedule))
+        return Waiting(len(self._lot), tuple(held), last)
 
     # -- asking -------------------------------------------------------------
 
@@ -145,16 +177,16 @@ class OriginGate(Generic[T]):
         and stall every healthy origin. Past ``max_waiting`` a request is
         parked at once instead, and released when its origin's fetch ends.
         """
-        return self.max_waiting is None or self.waiting < self.max_waiting
+        return self.max_waiting is None or self.in_downloader < self.max_waiting
 
     @contextmanager
     def waiting_room(self) -> Iterator[None]:
         """Count a request as waiting in the downloader while the block runs."""
-        self.waiting += 1
+        self.in_downloader += 1
         try:
             yield
         finally:
-            self.waiting -= 1
+            self.in_downloader -= 1
 
     def admit_fetched(self, policy: Policy | None) -> Admission:
         """For a request that waited for its origin's fetch: the policy it just got is current.

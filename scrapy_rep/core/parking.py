@@ -42,6 +42,11 @@ class ParkingLot(Generic[T]):
     def origins(self) -> list[str]:
         return list(self._by_origin)
 
+    def by_origin(self) -> dict[str, tuple[int, float]]:
+        """Origin -> (requests held, when the latest of them was parked), most held first."""
+        found = {o: (len(h), max(x.since for x in h)) for o, h in self._by_origin.items()}
+        return dict(sorted(found.items(), key=lambda item: -item[1][0]))
+
     def park(self, origin: str, item: T, now: float, reason: str) -> bool:
         """Hold ``item``; False when the lot is full (the caller drops it, with a reason)."""
         if self._count >= self.capacity:

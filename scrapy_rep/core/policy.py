@@ -250,6 +250,19 @@ def backoff(failures: int, config: PolicyConfig) -> float:
     return min(config.pause_max, config.pause_initial * math.pow(2, exponent))
 
 
+def given_up_at(policy: Policy, config: PolicyConfig) -> float | None:
+    """When a paused origin is given up if every fetch fails as the last did; None if not paused.
+
+    The next fetch is at ``expires_at``; each failure after it waits its
+    back-off, and the ``REP_PAUSE_MAX_TRIES``-th gives the origin up. (A 429's
+    ``Retry-After`` can push it later; ``REP_PARK_TIMEOUT`` bounds every wait.)
+    """
+    if policy.status is not Status.PAUSED:
+        return None
+    later = range(policy.failures + 1, config.pause_max_tries)
+    return policy.expires_at + sum(backoff(n, config) for n in later)
+
+
 def next_policy(
     previous: Policy | None, result: FetchResult, now: float, config: PolicyConfig
 ) -> Policy:

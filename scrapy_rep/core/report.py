@@ -32,6 +32,8 @@ class OriginCounts:
     #: browser sub-requests (scrapy-playwright renders) allowed, and aborted by reason
     browser_allowed: int = 0
     browser_aborted: dict[str, int] = field(default_factory=dict)
+    #: judged requests robots.txt refused for a use, by use
+    uses_refused: dict[str, int] = field(default_factory=dict)
 
     @property
     def dropped_total(self) -> int:
@@ -54,6 +56,7 @@ class OriginCounts:
             "crawl_delay": self.crawl_delay,
             "browser_allowed": self.browser_allowed,
             "browser_aborted": dict(self.browser_aborted),
+            "uses_refused": dict(self.uses_refused),
         }
 
 
@@ -66,6 +69,11 @@ class CrawlCounts:
         self.total = OriginCounts()
         self.seen = 0  # distinct origins ever counted (evicted ones too)
         self.evicted = 0
+        #: waits for the cluster's shared Crawl-delay: how many, how long in all (s)
+        self.delay_waits = 0
+        self.delay_waited_s = 0.0
+        #: held requests of dead workers this worker moved back into the shared queue
+        self.requeued_from_dead = 0
         # hashes of the origins folded away: one that comes back is not counted again
         # (a set of ints, ~70 B an origin; two origins alike in 64 bits would count once)
         self._folded: set[int] = set()
@@ -130,22 +138,39 @@ class CrawlCounts:
             else:
                 counts.browser_aborted[aborted] = counts.browser_aborted.get(aborted, 0) + 1
 
+    def use_refused(self, origin: str, use: str) -> None:
+        """A judged request robots.txt refuses for ``use`` (downloaded or not)."""
+        for counts in (self.of(origin), self.total):
+            counts.uses_refused[use] = counts.uses_refused.get(use, 0) + 1
+
     def crawl_delay(self, origin: str, delay: float | None) -> None:
         self.of(origin).crawl_delay = delay
+
+    def delay_waited(self, seconds: float) -> None:
+        """A request waited ``seconds`` for its send time under the cluster's Crawl-delay."""
+        self.delay_waits += 1
+        self.delay_waited_s += seconds
+
+    def requeued_dead(self, n: int) -> None:
+        self.requeued_from_dead += n
 
 
 def _reasons(dropped: dict[str, int]) -> str:
     return ", ".join(f"{r} {n}" for r, n in sorted(dropped.items(), key=lambda x: -x[1])) or "-"
 
 
-def report_lines(counts: CrawlCounts, top: int = TOP) -> list[str]:
-    """The summary: a totals line, then the ``top`` origins by requests, as a table."""
+def report_lines(counts: CrawlCounts, top: int = TOP, who: str = "") -> list[str]:
+    """The summary: a totals line, then the ``top`` origins by requests, as a table.
+
+    ``who`` (``spider 'shop' as 'shopbot'``) ends the totals line, so the
+    reports of crawlers sharing a process can be told apart.
+    """
     t = counts.total
     lines = [
         f"scrapy-rep report: {counts.seen} origins, {t.requests} requests: "
         f"{t.downloaded} downloaded, {t.dropped_total} dropped ({_reasons(t.dropped)}), "
         f"{t.parked} parked, {t.released} released; {t.fetches} robots.txt fetches, "
-        f"{t.reused} reused"
+        f"{t.reused} reused" + (f" ({who})" if who else "")
     ]
     browser = t.browser_allowed + sum(t.browser_aborted.values())
     if browser:
@@ -153,9 +178,15 @@ def report_lines(counts: CrawlCounts, top: int = TOP) -> list[str]:
             f"  browser sub-requests: {browser}: {t.browser_allowed} allowed, "
             f"{browser - t.browser_allowed} aborted ({_reasons(t.browser_aborted)})"
         )
+    if counts.delay_waits or counts.requeued_from_dead:
+        lines.append(
+            f"  cluster: {counts.delay_waits} waits for the shared Crawl-delay "
+            f"({counts.delay_waited_s:.1f} s in all), {counts.requeued_from_dead} held requests "
+            "of dead workers requeued"
+        )
     ranked = sorted(counts.origins.items(), key=lambda item: -item[1].requests)[: max(0, top)]
     if not ranked:
-        return lines + _browser_lines(counts, top)
+        return lines + _browser_lines(counts, top) + _use_lines(counts, top)
     width = max(len("origin"), *(len(origin) for origin, _ in ranked))
     lines.append(
         f"  {'origin':<{width}}  {'status':<11} {'fetch':>5} {'down':>5} {'drop':>5} "
@@ -170,7 +201,25 @@ def report_lines(counts: CrawlCounts, top: int = TOP) -> list[str]:
     hidden = counts.seen - len(ranked)
     if hidden > 0:
         lines.append(f"  ... and {hidden} more origins (in the totals above)")
-    return lines + _browser_lines(counts, top)
+    return lines + _browser_lines(counts, top) + _use_lines(counts, top)
+
+
+def _use_lines(counts: CrawlCounts, top: int) -> list[str]:
+    """Per origin, the uses its robots.txt refused and for how many requests; none if none."""
+    if not counts.total.uses_refused:
+        return []
+    lines = [f"  uses refused by robots.txt: {_reasons(counts.total.uses_refused)} (requests)"]
+    ranked = sorted(
+        ((origin, c.uses_refused) for origin, c in counts.origins.items() if c.uses_refused),
+        key=lambda item: -sum(item[1].values()),
+    )[: max(0, top)]
+    if not ranked:
+        return lines
+    width = max(len("uses: origin"), *(len(origin) for origin, _ in ranked))
+    lines.append(f"  {'uses: origin':<{width}}  refused for")
+    for origin, refused in ranked:
+        lines.append(f"  {origin:<{width}}  {_reasons(refused)}")
+    return lines
 
 
 def _browser_lines(counts: CrawlCounts, top: int) -> list[str]:

@@ -26,7 +26,6 @@ Pure: the parsers here read values already cut out of a file or header.
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -53,6 +52,7 @@ __all__ = [
     "record",
     "refusal",
     "robots_answers",
+    "robots_record",
     "silent",
 ]
 
@@ -82,6 +82,11 @@ class UseAnswer:
     #: a line a person can check, e.g. ``robots.txt line 7 in group
     #: user-agent: * : Content-Signal: ai-train=no`` or ``header Content-Usage: train-ai=n``
     source: str
+    #: this answer as a record carries it, made once (records share it: read-only)
+    recorded: dict[str, str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "recorded", {"answer": self.answer, "source": self.source})
 
 
 def combine(answers: Iterable[UseAnswer]) -> dict[str, UseAnswer]:
@@ -100,9 +105,7 @@ def combine(answers: Iterable[UseAnswer]) -> dict[str, UseAnswer]:
 
 def record(answers: Mapping[str, UseAnswer]) -> dict[str, dict[str, str]]:
     """What a decision record / ``response.meta`` carries: ``{use: {"answer", "source"}}``."""
-    return {
-        use: {"answer": answer.answer, "source": answer.source} for use, answer in answers.items()
-    }
+    return {use: answer.recorded for use, answer in answers.items()}
 
 
 _Y, _N = Token("y"), Token("n")
@@ -207,23 +210,33 @@ class Declared:
     tokens: Mapping[str, str] = field(default_factory=dict)
     #: each declared use unknown, for a request no robots.txt speaks for
     unknown: Mapping[str, UseAnswer] = field(init=False, repr=False, compare=False)
+    #: is anything declared (a use or a policy token)? A plain attribute: judging reads it
+    active: bool = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         unknown = {use: UseAnswer(use, UNKNOWN, NO_PREFERENCE) for use in self.uses}
         object.__setattr__(self, "unknown", unknown)
-
-    @property
-    def active(self) -> bool:
-        """Is anything declared (a use or a policy token)?"""
-        return bool(self.uses or self.tokens)
+        object.__setattr__(self, "active", bool(self.uses or self.tokens))
 
 
 NOTHING_DECLARED = Declared()
 
 
-def silent(declared: Declared) -> dict[str, dict[str, str]]:
-    """The record for a request no robots.txt speaks for (none fetched, paused, ...)."""
-    return record(declared.unknown) if declared.uses else {}
+def silent(declared: Declared, more: Iterable[UseAnswer] = ()) -> dict[str, dict[str, str]]:
+    """The record for a request no robots.txt speaks for (none fetched, paused, ...).
+
+    ``more`` (TDMRep's answer, say) still counts.
+    """
+    return record(_answered(combine(more), declared))
+
+
+def _answered(combined: Mapping[str, UseAnswer], declared: Declared) -> dict[str, UseAnswer]:
+    """Each declared use (unknown if no source spoke), then every other use a source stated."""
+    answers = {use: combined.get(use) or declared.unknown[use] for use in declared.uses}
+    for use, answer in combined.items():
+        if answer.answer != UNKNOWN and use not in answers:
+            answers[use] = answer
+    return answers
 
 
 def refusal(answers: Mapping[str, dict[str, str]], declared: Declared) -> tuple[str, str] | None:
@@ -236,6 +249,34 @@ def refusal(answers: Mapping[str, dict[str, str]], declared: Declared) -> tuple[
 
 
 # -- robots.txt at request time ------------------------------------------------
+
+
+def robots_record(
+    robots: RobotsTxt,
+    token: str,
+    url: str,
+    crawlable: bool,
+    declared: Declared = NOTHING_DECLARED,
+    more: Sequence[UseAnswer] = (),
+) -> dict[str, dict[str, str]]:
+    """:func:`record` of :func:`robots_answers`: what the decision record carries.
+
+    Without policy tokens or other sources the answer depends only on the
+    Content-Usage rule that matches, so its record is made once per rule.
+    """
+    if declared.tokens or more:
+        return record(robots_answers(robots, token, url, crawlable, declared, more))
+    stated = robots.derived.get((_KEY, token)) or _stated(robots, token)
+    rule = None
+    if stated.match is not None and crawlable:
+        rule = stated.match(normalise_path(path_of(url)))
+    key = (id(rule), declared.uses)
+    made = stated.records.get(key)
+    if made is None:
+        answers = [*stated.by_path[id(rule)]] if rule is not None else []
+        answers.extend(stated.signals)
+        made = stated.records[key] = record(_answered(combine(answers), declared))
+    return dict(made)
 
 
 def robots_answers(
@@ -253,31 +294,44 @@ def robots_answers(
     (``unknown`` when nothing is said); with none declared, only what the
     site states.
     """
-    stated = _stated(robots, token)
+    stated = robots.derived.get((_KEY, token)) or _stated(robots, token)
+    if stated.silent and not declared.tokens and not more:
+        return dict(declared.unknown)
     answers: list[UseAnswer] = []
+    path = None
     if stated.match is not None and crawlable:
-        rule = stated.match(normalise_path(path_of(url)))
+        path = normalise_path(path_of(url))
+        rule = stated.match(path)
         if rule is not None:
             answers.extend(stated.by_path[id(rule)])
     answers.extend(stated.signals)
     for use, policy_token in declared.tokens.items():
-        answers.append(_policy_answer(robots, use, policy_token, url))
+        if path is None:
+            path = normalise_path(path_of(url))
+        answers.append(_policy_answer(robots, stated.policy, use, policy_token, path))
     answers.extend(more)
-    combined = combine(answers)
-    if declared.uses:
-        return {use: combined.get(use) or declared.unknown[use] for use in declared.uses} | {
-            use: answer for use, answer in combined.items() if answer.answer != UNKNOWN
-        }
-    return {use: answer for use, answer in combined.items() if answer.answer != UNKNOWN}
+    return _answered(combine(answers), declared)
 
 
-def _policy_answer(robots: RobotsTxt, use: str, policy_token: str, url: str) -> UseAnswer:
-    verdict = robots.decide(policy_token, url)
-    return UseAnswer(
-        use,
-        ALLOWED if verdict.allowed else REFUSED,
-        _shown(f"policy token {policy_token}: {verdict}"),
-    )
+def _policy_answer(
+    robots: RobotsTxt,
+    made: dict[tuple[str, str, int], UseAnswer],
+    use: str,
+    policy_token: str,
+    path: str,
+) -> UseAnswer:
+    """The policy token's answer for ``path``; one answer per deciding rule, made once."""
+    rule = robots.deciding_rule(policy_token, path)
+    key = (use, policy_token, id(rule))  # rules live as long as the file: their id is theirs
+    answer = made.get(key)
+    if answer is None:
+        verdict = robots.decide(policy_token, path)
+        answer = made[key] = UseAnswer(
+            use,
+            ALLOWED if verdict.allowed else REFUSED,
+            _shown(f"policy token {policy_token}: {verdict}"),
+        )
+    return answer
 
 
 @dataclass(frozen=True, slots=True)
@@ -290,19 +344,25 @@ class _Stated:
     by_path: Mapping[int, tuple[UseAnswer, ...]]
     #: the Content-Signal answers that apply to the token, combined
     signals: tuple[UseAnswer, ...]
+    #: (use, policy token, id of the deciding rule) -> answer, made on first use
+    policy: dict[tuple[str, str, int], UseAnswer] = field(default_factory=dict)
+    #: (id of the matching stand-in rule or of None, declared uses) -> record, made on first use
+    records: dict[tuple[int, tuple[str, ...]], dict[str, dict[str, str]]] = field(
+        default_factory=dict
+    )
+
+    @property
+    def silent(self) -> bool:
+        """Do the token's groups state no preference at all?"""
+        return self.match is None and not self.signals
 
 
-#: parsed file -> token -> what it states (a file's selections live as long as it does)
-_COMPILED: weakref.WeakKeyDictionary[RobotsTxt, dict[str, _Stated]] = weakref.WeakKeyDictionary()
+#: the key of a token's :class:`_Stated` in ``RobotsTxt.derived``: (``_KEY``, token)
+_KEY = "uses"
 
 
 def _stated(robots: RobotsTxt, token: str) -> _Stated:
-    per_token = _COMPILED.get(robots)
-    if per_token is None:
-        per_token = _COMPILED[robots] = {}
-    stated = per_token.get(token)
-    if stated is None:
-        stated = per_token[token] = _compile(robots, token)
+    stated = robots.derived[(_KEY, token)] = _compile(robots, token)
     return stated
 
 

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from scrapy_rep.robotstxt.agent import InvalidProductToken, product_token, validate_token
 from scrapy_rep.robotstxt.matcher import (
-    _ALLOWED,
-    _PATH,
+    _AUTHORITY,
+    NOT_PLAIN,
     ROBOTS_TXT,
-    SHORT_URL,
     RuleSet,
     is_robots_txt,
     normalise,
@@ -146,10 +146,13 @@ class RobotsTxt:
 
     __slots__ = (
         "__weakref__",
+        "_base",
         "_selections",
+        "derived",
         "diagnostics",
         "groups",
         "licenses",
+        "preference_lines",
         "signals",
         "sitemaps",
         "size",
@@ -166,10 +169,20 @@ class RobotsTxt:
         self.licenses: tuple[str, ...] = tuple(parsed.licenses)
         #: ``Content-Signal`` lines before the first group
         self.signals: tuple[Signal, ...] = tuple(parsed.signals)
+        #: how many Content-Usage and Content-Signal lines the file has (0: it states
+        #: no use preference, and judging need not look for one)
+        self.preference_lines = len(self.signals) + sum(
+            len(group.usage) + sum(len(run.signals) for run in group.runs) for group in self.groups
+        )
         #: octets of the body as given (before the 500 KiB cut)
         self.size = parsed.size
         self.truncated = parsed.truncated
         self._selections: dict[str, _Selection] = {}
+        #: what other layers work out from this file once, kept as long as the file
+        #: (the use preferences a token's groups state: scrapy_rep.core.uses)
+        self.derived: dict[object, Any] = {}
+        #: ``scheme://authority/`` of the URL judged last (most URLs share it)
+        self._base = ""
 
     def _select(self, token: str) -> _Selection:
         """The token's selection; validates the token. Compiles nothing."""
@@ -221,6 +234,15 @@ class RobotsTxt:
         match = selection.match
         return _verdict(None if match is None else match(path), selection)
 
+    def deciding_rule(self, token: str, path: str) -> Rule | None:
+        """The rule that decides ``path`` (in :func:`normalise_path` form) for ``token``.
+
+        :meth:`decide` without the answer built around it, for callers that
+        judge one path for several tokens.
+        """
+        match = self._matcher(token).match
+        return None if match is None or is_robots_txt(path) else match(path)
+
     def allowed(self, token: str, url: str) -> bool:
         """The fast path of :meth:`decide`."""
         selection = self._selections.get(token)
@@ -229,15 +251,17 @@ class RobotsTxt:
         match = selection.match
         if match is None:
             return True  # no rule can match
-        # path_of and normalise_path, inlined: no Python call on the usual URL
-        if len(url) <= SHORT_URL:
-            path = _PATH(url)[1]  # type: ignore[index]  # always matches
-            if path[:1] != "/":
-                path = "/" + path
+        # path_of and normalise_path, inlined: no Python call on the usual URL, whose
+        # scheme and authority are those of the URL before (a file judges one origin)
+        base = self._base
+        if base and url.startswith(base):
+            path = url[len(base) - 1 :]
         else:
             path = path_of(url)
-        if not path.isascii() or path.encode("ascii").translate(None, _ALLOWED):
-            path = normalise_path(path)
+            end = _AUTHORITY(url).end()  # type: ignore[union-attr]  # always matches
+            self._base = url[: end + 1] if url[end : end + 1] == "/" else ""
+        if NOT_PLAIN(path):  # '%', '#', non-ASCII, ...: the whole way
+            path = normalise_path(path_of(url))
         if path == ROBOTS_TXT:
             return True
         rule = match(path)

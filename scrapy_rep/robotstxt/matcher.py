@@ -4,9 +4,13 @@ Theory of operation: every pattern is cut at its first ``*``. The literal
 part before it (the *prefix*) indexes the rule in a dict, so a path only
 ever looks at rules whose prefix it starts with: one dict probe per distinct
 prefix length, longest first, stopping as soon as no shorter prefix can hold
-a longer rule. The rest of a wildcard pattern is matched segment by segment
-with ``str.find``, leftmost first, which is exact for ``*``-only globs and
-linear in the path: a hostile pattern of many ``*`` cannot backtrack.
+a longer rule. Only the lengths that can match are probed: a rule set with
+many lengths keeps a *plan* (its lengths) per *head*, the first :data:`HEAD`
+characters that prefixes at least that long begin with, plus the shorter
+prefixes the head starts with; a path takes its head's plan. The rest of a
+wildcard pattern is matched segment by segment with ``str.find``, leftmost
+first, which is exact for ``*``-only globs and linear in the path: a hostile
+pattern of many ``*`` cannot backtrack.
 
 A rule's weight is the octet length of its normalised pattern, ``*`` and
 ``$`` included (Google's choice; the RFC says "most octets"). Equal
@@ -45,6 +49,14 @@ _ENCODE = {octet: f"%{octet:02X}" for octet in range(256) if octet not in _ALLOW
 #: any, then the path and query up to the fragment
 _PATH = re.compile(r"(?:[A-Za-z][A-Za-z0-9+.-]*://[^/?#]*)?([^#]*)").match
 _AUTHORITY = re.compile(r"(?:[A-Za-z][A-Za-z0-9+.-]*://[^/?#]*)?").match
+#: a character outside _ALLOWED ('%', '#', space, non-ASCII, ...): a path without one
+#: is in normal form already (one C scan, cheaper than encoding and translating)
+NOT_PLAIN = re.compile(r"[^A-Za-z0-9\-._~!$&'()*+,;=:@/?]").search
+#: the same, '%' allowed
+_NOT_PLAIN_OR_ESCAPE = re.compile(r"[^A-Za-z0-9\-._~!$&'()*+,;=:@/?%]").search
+#: an escape :func:`normalise_path` changes: not two upper-case hex digits, one of an
+#: unreserved octet (A-Z a-z 0-9 - . _ ~), or %2A / %24 (read as '*' and '$')
+_CHANGED_ESCAPE = re.compile(r"%(?![0-9A-F]{2})|%(?:[46][1-9A-F]|[57][0-9A]|3[0-9]|2[ADE4]|5F|7E)")
 #: up to this length, one regex call splits a URL fastest
 SHORT_URL = 512
 ROBOTS_TXT = "/robots.txt"
@@ -105,6 +117,8 @@ def normalise_path(text: str) -> str:
     ``*`` and trailing ``$`` are the special characters), so both spellings
     of the URL are the same here. Idempotent.
     """
+    if not _NOT_PLAIN_OR_ESCAPE(text) and not _CHANGED_ESCAPE.search(text):
+        return text  # escapes as Scrapy sends them (UTF-8, upper-case hex): nothing changes
     text = normalise(text)
     if "%" in text:  # one memchr; most paths have no escape at all
         text = text.replace("%2A", "*").replace("%24", "$")
@@ -192,15 +206,45 @@ def _share(pair: tuple[int, int]) -> tuple[int, int]:
     return pair
 
 
+#: characters of a path that choose its plan (see :class:`RuleSet`)
+HEAD = 4
+#: up to this many distinct prefix lengths, a rule set has one plan for every path
+SMALL_PLAN = 3
+#: the plans by head of every small rule set: none
+_NO_HEADS: dict[str, tuple[tuple[int, int], ...]] = {}
+
+
+def _plan(weights: dict[str, int]) -> tuple[tuple[int, int], ...]:
+    """Prefix lengths, longest first, each with the heaviest rule a prefix of that
+    length or shorter can hold (to stop early)."""
+    heaviest: dict[int, int] = {}
+    for prefix, weight in weights.items():
+        length = len(prefix)
+        if heaviest.get(length, -1) < weight:
+            heaviest[length] = weight
+    plan: list[tuple[int, int]] = []
+    running = 0
+    shared = _PAIRS.get
+    for length in sorted(heaviest):
+        weight = heaviest[length]
+        if weight > running:
+            running = weight
+        pair = (length, running)
+        plan.append(shared(pair) or _share(pair))
+    plan.reverse()
+    return tuple(plan)
+
+
 class RuleSet:
     """The merged rules of the groups that apply to one product token.
 
     The index maps a literal prefix to the one plain rule with that pattern
     (the usual case: no tuple, no copy of the pattern) or to the sorted
-    entries of the rules that start with it.
+    entries of the rules that start with it. :mod:`scrapy_rep.robotstxt.reference`
+    is its specification.
     """
 
-    __slots__ = ("_index", "_plan", "_size")
+    __slots__ = ("_index", "_plans", "_short", "_size")
 
     def __init__(self, rules: Iterable[Rule]) -> None:
         # prefix -> the plain rule that decides for it, or a list of entries
@@ -240,31 +284,35 @@ class RuleSet:
                     found.append(_plain(prefix, item))
                 else:
                     found.append(item)
-        heaviest: dict[int, int] = {}
+        weights: dict[str, int] = {}  # prefix -> the heaviest entry it holds
         for prefix, kept in index.items():
-            length = len(prefix)
             if kept.__class__ is Rule:
-                weight = length
+                weights[prefix] = len(prefix)
             else:
                 kept.sort(key=_rank, reverse=True)
                 index[prefix] = tuple(kept)
-                weight = kept[0][0]
-            if heaviest.get(length, -1) < weight:
-                heaviest[length] = weight
-        # The plan: prefix lengths, longest first, each with the heaviest rule
-        # a prefix of that length or shorter can hold (to stop early).
-        plan: list[tuple[int, int]] = []
-        running = 0
-        shared = _PAIRS.get
-        for length in sorted(heaviest):
-            weight = heaviest[length]
-            if weight > running:
-                running = weight
-            pair = (length, running)
-            plan.append(shared(pair) or _share(pair))
-        plan.reverse()
+                weights[prefix] = kept[0][0]
+        # One plan per head (the first HEAD characters of the prefixes at least that
+        # long), with the shorter prefixes that head starts with; the short ones alone
+        # for any other head. A path probes only the lengths its head can match.
+        # A few lengths in all: one plan, no heads (a dict would cost more than it saves).
+        plans: dict[str, tuple[tuple[int, int], ...]] = _NO_HEADS
+        short = weights
+        if len({len(p) for p in weights}) > SMALL_PLAN:
+            short = {p: w for p, w in weights.items() if len(p) < HEAD}
+            by_head: dict[str, dict[str, int]] = {}
+            for prefix, weight in weights.items():
+                if len(prefix) >= HEAD:
+                    by_head.setdefault(prefix[:HEAD], {})[prefix] = weight
+            made: dict[tuple[tuple[int, int], ...], tuple[tuple[int, int], ...]] = {}
+            plans = {}
+            for head, own in by_head.items():
+                own.update((p, w) for p, w in short.items() if head.startswith(p))
+                plan = _plan(own)
+                plans[head] = made.setdefault(plan, plan)
         self._index: dict[str, tuple[_Entry, ...] | Rule] = index
-        self._plan = tuple(plan)
+        self._plans = plans
+        self._short = _plan(short)
         self._size = size
 
     def __len__(self) -> int:
@@ -276,7 +324,7 @@ class RuleSet:
         size = len(path)
         best: Rule | None = None
         best_weight, best_allow = -1, False
-        for length, bound in self._plan:
+        for length, bound in self._plans.get(path[:HEAD], self._short):
             if length > size:
                 continue
             if best_weight > bound or (best_weight == bound and best_allow):

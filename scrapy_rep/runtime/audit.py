@@ -30,6 +30,12 @@ RECORDS: Mapping[str, tuple[str, str]] = {
     ),
     "parked": ("request held", "`url`, `origin`, `reason`"),
     "released": ("held request handed back to the scheduler", "`url`, `origin`"),
+    "requeued": (
+        "held request pushed back into the shared scrapy-redis queue: by this worker at its "
+        "close (`reason` `spider-closed`), or for a dead worker whose lease expired (`reason` "
+        "`worker-lease-expired`, `worker`: the dead worker's id)",
+        "`url`, `reason`, `worker`",
+    ),
     "response": (
         "downloaded request",
         "`url` (the decision's), `origin`, `target_status` (the page's own HTTP status, kept "
@@ -46,7 +52,8 @@ RECORDS: Mapping[str, tuple[str, str]] = {
         "the report's counters: `downloaded`, `dropped` (reason -> count), `parked`, "
         "`released`, `fetches` (made by this crawler), `reused` (policies another crawler "
         "or the shared store fetched), `status`, `crawl_delay`, `browser_allowed`, "
-        "`browser_aborted` (reason -> count)",
+        "`browser_aborted` (reason -> count), `uses_refused` (use -> judged requests robots.txt "
+        "refused it for)",
     ),
 }
 
@@ -58,6 +65,8 @@ class AuditLog:
         if folder:
             os.makedirs(folder, exist_ok=True)  # as PolicyArchive does for its directory
         self._file = open(path, "ab", buffering=0)  # noqa: SIM115 - closed in close()
+        #: where this log's records begin in the file (earlier crawls may have appended)
+        self.start = os.fstat(self._file.fileno()).st_size
         self._lines: list[str] = []
         self._buffer_records = buffer_records
 

@@ -37,6 +37,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Generic, TypeVar, overload
 
 from scrapy_rep.core.policy import DEFAULT_ACTIONS, Action, PolicyConfig
+from scrapy_rep.core.uses import USES, Declared
 from scrapy_rep.robotstxt import InvalidProductToken, product_token, validate_token
 
 logger = logging.getLogger(__name__)
@@ -255,6 +256,58 @@ def _token(name: str, value: Any, get: Getter) -> str:
     return resolve_token(get)
 
 
+def _from_command_line(name: str, value: Any, kind: type) -> Any:
+    """``-s NAME='["a"]'`` (JSON) or ``-s NAME=a,b`` arrives as a string."""
+    if not isinstance(value, str):
+        return value
+    text = value.strip()
+    if text[:1] in ("[", "{"):
+        try:
+            return json.loads(text)
+        except ValueError:
+            raise SettingError(f"{name} is not valid JSON: {value!r}") from None
+    if kind is list:
+        return [part.strip() for part in text.split(",") if part.strip()]
+    return value
+
+
+def read_uses(name: str, value: Any, get: Getter) -> tuple[str, ...]:
+    """Reader of ``REP_USES``: a list of uses from :data:`~scrapy_rep.core.uses.USES`."""
+    value = _from_command_line(name, value, list)
+    if isinstance(value, str) or not isinstance(value, Iterable):
+        raise SettingError(f"{name} must be a list of uses ({', '.join(USES)}), not {value!r}")
+    found = tuple(dict.fromkeys(value))
+    for use in found:
+        if use not in USES:
+            raise SettingError(f"{name}: unknown use {use!r}; known: {', '.join(USES)}")
+    return found
+
+
+def read_use_tokens(name: str, value: Any, get: Getter) -> dict[str, str]:
+    """Reader of ``REP_USE_TOKENS``: use -> a policy token (RFC 9309 product token)."""
+    value = _from_command_line(name, value, dict)
+    if not isinstance(value, Mapping):
+        raise SettingError(f"{name} must be a dict of use -> token, not {value!r}")
+    tokens: dict[str, str] = {}
+    for use, token in value.items():
+        if use not in USES:
+            raise SettingError(f"{name}: unknown use {use!r}; known: {', '.join(USES)}")
+        try:
+            tokens[use] = validate_token(token)
+        except InvalidProductToken as exc:
+            raise SettingError(f"{name}[{use!r}]: {exc}") from None
+    return tokens
+
+
+def _report_html(name: str, value: Any, get: Getter) -> str | None:
+    found = path(directory=False)(name, value, get)
+    if found is not None and not get("REP_DECISION_LOG"):
+        raise SettingError(
+            f"{name} needs REP_DECISION_LOG: the page {value!r} is made from the audit log"
+        )
+    return found
+
+
 def _redis_url(name: str, value: Any, get: Getter) -> str | None:
     return value or get("REDIS_URL") or None
 
@@ -428,6 +481,13 @@ class RepSettings:
     crawl_delay_max = Setting(
         "REP_CRAWL_DELAY_MAX", 30.0, seconds(), "cap on an applied Crawl-delay, seconds"
     )
+    crawl_delay_shared = Setting(
+        "REP_CRAWL_DELAY_SHARED",
+        True,
+        switch,
+        "with `REP_STORE = 'redis'`: honour Crawl-delay for the whole cluster (send times "
+        "reserved in Redis), not per worker",
+    )
     decision_log = Setting(
         "REP_DECISION_LOG",
         None,
@@ -445,6 +505,13 @@ class RepSettings:
         True,
         switch,
         "log a per-origin summary (top origins, totals) at close",
+    )
+    report_html = Setting(
+        "REP_REPORT_HTML",
+        None,
+        _report_html,
+        "path of an HTML page written at close from this crawl's audit log records "
+        "(`scrapy-rep report`); needs `REP_DECISION_LOG`",
     )
     store = Setting(
         "REP_STORE",
@@ -499,6 +566,19 @@ class RepSettings:
         "seconds a dead worker's robots.txt fetch lock blocks the others (Redis, SQLite); "
         "a live worker renews it while its fetch runs",
     )
+    worker_lease = Setting(
+        "REP_WORKER_LEASE",
+        30.0,
+        seconds(low=0.3),
+        "with `REP_STORE = 'redis'` and scrapy-redis: seconds a killed worker's held requests "
+        "stay recorded in Redis before a survivor requeues them; renewed every third of that",
+    )
+    worker_check_interval = Setting(
+        "REP_WORKER_CHECK_INTERVAL",
+        10.0,
+        seconds(low=0.05),
+        "seconds between a worker's looks for the held requests of dead workers",
+    )
     page_directives = Setting(
         "REP_PAGE_DIRECTIVES",
         True,
@@ -518,6 +598,26 @@ class RepSettings:
         switch,
         'also drop requests for URLs a page links to only with `rel="nofollow"`',
     )
+    uses = Setting(
+        "REP_USES",
+        [],
+        read_uses,
+        "what the crawl collects for: any of `train-ai`, `ai-input`, `search`; each request is "
+        "answered for them (see docs/uses.md)",
+    )
+    use_action = Setting(
+        "REP_USE_ACTION",
+        "record",
+        choice("record", "drop"),
+        "`record` the use answers, or `drop` a request robots.txt refuses for a declared use",
+    )
+    use_tokens = Setting(
+        "REP_USE_TOKENS",
+        {},
+        read_use_tokens,
+        "per use, a policy token whose robots.txt group gives the site's rule for that use, "
+        "e.g. `{'train-ai': 'shopbot-training'}`",
+    )
     browser_guard = Setting(
         "REP_BROWSER_GUARD",
         True,
@@ -534,6 +634,8 @@ class RepSettings:
     policy: PolicyConfig
     #: the hook :attr:`collection_policy` names, imported once
     collection_hook: Callable[..., Any] | None
+    #: the uses declared, for the pure core (``REP_USES``, ``REP_USE_ACTION``, ``REP_USE_TOKENS``)
+    declared: Declared
 
     def __init__(self, values: Mapping[str, Any]) -> None:
         object.__setattr__(self, "_values", dict(values))
@@ -554,6 +656,8 @@ class RepSettings:
         )
         hook = load_collection_policy(self.collection_policy)
         object.__setattr__(self, "collection_hook", hook)
+        declared = Declared(self.uses, self.use_action == "drop", self.use_tokens)
+        object.__setattr__(self, "declared", declared)
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"RepSettings are read once and frozen: cannot set {name!r}")

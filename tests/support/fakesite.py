@@ -470,8 +470,8 @@ class FakeSite:
     def add(self, name: str, host: str = "127.0.0.1") -> Origin:
         """Bind a new origin to a free port on ``host`` and start serving it at once.
 
-        Scrapy's download slots are per host name: origins on one address share
-        one slot's concurrency, origins on 127.0.0.2, 127.0.0.3 ... have their own.
+        Another loopback address (``127.0.0.2``...) is another host, hence another
+        Scrapy download slot.
         """
         with self._lock:
             if self._stopped:

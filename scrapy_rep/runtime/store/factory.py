@@ -14,9 +14,13 @@ auto       ``sqlite`` when ``JOBDIR`` is set, else ``memory``
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from scrapy_rep.runtime.settings import RepSettings, SettingError
 from scrapy_rep.runtime.store.base import SharedStore
+
+if TYPE_CHECKING:
+    from scrapy_rep.runtime.store.pacing import SharedPacing
 
 
 def store_kind(config: RepSettings, jobdir: str | None) -> str:
@@ -67,3 +71,9 @@ def open_store(
             sqlite.on_invalidate(on_invalidate)
         return sqlite
     return None
+
+
+def shared_pacing(store: SharedStore | None) -> SharedPacing | None:
+    """The cluster-wide Crawl-delay of a store that offers one (Redis); None otherwise."""
+    pacing = getattr(store, "pacing", None)
+    return pacing() if callable(pacing) else None

@@ -53,6 +53,7 @@ from scrapy_rep.runtime.store.codec import as_text as _text
 from scrapy_rep.runtime.store.codec import decode as decode
 from scrapy_rep.runtime.store.codec import encode as encode
 from scrapy_rep.runtime.store.codec import readable as readable
+from scrapy_rep.runtime.store.pacing import SharedPacing
 
 logger = logging.getLogger(__name__)
 
@@ -127,6 +128,10 @@ class RedisStore:
             health_check_interval=30,
         )
         return cls(client, prefix=prefix, retention=retention)
+
+    def pacing(self) -> SharedPacing:
+        """Crawl-delay for the whole cluster, on this store's Redis (round trips counted here)."""
+        return SharedPacing(self.client, self.base, self.counts)
 
     # -- keys ---------------------------------------------------------------------------
 

@@ -1,0 +1,63 @@
+"""One-shot commands (``scrapy fetch``, ``view``, ``parse``, ``shell``): answer now, hold nothing.
+
+A crawl parks the requests of an origin whose robots.txt cannot be read
+(503, 429, 403, a refused connection) and tries again for about 15 minutes.
+Someone who typed one URL is waiting at the terminal for that URL: the
+request waits for its robots.txt fetch to end, then is downloaded or
+dropped at once, and a dropped one is explained on stderr in one line, so
+even ``--nolog`` says why nothing came back.
+
+Scrapy does not tell a crawler which command runs it; each of these leaves
+a trace: ``fetch`` (and ``view``, its subclass) and ``parse`` give the
+spider class a ``start`` method defined in their own module, and ``shell``
+installs its ``default_settings`` at the ``command`` priority.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Any
+
+from scrapy.settings import SETTINGS_PRIORITIES
+
+from scrapy_rep.robotstxt.text import printable
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+
+#: module of the ``start`` method a command gives the spider -> the command
+_START_FROM = {"scrapy.commands.fetch": "fetch", "scrapy.commands.parse": "parse"}
+#: what ``scrapy shell`` sets at the command priority (its ``default_settings``)
+_SHELL_SETTINGS = {"DUPEFILTER_CLASS": "scrapy.dupefilters.BaseDupeFilter"}
+
+
+def command_of(crawler: Crawler) -> str | None:
+    """The one-shot command running ``crawler`` (``fetch``, ``parse``, ``shell``), or None."""
+    start = getattr(crawler.spidercls, "start", None)
+    command = _START_FROM.get(getattr(start, "__module__", None) or "")
+    if command is not None:
+        return command
+    settings = crawler.settings
+    for name, value in _SHELL_SETTINGS.items():
+        if settings.getpriority(name) == SETTINGS_PRIORITIES["command"] and settings.get(name) in (
+            value,
+            _loaded(value),
+        ):
+            return "shell"
+    return None
+
+
+def _loaded(path: str) -> Any:
+    from scrapy.utils.misc import load_object
+
+    return load_object(path)
+
+
+def say(record: dict[str, Any]) -> None:
+    """Tell the user at the terminal, in one line, why a URL was not downloaded."""
+    detail = f" ({printable(record['detail'])})" if record.get("detail") else ""
+    print(
+        f"scrapy-rep: not downloaded: {printable(record['url'])}: {record['reason']}{detail}",
+        file=sys.stderr,
+        flush=True,
+    )

@@ -1,0 +1,148 @@
+"""What an audit log says happened, per origin and per request: the HTML report's model.
+
+Pure: it takes the audit log's records (dicts, in the order they were written)
+and never reads a file. Every value may come from a hostile site (URLs, rules,
+robots.txt reasons), so nothing here interprets text; the renderer escapes it.
+Records of an unknown type, or missing fields, are skipped or left blank, never
+an error: an audit log from another version still gives a report.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+#: the uses answer a decision record carries (``uses``: use -> {answer, source})
+REFUSED = "refused"
+
+
+@dataclass
+class Held:
+    """One request held (parked) at least once, and what became of it."""
+
+    url: str
+    origin: str
+    held_at: float | None
+    reason: str
+    released_at: float | None = None
+    #: the final answer after it was held: ``download``, ``drop (reason)``; "" while held
+    fate: str = ""
+    fate_at: float | None = None
+
+
+@dataclass
+class OriginStory:
+    origin: str
+    #: robots.txt fetch records, in order: the policy's history
+    fetches: list[dict[str, Any]] = field(default_factory=list)
+    downloaded: int = 0
+    dropped: Counter[str] = field(default_factory=Counter)
+    parked: int = 0
+    released: int = 0
+    #: use -> the sources that refused it (robots.txt lines, headers)
+    refused: dict[str, set[str]] = field(default_factory=dict)
+    browser: Counter[str] = field(default_factory=Counter)
+
+    @property
+    def status(self) -> str:
+        return str(self.fetches[-1].get("status") or "") if self.fetches else ""
+
+
+@dataclass
+class AuditStory:
+    origins: dict[str, OriginStory] = field(default_factory=dict)
+    #: (action, reason) -> decision records; a request judged twice counts twice
+    decisions: Counter[tuple[str, str]] = field(default_factory=Counter)
+    #: (action, reason) -> browser sub-request records
+    subrequests: Counter[tuple[str, str]] = field(default_factory=Counter)
+    #: decision records that dropped a request
+    dropped: list[dict[str, Any]] = field(default_factory=list)
+    held: list[Held] = field(default_factory=list)
+    tokens: set[str] = field(default_factory=set)
+    first_at: float | None = None
+    last_at: float | None = None
+    records: int = 0
+    #: records of a type this version does not know (counted, not shown)
+    unknown: int = 0
+
+    def origin(self, key: Any) -> OriginStory:
+        name = str(key or "")
+        story = self.origins.get(name)
+        if story is None:
+            story = self.origins[name] = OriginStory(name)
+        return story
+
+    @property
+    def downloaded(self) -> int:
+        return sum(o.downloaded for o in self.origins.values())
+
+    @property
+    def fetch_count(self) -> int:
+        return sum(len(o.fetches) for o in self.origins.values())
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def story_of(records: Iterable[dict[str, Any]]) -> AuditStory:
+    """Fold the records into per-origin histories, counts, drops and held requests."""
+    story = AuditStory()
+    held_by_url: dict[str, Held] = {}  # the latest hold of each URL
+    for record in records:
+        story.records += 1
+        at = _number(record.get("at"))
+        if at is not None:
+            story.first_at = at if story.first_at is None else min(story.first_at, at)
+            story.last_at = at if story.last_at is None else max(story.last_at, at)
+        kind = record.get("type")
+        url = str(record.get("url") or "")
+        if kind == "fetch":
+            story.origin(record.get("origin")).fetches.append(record)
+        elif kind == "decision":
+            _decision(story, record, held_by_url.get(url), at)
+        elif kind == "parked":
+            origin = story.origin(record.get("origin"))
+            origin.parked += 1
+            held = held_by_url.get(url)
+            if held is None or held.fate:  # a new hold (or held again after an answer)
+                held = Held(url, origin.origin, at, str(record.get("reason") or ""))
+                held_by_url[url] = held
+                story.held.append(held)
+        elif kind == "released":
+            story.origin(record.get("origin")).released += 1
+            held = held_by_url.get(url)
+            if held is not None and not held.fate:
+                held.released_at = at
+        elif kind == "subrequest":
+            action, reason = str(record.get("action") or ""), str(record.get("reason") or "")
+            story.subrequests[(action, reason)] += 1
+            story.origin(record.get("origin")).browser[reason if action != "download" else ""] += 1
+        elif kind not in ("response", "origin"):
+            story.unknown += 1
+    return story
+
+
+def _decision(
+    story: AuditStory, record: dict[str, Any], held: Held | None, at: float | None
+) -> None:
+    action, reason = str(record.get("action") or ""), str(record.get("reason") or "")
+    story.decisions[(action, reason)] += 1
+    if record.get("product_token"):
+        story.tokens.add(str(record["product_token"]))
+    origin = story.origin(record.get("origin"))
+    if action == "download":
+        origin.downloaded += 1
+    elif action == "drop":
+        origin.dropped[reason] += 1
+        story.dropped.append(record)
+    uses = record.get("uses")
+    if isinstance(uses, dict):
+        for use, answer in uses.items():
+            if isinstance(answer, dict) and answer.get("answer") == REFUSED:
+                origin.refused.setdefault(str(use), set()).add(str(answer.get("source") or ""))
+    if held is not None and not held.fate and action in ("download", "drop"):
+        held.fate = action if action == "download" else f"drop ({reason})"
+        held.fate_at = at

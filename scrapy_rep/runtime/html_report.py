@@ -1,0 +1,468 @@
+"""The audit log as one HTML page for a person: what was fetched, from whom, and why.
+
+One self-contained file: the CSS and the script are inline, nothing is loaded
+from anywhere (a Content-Security-Policy says so to the browser, and allows
+only this file's own script, by its hash). Everything quoted from the log is
+HTML-escaped: URLs, rules and reasons come from sites, some of them hostile.
+The tables sort by a click on a column's heading and filter as one types in
+the box above them, without a server.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from html import escape
+from typing import Any
+
+from scrapy_rep.core.audit_story import AuditStory, story_of
+
+#: rows shown at most per table; the rest are counted in a note under it
+MAX_ROWS = 5_000
+#: origins drawn at most on the timeline (the busiest)
+MAX_TIMELINE = 200
+
+STATUS_COLOURS = {
+    "ok": "#2e9d4c",
+    "unavailable": "#8a94a0",
+    "unreachable": "#7a1f1f",
+    "paused": "#e08a00",
+    "unresolved": "#c62828",
+}
+
+
+@dataclass
+class Read:
+    records: list[dict[str, Any]]
+    #: lines that are no JSON object (a torn last line, another program's output)
+    bad_lines: int
+
+
+def read_audit_log(path: str, start: int = 0) -> Read:
+    """The records of ``path`` from byte ``start`` on; unreadable lines counted, not fatal."""
+    records: list[dict[str, Any]] = []
+    bad = 0
+    with open(path, "rb") as f:
+        f.seek(start)
+        for raw in f:
+            if not raw.strip():
+                continue
+            try:
+                record = json.loads(raw)
+            except ValueError:
+                bad += 1
+                continue
+            if isinstance(record, dict):
+                records.append(record)
+            else:
+                bad += 1
+    return Read(records, bad)
+
+
+def write_report(log: str, out: str, *, start: int = 0) -> AuditStory:
+    """Read ``log`` (from byte ``start``), write the page to ``out`` whole; return the story."""
+    read = read_audit_log(log, start)
+    story = story_of(read.records)
+    page = render(story, source=log, bad_lines=read.bad_lines)
+    folder = os.path.dirname(out)
+    if folder:
+        os.makedirs(folder, exist_ok=True)
+    partial = f"{out}.{os.getpid()}.part"
+    with open(partial, "w", encoding="utf-8") as f:
+        f.write(page)
+    os.replace(partial, out)  # a reader never sees half a page
+    return story
+
+
+# -- rendering ----------------------------------------------------------------------
+
+
+def _e(value: Any) -> str:
+    return escape("" if value is None else str(value), quote=True)
+
+
+def when(at: Any) -> str:
+    if not isinstance(at, (int, float)) or isinstance(at, bool):
+        return ""
+    try:
+        return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(at)) + "Z"
+    except (OverflowError, OSError, ValueError):
+        return ""
+
+
+class Cell:
+    """A table cell: its text, and the value it sorts by when that is not the text."""
+
+    def __init__(self, text: Any, sort: float | None = None, cls: str = "") -> None:
+        self.text, self.sort, self.cls = text, sort, cls
+
+    def html(self) -> str:
+        sort = f' data-sort="{self.sort!r}"' if self.sort is not None else ""
+        cls = f' class="{_e(self.cls)}"' if self.cls else ""
+        return f"<td{sort}{cls}>{_e(self.text)}</td>"
+
+
+def _time_cell(at: Any) -> Cell:
+    number = at if isinstance(at, (int, float)) and not isinstance(at, bool) else None
+    return Cell(when(at), sort=float(number) if number is not None else -1.0)
+
+
+def _num(n: int) -> Cell:
+    return Cell(n, sort=float(n))
+
+
+def table(key: str, headers: Sequence[str], rows: Iterable[Sequence[Cell]], note: str = "") -> str:
+    body = []
+    total = 0
+    for row in rows:
+        total += 1
+        if total <= MAX_ROWS:
+            body.append("<tr>" + "".join(cell.html() for cell in row) + "</tr>")
+    head = "".join(f'<th scope="col" title="sort">{_e(h)}</th>' for h in headers)
+    more = (
+        f'<p class="note">{MAX_ROWS:,} of {total:,} rows shown; the audit log has them all.</p>'
+        if total > MAX_ROWS
+        else ""
+    )
+    if not total:
+        return f'<p class="empty" id="{key}-none">None.{_e(note)}</p>'
+    return (
+        f'<div class="filter"><input type="search" placeholder="filter these rows" '
+        f'data-table="{key}" aria-label="filter"> <span class="shown" data-for="{key}">'
+        f"{min(total, MAX_ROWS):,} rows</span></div>"
+        f'<table class="sortable" id="{key}"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(body)}</tbody></table>{more}"
+    )
+
+
+def timeline(story: AuditStory) -> str:
+    """One row per origin: its policy's status from each fetch to the next, fetches as dots."""
+    if story.first_at is None or story.last_at is None:
+        return '<p class="empty">No records with times.</p>'
+    start, end = story.first_at, max(story.last_at, story.first_at + 1)
+    origins = sorted(
+        (o for o in story.origins.values() if o.fetches),
+        key=lambda o: -(o.downloaded + sum(o.dropped.values()) + o.parked),
+    )[:MAX_TIMELINE]
+    if not origins:
+        return '<p class="empty">No robots.txt fetch in the log.</p>'
+    label_w, width, row_h = 260, 1000, 22
+    span = width - label_w - 20
+
+    def x(at: float) -> float:
+        return label_w + span * (min(max(at, start), end) - start) / (end - start)
+
+    parts = []
+    for i, origin in enumerate(sorted(origins, key=lambda o: o.origin)):
+        y = 24 + i * row_h
+        parts.append(
+            f'<g class="tl-row" data-origin="{_e(origin.origin)}">'
+            f'<text x="4" y="{y + 14}" class="tl-label">{_e(origin.origin[:40])}</text>'
+        )
+        fetches = [f for f in origin.fetches if isinstance(f.get("at"), (int, float))]
+        for n, fetch in enumerate(fetches):
+            begin = float(fetch["at"])
+            until = float(fetches[n + 1]["at"]) if n + 1 < len(fetches) else end
+            status = str(fetch.get("status") or "")
+            colour = STATUS_COLOURS.get(status, "#5b6770")
+            resumed = n > 0 and fetches[n - 1].get("status") in ("paused", "unresolved")
+            event = (
+                "paused"
+                if status == "paused"
+                else ("resumed" if resumed and status != "unresolved" else status)
+            )
+            tip = (
+                f"{origin.origin}: {event} at {when(begin)}, robots.txt "
+                f"{fetch.get('http_status') or fetch.get('outcome') or ''}; "
+                f"digest {fetch.get('digest') or '-'}; {fetch.get('reason') or ''}"
+            )
+            parts.append(
+                f'<rect class="tl-seg tl-{_e(status)}" x="{x(begin):.1f}" y="{y + 4}" '
+                f'width="{max(x(until) - x(begin), 1.5):.1f}" height="12" fill="{colour}">'
+                f"<title>{_e(tip)}</title></rect>"
+                f'<circle class="tl-fetch tl-{_e(event)}" cx="{x(begin):.1f}" cy="{y + 10}" '
+                f'r="4"><title>{_e(tip)}</title></circle>'
+            )
+        parts.append("</g>")
+    height = 40 + len(origins) * row_h
+    axis = (
+        f'<text x="{label_w}" y="14" class="tl-axis">{_e(when(start))}</text>'
+        f'<text x="{width - 20}" y="14" class="tl-axis" text-anchor="end">{_e(when(end))}</text>'
+    )
+    legend = " ".join(
+        f'<span class="key" style="background:{c}"></span>{_e(s)}'
+        for s, c in STATUS_COLOURS.items()
+    )
+    more = len([o for o in story.origins.values() if o.fetches]) - len(origins)
+    note = f'<p class="note">{more:,} quieter origins are not drawn.</p>' if more > 0 else ""
+    return (
+        f'<p class="legend">{legend}; a dot is a robots.txt fetch (hover for its status, '
+        f"digest and why).</p>"
+        f'<svg id="timeline" role="img" aria-label="policy timeline" width="{width}" '
+        f'height="{height}" viewBox="0 0 {width} {height}">{axis}{"".join(parts)}</svg>{note}'
+    )
+
+
+def _sections(story: AuditStory) -> Iterator[tuple[str, str, str]]:
+    """(id, heading, HTML) of each section."""
+    decisions = (
+        (Cell(action), Cell(reason), _num(n))
+        for (action, reason), n in story.decisions.most_common()
+    )
+    yield (
+        "counts",
+        "Decisions, by action and reason",
+        table("t-counts", ["action", "reason", "records"], decisions),
+    )
+    yield "timeline", "Each origin's robots.txt over time", timeline(story)
+
+    def refused(o: Any) -> str:
+        return "; ".join(
+            f"{use} ({', '.join(sorted(src))})" for use, src in sorted(o.refused.items())
+        )
+
+    origins = (
+        (
+            Cell(o.origin),
+            Cell(o.status, cls=f"st-{o.status}"),
+            _num(len(o.fetches)),
+            _num(o.downloaded),
+            _num(sum(o.dropped.values())),
+            Cell(", ".join(f"{r} {n}" for r, n in o.dropped.most_common())),
+            _num(o.parked),
+            _num(o.released),
+            Cell(refused(o)),
+        )
+        for o in sorted(story.origins.values(), key=lambda o: o.origin)
+    )
+    yield (
+        "origins",
+        "Origins",
+        table(
+            "t-origins",
+            [
+                "origin",
+                "status now",
+                "robots.txt fetches",
+                "downloaded",
+                "dropped",
+                "dropped by reason",
+                "held",
+                "released",
+                "uses refused",
+            ],
+            origins,
+        ),
+    )
+    history = (
+        (
+            Cell(o.origin),
+            _time_cell(f.get("at")),
+            Cell(f.get("status"), cls=f"st-{f.get('status')}"),
+            Cell(f.get("http_status") if f.get("http_status") is not None else ""),
+            Cell(f.get("outcome")),
+            Cell(f.get("digest") or ""),
+            _time_cell(f.get("expires_at")),
+            Cell(f.get("final_url") if f.get("final_url") != f.get("url") else ""),
+            Cell(f.get("reason")),
+        )
+        for o in sorted(story.origins.values(), key=lambda o: o.origin)
+        for f in o.fetches
+    )
+    yield (
+        "history",
+        "Policy history: every robots.txt fetch",
+        table(
+            "t-history",
+            [
+                "origin",
+                "fetched",
+                "status",
+                "HTTP",
+                "outcome",
+                "digest (version)",
+                "good until",
+                "redirected to",
+                "why",
+            ],
+            history,
+        ),
+    )
+    dropped = (
+        (
+            Cell(d.get("url")),
+            Cell(d.get("origin")),
+            Cell(d.get("reason")),
+            Cell(d.get("matched_rule") or ""),
+            Cell(
+                d.get("matched_line") or "",
+                sort=float(d["matched_line"]) if isinstance(d.get("matched_line"), int) else -1.0,
+            ),
+            Cell(d.get("group") or ""),
+            Cell(d.get("policy_digest") or ""),
+            _time_cell(d.get("at")),
+        )
+        for d in story.dropped
+    )
+    yield (
+        "dropped",
+        "Dropped: what was not fetched, and by which rule",
+        table(
+            "t-dropped",
+            ["URL", "origin", "reason", "rule", "line", "group", "policy digest", "when"],
+            dropped,
+        ),
+    )
+    held = (
+        (
+            Cell(h.url),
+            Cell(h.origin),
+            Cell(h.reason),
+            _time_cell(h.held_at),
+            _time_cell(h.released_at),
+            Cell(h.fate or "still held when the log ends", cls="fate-open" if not h.fate else ""),
+            _time_cell(h.fate_at),
+        )
+        for h in story.held
+    )
+    yield (
+        "held",
+        "Held requests and their fate",
+        table(
+            "t-held",
+            ["URL", "origin", "held because", "held at", "released at", "fate", "decided at"],
+            held,
+        ),
+    )
+    uses = (
+        (Cell(o.origin), Cell(use), Cell(source))
+        for o in sorted(story.origins.values(), key=lambda o: o.origin)
+        for use, sources in sorted(o.refused.items())
+        for source in sorted(sources)
+    )
+    yield (
+        "uses",
+        "Uses each site refused",
+        table(
+            "t-uses",
+            ["origin", "use", "where it says so"],
+            uses,
+            note=" (no decision record carries a refused use)",
+        ),
+    )
+    if story.subrequests:
+        sub = (
+            (Cell(action), Cell(reason), _num(n))
+            for (action, reason), n in story.subrequests.most_common()
+        )
+        yield (
+            "browser",
+            "Browser sub-requests, by action and reason",
+            table("t-browser", ["action", "reason", "records"], sub),
+        )
+
+
+STYLE = """
+body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#1d232a;max-width:1400px}
+h1{font-size:22px;margin:0 0 4px}
+h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid #d9dee3}
+.summary{color:#3a444e}.summary b{color:#1d232a}
+table{border-collapse:collapse;width:100%;font-size:13px}
+th,td{border:1px solid #d9dee3;padding:3px 6px;text-align:left;
+  vertical-align:top;word-break:break-all}
+th{background:#f0f3f6;cursor:pointer;user-select:none;white-space:nowrap}
+th.asc::after{content:" \\25B2"}th.desc::after{content:" \\25BC"}
+tbody tr:nth-child(even){background:#fafbfc}
+td.st-ok{color:#1f7a3a}td.st-paused{color:#a86400}
+td.st-unresolved,td.st-unreachable{color:#b3261e}
+td.fate-open{color:#b3261e}
+.filter{margin:4px 0}.filter input{width:320px;padding:3px 6px}
+.shown,.note,.empty,.legend{color:#5b6770}
+.key{display:inline-block;width:12px;height:12px;margin:0 3px 0 10px;vertical-align:middle}
+svg text{font:11px system-ui,sans-serif;fill:#1d232a}
+circle.tl-fetch{fill:#fff;stroke:#1d232a;stroke-width:1.5}
+circle.tl-paused{stroke:#a86400}circle.tl-resumed{fill:#2e9d4c}
+nav a{margin-right:12px}
+"""
+
+SCRIPT = """
+document.querySelectorAll('table.sortable').forEach(function (t) {
+  t.querySelectorAll('th').forEach(function (th, col) {
+    th.addEventListener('click', function () {
+      var asc = !th.classList.contains('asc');
+      t.querySelectorAll('th').forEach(function (h) { h.classList.remove('asc', 'desc'); });
+      th.classList.add(asc ? 'asc' : 'desc');
+      var body = t.tBodies[0], rows = Array.prototype.slice.call(body.rows);
+      function key(r) {
+        var c = r.cells[col], s = c.getAttribute('data-sort');
+        return s === null ? c.textContent.toLowerCase() : parseFloat(s);
+      }
+      rows.sort(function (a, b) {
+        var x = key(a), y = key(b);
+        return (x < y ? -1 : x > y ? 1 : 0) * (asc ? 1 : -1);
+      });
+      rows.forEach(function (r) { body.appendChild(r); });
+    });
+  });
+});
+document.querySelectorAll('input[data-table]').forEach(function (input) {
+  var t = document.getElementById(input.getAttribute('data-table'));
+  var shown = document.querySelector('.shown[data-for="' + t.id + '"]');
+  input.addEventListener('input', function () {
+    var q = input.value.toLowerCase(), n = 0;
+    Array.prototype.forEach.call(t.tBodies[0].rows, function (r) {
+      var hit = r.textContent.toLowerCase().indexOf(q) !== -1;
+      r.hidden = !hit; if (hit) { n += 1; }
+    });
+    shown.textContent = n + ' of ' + t.tBodies[0].rows.length + ' rows';
+  });
+});
+"""
+
+
+def render(story: AuditStory, *, source: str = "", bad_lines: int = 0) -> str:
+    """The page, as text: self-contained, every quoted value escaped."""
+    sections = list(_sections(story))
+    digest = base64.b64encode(hashlib.sha256(SCRIPT.encode()).digest()).decode()
+    policy = f"default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-{digest}'"
+    dropped = sum(n for (action, _), n in story.decisions.items() if action == "drop")
+    still = sum(1 for h in story.held if not h.fate)
+    summary = (
+        f"From <b>{_e(when(story.first_at))}</b> to <b>{_e(when(story.last_at))}</b> (UTC), "
+        f"as <b>{_e(', '.join(sorted(story.tokens)) or '?')}</b>: "
+        f"<b>{len(story.origins):,}</b> origins, <b>{story.fetch_count:,}</b> robots.txt fetches, "
+        f"<b>{story.downloaded:,}</b> requests downloaded, <b>{dropped:,}</b> dropped, "
+        f"<b>{len(story.held):,}</b> held ({still:,} still held when the log ends)."
+    )
+    notes = []
+    if bad_lines:
+        notes.append(f"{bad_lines:,} lines of the log could not be read and are left out.")
+    if story.unknown:
+        notes.append(
+            f"{story.unknown:,} records of a type this version does not know are left out."
+        )
+    nav = "".join(f'<a href="#s-{key}">{_e(title)}</a>' for key, title, _ in sections)
+    body = "".join(
+        f'<section id="s-{key}"><h2>{_e(title)}</h2>{part}</section>'
+        for key, title, part in sections
+    )
+    return (
+        "<!DOCTYPE html>\n"
+        '<html lang="en"><head><meta charset="utf-8">'
+        f'<meta http-equiv="Content-Security-Policy" content="{policy}">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>scrapy-rep crawl report: {_e(os.path.basename(source))}</title>"
+        f"<style>{STYLE}</style></head><body>"
+        "<h1>What the crawler fetched, from whom, and why</h1>"
+        f'<p class="summary">{summary}</p>'
+        + "".join(f'<p class="note">{_e(n)}</p>' for n in notes)
+        + f"<nav>{nav}</nav>{body}"
+        f'<p class="note">From the audit log {_e(source)}: {story.records:,} records. '
+        "Made by scrapy-rep report.</p>"
+        f"<script>{SCRIPT}</script></body></html>\n"
+    )

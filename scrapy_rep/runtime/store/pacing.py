@@ -1,0 +1,47 @@
+"""Crawl-delay for a whole cluster: the next allowed send time per download slot, in Redis.
+
+Each worker paces its own download slots; N workers would send N times as
+often as a site asks. Here the next allowed send time of a slot key lives in
+Redis, and a worker reserves a send with one script (one round trip): Redis's
+own ``TIME`` (so the workers' clocks need not agree), the slot's next allowed
+time, ``max(now, next)`` reserved and ``next`` moved one gap on, the wait
+returned. Two workers never get the same moment, and no worker spins: it
+sleeps the wait it was given.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+#: reserve a send on KEYS[1] at least ARGV[1] ms after the one before; the wait in ms
+_RESERVE = """
+if redis.replicate_commands then redis.replicate_commands() end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local after = tonumber(redis.call('GET', KEYS[1])) or 0
+local at = math.max(now, after)
+local gap = tonumber(ARGV[1])
+redis.call('SET', KEYS[1], at + gap, 'PX', at + gap - now + 60000)
+return at - now
+"""
+
+
+class SharedPacing:
+    """Send times per download slot, reserved atomically in the cluster's Redis."""
+
+    def __init__(self, client: Any, base: str, counts: Counter[str]) -> None:
+        self.base = base
+        self._reserve = client.register_script(_RESERVE)
+        #: shared with the store's counts: ``round_trips`` and ``pace``
+        self.counts = counts
+
+    def key(self, slot: str) -> str:
+        return f"{self.base}:pace:{slot}"
+
+    async def reserve(self, slot: str, gap: float) -> float:
+        """Seconds to wait before sending on ``slot``; the next send is ``gap`` s after it."""
+        self.counts["round_trips"] += 1
+        self.counts["pace"] += 1
+        wait_ms = await self._reserve(keys=[self.key(slot)], args=[max(1, int(gap * 1000))])
+        return max(0, int(wait_ms)) / 1000.0

@@ -1,0 +1,58 @@
+"""Run ``scrapy <command>`` as a user runs it: a real process, in a project with the add-on."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+#: seconds a command may take before the test fails (a held request would take ~15 minutes)
+TIMEOUT = 60
+
+SETTINGS = """\
+BOT_NAME = "oneshot"
+SPIDER_MODULES = ["oneshot_spiders"]
+ADDONS = {"scrapy_rep.Addon": 100}
+USER_AGENT = "testbot/1.0 (+http://127.0.0.1/)"
+TELNETCONSOLE_ENABLED = False
+RETRY_ENABLED = False
+"""
+
+SPIDERS = """\
+import scrapy
+
+
+class PagesSpider(scrapy.Spider):
+    name = "pages"
+
+    def parse(self, response):
+        yield {"url": response.url, "status": response.status}
+"""
+
+
+def make_project(where: Path) -> Path:
+    """A Scrapy project with the add-on and one spider (``pages``)."""
+    where.mkdir(parents=True, exist_ok=True)
+    (where / "scrapy.cfg").write_text("[settings]\ndefault = oneshot_settings\n")
+    (where / "oneshot_settings.py").write_text(SETTINGS)
+    (where / "oneshot_spiders.py").write_text(SPIDERS)
+    return where
+
+
+def scrapy(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``scrapy ARGS`` in ``project``, this checkout's scrapy_rep first on the path."""
+    env = {k: v for k, v in os.environ.items() if k != "SCRAPY_SETTINGS_MODULE"}
+    env["PYTHONPATH"] = os.pathsep.join([str(project), str(ROOT)])
+    env["BROWSER"] = "true"  # scrapy view opens a browser: a command that does nothing
+    return subprocess.run(
+        [sys.executable, "-m", "scrapy", *args],
+        cwd=project,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )

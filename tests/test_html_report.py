@@ -1,0 +1,231 @@
+"""The crawl report: an audit log made into one HTML page, read in a real Chromium.
+
+The crawl is real (loopback origins: one with rules, one that pauses then
+recovers, one that never answers but 403); the page is written at close
+(``REP_REPORT_HTML``) and by ``scrapy-rep report``, then loaded in Debian's
+Chromium through Playwright, and what a person sees is checked: the rows, the
+timeline, sorting and filtering, a hostile rule shown as text, no network.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest_twisted
+from playwright.async_api import async_playwright
+from twisted.internet.defer import Deferred
+
+from scrapy_rep.core.audit_story import story_of
+from scrapy_rep.runtime.html_report import read_audit_log, render
+from tests.support.audit import of, records
+from tests.support.browsersite import CHROMIUM
+from tests.support.crawl import crawl
+from tests.support.fakesite import FakeSite, Reply
+
+#: a rule whose text is markup: the page must show it, not run it
+HOSTILE = "/<img src=x onerror=alert(1)>"
+RULES = f"User-agent: *\nDisallow: /private\nDisallow: {HOSTILE}\n".encode()
+PAUSE = {"REP_PAUSE_INITIAL": 0.3, "REP_PAUSE_MAX": 0.6, "REP_PAUSE_MAX_TRIES": 2}
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def as_deferred(coro: Any) -> Deferred[Any]:
+    return Deferred.fromFuture(asyncio.ensure_future(coro))
+
+
+async def crawl_three_origins(site: FakeSite, tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
+    rules = site.add("rules").robots(Reply(body=RULES))
+    flaky = site.add("flaky").robots(Reply(status=503), Reply(body=b"User-agent: *\nAllow: /\n"))
+    forbidden = site.add("forbidden").robots(Reply(status=403))
+    urls = [
+        rules.url_for(p) for p in ("/", "/a", "/private/x", "/%3Cimg%20src=x%20onerror=alert(1)%3E")
+    ]
+    urls += [flaky.url_for(p) for p in ("/", "/b")] + [forbidden.url_for(p) for p in ("/", "/c")]
+    log, page = tmp_path / "audit.jsonl", tmp_path / "report.html"
+    await crawl(urls, {**PAUSE, "REP_DECISION_LOG": str(log), "REP_REPORT_HTML": str(page)})
+    return log, page, {"rules": rules.url, "flaky": flaky.url, "forbidden": forbidden.url}
+
+
+async def what_a_person_sees(page_path: Path) -> dict[str, Any]:
+    seen: dict[str, Any] = {"dialogs": [], "requests": []}
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(
+            executable_path=CHROMIUM, headless=True, args=["--no-sandbox", "--disable-gpu"]
+        )
+        try:
+            page = await browser.new_page()
+            page.on("dialog", lambda d: seen["dialogs"].append(d.message))
+            page.on("request", lambda r: seen["requests"].append(r.url))
+            await page.goto(page_path.as_uri())
+
+            async def column(table: str, n: int) -> list[str]:
+                cells = page.locator(f"#{table} tbody tr:not([hidden]) td:nth-child({n})")
+                return [text.strip() for text in await cells.all_inner_texts()]
+
+            seen["dropped_urls"] = await column("t-dropped", 1)
+            seen["dropped_rules"] = await column("t-dropped", 4)
+            seen["img_in_page"] = await page.locator("img").count()
+            seen["timeline_rows"] = await page.locator("#timeline g.tl-row").count()
+            seen["paused_segments"] = await page.locator("#timeline rect.tl-paused").count()
+            seen["resumed_dots"] = await page.locator("#timeline circle.tl-resumed").count()
+            seen["timeline_height"] = (await page.locator("#timeline").bounding_box() or {})[
+                "height"
+            ]
+            seen["held"] = list(
+                zip(await column("t-held", 2), await column("t-held", 6), strict=True)
+            )
+            seen["counts"] = await column("t-counts", 2)
+
+            await page.locator("#t-dropped th", has_text="URL").click()
+            seen["sorted_up"] = await column("t-dropped", 1)
+            await page.locator("#t-dropped th", has_text="URL").click()
+            seen["sorted_down"] = await column("t-dropped", 1)
+
+            seen["origins_before"] = await column("t-origins", 1)
+            await page.locator('input[data-table="t-origins"]').fill("forbidden-not-a-host")
+            seen["origins_none"] = await column("t-origins", 1)
+            seen["shown_none"] = await page.locator('.shown[data-for="t-origins"]').inner_text()
+            await page.screenshot(path=str(page_path.with_suffix(".png")), full_page=True)
+        finally:
+            await browser.close()
+    return seen
+
+
+@pytest_twisted.ensureDeferred
+async def test_the_report_of_a_real_crawl_reads_in_chromium(site: FakeSite, tmp_path: Path) -> None:
+    log, page, origin = await crawl_three_origins(site, tmp_path)
+    found = records(log)
+    assert page.exists(), "REP_REPORT_HTML was not written at close"
+    # the command makes the same page from the same log
+    command = ["-m", "scrapy_rep.cli", "report", str(log), "-o", str(tmp_path / "cli.html")]
+    done = subprocess.run(
+        [sys.executable, *command],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "3 origins" in done.stderr
+
+    seen = await as_deferred(what_a_person_sees(page))
+
+    drops = [d for d in of(found, "decision") if d["action"] == "drop"]
+    assert sorted(seen["dropped_urls"]) == sorted(d["url"] for d in drops)
+    assert f"disallow: {HOSTILE}" in seen["dropped_rules"]  # shown as the text it is
+    assert seen["img_in_page"] == 0 and seen["dialogs"] == []
+    assert [u for u in seen["requests"] if not u.startswith("file:")] == []  # no network
+    assert seen["timeline_rows"] == 3
+    assert seen["paused_segments"] >= 2  # flaky's 503, forbidden's 403
+    assert seen["resumed_dots"] == 1  # flaky came back
+    assert seen["timeline_height"] > 60
+    fates = dict(seen["held"])
+    assert fates[origin["flaky"]] == "download"
+    assert fates[origin["forbidden"]] == "drop (policy-unresolved)"
+    assert {"disallow-rule", "policy-unresolved", "allow-rule"} <= set(seen["counts"])
+    assert seen["sorted_up"] == sorted(seen["dropped_urls"], key=str.lower)
+    assert seen["sorted_down"] == seen["sorted_up"][::-1]
+    assert sorted(seen["origins_before"]) == sorted(origin.values())
+    assert seen["origins_none"] == [] and seen["shown_none"] == "0 of 3 rows"
+
+
+def test_a_held_request_is_followed_to_its_fate() -> None:
+    story = story_of(
+        [
+            {"type": "parked", "at": 1.0, "url": "u1", "origin": "o", "reason": "origin-paused"},
+            {"type": "parked", "at": 1.0, "url": "u2", "origin": "o", "reason": "origin-paused"},
+            {"type": "released", "at": 2.0, "url": "u1", "origin": "o"},
+            {"type": "decision", "at": 2.1, "url": "u1", "origin": "o", "action": "download"},
+            {"type": "decision", "at": 9.0, "url": "u2", "origin": "o", "action": "drop",
+             "reason": "park-expired"},
+        ]
+    )  # fmt: skip
+    assert [(h.url, h.released_at, h.fate) for h in story.held] == [
+        ("u1", 2.0, "download"),
+        ("u2", None, "drop (park-expired)"),
+    ]
+
+
+def test_uses_a_site_refused_are_listed_by_origin_with_where_it_says_so() -> None:
+    uses = {
+        "train-ai": {"answer": "refused", "source": "robots.txt line 4"},
+        "search": {"answer": "allowed", "source": "robots.txt line 4"},
+    }
+    story = story_of(
+        [{"type": "decision", "url": "u", "origin": "o", "action": "download", "uses": uses}]
+    )
+    assert story.origins["o"].refused == {"train-ai": {"robots.txt line 4"}}
+    html = render(story)
+    assert "train-ai" in html and "robots.txt line 4" in html
+
+
+def test_a_broken_log_still_gives_a_page_that_says_what_it_left_out(tmp_path: Path) -> None:
+    log = tmp_path / "audit.jsonl"
+    log.write_text(
+        '{"type": "fetch", "at": 1, "origin": "o", "status": "ok"}\n'
+        "not json\n[1, 2]\n"
+        '{"type": "future-thing", "at": 2}\n'
+        '{"type": "decision", "at": "yesterday", "origin": null, "action": 5}\n'
+        '{"type": "fetch", "at": 3, "origin": "</script><b>x', encoding="utf-8"
+    )  # fmt: skip
+    read = read_audit_log(str(log))
+    assert read.bad_lines == 3 and len(read.records) == 3
+    html = render(story_of(read.records), bad_lines=read.bad_lines)
+    assert "3 lines of the log could not be read" in html
+    assert "1 records of a type this version does not know" in html
+
+
+def test_everything_from_the_site_is_escaped() -> None:
+    evil = '"><script>alert(1)</script>'
+    story = story_of(
+        [
+            {"type": "fetch", "at": 1.0, "origin": evil, "status": evil, "reason": evil,
+             "digest": evil},
+            {"type": "decision", "at": 2.0, "origin": evil, "url": evil, "action": "drop",
+             "reason": evil, "matched_rule": evil, "group": evil, "product_token": evil},
+        ]
+    )  # fmt: skip
+    html = render(story, source=evil)
+    assert "<script>alert(1)" not in html and "&lt;script&gt;alert(1)" in html
+    assert html.count("<script>") == 1  # the page's own
+
+
+def test_rep_report_html_needs_the_audit_log_it_is_made_from(tmp_path: Path) -> None:
+    import pytest
+
+    from scrapy_rep.runtime.settings import RepSettings, SettingError
+
+    page = str(tmp_path / "r.html")
+    with pytest.raises(SettingError, match="REP_REPORT_HTML needs REP_DECISION_LOG"):
+        RepSettings.from_settings({"USER_AGENT": "testbot/1.0", "REP_REPORT_HTML": page}.get)
+    log = str(tmp_path / "a.jsonl")
+    config = RepSettings.from_settings(
+        {"USER_AGENT": "testbot/1.0", "REP_REPORT_HTML": page, "REP_DECISION_LOG": log}.get
+    )
+    assert config.report_html == page
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_page_that_cannot_be_written_is_a_warning_and_only_this_crawls_records(
+    site: FakeSite, tmp_path: Path, caplog: Any
+) -> None:
+    a = site.add("a").robots(Reply(body=b"User-agent: *\nDisallow: /private\n"))
+    log = tmp_path / "audit.jsonl"
+    log.write_text('{"type": "fetch", "at": 1, "origin": "http://earlier.example:80"}\n')
+    (tmp_path / "blocked").write_text("a file where the page's folder would be")
+    bad, good = tmp_path / "blocked" / "r.html", tmp_path / "r.html"
+    common = {"REP_DECISION_LOG": str(log)}
+    result = await crawl(
+        [a.url_for("/"), a.url_for("/private/x")], {**common, "REP_REPORT_HTML": str(bad)}
+    )
+    assert result.stat("rep/downloaded") == 1  # the crawl itself is unharmed
+    assert any("cannot write the HTML report" in r.getMessage() for r in caplog.records)
+    await crawl([a.url_for("/")], {**common, "REP_REPORT_HTML": str(good)})
+    html = good.read_text(encoding="utf-8")
+    assert "earlier.example" not in html  # written at close from this crawl's records only
+    assert a.url in html and 'id="t-dropped-none"' in html  # the first crawl's drop is not
