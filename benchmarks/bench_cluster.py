@@ -1,6 +1,7 @@
 """A scrapy-redis cluster on loopback: robots.txt fetches per origin, pages/s, Redis round trips.
 
 Usage: ``python benchmarks/bench_cluster.py [--origins 30] [--pages 20] [--workers 3] [--runs 1]``
+or, for the cluster's Crawl-delay, ``... --delay 2 [--delayed-pages 5] --origins 6 --pages 30``
 
 K origins (``tests/support/fakesite.py``, one port each on 127.0.0.1), each with a
 robots.txt disallowing ``/private`` and a home page linking to P pages and to
@@ -17,12 +18,21 @@ of the store's server counts scrapy-rep's traffic alone. Counts come from the
 origins (what they served) and from Redis, not from the crawlers' own
 accounting. pages/s is pages served / (last page served - first request),
 measured by the origins, median of ``--runs``; worker start-up is excluded.
+With ``--delay``: one origin asking ``Crawl-delay`` (its home page linking to
+``--delayed-pages`` pages) beside ``--origins`` undelayed ones on other loopback
+hosts (other download slots), crawled by ``--workers`` workers with the Redis
+store, once pacing per worker (``REP_CRAWL_DELAY_SHARED = False``) and once
+for the cluster: the delayed origin's smallest gap between page requests, as
+it saw them, the undelayed origins' pages/s, and reservation round trips per
+delayed page, with the ratios shared / per-worker.
+
 Nothing here fails on a number.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import shutil
 import statistics
@@ -86,24 +96,13 @@ def command_calls(client: redis.Redis) -> int:
     )
 
 
-def run_once(
-    variant: Variant,
-    origins: list[Origin],
-    queue: RedisServer,
-    store: RedisServer,
-    tmp: Path,
-    run: int,
-    n_pages: int,
-) -> dict[str, Any]:
-    queue_client, store_client = redis.Redis.from_url(queue.url), redis.Redis.from_url(store.url)
-    for client in (queue_client, store_client):
-        client.flushall()
-        client.config_resetstat()
-    for o in origins:
-        o.clear_hits()
-    procs, outs, logs = [], [], []
+def spawn(
+    variant: Variant, queue: RedisServer, store: RedisServer, tmp: Path, tag: str
+) -> tuple[list[subprocess.Popen[bytes]], list[Path]]:
+    """Start the variant's workers and wait (bounded) until each has opened its spider."""
+    procs, outs = [], []
     for w in range(variant.workers):
-        stem = tmp / f"{run}-{variant.name.replace(' ', '_').replace(',', '')}-{w}"
+        stem = tmp / f"{tag}-{variant.name.replace(' ', '_').replace(',', '')}-{w}"
         config = {
             "spider": SPIDER,
             "ready": f"{stem}.ready",
@@ -132,14 +131,35 @@ def run_once(
         )
         log.close()
         outs.append(Path(config["out"]))
-        logs.append(Path(f"{stem}.log"))
     deadline = time.monotonic() + 60
     while not all(Path(str(out).replace(".json", ".ready")).exists() for out in outs):
         if time.monotonic() > deadline or any(p.poll() is not None for p in procs):
             raise SystemExit(f"{variant.name}: a worker did not start; see {tmp}")
         time.sleep(0.05)
+    return procs, outs
 
-    pages = len(origins) * (n_pages + 1)  # the home page and its links, but not /private
+
+def crawl(
+    variant: Variant,
+    origins: list[Origin],
+    queue: RedisServer,
+    store: RedisServer,
+    tmp: Path,
+    tag: str,
+    pages: int,
+) -> tuple[list[dict[str, Any]], redis.Redis]:
+    """One crawl of the origins' home pages (links followed) until ``pages`` were served.
+
+    Returns the workers' reports and a client of the store's Redis (its stats
+    are this crawl's); the caller closes the client.
+    """
+    queue_client, store_client = redis.Redis.from_url(queue.url), redis.Redis.from_url(store.url)
+    for client in (queue_client, store_client):
+        client.flushall()
+        client.config_resetstat()
+    for o in origins:
+        o.clear_hits()
+    procs, outs = spawn(variant, queue, store, tmp, tag)
     queue_client.rpush(f"{SPIDER}:start_urls", *[o.url_for("/") for o in origins])
     deadline = time.monotonic() + WAIT
     while sum(o.hits() - o.hits("/robots.txt") - o.hits("/private/x") for o in origins) < pages:
@@ -149,8 +169,21 @@ def run_once(
     queue_client.set(f"{SPIDER}:done", 1)
     for p in procs:
         p.wait(60)
-    reports = [json.loads(out.read_text()) for out in outs]
+    queue_client.close()
+    return [json.loads(out.read_text()) for out in outs], store_client
 
+
+def run_once(
+    variant: Variant,
+    origins: list[Origin],
+    queue: RedisServer,
+    store: RedisServer,
+    tmp: Path,
+    run: int,
+    n_pages: int,
+) -> dict[str, Any]:
+    pages = len(origins) * (n_pages + 1)  # the home page and its links, but not /private
+    reports, store_client = crawl(variant, origins, queue, store, tmp, str(run), pages)
     hits = [h for o in origins for h in o.requests()]
     page_hits = [h for h in hits if h.path != "/robots.txt"]
     served = Counter((h.origin, h.path) for h in page_hits)
@@ -171,9 +204,112 @@ def run_once(
         "commands": command_calls(store_client),
         "per_worker": [r["stats"].get("response_received_count", 0) for r in reports],
     }
-    queue_client.close()
     store_client.close()
     return result
+
+
+# -- --delay: one Crawl-delay origin among undelayed ones ---------------------------------------
+
+
+def build_delay_site(
+    site: FakeSite, k: int, pages: int, delayed_pages: int, delay: float
+) -> tuple[Origin, list[Origin]]:
+    """A ``Crawl-delay`` origin on 127.0.0.1 and ``k`` undelayed ones on other loopback hosts."""
+    slow = site.add("slow").robots(Reply(body=f"User-agent: *\nCrawl-delay: {delay:g}\n".encode()))
+    slow.links("/", [f"/s{j}" for j in range(delayed_pages)])
+    fast = []
+    for i in range(k):
+        o = site.add(f"fast{i}", host=f"127.0.{1 + i // 250}.{2 + i % 250}")
+        o.robots(Reply(body=ROBOTS)).links("/", [f"/p{j}" for j in range(pages)])
+        fast.append(o)
+    return slow, fast
+
+
+def run_delay(
+    variant: Variant,
+    slow: Origin,
+    fast: list[Origin],
+    queue: RedisServer,
+    store: RedisServer,
+    tmp: Path,
+    run: int,
+    args: argparse.Namespace,
+) -> dict[str, Any]:
+    total = (args.delayed_pages + 1) + len(fast) * (args.pages + 1)
+    reports, store_client = crawl(variant, [slow, *fast], queue, store, tmp, f"d{run}", total)
+    store_client.close()
+    times = [h.at for h in slow.requests() if h.path != "/robots.txt"]
+    gaps = [b - a for a, b in itertools.pairwise(times)]
+    fast_hits = [h.at for o in fast for h in o.requests() if h.path != "/robots.txt"]
+    first = min(h.at for o in (slow, *fast) for h in o.requests())
+    served = Counter((h.origin, h.path) for o in (slow, *fast) for h in o.requests())
+    return {
+        "min_gap": min(gaps),
+        "short_gaps": sum(1 for g in gaps if g < args.delay),
+        "slow_span": times[-1] - times[0],
+        "fast_pages_per_s": len(fast_hits) / (max(fast_hits) - first),
+        "duplicates": sum(n - 1 for (_, p), n in served.items() if p != "/robots.txt" and n > 1),
+        "pace_round_trips": sum(r["store"].get("pace", 0) for r in reports),
+        "slow_pages": len(times),
+        "waits": sum(r["stats"].get("rep/cluster/delay-waits", 0) for r in reports),
+    }
+
+
+def main_delay(args: argparse.Namespace) -> None:
+    tmp = Path(tempfile.mkdtemp(prefix="bench-cluster-delay-"))
+    queue, store = RedisServer(tmp).start(), RedisServer(tmp).start()
+    n = args.workers
+    shared = {"REP_STORE": "redis", "REP_CRAWL_DELAY_SHARED": True}
+    variants = [
+        Variant(
+            f"per-worker Crawl-delay, {n} workers", n, {**shared, "REP_CRAWL_DELAY_SHARED": False}
+        ),
+        Variant(f"shared Crawl-delay, {n} workers", n, shared),
+    ]
+    results: dict[str, list[dict[str, Any]]] = {}
+    try:
+        with FakeSite() as site:
+            slow, fast = build_delay_site(
+                site, args.origins, args.pages, args.delayed_pages, args.delay
+            )
+            for run in range(args.runs):
+                for variant in variants:
+                    results.setdefault(variant.name, []).append(
+                        run_delay(variant, slow, fast, queue, store, tmp, run, args)
+                    )
+    finally:
+        queue.stop()
+        store.stop()
+    print(
+        f"\none origin with Crawl-delay: {args.delay:g} (home + {args.delayed_pages} pages) and "
+        f"{args.origins} undelayed origins (home + {args.pages} pages each) on other hosts; "
+        f"{n} workers; median of {args.runs} run(s); a shared, loaded machine\n"
+    )
+    head = (
+        f"{'variant':34} {'min gap s':>9} {'gaps < delay':>12} {'delayed span s':>14} "
+        f"{'undelayed pages/s':>17} {'dup':>4} {'waits':>5} {'RTT/delayed page':>16}"
+    )
+    print(head)
+    print("-" * len(head))
+    med: dict[str, dict[str, float]] = {}
+    for name, runs in results.items():
+        m = med[name] = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
+        rtt = m["pace_round_trips"] / m["slow_pages"] if m["slow_pages"] else float("nan")
+        print(
+            f"{name:34} {m['min_gap']:>9.3f} {m['short_gaps']:>12.0f} {m['slow_span']:>14.2f} "
+            f"{m['fast_pages_per_s']:>17.0f} {m['duplicates']:>4.0f} {m['waits']:>5.0f} "
+            f"{rtt:>16.2f}"
+        )
+    per, sh = (med[v.name] for v in variants)
+    print(
+        f"\nshared / per-worker: minimum gap {sh['min_gap'] / per['min_gap']:.1f}x, "
+        f"undelayed pages/s {sh['fast_pages_per_s'] / per['fast_pages_per_s']:.2f}x"
+    )
+    print(
+        "RTT/delayed page: reservation scripts sent to the store's Redis per page of the "
+        "delayed origin (undelayed origins send none)."
+    )
+    shutil.rmtree(tmp, ignore_errors=True)
 
 
 def main() -> None:
@@ -182,7 +318,18 @@ def main() -> None:
     parser.add_argument("--pages", type=int, default=20)
     parser.add_argument("--workers", type=int, default=3)
     parser.add_argument("--runs", type=int, default=1)
+    parser.add_argument(
+        "--delay",
+        type=float,
+        default=0,
+        help="compare per-worker and shared Crawl-delay: one origin asking this many seconds, "
+        "--origins undelayed ones (try --delay 2 --origins 6 --pages 30)",
+    )
+    parser.add_argument("--delayed-pages", type=int, default=5)
     args = parser.parse_args()
+    if args.delay:
+        main_delay(args)
+        return
     tmp = Path(tempfile.mkdtemp(prefix="bench-cluster-"))
     queue, store = RedisServer(tmp).start(), RedisServer(tmp).start()
     results: dict[str, list[dict[str, Any]]] = {}

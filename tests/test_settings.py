@@ -29,6 +29,7 @@ from scrapy_rep.runtime.settings import (
 )
 from tests.support.crawl import ListSpider, crawl
 from tests.support.fakesite import FakeSite, Reply
+from tests.support.scrapy_command import make_project, scrapy
 
 UA = "testbot/1.0 (+http://127.0.0.1/)"
 
@@ -563,3 +564,23 @@ async def test_rep_enabled_off_turns_robots_txt_handling_off(site: FakeSite, off
     result = await crawl([a.url_for("/private")], {"REP_ENABLED": off, "ROBOTSTXT_OBEY": True})
     assert result.downloaded == [a.url_for("/private")]
     assert a.hits("/robots.txt") == 0
+
+
+def test_robotstxt_obey_false_on_the_command_line_is_said_to_be_ignored(
+    site: FakeSite, tmp_path: Path
+) -> None:
+    """``scrapy fetch -s ROBOTSTXT_OBEY=False URL``, a real process: said once, still obeyed."""
+    a = site.add("a").robots(Reply(body=b"User-agent: *\nDisallow: /private\n"))
+    done = scrapy(
+        make_project(tmp_path / "project"),
+        "fetch",
+        "-s",
+        "ROBOTSTXT_OBEY=False",
+        "-s",
+        "LOG_LEVEL=WARNING",
+        a.url_for("/private"),
+    )
+    said = [line for line in done.stderr.splitlines() if "ROBOTSTXT_OBEY" in line]
+    assert len(said) == 1, done.stderr
+    assert "ROBOTSTXT_OBEY = False (set by the command line (-s)) is ignored" in said[0]
+    assert a.hits("/private") == 0

@@ -35,9 +35,10 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-#: added to a shared Crawl-delay: a send leaves a few ms after its reserved moment,
-#: and by a different few ms on each worker, so the site still sees at least the delay
-SEND_MARGIN = 0.1
+#: added to a shared Crawl-delay: a request leaves some time after its reserved moment
+#: (a few ms; ~100 ms for a worker's first request to a host, or on a busy machine),
+#: by a different amount on each worker, so the site still sees at least the delay
+SEND_MARGIN = 0.25
 
 
 class CrawlDelay:

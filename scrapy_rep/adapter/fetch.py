@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import zlib
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, signals
@@ -50,6 +51,8 @@ class RobotsFetcher:
         #: origin -> the request its fetch in flight was started for (Scrapy's robots_parsed
         #: sends it); the entry goes when the fetch ends, whatever its outcome
         self.asked: dict[str, Request] = {}
+        #: the file fetched for an origin: robots.txt, or another well-known file
+        self.url_of: Callable[[str], str] = robots_url
         #: fetch in a download slot of its own (``rep-robots:<host>``), not the host's: set by
         #: the browser guard, whose renders hold the host's slot while they wait for robots.txt
         self.own_slot = False
@@ -59,7 +62,7 @@ class RobotsFetcher:
         # while a robots.txt download is under way (each receiver costs ~9 µs a chunk)
         self._downloading = 0
 
-    def _request(self, url: str, validators: Conditional | None) -> Request:
+    def _request(self, url: str, validators: Conditional | None, asked: Request | None) -> Request:
         headers = {"Accept-Encoding": "gzip, deflate"}
         if validators is not None and validators.url == url:
             headers.update(validators.headers())
@@ -86,6 +89,8 @@ class RobotsFetcher:
         )
         if self.own_slot:
             request.meta["download_slot"] = f"rep-robots:{urlparse_cached(request).hostname}"
+        if asked is not None:
+            _same_proxy(request, asked)
         return request
 
     def _cap_body(self, data: bytes, request: Request, spider: Any = None) -> None:
@@ -132,11 +137,12 @@ class RobotsFetcher:
         )
 
     async def _fetch(self, origin: str, validators: Conditional | None) -> FetchResult:
-        first = url = robots_url(origin)
+        first = url = self.url_of(origin)
         engine = self.crawler.engine
         assert engine is not None
+        for_request = self.asked.get(origin)
         for hop in range(self.max_redirects + 1):
-            request = self._request(url, validators)
+            request = self._request(url, validators, for_request)
             url = request.url
             try:
                 response = await download_aside(engine, request)
@@ -201,6 +207,23 @@ async def download_aside(engine: ExecutionEngine, request: Request) -> Response:
         signal=signals.response_received, response=result, request=request, spider=spider
     )
     return result
+
+
+def _same_proxy(request: Request, asked: Request) -> None:
+    """Send robots.txt through the proxy of the request it is fetched for, credentials too.
+
+    The site then sees the client the page requests come from. A proxy that
+    ``HttpProxyMiddleware`` took from the environment (``$http_proxy``) is
+    chosen for robots.txt the same way, so only an explicit ``meta["proxy"]``
+    (``None`` included: no proxy) is copied.
+    """
+    meta = asked.meta
+    if "proxy" not in meta or meta.get("_scheme_proxy"):
+        return
+    request.meta["proxy"] = meta["proxy"]
+    credentials = asked.headers.get(b"Proxy-Authorization")
+    if credentials is not None:
+        request.headers[b"Proxy-Authorization"] = credentials
 
 
 def _redirect_target(response: Response, location: bytes) -> str | None:

@@ -130,6 +130,10 @@ class OriginGate(Generic[T]):
     def holds(self, origin: str) -> bool:
         return origin in self._lot
 
+    def first_held(self, origin: str) -> T | None:
+        """The request an origin has held longest (a refetch is made on its behalf)."""
+        return self._lot.first(origin)
+
     def waiting(
         self, policy_of: Callable[[str], Policy | None], config: PolicyConfig
     ) -> Waiting | None:

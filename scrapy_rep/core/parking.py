@@ -42,6 +42,11 @@ class ParkingLot(Generic[T]):
     def origins(self) -> list[str]:
         return list(self._by_origin)
 
+    def first(self, origin: str) -> T | None:
+        """The oldest item held for ``origin``, left in the lot; None if none."""
+        held = self._by_origin.get(origin)
+        return held[0].item if held else None
+
     def by_origin(self) -> dict[str, tuple[int, float]]:
         """Origin -> (requests held, when the latest of them was parked), most held first."""
         found = {o: (len(h), max(x.since for x in h)) for o, h in self._by_origin.items()}
