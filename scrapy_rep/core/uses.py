@@ -53,6 +53,7 @@ __all__ = [
     "refusal",
     "robots_answers",
     "robots_record",
+    "shown",
     "silent",
 ]
 
@@ -237,6 +238,12 @@ def _answered(combined: Mapping[str, UseAnswer], declared: Declared) -> dict[str
         if answer.answer != UNKNOWN and use not in answers:
             answers[use] = answer
     return answers
+
+
+def shown(uses: Mapping[str, Mapping[str, str]]) -> list[str]:
+    """A record's use answers as lines for a person: ``train-ai  refused  <source>``."""
+    width = max((len(use) for use in uses), default=0)
+    return [f"{use:<{width}}  {said['answer']:<8} {said['source']}" for use, said in uses.items()]
 
 
 def refusal(answers: Mapping[str, dict[str, str]], declared: Declared) -> tuple[str, str] | None:
