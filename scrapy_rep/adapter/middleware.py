@@ -50,7 +50,7 @@ from scrapy_rep.core.decision import (
     judge_record,
     unjudged,
 )
-from scrapy_rep.core.gate import JUDGE, PARK, OriginGate
+from scrapy_rep.core.gate import JUDGE, PARK, OriginGate, waiting_bound
 from scrapy_rep.core.origin import NotAnOrigin, origin_of, robots_url
 from scrapy_rep.core.policy import NOT_MODIFIED, Conditional, FetchResult, Policy, Status, classify
 from scrapy_rep.core.tdmrep import USE as TDM_USE
@@ -97,7 +97,14 @@ class RobotsMiddleware:
         #: ``scrapy fetch`` and the like: wait for the whole fetch, then answer; hold nothing
         self.one_shot = oneshot.command_of(crawler)
         wait = config.pending_wait if self.one_shot is None else self.spec.fetch_budget
-        self.gate: OriginGate[Request] = OriginGate(wait, config.park_max, config.park_timeout)
+        # a one-shot command's requests all wait: none may be dropped for want of room
+        concurrency = crawler.settings.getint("CONCURRENT_REQUESTS")
+        self.gate: OriginGate[Request] = OriginGate(
+            wait,
+            config.park_max,
+            config.park_timeout,
+            max_waiting=waiting_bound(concurrency) if self.one_shot is None else None,
+        )
         hook = config.collection_hook
         self.collection = CollectionHook(hook) if hook is not None else None
         self.telemetry = Telemetry(
@@ -191,7 +198,10 @@ class RobotsMiddleware:
                 return self._hold(origin, request, admission.reason)
             if self.tdmrep is not None:
                 self.tdmrep.start(origin)  # beside the robots.txt fetch, not after it
-            policy = await self._wait_for_fetch(origin, admission.budget, request)
+            # past the gate's bound, start the fetch and park at once: no waiting slot taken
+            budget = admission.budget if self.gate.may_wait() else 0.0
+            with self.gate.waiting_room():
+                policy = await self._wait_for_fetch(origin, budget, request)
             admission = self.gate.admit_fetched(policy)
             if admission.action != JUDGE:
                 return self._hold(origin, request, admission.reason)
