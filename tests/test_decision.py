@@ -327,3 +327,18 @@ def test_the_record_made_once_per_rule_equals_the_answers() -> None:
 def test_uses_are_in_the_json_record() -> None:
     record = judge(ORIGIN, "testbot", url("/x"), SIGNALLED_OK, SIGNALLED_ROBOTS).to_dict()
     assert json.loads(json.dumps(record))["uses"]["train-ai"]["answer"] == "refused"
+
+
+def test_a_record_without_uses_shares_one_read_only_empty_mapping() -> None:
+    # no allocation per request: judging millions of requests stays as cheap as before
+    import pickle
+
+    from scrapy_rep.core.uses import NO_USES
+
+    first = judge(ORIGIN, "testbot", url("/x"), OK, ROBOTS).uses
+    assert first is NO_USES and first == {} and not first
+    assert judge(ORIGIN, "t", url("/x"), policy_for(404), None).uses is NO_USES
+    assert json.dumps(first) == "{}" and pickle.loads(pickle.dumps(first)) == {}
+    with pytest.raises(TypeError, match="copy them to change them"):
+        first["train-ai"] = {"answer": "refused", "source": "x"}
+    assert {**first, "search": {}} == {"search": {}}

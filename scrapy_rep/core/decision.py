@@ -17,7 +17,14 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from scrapy_rep.core.policy import Policy, Status
-from scrapy_rep.core.uses import NOTHING_DECLARED, Declared, UseAnswer, refusal, robots_record
+from scrapy_rep.core.uses import (
+    NO_USES,
+    NOTHING_DECLARED,
+    Declared,
+    UseAnswer,
+    refusal,
+    robots_record,
+)
 from scrapy_rep.core.uses import silent as _silent
 from scrapy_rep.robotstxt import RobotsTxt
 from scrapy_rep.robotstxt.text import printable
@@ -141,7 +148,7 @@ def judge_record(
         if robots.preference_lines or declared.active or more_uses:
             uses = robots_record(robots, token, url, verdict.allowed, declared, more_uses)
         else:
-            uses = {}
+            uses = NO_USES
     else:
         rep, reason = _BY_STATUS.get(policy.status, ("unresolved", "policy-unresolved"))
         detail = policy.reason
