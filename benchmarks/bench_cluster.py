@@ -18,13 +18,14 @@ of the store's server counts scrapy-rep's traffic alone. Counts come from the
 origins (what they served) and from Redis, not from the crawlers' own
 accounting. pages/s is pages served / (last page served - first request),
 measured by the origins, median of ``--runs``; worker start-up is excluded.
-With ``--delay``: one origin asking ``Crawl-delay`` (its home page linking to
-``--delayed-pages`` pages) beside ``--origins`` undelayed ones on other loopback
-hosts (other download slots), crawled by ``--workers`` workers with the Redis
-store, once pacing per worker (``REP_CRAWL_DELAY_SHARED = False``) and once
-for the cluster: the delayed origin's smallest gap between page requests, as
-it saw them, the undelayed origins' pages/s, and reservation round trips per
-delayed page, with the ratios shared / per-worker.
+With ``--delay``: one origin asking ``Crawl-delay`` (``--delayed-pages`` pages,
+pushed as start URLs among the others, so every worker gets some) beside
+``--origins`` undelayed ones on other loopback hosts (other download slots),
+crawled by ``--workers`` workers with the Redis store, once pacing per worker
+(``REP_CRAWL_DELAY_SHARED = False``) and once for the cluster: the delayed
+origin's smallest gap between page requests, as it saw them, the undelayed
+origins' pages/s, and reservation round trips per delayed page, with the
+ratios shared / per-worker.
 
 Nothing here fails on a number.
 """
@@ -147,8 +148,9 @@ def crawl(
     tmp: Path,
     tag: str,
     pages: int,
+    start: list[str] | None = None,
 ) -> tuple[list[dict[str, Any]], redis.Redis]:
-    """One crawl of the origins' home pages (links followed) until ``pages`` were served.
+    """One crawl from ``start`` (default: the home pages), links followed, until ``pages``.
 
     Returns the workers' reports and a client of the store's Redis (its stats
     are this crawl's); the caller closes the client.
@@ -160,7 +162,7 @@ def crawl(
     for o in origins:
         o.clear_hits()
     procs, outs = spawn(variant, queue, store, tmp, tag)
-    queue_client.rpush(f"{SPIDER}:start_urls", *[o.url_for("/") for o in origins])
+    queue_client.rpush(f"{SPIDER}:start_urls", *(start or [o.url_for("/") for o in origins]))
     deadline = time.monotonic() + WAIT
     while sum(o.hits() - o.hits("/robots.txt") - o.hits("/private/x") for o in origins) < pages:
         if time.monotonic() > deadline:
@@ -216,7 +218,6 @@ def build_delay_site(
 ) -> tuple[Origin, list[Origin]]:
     """A ``Crawl-delay`` origin on 127.0.0.1 and ``k`` undelayed ones on other loopback hosts."""
     slow = site.add("slow").robots(Reply(body=f"User-agent: *\nCrawl-delay: {delay:g}\n".encode()))
-    slow.links("/", [f"/s{j}" for j in range(delayed_pages)])
     fast = []
     for i in range(k):
         o = site.add(f"fast{i}", host=f"127.0.{1 + i // 250}.{2 + i % 250}")
@@ -235,8 +236,14 @@ def run_delay(
     run: int,
     args: argparse.Namespace,
 ) -> dict[str, Any]:
-    total = (args.delayed_pages + 1) + len(fast) * (args.pages + 1)
-    reports, store_client = crawl(variant, [slow, *fast], queue, store, tmp, f"d{run}", total)
+    total = args.delayed_pages + len(fast) * (args.pages + 1)
+    # the delayed pages are start URLs among the home pages, so every worker gets some
+    start = [o.url_for("/") for o in fast]
+    for j in range(args.delayed_pages):
+        start.insert(j * 2 % (len(start) + 1), slow.url_for(f"/s{j}"))
+    reports, store_client = crawl(
+        variant, [slow, *fast], queue, store, tmp, f"d{run}", total, start
+    )
     store_client.close()
     times = [h.at for h in slow.requests() if h.path != "/robots.txt"]
     gaps = [b - a for a, b in itertools.pairwise(times)]
@@ -281,7 +288,7 @@ def main_delay(args: argparse.Namespace) -> None:
         queue.stop()
         store.stop()
     print(
-        f"\none origin with Crawl-delay: {args.delay:g} (home + {args.delayed_pages} pages) and "
+        f"\none origin with Crawl-delay: {args.delay:g} ({args.delayed_pages} pages) and "
         f"{args.origins} undelayed origins (home + {args.pages} pages each) on other hosts; "
         f"{n} workers; median of {args.runs} run(s); a shared, loaded machine\n"
     )

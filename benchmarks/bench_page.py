@@ -10,7 +10,9 @@ Usage: ``python benchmarks/bench_page.py [--pages N] [--runs N] [--no-crawl]``
    ``X-Robots-Tag`` header alone.
 2. Middleware loop: one response through ``PageDirectivesMiddleware``
    (``process_spider_input`` + ``process_spider_output`` of 1 item and 20
-   requests) against the same loop without it.
+   requests) against the same loop without it; then the same response with
+   three uses declared (``REP_USES``) against none, on a page that says
+   nothing about use and on one with a ``Content-Usage`` header and ``noai``.
 3. Crawl: the add-on with ``REP_PAGE_DIRECTIVES`` on and off, on loopback
    (``tests/support/fakesite.py``), typical pages linked in a chain of fan-outs; each
    crawl in a fresh subprocess, alternating, median of ``--runs``. CPU time
@@ -131,6 +133,70 @@ def middleware_loop() -> dict[str, float]:
         f"{results['with']:.1f} µs with the middleware (+{extra:.1f} µs)"
     )
     results["extra"] = extra
+    results.update(uses_loop(body, output))
+    return results
+
+
+def uses_loop(body: bytes, output: list[Any]) -> dict[str, float]:
+    """The same response with the three uses declared: ``rep_use`` after its own signals."""
+    import scrapy
+    from scrapy.http import HtmlResponse
+    from scrapy.utils.test import get_crawler
+
+    from scrapy_rep.adapter.page import PageDirectivesMiddleware
+    from scrapy_rep.adapter.telemetry import Telemetry
+
+    uses = ["train-ai", "ai-input", "search"]
+    middlewares = {}
+    for declared in ([], uses):
+        crawler = get_crawler(
+            settings_dict={
+                "USER_AGENT": USER_AGENT,
+                "ADDONS": {"scrapy_rep.Addon": 100},
+                "REP_USES": declared,
+            }
+        )
+        middleware = PageDirectivesMiddleware.from_crawler(crawler)
+        middleware._sink = (Telemetry(crawler.stats, max_origins=10),)  # as in a crawl: batched
+        middlewares[bool(declared)] = middleware
+    decision = {
+        "uses": {
+            "train-ai": {"answer": "refused", "source": "robots.txt line 2 ..."},
+            "ai-input": {"answer": "unknown", "source": "nothing said"},
+            "search": {"answer": "allowed", "source": "robots.txt line 2 ..."},
+        }
+    }
+    pages = {
+        "a page that says nothing": (body, {}),
+        "Content-Usage header + meta noai": (
+            body.replace(b"</head>", b'<meta name="robots" content="noai"></head>'),
+            {"Content-Usage": "train-ai=n, search=y"},
+        ),
+    }
+    results: dict[str, float] = {}
+    for name, (page, headers) in pages.items():
+        timed = {}
+        for declared, middleware in middlewares.items():
+            request = scrapy.Request("http://127.0.0.1:1/p", meta={"rep_decision": decision})
+
+            def one(
+                middleware: Any = middleware,
+                page: bytes = page,
+                request: Any = request,
+                headers: dict[str, str] = headers,
+            ) -> None:
+                response = HtmlResponse(request.url, body=page, headers=headers, request=request)
+                middleware.process_spider_input(response)
+                for _ in middleware.process_spider_output(response, output):
+                    pass
+
+            timed[declared] = per_call(one)
+        extra = timed[True] - timed[False]
+        results[f"uses: {name}"] = extra
+        print(
+            f"  {name}, REP_USES of three uses: {timed[False]:.1f} µs none declared, "
+            f"{timed[True]:.1f} µs declared (+{extra:.1f} µs per response)"
+        )
     return results
 
 

@@ -417,3 +417,54 @@ async def test_subrequest_waits_at_most_pending_wait_for_a_new_origins_robots_tx
     assert slow.hits("/robots.txt") == 1  # asked for at once, by the guard
     assert slow.hits("/img/x.png") == 0  # allowed, but its robots.txt came too late
     assert rep_stats(result) == {"rep/browser/aborted/origin-pending": 1}
+
+
+@pytest.mark.parametrize("action", ["drop", "record"])
+@pytest_twisted.ensureDeferred
+async def test_subrequests_carry_the_pages_own_use_answer(
+    site: FakeSite, tmp_path: Path, action: str
+) -> None:
+    main = site.add("main").robots(Reply(body=b"User-agent: *\nAllow: /\n"))
+    png = Reply(body=b"\x89PNG\r\n\x1a\n", headers={"Content-Type": "image/png"})
+    for name in ("refusing", "silent"):
+        main.page(f"/img/{name}.png", png)
+        html = f'<html><head></head><body><img src="/img/{name}.png"></body></html>'
+        headers = {"Content-Type": "text/html; charset=utf-8"}
+        if name == "refusing":  # said in the response only: the page itself is fetched
+            headers["Content-Usage"] = "train-ai=n"
+        main.page(f"/{name}.html", Reply(body=html.encode(), headers=headers))
+    log = tmp_path / "audit.jsonl"
+    urls = [main.url_for("/refusing.html"), main.url_for("/silent.html")]
+    waits = [PageMethod("wait_for_load_state", "load")]
+    result = await crawl(
+        [
+            scrapy.Request(u, meta={"playwright": True, "playwright_page_methods": waits})
+            for u in urls
+        ],
+        {
+            **PLAYWRIGHT_SETTINGS,
+            "REP_USES": ["train-ai"],
+            "REP_USE_ACTION": action,
+            "REP_DECISION_LOG": log,
+        },
+    )
+    assert sorted(result.downloaded) == sorted(urls)
+    assert main.hits("/img/silent.png") == 1
+    subs = {
+        r["url"]: r
+        for r in map(json.loads, log.read_text().splitlines())
+        if r["type"] == "subrequest"
+    }
+    refusing = subs[main.url_for("/img/refusing.png")]
+    assert refusing["page_use"]["train-ai"] == {
+        "answer": "refused",
+        "source": "header Content-Usage: train-ai=n",
+    }
+    assert subs[main.url_for("/img/silent.png")]["page_use"]["train-ai"]["answer"] == "unknown"
+    if action == "drop":  # part of a page whose items are dropped: not collected either
+        assert main.hits("/img/refusing.png") == 0
+        assert refusing["reason"] == "use-refused"
+        assert rep_stats(result)["rep/browser/aborted/use-refused"] == 1
+    else:
+        assert main.hits("/img/refusing.png") == 1
+        assert refusing["action"] == "download"

@@ -143,7 +143,9 @@ def test_lint_prints_diagnostics_exits_0(tmp_path: Path) -> None:
     first, second = done.stdout.splitlines()
     assert first.startswith("line 2: ") and "Disalow" in first
     assert second.startswith("line 3: ") and "nonsense" in second
-    assert done.stderr.startswith("2 diagnostics; 1 groups, 2 rules, 0 sitemaps, ")
+    assert done.stderr.startswith(
+        "2 diagnostics; 1 groups, 2 rules, 0 use-preference lines, 0 licences, 0 sitemaps, "
+    )
 
 
 def test_lint_errors_are_one_line(tmp_path: Path) -> None:

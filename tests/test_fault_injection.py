@@ -34,11 +34,14 @@ from typing import Any
 
 import pytest
 import pytest_twisted
+from scrapy.exceptions import CloseSpider
 
 from scrapy_rep import parse
+from scrapy_rep.adapter.middleware import RobotsMiddleware
+from scrapy_rep.core.origin import origin_of
 from scrapy_rep.core.policy import digest_of
 from scrapy_rep.robotstxt import MAX_BYTES
-from tests.support.crawl import CrawlResult, crawl
+from tests.support.crawl import CrawlResult, ListSpider, crawl
 from tests.support.fakesite import FakeSite, Origin, Reply
 
 TOKEN = "testbot"
@@ -637,3 +640,55 @@ async def test_garbage_instead_of_http(
     assert garbage_server.paths == ["/robots.txt"] * TRIES  # and no page, ever
     assert result.stat("rep/fetch/outcome/network") == TRIES
     assert {result.dropped[garbage_server.url + p] for p in PATHS} == {"policy-unresolved"}
+
+
+# -- origins whose robots.txt hangs, beside a healthy one -------------------------------------
+
+HUNG, HEALTHY_PAGES = 30, 40
+
+
+@pytest.mark.parametrize("pending_wait", [2, 30])
+@pytest_twisted.ensureDeferred
+async def test_hung_robots_txt_fetches_leave_a_healthy_origin_its_pace(
+    site: FakeSite, pending_wait: float
+) -> None:
+    """30 origins whose robots.txt hangs take no concurrency from a healthy one.
+
+    Each on its own address (its own download slot). The healthy origin's
+    pages must all be downloaded while every hung fetch is still hanging:
+    neither the hung downloads nor the requests waiting for them (even for
+    a REP_PENDING_WAIT longer than the fetch timeout) may fill CONCURRENT_REQUESTS.
+    """
+    hung = [
+        site.add(f"hung{n}", host=f"127.0.0.{n + 2}").robots(Reply(hang=True)) for n in range(HUNG)
+    ]
+    healthy = site.add("healthy").robots(Reply(body=RULES))
+    urls = [o.url_for(f"/h/{n}") for n in range(2) for o in hung]  # the hung ones first
+    urls += [healthy.url_for(f"/page/{n}") for n in range(HEALTHY_PAGES)]
+    still_hanging: list[int] = []
+
+    class Spider(ListSpider):
+        def parse(self, response: Any) -> Any:
+            yield from super().parse(response)
+            done = [u for u in self.result.downloaded if u.startswith(healthy.url)]
+            if len(done) == HEALTHY_PAGES:
+                robots = RobotsMiddleware.of(self.crawler)
+                assert robots is not None
+                pending = [robots.resolver.pending_since(origin_of(o.url)) for o in hung]
+                still_hanging.append(sum(since is not None for since in pending))
+                raise CloseSpider("healthy-done")
+
+    result = await crawl(
+        urls,
+        {
+            "REP_FETCH_TIMEOUT": 8,
+            "REP_PENDING_WAIT": pending_wait,
+            "CONCURRENT_REQUESTS": 16,
+            "CONCURRENT_REQUESTS_PER_DOMAIN": 8,
+        },
+        spider=Spider,
+    )
+    assert result.stat("finish_reason") == "healthy-done"
+    assert still_hanging == [HUNG]  # done before any hung fetch timed out
+    assert all(o.hits("/robots.txt") == 1 for o in hung)
+    assert not [u for u in result.downloaded if not u.startswith(healthy.url)]

@@ -12,6 +12,7 @@ from scrapy_rep.core.gate import (
     WAIT,
     OriginGate,
     Waiting,
+    waiting_bound,
 )
 from scrapy_rep.core.policy import Policy, PolicyConfig, Status
 
@@ -39,6 +40,26 @@ def test_no_policy_waits_for_the_fetch_with_what_is_left_of_the_budget() -> None
     assert (late.action, late.budget) == (WAIT, 1.5)
     too_late = g.admit(A, None, 7.0, 10.0)
     assert (too_late.action, too_late.reason) == (PARK, ORIGIN_PENDING)
+
+
+def test_at_most_max_waiting_requests_wait_in_the_downloader_at_once() -> None:
+    g: OriginGate[str] = OriginGate(2.0, 10, park_timeout=50.0, max_waiting=2)
+    assert g.may_wait()
+    with g.waiting_room():
+        with g.waiting_room():
+            assert g.in_downloader == 2 and not g.may_wait()
+        assert g.may_wait()
+    try:
+        with g.waiting_room():
+            raise RuntimeError("a wait cut short")
+    except RuntimeError:
+        pass
+    assert g.in_downloader == 0  # counted out however the wait ends
+    assert gate().may_wait()  # no bound by default
+
+
+def test_half_the_downloader_may_wait_for_robots_txt() -> None:
+    assert [waiting_bound(n) for n in (16, 3, 1, 0)] == [8, 1, 1, None]
 
 
 def test_an_expired_policy_waits_for_its_refetch() -> None:

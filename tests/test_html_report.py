@@ -28,7 +28,9 @@ from tests.support.fakesite import FakeSite, Reply
 
 #: a rule whose text is markup: the page must show it, not run it
 HOSTILE = "/<img src=x onerror=alert(1)>"
-RULES = f"User-agent: *\nDisallow: /private\nDisallow: {HOSTILE}\n".encode()
+RULES = (
+    f"User-agent: *\nDisallow: /private\nDisallow: {HOSTILE}\nContent-Usage: train-ai=n\n".encode()
+)
 PAUSE = {"REP_PAUSE_INITIAL": 0.3, "REP_PAUSE_MAX": 0.6, "REP_PAUSE_MAX_TRIES": 2}
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -46,7 +48,12 @@ async def crawl_three_origins(site: FakeSite, tmp_path: Path) -> tuple[Path, Pat
     ]
     urls += [flaky.url_for(p) for p in ("/", "/b")] + [forbidden.url_for(p) for p in ("/", "/c")]
     log, page = tmp_path / "audit.jsonl", tmp_path / "report.html"
-    await crawl(urls, {**PAUSE, "REP_DECISION_LOG": str(log), "REP_REPORT_HTML": str(page)})
+    settings = {
+        "REP_DECISION_LOG": str(log),
+        "REP_REPORT_HTML": str(page),
+        "REP_USES": ["train-ai"],
+    }
+    await crawl(urls, {**PAUSE, **settings})
     return log, page, {"rules": rules.url, "flaky": flaky.url, "forbidden": forbidden.url}
 
 
@@ -79,6 +86,14 @@ async def what_a_person_sees(page_path: Path) -> dict[str, Any]:
                 zip(await column("t-held", 2), await column("t-held", 6), strict=True)
             )
             seen["counts"] = await column("t-counts", 2)
+            seen["refused"] = list(
+                zip(
+                    await column("t-uses", 1),
+                    await column("t-uses", 2),
+                    await column("t-uses", 3),
+                    strict=True,
+                )
+            )
 
             await page.locator("#t-dropped th", has_text="URL").click()
             seen["sorted_up"] = await column("t-dropped", 1)
@@ -128,6 +143,8 @@ async def test_the_report_of_a_real_crawl_reads_in_chromium(site: FakeSite, tmp_
     assert fates[origin["flaky"]] == "download"
     assert fates[origin["forbidden"]] == "drop (policy-unresolved)"
     assert {"disallow-rule", "policy-unresolved", "allow-rule"} <= set(seen["counts"])
+    [(site_, use, source)] = seen["refused"]  # the one site that says no to training
+    assert (site_, use) == (origin["rules"], "train-ai") and "Content-Usage: train-ai=n" in source
     assert seen["sorted_up"] == sorted(seen["dropped_urls"], key=str.lower)
     assert seen["sorted_down"] == seen["sorted_up"][::-1]
     assert sorted(seen["origins_before"]) == sorted(origin.values())

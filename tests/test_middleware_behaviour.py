@@ -251,7 +251,9 @@ async def test_paused_origin_does_not_slow_a_healthy_one(site: FakeSite) -> None
     assert len(a_robots) == 3 and a_robots[-1] < first_a_page
     assert sorted(result.downloaded) == sorted(a_pages + b_pages)
     assert result.dropped == {}
-    assert result.stat("rep/parked") == result.stat("rep/released") == len(a_pages)
+    # (B's first requests beyond half of CONCURRENT_REQUESTS were parked while its robots.txt
+    # was on its way, and released with it: parked, never waiting in the downloader)
+    assert result.stat("rep/parked") == result.stat("rep/released") >= len(a_pages)
     assert result.stat("rep/resumes") == 1
     assert all(result.decisions[u]["policy_status"] == "ok" for u in a_pages)
 

@@ -399,7 +399,8 @@ async def test_requests_waiting_on_another_workers_lock_are_downloaded(
     a = site.add("a").robots(Reply(body=b"User-agent: *\nDisallow: /private\n"))
     other = RedisStore.from_url(redis_server)
     try:
-        assert await aio(other.acquire(origin_of(a.url), 1.5)) is not None  # "fetching"
+        # "fetching" for longer than a loaded machine takes to start the crawl
+        assert await aio(other.acquire(origin_of(a.url), 4.0)) is not None
     finally:
         await aio(other.close())
     settings = {
@@ -414,3 +415,68 @@ async def test_requests_waiting_on_another_workers_lock_are_downloaded(
     assert result.stat("rep/parked/origin-pending") >= 1
     assert result.stat("rep/dropped/spider-closed") == 0
     assert a.hits("/robots.txt") == 1
+
+
+# -- the cluster's Crawl-delay and held requests, on a real redis-server ---------------------------
+
+
+@pytest_twisted.ensureDeferred
+async def test_send_times_are_reserved_one_gap_apart_per_slot(store: RedisStore) -> None:
+    pacing = store.pacing()
+    try:
+        first = await aio(pacing.reserve("a.example", 30.0))
+        second = await aio(pacing.reserve("a.example", 30.0))
+        other = await aio(pacing.reserve("b.example", 30.0))
+    finally:
+        await aio(store.close())
+    assert first == 0.0 and other == 0.0  # nobody sent before: now
+    assert 29.0 < second <= 30.0  # the next one waits (about) one gap, by Redis's clock
+    assert store.counts["pace"] == 3 and store.counts["round_trips"] == 3
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_dead_workers_records_are_requeued_once(
+    redis_server: str, sync: redis.Redis
+) -> None:
+    from scrapy_rep.runtime.store.held import ZSET, HeldLedger, twin
+
+    moved: list[tuple[str, list[str]]] = []
+
+    def ledger(worker: str) -> HeldLedger:
+        client = twin(redis.Redis.from_url(redis_server))
+        return HeldLedger(
+            client,
+            "scrapy-rep:v1",
+            worker,
+            ("spider:requests", ZSET),
+            lease=0.3,
+            check_interval=60,
+            on_requeued=lambda w, urls: moved.append((w, urls)),
+        )
+
+    dead, heirs = ledger("dead"), [ledger("heir1"), ledger("heir2")]
+    try:
+        dead.record("r1", "http://x/1", -5, b"request one")
+        dead.record("r2", "http://x/2", 0, b"request two")
+        dead.record("r3", "http://x/3", 0, b"released")
+        dead.forget("r3")
+        assert await aio(eventually(lambda: aio_hlen(sync, "scrapy-rep:v1:held:dead", 4)))
+        assert await aio(heirs[0].requeue_dead()) == 0  # its lease still runs
+        await aio(asyncio.sleep(0.4))  # no renewal: "dead" never started its lease keeper
+        counts = await aio(asyncio.gather(*(h.requeue_dead() for h in heirs)))
+    finally:
+        for each in (dead, *heirs):
+            await aio(each.client.aclose())
+    assert sorted(counts) == [0, 2]  # moved once, by one of the two heirs
+    assert [sorted(urls) for _, urls in moved] == [["http://x/1", "http://x/2"]]
+    assert sync.zrange("spider:requests", 0, -1, withscores=True) == [
+        (b"request one", -5.0),
+        (b"request two", 0.0),
+    ]
+    assert not sync.exists("scrapy-rep:v1:held:dead")
+    assert sync.smembers("scrapy-rep:v1:holders") == set()
+
+
+async def aio_hlen(sync: redis.Redis, key: str, n: int) -> bool:
+    """True once ``key`` has ``n`` fields (two of them ``~queue`` and ``~kind``)."""
+    return int(sync.hlen(key)) == n  # type: ignore[arg-type]

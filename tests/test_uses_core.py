@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from scrapy_rep.core.uses import (
     AIPREF_LABELS,
@@ -379,3 +381,50 @@ def test_diagnose_lines_that_say_nothing_usable() -> None:
         (4, "content-usage-states-nothing"),
         (5, "content-signal-states-nothing"),
     ]
+
+
+# -- hostile input ---------------------------------------------------------------
+
+
+_LINES = st.sampled_from(
+    [
+        "User-agent: *", "User-agent: mybot", "User-agent: shopbot-training", "Allow: /",
+        "Disallow: /p", "Content-Usage: train-ai=n", "Content-Usage: /a/ train-ai=y, search=n",
+        "Content-Usage: /a* Train-ai=n", "Content-Usage: /%zz\ttrain-ai=y", "Content-Usage:",
+        "Content-Usage: /only-a-path", "Content-Signal: ai-train=no, search=yes",
+        "Content-Signal: use=reference", "Content-Signal: =", "Content-Signal: /x ai-train=no",
+        "Content-Usage: train-ai=:AAAA:, search=(y n);p=?1", "License: https://e.example/l",
+        "Crawl-delay: 1", "", "# c",
+    ]
+)  # fmt: skip
+_NOISE = st.text(st.characters(codec="utf-8"), max_size=30)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.one_of(_LINES, _NOISE.map(lambda t: "Content-Usage: " + t),
+                          _NOISE.map(lambda t: "Content-Signal: " + t)), max_size=12),
+       st.sampled_from(["/", "/a/b", "/p", "/%C3%A9", "/robots.txt"]))  # fmt: skip
+def test_answers_and_lint_never_raise_and_carry_printable_text(lines: list[str], path: str) -> None:
+    robots = parse("\n".join(lines))
+    declared = Declared(USES, drop=True, tokens={"train-ai": "shopbot-training"})
+    for token in ("mybot", "other"):
+        got = robots_answers(robots, token, path, robots.allowed(token, path), declared)
+        assert set(got) == set(USES)
+        for answer in got.values():
+            assert answer.answer in ("allowed", "refused", "unknown")
+            assert answer.source.isprintable()
+            answer.source.encode("utf-8")  # valid text, no lone surrogates
+    for _line, _kind, text in diagnose(robots):
+        assert text.isprintable()
+
+
+def test_a_hostile_signal_is_escaped_in_the_source() -> None:
+    body = "User-agent: *\nContent-Signal: ai-train=no, x=\x1b]0;pwned\x07\n"
+    # the escape sequence makes the line malformed: it states nothing, and lint says so
+    assert answers(body, "/a")["train-ai"][0] == "unknown"
+    (found,) = diagnose(parse(body))
+    assert found[1] == "invalid-content-signal" and "\\x1b]0;pwned\\x07" in found[2]
+    body = "User-agent: *\nContent-Usage: /a\u202e/ train-ai=n\n"
+    answer, source = answers(body, "/a%E2%80%AE/x")["train-ai"]
+    assert answer == "refused"
+    assert source.endswith("Content-Usage: /a\\u202e/ train-ai=n")

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +15,7 @@ import pytest
 import pytest_twisted
 
 from scrapy_rep.core.report import CrawlCounts, report_lines
+from tests.support.audit import audited_crawl
 from tests.support.crawl import ListSpider, crawl
 from tests.support.fakesite import FakeSite, Reply
 
@@ -131,3 +135,110 @@ def test_report_lines_without_refusals_say_nothing_of_uses() -> None:
     assert not any("uses" in line for line in report_lines(counts))
     counts.use_refused("https://a.example:443", "train-ai")
     assert "uses refused by robots.txt: train-ai 1 (requests)" in "\n".join(report_lines(counts))
+
+
+# -- the commands, run as a user runs them -------------------------------------------
+
+ROOT = Path(__file__).resolve().parent.parent
+PROJECT = ROOT / "example_project"
+
+
+def command(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    """``python ARGS`` with this checkout's scrapy_rep first (and the example project's)."""
+    paths = [str(ROOT), str(PROJECT), *filter(None, [os.environ.get("PYTHONPATH")])]
+    return subprocess.run(
+        [sys.executable, *args],
+        cwd=cwd,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(paths)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_check_answers_each_use_per_url(tmp_path: Path) -> None:
+    path = tmp_path / "robots.txt"
+    path.write_bytes(ROBOTS)
+    done = command(
+        "-m", "scrapy_rep.cli", "check", str(path), "--agent", "mybot", "--use", "train-ai",
+        "--use", "ai-input", "/a", "/open/c",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "ALLOW    /a  allowed: no rule matches",
+        "  use train-ai  refused  robots.txt line 4 in group user-agent: * (line 2): "
+        "Content-Usage: train-ai=n",
+        "  use ai-input  unknown  no preference stated",
+        "  use search    allowed  robots.txt line 3 in group user-agent: * (line 2): "
+        "Content-Signal: search=yes",
+        "ALLOW    /open/c  allowed: no rule matches",
+        "  use train-ai  allowed  robots.txt line 5 in group user-agent: * (line 2): "
+        "Content-Usage: /open/ train-ai=y",
+        "  use ai-input  unknown  no preference stated",
+        "  use search    allowed  robots.txt line 3 in group user-agent: * (line 2): "
+        "Content-Signal: search=yes",
+    ]
+    # GPTBot's own group says nothing of uses; an unknown use is a usage error
+    done = command("-m", "scrapy_rep.cli", "check", str(path), "--agent", "GPTBot", "/a")
+    assert done.returncode == 1 and "  use " not in done.stdout
+    done = command("-m", "scrapy_rep.cli", "check", str(path), "--agent", "x", "--use", "ai", "/")
+    assert done.returncode == 2 and "invalid choice: 'ai'" in done.stderr
+
+
+def test_lint_diagnoses_use_preference_lines(tmp_path: Path) -> None:
+    path = tmp_path / "robots.txt"
+    path.write_bytes(
+        b"Content-Signal: ai-train=no\nLicense: https://example.com/license.xml\n"
+        b"User-agent: *\nContent-Usage: Train-AI=n\nContent-Signal: ai-train\n"
+        b"Content-Usage: /x/\nDisallow: /p\n"
+    )
+    done = command("-m", "scrapy_rep.cli", "lint", str(path))
+    assert done.returncode == 0, done.stderr
+    kinds = [line.split(": ")[1] for line in done.stdout.splitlines()]
+    assert kinds == [
+        "content-signal-outside-group",
+        "invalid-content-usage",
+        "invalid-content-signal",
+        "content-usage-without-preference",
+        "content-usage-states-nothing",
+    ]
+    assert "line 4: invalid-content-usage: Content-Usage: Train-AI=n (not an RFC 9651" in (
+        done.stdout
+    )
+    assert done.stderr.startswith(
+        "5 diagnostics; 1 groups, 1 rules, 4 use-preference lines, 1 licences, 0 sitemaps, "
+    )
+
+
+def test_scrapy_robots_shows_the_use_answers(site: FakeSite) -> None:
+    a = site.add("a").robots(Reply(body=ROBOTS.replace(b"User-Agent: *", b"User-Agent: demobot")))
+    done = command(
+        "-m", "scrapy", "robots", "-s", "REP_USES=train-ai", a.url_for("/a"), cwd=PROJECT
+    )
+    assert done.returncode == 0, done.stderr
+    assert (
+        "  use     train-ai  refused  robots.txt line 4 in group user-agent: demobot (line 2): "
+        "Content-Usage: train-ai=n"
+    ) in done.stdout.splitlines()
+    assert "  use     search    allowed  robots.txt line 3" in done.stdout
+
+
+@pytest_twisted.ensureDeferred
+async def test_explain_shows_the_use_answers_and_the_licences(
+    site: FakeSite, tmp_path: Path
+) -> None:
+    body = b"License: https://example.com/license.xml\n" + ROBOTS
+    a = site.add("a").robots(Reply(body=body))
+    await audited_crawl(tmp_path, [a.url_for("/a")], REP_USES=["train-ai"], REP_USE_ACTION="drop")
+    done = command(
+        "-m", "scrapy_rep.cli", "explain", str(tmp_path / "audit.jsonl"), a.url_for("/a")
+    )
+    assert done.returncode == 1, done.stderr
+    lines = done.stdout.splitlines()
+    assert "  decision  ALLOW -> drop (use-refused), token testbot, at" in lines[1]
+    assert (
+        "  use       train-ai  refused  robots.txt line 5 in group user-agent: * (line 3): "
+        "Content-Usage: train-ai=n"
+    ) in lines
+    assert "  licence   https://example.com/license.xml (RSL, not interpreted)" in lines

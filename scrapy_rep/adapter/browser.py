@@ -29,6 +29,16 @@ How it hooks in (scrapy-playwright's public hooks only):
   the add-on can reach (``service_workers="block"``); WebSockets are judged
   with ``page.route_web_socket`` where the installed Playwright has it.
 
+With uses declared (``REP_USES``), what a render loads is part of the page:
+each sub-request carries the page's own answer (``rep_use`` in the meta the
+collection hook sees, ``page_use`` in its audit record): the page request's
+answer, then what the page's response says in its headers and ``<head>``
+(read when the guard fetches the page's navigation). Under
+``REP_USE_ACTION = "drop"`` the sub-requests of a page refusing a declared use
+are aborted (``use-refused``): its items are dropped, and what it would load
+for them is not collected. A sub-request is also judged for its own URL, as
+any request is.
+
 If the guard cannot judge (an error, a timeout), the request is aborted with
 the reason ``guard-error``: it fails closed. Nothing here imports Playwright
 at module level; without scrapy-playwright configured, nothing of it loads.
@@ -41,7 +51,7 @@ import contextlib
 import importlib.util
 import logging
 import weakref
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
@@ -52,10 +62,19 @@ from scrapy.utils.misc import load_object
 
 from scrapy_rep.adapter import meta as M
 from scrapy_rep.adapter.exceptions import RepIgnoreRequest
-from scrapy_rep.core.decision import DOWNLOAD, DROP, unjudged
+from scrapy_rep.core.decision import DOWNLOAD, DROP, USE_REFUSED, unjudged
 from scrapy_rep.core.gate import JUDGE, WAIT
 from scrapy_rep.core.origin import NotAnOrigin, origin_of
 from scrapy_rep.core.policy import Policy
+from scrapy_rep.core.use_signals import (
+    NO_SIGNALS,
+    ResponseSignals,
+    request_answers,
+    response_signals,
+    response_uses,
+)
+from scrapy_rep.core.uses import REFUSED, UseAnswer
+from scrapy_rep.core.uses import record as as_record
 from scrapy_rep.runtime.resolver import FetchAbandoned
 from scrapy_rep.runtime.settings import RepSettings, is_enabled
 
@@ -236,7 +255,14 @@ class BrowserGuard:
     # -- judging ---------------------------------------------------------------------------------
 
     async def judge(
-        self, url: str, *, page: str, resource_type: str, method: str, hop: int
+        self,
+        url: str,
+        *,
+        page: str,
+        resource_type: str,
+        method: str,
+        hop: int,
+        page_use: Mapping[str, UseAnswer] | None = None,
     ) -> Judgement:
         """The decision for one URL the browser asks for; fails closed (``guard-error``)."""
         robots = self.robots
@@ -250,12 +276,21 @@ class BrowserGuard:
             )
         try:
             timeout = robots.config.pending_wait + JUDGE_SLACK
-            return await asyncio.wait_for(
-                self._judge(robots, origin, url, page, resource_type, method, hop), timeout
+            judgement = await asyncio.wait_for(
+                self._judge(robots, origin, url, page, resource_type, method, hop, page_use),
+                timeout,
             )
         except Exception as exc:  # the guard could not judge: fail closed
             detail = f"the browser guard could not judge: {type(exc).__name__}: {exc}"
             return Judgement(origin, _record(origin, robots, url, None, DROP, GUARD_ERROR, detail))
+        if page_use:
+            judgement.record["page_use"] = as_record(page_use)
+            refused = next((a for a in page_use.values() if a.answer == REFUSED), None)
+            if judgement.allowed and refused is not None and robots.config.use_action == "drop":
+                detail = f"the page {page} refuses {refused.use}: {refused.source}"
+                record = _record(origin, robots, url, None, DROP, USE_REFUSED, detail)
+                judgement = Judgement(origin, {**record, "page_use": as_record(page_use)})
+        return judgement
 
     async def _judge(
         self,
@@ -266,6 +301,7 @@ class BrowserGuard:
         resource_type: str,
         method: str,
         hop: int,
+        page_use: Mapping[str, UseAnswer] | None,
     ) -> Judgement:
         resolver, gate = robots.resolver, robots.gate
         policy = resolver.current(origin)
@@ -291,7 +327,8 @@ class BrowserGuard:
                     "resource_type": resource_type,
                     "method": method,
                     "hop": hop,
-                }
+                },
+                M.USE: {use: answer.answer for use, answer in (page_use or {}).items()},
             },
         )
         return Judgement(origin, await robots.decide(origin, subrequest, policy))
@@ -398,7 +435,14 @@ class PageRoute:
         self.request = request
         self.page_url = request.url if request is not None else ""
         self.navigated = request is None  # the page's own first navigation has been seen
-        self.max_hops = guard.robots.config.max_redirects if guard and guard.robots else 5
+        robots = guard.robots if guard is not None else None
+        self.max_hops = robots.config.max_redirects if robots is not None else 5
+        #: the declared uses (REP_USES), and the page's own answer for each: its request's,
+        #: then its response's once the guard has fetched the navigation
+        self.uses: tuple[str, ...] = tuple(robots.config.uses) if robots is not None else ()
+        self.page_use: dict[str, UseAnswer] | None = None
+        if self.uses and request is not None:
+            self.page_use = self._page_use(request.meta.get(M.DECISION), NO_SIGNALS)
 
     async def __call__(self, route: Any, pw_request: Any) -> None:
         try:
@@ -426,6 +470,7 @@ class PageRoute:
                 resource_type=pw_request.resource_type,
                 method=pw_request.method,
                 hop=0,
+                page_use=self.page_use,
             )
             self._count(judgement, url, pw_request, 0, navigation=False)
             if not judgement.allowed:
@@ -510,6 +555,10 @@ class PageRoute:
             )
             location = response.headers.get("location")
             if response.status not in _REDIRECTS or not location or hop > self.max_hops:
+                if navigation and self.uses and self.request is not None:
+                    self.page_use = self._page_use(
+                        self.request.meta.get(M.DECISION), await self._signals(response)
+                    )
                 await route.fulfill(response=response)
                 return
             target = urljoin(current, location)
@@ -523,6 +572,7 @@ class PageRoute:
                 resource_type=pw_request.resource_type,
                 method=verb,
                 hop=hop,
+                page_use=None if navigation else self.page_use,
             )
             self._count(judgement, first, pw_request, hop, navigation=navigation)
             if not judgement.allowed:
@@ -533,6 +583,30 @@ class PageRoute:
             if response.status == 303 or (response.status in (301, 302) and verb == "POST"):
                 verb, post_data = "GET", None
             current = target
+
+    def _page_use(
+        self, decision: Mapping[str, Any] | None, signals: ResponseSignals
+    ) -> dict[str, UseAnswer]:
+        """The page's answer per declared use: its request's, met by its response's signals."""
+        before, tdm_file = request_answers(decision.get("uses") if decision else None)
+        return response_uses(self.uses, before, tdm_file, signals)
+
+    async def _signals(self, response: Any) -> ResponseSignals:
+        """What the page's own response (a Playwright APIResponse) says about use."""
+        headers: dict[str, list[bytes]] = {}
+        for header in response.headers_array:
+            headers.setdefault(header["name"].lower(), []).append(header["value"].encode())
+        content_type = b"".join(headers.get("content-type", [])).lower()
+        html = b"html" in content_type
+        token = self.guard.robots.token if self.guard and self.guard.robots else ""
+        return response_signals(
+            token,
+            content_usage=headers.get("content-usage", []),
+            tdm_reservation=headers.get("tdm-reservation", []),
+            x_robots_tag=headers.get("x-robots-tag", []),
+            body=await response.body() if html else None,
+            image=content_type.startswith(b"image/"),
+        )
 
     def _drop_page(self, judgement: Judgement) -> None:
         """The render fails; the request's errback hears a drop with this record."""

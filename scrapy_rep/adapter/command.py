@@ -28,6 +28,7 @@ from scrapy_rep.addon import Addon
 from scrapy_rep.core.decision import DOWNLOAD, Decision
 from scrapy_rep.core.origin import NotAnOrigin, origin_of
 from scrapy_rep.core.policy import Policy
+from scrapy_rep.core.uses import shown
 from scrapy_rep.robotstxt.text import printable
 
 EXIT_ALLOWED, EXIT_NOT_ALLOWED, EXIT_ERROR = 0, 1, 2
@@ -44,7 +45,7 @@ def _when(timestamp: float | None) -> str:
 
 
 def format_decision(decision: Decision, policy: Policy) -> list[str]:
-    """A few aligned lines: verdict, rule, group, policy."""
+    """A few aligned lines: verdict, rule, group, use answers, policy."""
     verdict = {"allow": "ALLOW", "disallow": "DISALLOW"}.get(decision.rep_decision, "HELD")
     lines = [f"{verdict:9} {decision.url}", f"  action  {decision.action} ({decision.reason})"]
     if decision.matched_rule is not None:
@@ -53,6 +54,7 @@ def format_decision(decision: Decision, policy: Policy) -> list[str]:
         lines.append(f"  group   {decision.group}")
     if decision.detail:
         lines.append(f"  why     {decision.detail}")
+    lines.extend(f"  use     {line}" for line in shown(decision.uses))
     source = policy.final_url if policy.final_url != policy.url else policy.url
     digest = f", digest {policy.digest}" if policy.digest else ""
     lines.append(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import zlib
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, signals
@@ -18,6 +19,7 @@ from scrapy.exceptions import StopDownload
 from scrapy.http import TextResponse
 from scrapy.http.request import NO_CALLBACK
 from scrapy.utils.httpobj import urlparse_cached
+from scrapy.utils.log import logformatter_adapter
 
 from scrapy_rep.adapter import meta as M
 from scrapy_rep.core.origin import robots_url
@@ -25,6 +27,7 @@ from scrapy_rep.core.policy import Conditional, FetchResult
 from scrapy_rep.robotstxt import MAX_BYTES
 
 if TYPE_CHECKING:
+    from scrapy.core.engine import ExecutionEngine
     from scrapy.crawler import Crawler
     from scrapy.http import Response
 
@@ -48,6 +51,8 @@ class RobotsFetcher:
         #: origin -> the request its fetch in flight was started for (Scrapy's robots_parsed
         #: sends it); the entry goes when the fetch ends, whatever its outcome
         self.asked: dict[str, Request] = {}
+        #: the file fetched for an origin: robots.txt, or another well-known file
+        self.url_of: Callable[[str], str] = robots_url
         #: fetch in a download slot of its own (``rep-robots:<host>``), not the host's: set by
         #: the browser guard, whose renders hold the host's slot while they wait for robots.txt
         self.own_slot = False
@@ -132,7 +137,7 @@ class RobotsFetcher:
         )
 
     async def _fetch(self, origin: str, validators: Conditional | None) -> FetchResult:
-        first = url = robots_url(origin)
+        first = url = self.url_of(origin)
         engine = self.crawler.engine
         assert engine is not None
         for_request = self.asked.get(origin)
@@ -140,7 +145,7 @@ class RobotsFetcher:
             request = self._request(url, validators, for_request)
             url = request.url
             try:
-                response = await engine.download_async(request)
+                response = await download_aside(engine, request)
             except Exception as exc:  # network errors, IgnoreRequest from a middleware, ...
                 return FetchResult(first, url, error=type(exc).__name__, redirects=hop)
             # answered: the project's middlewares have set the headers by now
@@ -165,6 +170,43 @@ class RobotsFetcher:
             asked = b"If-None-Match" in request.headers or b"If-Modified-Since" in request.headers
             return _result(first, response, hop, conditional=asked)
         raise AssertionError("unreachable: every hop returns or continues")
+
+
+async def download_aside(engine: ExecutionEngine, request: Request) -> Response:
+    """``engine.download_async``, but not counted in the downloader's ``active`` set.
+
+    Scrapy's engine stops taking requests once ``CONCURRENT_REQUESTS`` are
+    active, and every request in ``Downloader.fetch`` counts: robots.txt
+    downloads that hang until their timeout would stall every healthy
+    origin. So robots.txt goes through the same downloader middlewares and
+    the same download slot (its per-host concurrency and delay), and is kept
+    in the engine's in-progress set as ``download_async`` keeps it, but does
+    not take a place of the crawl's concurrency. The Scrapy parts used are
+    private (``Downloader._enqueue_request``, the engine's slot); without
+    them this is ``engine.download_async``.
+    """
+    downloader = getattr(engine, "downloader", None)
+    enqueue = getattr(downloader, "_enqueue_request", None)
+    slot: Any = getattr(engine, "_slot", None)
+    spider = getattr(engine, "spider", None)
+    if downloader is None or enqueue is None or not hasattr(slot, "add_request") or spider is None:
+        return await engine.download_async(request)
+    slot.add_request(request)  # the engine's close waits for it, as for download_async
+    try:
+        result: Response | Request = await downloader.middleware.download_async(enqueue, request)
+    finally:
+        slot.remove_request(request)
+    if isinstance(result, Request):  # a middleware asked for another request instead
+        return await engine.download_async(result)
+    if result.request is None:
+        result.request = request
+    logged = engine.logformatter.crawled(request, result, spider)  # "Crawled (200) <GET ...>"
+    if logged is not None:
+        logger.log(*logformatter_adapter(logged), extra={"spider": spider})
+    engine.signals.send_catch_log(
+        signal=signals.response_received, response=result, request=request, spider=spider
+    )
+    return result
 
 
 def _same_proxy(request: Request, asked: Request) -> None:

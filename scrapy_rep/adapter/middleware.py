@@ -40,6 +40,7 @@ from scrapy_rep.adapter.handover import Handover
 from scrapy_rep.adapter.held_records import HeldRecords
 from scrapy_rep.adapter.holding import Holding, closing
 from scrapy_rep.adapter.robotparser import RepRobotParser
+from scrapy_rep.adapter.tdmrep import TdmRep
 from scrapy_rep.adapter.telemetry import Telemetry
 from scrapy_rep.core.decision import (
     APPROVED,
@@ -49,9 +50,10 @@ from scrapy_rep.core.decision import (
     judge_record,
     unjudged,
 )
-from scrapy_rep.core.gate import JUDGE, PARK, OriginGate
+from scrapy_rep.core.gate import JUDGE, PARK, OriginGate, waiting_bound
 from scrapy_rep.core.origin import NotAnOrigin, origin_of, robots_url
 from scrapy_rep.core.policy import NOT_MODIFIED, Conditional, FetchResult, Policy, Status, classify
+from scrapy_rep.core.tdmrep import USE as TDM_USE
 from scrapy_rep.runtime.audit import AuditLog, PolicyArchive
 from scrapy_rep.runtime.resolver import (
     Fetch,
@@ -95,7 +97,14 @@ class RobotsMiddleware:
         #: ``scrapy fetch`` and the like: wait for the whole fetch, then answer; hold nothing
         self.one_shot = oneshot.command_of(crawler)
         wait = config.pending_wait if self.one_shot is None else self.spec.fetch_budget
-        self.gate: OriginGate[Request] = OriginGate(wait, config.park_max, config.park_timeout)
+        # a one-shot command's requests all wait: none may be dropped for want of room
+        concurrency = crawler.settings.getint("CONCURRENT_REQUESTS")
+        self.gate: OriginGate[Request] = OriginGate(
+            wait,
+            config.park_max,
+            config.park_timeout,
+            max_waiting=waiting_bound(concurrency) if self.one_shot is None else None,
+        )
         hook = config.collection_hook
         self.collection = CollectionHook(hook) if hook is not None else None
         self.telemetry = Telemetry(
@@ -129,6 +138,8 @@ class RobotsMiddleware:
             token=self.token,
             handover=Handover(crawler, self.telemetry, config.requeue_parked, self.jobdir),
         )
+        #: tdmrep.json, fetched only when a declared use is the one TDMRep speaks of
+        self.tdmrep = TdmRep(self) if TDM_USE in config.uses else None
         connect = crawler.signals.connect
         connect(self._on_opened, signal=signals.spider_opened)
         connect(self.holding.on_idle, signal=signals.spider_idle)
@@ -185,13 +196,20 @@ class RobotsMiddleware:
         if admission.action != JUDGE:
             if admission.action == PARK:
                 return self._hold(origin, request, admission.reason)
-            policy = await self._wait_for_fetch(origin, admission.budget, request)
+            if self.tdmrep is not None:
+                self.tdmrep.start(origin)  # beside the robots.txt fetch, not after it
+            # past the gate's bound, start the fetch and park at once: no waiting slot taken
+            budget = admission.budget if self.gate.may_wait() else 0.0
+            with self.gate.waiting_room():
+                policy = await self._wait_for_fetch(origin, budget, request)
             admission = self.gate.admit_fetched(policy)
             if admission.action != JUDGE:
                 return self._hold(origin, request, admission.reason)
         assert policy is not None
         if self.collection is None:  # no await on the hot path
             record = self._record(origin, request.url, policy)
+            if self.tdmrep is not None:  # REP_USES names train-ai
+                await self.tdmrep.join(origin, request.url, record)
         else:
             record = await self.decide(origin, request, policy)
         meta[M.DECISION] = record
@@ -265,11 +283,14 @@ class RobotsMiddleware:
     async def decide(self, origin: str, request: Request, policy: Policy) -> dict[str, Any]:
         """The decision record for ``request`` (asking the collection hook, if there is one)."""
         if self.collection is None or policy.status not in (Status.OK, Status.UNAVAILABLE):
-            return self._record(origin, request.url, policy)
-        collection, problem = await self.collection(request, self.crawler.spider)
-        record = self._record(origin, request.url, policy, collection)
-        if problem is not None:
-            record["detail"] = problem
+            record = self._record(origin, request.url, policy)
+        else:
+            collection, problem = await self.collection(request, self.crawler.spider)
+            record = self._record(origin, request.url, policy, collection)
+            if problem is not None:
+                record["detail"] = problem
+        if self.tdmrep is not None:
+            await self.tdmrep.join(origin, request.url, record)
         return record
 
     def _record(
@@ -313,7 +334,9 @@ class RobotsMiddleware:
         if self.holding.closed:
             return
         here = fetched == self.fetch
-        self.telemetry.policy(origin, new, here)
+        parsed = here and new.status is Status.OK and new.outcome != NOT_MODIFIED
+        robots = self.resolver.cache.robots(new) if parsed else None
+        self.telemetry.policy(origin, new, here, robots.licenses if robots is not None else ())
         effects = self.gate.on_policy(origin, old, new, self.clock())
         self.telemetry.standing(origin, new, paused=effects.paused, resumed=effects.resumed)
         if effects.paused:

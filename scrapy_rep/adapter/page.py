@@ -11,7 +11,14 @@ what the spider yields from that response:
 - with ``REP_REL_NOFOLLOW``: requests for URLs the page links to only with
   ``rel="nofollow"`` are dropped (``link-nofollow``).
 
-A request whose meta has ``dont_obey_robotstxt`` is never dropped here.
+With uses declared (``REP_USES``), it also answers each use for the response
+after the response's own signals (:mod:`scrapy_rep.core.use_signals`):
+``response.meta["rep_use"]`` maps each declared use to ``allowed``,
+``refused`` or ``unknown``, and with ``REP_USE_ACTION = "drop"`` the items of a
+response refusing a declared use are dropped (``use-refused``), counted.
+
+A request whose meta has ``dont_obey_robotstxt`` is never dropped here (nor
+the items of its response).
 Responses to robots.txt and sitemap requests are not subject to page
 directives. Requests dropped here never reach the scheduler, so no errback
 fires for them; the stats, the DEBUG log and the audit log say what happened.
@@ -34,15 +41,23 @@ from scrapy.utils.response import get_base_url
 
 from scrapy_rep.adapter import meta as M
 from scrapy_rep.adapter.telemetry import Telemetry
-from scrapy_rep.core.decision import page_drop
+from scrapy_rep.core.decision import USE_REFUSED, page_drop
 from scrapy_rep.core.directives import (
     NO_DIRECTIVES,
     PageDirectives,
+    head_metas,
     link_key,
     nofollow_only,
     page_directives,
 )
 from scrapy_rep.core.origin import NotAnOrigin, origin_of
+from scrapy_rep.core.use_signals import (
+    meta_names,
+    request_answers,
+    response_signals,
+    response_uses,
+)
+from scrapy_rep.core.uses import REFUSED, UseAnswer, record
 from scrapy_rep.runtime.settings import RepSettings, is_enabled
 
 if TYPE_CHECKING:
@@ -61,6 +76,8 @@ class _Page:
     directives: PageDirectives
     rel: bool  # REP_REL_NOFOLLOW applies (an HTML page)
     nofollow_only: frozenset[str] | None = None  # computed at the first request yielded
+    #: a declared use the response refuses, under REP_USE_ACTION = "drop": its items go
+    refused: UseAnswer | None = None
 
 
 class PageDirectivesMiddleware:
@@ -71,9 +88,14 @@ class PageDirectivesMiddleware:
         if not is_enabled(settings.get):
             raise NotConfigured("REP_ENABLED is off")
         config = RepSettings.of(crawler)
-        if not config.page_directives:
-            raise NotConfigured("REP_PAGE_DIRECTIVES is off")
+        if not config.page_directives and not config.uses:
+            raise NotConfigured("REP_PAGE_DIRECTIVES is off and REP_USES declares no use")
         self.crawler = crawler
+        self.directives = config.page_directives
+        #: the declared uses, answered per response; under "drop" refusing items are dropped
+        self.uses: tuple[str, ...] = tuple(config.uses)
+        self.drop_refused = config.use_action == "drop"
+        self._meta_names = meta_names(config.token)
         self.stats = crawler.stats
         self.token = config.token
         self.keep_noindex = config.page_noindex_action == "keep"
@@ -129,11 +151,62 @@ class PageDirectivesMiddleware:
         """What filters this response's output; None when nothing does."""
         if _exempt(response):
             return None
+        metas = None
+        if self.uses and isinstance(response, HtmlResponse):  # the head read once for both
+            metas = head_metas(response.body, self._meta_names)
+        page = self._read_directives(response, metas) if self.directives else None
+        if self.uses:
+            refused = self._read_uses(response, metas)
+            if refused is not None:
+                page = page or _Page(NO_DIRECTIVES, False)
+                page.refused = refused
+        return page
+
+    def _read_uses(
+        self, response: Response, metas: list[tuple[str, str]] | None
+    ) -> UseAnswer | None:
+        """``meta["rep_use"]`` for the response; the refusal that drops its items, if any."""
+        meta = response.meta
+        headers = response.headers
+        signals = response_signals(
+            self.token,
+            content_usage=headers.getlist(b"Content-Usage"),
+            tdm_reservation=headers.getlist(b"tdm-reservation"),
+            x_robots_tag=headers.getlist(b"X-Robots-Tag"),
+            metas=metas,
+            image=(headers.get(b"Content-Type") or b"").lstrip()[:6].lower() == b"image/",
+        )
+        decision = meta.get(M.DECISION)
+        before, tdm_file = request_answers(decision.get("uses") if decision else None)
+        answers = response_uses(self.uses, before, tdm_file, signals)
+        meta[M.USE] = {use: answer.answer for use, answer in answers.items()}
+        try:
+            origin: str | None = origin_of(response.url)
+        except NotAnOrigin:
+            origin = None
+        telemetry = self._telemetry()
+        if telemetry is not None:
+            telemetry.page_uses(origin, response.url, record(answers))
+        else:
+            for use, answer in answers.items():
+                self.stats.inc_value(f"rep/page/use/{use}/{answer.answer}")
+        if not self.drop_refused or response.request is None or M.exempt(response.request.meta):
+            return None
+        return next((a for a in answers.values() if a.answer == REFUSED), None)
+
+    def _read_directives(
+        self, response: Response, metas: list[tuple[str, str]] | None
+    ) -> _Page | None:
+        """What the page directives filter in this response's output; None when nothing."""
         html = isinstance(response, HtmlResponse)
         headers = response.headers.getlist(b"X-Robots-Tag")
         if headers or html:
             directives = page_directives(
-                self.token, self.clock(), headers=headers, body=response.body if html else None
+                self.token,
+                self.clock(),
+                headers=headers,
+                body=response.body if html and metas is None else None,
+                metas=metas,
             )
         else:
             directives = NO_DIRECTIVES
@@ -190,6 +263,9 @@ class PageDirectivesMiddleware:
                     return False
             return True
         if not directives.noindex:
+            if page.refused is not None:
+                self._drop_item(response, page.refused)
+                return False
             return True
         if self.keep_noindex:
             self.stats.inc_value("rep/page/noindex/items-kept")
@@ -201,6 +277,15 @@ class PageDirectivesMiddleware:
             extra={"spider": self.crawler.spider},
         )
         return False
+
+    def _drop_item(self, response: Response, refused: UseAnswer) -> None:
+        """An item of a response that refuses a declared use, under REP_USE_ACTION = "drop"."""
+        telemetry = self._telemetry()
+        detail = f"{refused.use} refused: {refused.source}"
+        if telemetry is not None:
+            telemetry.item_dropped(response.url, USE_REFUSED, detail)
+            return
+        self.stats.inc_value(f"rep/page/items-dropped/{USE_REFUSED}")
 
     def _drop(self, request: Request, response: Response, reason: str, said: str, why: str) -> None:
         try:

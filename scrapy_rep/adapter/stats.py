@@ -59,9 +59,23 @@ STATS: Mapping[str, str] = {
     '(`REP_PAGE_NOINDEX_ACTION = "drop"`)',
     "rep/page/noindex/items-kept": 'items of `noindex` pages kept and counted (`"keep"`)',
     "rep/page/invalid_date": "`unavailable_after` values that are no readable date (ignored)",
+    "rep/page/use/<use>/<answer>": "responses answered for a declared use (`REP_USES`) after "
+    "their own signals, by `allowed`, `refused`, `unknown`",
+    "rep/page/items-dropped/<reason>": "items dropped for what their response says about a "
+    'declared use: `use-refused` (`REP_USE_ACTION = "drop"`)',
+    "rep/tdmrep/fetch/count": "tdmrep.json fetches this crawler made (only with `train-ai` "
+    "in `REP_USES`)",
+    "rep/tdmrep/fetch/outcome/<outcome>": "the same, by status-table row (`2xx`, `4xx`, "
+    "`5xx`, `network`, ...)",
+    "rep/tdmrep/with_rules": "tdmrep.json files with at least one usable entry",
+    "rep/tdmrep/unknown": "tdmrep.json files that could not be read (5xx, network): "
+    "`train-ai` unknown from that source until the next TTL",
+    "rep/tdmrep/with_diagnostics": "tdmrep.json files with something not understood (not "
+    "JSON, an entry without a path pattern, a reservation neither 0 nor 1)",
     "rep/browser/allowed": "browser sub-requests (scrapy-playwright renders) let through, each "
     "judged URL counting once (a redirect hop too)",
     "rep/browser/aborted/<reason>": "browser sub-requests aborted, by reason: the drop "
     "reasons (`disallow-rule`, `origin-paused`, `origin-pending`, `policy-unresolved`, "
-    "`robots-unreachable`, `collection-*`) and `guard-error` (the guard could not judge)",
+    "`robots-unreachable`, `collection-*`), `use-refused` (a page refusing a declared use, "
+    'under `REP_USE_ACTION = "drop"`) and `guard-error` (the guard could not judge)',
 }

@@ -23,6 +23,7 @@ from scrapy_rep.adapter import meta as M
 from scrapy_rep.core.decision import DOWNLOAD, DROP
 from scrapy_rep.core.policy import Policy, Status
 from scrapy_rep.core.report import CrawlCounts, report_lines
+from scrapy_rep.core.tdmrep import TdmRules
 from scrapy_rep.core.uses import ANSWERS, REFUSED, USES
 from scrapy_rep.robotstxt import Diagnostic
 from scrapy_rep.robotstxt.text import printable
@@ -213,8 +214,13 @@ class Telemetry:
         if redirects:
             self.inc("rep/fetch/redirected")
 
-    def policy(self, origin: str, policy: Policy, fetched_here: bool) -> None:
-        """A new policy adopted: fetched by this crawler, or reused (shared fetch or store)."""
+    def policy(
+        self, origin: str, policy: Policy, fetched_here: bool, licenses: Sequence[str] = ()
+    ) -> None:
+        """A new policy adopted: fetched by this crawler, or reused (shared fetch or store).
+
+        ``licenses``: the file's RSL ``License`` URLs, kept on its fetch record.
+        """
         if fetched_here:
             self.counts.fetched(origin, policy.status.value)
         else:
@@ -222,7 +228,8 @@ class Telemetry:
             self.counts.reused(origin, policy.status.value)
         if fetched_here and self.audit is not None:
             archived = self._archive(policy)
-            self.audit.write("fetch", {**fetch_record(origin, policy), "archive": archived})
+            record = {**fetch_record(origin, policy), "archive": archived}
+            self.audit.write("fetch", {**record, "licenses": list(licenses)})
 
     def standing(self, origin: str, policy: Policy, *, paused: bool, resumed: bool) -> None:
         """Log and count where an origin stands after a new policy."""
@@ -254,6 +261,47 @@ class Telemetry:
         if unreadable is not None and f"unreadable {origin}" not in self._noted:
             self._noted.add(f"unreadable {origin}")
             self._note(logging.WARNING, origin, f"robots.txt {unreadable.text}")
+
+    def page_uses(self, origin: str | None, url: str, uses: dict[str, dict[str, str]]) -> None:
+        """A response's answer for each declared use, after its own signals."""
+        for use, said in uses.items():
+            answer = said["answer"]
+            self.inc(f"rep/page/use/{use}/{answer}")
+        if self.audit is not None:
+            self.audit.write("page_use", {"url": url, "origin": origin, "uses": uses})
+
+    def item_dropped(self, url: str, reason: str, detail: str) -> None:
+        """An item the page middleware dropped for what its response says."""
+        self.inc(f"rep/page/items-dropped/{reason}")
+        logger.debug(
+            "scrapy-rep: dropped an item of %(url)s (%(reason)s): %(detail)s",
+            {"url": url, "reason": reason, "detail": detail},
+        )
+        if self.audit is not None:
+            self.audit.write("item_dropped", {"url": url, "reason": reason, "detail": detail})
+
+    def tdmrep(self, origin: str, policy: Policy, rules: TdmRules | None) -> None:
+        """A tdmrep.json this crawler fetched: counted, its problems said once, audited."""
+        if rules is None:
+            self.inc("rep/tdmrep/unknown")  # 5xx, network: nothing known until the next TTL
+        elif len(rules):
+            self.inc("rep/tdmrep/with_rules")
+        if rules is not None and rules.diagnostics:
+            self.inc("rep/tdmrep/with_diagnostics")
+            if f"tdmrep {origin}" not in self._noted:
+                self._noted.add(f"tdmrep {origin}")
+                more = len(rules.diagnostics) - 1
+                text = rules.diagnostics[0] + (f" (and {more} more)" if more else "")
+                self._note(logging.WARNING, origin, f"tdmrep.json {text}")
+        if self.audit is not None:
+            self.audit.write(
+                "tdmrep",
+                {
+                    **fetch_record(origin, policy),
+                    "rules": len(rules) if rules is not None else None,
+                    "diagnostics": list(rules.diagnostics) if rules is not None else [],
+                },
+            )
 
     def response(self, response: Any, request: Any, spider: Any = None) -> None:
         """With an audit log: each downloaded page's own HTTP status (``response_received``)."""

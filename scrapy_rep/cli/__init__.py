@@ -13,6 +13,7 @@ from scrapy_rep import __version__
 from scrapy_rep.cli.explain import add_parser as add_explain_parser
 from scrapy_rep.cli.report import add_parser as add_report_parser
 from scrapy_rep.cli.store import add_parser as add_store_parser
+from scrapy_rep.core.uses import USES, Declared, diagnose, record, robots_answers, shown
 from scrapy_rep.robotstxt import InvalidProductToken, RobotsTxt, parse
 from scrapy_rep.robotstxt.text import printable
 
@@ -35,22 +36,31 @@ def _read(path: str) -> RobotsTxt:
 
 def _check(args: argparse.Namespace) -> int:
     robots = _read(args.robots)
+    declared = Declared(tuple(dict.fromkeys(args.use or ())))
     disallowed = False
     for url in args.urls:
         verdict = robots.decide(args.agent, url)
         disallowed |= not verdict.allowed
         line = f"{'ALLOW' if verdict.allowed else 'DISALLOW':8} {url}  {verdict}"
         print(printable(line))
+        # each use asked for (--use), and every other use the file states
+        answers = robots_answers(robots, args.agent, url, verdict.allowed, declared)
+        for use_line in shown(record(answers)):
+            print(printable(f"  use {use_line}"))
     return EXIT_DISALLOWED if disallowed else EXIT_ALLOWED
 
 
 def _lint(args: argparse.Namespace) -> int:
     robots = _read(args.robots)
-    for diagnostic in robots.diagnostics:
-        print(printable(str(diagnostic)))  # the file's own bytes: no raw control characters
+    # the parser's diagnostics, and Content-Usage / Content-Signal lines read as the
+    # use vocabulary reads them, in line order
+    found = [(d.line, d.kind, d.text) for d in robots.diagnostics] + diagnose(robots)
+    for line, kind, text in sorted(found, key=lambda item: item[0]):
+        print(printable(f"line {line}: {kind}: {text}"))  # the file's own bytes, escaped
     groups, rules = len(robots.groups), sum(len(g.rules) for g in robots.groups)
     print(
-        f"{len(robots.diagnostics)} diagnostics; {groups} groups, {rules} rules, "
+        f"{len(found)} diagnostics; {groups} groups, {rules} rules, "
+        f"{robots.preference_lines} use-preference lines, {len(robots.licenses)} licences, "
         f"{len(robots.sitemaps)} sitemaps, {robots.size} bytes"
         + (" (truncated)" if robots.truncated else ""),
         file=sys.stderr,
@@ -66,6 +76,12 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("robots", metavar="ROBOTS_FILE", help="path, or - for standard input")
     check.add_argument("--agent", required=True, metavar="TOKEN", help="product token")
     check.add_argument("urls", nargs="+", metavar="URL", help="absolute URL or path")
+    check.add_argument(
+        "--use",
+        action="append",
+        choices=USES,
+        help="also answer this use (repeatable); uses the file states are always shown",
+    )
     check.set_defaults(run=_check)
     lint = commands.add_parser("lint", help="print the lines a robots.txt gets wrong")
     lint.add_argument("robots", metavar="ROBOTS_FILE", help="path, or - for standard input")

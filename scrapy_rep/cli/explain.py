@@ -23,6 +23,7 @@ from typing import Any
 
 from scrapy_rep.core.decision import PAGE
 from scrapy_rep.core.origin import NotAnOrigin, origin_of
+from scrapy_rep.core.uses import shown
 from scrapy_rep.robotstxt.text import printable
 
 EXIT_DOWNLOADED, EXIT_NOT_DOWNLOADED, EXIT_ERROR = 0, 1, 2
@@ -155,6 +156,9 @@ def _decision_lines(
         lines.append(f"  group     {decision['group']}")
     if decision.get("detail"):
         lines.append(f"  why       {decision['detail']}")
+    uses = decision.get("uses")
+    if isinstance(uses, dict):
+        lines.extend(f"  use       {line}" for line in shown(uses))
     if decision.get("policy_status") == PAGE:  # the linking page decided, not robots.txt
         lines.append("  source    the page's directives, not robots.txt")
         return lines
@@ -178,6 +182,10 @@ def _decision_lines(
         if fetch.get("truncated"):
             extra.append(f"cut at {fetch.get('size')} bytes")
         lines.append(f"            {'; '.join(e for e in extra if e)}")
+    if fetch is not None:  # RSL License lines: file-wide, recorded, not interpreted
+        lines.extend(
+            f"  licence   {url} (RSL, not interpreted)" for url in fetch.get("licenses") or ()
+        )
     quoted = _archived_line(decision, fetch, archive_dir)
     if quoted:
         lines.append(quoted)

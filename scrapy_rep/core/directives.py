@@ -54,7 +54,9 @@ _SETS: dict[str, tuple[str, ...]] = {
 _HARMLESS = frozenset(
     {"all", "index", "follow", "notranslate", "noimageindex", "indexifembedded", "noodp", "noydir"}
 )
-_KNOWN = frozenset(_SETS) | _HARMLESS | VALUED
+#: use preferences written in the same lists (DeviantArt's noai); see core/use_signals.py
+USE_DIRECTIVES = frozenset({"noai", "noimageai"})
+_KNOWN = frozenset(_SETS) | _HARMLESS | VALUED | USE_DIRECTIVES
 
 _HEAD_END = re.compile(rb"</head\s*>|<body[\s>/]", re.I)
 _SEP = re.compile(r"[\s,]*")
@@ -169,10 +171,13 @@ def page_directives(
     *,
     headers: Iterable[str | bytes] = (),
     body: bytes | None = None,
+    metas: Iterable[tuple[str, str]] | None = None,
 ) -> PageDirectives:
     """The directives for ``token`` in ``X-Robots-Tag`` values and an HTML ``body``'s head.
 
-    Pass ``body`` only for HTML responses; ``now`` is epoch seconds.
+    Pass ``body`` only for HTML responses; ``now`` is epoch seconds. ``metas``
+    instead of ``body``: the head's ``<meta>`` tags already read
+    (:func:`head_metas`, names other than ``robots`` and the token skipped).
     """
     found = _Collector(now)
     for value in headers:
@@ -180,8 +185,13 @@ def page_directives(
         for prefix, name, argument in directive_list(text, token):
             where = f"X-Robots-Tag ({prefix}:)" if prefix else "X-Robots-Tag"
             found.add(name, argument, where)
-    if body:
-        for meta_name, content in meta_robots(body, token):
+    if metas is None and body:
+        metas = meta_robots(body, token)
+    if metas is not None:
+        wanted = ("robots", token.lower())
+        for meta_name, content in metas:
+            if meta_name not in wanted:
+                continue
             for _prefix, name, argument in directive_list(content, token):
                 found.add(name, argument, f'<meta name="{meta_name}">')
     return found.result()
@@ -308,14 +318,19 @@ def meta_robots(body: bytes, token: str) -> list[tuple[str, str]]:
     Costs a lower-casing and two substring searches of the head when it names
     neither: most pages. (A case-insensitive regular expression is 50 times slower.)
     """
+    return head_metas(body, _names(token))
+
+
+def head_metas(body: bytes, names: tuple[bytes, ...]) -> list[tuple[str, str]]:
+    """(name, content) of the head's ``<meta>`` tags named one of ``names`` (lower-case bytes)."""
     head = head_of(body)
     encoding = "latin-1"  # the names and directives are ASCII; nothing else is used
     if head[:2] in (b"\xff\xfe", b"\xfe\xff"):  # UTF-16: re-encode so names are ASCII bytes
         head, encoding = head.decode("utf-16", "replace").encode("utf-8"), "utf-8"
     folded = head.lower()  # ASCII only: offsets stay those of ``head``
-    if not any(name in folded for name in _names(token)):
+    if not any(name in folded for name in names):
         return []
-    return _metas(head, folded, encoding, _names(token))
+    return _metas(head, folded, encoding, names)
 
 
 # In a head, a <meta> can hide in a comment or in the text of these elements.

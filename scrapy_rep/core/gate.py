@@ -25,7 +25,8 @@ engine, exceptions. The clock is passed in.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
@@ -100,9 +101,19 @@ class Effects(Generic[T]):
 class OriginGate(Generic[T]):
     """Paused origins, held requests and refetch times; one instance per crawler."""
 
-    def __init__(self, pending_wait: float, park_max: int, park_timeout: float) -> None:
+    def __init__(
+        self,
+        pending_wait: float,
+        park_max: int,
+        park_timeout: float,
+        max_waiting: int | None = None,
+    ) -> None:
         self.pending_wait = pending_wait
         self.park_timeout = park_timeout
+        #: requests that may wait in the downloader for a fetch at once (None: any number)
+        self.max_waiting = max_waiting
+        #: requests waiting in the downloader for a fetch now (see waiting_room)
+        self.in_downloader = 0
         self._lot: ParkingLot[T] = ParkingLot(park_max)
         self._paused: set[str] = set()
         self._wakes: dict[str, float] = {}  # origin -> when its refetch is due
@@ -161,6 +172,25 @@ class OriginGate(Generic[T]):
         if budget <= 0:
             return Admission(PARK, ORIGIN_PENDING)
         return Admission(WAIT, budget=budget)
+
+    def may_wait(self) -> bool:
+        """Whether one more request may wait in the downloader for its origin's fetch.
+
+        A request waiting there counts in Scrapy's ``CONCURRENT_REQUESTS``: the
+        first requests of origins whose robots.txt hangs would take all of it
+        and stall every healthy origin. Past ``max_waiting`` a request is
+        parked at once instead, and released when its origin's fetch ends.
+        """
+        return self.max_waiting is None or self.in_downloader < self.max_waiting
+
+    @contextmanager
+    def waiting_room(self) -> Iterator[None]:
+        """Count a request as waiting in the downloader while the block runs."""
+        self.in_downloader += 1
+        try:
+            yield
+        finally:
+            self.in_downloader -= 1
 
     def admit_fetched(self, policy: Policy | None) -> Admission:
         """For a request that waited for its origin's fetch: the policy it just got is current.
@@ -263,3 +293,12 @@ class OriginGate(Generic[T]):
         self._paused.clear()
         self._wakes.clear()
         return list(self._lot.drain())
+
+
+def waiting_bound(concurrent_requests: int) -> int | None:
+    """Requests that may wait in the downloader for robots.txt at once: half the downloader.
+
+    The other half is always left to requests that can be judged now, so origins
+    whose robots.txt hangs never stall the others (None: CONCURRENT_REQUESTS is unbounded).
+    """
+    return max(1, concurrent_requests // 2) if concurrent_requests > 0 else None

@@ -6,8 +6,8 @@ Theory of operation (sans-IO, clock passed in): a fetch ends in a
 maps each outcome to an *action*, and :func:`next_policy` turns
 (previous policy, result, now) into the new :class:`Policy`. Everything that
 decides how an origin is treated lives in this file; the middleware only
-carries it out. The README's status table is checked against
-:data:`DEFAULT_ACTIONS` by a test.
+carries it out. The documentation's status table is generated from
+:data:`DEFAULT_ACTIONS`.
 
 Actions:
 
@@ -59,7 +59,7 @@ DEFAULT_ACTIONS: Mapping[str, Action] = {
     "3xx": Action.ALLOW,
 }
 
-#: outcome -> what RFC 9309 says, for the README table and log lines
+#: outcome -> what RFC 9309 says, for the status table and log lines
 RFC_BEHAVIOUR: Mapping[str, str] = {
     "2xx": "parse and obey (§2.3.1.1)",
     "4xx": "unavailable: may crawl anything (§2.3.1.3)",
@@ -100,7 +100,7 @@ class FetchResult:
 
 @dataclass(frozen=True)
 class PolicyConfig:
-    """The knobs of the status policy; see the README's settings table."""
+    """The knobs of the status policy; see the settings reference."""
 
     actions: Mapping[str, Action] = field(default_factory=lambda: dict(DEFAULT_ACTIONS))
     ttl: float = 86_400.0

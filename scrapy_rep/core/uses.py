@@ -53,6 +53,7 @@ __all__ = [
     "refusal",
     "robots_answers",
     "robots_record",
+    "shown",
     "silent",
 ]
 
@@ -239,6 +240,12 @@ def _answered(combined: Mapping[str, UseAnswer], declared: Declared) -> dict[str
     return answers
 
 
+def shown(uses: Mapping[str, Mapping[str, str]]) -> list[str]:
+    """A record's use answers as lines for a person: ``train-ai  refused  <source>``."""
+    width = max((len(use) for use in uses), default=0)
+    return [f"{use:<{width}}  {said['answer']:<8} {said['source']}" for use, said in uses.items()]
+
+
 def refusal(answers: Mapping[str, dict[str, str]], declared: Declared) -> tuple[str, str] | None:
     """The first declared use a record refuses, and its source; None if none is refused."""
     for use in declared.uses:
@@ -381,21 +388,11 @@ def _compile(robots: RobotsTxt, token: str) -> _Stated:
         for rule in stand_ins
     }
     # Content-Signal: the token's own runs, else the lines before the first group.
-    own = [
-        (group, signal)
-        for group in groups
-        for run in group.runs_for(_key(token, groups))
-        for signal in run.signals
-    ]
+    group_of = {id(run): group for group in groups for run in group.runs}
+    own = [(group_of[id(run)], s) for run in robots.runs_for(token) for s in run.signals]
     lines: list[tuple[Group | None, Signal]] = list(own) or [(None, s) for s in robots.signals]
     signals = tuple(combine(_signal_answers(lines)).values())
     return _Stated(compiled.match if len(compiled) else None, by_path, signals)
-
-
-def _key(token: str, groups: Sequence[Group]) -> str:
-    """How the token's runs name it: its own name, or ``*`` when it fell back."""
-    key = token.lower()
-    return key if groups and key in groups[0].agents else "*"
 
 
 def _usage_answers(rules: Iterable[tuple[Group, UsageRule]]) -> Iterable[UseAnswer]:

@@ -26,7 +26,7 @@ RECORDS: Mapping[str, tuple[str, str]] = {
         "robots.txt fetch",
         "`origin`, `url`, `final_url`, `status`, `http_status`, `outcome`, `fetched_at`, "
         "`expires_at`, `digest`, `size`, `truncated`, `reason`, `archive` (path in "
-        "`REP_POLICY_ARCHIVE`, or null)",
+        "`REP_POLICY_ARCHIVE`, or null), `licenses` (the file's RSL `License` URLs)",
     ),
     "parked": ("request held", "`url`, `origin`, `reason`"),
     "released": ("held request handed back to the scheduler", "`url`, `origin`"),
@@ -45,7 +45,23 @@ RECORDS: Mapping[str, tuple[str, str]] = {
         "request a browser made while rendering a page (scrapy-playwright), one per URL "
         "judged: a redirect hop is a record of its own",
         "the decision record (`url`: the URL judged), `page`, `request_url` (the first URL "
-        "of its redirect chain), `method`, `resource_type`, `hop`",
+        "of its redirect chain), `method`, `resource_type`, `hop`; with `REP_USES`, "
+        "`page_use` (the page's own answer per use: `answer`, `source`)",
+    ),
+    "page_use": (
+        "response a spider's callback got, with `REP_USES` set",
+        "`url`, `origin`, `uses` (declared use -> `answer`, `source`: what `rep_use` says, "
+        "and where it was said)",
+    ),
+    "item_dropped": (
+        'item dropped for a use its response refuses (`REP_USE_ACTION = "drop"`)',
+        "`url` (the response's), `reason` (`use-refused`), `detail` (the use, and where it "
+        "was refused)",
+    ),
+    "tdmrep": (
+        "tdmrep.json fetch (only with `train-ai` in `REP_USES`)",
+        "the fields of `fetch`, `rules` (entries kept; null when the file could not be read: "
+        "5xx, network) and `diagnostics` (what was not understood)",
     ),
     "origin": (
         "origin, at close",

@@ -85,6 +85,8 @@ class Resolver:
         self._store_down = False  # warn once per outage of the shared store, not per call
         #: exception names a failed fetch was logged with (a traceback once for each)
         self._failures_logged: set[str] = set()
+        #: the URL a key's file is fetched from (a key is an origin here; tdmrep.json's differ)
+        self.url_of: Callable[[str], str] = robots_url
         #: the crawlers told of every new policy
         self.listeners: list[Listener] = []
 
@@ -154,7 +156,7 @@ class Resolver:
             {"origin": origin, "error": f"{name}: {exc}"},
             exc_info=exc,
         )
-        url = robots_url(origin)
+        url = self.url_of(origin)
         result = FetchResult(url, url, error=name)
         try:
             return next_policy(previous, result, self.clock(), self.config)

@@ -27,6 +27,7 @@ import sys
 import zlib
 from collections import OrderedDict
 from dataclasses import replace
+from typing import Any
 from weakref import WeakValueDictionary
 
 from scrapy_rep.core.policy import Policy
@@ -56,7 +57,7 @@ class PolicyCache:
         self.evicted_max = evicted_max
         self._entries: OrderedDict[str, _Entry] = OrderedDict()
         self._evicted: OrderedDict[str, tuple[Policy, bytes | None]] = OrderedDict()
-        self._parsed: WeakValueDictionary[str, RobotsTxt] = WeakValueDictionary()
+        self._parsed: WeakValueDictionary[str, Any] = WeakValueDictionary()
         self.evictions = 0
         #: evicted origins brought back from their compact form (parsed again)
         self.restored = 0
@@ -137,16 +138,20 @@ class PolicyCache:
         """The parsed file behind an ``ok`` policy (parsed when the policy was cached)."""
         if policy.digest is None:
             return None
-        robots = self._parsed.get(policy.digest)
+        robots: RobotsTxt | None = self._parsed.get(policy.digest)
         if robots is None and policy.body is not None:  # a policy not (yet) cached
             robots = self._parse(policy.digest, policy.body)
         return robots
 
-    def _parse(self, digest: str, body: bytes) -> RobotsTxt:
-        robots = self._parsed.get(digest)
-        if robots is None:
-            robots = self._parsed[digest] = parse(body)
-        return robots
+    def _parse(self, digest: str, body: bytes) -> Any:
+        parsed = self._parsed.get(digest)
+        if parsed is None:
+            parsed = self._parsed[digest] = self.read(body)
+        return parsed
+
+    def read(self, body: bytes) -> Any:
+        """What a body is parsed into: a robots.txt here, another file in a subclass."""
+        return parse(body)
 
 
 def _compact(policy: Policy) -> Policy:
