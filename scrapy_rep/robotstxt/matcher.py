@@ -214,6 +214,21 @@ SMALL_PLAN = 3
 _NO_HEADS: dict[str, tuple[tuple[int, int], ...]] = {}
 
 
+#: heads and plans shared by every rule set (``/wp-`` and its plan come up in many files)
+_SHARED: dict[Any, Any] = {}
+_MAX_SHARED = 50_000
+
+
+def _shared(value: Any) -> Any:
+    """The copy of ``value`` other rule sets hold, else ``value`` (kept while there is room)."""
+    found = _SHARED.get(value)
+    if found is None:
+        found = value
+        if len(_SHARED) < _MAX_SHARED:
+            _SHARED[value] = value
+    return found
+
+
 def _plan(weights: dict[str, int]) -> tuple[tuple[int, int], ...]:
     """Prefix lengths, longest first, each with the heaviest rule a prefix of that
     length or shorter can hold (to stop early)."""
@@ -304,12 +319,10 @@ class RuleSet:
             for prefix, weight in weights.items():
                 if len(prefix) >= HEAD:
                     by_head.setdefault(prefix[:HEAD], {})[prefix] = weight
-            made: dict[tuple[tuple[int, int], ...], tuple[tuple[int, int], ...]] = {}
             plans = {}
             for head, own in by_head.items():
                 own.update((p, w) for p, w in short.items() if head.startswith(p))
-                plan = _plan(own)
-                plans[head] = made.setdefault(plan, plan)
+                plans[_shared(head)] = _shared(_plan(own))
         self._index: dict[str, tuple[_Entry, ...] | Rule] = index
         self._plans = plans
         self._short = _plan(short)
