@@ -37,6 +37,7 @@ FLUSH_EVERY = 512
 _CACHE = {outcome: f"rep/cache/{outcome}" for outcome in ("hit", "miss", "expired")}
 _JUDGEMENTS = {rep: f"rep/judgements/{rep}" for rep in ("allow", "disallow", "unresolved")}
 #: use -> answer -> its stats key
+_NO_KEYS: dict[str, str] = {}
 _USE_KEYS: dict[str, dict[str, str]] = {
     use: {answer: f"rep/use/{use}/{answer}" for answer in ANSWERS} for use in USES
 }
@@ -102,11 +103,14 @@ class Telemetry:
 
     def _uses(self, origin: str, uses: dict[str, dict[str, str]]) -> None:
         """``rep/use/<use>/<answer>`` per judged request; refusals per origin for the report."""
+        pending = self._pending  # as judged(): plain dict updates, keys made once
         for use, said in uses.items():
             answer = said["answer"]
-            self.inc(_USE_KEYS[use][answer] if use in _USE_KEYS else f"rep/use/{use}/{answer}")
+            key = _USE_KEYS.get(use, _NO_KEYS).get(answer) or f"rep/use/{use}/{answer}"
+            pending[key] = pending.get(key, 0) + 1
             if answer == REFUSED:
                 self.counts.use_refused(origin, use)
+        self._events += len(uses)
 
     def final(self, origin: str | None, record: dict[str, Any]) -> None:
         """A request's last answer, downloaded or dropped: one ``decision`` record."""

@@ -224,25 +224,27 @@ class Declared:
 NOTHING_DECLARED = Declared()
 
 
-class _NoAnswers(dict[str, dict[str, str]]):
-    """The ``uses`` of a record nothing was said about: empty, shared, read-only.
+class _Shared(dict[str, dict[str, str]]):
+    """A record's ``uses`` shared by the requests it answers: read-only.
 
-    Most requests of most crawls are such; one shared empty mapping instead
-    of a new dict each spares the garbage collector (a measurable part of
-    judging). Still a ``dict`` to readers, ``json`` and pickle; copy it to change it.
+    Most requests of most crawls have nothing said about them, and the others
+    share their answers with every URL their rule covers: one shared mapping
+    instead of a new dict each spares the garbage collector (a measurable
+    part of judging). Still a ``dict`` to readers, ``json`` and pickle; copy
+    it (``dict(uses)``) to change it.
     """
 
     __slots__ = ()
 
     def _read_only(self, *args: object, **kwargs: object) -> NoReturn:
-        raise TypeError("a decision record's uses are shared when empty: copy them to change them")
+        raise TypeError("a decision record's uses are shared: copy them to change them")
 
     __setitem__ = __delitem__ = setdefault = update = _read_only
     pop = popitem = clear = __ior__ = _read_only
 
 
 #: the ``uses`` of a record for which nothing is declared or stated
-NO_USES: dict[str, dict[str, str]] = _NoAnswers()
+NO_USES: dict[str, dict[str, str]] = _Shared()
 
 
 def silent(declared: Declared, more: Iterable[UseAnswer] = ()) -> dict[str, dict[str, str]]:
@@ -293,7 +295,8 @@ def robots_record(
     """:func:`record` of :func:`robots_answers`: what the decision record carries.
 
     Without policy tokens or other sources the answer depends only on the
-    Content-Usage rule that matches, so its record is made once per rule.
+    Content-Usage rule that matches, so its record is made once per rule and
+    shared (read-only) by the requests it answers.
     """
     if declared.tokens or more:
         return record(robots_answers(robots, token, url, crawlable, declared, more))
@@ -306,8 +309,8 @@ def robots_record(
     if made is None:
         answers = [*stated.by_path[id(rule)]] if rule is not None else []
         answers.extend(stated.signals)
-        made = stated.records[key] = record(_answered(combine(answers), declared))
-    return dict(made)
+        made = stated.records[key] = _Shared(record(_answered(combine(answers), declared)))
+    return made
 
 
 def robots_answers(
