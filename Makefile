@@ -10,7 +10,7 @@ BIN_MIN := $(VENV_MIN)/bin
 STAMP_MIN := $(VENV_MIN)/.installed
 MIN_VERSIONS := ci/min-versions.txt
 
-.PHONY: venv venv-min redis-server chromium graphviz docs dist test test-min lint typecheck pytest demo demo-compare demo-browser bench bench-crawl bench-scale bench-page bench-browser fuzz clean
+.PHONY: test-fast venv venv-min redis-server chromium graphviz docs dist test test-min lint typecheck pytest demo demo-compare demo-browser bench bench-crawl bench-scale bench-page bench-browser fuzz clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -75,6 +75,12 @@ pytest: $(STAMP) redis-server chromium
 	$(BIN)/pytest
 
 test: lint typecheck pytest
+
+# The quick loop while editing: the pure core, the engine and everything else that needs no
+# crawl, no redis-server and no Chromium (tests/integration/ is left out), property tests at a
+# tenth of their examples.
+test-fast: $(STAMP)
+	REP_FAST_TESTS=1 $(BIN)/pytest -q --ignore=tests/integration
 
 # The whole suite again on the lowest supported versions (no ruff, no mypy:
 # those check the code, not the versions it runs on).

@@ -20,10 +20,15 @@ from scrapy_rep.robotstxt import normalise, normalise_path, parse
 from scrapy_rep.robotstxt.matcher import RuleSet, path_of
 from scrapy_rep.robotstxt.parser import Rule
 from scrapy_rep.robotstxt.reference import _patterns, matches, reference_match
+from tests.support.examples import examples
 
 TOKEN = "mybot"
-FAST = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-FASTER = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FAST = settings(
+    max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+FASTER = settings(
+    max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 # --- strategies -----------------------------------------------------------------------
 
@@ -314,7 +319,7 @@ def test_path_of_is_never_empty_and_has_no_fragment(url: str) -> None:
 # --- the matcher against the reference ------------------------------------------------
 
 
-@settings(max_examples=1000, deadline=None)
+@settings(max_examples=examples(1000), deadline=None)
 @given(case=path_and_rules())
 def test_the_reference_glob_is_the_regex_definition(case: tuple[str, list[Rule]]) -> None:
     # The specification itself, against '*' as '.*' and '$' as '\Z' (fine at this size).
@@ -338,7 +343,7 @@ many_rules = st.lists(
 )
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(rule_list=many_rules, raw_path=st.text("abcd/.", max_size=12).map(lambda p: "/" + p))
 def test_ruleset_agrees_with_the_reference_on_many_rules(
     rule_list: list[Rule], raw_path: str
@@ -349,7 +354,7 @@ def test_ruleset_agrees_with_the_reference_on_many_rules(
     assert (None if chosen is None else reference([chosen], path)) == expected
 
 
-@settings(max_examples=1000, deadline=None)
+@settings(max_examples=examples(1000), deadline=None)
 @given(case=path_and_rules())
 def test_ruleset_agrees_with_brute_force_reference(case: tuple[str, list[Rule]]) -> None:
     # RFC 9309 §2.2.2 (longest match, allow wins ties) and §2.2.3 ('*', '$').

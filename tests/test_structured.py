@@ -8,6 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scrapy_rep.core.structured import StructuredFieldError, Token, parse_dictionary
+from tests.support.examples import examples
 
 
 def test_members_keep_their_values_and_drop_parameters() -> None:
@@ -123,7 +124,7 @@ _BUILT = (
 _NEAR_DICTIONARIES = st.one_of(_NOISE, _BUILT)
 
 
-@settings(max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(2000), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_NEAR_DICTIONARIES)
 def test_agrees_with_http_sf_on_generated_input(text: str) -> None:
     data = text.encode()

@@ -19,6 +19,7 @@ from scrapy_rep.core.uses import (
     robots_answers,
 )
 from scrapy_rep.robotstxt import parse
+from tests.support.examples import examples
 
 
 def test_the_uses_a_crawl_may_declare() -> None:
@@ -400,7 +401,7 @@ _LINES = st.sampled_from(
 _NOISE = st.text(st.characters(codec="utf-8"), max_size=30)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.one_of(_LINES, _NOISE.map(lambda t: "Content-Usage: " + t),
                           _NOISE.map(lambda t: "Content-Signal: " + t)), max_size=12),
        st.sampled_from(["/", "/a/b", "/p", "/%C3%A9", "/robots.txt"]))  # fmt: skip

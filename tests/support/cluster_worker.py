@@ -1,4 +1,6 @@
-"""One scrapy-redis worker of a test cluster; ``tests/test_redis_cluster.py`` runs several.
+"""One scrapy-redis worker of a test cluster.
+
+``tests/integration/test_redis_cluster.py`` runs several.
 
 Usage: ``python -m tests.support.cluster_worker '<json config>'`` with keys ``spider``
 (the spider name: workers with the same name share one scrapy-redis queue and

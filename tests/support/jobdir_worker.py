@@ -1,4 +1,4 @@
-"""One run of a crawl with a JOBDIR; ``tests/test_jobdir.py`` stops it and resumes it.
+"""One run of a crawl with a JOBDIR; ``tests/integration/test_jobdir.py`` stops it and resumes it.
 
 Usage: ``python -m tests.support.jobdir_worker '<json config>'`` with keys ``urls``
 (start URLs), ``settings`` (merged over the base settings, ``JOBDIR`` among

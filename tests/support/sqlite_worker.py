@@ -1,4 +1,6 @@
-"""One process hammering a SQLite policy file; ``tests/test_sqlite_store.py`` runs several.
+"""One process hammering a SQLite policy file.
+
+``tests/integration/test_sqlite_store.py`` runs several.
 
 Usage: ``python -m tests.support.sqlite_worker '<json config>'`` with keys ``path`` (the
 SQLite file), ``origins`` (a few, so the workers contend), ``iterations``,

@@ -37,7 +37,7 @@ from scrapy_rep.runtime.store.sqlite import SCHEMA_VERSION, SqliteStore
 from tests.support.policies import BODY, bare_policy, full_policy
 
 T = TypeVar("T")
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 ORIGIN = "https://example.com:443"
 
 

@@ -17,10 +17,10 @@ import pytest
 import redis
 
 from scrapy_rep.runtime.store.redis import encode
+from tests.integration.test_redis_store import full_policy
 from tests.support.redis_fixture import free_port
-from tests.test_redis_store import full_policy
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 ROBOTS = (
     b"User-agent: *\nDisallow: /private\nAllow: /private/open\n\nUser-agent: shopbot\nDisallow: /\n"
 )

@@ -26,7 +26,7 @@ import redis
 from tests.support.fakesite import FakeSite, Origin, Reply
 from tests.support.redis_fixture import RedisServer
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 ROBOTS = b"User-agent: *\nDisallow: /private\n"
 WAIT = 30.0  # seconds any single wait may take before the test fails
 STORE_FAILED = "shared policy store failed"

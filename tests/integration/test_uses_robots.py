@@ -139,7 +139,7 @@ def test_report_lines_without_refusals_say_nothing_of_uses() -> None:
 
 # -- the commands, run as a user runs them -------------------------------------------
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PROJECT = ROOT / "example_project"
 
 

@@ -32,7 +32,7 @@ RULES = (
     f"User-agent: *\nDisallow: /private\nDisallow: {HOSTILE}\nContent-Usage: train-ai=n\n".encode()
 )
 PAUSE = {"REP_PAUSE_INITIAL": 0.3, "REP_PAUSE_MAX": 0.6, "REP_PAUSE_MAX_TRIES": 2}
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def as_deferred(coro: Any) -> Deferred[Any]:

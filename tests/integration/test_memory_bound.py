@@ -35,8 +35,8 @@ from scrapy_rep.runtime.store.base import SharedStore
 from scrapy_rep.runtime.store.memory import EVICTED_PER_CACHED, PolicyCache
 from scrapy_rep.runtime.store.redis import RedisStore
 from scrapy_rep.runtime.store.sqlite import SqliteStore
+from tests.integration.test_middleware_behaviour import FakeClock, StepSpider, crawl
 from tests.support.fakesite import FakeSite, Reply
-from tests.test_middleware_behaviour import FakeClock, StepSpider, crawl
 
 T = TypeVar("T")
 ORIGINS = [f"http://o{n}.example:80" for n in range(2_000)]

@@ -18,7 +18,7 @@ from typing import Any
 
 from tests.support.fakesite import FakeSite, Reply
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 WAIT = 40.0
 RULES = b"User-agent: *\nDisallow: /private\n"
 

@@ -26,8 +26,8 @@ from scrapy_rep.core.policy import (
     next_policy,
 )
 from scrapy_rep.runtime.store.memory import PolicyCache
+from tests.integration.test_middleware_behaviour import FakeClock, StepSpider, crawl, hit_order
 from tests.support.fakesite import FakeSite, Reply
-from tests.test_middleware_behaviour import FakeClock, StepSpider, crawl, hit_order
 
 URL = "https://a.example/robots.txt"
 RULES = b"User-agent: *\nDisallow: /private\n"

@@ -10,7 +10,7 @@ from pathlib import Path
 from tests.support.fakesite import FakeSite, Reply
 
 RULES = b"User-agent: *\nDisallow: /private\n"
-PROJECT = Path(__file__).resolve().parent.parent / "example_project"
+PROJECT = Path(__file__).resolve().parents[2] / "example_project"
 
 
 def scrapy_robots(*args: str) -> subprocess.CompletedProcess[str]:
