@@ -150,13 +150,12 @@ class Resolver:
         name = type(exc).__name__
         log = logger.debug if name in self._failures_logged else logger.warning
         self._failures_logged.add(name)
+        url = self.url_of(origin)  # robots.txt, or another file fetched per origin
         log(
-            "scrapy-rep: the robots.txt fetch of %(origin)s failed with %(error)s; "
-            "treated as a network error",
-            {"origin": origin, "error": f"{name}: {exc}"},
+            "scrapy-rep: the fetch of %(url)s failed with %(error)s; treated as a network error",
+            {"url": url, "error": f"{name}: {exc}"},
             exc_info=exc,
         )
-        url = self.url_of(origin)
         result = FetchResult(url, url, error=name)
         try:
             return next_policy(previous, result, self.clock(), self.config)
