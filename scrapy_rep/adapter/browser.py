@@ -63,7 +63,7 @@ from scrapy.utils.misc import load_object
 from scrapy_rep.adapter import meta as M
 from scrapy_rep.adapter.exceptions import RepIgnoreRequest
 from scrapy_rep.core.decision import DOWNLOAD, DROP, USE_REFUSED, unjudged
-from scrapy_rep.core.gate import JUDGE, WAIT
+from scrapy_rep.core.gate import JUDGE
 from scrapy_rep.core.origin import NotAnOrigin, origin_of
 from scrapy_rep.core.policy import Policy
 from scrapy_rep.core.use_signals import (
@@ -75,7 +75,6 @@ from scrapy_rep.core.use_signals import (
 )
 from scrapy_rep.core.uses import REFUSED, UseAnswer
 from scrapy_rep.core.uses import record as as_record
-from scrapy_rep.runtime.resolver import FetchAbandoned
 from scrapy_rep.runtime.settings import RepSettings, is_enabled
 
 if TYPE_CHECKING:
@@ -191,7 +190,7 @@ class BrowserGuard:
         robots = self.robots
         if robots is not None:
             # the render holds the host's download slot; robots.txt must not queue behind it
-            robots.fetcher.own_slot = True
+            robots.fetch_robots_in_own_slot()
 
     @property
     def robots(self) -> RobotsMiddleware | None:
@@ -303,21 +302,6 @@ class BrowserGuard:
         hop: int,
         page_use: Mapping[str, UseAnswer] | None,
     ) -> Judgement:
-        resolver, gate = robots.resolver, robots.gate
-        policy = resolver.current(origin)
-        admission = gate.admit(origin, policy, resolver.pending_since(origin), robots.clock())
-        if admission.action == WAIT:
-            policy = await _wait_for_fetch(robots, origin, admission.budget)
-            admission = gate.admit_fetched(policy)
-        if admission.action != JUDGE:
-            detail = {
-                "origin-paused": "the origin is paused: its robots.txt could not be read",
-                "origin-pending": "its robots.txt did not arrive within REP_PENDING_WAIT",
-            }.get(admission.reason, admission.reason)
-            return Judgement(
-                origin, _record(origin, robots, url, policy, DROP, admission.reason, detail)
-            )
-        assert policy is not None
         subrequest = Request(
             url,
             method=method,
@@ -331,6 +315,16 @@ class BrowserGuard:
                 M.USE: {use: answer.answer for use, answer in (page_use or {}).items()},
             },
         )
+        admission, policy = await robots.admit(origin, subrequest)
+        if admission.action != JUDGE:
+            detail = {
+                "origin-paused": "the origin is paused: its robots.txt could not be read",
+                "origin-pending": "its robots.txt did not arrive within REP_PENDING_WAIT",
+            }.get(admission.reason, admission.reason)
+            return Judgement(
+                origin, _record(origin, robots, url, policy, DROP, admission.reason, detail)
+            )
+        assert policy is not None
         return Judgement(origin, await robots.decide(origin, subrequest, policy))
 
     def record(
@@ -369,15 +363,6 @@ def _restore(meta: dict[str, Any]) -> None:
             del meta["playwright_page_init_callback"]
         else:
             meta["playwright_page_init_callback"] = user
-
-
-async def _wait_for_fetch(robots: RobotsMiddleware, origin: str, budget: float) -> Policy | None:
-    """The origin's new policy if its fetch (started here if none runs) ends within ``budget``."""
-    task = robots.resolver.resolve(origin, robots.fetch)
-    try:
-        return await asyncio.wait_for(asyncio.shield(task), max(budget, 1e-9))
-    except (asyncio.TimeoutError, FetchAbandoned):
-        return None
 
 
 def _record(

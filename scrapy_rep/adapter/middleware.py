@@ -50,7 +50,7 @@ from scrapy_rep.core.decision import (
     judge_record,
     unjudged,
 )
-from scrapy_rep.core.gate import JUDGE, PARK, OriginGate, waiting_bound
+from scrapy_rep.core.gate import JUDGE, WAIT, Admission, OriginGate, waiting_bound
 from scrapy_rep.core.origin import NotAnOrigin, origin_of, robots_url
 from scrapy_rep.core.policy import NOT_MODIFIED, Conditional, FetchResult, Policy, Status, classify
 from scrapy_rep.core.tdmrep import USE as TDM_USE
@@ -190,21 +190,10 @@ class RobotsMiddleware:
             if cached is not None:
                 return cached
         policy = self.resolver.current(origin)
-        now = self.clock()
-        cache = "miss" if policy is None else "hit" if policy.fresh(now) else "expired"
-        admission = self.gate.admit(origin, policy, self.resolver.pending_since(origin), now)
+        cache = "miss" if policy is None else "hit" if policy.fresh(self.clock()) else "expired"
+        admission, policy = await self._admit(origin, request, policy, in_downloader=True)
         if admission.action != JUDGE:
-            if admission.action == PARK:
-                return self._hold(origin, request, admission.reason)
-            if self.tdmrep is not None:
-                self.tdmrep.start(origin)  # beside the robots.txt fetch, not after it
-            # past the gate's bound, start the fetch and park at once: no waiting slot taken
-            budget = admission.budget if self.gate.may_wait() else 0.0
-            with self.gate.waiting_room():
-                policy = await self._wait_for_fetch(origin, budget, request)
-            admission = self.gate.admit_fetched(policy)
-            if admission.action != JUDGE:
-                return self._hold(origin, request, admission.reason)
+            return self._hold(origin, request, admission.reason)
         assert policy is not None
         if self.collection is None:  # no await on the hot path
             record = self._record(origin, request.url, policy)
@@ -228,6 +217,34 @@ class RobotsMiddleware:
                 oneshot.say(record)
             raise RepIgnoreRequest(record)
         return self.holding.hand_back(request, record["reason"])  # REP_*_ACTION = "park"
+
+    async def admit(self, origin: str, request: Request) -> tuple[Admission, Policy | None]:
+        """The one admission path for a request judged outside the downloader (the browser
+        guard's sub-requests): the gate's answer now, or after waiting for the origin's fetch."""
+        return await self._admit(origin, request, self.resolver.current(origin), False)
+
+    async def _admit(
+        self, origin: str, request: Request, policy: Policy | None, in_downloader: bool
+    ) -> tuple[Admission, Policy | None]:
+        admission = self.gate.admit(
+            origin, policy, self.resolver.pending_since(origin), self.clock()
+        )
+        if admission.action != WAIT:
+            return admission, policy
+        if self.tdmrep is not None:
+            self.tdmrep.start(origin)  # beside the robots.txt fetch, not after it
+        if not in_downloader:  # takes no downloader slot: the gate's waiting bound is not its
+            policy = await self._wait_for_fetch(origin, admission.budget, request)
+            return self.gate.admit_fetched(policy), policy
+        # past the gate's bound, start the fetch and park at once: no waiting slot taken
+        budget = admission.budget if self.gate.may_wait() else 0.0
+        with self.gate.waiting_room():
+            policy = await self._wait_for_fetch(origin, budget, request)
+        return self.gate.admit_fetched(policy), policy
+
+    def fetch_robots_in_own_slot(self) -> None:
+        """robots.txt no longer queues behind the host's slot (a render holds that slot)."""
+        self.fetcher.own_slot = True
 
     def _hold(self, origin: str, request: Request, reason: str) -> Request:
         """Hand the request back to be parked; in a one-shot command, drop it now, saying why."""
