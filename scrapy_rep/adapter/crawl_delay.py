@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Any
 from scrapy import Request, signals
 
 from scrapy_rep.adapter import compat
+from scrapy_rep.adapter.telemetry import Telemetry
 from scrapy_rep.core.policy import Policy
-from scrapy_rep.core.report import CrawlCounts
 from scrapy_rep.runtime.store.pacing import SharedPacing
 
 if TYPE_CHECKING:
@@ -48,13 +48,14 @@ class CrawlDelay:
         self,
         crawler: Crawler,
         cap: float,
-        counts: CrawlCounts,
+        telemetry: Telemetry,
         asked_by: Callable[[Policy], float | None],
         pacing: SharedPacing | None = None,
     ) -> None:
         self.crawler = crawler
         self.cap = cap
-        self.counts = counts  # the close report shows each origin's delay
+        self.telemetry = telemetry  # the one sink: stats and the close report
+        self.counts = telemetry.counts  # the close report shows each origin's delay
         #: the delay a policy's file asks of the crawl's token; read once per body
         self.asked_by = asked_by
         self.user_delay = float(crawler.settings.getfloat("DOWNLOAD_DELAY"))
@@ -110,7 +111,7 @@ class CrawlDelay:
                     self._pacing_down = False
                     logger.info("scrapy-rep: the shared Crawl-delay answers again")
                 if wait > 0:
-                    self.crawler.stats.inc_value("rep/cluster/delay-waits")
+                    self.telemetry.inc("rep/cluster/delay-waits")
                     self.counts.delay_waited(wait)
                     await asyncio.sleep(wait)
         finally:
@@ -135,7 +136,7 @@ class CrawlDelay:
                 "scrapy-rep: %(origin)s asks for Crawl-delay %(asked)ss, capped at %(cap)ss",
                 {"origin": origin, "asked": delay, "cap": self.cap},
             )
-            self.crawler.stats.inc_value("rep/crawl_delay/capped")
+            self.telemetry.inc("rep/crawl_delay/capped")
             delay = self.cap
         self._known[origin] = (digest, delay)
         return delay
@@ -153,7 +154,7 @@ class CrawlDelay:
         if not self._floors:  # listen only once there is a floor to keep (~9 µs a response)
             self.crawler.signals.connect(self._keep_floor, signal=signals.response_downloaded)
         self._floors[key] = floor
-        self.crawler.stats.inc_value("rep/crawl_delay/applied")
+        self.telemetry.inc("rep/crawl_delay/applied")
         slot_settings = downloader.per_slot_settings.setdefault(key, {})
         slot_settings["delay"] = max(float(slot_settings.get("delay", 0)), floor)
         compat.no_jitter_slot_settings(slot_settings)

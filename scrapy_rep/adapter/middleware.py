@@ -54,7 +54,6 @@ from scrapy_rep.core.gate import JUDGE, WAIT, Admission, OriginGate, waiting_bou
 from scrapy_rep.core.origin import NotAnOrigin, origin_of, robots_url
 from scrapy_rep.core.policy import NOT_MODIFIED, Conditional, FetchResult, Policy, Status, classify
 from scrapy_rep.core.tdmrep import USE as TDM_USE
-from scrapy_rep.runtime.audit import AuditLog, PolicyArchive
 from scrapy_rep.runtime.resolver import (
     Fetch,
     FetchAbandoned,
@@ -107,21 +106,14 @@ class RobotsMiddleware:
         )
         hook = config.collection_hook
         self.collection = CollectionHook(hook) if hook is not None else None
-        self.telemetry = Telemetry(
-            crawler.stats,
-            max_origins=config.cache_max_origins,
-            audit=AuditLog(config.decision_log) if config.decision_log else None,
-            archive=PolicyArchive(config.policy_archive) if config.policy_archive else None,
-            report=config.report_enabled,
-            report_html=config.report_html,
-        )
+        self.telemetry = Telemetry.of(crawler)
         self.resolver = SharedResolvers.acquire(self.spec, self._make_resolver)
         self.resolver.listeners.append(self)
         self.crawl_delay = (
             CrawlDelay(
                 crawler,
                 config.crawl_delay_max,
-                self.telemetry.counts,
+                self.telemetry,
                 self._asked_delay,
                 shared_pacing(self.resolver.shared) if config.crawl_delay_shared else None,
             )

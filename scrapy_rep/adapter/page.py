@@ -96,12 +96,11 @@ class PageDirectivesMiddleware:
         self.uses: tuple[str, ...] = tuple(config.uses)
         self.drop_refused = config.use_action == "drop"
         self._meta_names = meta_names(config.token)
-        self.stats = crawler.stats
+        self.telemetry = Telemetry.of(crawler)  # the crawl's one sink
         self.token = config.token
         self.keep_noindex = config.page_noindex_action == "keep"
         self.rel_nofollow = config.rel_nofollow
         self.clock: Callable[[], float] = settings.get("REP_CLOCK") or time.time
-        self._sink: tuple[Telemetry | None] | None = None  # found on first use
         # read in process_spider_input, used in process_spider_output; gone with the response
         self._pages: WeakKeyDictionary[Response, _Page | None] = WeakKeyDictionary()
 
@@ -184,12 +183,7 @@ class PageDirectivesMiddleware:
             origin: str | None = origin_of(response.url)
         except NotAnOrigin:
             origin = None
-        telemetry = self._telemetry()
-        if telemetry is not None:
-            telemetry.page_uses(origin, response.url, record(answers))
-        else:
-            for use, answer in answers.items():
-                self.stats.inc_value(f"rep/page/use/{use}/{answer.answer}")
+        self.telemetry.page_uses(origin, response.url, record(answers))
         if not self.drop_refused or response.request is None or M.exempt(response.request.meta):
             return None
         return next((a for a in answers.values() if a.answer == REFUSED), None)
@@ -222,7 +216,7 @@ class PageDirectivesMiddleware:
 
     def _note(self, response: Response, directives: PageDirectives) -> None:
         for date in directives.invalid_dates:
-            self.stats.inc_value("rep/page/invalid_date")
+            self.telemetry.inc("rep/page/invalid_date")
             logger.debug(
                 "scrapy-rep: %(url)s: unavailable_after %(date)r is no date; ignored",
                 {"url": response.url, "date": date},
@@ -233,9 +227,9 @@ class PageDirectivesMiddleware:
             if getattr(directives, name)
         ]
         if directives.nofollow:
-            self.stats.inc_value("rep/page/nofollow")
+            self.telemetry.inc("rep/page/nofollow")
         if directives.noindex:
-            self.stats.inc_value("rep/page/noindex")
+            self.telemetry.inc("rep/page/noindex")
         if said:
             logger.debug(
                 "scrapy-rep: %(url)s says %(said)s to %(token)r",
@@ -268,9 +262,9 @@ class PageDirectivesMiddleware:
                 return False
             return True
         if self.keep_noindex:
-            self.stats.inc_value("rep/page/noindex/items-kept")
+            self.telemetry.inc("rep/page/noindex/items-kept")
             return True
-        self.stats.inc_value("rep/page/noindex/items-dropped")
+        self.telemetry.inc("rep/page/noindex/items-dropped")
         logger.debug(
             "scrapy-rep: dropped an item of %(url)s (page-noindex): noindex (%(said)s)",
             {"url": response.url, "said": directives.source("noindex")},
@@ -280,12 +274,8 @@ class PageDirectivesMiddleware:
 
     def _drop_item(self, response: Response, refused: UseAnswer) -> None:
         """An item of a response that refuses a declared use, under REP_USE_ACTION = "drop"."""
-        telemetry = self._telemetry()
         detail = f"{refused.use} refused: {refused.source}"
-        if telemetry is not None:
-            telemetry.item_dropped(response.url, USE_REFUSED, detail)
-            return
-        self.stats.inc_value(f"rep/page/items-dropped/{USE_REFUSED}")
+        self.telemetry.item_dropped(response.url, USE_REFUSED, detail)
 
     def _drop(self, request: Request, response: Response, reason: str, said: str, why: str) -> None:
         try:
@@ -296,29 +286,7 @@ class PageDirectivesMiddleware:
         if reason == "link-nofollow":
             detail = f"the page {response.url} links to it only with rel=nofollow"
         record = page_drop(origin or "", self.token, request.url, reason, said, detail).to_dict()
-        telemetry = self._telemetry()
-        if telemetry is not None:  # stats, the close report, the audit log: one place
-            telemetry.final(origin, record)
-            return
-        self.stats.inc_value(f"rep/dropped/{reason}")
-        logger.debug(
-            "scrapy-rep: dropped %(url)s (%(reason)s): %(detail)s",
-            {"url": request.url, "reason": reason, "detail": detail},
-        )
-
-    def _telemetry(self) -> Telemetry | None:
-        """The downloader middleware's sink, so page drops count where every drop counts."""
-        if self._sink is None:
-            from scrapy_rep.adapter.middleware import RobotsMiddleware  # the add-on imports both
-
-            try:
-                if self.crawler.engine is None:
-                    return None  # no engine yet: not remembered
-            except RuntimeError:  # Scrapy 2.19 says so by raising
-                return None
-            robots = RobotsMiddleware.of(self.crawler)
-            self._sink = (robots.telemetry if robots is not None else None,)
-        return self._sink[0]
+        self.telemetry.final(origin, record)  # stats, the close report, the audit log
 
 
 def _exempt(response: Response) -> bool:

@@ -16,8 +16,11 @@ from __future__ import annotations
 
 import logging
 import time
+import weakref
 from collections.abc import Sequence
 from typing import Any
+
+from scrapy import signals
 
 from scrapy_rep.adapter import meta as M
 from scrapy_rep.core.decision import DOWNLOAD, DROP
@@ -29,6 +32,7 @@ from scrapy_rep.robotstxt import Diagnostic
 from scrapy_rep.robotstxt.text import printable
 from scrapy_rep.runtime.audit import AuditLog, PolicyArchive
 from scrapy_rep.runtime.html_report import write_report
+from scrapy_rep.runtime.settings import RepSettings
 
 logger = logging.getLogger(__name__)
 
@@ -45,6 +49,25 @@ _USE_KEYS: dict[str, dict[str, str]] = {
 
 class Telemetry:
     """Stats, counters, audit records and the close report of one crawler."""
+
+    @classmethod
+    def of(cls, crawler: Any) -> Telemetry:
+        """The crawler's one sink, made on first use and shared by every component
+        (the downloader and page middlewares, crawl delay, the browser guard)."""
+        found = _SINKS.get(crawler)
+        if found is None:
+            config = RepSettings.of(crawler)
+            found = _SINKS[crawler] = cls(
+                crawler.stats,
+                max_origins=config.cache_max_origins,
+                audit=AuditLog(config.decision_log) if config.decision_log else None,
+                archive=PolicyArchive(config.policy_archive) if config.policy_archive else None,
+                report=config.report_enabled,
+                report_html=config.report_html,
+            )
+            # batched counts reach Scrapy's stats even in a crawl without the downloader side
+            crawler.signals.connect(found.flush, signal=signals.spider_closed)
+        return found
 
     def __init__(
         self,
@@ -396,3 +419,7 @@ def fetch_record(origin: str, policy: Policy) -> dict[str, Any]:
         "truncated": policy.truncated,
         "reason": policy.reason,
     }
+
+
+#: crawler -> its Telemetry (``Telemetry.of``); gone with the crawler
+_SINKS: weakref.WeakKeyDictionary[Any, Telemetry] = weakref.WeakKeyDictionary()
