@@ -47,9 +47,12 @@ class Handover:
                 "scrapy-rep: cannot keep held requests in the JOBDIR: %(error)s", {"error": exc}
             )
             return [(each, "spider-closed") for each in left]
-        kept = len(left) - len(unserializable)
-        for _ in range(kept):
-            self.telemetry.inc("rep/held/saved")
+        refused = {id(each) for each in unserializable}
+        kept = 0
+        for each in left:
+            if id(each) not in refused:
+                self.telemetry.kept(each.item.url)
+                kept += 1
         if kept:
             logger.info(
                 "scrapy-rep: %(n)d held requests kept in %(path)s for the resumed crawl",

@@ -212,6 +212,12 @@ class Telemetry:
         if self.audit is not None:
             self.audit.write("requeued", {"url": url, "reason": "spider-closed"})
 
+    def kept(self, url: str) -> None:
+        """A held request kept in the JOBDIR at a graceful stop (its answer comes on resume)."""
+        self.inc("rep/held/saved")
+        if self.audit is not None:
+            self.audit.write("kept", {"url": url, "reason": "jobdir"})
+
     def requeued_from_dead(self, worker: str, urls: list[str]) -> None:
         """Held requests of a dead worker (its lease expired) moved back into the shared queue."""
         for _ in urls:

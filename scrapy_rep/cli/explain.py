@@ -28,7 +28,7 @@ from scrapy_rep.robotstxt.text import printable
 
 EXIT_DOWNLOADED, EXIT_NOT_DOWNLOADED, EXIT_ERROR = 0, 1, 2
 #: record types that concern one URL
-_URL_TYPES = ("decision", "parked", "released", "response", "subrequest")
+_URL_TYPES = ("decision", "parked", "released", "requeued", "kept", "response", "subrequest")
 #: records that carry a decision (a browser sub-request's is judged by the browser guard)
 _DECISION_TYPES = ("decision", "subrequest")
 _NEWLINES = re.compile(r"\r\n|\r|\n")  # the parser's line breaks, so line numbers agree

@@ -36,6 +36,10 @@ RECORDS: Mapping[str, tuple[str, str]] = {
         "`worker-lease-expired`, `worker`: the dead worker's id)",
         "`url`, `reason`, `worker`",
     ),
+    "kept": (
+        "held request kept in the JOBDIR at a graceful stop, to be judged again on resume",
+        "`url`, `reason` (`jobdir`)",
+    ),
     "response": (
         "downloaded request",
         "`url` (the decision's), `origin`, `target_status` (the page's own HTTP status, kept "

@@ -85,7 +85,8 @@ def test_a_crawl_stopped_and_resumed_with_jobdir_loses_nothing(
         "REP_PENDING_WAIT": 0.2,
     }
 
-    first = Run(tmp_path, "first", urls, settings)
+    audit = tmp_path / "first-audit.jsonl"
+    first = Run(tmp_path, "first", urls, {**settings, "REP_DECISION_LOG": str(audit)})
     until(lambda: good.hits("/1") and good.hits("/2"), "the healthy origin's pages")
     until(lambda: paused.hits("/robots.txt") == 1 and slow.hits("/robots.txt") == 1, "fetches")
     until(lambda: first.ready.exists(), "the spider to open")
@@ -93,6 +94,9 @@ def test_a_crawl_stopped_and_resumed_with_jobdir_loses_nothing(
     one = first.finish()
     assert one["stats"].get("rep/held/saved", 0) == 3, first.logged()
     assert (tmp_path / "job" / "rep-held.pickle").exists()
+    records = [json.loads(line) for line in audit.read_text().splitlines()]
+    kept = sorted(r["url"] for r in records if r["type"] == "kept")
+    assert kept == sorted([*pages["paused"], *pages["slow"]])  # one record per kept request
     assert (tmp_path / "job" / "rep-policies.sqlite").exists()  # REP_STORE = "auto"
 
     second = Run(tmp_path, "second", urls, settings)
