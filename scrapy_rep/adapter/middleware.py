@@ -227,11 +227,10 @@ class RobotsMiddleware:
             self.tdmrep.start(origin)  # beside the robots.txt fetch, not after it
         if not in_downloader:  # takes no downloader slot: the gate's waiting bound is not its
             policy = await self._wait_for_fetch(origin, admission.budget, request)
-            return self.gate.admit_fetched(policy), policy
-        # past the gate's bound, start the fetch and park at once: no waiting slot taken
-        budget = admission.budget if self.gate.may_wait() else 0.0
-        with self.gate.waiting_room():
-            policy = await self._wait_for_fetch(origin, budget, request)
+        else:  # past the gate's bound, start the fetch and park at once: no waiting slot taken
+            budget = admission.budget if self.gate.may_wait() else 0.0
+            with self.gate.waiting_room():
+                policy = await self._wait_for_fetch(origin, budget, request)
         return self.gate.admit_fetched(policy), policy
 
     def fetch_robots_in_own_slot(self) -> None:

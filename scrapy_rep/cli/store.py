@@ -172,6 +172,13 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_ERROR
 
 
+async def _show(store: Any, origin: str) -> int:
+    """What a store keeps for one origin, as JSON; EXIT_NOT_STORED when it keeps nothing."""
+    info = await store.show(origin)
+    print(json.dumps(info, indent=2, ensure_ascii=False))
+    return EXIT_OK if info["stored"] else EXIT_NOT_STORED
+
+
 async def _run(command: str, url: str, prefix: str, origin: str | None) -> int:
     from scrapy_rep.runtime.store.redis import RedisStore  # redis is an optional dependency
 
@@ -179,9 +186,7 @@ async def _run(command: str, url: str, prefix: str, origin: str | None) -> int:
     try:
         if command == "show":
             assert origin is not None
-            info = await store.show(origin)
-            print(json.dumps(info, indent=2, ensure_ascii=False))
-            return EXIT_OK if info["stored"] else EXIT_NOT_STORED
+            return await _show(store, origin)
         if command == "forget":
             assert origin is not None
             existed = await store.forget(origin)
@@ -235,9 +240,7 @@ async def _sqlite(store: SqliteStore, command: str, origin: str | None) -> int:
                 entries = await store.entries()
                 print(json.dumps(entries, indent=2, ensure_ascii=False))
                 return EXIT_OK if entries else EXIT_NOT_STORED
-            info = await store.show(origin)
-            print(json.dumps(info, indent=2, ensure_ascii=False))
-            return EXIT_OK if info["stored"] else EXIT_NOT_STORED
+            return await _show(store, origin)
         if command == "forget":
             assert origin is not None
             existed = await store.forget(origin)
