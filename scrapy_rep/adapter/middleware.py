@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
@@ -54,6 +53,7 @@ from scrapy_rep.core.gate import JUDGE, WAIT, Admission, OriginGate, waiting_bou
 from scrapy_rep.core.origin import NotAnOrigin, origin_of, robots_url
 from scrapy_rep.core.policy import NOT_MODIFIED, Conditional, FetchResult, Policy, Status, classify
 from scrapy_rep.core.tdmrep import USE as TDM_USE
+from scrapy_rep.runtime.clock import clock_of
 from scrapy_rep.runtime.resolver import (
     Fetch,
     FetchAbandoned,
@@ -87,7 +87,7 @@ class RobotsMiddleware:
         self.crawler = crawler
         self.config = config = RepSettings.of(crawler)
         self.token = config.token
-        self.clock = crawler.settings.get("REP_CLOCK") or time.time
+        self.clock = clock_of(crawler.settings.get("REP_CLOCK")).now
         self.fetcher = RobotsFetcher(
             crawler, config.fetch_timeout, config.max_redirects, token=config.token
         )
