@@ -205,7 +205,7 @@ class Rig:
 
     Components are built from ``rig.crawler`` as the crawl builds them; the
     clock moves only by ``rig.clock.advance``; robots.txt comes from
-    ``rig.transport``. ``close()`` stops what the downloader started.
+    ``rig.transport``. ``close()`` (or leaving ``with``) stops what the downloader started.
     """
 
     def __init__(
@@ -230,3 +230,9 @@ class Rig:
 
     def close(self) -> None:
         self.engine.downloader.close()
+
+    def __enter__(self) -> Rig:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
