@@ -220,6 +220,7 @@ class Rig:
         self.crawler = get_crawler(spidercls, settings_dict=merged)
         self.crawler.spider = spidercls.from_crawler(self.crawler, name="rig")
         twin = get_crawler(spidercls, settings_dict={**merged, "ADDONS": {}})
+        twin.spider = self.crawler.spider  # older downloaders read the spider's download_delay
         self.engine = RigEngine(self.crawler, self.transport, Downloader(twin))
         self.crawler.engine = self.engine  # type: ignore[assignment]
 
