@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 import weakref
 from collections.abc import Awaitable, Coroutine
 from typing import TYPE_CHECKING, Any
@@ -56,6 +55,7 @@ from scrapy_rep.core.gate import JUDGE, WAIT, OriginGate, waiting_bound
 from scrapy_rep.core.origin import origin_of
 from scrapy_rep.core.policy import NOT_MODIFIED, Conditional, FetchResult, Policy, Status, classify
 from scrapy_rep.core.tdmrep import USE as TDM_USE
+from scrapy_rep.runtime.clock import clock_of
 from scrapy_rep.runtime.resolver import (
     Fetch,
     FetchAbandoned,
@@ -108,7 +108,7 @@ class RobotsService:
         self.crawler = crawler
         self.config = config = RepSettings.of(crawler)
         self.token = config.token
-        self.clock = crawler.settings.get("REP_CLOCK") or time.time
+        self.clock = clock_of(crawler.settings.get("REP_CLOCK")).now
         self.fetcher = RobotsFetcher(
             crawler, config.fetch_timeout, config.max_redirects, token=config.token
         )
