@@ -46,9 +46,9 @@ def test_a_crawler_given_a_manual_clock_reads_that_clock() -> None:
     crawler = get_crawler(settings_dict={**BASE_SETTINGS, "REP_CLOCK": manual})
     assert crawler.settings.get("REP_CLOCK") is manual  # not a deep copy of it
     middleware = RobotsMiddleware(crawler)
-    assert middleware.clock() == 1000.0
+    assert middleware.service.clock() == 1000.0
     manual.advance(60)
-    assert middleware.clock() == 1060.0
+    assert middleware.service.clock() == 1060.0
 
 
 def test_a_crawler_given_a_callable_still_reads_it_as_now() -> None:
@@ -56,7 +56,7 @@ def test_a_crawler_given_a_callable_still_reads_it_as_now() -> None:
         return 1234.0
 
     crawler = get_crawler(settings_dict={**BASE_SETTINGS, "REP_CLOCK": now})
-    assert RobotsMiddleware(crawler).clock is now
+    assert RobotsMiddleware(crawler).service.clock is now
 
 
 def test_advance_fires_what_falls_due_in_order_each_at_its_time() -> None:

@@ -60,7 +60,7 @@ def test_a_dropped_request_is_one_decision_record_with_its_counts(tmp_path: Path
     log = tmp_path / "audit.jsonl"
     crawler = get_crawler(settings_dict={**ADDON, "REP_DECISION_LOG": str(log)})
     sink = Telemetry.of(crawler)
-    record = withheld(A, "testbot", "http://a.example/1", None, "park-expired").to_dict()
+    record = withheld(A, "testbot", "http://a.example/1", None, "park-expired")
     sink.final(A, record)
     sink.closed("finished", 0, spider="s", token="testbot")
     assert crawler.stats.get_value("rep/dropped/park-expired") == 1

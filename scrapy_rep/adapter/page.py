@@ -285,7 +285,7 @@ class PageDirectivesMiddleware:
         detail = f"the page {response.url} says {why}"
         if reason == "link-nofollow":
             detail = f"the page {response.url} links to it only with rel=nofollow"
-        record = page_drop(origin or "", self.token, request.url, reason, said, detail).to_dict()
+        record = page_drop(origin or "", self.token, request.url, reason, said, detail)
         self.telemetry.final(origin, record)  # stats, the close report, the audit log
 
 

@@ -20,6 +20,7 @@ import scrapy
 from scrapy_playwright.page import PageMethod
 
 from scrapy_rep.adapter import browser
+from scrapy_rep.adapter.service import RobotsService
 from scrapy_rep.cli.explain import explain
 from scrapy_rep.core.report import CrawlCounts, report_lines
 from tests.support.browsersite import ALLOWED, DISALLOWED, PAGE, SharedChromium, build, hits
@@ -100,12 +101,9 @@ async def test_without_the_guard_the_browser_fetches_what_robots_txt_disallows(
     assert origins["down"].hits("/robots.txt") == 0
     assert rep_stats(result) == {}
     # and nothing changes for the robots.txt fetches: they share the host's download slot
-    robots = next(
-        mw
-        for mw in result.crawler.engine.downloader.middleware.middlewares
-        if hasattr(mw, "fetcher")
-    )
-    assert robots.fetcher.own_slot is False
+    service = RobotsService.running(result.crawler)
+    assert service is not None
+    assert service.fetcher.own_slot is False
 
 
 @pytest_twisted.ensureDeferred
