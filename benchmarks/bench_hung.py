@@ -39,7 +39,7 @@ def crawl(config: dict[str, Any]) -> dict[str, Any]:
     from scrapy.exceptions import CloseSpider
 
     sys.path.insert(0, str(ROOT))
-    from scrapy_rep.adapter.middleware import RobotsMiddleware
+    from scrapy_rep.adapter.service import RobotsService
     from scrapy_rep.core.origin import origin_of
     from tests.support.fakesite import FakeSite, Reply
 
@@ -69,7 +69,7 @@ def crawl(config: dict[str, Any]) -> dict[str, Any]:
             seen["done"] += 1
             if seen["done"] == pages:
                 seen["last"] = time.monotonic()
-                robots = RobotsMiddleware.of(self.crawler)
+                robots = RobotsService.running(self.crawler)
                 assert robots is not None
                 pending = [robots.resolver.pending_since(origin_of(o.url)) for o in hung]
                 seen["hung_left"] = sum(since is not None for since in pending)

@@ -23,8 +23,8 @@ pass 1 (policies, bodies, parsed files). Each size runs in a fresh process.
 (``meta["rep_decision"]``, stats on a real ``MemoryStatsCollector``, the
 per-origin counters); it is timed in isolation at 100 origins.
 
-Both functions mirror ``RobotsMiddleware._judge`` (scrapy_rep/adapter/middleware.py);
-when the middleware changes, retarget them and nothing else.
+Both functions mirror ``RobotsService.answer`` (scrapy_rep/adapter/service.py);
+when the service changes, retarget them and nothing else.
 
 (b) **Broad crawl.** One server process listens on ONE port on K addresses
 127.1.y.z (``--origins``; default 4,000, quick 500; Linux routes all of
@@ -103,7 +103,7 @@ from scrapy_rep.core.policy import FetchResult, Status, next_policy
 from scrapy_rep.runtime.settings import RepSettings
 from scrapy_rep.runtime.store.memory import PolicyCache
 
-logger = logging.getLogger("scrapy_rep.adapter.middleware")  # the middleware's logger, as it logs
+logger = logging.getLogger("scrapy_rep.adapter.service")  # the service's logger, as it logs
 
 URLS_PER_FILE = 8
 #: the judging path is timed in CPU time: this machine's other work does not count
@@ -120,8 +120,8 @@ QUICK_SIZES = (100, 1_000, 10_000)
 def judge_cached(cache: PolicyCache, origin: str, url: str, token: str) -> dict[str, Any]:
     """The judging path of a request whose origin is cached: what the middleware runs.
 
-    ``RobotsMiddleware._judge``: cache lookup, the parsed file, ``judge``, the
-    record. Retarget this (and only this) when the middleware changes.
+    ``RobotsService.answer``: cache lookup, the parsed file, ``judge``, the
+    record. Retarget this (and only this) when the service changes.
     """
     policy = cache.get(origin)
     assert policy is not None

@@ -13,8 +13,9 @@ tokens (and the first one the file names), the invariants are:
 - nothing raises: parsing, deciding, printing verdicts and diagnostics;
 - ``allowed()`` is ``decide().allowed``, and the verdict follows its rule;
 - ``/robots.txt`` is always allowed (RFC 9309 §2.2.2);
-- the answer is the one a brute-force reference gives (longest normalised
-  pattern, allow wins ties, ``*`` and ``$``, Google's index.html rule);
+- the answer is the one the brute-force specification gives
+  (``scrapy_rep/robotstxt/reference.py``: longest normalised pattern, allow
+  wins ties, ``*`` and ``$``, Google's index.html rule);
 - normalisation is idempotent; the body as text parses as the bytes do;
 - Crawl-delay is None or a finite number >= 0.
 """
@@ -31,9 +32,10 @@ from pathlib import Path
 import atheris
 
 with atheris.instrument_imports(include=["scrapy_rep"]):
-    from scrapy_rep.robotstxt import normalise, normalise_path, parse
+    from scrapy_rep.robotstxt import normalise_path, parse
     from scrapy_rep.robotstxt.matcher import path_of
     from scrapy_rep.robotstxt.parser import Rule
+    from scrapy_rep.robotstxt.reference import reference_match
 
 TOKENS = ("testbot", "googlebot", "Mybot")
 _TOKEN = re.compile(r"[a-zA-Z_-]+")
@@ -41,48 +43,10 @@ HOST = "http://example.com"
 MAX_URLS = 12
 
 
-def glob(pattern: str, path: str) -> bool:
-    """Does ``pattern`` (``*``, trailing ``$``) match the start of ``path``? No backtracking.
-
-    Bit p of ``states`` says the pattern read so far matches ``path[:p]``; a
-    regex of many ``.*`` would take exponential time on the fuzzer's inputs.
-    """
-    anchored = pattern.endswith("$")
-    body = pattern[:-1] if anchored else pattern
-    n = len(path)
-    masks: dict[str, int] = {}
-    for position, char in enumerate(path):
-        masks[char] = masks.get(char, 0) | (1 << position)
-    everything = (1 << (n + 1)) - 1
-    states = 1
-    # RFC 9309 §2.2.3: a raw '*' is the wildcard; %2A and %24 are literal '*' and '$'.
-    for at, piece in enumerate(body.split("*")):
-        if at:
-            states = everything & ~((states & -states) - 1)  # the lowest state, and all after
-        for char in piece.replace("%2A", "*").replace("%24", "$"):
-            states = (states & masks.get(char, 0)) << 1
-            if not states:
-                return False
-    return bool(states >> n & 1) if anchored else True
-
-
 def reference(rules: list[Rule], path: str) -> bool:
-    """Allowed by brute force: every rule as a regex, the heaviest match decides."""
-    best: tuple[int, bool] | None = None
-    for rule in rules:
-        pattern = normalise(rule.pattern)
-        if not pattern.startswith(("/", "*")):
-            continue  # can never match: paths start with '/'
-        candidates = [pattern]
-        body = pattern[:-1] if pattern.endswith("$") else pattern
-        slash = body.rfind("/")
-        if rule.allow and body[slash:].startswith("/index.htm"):
-            candidates.append(body[: slash + 1] + "$")  # Google: allows the directory too
-        for candidate in candidates:
-            if glob(candidate, path):
-                found = (len(candidate), rule.allow)
-                best = found if best is None else max(best, found)
-    return best is None or best[1]
+    """Allowed by the brute-force specification (``robotstxt/reference.py``)."""
+    deciding = reference_match(rules, path)
+    return deciding is None or deciding.allow
 
 
 def urls_for(data: bytes, rules: list[Rule]) -> list[str]:

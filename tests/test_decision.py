@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import replace
+from dataclasses import fields, replace
 
 import pytest
 
@@ -16,7 +16,12 @@ from scrapy_rep.core.decision import (
     REJECTED,
     UNRESOLVED,
     USE_REFUSED,
+    Decision,
     judge,
+    judge_record,
+    page_drop,
+    unjudged,
+    withheld,
 )
 from scrapy_rep.core.policy import FetchResult, Policy, PolicyConfig, Status, next_policy
 from scrapy_rep.core.uses import Declared, UseAnswer
@@ -215,6 +220,27 @@ def test_record_has_every_field_and_is_json() -> None:
     assert record["policy_url"] == ROBOTS_URL
     assert record["policy_final_url"] == ROBOTS_URL
     assert str(decision).startswith(f"drop {url('/private/x')} (disallow-rule)")
+
+
+def test_every_answer_is_made_by_the_one_builder_with_the_same_fields() -> None:
+    records = {
+        "judged": judge_record(ORIGIN, "testbot", url("/x"), OK, ROBOTS),
+        "withheld": withheld(ORIGIN, "testbot", url("/x"), OK, "park-expired"),
+        "pending": unjudged(ORIGIN, "testbot", url("/x"), None, DROP, "origin-pending", "why"),
+        "page": page_drop(ORIGIN, "testbot", url("/x"), "page-nofollow", "X-Robots-Tag: none", "p"),
+    }
+    for kind, record in records.items():
+        assert list(record) == [f.name for f in fields(Decision)], kind
+        assert Decision(**record).to_dict() == record, kind
+        assert json.loads(json.dumps(record)) == record, kind
+    assert records["withheld"]["policy_digest"] == OK.digest
+    assert records["withheld"]["detail"] == "parked longer than REP_PARK_TIMEOUT"
+    assert records["pending"]["policy_status"] == "pending"
+    assert records["pending"]["policy_url"] is None
+    assert (records["page"]["policy_status"], records["page"]["matched_rule"]) == (
+        "page",
+        "X-Robots-Tag: none",
+    )
 
 
 # --- use preferences ------------------------------------------------------------------

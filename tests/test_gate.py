@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 from scrapy_rep.core.gate import (
+    HOLD,
     JUDGE,
     ORIGIN_PAUSED,
     ORIGIN_PENDING,
-    PARK,
     WAIT,
     OriginGate,
     Waiting,
@@ -39,7 +39,7 @@ def test_no_policy_waits_for_the_fetch_with_what_is_left_of_the_budget() -> None
     late = g.admit(A, None, 9.5, 10.0)  # the fetch started half a second ago
     assert (late.action, late.budget) == (WAIT, 1.5)
     too_late = g.admit(A, None, 7.0, 10.0)
-    assert (too_late.action, too_late.reason) == (PARK, ORIGIN_PENDING)
+    assert (too_late.action, too_late.reason) == (HOLD, ORIGIN_PENDING)
 
 
 def test_at_most_max_waiting_requests_wait_in_the_downloader_at_once() -> None:

@@ -4,9 +4,11 @@ A page scrapy-rep allowed can, once a browser renders it, load images,
 scripts, stylesheets, fonts, iframes and fetch/XHR calls from any origin.
 None of them go through Scrapy's downloader middlewares. This module judges
 every one of them against the robots.txt of its own origin, with the
-crawl's :class:`~scrapy_rep.adapter.middleware.RobotsMiddleware` (its token, policy
-cache, status table, gate and collection hook), and aborts what is not
-allowed.
+crawl's :class:`~scrapy_rep.adapter.service.RobotsService` (its token, policy
+cache, status table, gate and collection hook: the admission path the
+downloader middleware takes), and aborts what is not allowed. Without the
+downloader middleware there is no service: the page itself was never judged,
+so nothing it loads is let through either (``guard-error``).
 
 How it hooks in (scrapy-playwright's public hooks only):
 
@@ -63,9 +65,7 @@ from scrapy.utils.misc import load_object
 from scrapy_rep.adapter import meta as M
 from scrapy_rep.adapter.exceptions import RepIgnoreRequest
 from scrapy_rep.core.decision import DOWNLOAD, DROP, USE_REFUSED, unjudged
-from scrapy_rep.core.gate import JUDGE
 from scrapy_rep.core.origin import NotAnOrigin, origin_of
-from scrapy_rep.core.policy import Policy
 from scrapy_rep.core.use_signals import (
     NO_SIGNALS,
     ResponseSignals,
@@ -81,7 +81,7 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Response
 
-    from scrapy_rep.adapter.middleware import RobotsMiddleware
+    from scrapy_rep.adapter.service import RobotsService
 
 logger = logging.getLogger(__name__)
 
@@ -172,9 +172,11 @@ class BrowserGuard:
         if not is_enabled(settings.get) or not wanted(settings):
             raise NotConfigured("the browser guard is off or scrapy-playwright is not configured")
         self.crawler = crawler
+        self.config = RepSettings.of(crawler)
+        self.token = self.config.token
         self.key = f"{id(self):x}"
         _GUARDS[self.key] = self
-        self._robots: RobotsMiddleware | None = None
+        self._service: RobotsService | None = None
         self._warned: set[str] = set()
         self._contexts: weakref.WeakSet[Any] = weakref.WeakSet()
         crawler.signals.connect(self._on_opened, signal=signals.engine_started)
@@ -187,19 +189,19 @@ class BrowserGuard:
         return cls(crawler)
 
     def _on_opened(self) -> None:
-        robots = self.robots
-        if robots is not None:
+        service = self.service
+        if service is not None:
             # the render holds the host's download slot; robots.txt must not queue behind it
-            robots.fetch_robots_in_own_slot()
+            service.fetch_in_own_slot()
 
     @property
-    def robots(self) -> RobotsMiddleware | None:
-        """The crawl's RobotsMiddleware (None: scrapy-rep is not enabled)."""
-        if self._robots is None:
-            from scrapy_rep.adapter.middleware import RobotsMiddleware
+    def service(self) -> RobotsService | None:
+        """The crawl's RobotsService (None: the downloader middleware is not enabled)."""
+        if self._service is None:
+            from scrapy_rep.adapter.service import RobotsService
 
-            self._robots = RobotsMiddleware.of(self.crawler)
-        return self._robots
+            self._service = RobotsService.running(self.crawler)
+        return self._service
 
     def _warn_service_workers(self, where: str) -> None:
         if where not in self._warned:
@@ -264,68 +266,32 @@ class BrowserGuard:
         page_use: Mapping[str, UseAnswer] | None = None,
     ) -> Judgement:
         """The decision for one URL the browser asks for; fails closed (``guard-error``)."""
-        robots = self.robots
+        service = self.service
+        token = self.token if service is not None else ""
         try:
             origin = origin_of(url)
         except NotAnOrigin:
-            return Judgement(None, _record(None, robots, url, None, DOWNLOAD, "not-governed", ""))
-        if robots is None:
+            return Judgement(None, _record(None, token, url, DOWNLOAD, "not-governed", ""))
+        if service is None:
             return Judgement(
-                origin, _record(origin, None, url, None, DROP, GUARD_ERROR, "no RobotsMiddleware")
+                origin, _record(origin, "", url, DROP, GUARD_ERROR, "no RobotsMiddleware")
             )
         try:
-            timeout = robots.config.pending_wait + JUDGE_SLACK
-            judgement = await asyncio.wait_for(
-                self._judge(robots, origin, url, page, resource_type, method, hop, page_use),
-                timeout,
-            )
+            subrequest = _subrequest(url, page, resource_type, method, hop, page_use)
+            timeout = self.config.pending_wait + JUDGE_SLACK
+            record, _ = await asyncio.wait_for(service.answer(origin, subrequest), timeout)
         except Exception as exc:  # the guard could not judge: fail closed
             detail = f"the browser guard could not judge: {type(exc).__name__}: {exc}"
-            return Judgement(origin, _record(origin, robots, url, None, DROP, GUARD_ERROR, detail))
+            return Judgement(origin, _record(origin, token, url, DROP, GUARD_ERROR, detail))
+        judgement = Judgement(origin, record)
         if page_use:
             judgement.record["page_use"] = as_record(page_use)
             refused = next((a for a in page_use.values() if a.answer == REFUSED), None)
-            if judgement.allowed and refused is not None and robots.config.use_action == "drop":
+            if judgement.allowed and refused is not None and self.config.use_action == "drop":
                 detail = f"the page {page} refuses {refused.use}: {refused.source}"
-                record = _record(origin, robots, url, None, DROP, USE_REFUSED, detail)
+                record = _record(origin, token, url, DROP, USE_REFUSED, detail)
                 judgement = Judgement(origin, {**record, "page_use": as_record(page_use)})
         return judgement
-
-    async def _judge(
-        self,
-        robots: RobotsMiddleware,
-        origin: str,
-        url: str,
-        page: str,
-        resource_type: str,
-        method: str,
-        hop: int,
-        page_use: Mapping[str, UseAnswer] | None,
-    ) -> Judgement:
-        subrequest = Request(
-            url,
-            method=method,
-            meta={
-                M.SUBREQUEST: {
-                    "page": page,
-                    "resource_type": resource_type,
-                    "method": method,
-                    "hop": hop,
-                },
-                M.USE: {use: answer.answer for use, answer in (page_use or {}).items()},
-            },
-        )
-        admission, policy = await robots.admit(origin, subrequest)
-        if admission.action != JUDGE:
-            detail = {
-                "origin-paused": "the origin is paused: its robots.txt could not be read",
-                "origin-pending": "its robots.txt did not arrive within REP_PENDING_WAIT",
-            }.get(admission.reason, admission.reason)
-            return Judgement(
-                origin, _record(origin, robots, url, policy, DROP, admission.reason, detail)
-            )
-        assert policy is not None
-        return Judgement(origin, await robots.decide(origin, subrequest, policy))
 
     def record(
         self,
@@ -339,10 +305,10 @@ class BrowserGuard:
         navigation: bool,
     ) -> None:
         """Stats and the audit record of one judgement."""
-        robots = self.robots
-        if robots is None or judgement.record["reason"] == "not-governed":
+        service = self.service
+        if service is None or judgement.record["reason"] == "not-governed":
             return
-        robots.telemetry.subrequest(
+        service.subrequest(
             judgement.origin,
             judgement.record,
             page=page,
@@ -365,18 +331,35 @@ def _restore(meta: dict[str, Any]) -> None:
             meta["playwright_page_init_callback"] = user
 
 
-def _record(
-    origin: str | None,
-    robots: RobotsMiddleware | None,
+def _subrequest(
     url: str,
-    policy: Policy | None,
-    action: str,
-    reason: str,
-    detail: str,
+    page: str,
+    resource_type: str,
+    method: str,
+    hop: int,
+    page_use: Mapping[str, UseAnswer] | None,
+) -> Request:
+    """The request the collection hook sees for what the browser asks (``rep_subrequest``)."""
+    return Request(
+        url,
+        method=method,
+        meta={
+            M.SUBREQUEST: {
+                "page": page,
+                "resource_type": resource_type,
+                "method": method,
+                "hop": hop,
+            },
+            M.USE: {use: answer.answer for use, answer in (page_use or {}).items()},
+        },
+    )
+
+
+def _record(
+    origin: str | None, token: str, url: str, action: str, reason: str, detail: str
 ) -> dict[str, Any]:
-    """A decision record for a URL no rule decided (pending, paused, guard error)."""
-    token = robots.token if robots is not None else ""
-    return unjudged(origin or "", token, url, policy, action, reason, detail).to_dict()
+    """A decision record for a URL no rule decided (not governed, refused, guard error)."""
+    return unjudged(origin or "", token, url, None, action, reason, detail)
 
 
 # -- the page ---------------------------------------------------------------------------------
@@ -420,11 +403,11 @@ class PageRoute:
         self.request = request
         self.page_url = request.url if request is not None else ""
         self.navigated = request is None  # the page's own first navigation has been seen
-        robots = guard.robots if guard is not None else None
-        self.max_hops = robots.config.max_redirects if robots is not None else 5
+        config = guard.config if guard is not None and guard.service is not None else None
+        self.max_hops = config.max_redirects if config is not None else 5
         #: the declared uses (REP_USES), and the page's own answer for each: its request's,
         #: then its response's once the guard has fetched the navigation
-        self.uses: tuple[str, ...] = tuple(robots.config.uses) if robots is not None else ()
+        self.uses: tuple[str, ...] = tuple(config.uses) if config is not None else ()
         self.page_use: dict[str, UseAnswer] | None = None
         if self.uses and request is not None:
             self.page_use = self._page_use(request.meta.get(M.DECISION), NO_SIGNALS)
@@ -442,8 +425,8 @@ class PageRoute:
             await route.fallback()  # data:, blob:, about: have no robots.txt
             return
         guard = self.guard
-        if guard is None or guard.robots is None:
-            judgement = Judgement(None, _record(None, None, url, None, DROP, GUARD_ERROR, "lost"))
+        if guard is None or guard.service is None:
+            judgement = Judgement(None, _record(None, "", url, DROP, GUARD_ERROR, "lost"))
             self._count(judgement, url, pw_request, 0, navigation=False)
             await _abort(route)
             return
@@ -583,7 +566,7 @@ class PageRoute:
             headers.setdefault(header["name"].lower(), []).append(header["value"].encode())
         content_type = b"".join(headers.get("content-type", [])).lower()
         html = b"html" in content_type
-        token = self.guard.robots.token if self.guard and self.guard.robots else ""
+        token = self.guard.token if self.guard is not None else ""
         return response_signals(
             token,
             content_usage=headers.get("content-usage", []),
@@ -598,9 +581,9 @@ class PageRoute:
         if self.request is None:
             return
         self.request.meta[M.BROWSER_NAVIGATION_DROP] = judgement.record
-        guard = self.guard
-        if guard is not None and guard.robots is not None:
-            guard.robots.telemetry.final(judgement.origin, judgement.record)
+        service = self.guard.service if self.guard is not None else None
+        if service is not None:
+            service.final(judgement.origin, judgement.record)
 
     async def web_socket(self, ws: Any) -> None:
         """A WebSocket: judged by the origin and path of its http(s) equivalent."""

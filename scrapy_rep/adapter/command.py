@@ -23,7 +23,7 @@ from scrapy.exceptions import UsageError
 from scrapy.settings import SETTINGS_PRIORITIES
 from scrapy.utils.misc import load_object
 
-from scrapy_rep.adapter.middleware import RobotsMiddleware
+from scrapy_rep.adapter.service import RobotsService
 from scrapy_rep.addon import Addon
 from scrapy_rep.core.decision import DOWNLOAD, Decision
 from scrapy_rep.core.origin import NotAnOrigin, origin_of
@@ -134,13 +134,13 @@ class RobotsCommand(ScrapyCommand):
         problems: list[str] = []
 
         async def start(spider: Spider) -> AsyncIterator[Any]:
-            mw = RobotsMiddleware.of(spider.crawler)
-            if mw is None:
+            service = RobotsService.running(spider.crawler)
+            if service is None:
                 problems.append("scrapy-rep is not enabled (REP_ENABLED is off?)")
                 return
             for url in origins:
                 # the crawl's own path: one shared fetch, the status policy, the cache
-                answers.append(await mw.ask(url))
+                answers.append(await service.ask(url))
             return
             yield  # an async generator that yields nothing: no target is downloaded
 

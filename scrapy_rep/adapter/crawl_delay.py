@@ -27,6 +27,7 @@ from scrapy import Request, signals
 from scrapy_rep.adapter import compat
 from scrapy_rep.adapter.telemetry import Telemetry
 from scrapy_rep.core.policy import Policy
+from scrapy_rep.runtime.clock import clock_of, sleep
 from scrapy_rep.runtime.store.pacing import SharedPacing
 
 if TYPE_CHECKING:
@@ -53,6 +54,7 @@ class CrawlDelay:
         pacing: SharedPacing | None = None,
     ) -> None:
         self.crawler = crawler
+        self.clock = clock_of(crawler.settings.get("REP_CLOCK"))  # waits for send times
         self.cap = cap
         self.telemetry = telemetry  # the one sink: stats and the close report
         self.counts = telemetry.counts  # the close report shows each origin's delay
@@ -113,7 +115,7 @@ class CrawlDelay:
                 if wait > 0:
                     self.telemetry.inc("rep/cluster/delay-waits")
                     self.counts.delay_waited(wait)
-                    await asyncio.sleep(wait)
+                    await sleep(self.clock, wait)
         finally:
             self._queued[key] -= 1
             if not self._queued[key]:

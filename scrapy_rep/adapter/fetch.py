@@ -62,6 +62,18 @@ class RobotsFetcher:
         # while a robots.txt download is under way (each receiver costs ~9 µs a chunk)
         self._downloading = 0
 
+    def asking(self, origin: str, request: Request) -> None:
+        """The fetch for ``origin`` is on ``request``'s behalf, unless it is for another already."""
+        self.asked.setdefault(origin, request)
+
+    def answered(self, origin: str) -> Request | None:
+        """The origin's fetch ended: the request it was for (Scrapy's ``robots_parsed``)."""
+        return self.asked.pop(origin, None)
+
+    def use_own_slot(self) -> None:
+        """Download in a slot of its own from now on: a render holds the host's slot."""
+        self.own_slot = True
+
     def _request(self, url: str, validators: Conditional | None, asked: Request | None) -> Request:
         headers = {"Accept-Encoding": "gzip, deflate"}
         if validators is not None and validators.url == url:

@@ -138,9 +138,9 @@ class Holding:
     def withhold(self, origin: str, request: Request, reason: str) -> None:
         """In the downloader: drop a held request for a reason of its own, so its errback hears."""
         record = withheld(origin, self.token, request.url, self.resolver.current(origin), reason)
-        request.meta[M.DECISION] = record.to_dict()
-        self.telemetry.final(origin, request.meta[M.DECISION])
-        raise RepIgnoreRequest(request.meta[M.DECISION])
+        request.meta[M.DECISION] = record
+        self.telemetry.final(origin, record)
+        raise RepIgnoreRequest(record)
 
     # -- waking ---------------------------------------------------------------
 
@@ -201,8 +201,8 @@ class Holding:
         """A held request the engine can no longer take: its final answer, with a reason."""
         policy = self.resolver.current(held.origin)
         record = withheld(held.origin, self.token, held.item.url, policy, reason)
-        held.item.meta[M.DECISION] = record.to_dict()
-        self.telemetry.final(held.origin, held.item.meta[M.DECISION])
+        held.item.meta[M.DECISION] = record
+        self.telemetry.final(held.origin, record)
 
     def on_idle(self, spider: Any = None) -> None:
         self.telemetry.flush()

@@ -27,7 +27,6 @@ fires for them; the stats, the DEBUG log and the audit log say what happened.
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -58,6 +57,7 @@ from scrapy_rep.core.use_signals import (
     response_uses,
 )
 from scrapy_rep.core.uses import REFUSED, UseAnswer, record
+from scrapy_rep.runtime.clock import clock_of
 from scrapy_rep.runtime.settings import RepSettings, is_enabled
 
 if TYPE_CHECKING:
@@ -100,7 +100,7 @@ class PageDirectivesMiddleware:
         self.token = config.token
         self.keep_noindex = config.page_noindex_action == "keep"
         self.rel_nofollow = config.rel_nofollow
-        self.clock: Callable[[], float] = settings.get("REP_CLOCK") or time.time
+        self.clock: Callable[[], float] = clock_of(settings.get("REP_CLOCK")).now
         # read in process_spider_input, used in process_spider_output; gone with the response
         self._pages: WeakKeyDictionary[Response, _Page | None] = WeakKeyDictionary()
 
@@ -285,7 +285,7 @@ class PageDirectivesMiddleware:
         detail = f"the page {response.url} says {why}"
         if reason == "link-nofollow":
             detail = f"the page {response.url} links to it only with rel=nofollow"
-        record = page_drop(origin or "", self.token, request.url, reason, said, detail).to_dict()
+        record = page_drop(origin or "", self.token, request.url, reason, said, detail)
         self.telemetry.final(origin, record)  # stats, the close report, the audit log
 
 

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
 
 from scrapy_rep.adapter.fetch import RobotsFetcher
-from scrapy_rep.adapter.holding import closing
 from scrapy_rep.core.decision import DOWNLOAD, DROP, USE_REFUSED
 from scrapy_rep.core.policy import Conditional, FetchResult, Policy, classify
 from scrapy_rep.core.tdmrep import tdmrep_url
@@ -28,7 +28,11 @@ from scrapy_rep.runtime.resolver import Fetch, FetchAbandoned
 from scrapy_rep.runtime.tdmrep import TdmFiles, origin_of_key
 
 if TYPE_CHECKING:
-    from scrapy_rep.adapter.middleware import RobotsMiddleware
+    from scrapy.crawler import Crawler
+
+    from scrapy_rep.adapter.telemetry import Telemetry
+    from scrapy_rep.runtime.resolver import Resolver
+    from scrapy_rep.runtime.settings import RepSettings
 
 logger = logging.getLogger(__name__)
 
@@ -36,20 +40,32 @@ logger = logging.getLogger(__name__)
 class TdmRep:
     """The crawl's tdmrep.json files: :meth:`answer` for a URL, fetching the file if needed."""
 
-    def __init__(self, robots: RobotsMiddleware) -> None:
-        config = robots.config
-        self.robots = robots
-        self.crawler = crawler = robots.crawler
-        self.telemetry = robots.telemetry
+    def __init__(
+        self,
+        crawler: Crawler,
+        config: RepSettings,
+        telemetry: Telemetry,
+        resolver: Resolver,
+        closing: Callable[[], bool],
+    ) -> None:
+        """``resolver``: the robots.txt one, whose store the files share; ``closing``: whether
+        the crawler is closing (a fetch then is abandoned)."""
+        self.crawler = crawler
+        self.telemetry = telemetry
+        self._closing = closing
         self.fetcher = RobotsFetcher(
-            crawler, config.fetch_timeout, config.max_redirects, robots.token
+            crawler, config.fetch_timeout, config.max_redirects, config.token
         )
         self.fetcher.url_of = tdmrep_url
         self.fetcher.user_agent_sent = ""  # the robots.txt fetcher says it once, if need be
-        self.files = TdmFiles(robots.resolver)
+        self.files = TdmFiles(resolver)
         self.drop = config.use_action == "drop"
         self.files.resolver.listeners.append(self)
         crawler.signals.connect(self._on_closed, signal=signals.spider_closed)
+
+    def use_own_slot(self) -> None:
+        """Fetch in a download slot of its own, as robots.txt does beside a browser render."""
+        self.fetcher.use_own_slot()
 
     def start(self, origin: str) -> None:
         """Fetch the origin's file now unless it is fresh or on its way (beside its robots.txt)."""
@@ -67,7 +83,6 @@ class TdmRep:
         """The file's ``train-ai`` answer for ``url``, fetching the file first if not fresh."""
         policy = self.files.fresh(origin)
         if policy is None:
-            self.fetcher.own_slot = self.robots.fetcher.own_slot  # set by the browser guard
             task = self.files.fetch(origin, self.fetch)
             try:
                 policy = await asyncio.shield(task)
@@ -113,9 +128,6 @@ class TdmRep:
         outcome = classify(result)
         self.telemetry.inc(f"rep/tdmrep/fetch/outcome/{outcome}")
         return result
-
-    def _closing(self) -> bool:
-        return self.robots.holding.closed or closing(self.crawler)
 
     # -- the resolver's listener ----------------------------------------------------------------
 

@@ -36,6 +36,8 @@ APPROVED, REJECTED, UNRESOLVED = "approved", "rejected", "unresolved"
 #: what a collection hook (REP_COLLECTION_POLICY) may answer
 COLLECTION_ANSWERS = (APPROVED, REJECTED, UNRESOLVED)
 
+#: ``policy_status`` of an answer given before any policy (its robots.txt not in yet)
+PENDING = "pending"
 #: a status's value, looked up (``Enum.value`` is a property: slower, on the hot path)
 _STATUS_VALUE = {status: status.value for status in Status}
 
@@ -170,26 +172,85 @@ def judge_record(
         action = disallowed_action
     else:
         action = PARK if policy.status is Status.PAUSED else DROP
+    return decision_record(
+        origin,
+        token,
+        url,
+        policy,
+        rep,
+        collection if rep == "allow" else UNRESOLVED,
+        action,
+        reason,
+        detail,
+        uses,
+        group,
+        rule,
+        line,
+    )
+
+
+def decision_record(
+    origin: str,
+    token: str,
+    url: str,
+    policy: Policy | None,
+    rep: str,
+    collection: str,
+    action: str,
+    reason: str,
+    detail: str,
+    uses: dict[str, dict[str, str]] = NO_USES,
+    group: str | None = None,
+    rule: str | None = None,
+    line: int | None = None,
+    policy_status: str | None = None,
+) -> dict[str, Any]:
+    """The one builder of a decision record (the fields of :class:`Decision`, as a plain dict).
+
+    Every final answer for a request is made here, whoever gives it: judged
+    against a policy (:func:`judge_record`), held and given up, pending,
+    refused by a page. Positional on the hot path: a call with keywords
+    costs more. ``policy``: None when there was none yet (``pending``, unless
+    ``policy_status`` says what the answer rests on instead).
+    """
+    source: Policy | _NoPolicy
+    if policy is None:
+        source, status = _NO_POLICY, policy_status or PENDING
+    else:
+        source, status = policy, policy_status or _STATUS_VALUE[policy.status]
     return {
         "origin": origin,
         "product_token": token,
         "url": url,
-        "policy_status": _STATUS_VALUE[policy.status],
-        "policy_http_status": policy.http_status,
-        "policy_fetched_at": policy.fetched_at,
-        "policy_digest": policy.digest,
-        "policy_url": policy.url,
-        "policy_final_url": policy.final_url,
+        "policy_status": status,
+        "policy_http_status": source.http_status,
+        "policy_fetched_at": source.fetched_at,
+        "policy_digest": source.digest,
+        "policy_url": source.url,
+        "policy_final_url": source.final_url,
         "group": group,
         "matched_rule": rule,
         "matched_line": line,
         "rep_decision": rep,
-        "collection_decision": collection if rep == "allow" else UNRESOLVED,
+        "collection_decision": collection,
         "action": action,
         "reason": reason,
         "detail": detail,
         "uses": uses,
     }
+
+
+class _NoPolicy:
+    """The policy fields of an answer given before any policy: all unknown."""
+
+    http_status: int | None = None
+    fetched_at: float | None = None
+    digest: str | None = None
+    url: str | None = None
+    final_url: str | None = None
+
+
+_NO_POLICY = _NoPolicy()
 
 
 #: reasons a held request is given up without a rule deciding it
@@ -201,7 +262,9 @@ WITHHELD_DETAIL = {
 }
 
 
-def withheld(origin: str, token: str, url: str, policy: Policy | None, reason: str) -> Decision:
+def withheld(
+    origin: str, token: str, url: str, policy: Policy | None, reason: str
+) -> dict[str, Any]:
     """The record of a held request dropped for a reason of its own (see WITHHELD_DETAIL)."""
     return unjudged(origin, token, url, policy, DROP, reason, WITHHELD_DETAIL[reason])
 
@@ -214,56 +277,35 @@ def unjudged(
     action: str,
     reason: str,
     detail: str,
-) -> Decision:
+) -> dict[str, Any]:
     """The record of an answer no rule gave: a request withheld, pending, or not judged."""
-    return Decision(
-        origin=origin,
-        product_token=token,
-        url=url,
-        policy_status=policy.status.value if policy else "pending",
-        policy_http_status=policy.http_status if policy else None,
-        policy_fetched_at=policy.fetched_at if policy else None,
-        policy_digest=policy.digest if policy else None,
-        policy_url=policy.url if policy else None,
-        policy_final_url=policy.final_url if policy else None,
-        group=None,
-        matched_rule=None,
-        matched_line=None,
-        rep_decision="allow" if action == DOWNLOAD else UNRESOLVED,
-        collection_decision=UNRESOLVED,
-        action=action,
-        reason=reason,
-        detail=detail,
-    )
+    rep = "allow" if action == DOWNLOAD else UNRESOLVED
+    return decision_record(origin, token, url, policy, rep, UNRESOLVED, action, reason, detail)
 
 
 #: ``policy_status`` of a decision that rests on the linking page, not on robots.txt
 PAGE = "page"
 
 
-def page_drop(origin: str, token: str, url: str, reason: str, said: str, detail: str) -> Decision:
+def page_drop(
+    origin: str, token: str, url: str, reason: str, said: str, detail: str
+) -> dict[str, Any]:
     """The record of a request dropped for what the page that yielded it says.
 
     ``reason`` is ``page-nofollow`` or ``link-nofollow``; ``said`` is the
     directive and where it was said (e.g. ``X-Robots-Tag: none``), kept in
     ``matched_rule``; ``detail`` names the page.
     """
-    return Decision(
-        origin=origin,
-        product_token=token,
-        url=url,
+    return decision_record(
+        origin,
+        token,
+        url,
+        None,
+        "disallow",
+        UNRESOLVED,
+        DROP,
+        reason,
+        detail,
+        rule=said,
         policy_status=PAGE,
-        policy_http_status=None,
-        policy_fetched_at=None,
-        policy_digest=None,
-        policy_url=None,
-        policy_final_url=None,
-        group=None,
-        matched_rule=said,
-        matched_line=None,
-        rep_decision="disallow",
-        collection_decision=UNRESOLVED,
-        action=DROP,
-        reason=reason,
-        detail=detail,
     )

@@ -35,7 +35,8 @@ from scrapy_rep.core.policy import Policy, PolicyConfig, Status, given_up_at
 
 T = TypeVar("T")
 
-JUDGE, WAIT, PARK = "judge", "wait", "park"
+#: what :meth:`OriginGate.admit` answers (``HOLD``: the request is parked, not judged)
+JUDGE, WAIT, HOLD = "judge", "wait", "hold"
 ORIGIN_PAUSED, ORIGIN_PENDING = "origin-paused", "origin-pending"
 
 #: An origin's states as the gate sees them: no policy yet; requests judged (``ok``,
@@ -64,7 +65,7 @@ TRANSITIONS: Mapping[str, Mapping[Status, tuple[str, str]]] = {
 
 @dataclass(frozen=True, slots=True)
 class Admission:
-    """What to do with a request now: ``judge``, ``wait`` (``budget`` s) or ``park``."""
+    """What to do with a request now: ``judge``, ``wait`` (``budget`` s) or ``hold``."""
 
     action: str
     reason: str = ""
@@ -163,14 +164,14 @@ class OriginGate(Generic[T]):
         if policy is not None:
             planned = origin in self._wakes  # a held origin's refetch is already planned
             if policy.status is Status.PAUSED and (planned or policy.fresh(now)):
-                return Admission(PARK, ORIGIN_PAUSED)
+                return Admission(HOLD, ORIGIN_PAUSED)
             if policy.fresh(now) or (planned and policy.status is Status.UNRESOLVED):
                 return _JUDGE
         if pending_since is None:  # no fetch under way: the caller starts one and waits
             return Admission(WAIT, budget=self.pending_wait)
         budget = self.pending_wait - (now - pending_since)
         if budget <= 0:
-            return Admission(PARK, ORIGIN_PENDING)
+            return Admission(HOLD, ORIGIN_PENDING)
         return Admission(WAIT, budget=budget)
 
     def may_wait(self) -> bool:
@@ -199,9 +200,9 @@ class OriginGate(Generic[T]):
         answers the requests that waited for it.)
         """
         if policy is None:
-            return Admission(PARK, ORIGIN_PENDING)
+            return Admission(HOLD, ORIGIN_PENDING)
         if policy.status is Status.PAUSED:
-            return Admission(PARK, ORIGIN_PAUSED)
+            return Admission(HOLD, ORIGIN_PAUSED)
         return _JUDGE
 
     def hold_reason(

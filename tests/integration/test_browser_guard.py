@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -19,11 +20,28 @@ import scrapy
 from scrapy_playwright.page import PageMethod
 
 from scrapy_rep.adapter import browser
+from scrapy_rep.adapter.service import RobotsService
 from scrapy_rep.cli.explain import explain
 from scrapy_rep.core.report import CrawlCounts, report_lines
-from tests.support.browsersite import ALLOWED, DISALLOWED, PAGE, PLAYWRIGHT_SETTINGS, build, hits
+from tests.support.browsersite import ALLOWED, DISALLOWED, PAGE, SharedChromium, build, hits
 from tests.support.crawl import CrawlResult, ListSpider, crawl
 from tests.support.fakesite import FakeSite, Reply
+
+#: scrapy-playwright's settings, connected to the module's one Chromium (filled by chromium())
+BROWSER: dict[str, Any] = {}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def chromium(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """One Chromium for the module: each crawl gets a new context of it, not a new browser."""
+    shared = SharedChromium(tmp_path_factory.mktemp("chromium"))
+    BROWSER.update(shared.settings())
+    try:
+        yield
+    finally:
+        BROWSER.clear()
+        shared.stop()
+
 
 WAIT_FOR_SCRIPT = PageMethod("wait_for_function", "window.__done === true", timeout=15_000)
 
@@ -49,7 +67,7 @@ def guards(result: CrawlResult) -> list[Any]:
 async def test_guard_aborts_every_disallowed_subrequest(site: FakeSite) -> None:
     origins = build(site)
     url = origins["main"].url_for(PAGE)
-    result = await crawl([page_request(url)], PLAYWRIGHT_SETTINGS)
+    result = await crawl([page_request(url)], BROWSER)
     assert result.downloaded == [url], result.errors  # the page's callback ran
     assert hits(site, DISALLOWED) == dict.fromkeys(DISALLOWED, 0)
     loaded = hits(site, ALLOWED)
@@ -75,7 +93,7 @@ async def test_without_the_guard_the_browser_fetches_what_robots_txt_disallows(
 ) -> None:
     origins = build(site)
     url = origins["main"].url_for(PAGE)
-    result = await crawl([page_request(url)], {**PLAYWRIGHT_SETTINGS, "REP_BROWSER_GUARD": False})
+    result = await crawl([page_request(url)], {**BROWSER, "REP_BROWSER_GUARD": False})
     assert result.downloaded == [url]
     assert guards(result) == []
     seen = hits(site, DISALLOWED)
@@ -83,19 +101,16 @@ async def test_without_the_guard_the_browser_fetches_what_robots_txt_disallows(
     assert origins["down"].hits("/robots.txt") == 0
     assert rep_stats(result) == {}
     # and nothing changes for the robots.txt fetches: they share the host's download slot
-    robots = next(
-        mw
-        for mw in result.crawler.engine.downloader.middleware.middlewares
-        if hasattr(mw, "fetcher")
-    )
-    assert robots.fetcher.own_slot is False
+    service = RobotsService.running(result.crawler)
+    assert service is not None
+    assert service.fetcher.own_slot is False
 
 
 @pytest_twisted.ensureDeferred
 async def test_dont_obey_robotstxt_on_the_page_exempts_its_subrequests(site: FakeSite) -> None:
     origins = build(site)
     url = origins["main"].url_for(PAGE)
-    result = await crawl([page_request(url, dont_obey_robotstxt=True)], PLAYWRIGHT_SETTINGS)
+    result = await crawl([page_request(url, dont_obey_robotstxt=True)], BROWSER)
     assert result.downloaded == [url]
     assert guards(result)  # the guard is on; the page opted out
     assert all(hits(site, DISALLOWED).values())
@@ -110,9 +125,7 @@ async def test_page_navigation_redirect_to_a_disallowed_url_drops_the_page(
     main.page("/moved", Reply(status=302, redirect_to="/private/landing"))
     main.page("/moved-ok", Reply(status=302, redirect_to="/landing.html"))
     bad, good = main.url_for("/moved"), main.url_for("/moved-ok")
-    result = await crawl(
-        [page_request(bad, wait=False), page_request(good, wait=False)], PLAYWRIGHT_SETTINGS
-    )
+    result = await crawl([page_request(bad, wait=False), page_request(good, wait=False)], BROWSER)
     assert main.hits("/private/landing") == 0
     assert result.dropped == {bad: "disallow-rule"}
     assert result.decisions[bad]["url"] == main.url_for("/private/landing")
@@ -139,7 +152,7 @@ async def test_collection_hook_sees_subrequests_and_can_keep_a_render_to_one_ori
     url = origins["main"].url_for(PAGE)
     result = await crawl(
         [page_request(url, wait=False)],
-        {**PLAYWRIGHT_SETTINGS, "REP_COLLECTION_POLICY": only_main},
+        {**BROWSER, "REP_COLLECTION_POLICY": only_main},
     )
     assert result.downloaded == [url]
     assert origins["main"].hits("/img/ok.png") == 1
@@ -165,7 +178,7 @@ async def test_guard_fails_closed_when_it_cannot_judge(
     url = origins["main"].url_for(PAGE)
     result = await crawl(
         [page_request(url, wait=False)],
-        {**PLAYWRIGHT_SETTINGS, "REP_COLLECTION_POLICY": stuck, "REP_PENDING_WAIT": 0.2},
+        {**BROWSER, "REP_COLLECTION_POLICY": stuck, "REP_PENDING_WAIT": 0.2},
     )
     assert result.downloaded == [url]
     assert hits(site, DISALLOWED) == dict.fromkeys(DISALLOWED, 0)
@@ -184,7 +197,7 @@ async def test_robots_txt_of_a_subrequest_origin_does_not_wait_behind_the_render
     main.page("/p", Reply(body=f'<img src="{cdn.url}/img/x.png">'.encode()))
     result = await crawl(
         [page_request(main.url_for("/p"), wait=False)],
-        {**PLAYWRIGHT_SETTINGS, "CONCURRENT_REQUESTS_PER_DOMAIN": 1},
+        {**BROWSER, "CONCURRENT_REQUESTS_PER_DOMAIN": 1},
     )
     assert result.downloaded == [main.url_for("/p")]
     assert cdn.hits("/img/x.png") == 1
@@ -224,7 +237,7 @@ async def test_user_page_init_callback_and_abort_request_are_chained(site: FakeS
     MetaSpider.metas = []
     result = await crawl(
         [request],
-        {**PLAYWRIGHT_SETTINGS, "PLAYWRIGHT_ABORT_REQUEST": _user_abort},
+        {**BROWSER, "PLAYWRIGHT_ABORT_REQUEST": _user_abort},
         spider=MetaSpider,
     )
     assert result.downloaded == [url]
@@ -267,7 +280,7 @@ async def test_service_workers_are_blocked(site: FakeSite, guard: bool) -> None:
     request = scrapy.Request(
         main.url_for("/sw-page"), meta={"playwright": True, "playwright_page_methods": [wait]}
     )
-    result = await crawl([request], {**PLAYWRIGHT_SETTINGS, "REP_BROWSER_GUARD": guard})
+    result = await crawl([request], {**BROWSER, "REP_BROWSER_GUARD": guard})
     assert result.downloaded == [main.url_for("/sw-page")]
     if guard:
         assert main.hits("/sw.js") == 0 and main.hits("/private/from-sw") == 0
@@ -282,7 +295,7 @@ async def test_audit_log_and_explain_name_the_page_and_resource(
     origins = build(site)
     url = origins["main"].url_for(PAGE)
     log = tmp_path / "audit.jsonl"
-    result = await crawl([page_request(url)], {**PLAYWRIGHT_SETTINGS, "REP_DECISION_LOG": log})
+    result = await crawl([page_request(url)], {**BROWSER, "REP_DECISION_LOG": log})
     assert result.downloaded == [url]
     records = [json.loads(line) for line in log.read_text().splitlines()]
     subs = [r for r in records if r["type"] == "subrequest"]
@@ -331,7 +344,7 @@ async def test_websockets_are_judged_by_origin_and_path(site: FakeSite, guard: b
     main.page("/ws-page", Reply(body=WEBSOCKET_PAGE.encode()))
     result = await crawl(
         [page_request(main.url_for("/ws-page"))],
-        {**PLAYWRIGHT_SETTINGS, "REP_BROWSER_GUARD": guard},
+        {**BROWSER, "REP_BROWSER_GUARD": guard},
     )
     assert result.downloaded == [main.url_for("/ws-page")]
     assert main.wait_for_hits(1, "/ws-ok", timeout=2)
@@ -354,18 +367,16 @@ def _addon_settings(**values: Any) -> Any:
 
 
 def test_addon_enables_the_guard_only_with_scrapy_playwright_configured() -> None:
-    configured = _addon_settings(DOWNLOAD_HANDLERS=PLAYWRIGHT_SETTINGS["DOWNLOAD_HANDLERS"])
+    configured = _addon_settings(DOWNLOAD_HANDLERS=BROWSER["DOWNLOAD_HANDLERS"])
     assert browser.BrowserGuard in configured.getdict("DOWNLOADER_MIDDLEWARES")
     assert browser.BrowserGuard not in _addon_settings().getdict("DOWNLOADER_MIDDLEWARES")
-    off = _addon_settings(
-        DOWNLOAD_HANDLERS=PLAYWRIGHT_SETTINGS["DOWNLOAD_HANDLERS"], REP_BROWSER_GUARD="False"
-    )
+    off = _addon_settings(DOWNLOAD_HANDLERS=BROWSER["DOWNLOAD_HANDLERS"], REP_BROWSER_GUARD="False")
     assert browser.BrowserGuard not in off.getdict("DOWNLOADER_MIDDLEWARES")
 
 
 def test_addon_blocks_service_workers_in_named_contexts_unless_allowed_explicitly() -> None:
     settings = _addon_settings(
-        DOWNLOAD_HANDLERS=PLAYWRIGHT_SETTINGS["DOWNLOAD_HANDLERS"],
+        DOWNLOAD_HANDLERS=BROWSER["DOWNLOAD_HANDLERS"],
         PLAYWRIGHT_CONTEXTS={"plain": {"locale": "de-DE"}, "mine": {"service_workers": "allow"}},
     )
     contexts = settings.getdict("PLAYWRIGHT_CONTEXTS")
@@ -391,7 +402,7 @@ async def test_popups_are_judged_by_the_context_route(site: FakeSite, guard: boo
     request = scrapy.Request(
         main.url_for("/opener"), meta={"playwright": True, "playwright_page_methods": [wait]}
     )
-    result = await crawl([request], {**PLAYWRIGHT_SETTINGS, "REP_BROWSER_GUARD": guard})
+    result = await crawl([request], {**BROWSER, "REP_BROWSER_GUARD": guard})
     assert result.downloaded == [main.url_for("/opener")]
     assert main.wait_for_hits(1, "/popup-ok.html", timeout=2)
     if guard:
@@ -411,7 +422,7 @@ async def test_subrequest_waits_at_most_pending_wait_for_a_new_origins_robots_tx
     main.page("/p", Reply(body=f'<img src="{slow.url}/img/x.png">'.encode()))
     result = await crawl(
         [page_request(main.url_for("/p"), wait=False)],
-        {**PLAYWRIGHT_SETTINGS, "REP_PENDING_WAIT": 0.3},
+        {**BROWSER, "REP_PENDING_WAIT": 0.3},
     )
     assert result.downloaded == [main.url_for("/p")]
     assert slow.hits("/robots.txt") == 1  # asked for at once, by the guard
@@ -442,7 +453,7 @@ async def test_subrequests_carry_the_pages_own_use_answer(
             for u in urls
         ],
         {
-            **PLAYWRIGHT_SETTINGS,
+            **BROWSER,
             "REP_USES": ["train-ai"],
             "REP_USE_ACTION": action,
             "REP_DECISION_LOG": log,

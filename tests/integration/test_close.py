@@ -26,7 +26,7 @@ def records(path: Path, kind: str) -> list[dict[str, Any]]:
 async def test_requests_waiting_for_a_fetch_at_close_are_dropped_with_a_reason(
     site: FakeSite, tmp_path: Path
 ) -> None:
-    slow = site.add("slow").robots(Reply(body=ALLOW_ALL, delay=5.0))
+    slow = site.add("slow").robots(Reply(body=ALLOW_ALL, delay=3.0))  # outlasts the crawl
     urls = [slow.url_for("/one"), slow.url_for("/two")]
     log = tmp_path / "audit.jsonl"
     result = await crawl(
@@ -90,11 +90,11 @@ async def test_a_shared_fetch_outlives_the_spider_that_started_it(site: FakeSite
 async def test_an_idle_crawl_says_what_its_held_requests_wait_for(
     site: FakeSite, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """Once, not at every idle tick (two in 6 s): how many are held, whose, until when."""
+    """Once, not at every idle tick (several in 1.5 s): how many are held, whose, until when."""
     down = site.add("down").robots(Reply(status=503))
     urls = [down.url_for(f"/p{i}") for i in range(3)]
     with caplog.at_level(logging.INFO, logger="scrapy_rep"):
-        result = await crawl(urls, {"CLOSESPIDER_TIMEOUT": 6})
+        result = await crawl(urls, {"CLOSESPIDER_TIMEOUT": 1.5})
     assert result.stat("rep/dropped/spider-closed") == 3
     idle = [
         r.getMessage() for r in caplog.records if "the spider is idle but for" in r.getMessage()

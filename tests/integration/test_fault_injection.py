@@ -37,7 +37,7 @@ import pytest_twisted
 from scrapy.exceptions import CloseSpider
 
 from scrapy_rep import parse
-from scrapy_rep.adapter.middleware import RobotsMiddleware
+from scrapy_rep.adapter.service import RobotsService
 from scrapy_rep.core.origin import origin_of
 from scrapy_rep.core.policy import digest_of
 from scrapy_rep.robotstxt import MAX_BYTES
@@ -672,7 +672,7 @@ async def test_hung_robots_txt_fetches_leave_a_healthy_origin_its_pace(
             yield from super().parse(response)
             done = [u for u in self.result.downloaded if u.startswith(healthy.url)]
             if len(done) == HEALTHY_PAGES:
-                robots = RobotsMiddleware.of(self.crawler)
+                robots = RobotsService.running(self.crawler)
                 assert robots is not None
                 pending = [robots.resolver.pending_since(origin_of(o.url)) for o in hung]
                 still_hanging.append(sum(since is not None for since in pending))
@@ -681,7 +681,7 @@ async def test_hung_robots_txt_fetches_leave_a_healthy_origin_its_pace(
     result = await crawl(
         urls,
         {
-            "REP_FETCH_TIMEOUT": 8,
+            "REP_FETCH_TIMEOUT": 4,
             "REP_PENDING_WAIT": pending_wait,
             "CONCURRENT_REQUESTS": 16,
             "CONCURRENT_REQUESTS_PER_DOMAIN": 8,

@@ -60,8 +60,8 @@ async def test_ten_thousand_origins_of_404_leave_no_request_behind() -> None:
         assert len(engine.sent) == 10_000  # one robots.txt each
         assert [ref for ref in engine.sent if ref() is not None] == []
         assert [ref for ref in asking if ref() is not None] == []
-        assert middleware.fetcher.asked == {}
-        assert middleware.resolver.pending_since("http://h0.example:80") is None
-        assert len(middleware.resolver.cache) <= 100
+        assert middleware.service.fetcher.asked == {}
+        assert middleware.service.resolver.pending_since("http://h0.example:80") is None
+        assert len(middleware.service.resolver.cache) <= 100
 
     await deferred(scenario())

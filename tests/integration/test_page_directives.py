@@ -22,6 +22,7 @@ from scrapy.spiders import SitemapSpider
 from scrapy.utils.test import get_crawler
 
 from scrapy_rep.adapter.page import PageDirectivesMiddleware
+from scrapy_rep.adapter.telemetry import Telemetry
 from scrapy_rep.addon import PAGE_DIRECTIVES_PRIORITY
 from scrapy_rep.cli.explain import explain
 from scrapy_rep.core.decision import Decision
@@ -119,12 +120,7 @@ async def test_nofollow_page_links_are_not_crawled_while_a_normal_pages_are(
     assert spider_of(result).page_meta[a.url_for("/normal")] is None
     # counted where every drop counts: the close report's per-origin counters
     assert result.crawler is not None
-    robots = next(
-        m
-        for m in result.crawler.engine.downloader.middleware.middlewares
-        if hasattr(m, "telemetry")
-    )
-    assert robots.telemetry.counts.total.dropped == {"page-nofollow": 1}
+    assert Telemetry.of(result.crawler).counts.total.dropped == {"page-nofollow": 1}
 
 
 #: (how the page says it, noindex, nofollow)

@@ -1,4 +1,5 @@
-"""RedisStore against a real redis-server: stored facts, keys, retention, lock, invalidation.
+"""RedisStore against a real redis-server: its hashes and keys, retention as a TTL, outages,
+the cluster's send times and held requests (what every store promises: test_store_contract.py).
 
 These run in the test process on the asyncio reactor; coroutines of
 ``redis.asyncio`` are awaited through :func:`aio`.
@@ -13,7 +14,7 @@ import sys
 import time
 import zlib
 from collections.abc import Awaitable, Callable
-from dataclasses import fields, replace
+from dataclasses import replace
 from typing import TypeVar
 
 import pytest
@@ -22,7 +23,7 @@ import redis
 from twisted.internet.defer import Deferred
 
 from scrapy_rep.core.origin import origin_of
-from scrapy_rep.core.policy import FetchResult, Policy, PolicyConfig, Status
+from scrapy_rep.core.policy import FetchResult, PolicyConfig, Status
 from scrapy_rep.runtime.resolver import Resolver
 from scrapy_rep.runtime.store.memory import PolicyCache
 from scrapy_rep.runtime.store.redis import SCHEMA, RedisStore, encode
@@ -61,46 +62,27 @@ def sync(redis_server: str) -> redis.Redis:
     return redis.Redis.from_url(redis_server)
 
 
+# What every shared store does is in test_store_contract.py; here, how Redis keeps it.
+
+
 @pytest_twisted.ensureDeferred
-async def test_every_policy_field_round_trips(redis_server: str, sync: redis.Redis) -> None:
-    writer, reader = RedisStore.from_url(redis_server), RedisStore.from_url(redis_server)
+async def test_a_policy_is_one_hash_with_its_body_compressed(
+    store: RedisStore, sync: redis.Redis
+) -> None:
     try:
-        for origin, policy in (
-            (ORIGIN, full_policy()),
-            ("http://h:80", bare_policy()),
-            ("http://empty:80", replace(bare_policy(), status=Status.OK, body=b"", digest=None)),
-        ):
-            await aio(writer.save(origin, policy))
-            loaded = await aio(reader.load(origin))  # another connection, as another worker
-            assert loaded == policy
-            for f in fields(Policy):
-                assert getattr(loaded, f.name) == getattr(policy, f.name), f.name
+        await aio(store.save(ORIGIN, full_policy()))
+        await aio(store.save("http://h:80", bare_policy()))
         raw = sync.hgetall(f"scrapy-rep:v1:policy:{ORIGIN}")
         assert raw[b"schema"] == str(SCHEMA).encode()
         assert zlib.decompress(raw[b"body"]) == BODY
         assert len(raw[b"body"]) < len(BODY) / 5  # stored compressed
         assert b"body" not in sync.hgetall("scrapy-rep:v1:policy:http://h:80")  # None, not b""
-        assert (await aio(reader.load("http://empty:80"))).body == b""  # type: ignore[union-attr]
-        assert await aio(reader.load("http://never-saved:80")) is None
-    finally:
-        await aio(writer.close())
-        await aio(reader.close())
-
-
-@pytest_twisted.ensureDeferred
-async def test_a_save_replaces_every_field(store: RedisStore, sync: redis.Redis) -> None:
-    """A field that became None (the body of a now-paused origin) does not survive."""
-    try:
-        await aio(store.save(ORIGIN, full_policy()))
-        await aio(store.save(ORIGIN, bare_policy()))
-        assert await aio(store.load(ORIGIN)) == bare_policy()
-        assert b"body" not in sync.hgetall(f"scrapy-rep:v1:policy:{ORIGIN}")
     finally:
         await aio(store.close())
 
 
 @pytest_twisted.ensureDeferred
-async def test_keys_are_versioned_and_other_versions_are_ignored(
+async def test_keys_are_versioned_under_the_prefix(
     redis_server: str, sync: redis.Redis, caplog: pytest.LogCaptureFixture
 ) -> None:
     store = RedisStore.from_url(redis_server, prefix="crawl7")
@@ -109,16 +91,50 @@ async def test_keys_are_versioned_and_other_versions_are_ignored(
         await aio(store.acquire(ORIGIN, 10))
         keys = sorted(k.decode() for k in sync.keys("*"))
         assert keys == [f"crawl7:v1:lock:{ORIGIN}", f"crawl7:v1:policy:{ORIGIN}"]
-        # an entry written by a future schema is not misread: it counts as missing
-        sync.hset(f"crawl7:v1:policy:{ORIGIN}", "schema", "2")
+        assert await aio(store.load(ORIGIN)) == full_policy()
+        sync.hset(f"crawl7:v1:policy:{ORIGIN}", "schema", "2")  # read from the prefixed key
         with caplog.at_level(logging.WARNING, logger="scrapy_rep.runtime.store.redis"):
             assert await aio(store.load(ORIGIN)) is None
         assert "schema" in caplog.text
-        # a body that does not match its digest is not trusted either
+    finally:
+        await aio(store.close())
+
+
+@pytest_twisted.ensureDeferred
+async def test_the_lock_is_a_key_holding_its_owners_token_with_a_ttl(
+    store: RedisStore, sync: redis.Redis
+) -> None:
+    try:
+        token = await aio(store.acquire(ORIGIN, 30))
+        assert token is not None
+        assert sync.get(f"scrapy-rep:v1:lock:{ORIGIN}") == token.encode()
+        assert 0 < sync.pttl(f"scrapy-rep:v1:lock:{ORIGIN}") <= 30_000
+        await aio(store.release(ORIGIN, "someone-else"))
+        assert sync.get(f"scrapy-rep:v1:lock:{ORIGIN}") == token.encode()
+        await aio(store.release(ORIGIN, token))
+        assert sync.get(f"scrapy-rep:v1:lock:{ORIGIN}") is None
+    finally:
+        await aio(store.close())
+
+
+@pytest_twisted.ensureDeferred
+async def test_flush_deletes_only_this_layouts_keys(store: RedisStore, sync: redis.Redis) -> None:
+    try:
+        await aio(store.save(ORIGIN, bare_policy()))
+        await aio(store.acquire("http://i:80", 30))
+        sync.set("unrelated", "1")
+        sync.set("scrapy-rep:v2:policy:x", "1")  # another layout version: not ours
+        assert await aio(store.flush()) == 2  # a policy and a lock
+        assert sorted(sync.keys("*")) == [b"scrapy-rep:v2:policy:x", b"unrelated"]
+    finally:
+        await aio(store.close())
+
+
+@pytest_twisted.ensureDeferred
+async def test_show_names_the_key(store: RedisStore) -> None:
+    try:
         await aio(store.save(ORIGIN, full_policy()))
-        sync.hset(f"crawl7:v1:policy:{ORIGIN}", "body", zlib.compress(b"Disallow:"))
-        assert await aio(store.load(ORIGIN)) is None
-        assert store.counts["unreadable"] == 2
+        assert (await aio(store.show(ORIGIN)))["key"] == f"scrapy-rep:v1:policy:{ORIGIN}"
     finally:
         await aio(store.close())
 
@@ -143,107 +159,6 @@ async def test_retention_is_the_key_ttl_not_the_freshness(
         await aio(default.save("http://d:80", fresh_for_a_minute))
         assert sync.pttl("scrapy-rep:v1:policy:http://d:80") / 1000 > 29 * 86_400
         await aio(default.close())
-    finally:
-        await aio(store.close())
-
-
-@pytest_twisted.ensureDeferred
-async def test_only_the_owner_releases_the_lock(store: RedisStore, sync: redis.Redis) -> None:
-    try:
-        token = await aio(store.acquire(ORIGIN, 30))
-        assert token is not None
-        assert await aio(store.acquire(ORIGIN, 30)) is None  # held
-        await aio(store.release(ORIGIN, "someone-else"))
-        assert await aio(store.acquire(ORIGIN, 30)) is None  # still held
-        assert sync.get(f"scrapy-rep:v1:lock:{ORIGIN}") == token.encode()
-        await aio(store.release(ORIGIN, token))
-        assert sync.get(f"scrapy-rep:v1:lock:{ORIGIN}") is None
-        assert await aio(store.acquire(ORIGIN, 30)) is not None
-        assert 0 < sync.pttl(f"scrapy-rep:v1:lock:{ORIGIN}") <= 30_000
-    finally:
-        await aio(store.close())
-
-
-@pytest_twisted.ensureDeferred
-async def test_an_expired_lock_goes_to_the_next_worker(
-    redis_server: str, sync: redis.Redis
-) -> None:
-    dead, alive = RedisStore.from_url(redis_server), RedisStore.from_url(redis_server)
-    try:
-        old = await aio(dead.acquire(ORIGIN, 0.3))
-        assert old is not None
-        assert await aio(alive.acquire(ORIGIN, 30)) is None
-        new: list[str] = []
-
-        async def take() -> bool:
-            token = await alive.acquire(ORIGIN, 30)
-            if token:
-                new.append(token)
-            return token is not None
-
-        assert await aio(eventually(take))
-        # the first owner coming back late must not free the new owner's lock
-        await aio(dead.release(ORIGIN, old))
-        assert sync.get(f"scrapy-rep:v1:lock:{ORIGIN}") == new[0].encode()
-        assert dead.counts["lock_lost"] == 1
-    finally:
-        await aio(dead.close())
-        await aio(alive.close())
-
-
-@pytest_twisted.ensureDeferred
-async def test_forget_and_flush(store: RedisStore, sync: redis.Redis) -> None:
-    try:
-        for origin in (ORIGIN, "http://h:80", "http://i:80"):
-            await aio(store.save(origin, bare_policy()))
-        await aio(store.acquire("http://i:80", 30))
-        sync.set("unrelated", "1")
-        sync.set("scrapy-rep:v2:policy:x", "1")  # another layout version: not ours
-        assert await aio(store.forget(ORIGIN)) is True
-        assert await aio(store.forget(ORIGIN)) is False
-        assert await aio(store.load(ORIGIN)) is None
-        assert await aio(store.load("http://h:80")) == bare_policy()
-        assert await aio(store.flush()) == 3  # two policies and a lock
-        assert sorted(sync.keys("*")) == [b"scrapy-rep:v2:policy:x", b"unrelated"]
-    finally:
-        await aio(store.close())
-
-
-@pytest_twisted.ensureDeferred
-async def test_forget_reaches_every_subscribed_store(redis_server: str) -> None:
-    worker, operator = RedisStore.from_url(redis_server), RedisStore.from_url(redis_server)
-    heard: list[str | None] = []
-    worker.on_invalidate(heard.append)
-    try:
-        await aio(worker.load(ORIGIN))  # the first load subscribes
-
-        async def heard_count(n: int) -> bool:
-            return len(heard) >= n
-
-        await aio(operator.forget(ORIGIN))
-        assert await aio(eventually(lambda: heard_count(1)))
-        await aio(operator.flush())
-        assert await aio(eventually(lambda: heard_count(2)))
-        assert heard == [ORIGIN, None]  # None: everything
-    finally:
-        await aio(worker.close())
-        await aio(operator.close())
-
-
-@pytest_twisted.ensureDeferred
-async def test_show(store: RedisStore) -> None:
-    try:
-        assert (await aio(store.show(ORIGIN)))["stored"] is False
-        await aio(store.save(ORIGIN, full_policy()))
-        token = await aio(store.acquire(ORIGIN, 30))
-        info = await aio(store.show(ORIGIN))
-        assert info["stored"] is True
-        assert info["key"] == f"scrapy-rep:v1:policy:{ORIGIN}"
-        assert info["fields"]["body"] == BODY.decode()
-        assert info["fields"]["body_bytes"] == len(BODY)
-        assert info["fields"]["http_status"] == "503"
-        assert info["fresh"] is False  # expired in 2023
-        assert info["lock"]["owner"] == token
     finally:
         await aio(store.close())
 
@@ -285,33 +200,6 @@ def test_cli_show_forget_flush(redis_server: str) -> None:
 
 def ok_result(origin: str) -> FetchResult:
     return FetchResult(f"{origin}/robots.txt", f"{origin}/robots.txt", 200, b"Disallow: /x\n")
-
-
-@pytest_twisted.ensureDeferred
-async def test_two_resolvers_share_one_fetch(redis_server: str) -> None:
-    """Two workers (a resolver and a store each) asking at once: one fetch, one policy."""
-    fetched: list[str] = []
-
-    async def slow_fetch(origin: str, validators: object = None) -> FetchResult:
-        fetched.append(origin)
-        await asyncio.sleep(0.3)
-        return ok_result(origin)
-
-    stores = [RedisStore.from_url(redis_server) for _ in range(3)]
-    resolvers = [
-        Resolver(PolicyCache(), PolicyConfig(), time.time, shared=s, poll_interval=0.02)
-        for s in stores
-    ]
-    try:
-        tasks = [r.resolve(ORIGIN, slow_fetch) for r in resolvers]
-        policies = await aio(asyncio.gather(*tasks))
-        assert fetched == [ORIGIN]
-        assert len({p.digest for p in policies}) == 1
-        assert all(p.status is Status.OK for p in policies)
-        assert sum(s.counts["lock_busy"] for s in stores) >= 1  # the others did wait
-    finally:
-        for s in stores:
-            await aio(s.close())
 
 
 @pytest_twisted.ensureDeferred
@@ -361,30 +249,6 @@ async def test_an_outage_warns_once_and_recovery_is_noticed(
         assert await aio(store.load("http://after:80")) is not None  # saved again
     finally:
         await aio(store.close())
-
-
-@pytest_twisted.ensureDeferred
-async def test_a_paused_origin_is_paused_for_every_worker(redis_server: str) -> None:
-    """Worker A sees a 503; worker B, asking during the pause, fetches nothing and pauses too."""
-    fetched: list[str] = []
-
-    async def fetch_503(origin: str, validators: object = None) -> FetchResult:
-        fetched.append(origin)
-        return FetchResult(f"{origin}/robots.txt", f"{origin}/robots.txt", 503)
-
-    config = PolicyConfig(pause_initial=300)
-    a, b = RedisStore.from_url(redis_server), RedisStore.from_url(redis_server)
-    try:
-        worker_a = Resolver(PolicyCache(), config, time.time, shared=a)
-        worker_b = Resolver(PolicyCache(), config, time.time, shared=b)
-        first = await aio(worker_a.resolve(ORIGIN, fetch_503))
-        second = await aio(worker_b.resolve(ORIGIN, fetch_503))
-        assert fetched == [ORIGIN]
-        assert first.status is second.status is Status.PAUSED
-        assert second.expires_at == first.expires_at and second.failures == 1
-    finally:
-        await aio(a.close())
-        await aio(b.close())
 
 
 @pytest_twisted.ensureDeferred

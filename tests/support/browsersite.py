@@ -13,6 +13,11 @@ guarded render must never ask for, and what it must load.
 
 from __future__ import annotations
 
+import re
+import subprocess
+import threading
+import time
+from pathlib import Path
 from typing import Any
 
 from tests.support.fakesite import FakeSite, Origin, Reply
@@ -157,3 +162,71 @@ body { background-image: url("/private/bg.png"); }
 def hits(site: FakeSite, pairs: list[tuple[str, str]]) -> dict[tuple[str, str], int]:
     """How often each (origin, path) was asked for."""
     return {(name, path): site[name].hits(path) for name, path in pairs}
+
+
+class SharedChromium:
+    """One Chromium for a whole test module, which each crawl connects to over CDP.
+
+    Launching Chromium costs each crawl more than a second; a crawl that
+    connects to a running one (``PLAYWRIGHT_CDP_URL``) gets a new browser
+    context of its own, as a launched browser would give it, and closing the
+    crawl closes only that context. Started with the launch options above.
+    """
+
+    def __init__(self, profile: Path) -> None:
+        options = PLAYWRIGHT_SETTINGS["PLAYWRIGHT_LAUNCH_OPTIONS"]
+        self.process = subprocess.Popen(
+            [
+                options["executable_path"],
+                "--headless",
+                "--remote-debugging-address=127.0.0.1",
+                "--remote-debugging-port=0",
+                f"--user-data-dir={profile}",
+                # what Playwright's own launch adds: popups open, timers run at full speed
+                "--disable-popup-blocking",
+                "--disable-background-timer-throttling",
+                "--disable-backgrounding-occluded-windows",
+                "--disable-renderer-backgrounding",
+                "--disable-extensions",
+                "--enable-automation",
+                *options["args"],
+                "about:blank",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        self.url = self._devtools_url()
+
+    def _devtools_url(self) -> str:
+        """The ``ws://`` address Chromium prints once it listens (bounded wait)."""
+        assert self.process.stderr is not None
+        deadline = time.monotonic() + 30
+        seen: list[str] = []
+        while time.monotonic() < deadline:
+            line = self.process.stderr.readline()
+            if not line and self.process.poll() is not None:
+                break
+            seen.append(line)
+            found = re.search(r"DevTools listening on (ws://\S+)", line)
+            if found:
+                # the rest of its stderr is not read: let it go nowhere rather than fill a pipe
+                threading.Thread(target=self.process.stderr.read, daemon=True).start()
+                return found.group(1)
+        self.stop()
+        raise RuntimeError("Chromium did not start its DevTools server:\n" + "".join(seen[-20:]))
+
+    def settings(self) -> dict[str, Any]:
+        """PLAYWRIGHT_SETTINGS for a crawl that connects to this Chromium."""
+        settings = {
+            k: v for k, v in PLAYWRIGHT_SETTINGS.items() if k != "PLAYWRIGHT_LAUNCH_OPTIONS"
+        }
+        return {**settings, "PLAYWRIGHT_CDP_URL": self.url}
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(10)

@@ -34,7 +34,7 @@ from scrapy_redis.spiders import RedisSpider
 from twisted.python.failure import Failure
 
 from scrapy_rep.adapter.exceptions import RepIgnoreRequest
-from scrapy_rep.adapter.middleware import RobotsMiddleware
+from scrapy_rep.adapter.service import RobotsService
 
 # The engine looks at its scheduler every 5 s when idle; a shared queue filled by
 # other workers should be looked at more often than that in a test.
@@ -82,8 +82,7 @@ class ClusterSpider(RedisSpider):  # type: ignore[misc]
         return scrapy.Request(url, callback=self.parse, errback=self.failed)
 
     def opened(self, spider: Any = None) -> None:
-        mws = self.crawler.engine.downloader.middleware.middlewares
-        REPORT["middleware"] = next((m for m in mws if isinstance(m, RobotsMiddleware)), None)
+        REPORT["service"] = RobotsService.running(self.crawler)
         Path(CONFIG["ready"]).write_text(str(time.time()))
 
     def parse(self, response: Response) -> Iterator[scrapy.Request]:
@@ -114,8 +113,8 @@ def main(config: dict[str, Any]) -> None:
     crawler = process.create_crawler(spider_cls)
     process.crawl(crawler)
     process.start()
-    middleware = REPORT.pop("middleware", None)
-    store = middleware.resolver.shared if middleware is not None else None
+    service = REPORT.pop("service", None)
+    store = service.resolver.shared if service is not None else None
     stats = crawler.stats.get_stats() if crawler.stats is not None else {}
     REPORT["stats"] = {k: v for k, v in stats.items() if isinstance(v, (int, float, str))}
     REPORT["store"] = dict(store.counts) if store is not None else {}

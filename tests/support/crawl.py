@@ -8,12 +8,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import scrapy
+from scrapy.core.engine import ExecutionEngine
 from scrapy.crawler import AsyncCrawlerRunner, Crawler
 from scrapy.http import Response
 from twisted.internet.defer import Deferred
 from twisted.python.failure import Failure
 
 from scrapy_rep.adapter.exceptions import RepIgnoreRequest
+
+#: how often an idle engine looks for work and asks ``spider_idle`` again: Scrapy's 5 s is
+#: only waiting in a test (held requests end, or go back to be judged, at an idle tick)
+HEARTBEAT = 0.2
+ExecutionEngine._SLOT_HEARTBEAT_INTERVAL = HEARTBEAT
 
 BASE_SETTINGS: dict[str, Any] = {
     "ADDONS": {"scrapy_rep.Addon": 100},

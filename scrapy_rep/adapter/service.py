@@ -1,0 +1,443 @@
+"""The crawl's robots.txt service: one per crawler, one admission path for every client.
+
+Data flows one way: request -> origin -> resolver (cache, or one shared
+fetch) -> policy -> :class:`~scrapy_rep.core.gate.OriginGate` (judge, wait or
+hold) -> :func:`~scrapy_rep.core.decision.judge_record` -> the sink
+(:class:`~scrapy_rep.adapter.telemetry.Telemetry`). :meth:`RobotsService.answer`
+is that path; the downloader middleware, the browser guard, ``scrapy robots``
+and the SitemapSpider's robots.txt request are its clients and hold no
+admission logic of their own.
+
+The service owns what lives as long as the crawl: the robots.txt fetcher,
+the resolver (and is its listener), the gate and :class:`Holding` (where
+held requests wait), Crawl-delay, TDMRep, the collection hook, the sink and
+the open and close handlers. The downloader middleware makes it
+(:meth:`RobotsService.of`); the other clients find it
+(:meth:`RobotsService.running`), and without it they fail closed: a browser
+render whose page was never judged has nothing to judge its sub-requests by.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import weakref
+from collections.abc import Awaitable, Coroutine
+from typing import TYPE_CHECKING, Any
+
+from scrapy import Request, signals
+from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
+from scrapy.exceptions import NotConfigured
+from scrapy.utils.asyncio import is_asyncio_available
+
+from scrapy_rep import signals as rep_signals
+from scrapy_rep.adapter import compat, oneshot
+from scrapy_rep.adapter import meta as M
+from scrapy_rep.adapter.collection import CollectionHook
+from scrapy_rep.adapter.crawl_delay import CrawlDelay
+from scrapy_rep.adapter.fetch import RobotsFetcher, cached_robots_response
+from scrapy_rep.adapter.handover import Handover
+from scrapy_rep.adapter.held_records import HeldRecords
+from scrapy_rep.adapter.holding import Holding, closing
+from scrapy_rep.adapter.robotparser import RepRobotParser
+from scrapy_rep.adapter.tdmrep import TdmRep
+from scrapy_rep.adapter.telemetry import Telemetry
+from scrapy_rep.core.decision import (
+    APPROVED,
+    DOWNLOAD,
+    DROP,
+    PARK,
+    Decision,
+    judge_record,
+    unjudged,
+)
+from scrapy_rep.core.gate import JUDGE, WAIT, OriginGate, waiting_bound
+from scrapy_rep.core.origin import origin_of
+from scrapy_rep.core.policy import NOT_MODIFIED, Conditional, FetchResult, Policy, Status, classify
+from scrapy_rep.core.tdmrep import USE as TDM_USE
+from scrapy_rep.runtime.clock import clock_of
+from scrapy_rep.runtime.resolver import (
+    Fetch,
+    FetchAbandoned,
+    Resolver,
+    ResolverSpec,
+    SharedResolvers,
+)
+from scrapy_rep.runtime.settings import RepSettings, SettingError, is_enabled
+from scrapy_rep.runtime.store import open_store
+from scrapy_rep.runtime.store.factory import shared_pacing
+from scrapy_rep.runtime.store.memory import EVICTED_PER_CACHED, PolicyCache
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+
+logger = logging.getLogger(__name__)
+
+#: why a request the gate holds is not judged, for a client that cannot hold it
+HELD_DETAIL = {
+    "origin-paused": "the origin is paused: its robots.txt could not be read",
+    "origin-pending": "its robots.txt did not arrive within REP_PENDING_WAIT",
+}
+
+
+class RobotsService:
+    """Answers, for every client, what a request of this crawl may do; records the answer."""
+
+    @classmethod
+    def of(cls, crawler: Crawler) -> RobotsService:
+        """The crawler's service, made on first use (by the downloader middleware)."""
+        found = _SERVICES.get(crawler)
+        if found is None:
+            found = _SERVICES[crawler] = cls(crawler)
+        return found
+
+    @classmethod
+    def running(cls, crawler: Crawler) -> RobotsService | None:
+        """The crawler's service if the downloader middleware made one; None: not enabled."""
+        return _SERVICES.get(crawler)
+
+    def __init__(self, crawler: Crawler) -> None:
+        if not is_enabled(crawler.settings.get):
+            raise NotConfigured("REP_ENABLED is off")
+        if not is_asyncio_available():
+            raise SettingError(
+                "scrapy-rep needs Scrapy's asyncio reactor: TWISTED_REACTOR = "
+                "'twisted.internet.asyncioreactor.AsyncioSelectorReactor' (Scrapy's default)"
+            )
+        self.crawler = crawler
+        self.config = config = RepSettings.of(crawler)
+        self.token = config.token
+        self.clock = clock_of(crawler.settings.get("REP_CLOCK")).now
+        self.fetcher = RobotsFetcher(
+            crawler, config.fetch_timeout, config.max_redirects, token=config.token
+        )
+        self.jobdir: str | None = crawler.settings.get("JOBDIR") or None
+        self.spec = ResolverSpec.of(config, self.clock, self.jobdir)
+        #: ``scrapy fetch`` and the like: wait for the whole fetch, then answer; hold nothing
+        self.one_shot = oneshot.command_of(crawler)
+        wait = config.pending_wait if self.one_shot is None else self.spec.fetch_budget
+        # a one-shot command's requests all wait: none may be dropped for want of room
+        concurrency = crawler.settings.getint("CONCURRENT_REQUESTS")
+        self.gate: OriginGate[Request] = OriginGate(
+            wait,
+            config.park_max,
+            config.park_timeout,
+            max_waiting=waiting_bound(concurrency) if self.one_shot is None else None,
+        )
+        hook = config.collection_hook
+        self.collection = CollectionHook(hook) if hook is not None else None
+        self.telemetry = Telemetry.of(crawler)
+        self.resolver = SharedResolvers.acquire(self.spec, self._make_resolver)
+        self.resolver.listeners.append(self)
+        self.crawl_delay = (
+            CrawlDelay(
+                crawler,
+                config.crawl_delay_max,
+                self.telemetry,
+                self._asked_delay,
+                shared_pacing(self.resolver.shared) if config.crawl_delay_shared else None,
+            )
+            if config.crawl_delay_enabled
+            else None
+        )
+        self.holding = Holding(
+            crawler,
+            self.gate,
+            self.resolver,
+            self.telemetry,
+            self.fetch,
+            clock=self.clock,
+            token=self.token,
+            handover=Handover(crawler, self.telemetry, config.requeue_parked, self.jobdir),
+        )
+        #: tdmrep.json, fetched only when a declared use is the one TDMRep speaks of
+        self.tdmrep = (
+            TdmRep(crawler, config, self.telemetry, self.resolver, self.closing)
+            if TDM_USE in config.uses
+            else None
+        )
+        connect = crawler.signals.connect
+        connect(self._on_opened, signal=signals.spider_opened)
+        connect(self.holding.on_idle, signal=signals.spider_idle)
+        connect(self._on_closed, signal=signals.spider_closed)
+        if self.telemetry.audit is not None:  # the target's own status, for the audit log only
+            connect(self.telemetry.response, signal=signals.response_received)
+        logger.info("scrapy-rep: obeying robots.txt as %(token)r (RFC 9309)", {"token": self.token})
+        compat.log_missing_features(logger)
+
+    def _make_resolver(self) -> Resolver:
+        cache = PolicyCache(self.config.cache_max_origins)
+        # an operator's ``scrapy-rep store forget`` empties the local cache too
+        shared = open_store(self.config, self.jobdir, on_invalidate=cache.forget)
+        if shared is None:  # nothing else to ask for an evicted origin: keep it compact
+            cache.evicted_max = EVICTED_PER_CACHED * self.config.cache_max_origins
+        return Resolver.of(self.spec, cache, shared)
+
+    # -- the one admission path -----------------------------------------------
+
+    async def answer(
+        self, origin: str, request: Request, *, downloader: bool = False
+    ) -> tuple[dict[str, Any], Policy | None]:
+        """The decision record for ``request`` and the policy it rests on.
+
+        Policy for the origin, then the gate: judge now, wait for the origin's
+        one shared fetch, or hold. ``downloader``: the request is on its way to
+        be downloaded by the crawl and holds a downloader slot while it waits
+        (the gate's waiting bound); its answer is its final one and is
+        recorded here, and a held one comes back with action ``park``, to be
+        handed back. Any other request (a browser's sub-request) takes no
+        slot; a held one is dropped with the gate's reason, and its client
+        records it with what only it knows.
+        """
+        policy = self.resolver.current(origin)
+        now = self.clock()
+        cache = "miss" if policy is None else "hit" if policy.fresh(now) else "expired"
+        admission = self.gate.admit(origin, policy, self.resolver.pending_since(origin), now)
+        if admission.action == WAIT:
+            if self.tdmrep is not None:
+                self.tdmrep.start(origin)  # beside the robots.txt fetch, not after it
+            if not downloader:  # takes no downloader slot: the gate's waiting bound is not its
+                policy = await self._wait_for_fetch(origin, admission.budget, request)
+            else:  # past the gate's bound, start the fetch and park at once: no waiting slot
+                budget = admission.budget if self.gate.may_wait() else 0.0
+                with self.gate.waiting_room():
+                    policy = await self._wait_for_fetch(origin, budget, request)
+            admission = self.gate.admit_fetched(policy)
+        if admission.action != JUDGE:
+            return self._held(origin, request, policy, admission.reason, downloader), policy
+        assert policy is not None
+        if self.collection is None:  # no await on the hot path
+            record = self._record(origin, request.url, policy)
+            if self.tdmrep is not None:  # REP_USES names train-ai
+                await self.tdmrep.join(origin, request.url, record)
+        else:
+            record = await self._decide(origin, request, policy)
+        if downloader:
+            request.meta[M.DECISION] = record
+            if self.one_shot is not None and record["action"] not in (DOWNLOAD, DROP):
+                record["action"] = DROP  # a one-shot command holds nothing
+            self.telemetry.judged(origin, record, cache)
+            if self.one_shot is not None and record["action"] == DROP:
+                oneshot.say(record)
+        return record, policy
+
+    def _held(
+        self, origin: str, request: Request, policy: Policy | None, reason: str, downloader: bool
+    ) -> dict[str, Any]:
+        """The record of a request the gate holds: ``park`` it (downloader), else drop it.
+
+        A one-shot command holds nothing: its request is dropped now, saying why.
+        """
+        if not downloader or self.one_shot is None:
+            action = PARK if downloader else DROP
+            detail = HELD_DETAIL.get(reason, reason)
+            return unjudged(origin, self.token, request.url, policy, action, reason, detail)
+        policy = self.resolver.current(origin)
+        said = policy.reason if policy is not None else "its robots.txt fetch did not end"
+        detail = f"{said}; scrapy {self.one_shot} does not wait for robots.txt to be retried"
+        record = unjudged(origin, self.token, request.url, policy, DROP, reason, detail)
+        request.meta[M.DECISION] = record
+        self.telemetry.final(origin, record)
+        oneshot.say(record)
+        return record
+
+    async def _wait_for_fetch(self, origin: str, budget: float, request: Request) -> Policy | None:
+        """The new policy, if the origin's fetch (for ``request``) ends within ``budget`` s."""
+        task = self.resolver.resolve(origin, self.fetch)
+        if not task.done():
+            self.fetcher.asking(origin, request)
+        try:
+            return await asyncio.wait_for(asyncio.shield(task), max(budget, 1e-9))
+        except (asyncio.TimeoutError, FetchAbandoned):
+            return None
+        except asyncio.CancelledError:
+            if task.cancelled():  # the fetch was given up, not this request
+                return None
+            raise
+
+    async def _decide(self, origin: str, request: Request, policy: Policy) -> dict[str, Any]:
+        """The decision record for ``request`` (asking the collection hook, if there is one)."""
+        if self.collection is None or policy.status not in (Status.OK, Status.UNAVAILABLE):
+            record = self._record(origin, request.url, policy)
+        else:
+            collection, problem = await self.collection(request, self.crawler.spider)
+            record = self._record(origin, request.url, policy, collection)
+            if problem is not None:
+                record["detail"] = problem
+        if self.tdmrep is not None:
+            await self.tdmrep.join(origin, request.url, record)
+        return record
+
+    def _record(
+        self, origin: str, url: str, policy: Policy, collection: str = APPROVED
+    ) -> dict[str, Any]:
+        robots = self.resolver.cache.robots(policy) if policy.status is Status.OK else None
+        return judge_record(
+            origin,
+            self.token,
+            url,
+            policy,
+            robots,
+            collection=collection,
+            disallowed_action=self.config.disallowed_action,
+            unresolved_collection_action=self.config.collection_unresolved_action,
+            declared=self.config.declared,
+        )
+
+    # -- what the clients ask besides ---------------------------------------------
+
+    def pace(
+        self, request: Request, origin: str, policy: Policy
+    ) -> Coroutine[Any, Any, None] | None:
+        """Before a download: its slot keeps the origin's Crawl-delay; something to await with
+        cluster pacing, else None (no await for an undelayed origin)."""
+        if self.crawl_delay is None:
+            return None
+        return self.crawl_delay.keep(request, origin, policy)
+
+    def hand_back(self, request: Request, reason: str) -> Request:
+        """A held request, handed back to the engine, to be parked before the scheduler."""
+        return self.holding.hand_back(request, reason)
+
+    def withhold(self, origin: str, request: Request, reason: str) -> None:
+        """Drop a held request for a reason of its own (raises :class:`RepIgnoreRequest`)."""
+        self.holding.withhold(origin, request, reason)
+
+    async def robots_for_spider(self, origin: str, request: Request) -> Response | None:
+        """A spider's own robots.txt request, answered from the cache when it is fresh and ok."""
+        policy = self.resolver.current(origin)
+        if policy is None or not policy.fresh(self.clock()):
+            policy = await self._wait_for_fetch(origin, self.config.pending_wait, request)
+        kept = self.resolver.cache.with_body(origin)
+        robots = self.resolver.cache.robots(policy) if policy is not None else None
+        if kept is None or kept.status is not Status.OK or kept.body is None or robots is None:
+            return None  # 404, paused, unreachable, pending: to the network, as without us
+        self.telemetry.inc("rep/robots/served_from_cache")
+        return cached_robots_response(request, kept.body, robots.sitemaps)
+
+    async def ask(self, url: str) -> tuple[Decision, Policy]:
+        """The answer a crawl would give for ``url`` now, recording nothing (``scrapy robots``)."""
+        origin = origin_of(url)
+        policy = self.resolver.current(origin)
+        if policy is None or not policy.fresh(self.clock()):
+            policy = await self.resolver.resolve(origin, self.fetch)
+        return Decision(**await self._decide(origin, Request(url), policy)), policy
+
+    def subrequest(self, origin: str | None, record: dict[str, Any], **where: Any) -> None:
+        """A browser's sub-request judged: recorded with the page and hop it came from."""
+        self.telemetry.subrequest(origin, record, **where)
+
+    def final(self, origin: str | None, record: dict[str, Any]) -> None:
+        """A request's last answer, given by a client (a render's navigation dropped)."""
+        self.telemetry.final(origin, record)
+
+    def fetch_in_own_slot(self) -> None:
+        """robots.txt (and tdmrep.json) no longer queue behind the host's slot: renders hold it."""
+        self.fetcher.use_own_slot()
+        if self.tdmrep is not None:
+            self.tdmrep.use_own_slot()
+
+    def _asked_delay(self, policy: Policy) -> float | None:
+        robots = self.resolver.cache.robots(policy) if policy.status is Status.OK else None
+        return robots.crawl_delay(self.token) if robots is not None else None
+
+    # -- fetching -----------------------------------------------------------
+
+    def closing(self) -> bool:
+        """Whether this crawler is closing: a fetch now is abandoned, not learnt from."""
+        return self.holding.closed or closing(self.crawler)
+
+    async def fetch(self, origin: str, validators: Conditional | None = None) -> FetchResult:
+        """The resolver's fetch for ``origin``: this crawler's robots.txt, one record a fetch."""
+        if self.closing():
+            raise FetchAbandoned(origin)
+        held = self.gate.first_held(origin)
+        if held is not None:  # a refetch for held requests: on their behalf
+            self.fetcher.asking(origin, held)
+        result = await self.fetcher(origin, validators)
+        if result.error and self.closing():
+            raise FetchAbandoned(origin)  # cut short by our own close, not the site's fault
+        self.telemetry.fetched(classify(result), result.error, result.truncated, result.redirects)
+        return result
+
+    # -- new policies (the resolver's listener) -----------------------------
+
+    def on_policy(
+        self, origin: str, old: Policy | None, new: Policy, fetched: Fetch | None
+    ) -> None:
+        """A new policy for ``origin``, from any crawler sharing the resolver."""
+        asked = self.fetcher.answered(origin)
+        if self.holding.closed:
+            return
+        here = fetched == self.fetch
+        parsed = here and new.status is Status.OK and new.outcome != NOT_MODIFIED
+        robots = self.resolver.cache.robots(new) if parsed else None
+        self.telemetry.policy(origin, new, here, robots.licenses if robots is not None else ())
+        effects = self.gate.on_policy(origin, old, new, self.clock())
+        self.telemetry.standing(origin, new, paused=effects.paused, resumed=effects.resumed)
+        if effects.paused:
+            self._send(rep_signals.origin_paused, origin, new)
+        if effects.resumed:
+            self._send(rep_signals.origin_resumed, origin, new)
+        if parsed:  # a 304 renewed the copy in hand: nothing was parsed
+            self._parsed(origin, new, asked or Request(new.url))
+        # the held requests of a given-up origin go back to be dropped, not released
+        self.holding.carry_out(origin, effects, released=new.status is not Status.UNRESOLVED)
+
+    def on_abandoned(self, origin: str) -> None:
+        """A fetch ended with its crawler: fetch again for what this crawler holds."""
+        self.fetcher.answered(origin)
+        self.holding.refetch_if_held(origin)
+
+    def _parsed(self, origin: str, policy: Policy, asked: Request) -> None:
+        """Scrapy's ``robots_parsed``, with the request the fetch was for, as Scrapy sends it."""
+        robots = self.resolver.cache.robots(policy)
+        if robots is None:
+            return
+        self.telemetry.parsed(origin, robots.diagnostics)
+        compat.send_robots_parsed(self.crawler, RepRobotParser(robots, self.token), asked)
+
+    def _send(self, signal: object, origin: str, policy: Policy) -> None:
+        self.crawler.signals.send_catch_log(
+            signal=signal, origin=origin, policy=policy, spider=self.crawler.spider
+        )
+
+    # -- open and close -----------------------------------------------------
+
+    def _on_opened(self, spider: Any = None) -> None:
+        _warn_if_builtin_active(self.crawler)
+        self.holding.records = HeldRecords.open(self.crawler, self.config, self.telemetry)
+        self.holding.handover.restore()
+
+    def _on_closed(self, spider: Any = None, reason: str = "") -> Any:
+        name = getattr(spider or self.crawler.spider, "name", None) or self.crawler.spidercls.name
+        self.telemetry.closed(reason, self.holding.close(), spider=name, token=self.token)
+        self.resolver.listeners.remove(self)
+        steps: list[Awaitable[None]] = []
+        if self.holding.records is not None:  # handed over by now: the records go
+            steps.append(self.holding.records.close())
+        if SharedResolvers.leave(self.spec) and self.resolver.shared is not None:
+            steps.append(self.resolver.shared.close())  # the last user closes the connections
+        return _in_turn(steps) if steps else None
+
+
+async def _in_turn(steps: list[Awaitable[None]]) -> None:
+    for step in steps:
+        await step
+
+
+def _warn_if_builtin_active(crawler: Crawler) -> None:
+    """Two robots middlewares would fetch every robots.txt twice; say how to fix it."""
+    engine = crawler.engine
+    manager = getattr(getattr(engine, "downloader", None), "middleware", None)
+    if any(isinstance(mw, RobotsTxtMiddleware) for mw in getattr(manager, "middlewares", ())):
+        logger.warning(
+            "scrapy-rep: Scrapy's RobotsTxtMiddleware is active too (ROBOTSTXT_OBEY=True), so "
+            "robots.txt is fetched twice; enable scrapy-rep with ADDONS = "
+            "{'scrapy_rep.Addon': 100}, or set ROBOTSTXT_OBEY = False"
+        )
+
+
+#: crawler -> its service (``RobotsService.of``); gone with the crawler
+_SERVICES: weakref.WeakKeyDictionary[Any, RobotsService] = weakref.WeakKeyDictionary()

@@ -1,0 +1,239 @@
+"""The Scrapy side in-process: a clock moved by hand, and a fake robots.txt fetch.
+
+The rig fakes exactly two things, the clock and the robots.txt fetch seam
+(``engine.download_async``); everything else is Scrapy's own crawler from
+``get_crawler()`` and scrapy-rep's own components.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import itertools
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from scrapy import Request, Spider
+from scrapy.core.downloader import Downloader, Slot
+from scrapy.crawler import Crawler
+from scrapy.http import Response
+from scrapy.utils.test import get_crawler
+from twisted.internet.defer import Deferred
+
+from scrapy_rep.core.origin import NotAnOrigin, origin_of, robots_url
+from tests.support.crawl import BASE_SETTINGS
+
+#: calls one advance() may fire: a callback that keeps rescheduling itself at once is a bug
+MAX_CALLS_PER_ADVANCE = 10_000
+
+
+@dataclass(order=True)
+class ManualCall:
+    """A call ``ManualClock.call_later`` planned; ``cancel()`` stops it."""
+
+    when: float
+    seq: int
+    fn: Callable[..., object] = field(compare=False)
+    args: tuple[Any, ...] = field(compare=False)
+    cancelled: bool = field(default=False, compare=False)
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
+class ManualClock:
+    """A :class:`~scrapy_rep.runtime.clock.Clock` that moves only when a test says.
+
+    ``advance(seconds)`` fires every call due by then, earliest first (in the
+    order planned for equal times), each seeing ``now()`` at its own time.
+    Settings are deep-copied by Scrapy: a copy of the clock is the clock itself.
+    """
+
+    def __init__(self, start: float = 1_700_000_000.0) -> None:
+        self.time = start
+        self._calls: list[ManualCall] = []
+        self._seq = itertools.count()
+
+    def now(self) -> float:
+        return self.time
+
+    def call_later(self, delay: float, fn: Callable[..., object], *args: Any) -> ManualCall:
+        call = ManualCall(self.time + max(0.0, delay), next(self._seq), fn, args)
+        heapq.heappush(self._calls, call)
+        return call
+
+    def advance(self, seconds: float) -> int:
+        """Move the time on by ``seconds``, firing what falls due; how many calls fired."""
+        target = self.time + seconds
+        fired = 0
+        while self._calls and self._calls[0].when <= target:
+            call = heapq.heappop(self._calls)
+            if call.cancelled:
+                continue
+            fired += 1
+            if fired > MAX_CALLS_PER_ADVANCE:
+                raise RuntimeError(f"more than {MAX_CALLS_PER_ADVANCE} calls in one advance")
+            self.time = max(self.time, call.when)
+            call.fn(*call.args)
+        self.time = target
+        return fired
+
+    @property
+    def planned(self) -> list[float]:
+        """When the calls still to come are due, earliest first."""
+        return sorted(call.when for call in self._calls if not call.cancelled)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> ManualClock:
+        return self
+
+
+def in_loop(coro: Awaitable[Any]) -> Deferred[Any]:
+    """Run ``coro`` as an asyncio task (timers, ``wait_for`` and locks need one) for a test."""
+    return Deferred.fromFuture(asyncio.ensure_future(coro))
+
+
+# -- the fetch seam -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What the fake transport answers for one URL: a response, or an exception to raise."""
+
+    status: int = 200
+    headers: Mapping[str, str] = field(default_factory=dict)
+    body: bytes = b""
+    #: Scrapy's response flags, e.g. ``("dataloss",)`` for a body cut short
+    flags: tuple[str, ...] = ()
+
+
+#: what a key of the transport's mapping may answer: ``(status, headers, body)``, an Answer,
+#: an exception (raised as the download's failure), or a list of those, one per request
+Reply = tuple[int, Mapping[str, str], bytes] | Answer | BaseException
+
+
+class FakeTransport:
+    """The robots.txt fetch seam faked, as httpx's ``MockTransport`` fakes a transport.
+
+    ``answers`` maps an origin (its robots.txt) or a whole URL to what it
+    answers; a list answers one item per request, the last one again after
+    that. An unknown URL is a 404. Every request sent is kept in ``sent``.
+    """
+
+    def __init__(self, answers: Mapping[str, Reply | list[Reply]] | None = None) -> None:
+        self.answers: dict[str, Reply | list[Reply]] = dict(answers or {})
+        self.sent: list[Request] = []
+
+    def urls(self) -> list[str]:
+        return [request.url for request in self.sent]
+
+    def _reply(self, url: str) -> Reply:
+        try:
+            key = url if url in self.answers else robots_origin(url)
+        except NotAnOrigin:
+            key = url
+        planned = self.answers.get(key, (404, {}, b""))
+        if not isinstance(planned, list):
+            return planned
+        return planned.pop(0) if len(planned) > 1 else planned[0]
+
+    async def __call__(self, request: Request) -> Response:
+        self.sent.append(request)
+        reply = self._reply(request.url)
+        if isinstance(reply, BaseException):
+            raise reply
+        answer = reply if isinstance(reply, Answer) else Answer(reply[0], reply[1], reply[2])
+        return Response(
+            request.url,
+            status=answer.status,
+            headers=dict(answer.headers),
+            body=answer.body,
+            request=request,
+            flags=list(answer.flags),
+        )
+
+
+def robots_origin(url: str) -> str:
+    """The origin whose robots.txt ``url`` is; any other URL is its own key."""
+    origin = origin_of(url)
+    return origin if robots_url(origin) == url else url
+
+
+# -- the crawler ----------------------------------------------------------------------------------
+
+
+class RigSlot:
+    """The engine's slot, as far as scrapy-rep looks: not closing; its scheduler."""
+
+    closing = None
+
+    def __init__(self) -> None:
+        self.scheduler: Any = None
+
+
+class RigEngine:
+    """What scrapy-rep asks of Scrapy's engine, with downloads going to the fake transport.
+
+    The downloader is Scrapy's own (its slots and per-slot settings are what
+    crawl delay changes), made for a twin crawler without the add-on, so no
+    second scrapy-rep middleware is built beside the component under test.
+    Requests given to ``crawl()`` are kept in ``crawled``.
+    """
+
+    def __init__(self, crawler: Crawler, transport: FakeTransport, downloader: Downloader) -> None:
+        self.crawler = crawler
+        self.spider = crawler.spider
+        self.signals = crawler.signals
+        self.transport = transport
+        self.downloader = downloader
+        self._slot = RigSlot()
+        self.crawled: list[Request] = []
+
+    @property
+    def scheduler(self) -> Any:
+        return self._slot.scheduler
+
+    def crawl(self, request: Request) -> None:
+        self.crawled.append(request)
+
+    async def download_async(self, request: Request) -> Response:
+        return await self.transport(request)
+
+
+class Rig:
+    """One crawler from Scrapy's ``get_crawler()`` with the add-on, a ManualClock, a fake fetch.
+
+    Components are built from ``rig.crawler`` as the crawl builds them; the
+    clock moves only by ``rig.clock.advance``; robots.txt comes from
+    ``rig.transport``. ``close()`` (or leaving ``with``) stops what the downloader started.
+    """
+
+    def __init__(
+        self,
+        settings: Mapping[str, Any] | None = None,
+        answers: Mapping[str, Reply | list[Reply]] | None = None,
+        spidercls: type[Spider] = Spider,
+    ) -> None:
+        self.clock = ManualClock()
+        self.transport = FakeTransport(answers)
+        merged = {**BASE_SETTINGS, "REP_CLOCK": self.clock, **(settings or {})}
+        self.crawler = get_crawler(spidercls, settings_dict=merged)
+        self.crawler.spider = spidercls.from_crawler(self.crawler, name="rig")
+        twin = get_crawler(spidercls, settings_dict={**merged, "ADDONS": {}})
+        twin.spider = self.crawler.spider  # older downloaders read the spider's download_delay
+        self.engine = RigEngine(self.crawler, self.transport, Downloader(twin))
+        self.crawler.engine = self.engine  # type: ignore[assignment]
+
+    def slot_of(self, url: str) -> Slot:
+        """The download slot Scrapy's downloader makes (or has) for ``url``."""
+        _key, slot = self.engine.downloader._get_slot(Request(url))
+        return slot
+
+    def close(self) -> None:
+        self.engine.downloader.close()
+
+    def __enter__(self) -> Rig:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

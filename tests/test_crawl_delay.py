@@ -1,0 +1,253 @@
+"""Crawl-delay in-process: the floor under Scrapy's download slots, the cap, cluster pacing.
+
+On the rig: Scrapy's own downloader makes the slots, the clock is the
+ManualClock, so a cluster send time 30 s away is waited for without waiting.
+The whole-crawl versions are in ``tests/integration/test_middleware_behaviour.py``
+(the slot a spider sees) and ``tests/integration/test_redis_cluster.py`` (the
+send times of a real cluster).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+from typing import Any
+
+import pytest
+import pytest_twisted
+from pydispatch import dispatcher
+from scrapy import Request, signals
+from scrapy.http import Response
+
+from scrapy_rep.adapter import compat
+from scrapy_rep.adapter.crawl_delay import SEND_MARGIN, CrawlDelay
+from scrapy_rep.adapter.telemetry import Telemetry
+from scrapy_rep.core.policy import Policy
+from tests.support.policies import full_policy
+from tests.support.rig import Rig, in_loop
+
+A = "http://a.example:80"
+
+
+def policy(digest: str = "d1") -> Policy:
+    return dataclasses.replace(full_policy(), digest=digest)
+
+
+class Asked:
+    """The delay each body asks of the crawl's token; counts how often it is asked."""
+
+    def __init__(self, delays: dict[str | None, float | None]) -> None:
+        self.delays = delays
+        self.calls: list[str | None] = []
+
+    def __call__(self, policy: Policy) -> float | None:
+        self.calls.append(policy.digest)
+        return self.delays.get(policy.digest)
+
+
+def crawl_delay(rig: Rig, asked: Asked, cap: float = 60.0, pacing: Any = None) -> CrawlDelay:
+    return CrawlDelay(rig.crawler, cap, Telemetry.of(rig.crawler), asked, pacing)
+
+
+def stat(rig: Rig, key: str) -> Any:
+    Telemetry.of(rig.crawler).flush()
+    return rig.crawler.stats.get_value(key)
+
+
+def jitter_of(slot: Any) -> float:
+    return float(slot.jitter) if compat.SLOT_JITTER else float(bool(slot.randomize_delay))
+
+
+def test_an_origin_without_crawl_delay_leaves_the_slot_alone(rig: Rig) -> None:
+    delay = crawl_delay(rig, Asked({}))
+    assert delay.keep(Request("http://a.example/1"), A, policy()) is None
+    assert rig.engine.downloader.per_slot_settings == {}
+    assert stat(rig, "rep/crawl_delay/applied") is None
+    assert Telemetry.of(rig.crawler).counts.of(A).crawl_delay is None
+
+
+def test_a_crawl_delay_is_the_floor_of_a_new_slot_without_jitter(rig: Rig) -> None:
+    delay = crawl_delay(rig, Asked({"d1": 2.5}))
+    assert delay.keep(Request("http://a.example/1"), A, policy()) is None
+    settings = rig.engine.downloader.per_slot_settings["a.example"]
+    assert settings["delay"] == 2.5
+    slot = rig.slot_of("http://a.example/1")  # made from those settings, as Scrapy makes it
+    assert slot.delay == 2.5
+    assert jitter_of(slot) == 0
+    assert stat(rig, "rep/crawl_delay/applied") == 1
+    assert Telemetry.of(rig.crawler).counts.of(A).crawl_delay == 2.5
+
+
+def test_a_live_slot_is_slowed_at_once(rig: Rig) -> None:
+    slot = rig.slot_of("http://a.example/1")
+    assert slot.delay == 0
+    crawl_delay(rig, Asked({"d1": 3.0})).keep(Request("http://a.example/1"), A, policy())
+    assert slot.delay == 3.0
+    assert jitter_of(slot) == 0
+
+
+def test_download_delay_above_the_crawl_delay_stays() -> None:
+    with Rig({"DOWNLOAD_DELAY": 4.0}) as rig:
+        crawl_delay(rig, Asked({"d1": 1.0})).keep(Request("http://a.example/1"), A, policy())
+        assert rig.engine.downloader.per_slot_settings["a.example"]["delay"] == 4.0
+
+
+def test_origins_of_one_host_share_its_slot_and_the_largest_delay(rig: Rig) -> None:
+    delay = crawl_delay(rig, Asked({"slow": 5.0, "fast": 1.0}))
+    delay.keep(Request("http://a.example/1"), A, policy("slow"))
+    delay.keep(Request("https://a.example/1"), "https://a.example:443", policy("fast"))
+    assert rig.engine.downloader.per_slot_settings["a.example"]["delay"] == 5.0
+    assert stat(rig, "rep/crawl_delay/applied") == 1  # the second floor changed nothing
+
+
+def test_a_crawl_delay_over_the_cap_is_capped_and_said(
+    rig: Rig, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.INFO, logger="scrapy_rep"):
+        crawl_delay(rig, Asked({"d1": 100.0}), cap=0.2).keep(
+            Request("http://a.example/1"), A, policy()
+        )
+    assert rig.engine.downloader.per_slot_settings["a.example"]["delay"] == 0.2
+    assert stat(rig, "rep/crawl_delay/capped") == 1
+    assert any("capped at 0.2s" in r.getMessage() for r in caplog.records)
+
+
+def test_the_delay_is_decided_once_per_body(rig: Rig) -> None:
+    asked = Asked({"d1": 1.0, "d2": 2.0})
+    delay = crawl_delay(rig, asked)
+    for n in range(3):
+        delay.keep(Request(f"http://a.example/{n}"), A, policy("d1"))
+    assert asked.calls == ["d1"]
+    delay.keep(Request("http://a.example/new"), A, policy("d2"))  # a new robots.txt body
+    assert asked.calls == ["d1", "d2"]
+    assert rig.engine.downloader.per_slot_settings["a.example"]["delay"] == 2.0
+
+
+def test_the_floor_is_put_back_after_autothrottle_lowers_it(rig: Rig) -> None:
+    request = Request("http://a.example/1")
+    delay = crawl_delay(rig, Asked({"d1": 3.0}))  # kept: signals hold their receivers weakly
+    delay.keep(request, A, policy())
+    slot = rig.slot_of(request.url)
+    request.meta["download_slot"] = "a.example"  # as the downloader marks it
+    slot.delay = 0.5  # AutoThrottle's adjustment on the same signal
+    rig.crawler.signals.send_catch_log(
+        signal=signals.response_downloaded,
+        response=Response(request.url, request=request),
+        request=request,
+        spider=rig.crawler.spider,
+    )
+    assert slot.delay == 3.0
+
+
+def test_only_a_crawl_with_a_floor_listens_to_each_response(rig: Rig) -> None:
+    def listening(delay: CrawlDelay) -> bool:
+        heard = dispatcher.getAllReceivers(rig.crawler.signals.sender, signals.response_downloaded)
+        receivers = dispatcher.liveReceivers(heard)
+        return any(getattr(r, "__self__", None) is delay for r in receivers)
+
+    delay = crawl_delay(rig, Asked({"d1": 3.0}))
+    delay.keep(Request("http://b.example/1"), "http://b.example:80", policy("none"))
+    assert not listening(delay)  # ~9 µs a response saved while no origin asks for a delay
+    delay.keep(Request("http://a.example/1"), A, policy())
+    assert listening(delay)
+
+
+# -- cluster pacing: send times reserved in the shared store -------------------------------------
+
+
+class FakePacing:
+    """The shared store's send times: each reservation answers the next wait, or fails."""
+
+    def __init__(self, waits: list[float | Exception]) -> None:
+        self.waits = waits
+        self.reserved: list[tuple[str, float]] = []
+
+    async def reserve(self, slot: str, gap: float) -> float:
+        self.reserved.append((slot, gap))
+        wait = self.waits.pop(0)
+        if isinstance(wait, Exception):
+            raise wait
+        return wait
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_request_waits_for_its_reserved_send_time_on_the_crawls_clock(rig: Rig) -> None:
+    async def scenario() -> None:
+        pacing = FakePacing([30.0])
+        delay = crawl_delay(rig, Asked({"d1": 2.0}), pacing=pacing)
+        paced = delay.keep(Request("http://a.example/1"), A, policy())
+        assert paced is not None
+        send = asyncio.ensure_future(paced)
+        for _ in range(5):
+            await asyncio.sleep(0)
+        assert pacing.reserved == [("a.example", 2.0 + SEND_MARGIN)]
+        assert rig.clock.planned == [rig.clock.now() + 30.0]
+        rig.clock.advance(29.9)
+        await asyncio.sleep(0)
+        assert not send.done()
+        rig.clock.advance(0.1)
+        await send
+        assert stat(rig, "rep/cluster/delay-waits") == 1
+        counts = Telemetry.of(rig.crawler).counts
+        assert (counts.delay_waits, counts.delay_waited_s) == (1, 30.0)
+        assert "a.example" not in rig.engine.downloader.per_slot_settings  # no local floor
+
+    await in_loop(scenario())
+
+
+@pytest_twisted.ensureDeferred
+async def test_no_wait_no_timer(rig: Rig) -> None:
+    async def scenario() -> None:
+        pacing = FakePacing([0.0])
+        paced = crawl_delay(rig, Asked({"d1": 2.0}), pacing=pacing).keep(
+            Request("http://a.example/1"), A, policy()
+        )
+        assert paced is not None
+        await paced
+        assert rig.clock.planned == []
+        assert stat(rig, "rep/cluster/delay-waits") is None
+
+    await in_loop(scenario())
+
+
+@pytest_twisted.ensureDeferred
+async def test_when_the_shared_pacing_fails_the_slot_gets_the_local_floor(
+    rig: Rig, caplog: pytest.LogCaptureFixture
+) -> None:
+    async def scenario() -> None:
+        pacing = FakePacing([ConnectionError("redis down"), ConnectionError("still"), 0.0])
+        delay = crawl_delay(rig, Asked({"d1": 2.0}), pacing=pacing)
+        with caplog.at_level(logging.DEBUG, logger="scrapy_rep"):
+            for n in range(3):
+                paced = delay.keep(Request(f"http://a.example/{n}"), A, policy())
+                assert paced is not None
+                await paced
+        assert rig.engine.downloader.per_slot_settings["a.example"]["delay"] == 2.0
+        failed = [r for r in caplog.records if "shared Crawl-delay failed" in r.getMessage()]
+        assert [r.levelno for r in failed] == [logging.WARNING, logging.DEBUG]  # warned once
+        assert any("answers again" in r.getMessage() for r in caplog.records)
+
+    await in_loop(scenario())
+
+
+@pytest_twisted.ensureDeferred
+async def test_one_reservation_per_slot_at_a_time_in_a_worker(rig: Rig) -> None:
+    async def scenario() -> None:
+        pacing = FakePacing([10.0, 10.0])
+        delay = crawl_delay(rig, Asked({"d1": 2.0}), pacing=pacing)
+        first = asyncio.ensure_future(delay.keep(Request("http://a.example/1"), A, policy()))  # type: ignore[arg-type]
+        second = asyncio.ensure_future(delay.keep(Request("http://a.example/2"), A, policy()))  # type: ignore[arg-type]
+        for _ in range(5):
+            await asyncio.sleep(0)
+        assert len(pacing.reserved) == 1  # the second waits for the first's turn
+        rig.clock.advance(10)
+        await first
+        for _ in range(5):
+            await asyncio.sleep(0)
+        assert len(pacing.reserved) == 2
+        rig.clock.advance(10)
+        await second
+        assert delay._turns == {} and delay._queued == {}  # nothing kept per slot afterwards
+
+    await in_loop(scenario())

@@ -1,0 +1,118 @@
+"""Telemetry, the one sink per crawler: every component counts through it, and it writes
+the stats, the per-origin counts, the audit log and the close report together.
+
+In-process, on Scrapy's ``get_crawler()``; what a whole crawl writes is in
+``tests/integration/test_audit.py`` and ``tests/integration/test_report.py``.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pytest
+from scrapy import signals
+from scrapy.utils.test import get_crawler
+
+from scrapy_rep.adapter.page import PageDirectivesMiddleware
+from scrapy_rep.adapter.telemetry import FLUSH_EVERY, Telemetry
+from scrapy_rep.core.decision import withheld
+from tests.support.audit import records
+
+ADDON = {"ADDONS": {"scrapy_rep.Addon": 100}}
+
+
+def test_each_crawler_has_one_sink() -> None:
+    crawler = get_crawler(settings_dict=ADDON)
+    assert Telemetry.of(crawler) is Telemetry.of(crawler)
+    assert Telemetry.of(get_crawler(settings_dict=ADDON)) is not Telemetry.of(crawler)
+
+
+def test_the_page_middleware_counts_through_the_crawls_sink() -> None:
+    crawler = get_crawler(settings_dict=ADDON)
+    page = PageDirectivesMiddleware.from_crawler(crawler)
+    assert page.telemetry is Telemetry.of(crawler)
+
+
+def test_batched_counts_reach_scrapys_stats_when_the_spider_closes() -> None:
+    crawler = get_crawler(settings_dict=ADDON)
+    sink = Telemetry.of(crawler)
+    sink.inc("rep/page/nofollow")
+    assert crawler.stats.get_value("rep/page/nofollow") is None  # still batched
+    crawler.signals.send_catch_log(signal=signals.spider_closed, spider=None, reason="finished")
+    assert crawler.stats.get_value("rep/page/nofollow") == 1
+
+
+A = "http://a.example:80"
+
+
+def test_counts_reach_scrapys_stats_in_batches_of_flush_every() -> None:
+    crawler = get_crawler(settings_dict=ADDON)
+    sink = Telemetry.of(crawler)
+    for _ in range(FLUSH_EVERY - 1):
+        sink.inc("rep/parked")
+    assert crawler.stats.get_value("rep/parked") is None
+    sink.inc("rep/parked")
+    assert crawler.stats.get_value("rep/parked") == FLUSH_EVERY
+
+
+def test_a_dropped_request_is_one_decision_record_with_its_counts(tmp_path: Path) -> None:
+    log = tmp_path / "audit.jsonl"
+    crawler = get_crawler(settings_dict={**ADDON, "REP_DECISION_LOG": str(log)})
+    sink = Telemetry.of(crawler)
+    record = withheld(A, "testbot", "http://a.example/1", None, "park-expired")
+    sink.final(A, record)
+    sink.closed("finished", 0, spider="s", token="testbot")
+    assert crawler.stats.get_value("rep/dropped/park-expired") == 1
+    assert sink.counts.of(A).to_dict()["dropped"] == {"park-expired": 1}
+    decisions = [r for r in records(log) if r["type"] == "decision"]
+    assert [(r["url"], r["reason"]) for r in decisions] == [("http://a.example/1", "park-expired")]
+    (origin,) = [r for r in records(log) if r["type"] == "origin"]
+    assert origin["origin"] == A
+
+
+def test_parked_released_kept_and_requeued_each_leave_a_record(tmp_path: Path) -> None:
+    log = tmp_path / "audit.jsonl"
+    crawler = get_crawler(settings_dict={**ADDON, "REP_DECISION_LOG": str(log)})
+    sink = Telemetry.of(crawler)
+    sink.parked(A, "http://a.example/1", "origin-paused")
+    sink.released(A, "http://a.example/1")
+    sink.parked(A, "http://a.example/2", "origin-pending")
+    sink.kept("http://a.example/2")
+    sink.requeued("http://a.example/3")
+    sink.closed("finished", 0, spider="s", token="testbot")
+    kinds = [(r["type"], r["url"]) for r in records(log) if r["type"] != "origin"]
+    assert kinds == [
+        ("parked", "http://a.example/1"),
+        ("released", "http://a.example/1"),
+        ("parked", "http://a.example/2"),
+        ("kept", "http://a.example/2"),
+        ("requeued", "http://a.example/3"),
+    ]
+    stats = crawler.stats
+    assert stats.get_value("rep/parked") == 2
+    assert stats.get_value("rep/parked/origin-paused") == 1
+    assert stats.get_value("rep/released") == 1
+    assert stats.get_value("rep/held/saved") == 1
+    assert stats.get_value("rep/requeued") == 1
+
+
+def test_the_close_names_the_spider_and_token_of_what_was_never_downloaded(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    sink = Telemetry.of(get_crawler(settings_dict=ADDON))
+    with caplog.at_level(logging.INFO, logger="scrapy_rep"):
+        sink.closed("shutdown", 3, spider="books", token="testbot")
+    (warned,) = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert "3 held requests of spider 'books' (as 'testbot')" in warned.getMessage()
+    assert "shutdown" in warned.getMessage()
+    assert any("spider 'books' as 'testbot'" in r.getMessage() for r in caplog.records)
+
+
+def test_without_the_report_the_close_says_nothing_when_all_went_well(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    sink = Telemetry.of(get_crawler(settings_dict={**ADDON, "REP_REPORT_ENABLED": False}))
+    with caplog.at_level(logging.INFO, logger="scrapy_rep"):
+        sink.closed("finished", 0, spider="books", token="testbot")
+    assert caplog.records == []
