@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from scrapy_rep.core.policy import FetchResult, Policy, PolicyConfig, Status, next_policy
 from scrapy_rep.robotstxt import normalise, normalise_path, parse
-from scrapy_rep.robotstxt.matcher import RuleSet, path_of
+from scrapy_rep.robotstxt.matcher import HOT, RuleSet, path_of
 from scrapy_rep.robotstxt.parser import Rule
 from scrapy_rep.robotstxt.reference import _patterns, matches, reference_match
 from tests.support.examples import examples
@@ -330,7 +330,7 @@ def test_the_reference_glob_is_the_regex_definition(case: tuple[str, list[Rule]]
             assert matches(pattern, path) is bool(_regex(pattern).match(path)), pattern
 
 
-#: many rules sharing their first characters: the plans by path head (RuleSet.HEAD)
+#: many rules sharing their first characters: long chains of keys that are prefixes of each other
 _HEADS = ["/", "/a", "/ab", "/abc", "/abcd", "/abd", "/b", "/ba", "/*", "/a*", "*"]
 many_rules = st.lists(
     st.builds(
@@ -352,6 +352,26 @@ def test_ruleset_agrees_with_the_reference_on_many_rules(
     chosen = RuleSet(rule_list).match(path)
     expected = reference(rule_list, path)
     assert (None if chosen is None else reference([chosen], path)) == expected
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(
+    rule_list=many_rules,
+    raw_paths=st.lists(
+        st.text("abcd/.", max_size=12).map(lambda p: "/" + p), min_size=HOT, max_size=HOT + 20
+    ),
+)
+def test_a_rule_set_asked_many_times_agrees_with_the_reference(
+    rule_list: list[Rule], raw_paths: list[str]
+) -> None:
+    # Past HOT searches a rule set keeps its wildcard entries split: the same answers.
+    rules = RuleSet(rule_list, keep=False)
+    for raw_path in raw_paths * 2:
+        path = normalise_path(raw_path)
+        chosen = rules.match(path)
+        expected = reference(rule_list, path)
+        assert (None if chosen is None else reference([chosen], path)) == expected
+        assert rules.allows(path) is (expected is None or expected[1])
 
 
 @settings(max_examples=examples(1000), deadline=None)

@@ -129,6 +129,10 @@ def _literal(text: str) -> str:
     return text
 
 
+#: (weight, allow, rule number, anchored, segments after the prefix or None if literal)
+_Entry = tuple[int, bool, int, bool, "list[str] | None"]
+#: paths a rule set with entries answers before it keeps them split (see ``RuleSet``)
+HOT = 32
 #: a key with no plain rule of its own (only wildcard, anchored or index.html entries)
 _NO_RULE = 0xFFFFFFFF
 
@@ -244,7 +248,10 @@ class RuleSet:
     makes the deciding rule when asked (once per rule), unless ``keep`` is
     true, in which case the given rules themselves are returned (for callers
     that key on their identity). The state is tuples, strings, ints and
-    arrays: nothing the garbage collector walks per rule.
+    arrays: nothing the garbage collector walks per rule. An entry's pattern
+    is split at each use until the rule set has searched :data:`HOT` paths
+    through entries; from then on (a file the crawl keeps asking) the split
+    entries are kept.
     :mod:`scrapy_rep.robotstxt.reference` is the specification.
     """
 
@@ -257,6 +264,8 @@ class RuleSet:
         "_lines",
         "_made",
         "_patterns",
+        "_searches",
+        "_unpacked",
         "_written",
     )
 
@@ -313,6 +322,8 @@ class RuleSet:
         self._written = written or None
         self._kept: tuple[Rule, ...] | None = tuple(kept) if keep else None
         self._made: dict[int, Rule] | None = None
+        self._searches = 0
+        self._unpacked: dict[str, tuple[_Entry, ...]] | None = None
 
     def __len__(self) -> int:
         return len(self._lines)
@@ -352,7 +363,24 @@ class RuleSet:
                 continue
             length = len(key)
             below = self._below[at - 1]
-            if below & 1:  # entries start with this key
+            if below & 1 and self._unpacked is None:
+                self._searches += 1
+                if self._searches >= HOT:
+                    self._unpacked = self._unpack()
+            if below & 1 and self._unpacked is not None:
+                for weight, allow, code, anchored, segments in self._unpacked[key]:
+                    if weight < best_weight or (
+                        weight == best_weight and (best_allow or not allow)
+                    ):
+                        break
+                    if segments is None:
+                        if anchored and len(path) != length:
+                            continue
+                    elif not _glob(path, length, segments, anchored):
+                        continue
+                    best, best_weight, best_allow = code << 1 | allow, weight, allow
+                    break
+            elif below & 1:  # entries start with this key
                 codes = self._entries[key]  # type: ignore[index]
                 for code in codes if isinstance(codes, tuple) else (codes,):
                     if code >= 0:
@@ -382,6 +410,25 @@ class RuleSet:
             probe = key[:-1]
             at = bisect_right(keys, probe, 0, at - 1)
         return best
+
+    def _unpack(self) -> dict[str, tuple[_Entry, ...]]:
+        """The entries with their patterns split, for a rule set that answers many paths."""
+        unpacked: dict[str, tuple[_Entry, ...]] = {}
+        for key, codes in (self._entries or {}).items():
+            found: list[_Entry] = []
+            for code in codes if isinstance(codes, tuple) else (codes,):
+                if code >= 0:
+                    pattern, allow, number = self._patterns[code], self._lines[code] & 1 == 1, code  # type: ignore[index]
+                else:
+                    number = -1 - code
+                    pattern, allow = _directory(self._patterns[number]) or "", True  # type: ignore[index]
+                anchored = pattern[-1] == "$"
+                body = pattern[:-1] if anchored else pattern
+                star = body.find("*")
+                segments = None if star < 0 else list(map(_literal, body[star + 1 :].split("*")))
+                found.append((len(pattern), allow, number, anchored, segments))
+            unpacked[key] = tuple(found)
+        return unpacked
 
     def allows(self, path: str) -> bool:
         """Is a path in :func:`normalise_path` form allowed (no rule, or an allow rule)?"""

@@ -8,8 +8,9 @@ same file share one parse (looked up by body digest, held weakly, so a parse
 lives while some origin uses it).
 
 The body itself is not needed to judge, so the cached policy carries none;
-a zlib-compressed copy is kept beside it for the few readers that need it
-later (:meth:`PolicyCache.with_body`): the last good copy that RFC 9309
+one zlib-compressed copy, shared with the parsed file (which parses it again
+when its groups are asked), is kept beside it for the few readers that need
+it later (:meth:`PolicyCache.with_body`): the last good copy that RFC 9309
 §2.3.1.4 lets a crawler use while the origin is unreachable, a conditional
 refetch renewing it, and a shared store saving that copy.
 
