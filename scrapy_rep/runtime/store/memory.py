@@ -35,8 +35,8 @@ from scrapy_rep.core.policy import Policy
 from scrapy_rep.robotstxt import RobotsTxt, parse
 
 #: evicted origins kept compact per cached one, without a shared store: a compact
-#: origin costs ~1.1 KiB on real files (a cached one ~14 KiB), so 10 per cached origin
-#: add ~80% to the cache's memory at most and spare that many refetches
+#: origin costs ~1.1 KiB on real files (a cached one ~6.4 KiB), so 10 per cached origin
+#: add at most ~1.7 times the cache's memory and spare that many refetches
 EVICTED_PER_CACHED = 10
 
 
