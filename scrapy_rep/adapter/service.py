@@ -108,7 +108,9 @@ class RobotsService:
         self.crawler = crawler
         self.config = config = RepSettings.of(crawler)
         self.token = config.token
-        self.clock = clock_of(crawler.settings.get("REP_CLOCK")).now
+        #: the time and the timers (refetches, park expiry): a test's clock, given in REP_CLOCK
+        self.timers = clock_of(crawler.settings.get("REP_CLOCK"))
+        self.clock = self.timers.now
         self.fetcher = RobotsFetcher(
             crawler, config.fetch_timeout, config.max_redirects, token=config.token
         )
@@ -147,7 +149,7 @@ class RobotsService:
             self.resolver,
             self.telemetry,
             self.fetch,
-            clock=self.clock,
+            clock=self.timers,
             token=self.token,
             handover=Handover(crawler, self.telemetry, config.requeue_parked, self.jobdir),
         )
