@@ -53,7 +53,7 @@ from scrapy_rep.core.decision import (
 )
 from scrapy_rep.core.gate import JUDGE, WAIT, OriginGate, waiting_bound
 from scrapy_rep.core.origin import origin_of
-from scrapy_rep.core.policy import NOT_MODIFIED, Conditional, FetchResult, Policy, Status, classify
+from scrapy_rep.core.policy import NOT_MODIFIED, Conditional, FetchResult, Policy, Status
 from scrapy_rep.core.tdmrep import USE as TDM_USE
 from scrapy_rep.runtime.clock import clock_of
 from scrapy_rep.runtime.resolver import (
@@ -114,6 +114,8 @@ class RobotsService:
         self.fetcher = RobotsFetcher(
             crawler, config.fetch_timeout, config.max_redirects, token=config.token
         )
+        #: origin -> this crawler's fetch result, until the policy it gives is recorded with it
+        self._results: dict[str, FetchResult] = {}
         self.jobdir: str | None = crawler.settings.get("JOBDIR") or None
         self.spec = ResolverSpec.of(config, self.clock, self.jobdir)
         #: ``scrapy fetch`` and the like: wait for the whole fetch, then answer; hold nothing
@@ -360,7 +362,7 @@ class RobotsService:
         result = await self.fetcher(origin, validators)
         if result.error and self.closing():
             raise FetchAbandoned(origin)  # cut short by our own close, not the site's fault
-        self.telemetry.fetched(classify(result), result.error, result.truncated, result.redirects)
+        self._results[origin] = result  # recorded with the policy it gives (on_policy)
         return result
 
     # -- new policies (the resolver's listener) -----------------------------
@@ -370,12 +372,19 @@ class RobotsService:
     ) -> None:
         """A new policy for ``origin``, from any crawler sharing the resolver."""
         asked = self.fetcher.answered(origin)
-        if self.holding.closed:
-            return
         here = fetched == self.fetch
+        result = self._results.pop(origin, None) if here else None
+        if self.holding.closed:
+            if result is not None:
+                self.telemetry.fetched(origin, result, None)
+            return
         parsed = here and new.status is Status.OK and new.outcome != NOT_MODIFIED
         robots = self.resolver.cache.robots(new) if parsed else None
-        self.telemetry.policy(origin, new, here, robots.licenses if robots is not None else ())
+        if here:  # one fetch, one record: what was fetched and the policy it gave
+            licenses = robots.licenses if robots is not None else ()
+            self.telemetry.fetched(origin, result, new, licenses)
+        else:
+            self.telemetry.reused(origin, new)
         effects = self.gate.on_policy(origin, old, new, self.clock())
         self.telemetry.standing(origin, new, paused=effects.paused, resumed=effects.resumed)
         if effects.paused:
@@ -390,6 +399,9 @@ class RobotsService:
     def on_abandoned(self, origin: str) -> None:
         """A fetch ended with its crawler: fetch again for what this crawler holds."""
         self.fetcher.answered(origin)
+        result = self._results.pop(origin, None)
+        if result is not None:  # fetched, but no policy came of it
+            self.telemetry.fetched(origin, result, None)
         self.holding.refetch_if_held(origin)
 
     def _parsed(self, origin: str, policy: Policy, asked: Request) -> None:

@@ -24,7 +24,7 @@ from scrapy import signals
 
 from scrapy_rep.adapter import meta as M
 from scrapy_rep.core.decision import DOWNLOAD, DROP
-from scrapy_rep.core.policy import Policy, Status
+from scrapy_rep.core.policy import FetchResult, Policy, Status, classify
 from scrapy_rep.core.report import CrawlCounts, report_lines
 from scrapy_rep.core.tdmrep import TdmRules
 from scrapy_rep.core.uses import ANSWERS, REFUSED, USES
@@ -234,35 +234,53 @@ class Telemetry:
                     "requeued", {"url": url, "reason": "worker-lease-expired", "worker": worker}
                 )
 
+    # -- Crawl-delay --------------------------------------------------------
+
+    def crawl_delay(self, origin: str, delay: float | None) -> None:
+        """The Crawl-delay applied to an origin's requests for its current robots.txt body."""
+        self.counts.crawl_delay(origin, delay)
+
+    def delay_waited(self, seconds: float) -> None:
+        """A request waited ``seconds`` for its send time under the cluster's Crawl-delay."""
+        self.inc("rep/cluster/delay-waits")
+        self.counts.delay_waited(seconds)
+
     # -- origins ------------------------------------------------------------
 
-    def fetched(self, outcome: str, error: str | None, truncated: bool, redirects: int) -> None:
-        """A robots.txt fetch this crawler made."""
-        self.inc("rep/fetch/count")
-        self.inc(f"rep/fetch/outcome/{outcome}")
-        if error:
-            self.inc(f"rep/fetch/error/{error}")
-        if truncated:
-            self.inc("rep/fetch/truncated")
-        if redirects:
-            self.inc("rep/fetch/redirected")
-
-    def policy(
-        self, origin: str, policy: Policy, fetched_here: bool, licenses: Sequence[str] = ()
+    def fetched(
+        self,
+        origin: str,
+        result: FetchResult | None,
+        policy: Policy | None,
+        licenses: Sequence[str] = (),
     ) -> None:
-        """A new policy adopted: fetched by this crawler, or reused (shared fetch or store).
+        """A robots.txt fetch this crawler made, and the policy it gave: its one record.
 
-        ``licenses``: the file's RSL ``License`` URLs, kept on its fetch record.
+        The fetch's stats, the origin's count and the audit's ``fetch`` record
+        together. ``policy`` is None for a fetch that gave none (its crawler
+        closed); ``licenses``: the file's RSL ``License`` URLs, kept on the record.
         """
-        if fetched_here:
-            self.counts.fetched(origin, policy.status.value)
-        else:
-            self.inc("rep/fetch/reused")
-            self.counts.reused(origin, policy.status.value)
-        if fetched_here and self.audit is not None:
+        if result is not None:
+            self.inc("rep/fetch/count")
+            self.inc(f"rep/fetch/outcome/{classify(result)}")
+            if result.error:
+                self.inc(f"rep/fetch/error/{result.error}")
+            if result.truncated:
+                self.inc("rep/fetch/truncated")
+            if result.redirects:
+                self.inc("rep/fetch/redirected")
+        if policy is None:
+            return
+        self.counts.fetched(origin, policy.status.value)
+        if self.audit is not None:
             archived = self._archive(policy)
             record = {**fetch_record(origin, policy), "archive": archived}
             self.audit.write("fetch", {**record, "licenses": list(licenses)})
+
+    def reused(self, origin: str, policy: Policy) -> None:
+        """A new policy this crawler did not fetch: another crawler's fetch, or the store's."""
+        self.inc("rep/fetch/reused")
+        self.counts.reused(origin, policy.status.value)
 
     def standing(self, origin: str, policy: Policy, *, paused: bool, resumed: bool) -> None:
         """Log and count where an origin stands after a new policy."""
