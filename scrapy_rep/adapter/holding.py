@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, signals
@@ -72,6 +73,16 @@ class Holding:
         self._listening = False  # to request_scheduled: see listen
         self.closed = False
         self._said_waiting: tuple[int, tuple[str, ...], int] | None = None
+
+    def open(self, records: HeldRecords | None) -> None:
+        """The spider opened: record held requests in ``records`` (scrapy-redis's Redis, if
+        any), and what the last run kept in the JOBDIR goes to be judged."""
+        self.records = records
+        self.handover.restore()
+
+    def close_records(self) -> Awaitable[None] | None:
+        """After :meth:`close` (everything handed over): the held records' connection closes."""
+        return self.records.close() if self.records is not None else None
 
     def listen(self, on: bool) -> None:
         """Hear ``request_scheduled`` only while something may have to be parked.

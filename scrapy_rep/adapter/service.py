@@ -421,16 +421,16 @@ class RobotsService:
 
     def _on_opened(self, spider: Any = None) -> None:
         _warn_if_builtin_active(self.crawler)
-        self.holding.records = HeldRecords.open(self.crawler, self.config, self.telemetry)
-        self.holding.handover.restore()
+        self.holding.open(HeldRecords.open(self.crawler, self.config, self.telemetry))
 
     def _on_closed(self, spider: Any = None, reason: str = "") -> Any:
         name = getattr(spider or self.crawler.spider, "name", None) or self.crawler.spidercls.name
         self.telemetry.closed(reason, self.holding.close(), spider=name, token=self.token)
         self.resolver.listeners.remove(self)
         steps: list[Awaitable[None]] = []
-        if self.holding.records is not None:  # handed over by now: the records go
-            steps.append(self.holding.records.close())
+        records = self.holding.close_records()  # handed over by now: the records go
+        if records is not None:
+            steps.append(records)
         if SharedResolvers.leave(self.spec) and self.resolver.shared is not None:
             steps.append(self.resolver.shared.close())  # the last user closes the connections
         return _in_turn(steps) if steps else None
