@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -29,13 +28,6 @@ from tests.support.policies import full_policy
 from tests.support.rig import Rig, in_loop
 
 A = "http://a.example:80"
-
-
-@pytest.fixture
-def rig() -> Iterator[Rig]:
-    rig = Rig()
-    yield rig
-    rig.close()
 
 
 def policy(digest: str = "d1") -> Policy:
@@ -96,12 +88,9 @@ def test_a_live_slot_is_slowed_at_once(rig: Rig) -> None:
 
 
 def test_download_delay_above_the_crawl_delay_stays() -> None:
-    rig = Rig({"DOWNLOAD_DELAY": 4.0})
-    try:
+    with Rig({"DOWNLOAD_DELAY": 4.0}) as rig:
         crawl_delay(rig, Asked({"d1": 1.0})).keep(Request("http://a.example/1"), A, policy())
         assert rig.engine.downloader.per_slot_settings["a.example"]["delay"] == 4.0
-    finally:
-        rig.close()
 
 
 def test_origins_of_one_host_share_its_slot_and_the_largest_delay(rig: Rig) -> None:

@@ -9,7 +9,6 @@ and ``tests/integration/test_fault_injection.py``.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -29,13 +28,6 @@ from tests.support.rig import Answer, Reply, Rig, in_loop
 A = "http://a.example:80"
 B = "http://b.example:80"
 RULES = b"User-agent: *\nDisallow: /private\n"
-
-
-@pytest.fixture
-def rig() -> Iterator[Rig]:
-    rig = Rig()
-    yield rig
-    rig.close()
 
 
 def fetcher(rig: Rig, max_redirects: int = 5, timeout: float = 30.0) -> RobotsFetcher:

@@ -36,9 +36,9 @@ class HeldSpider(Spider):
 
 @pytest.fixture
 def rig() -> Iterator[Rig]:
-    rig = Rig(spidercls=HeldSpider)
-    yield rig
-    rig.close()
+    """The rig with a spider whose callbacks can be kept in the JOBDIR."""
+    with Rig(spidercls=HeldSpider) as r:
+        yield r
 
 
 def held(rig: Rig, *paths: str) -> list[Held[Request]]:
@@ -125,8 +125,7 @@ def test_held_requests_kept_in_the_jobdir_come_back_on_resume(
     assert stat(rig, "rep/held/saved") == 2
     assert any("2 held requests kept in" in r.getMessage() for r in caplog.records)
 
-    resumed = Rig(spidercls=HeldSpider)
-    try:
+    with Rig(spidercls=HeldSpider) as resumed:
         handover(resumed, jobdir=tmp_path).restore()
         crawled = resumed.engine.crawled
         assert [r.url for r in crawled] == ["http://a.example/1", "http://a.example/2"]
@@ -134,8 +133,6 @@ def test_held_requests_kept_in_the_jobdir_come_back_on_resume(
         assert crawled[0].callback == resumed.crawler.spider.parse  # type: ignore[union-attr]
         assert stat(resumed, "rep/held/restored") == 2
         assert not (tmp_path / FILE).exists()  # restored once, not again at the next start
-    finally:
-        resumed.close()
 
 
 def test_a_request_that_cannot_be_kept_is_dropped_as_unserializable(

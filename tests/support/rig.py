@@ -205,7 +205,7 @@ class Rig:
 
     Components are built from ``rig.crawler`` as the crawl builds them; the
     clock moves only by ``rig.clock.advance``; robots.txt comes from
-    ``rig.transport``. ``close()`` stops what the downloader started.
+    ``rig.transport``. ``close()`` (or leaving ``with``) stops what the downloader started.
     """
 
     def __init__(
@@ -220,6 +220,7 @@ class Rig:
         self.crawler = get_crawler(spidercls, settings_dict=merged)
         self.crawler.spider = spidercls.from_crawler(self.crawler, name="rig")
         twin = get_crawler(spidercls, settings_dict={**merged, "ADDONS": {}})
+        twin.spider = self.crawler.spider  # older downloaders read the spider's download_delay
         self.engine = RigEngine(self.crawler, self.transport, Downloader(twin))
         self.crawler.engine = self.engine  # type: ignore[assignment]
 
@@ -230,3 +231,9 @@ class Rig:
 
     def close(self) -> None:
         self.engine.downloader.close()
+
+    def __enter__(self) -> Rig:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
