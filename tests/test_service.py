@@ -18,6 +18,7 @@ import pytest_twisted
 from scrapy import Request, signals
 
 from scrapy_rep.adapter import meta as M
+from scrapy_rep.adapter.browser import HANDLER, BrowserGuard
 from scrapy_rep.adapter.middleware import RobotsMiddleware
 from scrapy_rep.adapter.service import HELD_DETAIL, RobotsService
 from scrapy_rep.adapter.telemetry import Telemetry
@@ -142,3 +143,33 @@ async def test_in_its_own_slot_robots_txt_leaves_the_hosts_slot_to_the_render(ri
         assert sent.meta["download_slot"] == "rep-robots:a.example"
 
     await in_loop(scenario())
+
+
+PLAYWRIGHT = {"DOWNLOAD_HANDLERS": {"http": HANDLER, "https": HANDLER}}
+
+
+@pytest_twisted.ensureDeferred
+async def test_the_browser_guard_asks_the_service_and_without_it_fails_closed() -> None:
+    rig = Rig({"REP_PENDING_WAIT": 5, **PLAYWRIGHT}, {A: RULES})
+    try:
+
+        async def scenario() -> None:
+            guard = BrowserGuard(rig.crawler)
+            where: dict[str, Any] = {"page": "http://a.example/", "resource_type": "image"}
+            # no downloader middleware: nothing judged the page, nothing it loads is let through
+            lost = await guard.judge("http://a.example/ok.png", method="GET", hop=0, **where)
+            assert (lost.record["reason"], lost.record["detail"]) == (
+                "guard-error",
+                "no RobotsMiddleware",
+            )
+            assert rig.transport.sent == []
+            RobotsMiddleware(rig.crawler)
+            allowed = await guard.judge("http://a.example/ok.png", method="GET", hop=0, **where)
+            refused = await guard.judge("http://a.example/private/x", method="GET", hop=0, **where)
+            assert (allowed.allowed, refused.record["reason"]) == (True, "disallow-rule")
+            assert rig.transport.urls() == ["http://a.example/robots.txt"]  # one shared fetch
+
+        await in_loop(scenario())
+    finally:
+        rig.crawler.signals.send_catch_log(signals.spider_closed, spider=rig.crawler.spider)
+        rig.close()
