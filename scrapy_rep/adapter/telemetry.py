@@ -262,7 +262,8 @@ class Telemetry:
         """
         if result is not None:
             self.inc("rep/fetch/count")
-            self.inc(f"rep/fetch/outcome/{classify(result)}")
+            outcome = classify(result)
+            self.inc(f"rep/fetch/outcome/{outcome}")
             if result.error:
                 self.inc(f"rep/fetch/error/{result.error}")
             if result.truncated:
