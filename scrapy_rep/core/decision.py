@@ -139,7 +139,7 @@ def judge_record(
         verdict = robots.decide(token, url)
         rep = "allow" if verdict.allowed else "disallow"
         reason, detail = verdict.reason, str(verdict)
-        if verdict.groups:
+        if verdict.has_groups:
             group = verdict.group_label
         if verdict.rule is not None:
             rule = f"{verdict.rule.directive}: {printable(verdict.rule.pattern)}"

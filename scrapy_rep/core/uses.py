@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Literal, NoReturn
 
 from scrapy_rep.core.structured import StructuredFieldError, Token, parse_dictionary
-from scrapy_rep.robotstxt import Group, RobotsTxt, Rule, Signal, UsageRule
+from scrapy_rep.robotstxt import Group, RobotsTxt, Rule, Signal, UsageRule, runs_in
 from scrapy_rep.robotstxt.matcher import RuleSet, normalise, normalise_path, path_of
 
 __all__ = [
@@ -416,7 +416,7 @@ def _compile(robots: RobotsTxt, token: str) -> _Stated:
     }
     # Content-Signal: the token's own runs, else the lines before the first group.
     group_of = {id(run): group for group in groups for run in group.runs}
-    own = [(group_of[id(run)], s) for run in robots.runs_for(token) for s in run.signals]
+    own = [(group_of[id(run)], s) for run in runs_in(groups, token) for s in run.signals]
     lines: list[tuple[Group | None, Signal]] = list(own) or [(None, s) for s in robots.signals]
     signals = tuple(combine(_signal_answers(lines)).values())
     return _Stated(compiled.match if len(compiled) else None, by_path, signals)

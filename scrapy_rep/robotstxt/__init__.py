@@ -9,8 +9,8 @@ disallowed by Disallow: /private (line 2) in group user-agent: * (line 1)
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
+import zlib
+from collections.abc import Iterable
 from typing import Any
 
 from scrapy_rep.robotstxt.agent import InvalidProductToken, product_token, validate_token
@@ -29,6 +29,7 @@ from scrapy_rep.robotstxt.parser import (
     Agents,
     Diagnostic,
     Group,
+    Parsed,
     Rule,
     Signal,
     UsageRule,
@@ -54,26 +55,75 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
 class Verdict:
-    """Whether a URL may be crawled, and which rule and groups said so."""
+    """Whether a URL may be crawled, and which rule and groups said so.
 
-    allowed: bool
-    #: the deciding rule; None when no rule matched (or for /robots.txt)
-    rule: Rule | None
-    #: the groups merged for the token; empty when none applies
-    groups: tuple[Group, ...]
-    #: why, in one word: ``allow-rule``, ``disallow-rule``, ``no-matching-rule``,
-    #: ``no-group`` or ``robots-txt`` (always allowed, RFC 9309 §2.2.2)
-    reason: str
-    #: the token's selection, whose label is made once (every judged request shows it)
-    selection: _Selection | None = field(default=None, compare=False, repr=False)
+    ``groups`` is made when first read: the groups are not kept with a
+    compiled file (see :class:`RobotsTxt`); ``has_groups`` and
+    ``group_label`` answer without them.
+    """
+
+    __slots__ = ("_groups", "_robots", "allowed", "reason", "rule", "selection")
+
+    def __init__(
+        self,
+        allowed: bool,
+        rule: Rule | None,
+        groups: tuple[Group, ...] | None,
+        reason: str,
+        selection: _Selection | None = None,
+        robots: RobotsTxt | None = None,
+    ) -> None:
+        self.allowed = allowed
+        #: the deciding rule; None when no rule matched (or for /robots.txt)
+        self.rule = rule
+        #: why, in one word: ``allow-rule``, ``disallow-rule``, ``no-matching-rule``,
+        #: ``no-group`` or ``robots-txt`` (always allowed, RFC 9309 §2.2.2)
+        self.reason = reason
+        #: the token's selection, whose label is made once (every judged request shows it)
+        self.selection = selection
+        self._groups = groups
+        self._robots = robots
+
+    @property
+    def groups(self) -> tuple[Group, ...]:
+        """The groups merged for the token; empty when none applies."""
+        if self._groups is None:
+            if self._robots is None or self.selection is None:
+                self._groups = ()
+            else:
+                self._groups = self._robots._groups_of(self.selection)
+        return self._groups
+
+    @property
+    def has_groups(self) -> bool:
+        if self.selection is not None:
+            return bool(self.selection.indices)
+        return bool(self.groups)
 
     @property
     def group_label(self) -> str:
-        if self.selection is not None:
+        if self.selection is not None and self.selection.label is not None:
             return self.selection.label
         return _label(self.groups)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Verdict):
+            return NotImplemented
+        return (self.allowed, self.rule, self.reason, self.groups) == (
+            other.allowed,
+            other.rule,
+            other.reason,
+            other.groups,
+        )
+
+    __hash__ = None  # type: ignore[assignment]  # groups are mutable
+
+    def __repr__(self) -> str:
+        return (
+            f"Verdict(allowed={self.allowed!r}, rule={self.rule!r}, "
+            f"groups={self.group_label!r}, reason={self.reason!r})"
+        )
 
     def __str__(self) -> str:
         verb = "allowed" if self.allowed else "disallowed"
@@ -89,127 +139,193 @@ _EXPLAIN = {
 }
 
 
-def _label(groups: tuple[Group, ...]) -> str:
+def _label(groups: Iterable[Group]) -> str:
     return "; ".join(map(str, groups)) or "none"
 
 
-def _verdict(rule: Rule | None, selection: _Selection) -> Verdict:
-    groups = selection.groups
-    if rule is not None:
-        return Verdict(rule.allow, rule, groups, f"{rule.directive}-rule", selection)
-    return Verdict(True, None, groups, "no-matching-rule" if groups else "no-group", selection)
-
-
 class _Selection:
-    """The groups for one product token, and their rules compiled on first use.
+    """The groups for one product token (by their place in the file), and their
+    rules compiled on first use.
 
-    Once ``compiled``, ``match`` is the compiled rule set's ``match``, or None
-    when the groups have no rule that can match anything (every URL allowed).
+    Once ``compiled``, ``rules`` is the compiled rule set, or None when the
+    groups have no rule that can match anything (every URL allowed);
+    ``label`` names the groups as a record does.
     """
 
-    __slots__ = ("_compiled", "_label", "compiled", "groups", "match")
+    __slots__ = ("compiled", "delays", "indices", "label", "rules")
 
-    def __init__(self, groups: tuple[Group, ...]) -> None:
-        self.groups = groups
-        self._label: str | None = None
-        self._compiled: RuleSet | None = None
+    def __init__(self, indices: tuple[int, ...]) -> None:
+        self.indices = indices
+        self.label: str | None = None
         self.compiled = False
-        self.match: Callable[[str], Rule | None] | None = None
+        self.rules: RuleSet | None = None
+        #: (token, seconds or None) pairs asked of crawl_delay, kept small
+        self.delays: tuple[tuple[str, float | None], ...] = ()
 
-    @property
-    def label(self) -> str:
-        """The groups as a record names them, made on first use."""
-        if self._label is None:
-            self._label = _label(self.groups)
-        return self._label
 
-    @property
-    def rules(self) -> RuleSet:
-        """The merged rules of the groups, compiled now if not yet."""
-        if self._compiled is None:
-            compiled = self._compiled = RuleSet(r for g in self.groups for r in g.rules)
-            self.match = compiled.match if compiled else None
-            self.compiled = True
-        return self._compiled
+#: bodies up to this size are kept as they are, not compressed (zlib saves little on
+#: them and costs a parse ~15 µs); a cache compresses every body (:meth:`RobotsTxt.packed`)
+SMALL_BODY = 1024
 
 
 class RobotsTxt:
     """A parsed robots.txt. Immutable; answers for any product token.
 
-    Kept for judging: the groups (rules with their line numbers, Crawl-delay,
-    Request-rate, Content-Usage and Content-Signal lines), the sitemaps and
-    licences, at most ``MAX_DIAGNOSTICS`` diagnostics, and
-    per product token in use the selected groups and, once a URL is judged,
-    their compiled rules (tokens that select the same groups share them).
-    The body itself is not kept.
+    What a crawl keeps per origin is small. Until the first URL is judged,
+    the whole parse is held (groups, rules with their line numbers,
+    Crawl-delay, Request-rate, Content-Usage and Content-Signal lines,
+    sitemaps, licences, diagnostics); judging compiles the rules of the
+    token's groups into a packed :class:`RuleSet` and lets the parse go,
+    keeping the body (zlib-compressed, unless it is under ``SMALL_BODY``).
+    Whatever asks for the parse later (``groups``, ``diagnostics``,
+    ``sitemaps``, another token) gets it parsed again from that body, the
+    same every time. Tokens that select the same
+    groups share one compiled rule set.
     """
 
     __slots__ = (
         "__weakref__",
+        "_agents",
         "_base",
+        "_body",
+        "_derived",
+        "_packed",
         "_selections",
-        "derived",
-        "diagnostics",
-        "groups",
-        "licenses",
+        "_tree",
         "preference_lines",
-        "signals",
-        "sitemaps",
         "size",
         "truncated",
     )
 
-    def __init__(self, data: bytes | str) -> None:
+    def __init__(self, data: bytes | str, packed: bytes | None = None) -> None:
+        if isinstance(data, str):
+            text = data
+            try:
+                data = text.encode("utf-8", "surrogateescape")
+            except UnicodeEncodeError:  # a lone surrogate that stands for no octet
+                data = text.encode("utf-8", "surrogatepass")
         parsed = parse_records(data)
-        self.groups: tuple[Group, ...] = tuple(parsed.groups)
-        #: absolute sitemap URLs, in file order (file-wide, RFC 9309 §2.2.4)
-        self.sitemaps: tuple[str, ...] = tuple(parsed.sitemaps)
-        self.diagnostics: tuple[Diagnostic, ...] = tuple(parsed.diagnostics)
-        #: RSL ``License:`` URLs, file-wide, in file order (recorded, not interpreted)
-        self.licenses: tuple[str, ...] = tuple(parsed.licenses)
-        #: ``Content-Signal`` lines before the first group
-        self.signals: tuple[Signal, ...] = tuple(parsed.signals)
+        self._tree: Parsed | None = parsed
+        #: each group's product tokens: a token is selected without the parse
+        self._agents = tuple(tuple(group.agents) for group in parsed.groups)
+        #: the body until it is packed, then None
+        self._body: bytes | None = data if packed is None else None
+        self._packed = packed
         #: how many Content-Usage and Content-Signal lines the file has (0: it states
         #: no use preference, and judging need not look for one)
-        self.preference_lines = len(self.signals) + sum(
-            len(group.usage) + sum(len(run.signals) for run in group.runs) for group in self.groups
+        self.preference_lines = len(parsed.signals) + sum(
+            len(group.usage) + sum(len(run.signals) for run in group.runs)
+            for group in parsed.groups
         )
         #: octets of the body as given (before the 500 KiB cut)
         self.size = parsed.size
         self.truncated = parsed.truncated
         self._selections: dict[str, _Selection] = {}
-        #: what other layers work out from this file once, kept as long as the file
-        #: (the use preferences a token's groups state: scrapy_rep.core.uses)
-        self.derived: dict[object, Any] = {}
+        self._derived: dict[object, Any] | None = None
         #: ``scheme://authority/`` of the URL judged last (most URLs share it)
         self._base = ""
+
+    @property
+    def derived(self) -> dict[object, Any]:
+        """What other layers work out from this file once, kept as long as the file
+        (the use preferences a token's groups state: scrapy_rep.core.uses)."""
+        if self._derived is None:
+            self._derived = {}
+        return self._derived
+
+    # -- the parse, kept until the first compile, then made again when asked
+
+    def _parsed(self) -> Parsed:
+        tree = self._tree
+        if tree is not None:
+            return tree
+        body = self._body if self._body is not None else zlib.decompress(self.packed())
+        return parse_records(body)
+
+    def packed(self) -> bytes:
+        """The body, zlib-compressed (made once; a cache keeps this copy, not its own)."""
+        if self._packed is None:
+            assert self._body is not None
+            self._packed = zlib.compress(self._body)
+            self._body = None
+        return self._packed
+
+    def adopt(self, packed: bytes) -> None:
+        """Keep ``packed`` (this body, compressed elsewhere) rather than compress it again."""
+        if self._packed is None:
+            self._packed, self._body = packed, None
+
+    def _let_go(self) -> None:
+        """Keep the body instead of the parse: compressed, unless it is small."""
+        if self._body is not None and len(self._body) > SMALL_BODY:
+            self.packed()
+        self._tree = None
+
+    @property
+    def groups(self) -> tuple[Group, ...]:
+        return tuple(self._parsed().groups)
+
+    @property
+    def sitemaps(self) -> tuple[str, ...]:
+        """Absolute sitemap URLs, in file order (file-wide, RFC 9309 §2.2.4)."""
+        return tuple(self._parsed().sitemaps)
+
+    @property
+    def diagnostics(self) -> tuple[Diagnostic, ...]:
+        return tuple(self._parsed().diagnostics)
+
+    @property
+    def licenses(self) -> tuple[str, ...]:
+        """RSL ``License:`` URLs, file-wide, in file order (recorded, not interpreted)."""
+        return tuple(self._parsed().licenses)
+
+    @property
+    def signals(self) -> tuple[Signal, ...]:
+        """``Content-Signal`` lines before the first group."""
+        return tuple(self._parsed().signals)
+
+    def _groups_of(self, selection: _Selection, tree: Parsed | None = None) -> tuple[Group, ...]:
+        groups = (tree or self._parsed()).groups
+        return tuple(groups[i] for i in selection.indices)
+
+    # -- selecting and compiling
 
     def _select(self, token: str) -> _Selection:
         """The token's selection; validates the token. Compiles nothing."""
         selection = self._selections.get(token)
         if selection is None:
             key = validate_token(token).lower()
+            if key == token:
+                key = token  # one string for both
             selection = self._selections.get(key)
             if selection is None:
-                named = tuple(g for g in self.groups if key in g.agents)
-                chosen = named or tuple(g for g in self.groups if "*" in g.agents)
+                agents = self._agents
+                named = tuple(i for i, names in enumerate(agents) if key in names)
+                chosen = named or tuple(i for i, names in enumerate(agents) if "*" in names)
                 # Tokens that select the same groups (often every token falls
                 # back to '*') share one selection, so one compiled rule set.
-                shared = next((s for s in self._selections.values() if s.groups == chosen), None)
+                shared = next((s for s in self._selections.values() if s.indices == chosen), None)
                 selection = self._selections[key] = shared or _Selection(chosen)
             self._selections[token] = selection
         return selection
 
     def _matcher(self, token: str) -> _Selection:
         """The token's selection with its rules compiled."""
-        selection = self._selections.get(token) or self._select(token)
+        selection = self._selections.get(token)
+        if selection is None or not selection.compiled:
+            selection = self._select(token)
         if not selection.compiled:
-            selection.rules  # noqa: B018 -- compiles, and sets ``match``
+            groups = self._groups_of(selection)
+            compiled = RuleSet((r for g in groups for r in g.rules), keep=False)
+            selection.label = _label(groups)
+            selection.rules = compiled if compiled else None
+            selection.compiled = True
+            self._let_go()
         return selection
 
     def groups_for(self, token: str) -> tuple[Group, ...]:
         """All groups naming ``token`` (merged), else the ``*`` groups, else none."""
-        return self._select(token).groups
+        return self._groups_of(self._select(token))
 
     def runs_for(self, token: str) -> tuple[Agents, ...]:
         """The runs of ``user-agent`` lines naming ``token`` in its groups (else ``*``'s).
@@ -217,22 +333,20 @@ class RobotsTxt:
         Crawl-delay, Request-rate and Content-Signal belong to a run, not to
         the whole group: a token gets only the lines written under its name.
         """
-        groups = self._select(token).groups
-        if not groups:
-            return ()
-        key = token.lower()
-        if key not in groups[0].agents:  # none names the token: the '*' groups
-            key = "*"
-        return tuple(run for group in groups for run in group.runs_for(key))
+        return runs_in(self.groups_for(token), token)
 
     def decide(self, token: str, url: str) -> Verdict:
         """The answer for ``url`` (absolute, or a path) and the rule behind it."""
         selection = self._matcher(token)
         path = normalise_path(path_of(url))
         if is_robots_txt(path):
-            return Verdict(True, None, selection.groups, "robots-txt", selection)
-        match = selection.match
-        return _verdict(None if match is None else match(path), selection)
+            return Verdict(True, None, None, "robots-txt", selection, self)
+        rules = selection.rules
+        rule = None if rules is None else rules.match(path)
+        if rule is not None:
+            return Verdict(rule.allow, rule, None, f"{rule.directive}-rule", selection, self)
+        reason = "no-matching-rule" if selection.indices else "no-group"
+        return Verdict(True, None, None, reason, selection, self)
 
     def deciding_rule(self, token: str, path: str) -> Rule | None:
         """The rule that decides ``path`` (in :func:`normalise_path` form) for ``token``.
@@ -240,16 +354,16 @@ class RobotsTxt:
         :meth:`decide` without the answer built around it, for callers that
         judge one path for several tokens.
         """
-        match = self._matcher(token).match
-        return None if match is None or is_robots_txt(path) else match(path)
+        rules = self._matcher(token).rules
+        return None if rules is None or is_robots_txt(path) else rules.match(path)
 
     def allowed(self, token: str, url: str) -> bool:
         """The fast path of :meth:`decide`."""
         selection = self._selections.get(token)
         if selection is None or not selection.compiled:
             selection = self._matcher(token)  # validates the token, compiles
-        match = selection.match
-        if match is None:
+        rules = selection.rules
+        if rules is None:
             return True  # no rule can match
         # path_of and normalise_path, inlined: no Python call on the usual URL, whose
         # scheme and authority are those of the URL before (a file judges one origin)
@@ -264,8 +378,8 @@ class RobotsTxt:
             path = normalise_path(path_of(url))
         if path == ROBOTS_TXT:
             return True
-        rule = match(path)
-        return rule is None or rule.allow
+        code = rules.best(path)  # the deciding rule's number << 1 | allow, or -1
+        return code < 0 or code & 1 == 1
 
     def crawl_delay(self, token: str) -> float | None:
         """Seconds between requests the token's groups ask for (Crawl-delay, Request-rate).
@@ -273,15 +387,33 @@ class RobotsTxt:
         The largest ``Crawl-delay`` and ``Request-rate`` interval written
         under the token's own ``user-agent`` lines in its groups (``n/T`` is
         T/n seconds; a time window after the rate is ignored, so the rate
-        applies all day). Cheap: compiles no rules.
+        applies all day). Cheap: compiles no rules, and the answer is kept
+        with the token's selection.
         """
+        selection = self._select(token)
+        for asked, delay in selection.delays:
+            if asked == token:
+                return delay
         delays = [
             delay
             for run in self.runs_for(token)
             for delay in (run.crawl_delay, run.request_interval)
             if delay is not None
         ]
-        return max(delays) if delays else None
+        found = max(delays) if delays else None
+        if len(selection.delays) < 4:
+            selection.delays += ((token, found),)
+        return found
+
+
+def runs_in(groups: tuple[Group, ...], token: str) -> tuple[Agents, ...]:
+    """:meth:`RobotsTxt.runs_for` of groups already had from ``groups_for(token)``."""
+    if not groups:
+        return ()
+    key = token.lower()
+    if key not in groups[0].agents:  # none names the token: the '*' groups
+        key = "*"
+    return tuple(run for group in groups for run in group.runs_for(key))
 
 
 def parse(data: bytes | str) -> RobotsTxt:

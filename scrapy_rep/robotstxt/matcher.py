@@ -1,13 +1,9 @@
 """Longest-match rule sets, compiled once per product token (RFC 9309 §2.2.2-3).
 
-Theory of operation: every pattern is cut at its first ``*``. The literal
-part before it (the *prefix*) indexes the rule in a dict, so a path only
-ever looks at rules whose prefix it starts with: one dict probe per distinct
-prefix length, longest first, stopping as soon as no shorter prefix can hold
-a longer rule. Only the lengths that can match are probed: a rule set with
-many lengths keeps a *plan* (its lengths) per *head*, the first :data:`HEAD`
-characters that prefixes at least that long begin with, plus the shorter
-prefixes the head starts with; a path takes its head's plan. The rest of a
+Theory of operation: every pattern is cut at its first ``*``; the literal
+part before it (the *key*) is kept once, in a sorted tuple. The keys that are
+prefixes of a path are found longest first by bisection (see :class:`RuleSet`),
+stopping as soon as no shorter key can hold a heavier rule. The rest of a
 wildcard pattern is matched segment by segment with ``str.find``, leftmost
 first, which is exact for ``*``-only globs and linear in the path: a hostile
 pattern of many ``*`` cannot backtrack.
@@ -26,8 +22,9 @@ pieces and reads URLs the same way (:func:`normalise_path`).
 from __future__ import annotations
 
 import re
+from array import array
+from bisect import bisect_right
 from collections.abc import Iterable
-from typing import Any
 
 from scrapy_rep.robotstxt.parser import Rule
 
@@ -132,48 +129,56 @@ def _literal(text: str) -> str:
     return text
 
 
-#: (weight, allow, rule, anchored, segments after the prefix or None if literal)
-_Entry = tuple[int, bool, Rule, bool, "tuple[str, ...] | None"]
+#: a key with no plain rule of its own (only wildcard, anchored or index.html entries)
+_NO_RULE = 0xFFFFFFFF
 
 
-def _split(body: str) -> tuple[str, tuple[str, ...] | None]:
-    """A pattern without its anchor -> literal prefix, and the pieces after each ``*``."""
-    prefix, star, rest = body.partition("*")
-    if not star:
-        return _literal(prefix), None
-    return _literal(prefix), tuple(map(_literal, rest.split("*")))
+def _is_plain(pattern: str) -> bool:
+    """Is a normalised pattern a literal prefix whose weight is its length?"""
+    return (
+        "*" not in pattern and pattern[-1] != "$" and "%2A" not in pattern and "%24" not in pattern
+    )
 
 
-def _entries(rule: Rule, pattern: str) -> Iterable[tuple[str, _Entry | Rule]]:
-    """(prefix, entry) pairs of a rule and its normalised pattern (which starts
-    with '/' or '*'); the entry of a plain literal rule is the rule itself."""
+def _prefix(pattern: str) -> str:
+    """The literal part of a normalised pattern before its first ``*``, in path form."""
+    body = pattern[:-1] if pattern[-1] == "$" else pattern
+    return _literal(body.partition("*")[0])
+
+
+def _directory(pattern: str) -> str | None:
+    """Google: "Allow: /d/index.html" also allows "/d/" itself; the pattern that does.
+
+    The directory keeps its wildcards: "/a*/index.html" allows "/ab/".
+    """
+    body = pattern[:-1] if pattern[-1] == "$" else pattern
+    slash = body.rfind("/")
+    return body[: slash + 1] + "$" if body.startswith("/index.htm", slash) else None
+
+
+def _rest_matches(path: str, position: int, pattern: str) -> bool:
+    """Does ``path[position:]`` match what follows the pattern's literal prefix?"""
     anchored = pattern[-1] == "$"
     body = pattern[:-1] if anchored else pattern
-    prefix, segments = _split(body)
-    weight = len(pattern)
-    if segments is None and not anchored and len(prefix) == weight:
-        yield prefix, rule  # weight is its length, no entry needed
-    else:
-        yield prefix, (weight, rule.allow, rule, anchored, segments)
-    # Google: "Allow: /d/index.html" also allows "/d/" itself.
-    slash = body.rfind("/")
-    if rule.allow and body.startswith("/index.htm", slash):
-        directory = body[: slash + 1]
-        # The directory keeps its wildcards: "/a*/index.html" allows "/ab/".
-        d_prefix, d_segments = _split(directory)
-        yield d_prefix, (len(directory) + 1, True, rule, True, d_segments)
+    star = body.find("*")
+    if star < 0:
+        return not anchored or len(path) == position
+    # The last segment is the cheapest test to fail on: no split for most patterns.
+    last = body[body.rfind("*") + 1 :]
+    if "%" in last:
+        last = _literal(last)
+    if anchored:
+        if not path.endswith(last):
+            return False
+    elif last and path.find(last, position) < 0:
+        return False
+    segments = body[star + 1 :].split("*")
+    if "%" in body:
+        segments = [_literal(segment) for segment in segments]
+    return _glob(path, position, segments, anchored)
 
 
-def _plain(prefix: str, rule: Rule) -> _Entry:
-    """The entry of a plain rule, where a prefix holds more than that rule."""
-    return (len(prefix), rule.allow, rule, False, None)
-
-
-def _rank(entry: _Entry) -> tuple[int, bool]:
-    return entry[0], entry[1]
-
-
-def _glob(path: str, position: int, segments: tuple[str, ...], anchored: bool) -> bool:
+def _glob(path: str, position: int, segments: list[str], anchored: bool) -> bool:
     """Does ``path[position:]`` match the ``*``-separated segments? Leftmost-first, linear."""
     last = segments[-1]
     # The last segment is the cheapest test to fail on (one C scan); hostile
@@ -193,174 +198,230 @@ def _glob(path: str, position: int, segments: tuple[str, ...], anchored: bool) -
     return not last or path.find(last, position) >= 0
 
 
-#: (length, bound) pairs shared by every rule set: the same small pairs come up
-#: in most files, and a shared tuple costs a rule set 8 bytes instead of 64.
-_PAIRS: dict[tuple[int, int], tuple[int, int]] = {}
-_MAX_PAIRS = 50_000
+def _below(
+    keys: list[str], plain: dict[str, int], entries: dict[str, list[tuple[int, bool, int]]]
+) -> array[int]:
+    """Per sorted key: (1 + the heaviest rule of the keys that are proper prefixes of
+    it, 0 if none) << 1, | 1 if entries start with the key itself.
 
-
-def _share(pair: tuple[int, int]) -> tuple[int, int]:
-    """Keep a new pair for other rule sets, while the table has room."""
-    if len(_PAIRS) < _MAX_PAIRS and pair[1] < 1024:
-        _PAIRS[pair] = pair
-    return pair
-
-
-#: characters of a path that choose its plan (see :class:`RuleSet`)
-HEAD = 4
-#: up to this many distinct prefix lengths, a rule set has one plan for every path
-SMALL_PLAN = 3
-#: the plans by head of every small rule set: none
-_NO_HEADS: dict[str, tuple[tuple[int, int], ...]] = {}
-
-
-#: heads and plans shared by every rule set (``/wp-`` and its plan come up in many files)
-_SHARED: dict[Any, Any] = {}
-_MAX_SHARED = 50_000
-
-
-def _shared(value: Any) -> Any:
-    """The copy of ``value`` other rule sets hold, else ``value`` (kept while there is room)."""
-    found = _SHARED.get(value)
-    if found is None:
-        found = value
-        if len(_SHARED) < _MAX_SHARED:
-            _SHARED[value] = value
-    return found
-
-
-def _plan(weights: dict[str, int]) -> tuple[tuple[int, int], ...]:
-    """Prefix lengths, longest first, each with the heaviest rule a prefix of that
-    length or shorter can hold (to stop early)."""
-    heaviest: dict[int, int] = {}
-    for prefix, weight in weights.items():
-        length = len(prefix)
-        if heaviest.get(length, -1) < weight:
-            heaviest[length] = weight
-    plan: list[tuple[int, int]] = []
-    running = 0
-    shared = _PAIRS.get
-    for length in sorted(heaviest):
-        weight = heaviest[length]
-        if weight > running:
-            running = weight
-        pair = (length, running)
-        plan.append(shared(pair) or _share(pair))
-    plan.reverse()
-    return tuple(plan)
+    When a key is a prefix of a path, the shorter keys that are too are prefixes of
+    that key: what they can weigh says whether the search may stop there.
+    """
+    below = array("I")
+    chain: list[tuple[str, int]] = []  # the keys that are prefixes of this one, heaviest so far
+    for key in keys:
+        while chain and not key.startswith(chain[-1][0]):
+            chain.pop()
+        heaviest = chain[-1][1] if chain else -1
+        found = entries.get(key)
+        below.append((heaviest + 1) << 1 | (found is not None))
+        own = len(key) if key in plain else -1
+        for weight, _, _ in found or ():
+            own = max(own, weight)
+        chain.append((key, max(own, heaviest)))
+    return below
 
 
 class RuleSet:
-    """The merged rules of the groups that apply to one product token.
+    """The merged rules of the groups that apply to one product token, packed.
 
-    The index maps a literal prefix to the one plain rule with that pattern
-    (the usual case: no tuple, no copy of the pattern) or to the sorted
-    entries of the rules that start with it. :mod:`scrapy_rep.robotstxt.reference`
-    is its specification.
+    Every rule is cut at its first ``*``; the literal part (its *key*) is kept
+    once, in one sorted tuple of strings. The keys that are prefixes of a
+    path are found longest first by bisecting that tuple (in C): the key just
+    before the path in sorted order is the longest prefix of it, if any key
+    is; if it is not a prefix, the answer is a prefix of what the two have in
+    common, and the search goes on with that. A key stands for its plain
+    rule (a literal pattern, whose weight is its length: the usual rule) and
+    for the few wildcard, anchored or index.html patterns that start with it
+    (*entries*, heaviest first); the rest of such a pattern is matched segment
+    by segment with ``str.find``, leftmost first, which is exact for
+    ``*``-only globs and linear in the path, so a hostile pattern of many
+    ``*`` cannot backtrack.
+
+    No :class:`Rule` object is kept: a rule is its number, with its line and
+    kind in one array (``line << 1 | allow``), the normalised pattern of an
+    entry, and the pattern as written only where it differs. :meth:`match`
+    makes the deciding rule when asked (once per rule), unless ``keep`` is
+    true, in which case the given rules themselves are returned (for callers
+    that key on their identity). The state is tuples, strings, ints and
+    arrays: nothing the garbage collector walks per rule.
+    :mod:`scrapy_rep.robotstxt.reference` is the specification.
     """
 
-    __slots__ = ("_index", "_plans", "_short", "_size")
+    __slots__ = (
+        "_below",
+        "_codes",
+        "_entries",
+        "_kept",
+        "_keys",
+        "_lines",
+        "_made",
+        "_patterns",
+        "_written",
+    )
 
-    def __init__(self, rules: Iterable[Rule]) -> None:
-        # prefix -> the plain rule that decides for it, or a list of entries
-        index: dict[str, Any] = {}
-        size = 0
+    def __init__(self, rules: Iterable[Rule], keep: bool = True) -> None:
+        plain: dict[str, int] = {}  # key -> number of the plain rule that decides it
+        # key -> (weight, allow, code): code n is rule n's pattern, -n-1 its directory
+        entries: dict[str, list[tuple[int, bool, int]]] = {}
+        patterns: dict[int, str] = {}
+        lines: list[int] = []
+        written: dict[int, str] = {}
+        kept: list[Rule] = []
         for rule in rules:
             pattern = normalise(rule.pattern)
             if not pattern or pattern[0] not in "/*":
                 continue  # matches nothing: empty, or no leading '/' (see parser)
-            size += 1
-            items: Iterable[tuple[str, _Entry | Rule]]
-            if (
-                "*" not in pattern
-                and pattern[-1] != "$"
-                and "%" not in pattern
-                and not (rule.allow and "/index.htm" in pattern)
-            ):
-                # The usual rule: a plain prefix, usually new.
-                if pattern not in index:
-                    index[pattern] = rule
-                    continue
-                items = ((pattern, rule),)
+            number = len(lines)
+            allow = rule.allow
+            lines.append(rule.line << 1 | allow)
+            if keep:
+                kept.append(rule)
+            if pattern != rule.pattern:
+                written[number] = rule.pattern
+            if _is_plain(pattern):
+                # The usual rule: a plain prefix. Plain rules of one pattern weigh
+                # the same: the first allow (else the first rule) decides.
+                found = plain.get(pattern)
+                if found is None or (allow and not lines[found] & 1):
+                    plain[pattern] = number
             else:
-                items = _entries(rule, pattern)
-            for prefix, item in items:
-                found = index.get(prefix)
-                if found is None:
-                    index[prefix] = item if item.__class__ is Rule else [item]
-                elif found.__class__ is Rule:
-                    if item.__class__ is not Rule:
-                        index[prefix] = [_plain(prefix, found), item]
-                    elif item.allow and not found.allow:
-                        # Plain rules of one pattern weigh the same: the
-                        # first allow (else the first rule) decides.
-                        index[prefix] = item
-                elif item.__class__ is Rule:
-                    found.append(_plain(prefix, item))
-                else:
-                    found.append(item)
-        weights: dict[str, int] = {}  # prefix -> the heaviest entry it holds
-        for prefix, kept in index.items():
-            if kept.__class__ is Rule:
-                weights[prefix] = len(prefix)
-            else:
-                kept.sort(key=_rank, reverse=True)
-                index[prefix] = tuple(kept)
-                weights[prefix] = kept[0][0]
-        # One plan per head (the first HEAD characters of the prefixes at least that
-        # long), with the shorter prefixes that head starts with; the short ones alone
-        # for any other head. A path probes only the lengths its head can match.
-        # A few lengths in all: one plan, no heads (a dict would cost more than it saves).
-        plans: dict[str, tuple[tuple[int, int], ...]] = _NO_HEADS
-        short = weights
-        if len({len(p) for p in weights}) > SMALL_PLAN:
-            short = {p: w for p, w in weights.items() if len(p) < HEAD}
-            by_head: dict[str, dict[str, int]] = {}
-            for prefix, weight in weights.items():
-                if len(prefix) >= HEAD:
-                    by_head.setdefault(prefix[:HEAD], {})[prefix] = weight
-            plans = {}
-            for head, own in by_head.items():
-                own.update((p, w) for p, w in short.items() if head.startswith(p))
-                plans[_shared(head)] = _shared(_plan(own))
-        self._index: dict[str, tuple[_Entry, ...] | Rule] = index
-        self._plans = plans
-        self._short = _plan(short)
-        self._size = size
+                patterns[number] = pattern
+                entries.setdefault(_prefix(pattern), []).append((len(pattern), allow, number))
+            directory = _directory(pattern) if allow and "/index.htm" in pattern else None
+            if directory is not None:
+                patterns[number] = pattern
+                dir_key = _prefix(directory)
+                entries.setdefault(dir_key, []).append((len(directory), True, -1 - number))
+        keys = sorted(plain.keys() | entries.keys())
+        self._keys: tuple[str, ...] = tuple(keys)
+        get = plain.get
+        # per key: its plain rule as number << 1 | allow, or _NO_RULE
+        self._codes = array(
+            "I", [_NO_RULE if (n := get(key)) is None else n << 1 | lines[n] & 1 for key in keys]
+        )
+        self._lines = array("I", lines)
+        self._below = _below(keys, plain, entries)
+        self._entries: dict[str, int | tuple[int, ...]] | None = None
+        if entries:
+            self._entries = {}
+            for prefix, found_entries in entries.items():
+                found_entries.sort(reverse=True)
+                codes = tuple(code for _, _, code in found_entries)
+                self._entries[prefix] = codes[0] if len(codes) == 1 else codes
+        self._patterns = patterns or None
+        self._written = written or None
+        self._kept: tuple[Rule, ...] | None = tuple(kept) if keep else None
+        self._made: dict[int, Rule] | None = None
 
     def __len__(self) -> int:
-        return self._size
+        return len(self._lines)
+
+    def best(self, path: str) -> int:
+        """The deciding rule for ``path`` as ``number << 1 | allow``, or -1 if none."""
+        keys = self._keys
+        at = bisect_right(keys, path)
+        if at:
+            key = keys[at - 1]
+            if path.startswith(key):
+                code = self._codes[at - 1]
+                below = self._below[at - 1]
+                if code != _NO_RULE and not below & 1:
+                    # The usual case: the longest key that is a prefix of the path has a
+                    # plain rule, no entry, and outweighs every shorter key's rules.
+                    length, heaviest = len(key), (below >> 1) - 1
+                    if length > heaviest or (length == heaviest and code & 1):
+                        return code
+        return self._search(path, at)
+
+    def _search(self, path: str, at: int) -> int:
+        """:meth:`best` the whole way, from the first bisection (``at``)."""
+        keys = self._keys
+        best, best_weight, best_allow = -1, -1, False
+        probe = path
+        while at:
+            key = keys[at - 1]
+            if not path.startswith(key):
+                # Every key that is a prefix of the path is a prefix of the
+                # part this key and the probe have in common (often short).
+                common, most = 0, min(len(key), len(probe))
+                while common < most and key[common] == probe[common]:
+                    common += 1
+                probe = probe[:common]
+                at = bisect_right(keys, probe, 0, at - 1)
+                continue
+            length = len(key)
+            below = self._below[at - 1]
+            if below & 1:  # entries start with this key
+                codes = self._entries[key]  # type: ignore[index]
+                for code in codes if isinstance(codes, tuple) else (codes,):
+                    if code >= 0:
+                        pattern = self._patterns[code]  # type: ignore[index]
+                        allow = self._lines[code] & 1 == 1
+                    else:
+                        code = -1 - code
+                        pattern = _directory(self._patterns[code]) or ""  # type: ignore[index]
+                        allow = True
+                    weight = len(pattern)
+                    if weight < best_weight or (
+                        weight == best_weight and (best_allow or not allow)
+                    ):
+                        break
+                    if _rest_matches(path, length, pattern):
+                        best, best_weight, best_allow = code << 1 | allow, weight, allow
+                        break
+            code = self._codes[at - 1]
+            if code != _NO_RULE:
+                allow = code & 1 == 1
+                if length > best_weight or (length == best_weight and allow and not best_allow):
+                    best, best_weight, best_allow = code, length, allow
+            # What the shorter keys that are prefixes of this one can still weigh.
+            heaviest = (below >> 1) - 1
+            if best_weight > heaviest or (best_weight == heaviest and best_allow) or heaviest < 0:
+                break
+            probe = key[:-1]
+            at = bisect_right(keys, probe, 0, at - 1)
+        return best
+
+    def allows(self, path: str) -> bool:
+        """Is a path in :func:`normalise_path` form allowed (no rule, or an allow rule)?"""
+        code = self.best(path)
+        return code < 0 or code & 1 == 1
 
     def match(self, path: str) -> Rule | None:
         """The deciding rule for a path in :func:`normalise_path` form, or None."""
-        index = self._index
-        size = len(path)
-        best: Rule | None = None
-        best_weight, best_allow = -1, False
-        for length, bound in self._plans.get(path[:HEAD], self._short):
-            if length > size:
-                continue
-            if best_weight > bound or (best_weight == bound and best_allow):
-                break
-            entries = index.get(path[:length])
-            if entries is None:
-                continue
-            if entries.__class__ is Rule:  # a plain rule: weight = length
-                allow = entries.allow
-                if length > best_weight or (length == best_weight and allow and not best_allow):
-                    best, best_weight, best_allow = entries, length, allow
-                continue
-            for weight, allow, rule, anchored, segments in entries:  # type: ignore[union-attr]
-                if weight < best_weight or (weight == best_weight and (best_allow or not allow)):
-                    break
-                if segments is None:
-                    if anchored and size != length:
-                        continue
-                elif not _glob(path, length, segments, anchored):
-                    continue
-                best, best_weight, best_allow = rule, weight, allow
-                break
-        return best
+        code = self.best(path)
+        if code < 0:
+            return None
+        number = code >> 1
+        if self._kept is not None:
+            return self._kept[number]
+        made = self._made
+        if made is None:
+            made = self._made = {}
+        rule = made.get(number)
+        if rule is None:
+            rule = made[number] = self._rule(number, path)
+        return rule
+
+    def _rule(self, number: int, path: str) -> Rule:
+        """The rule with this number: its pattern as written, its line and kind."""
+        code = self._lines[number]
+        pattern = self._written.get(number) if self._written is not None else None
+        if pattern is None and self._patterns is not None:
+            pattern = self._patterns.get(number)
+        if pattern is None:  # a plain rule written as its key, a prefix of the path
+            pattern = self._key_of(number, path)
+        return Rule(code & 1 == 1, pattern, code >> 1)
+
+    def _key_of(self, number: int, path: str) -> str:
+        """The key of the plain rule ``number``, a prefix of ``path``."""
+        keys = self._keys
+        for length in range(len(path), -1, -1):
+            at = bisect_right(keys, path[:length]) - 1
+            if at >= 0 and keys[at] == path[:length] and self._codes[at] >> 1 == number:
+                return keys[at]
+        raise LookupError(number)  # pragma: no cover - the rule decided the path
 
 
 def is_robots_txt(path: str) -> bool:

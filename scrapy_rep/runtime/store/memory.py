@@ -94,7 +94,7 @@ class PolicyCache:
         policy, packed = kept
         robots = None
         if policy.digest is not None and packed is not None:
-            robots = self._parse(policy.digest, zlib.decompress(packed))
+            robots = self._parse(policy.digest, zlib.decompress(packed), packed)
         self.restored += 1
         entry = self._entries[origin] = _Entry(policy, robots, packed)
         self._bound()
@@ -108,7 +108,9 @@ class PolicyCache:
                 robots, packed = old.robots, old.packed  # the same file (a 304, a stale copy)
             elif policy.body is not None:
                 robots = self._parse(policy.digest, policy.body)
-                packed = zlib.compress(policy.body)
+                # one compressed copy, shared with the parsed file (which keeps it)
+                packed = robots.packed() if isinstance(robots, RobotsTxt) else None
+                packed = packed or zlib.compress(policy.body)
             policy = replace(policy, body=None) if policy.body is not None else policy
         self._evicted.pop(origin, None)
         self._entries[origin] = _Entry(policy, robots, packed)
@@ -143,10 +145,12 @@ class PolicyCache:
             robots = self._parse(policy.digest, policy.body)
         return robots
 
-    def _parse(self, digest: str, body: bytes) -> Any:
+    def _parse(self, digest: str, body: bytes, packed: bytes | None = None) -> Any:
         parsed = self._parsed.get(digest)
         if parsed is None:
             parsed = self._parsed[digest] = self.read(body)
+            if packed is not None and isinstance(parsed, RobotsTxt):
+                parsed.adopt(packed)
         return parsed
 
     def read(self, body: bytes) -> Any:
