@@ -332,8 +332,21 @@ class Telemetry:
         if self.audit is not None:
             self.audit.write("item_dropped", {"url": url, "reason": reason, "detail": detail})
 
-    def tdmrep(self, origin: str, policy: Policy, rules: TdmRules | None) -> None:
-        """A tdmrep.json this crawler fetched: counted, its problems said once, audited."""
+    def tdmrep(
+        self,
+        origin: str,
+        result: FetchResult | None,
+        policy: Policy | None,
+        rules: TdmRules | None = None,
+    ) -> None:
+        """A tdmrep.json this crawler fetched and the policy it gave: its one record (the
+        fetch counted, its problems said once, audited); ``policy`` None: none came of it."""
+        if result is not None:
+            self.inc("rep/tdmrep/fetch/count")
+            outcome = classify(result)
+            self.inc(f"rep/tdmrep/fetch/outcome/{outcome}")
+        if policy is None:
+            return
         if rules is None:
             self.inc("rep/tdmrep/unknown")  # 5xx, network: nothing known until the next TTL
         elif len(rules):
