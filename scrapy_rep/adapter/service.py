@@ -153,7 +153,14 @@ class RobotsService:
             self.fetch,
             clock=self.timers,
             token=self.token,
-            handover=Handover(crawler, self.telemetry, config.requeue_parked, self.jobdir),
+            handover=Handover(
+                crawler,
+                self.telemetry,
+                config.requeue_parked,
+                self.jobdir,
+                token=self.token,
+                policy_of=self.resolver.current,
+            ),
         )
         #: tdmrep.json, fetched only when a declared use is the one TDMRep speaks of
         self.tdmrep = (

@@ -1,7 +1,7 @@
 """One sink for what scrapy-rep did: crawl stats, per-origin counts, audit log, report.
 
 Every event of a crawl arrives here once, by name: a request ``judged``, a
-``final`` answer (downloaded or dropped, whoever decided it), a request
+``final`` answer (downloaded, dropped, requeued or kept, whoever decided it), a request
 ``parked`` or ``released``, a robots.txt ``fetched`` or reused, an origin
 ``paused`` or ``resumed``, and ``closed``. Each method updates the stats,
 the report's counters and the audit log together, so the three never
@@ -23,7 +23,7 @@ from typing import Any
 from scrapy import signals
 
 from scrapy_rep.adapter import meta as M
-from scrapy_rep.core.decision import DOWNLOAD, DROP
+from scrapy_rep.core.decision import DOWNLOAD, DROP, KEEP, REQUEUE
 from scrapy_rep.core.policy import FetchResult, Policy, Status, classify
 from scrapy_rep.core.report import CrawlCounts, report_lines
 from scrapy_rep.core.tdmrep import TdmRules
@@ -39,6 +39,8 @@ logger = logging.getLogger(__name__)
 #: pending stats increments handed to Scrapy's collector at once
 FLUSH_EVERY = 512
 _CACHE = {outcome: f"rep/cache/{outcome}" for outcome in ("hit", "miss", "expired")}
+#: the final answers of a held request handed over at close (not drops) -> their stats key
+_HANDED_OVER = {REQUEUE: "rep/requeued", KEEP: "rep/held/saved"}
 _JUDGEMENTS = {rep: f"rep/judgements/{rep}" for rep in ("allow", "disallow", "unresolved")}
 #: use -> answer -> its stats key
 _NO_KEYS: dict[str, str] = {}
@@ -136,11 +138,24 @@ class Telemetry:
         self._events += len(uses)
 
     def final(self, origin: str | None, record: dict[str, Any]) -> None:
-        """A request's last answer, downloaded or dropped: one ``decision`` record."""
-        if record["action"] == DOWNLOAD:
+        """A request's last answer: downloaded, dropped, or (held at close) requeued into a
+        shared queue or kept in the JOBDIR. One ``decision`` record, whatever it is."""
+        action = record["action"]
+        if action == DOWNLOAD:
             self.inc("rep/downloaded")
             if origin is not None:
                 self.counts.downloaded(origin)
+        elif action in _HANDED_OVER:
+            self.inc(_HANDED_OVER[action])
+            logger.debug(
+                "scrapy-rep: %(action)s %(url)s, held (%(reason)s): %(detail)s",
+                {
+                    "action": action,
+                    "url": printable(record["url"]),
+                    "reason": record["reason"],
+                    "detail": record["detail"],
+                },
+            )
         else:
             reason = record["reason"]
             self.inc(f"rep/dropped/{reason}")
@@ -204,19 +219,6 @@ class Telemetry:
         self.counts.released(origin)
         if self.audit is not None:
             self.audit.write("released", {"url": url, "origin": origin})
-
-    def requeued(self, url: str) -> None:
-        """A held request pushed back into the shared queue at this worker's close."""
-        self.inc("rep/requeued")
-        logger.debug("scrapy-rep: requeued %(url)s for another worker", {"url": url})
-        if self.audit is not None:
-            self.audit.write("requeued", {"url": url, "reason": "spider-closed"})
-
-    def kept(self, url: str) -> None:
-        """A held request kept in the JOBDIR at a graceful stop (its answer comes on resume)."""
-        self.inc("rep/held/saved")
-        if self.audit is not None:
-            self.audit.write("kept", {"url": url, "reason": "jobdir"})
 
     def requeued_from_dead(self, worker: str, urls: list[str]) -> None:
         """Held requests of a dead worker (its lease expired) moved back into the shared queue."""
