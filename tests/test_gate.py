@@ -216,3 +216,14 @@ def test_waiting_says_how_many_whose_and_until_when_at_the_latest() -> None:
     short: OriginGate[str] = OriginGate(2.0, 10, park_timeout=30.0)
     short.park(b, "b", 7.0, ORIGIN_PAUSED)
     assert short.waiting(policies.get, config) == Waiting(1, (b,), 37.0)
+
+
+def test_next_expiry_is_the_earliest_give_up_time_of_what_is_held() -> None:
+    g = gate()  # park_timeout 50
+    assert g.next_expiry() is None
+    g.park(A, "late", 30.0, ORIGIN_PAUSED)
+    g.park("https://b.example:443", "early", 10.0, ORIGIN_PENDING)
+    assert g.next_expiry() == 60.0
+    assert g.expire(60.0) == []  # parked *longer* than the timeout: not at the instant itself
+    assert [h.item for h in g.expire(60.001)] == ["early"]
+    assert g.next_expiry() == 80.0

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Iterator
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -18,13 +19,27 @@ import pytest
 from scrapy import Request, Spider
 from scrapy_redis.scheduler import Scheduler as RedisScheduler
 
+from scrapy_rep.adapter import meta as M
 from scrapy_rep.adapter.handover import Handover
 from scrapy_rep.adapter.jobdir import FILE
 from scrapy_rep.adapter.telemetry import Telemetry
+from scrapy_rep.core.decision import Decision
 from scrapy_rep.core.parking import Held
+from scrapy_rep.core.policy import Policy, Status
+from tests.support.audit import records
 from tests.support.rig import Rig
 
 A = "http://a.example:80"
+PAUSED = Policy(
+    Status.PAUSED,
+    "5xx",
+    503,
+    1000.0,
+    1060.0,
+    "http://a.example/robots.txt",
+    "http://a.example/robots.txt",
+    "robots.txt answered 503",
+)
 
 
 class HeldSpider(Spider):
@@ -52,7 +67,12 @@ def held(rig: Rig, *paths: str) -> list[Held[Request]]:
 
 def handover(rig: Rig, *, requeue: bool = False, jobdir: Path | None = None) -> Handover:
     return Handover(
-        rig.crawler, Telemetry.of(rig.crawler), requeue, str(jobdir) if jobdir else None
+        rig.crawler,
+        Telemetry.of(rig.crawler),
+        requeue,
+        str(jobdir) if jobdir else None,
+        token="testbot",
+        policy_of=lambda origin: PAUSED if origin == A else None,
     )
 
 
@@ -142,6 +162,43 @@ def test_a_request_that_cannot_be_kept_is_dropped_as_unserializable(
     odd.item.meta["lock"] = threading.Lock()  # cannot be pickled
     assert handover(rig, jobdir=tmp_path).take([fine, odd]) == [(odd, "unserializable")]
     assert stat(rig, "rep/held/saved") == 1
+
+
+def decisions(log: Path) -> list[dict[str, Any]]:
+    return [r for r in records(log) if r["type"] == "decision"]
+
+
+def test_each_request_handed_over_ends_with_a_decision_record(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    log = tmp_path / "audit.jsonl"
+    with Rig(spidercls=HeldSpider, settings={"REP_DECISION_LOG": str(log)}) as rig:
+        rig.engine._slot.scheduler = SharedQueue()
+        requeued = held(rig, "/1")
+        with caplog.at_level(logging.DEBUG, logger="scrapy_rep"):
+            assert handover(rig, requeue=True).take(requeued) == []
+        fine, odd = held(rig, "/fine", "/odd")
+        odd.item.meta["lock"] = threading.Lock()  # cannot be pickled: dropped by the caller
+        assert handover(rig, jobdir=tmp_path).take([fine, odd]) == [(odd, "unserializable")]
+        Telemetry.of(rig.crawler).closed("finished", 0, spider="held", token="testbot")
+    found = decisions(log)
+    assert [(r["url"], r["action"]) for r in found] == [
+        ("http://a.example/1", "requeue"),
+        ("http://a.example/fine", "keep"),
+    ]
+    for record in found:
+        assert set(record) == {"type", "at", *(f.name for f in fields(Decision))}
+        assert record["origin"] == A and record["product_token"] == "testbot"
+        assert record["reason"] == "origin-paused"  # why it was held
+        assert (record["policy_status"], record["policy_http_status"]) == ("paused", 503)
+        assert (record["rep_decision"], record["collection_decision"]) == (
+            "unresolved",
+            "unresolved",
+        )
+    assert "shared scrapy-redis queue" in found[0]["detail"]
+    assert "JOBDIR" in found[1]["detail"]
+    assert M.DECISION not in requeued[0].item.meta  # it lives on, to be judged again
+    assert any("requeue http://a.example/1" in r.getMessage() for r in caplog.records)
 
 
 def test_a_jobdir_that_cannot_be_written_drops_with_a_logged_error(

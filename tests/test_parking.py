@@ -66,3 +66,13 @@ def test_drain_empties_everything() -> None:
     assert len(lot) == 0 and lot.origins() == []
     assert list(lot.drain()) == []
     assert lot.park("o0", 99, 0.0, "r")  # usable again
+
+
+def test_oldest_is_when_the_next_expire_takes_one() -> None:
+    lot: ParkingLot[str] = ParkingLot(10)
+    assert lot.oldest() is None
+    lot.park("a", "a1", 4.0, "r")
+    lot.park("b", "b1", 2.0, "r")
+    assert lot.oldest() == 2.0
+    lot.expire(3.0)
+    assert lot.oldest() == 4.0

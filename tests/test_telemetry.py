@@ -16,7 +16,7 @@ from scrapy.utils.test import get_crawler
 
 from scrapy_rep.adapter.page import PageDirectivesMiddleware
 from scrapy_rep.adapter.telemetry import FLUSH_EVERY, Telemetry
-from scrapy_rep.core.decision import withheld
+from scrapy_rep.core.decision import KEEP, REQUEUE, handed_over, withheld
 from tests.support.audit import records
 
 ADDON = {"ADDONS": {"scrapy_rep.Addon": 100}}
@@ -71,30 +71,47 @@ def test_a_dropped_request_is_one_decision_record_with_its_counts(tmp_path: Path
     assert origin["origin"] == A
 
 
-def test_parked_released_kept_and_requeued_each_leave_a_record(tmp_path: Path) -> None:
+def test_parked_and_released_each_leave_a_record(tmp_path: Path) -> None:
     log = tmp_path / "audit.jsonl"
     crawler = get_crawler(settings_dict={**ADDON, "REP_DECISION_LOG": str(log)})
     sink = Telemetry.of(crawler)
     sink.parked(A, "http://a.example/1", "origin-paused")
     sink.released(A, "http://a.example/1")
     sink.parked(A, "http://a.example/2", "origin-pending")
-    sink.kept("http://a.example/2")
-    sink.requeued("http://a.example/3")
     sink.closed("finished", 0, spider="s", token="testbot")
     kinds = [(r["type"], r["url"]) for r in records(log) if r["type"] != "origin"]
     assert kinds == [
         ("parked", "http://a.example/1"),
         ("released", "http://a.example/1"),
         ("parked", "http://a.example/2"),
-        ("kept", "http://a.example/2"),
-        ("requeued", "http://a.example/3"),
     ]
     stats = crawler.stats
     assert stats.get_value("rep/parked") == 2
     assert stats.get_value("rep/parked/origin-paused") == 1
     assert stats.get_value("rep/released") == 1
+
+
+def test_a_request_kept_or_requeued_at_close_is_a_final_decision_record_not_a_drop(
+    tmp_path: Path,
+) -> None:
+    log = tmp_path / "audit.jsonl"
+    crawler = get_crawler(settings_dict={**ADDON, "REP_DECISION_LOG": str(log)})
+    sink = Telemetry.of(crawler)
+    sink.final(A, handed_over(A, "testbot", "http://a.example/2", None, KEEP, "origin-pending"))
+    sink.final(A, handed_over(A, "testbot", "http://a.example/3", None, REQUEUE, "origin-paused"))
+    sink.closed("finished", 0, spider="s", token="testbot")
+    decisions = [r for r in records(log) if r["type"] == "decision"]
+    assert [(r["url"], r["action"], r["reason"]) for r in decisions] == [
+        ("http://a.example/2", "keep", "origin-pending"),
+        ("http://a.example/3", "requeue", "origin-paused"),
+    ]
+    assert {r["type"] for r in records(log)} == {"decision"}  # no requeued, kept records
+    stats = crawler.stats
     assert stats.get_value("rep/held/saved") == 1
     assert stats.get_value("rep/requeued") == 1
+    assert not any(key.startswith("rep/dropped") for key in stats.get_stats())
+    assert stats.get_value("rep/downloaded") is None
+    assert sink.counts.of(A).to_dict()["dropped"] == {}
 
 
 def test_the_close_names_the_spider_and_token_of_what_was_never_downloaded(

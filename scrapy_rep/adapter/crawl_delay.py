@@ -57,7 +57,6 @@ class CrawlDelay:
         self.clock = clock_of(crawler.settings.get("REP_CLOCK"))  # waits for send times
         self.cap = cap
         self.telemetry = telemetry  # the one sink: stats and the close report
-        self.counts = telemetry.counts  # the close report shows each origin's delay
         #: the delay a policy's file asks of the crawl's token; read once per body
         self.asked_by = asked_by
         self.user_delay = float(crawler.settings.getfloat("DOWNLOAD_DELAY"))
@@ -84,7 +83,7 @@ class CrawlDelay:
             delay = entry[1]
         else:
             delay = self._decide(origin, policy.digest, self.asked_by(policy))
-            self.counts.crawl_delay(origin, delay)
+            self.telemetry.crawl_delay(origin, delay)
         if not delay:
             return None
         if self.pacing is None:
@@ -113,8 +112,7 @@ class CrawlDelay:
                     self._pacing_down = False
                     logger.info("scrapy-rep: the shared Crawl-delay answers again")
                 if wait > 0:
-                    self.telemetry.inc("rep/cluster/delay-waits")
-                    self.counts.delay_waited(wait)
+                    self.telemetry.delay_waited(wait)
                     await sleep(self.clock, wait)
         finally:
             self._queued[key] -= 1

@@ -8,6 +8,7 @@ for the resumed crawl; else nowhere, and the caller drops them with a reason.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request
@@ -15,7 +16,9 @@ from scrapy import Request
 from scrapy_rep.adapter import compat
 from scrapy_rep.adapter.jobdir import HeldRequestFile
 from scrapy_rep.adapter.telemetry import Telemetry
+from scrapy_rep.core.decision import KEEP, REQUEUE, handed_over
 from scrapy_rep.core.parking import Held
+from scrapy_rep.core.policy import Policy
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -27,17 +30,27 @@ class Handover:
     """Hands held requests over at close (shared queue, JOBDIR); restores them on resume."""
 
     def __init__(
-        self, crawler: Crawler, telemetry: Telemetry, requeue_parked: bool, jobdir: str | None
+        self,
+        crawler: Crawler,
+        telemetry: Telemetry,
+        requeue_parked: bool,
+        jobdir: str | None,
+        *,
+        token: str,
+        policy_of: Callable[[str], Policy | None],
     ) -> None:
         self.crawler = crawler
         self.telemetry = telemetry
+        #: the product token and the origins' current policies, for the decision records
+        self.token = token
+        self.policy_of = policy_of
         self.requeue_parked = requeue_parked
         self.held_file = HeldRequestFile(jobdir) if jobdir else None
 
     def take(self, held: list[Held[Request]]) -> list[tuple[Held[Request], str]]:
         """Hand over what can be; the rest, each with the reason to drop it."""
         queue = self._shared_queue() if held else None
-        left = [each for each in held if queue is None or not self._requeue(queue, each.item)]
+        left = [each for each in held if queue is None or not self._requeue(queue, each)]
         if self.held_file is None or not left:
             return [(each, "spider-closed") for each in left]
         try:
@@ -51,7 +64,7 @@ class Handover:
         kept = 0
         for each in left:
             if id(each) not in refused:
-                self.telemetry.kept(each.item.url)
+                self._handed_over(each, KEEP)
                 kept += 1
         if kept:
             logger.info(
@@ -100,14 +113,23 @@ class Handover:
         scheduler = compat.scheduler_of(self.crawler.engine)
         return scheduler if isinstance(scheduler, RedisScheduler) else None
 
-    def _requeue(self, scheduler: Any, request: Request) -> bool:
+    def _requeue(self, scheduler: Any, held: Held[Request]) -> bool:
         try:
-            scheduler.enqueue_request(request.replace(dont_filter=True))
+            scheduler.enqueue_request(held.item.replace(dont_filter=True))
         except Exception as exc:
             logger.warning(
                 "scrapy-rep: could not push a held request back to the shared queue: %(error)s",
                 {"error": f"{type(exc).__name__}: {exc}"},
             )
             return False
-        self.telemetry.requeued(request.url)
+        self._handed_over(held, REQUEUE)
         return True
+
+    def _handed_over(self, held: Held[Request], action: str) -> None:
+        """The request's final answer in this crawl: one decision record, ``requeue`` or
+        ``keep``. Not put in its ``meta``: the request lives on, to be judged again."""
+        origin = held.origin
+        record = handed_over(
+            origin, self.token, held.item.url, self.policy_of(origin), action, held.reason
+        )
+        self.telemetry.final(origin, record)

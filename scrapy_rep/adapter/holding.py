@@ -4,18 +4,19 @@ The gate decides (pure); this class does what needs Scrapy and the event
 loop: it parks requests from a ``request_scheduled`` handler before the
 scheduler sees them (asking the dupefilter first), keeps one timer per held
 origin to refetch its robots.txt, gives requests back to the engine when a
-new policy arrives, keeps the spider open while anything is held, and at
-close ends every held request with a reason (or pushes it back into a shared
-scrapy-redis queue). Once the engine is closing, nothing is handed to it any
-more: a request given to a closing engine would be lost.
+new policy arrives, gives up a request parked longer than
+``REP_PARK_TIMEOUT`` on a timer of its own, keeps the spider open while
+anything is held, and at close ends every held request with a reason (or
+pushes it back into a shared scrapy-redis queue). Once the engine is closing,
+nothing is handed to it any more: a request given to a closing engine would
+be lost.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, signals
@@ -31,6 +32,7 @@ from scrapy_rep.core.decision import withheld
 from scrapy_rep.core.gate import Effects, OriginGate
 from scrapy_rep.core.origin import NotAnOrigin, origin_of
 from scrapy_rep.core.parking import Held
+from scrapy_rep.runtime.clock import Clock, Timer
 from scrapy_rep.runtime.resolver import Fetch, Resolver
 
 if TYPE_CHECKING:
@@ -50,7 +52,7 @@ class Holding:
         telemetry: Telemetry,
         fetch: Fetch,
         *,
-        clock: Callable[[], float],
+        clock: Clock,
         token: str,
         handover: Handover,
     ) -> None:
@@ -59,15 +61,28 @@ class Holding:
         self.resolver = resolver
         self.telemetry = telemetry
         self.fetch = fetch
-        self.clock = clock
+        self.clock = clock.now
+        self.timers = clock  # refetches and park expiry: a test's clock moves them
         self.token = token
         self.handover = handover  # where held requests go at close, if anywhere
         #: held requests recorded in the shared queue's Redis (set once the spider is open)
         self.records: HeldRecords | None = None
-        self._timers: dict[str, asyncio.TimerHandle] = {}
+        self._timers: dict[str, Timer] = {}
+        #: the one park-expiry timer, and when it is due (the earliest give-up time)
+        self._expiry: tuple[Timer, float] | None = None
         self._listening = False  # to request_scheduled: see listen
         self.closed = False
         self._said_waiting: tuple[int, tuple[str, ...], int] | None = None
+
+    def open(self, records: HeldRecords | None) -> None:
+        """The spider opened: record held requests in ``records`` (scrapy-redis's Redis, if
+        any), and what the last run kept in the JOBDIR goes to be judged."""
+        self.records = records
+        self.handover.restore()
+
+    def close_records(self) -> Awaitable[None] | None:
+        """After :meth:`close` (everything handed over): the held records' connection closes."""
+        return self.records.close() if self.records is not None else None
 
     def listen(self, on: bool) -> None:
         """Hear ``request_scheduled`` only while something may have to be parked.
@@ -111,6 +126,7 @@ class Holding:
             if self.records is not None:
                 self.records.parked(request)
             self._plan_wake(origin)
+            self._plan_expiry(since + self.gate.park_timeout)
             raise ParkedRequest(reason)
         # The scheduler takes it (its dupefilter has seen it: _seen_before) and
         # the downloader drops it, so its errback hears why.
@@ -158,13 +174,36 @@ class Holding:
         if old is not None:
             old.cancel()
         delay = max(0.0, when - self.clock())
-        self._timers[origin] = asyncio.get_event_loop().call_later(delay, self._wake, origin)
+        self._timers[origin] = self.timers.call_later(delay, self._wake, origin)
 
     def _wake(self, origin: str) -> None:
         """Refetch for the requests held here; with none held, the next request will."""
         self._timers.pop(origin, None)
         if self.gate.woken(origin) and not self.closed:
             self.resolver.resolve(origin, self.fetch)
+
+    # -- giving up ------------------------------------------------------------
+
+    def _plan_expiry(self, due: float) -> None:
+        """Give up what is parked longer than REP_PARK_TIMEOUT at ``due`` (one timer in all)."""
+        if self._expiry is not None:
+            if self._expiry[1] <= due:
+                return
+            self._expiry[0].cancel()
+        # parked *longer* than the timeout: at the due instant itself, look again a moment on
+        delay = max(due - self.clock(), EXPIRY_STEP)
+        self._expiry = (self.timers.call_later(delay, self._expire), due)
+
+    def _expire(self) -> None:
+        """The earliest give-up time came: drop what waited too long; plan the next."""
+        self._expiry = None
+        if self.closed:
+            return
+        for held in self.gate.expire(self.clock()):
+            self._give_back(held, drop="park-expired")
+        due = self.gate.next_expiry()
+        if due is not None:
+            self._plan_expiry(due)
 
     def refetch_if_held(self, origin: str) -> None:
         """Another crawler's fetch ended without an answer: fetch for what is held here."""
@@ -206,8 +245,6 @@ class Holding:
 
     def on_idle(self, spider: Any = None) -> None:
         self.telemetry.flush()
-        for held in self.gate.expire(self.clock()):
-            self._give_back(held, drop="park-expired")
         for origin in self.gate.origins_without_wake():
             self._plan_wake(origin)
         if len(self.gate):
@@ -247,12 +284,17 @@ class Holding:
         for timer in self._timers.values():
             timer.cancel()
         self._timers.clear()
+        if self._expiry is not None:
+            self._expiry[0].cancel()
+            self._expiry = None
         left = self.handover.take(self.gate.close())
         for each, reason in left:
             self._end(each, reason)
         return len(left)
 
 
+#: seconds after its give-up time a request counts as parked longer than REP_PARK_TIMEOUT
+EXPIRY_STEP = 0.001
 #: origins named in the idle line; the rest are counted
 SHOWN_ORIGINS = 3
 

@@ -53,7 +53,7 @@ from scrapy_rep.core.decision import (
 )
 from scrapy_rep.core.gate import JUDGE, WAIT, OriginGate, waiting_bound
 from scrapy_rep.core.origin import origin_of
-from scrapy_rep.core.policy import NOT_MODIFIED, Conditional, FetchResult, Policy, Status, classify
+from scrapy_rep.core.policy import NOT_MODIFIED, Conditional, FetchResult, Policy, Status
 from scrapy_rep.core.tdmrep import USE as TDM_USE
 from scrapy_rep.runtime.clock import clock_of
 from scrapy_rep.runtime.resolver import (
@@ -108,10 +108,14 @@ class RobotsService:
         self.crawler = crawler
         self.config = config = RepSettings.of(crawler)
         self.token = config.token
-        self.clock = clock_of(crawler.settings.get("REP_CLOCK")).now
+        #: the time and the timers (refetches, park expiry): a test's clock, given in REP_CLOCK
+        self.timers = clock_of(crawler.settings.get("REP_CLOCK"))
+        self.clock = self.timers.now
         self.fetcher = RobotsFetcher(
             crawler, config.fetch_timeout, config.max_redirects, token=config.token
         )
+        #: origin -> this crawler's fetch result, until the policy it gives is recorded with it
+        self._results: dict[str, FetchResult] = {}
         self.jobdir: str | None = crawler.settings.get("JOBDIR") or None
         self.spec = ResolverSpec.of(config, self.clock, self.jobdir)
         #: ``scrapy fetch`` and the like: wait for the whole fetch, then answer; hold nothing
@@ -147,9 +151,16 @@ class RobotsService:
             self.resolver,
             self.telemetry,
             self.fetch,
-            clock=self.clock,
+            clock=self.timers,
             token=self.token,
-            handover=Handover(crawler, self.telemetry, config.requeue_parked, self.jobdir),
+            handover=Handover(
+                crawler,
+                self.telemetry,
+                config.requeue_parked,
+                self.jobdir,
+                token=self.token,
+                policy_of=self.resolver.current,
+            ),
         )
         #: tdmrep.json, fetched only when a declared use is the one TDMRep speaks of
         self.tdmrep = (
@@ -358,7 +369,7 @@ class RobotsService:
         result = await self.fetcher(origin, validators)
         if result.error and self.closing():
             raise FetchAbandoned(origin)  # cut short by our own close, not the site's fault
-        self.telemetry.fetched(classify(result), result.error, result.truncated, result.redirects)
+        self._results[origin] = result  # recorded with the policy it gives (on_policy)
         return result
 
     # -- new policies (the resolver's listener) -----------------------------
@@ -368,12 +379,19 @@ class RobotsService:
     ) -> None:
         """A new policy for ``origin``, from any crawler sharing the resolver."""
         asked = self.fetcher.answered(origin)
-        if self.holding.closed:
-            return
         here = fetched == self.fetch
+        result = self._results.pop(origin, None) if here else None
+        if self.holding.closed:
+            if result is not None:
+                self.telemetry.fetched(origin, result, None)
+            return
         parsed = here and new.status is Status.OK and new.outcome != NOT_MODIFIED
         robots = self.resolver.cache.robots(new) if parsed else None
-        self.telemetry.policy(origin, new, here, robots.licenses if robots is not None else ())
+        if here:  # one fetch, one record: what was fetched and the policy it gave
+            licenses = robots.licenses if robots is not None else ()
+            self.telemetry.fetched(origin, result, new, licenses)
+        else:
+            self.telemetry.reused(origin, new)
         effects = self.gate.on_policy(origin, old, new, self.clock())
         self.telemetry.standing(origin, new, paused=effects.paused, resumed=effects.resumed)
         if effects.paused:
@@ -388,6 +406,9 @@ class RobotsService:
     def on_abandoned(self, origin: str) -> None:
         """A fetch ended with its crawler: fetch again for what this crawler holds."""
         self.fetcher.answered(origin)
+        result = self._results.pop(origin, None)
+        if result is not None:  # fetched, but no policy came of it
+            self.telemetry.fetched(origin, result, None)
         self.holding.refetch_if_held(origin)
 
     def _parsed(self, origin: str, policy: Policy, asked: Request) -> None:
@@ -407,16 +428,16 @@ class RobotsService:
 
     def _on_opened(self, spider: Any = None) -> None:
         _warn_if_builtin_active(self.crawler)
-        self.holding.records = HeldRecords.open(self.crawler, self.config, self.telemetry)
-        self.holding.handover.restore()
+        self.holding.open(HeldRecords.open(self.crawler, self.config, self.telemetry))
 
     def _on_closed(self, spider: Any = None, reason: str = "") -> Any:
         name = getattr(spider or self.crawler.spider, "name", None) or self.crawler.spidercls.name
         self.telemetry.closed(reason, self.holding.close(), spider=name, token=self.token)
         self.resolver.listeners.remove(self)
         steps: list[Awaitable[None]] = []
-        if self.holding.records is not None:  # handed over by now: the records go
-            steps.append(self.holding.records.close())
+        records = self.holding.close_records()  # handed over by now: the records go
+        if records is not None:
+            steps.append(records)
         if SharedResolvers.leave(self.spec) and self.resolver.shared is not None:
             steps.append(self.resolver.shared.close())  # the last user closes the connections
         return _in_turn(steps) if steps else None

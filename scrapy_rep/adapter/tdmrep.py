@@ -19,7 +19,7 @@ from scrapy import signals
 
 from scrapy_rep.adapter.fetch import RobotsFetcher
 from scrapy_rep.core.decision import DOWNLOAD, DROP, USE_REFUSED
-from scrapy_rep.core.policy import Conditional, FetchResult, Policy, classify
+from scrapy_rep.core.policy import Conditional, FetchResult, Policy
 from scrapy_rep.core.tdmrep import tdmrep_url
 from scrapy_rep.core.use_signals import request_answers
 from scrapy_rep.core.uses import REFUSED, UNKNOWN, UseAnswer, combine
@@ -59,6 +59,8 @@ class TdmRep:
         self.fetcher.url_of = tdmrep_url
         self.fetcher.user_agent_sent = ""  # the robots.txt fetcher says it once, if need be
         self.files = TdmFiles(resolver)
+        #: key -> this crawler's fetch result, until the policy it gives is recorded with it
+        self._results: dict[str, FetchResult] = {}
         self.drop = config.use_action == "drop"
         self.files.resolver.listeners.append(self)
         crawler.signals.connect(self._on_closed, signal=signals.spider_closed)
@@ -124,9 +126,7 @@ class TdmRep:
         result = await self.fetcher(origin_of_key(key), validators)
         if result.error and self._closing():
             raise FetchAbandoned(key)
-        self.telemetry.inc("rep/tdmrep/fetch/count")
-        outcome = classify(result)
-        self.telemetry.inc(f"rep/tdmrep/fetch/outcome/{outcome}")
+        self._results[key] = result  # recorded with the policy it gives (on_policy)
         return result
 
     # -- the resolver's listener ----------------------------------------------------------------
@@ -136,10 +136,13 @@ class TdmRep:
             return  # fetched by another crawler (or found in the shared store): said there
         origin = origin_of_key(key)
         rules = self.files.rules(new)
-        self.telemetry.tdmrep(origin, new, rules)
+        self.telemetry.tdmrep(origin, self._results.pop(key, None), new, rules)
 
     def on_abandoned(self, key: str) -> None:
         """Nothing is held for a tdmrep.json: the next request asks again."""
+        result = self._results.pop(key, None)
+        if result is not None:  # fetched, but no policy came of it
+            self.telemetry.tdmrep(origin_of_key(key), result, None)
 
     def _on_closed(self, spider: Any = None, reason: str = "") -> None:
         if self in self.files.resolver.listeners:

@@ -1,7 +1,7 @@
 """One sink for what scrapy-rep did: crawl stats, per-origin counts, audit log, report.
 
 Every event of a crawl arrives here once, by name: a request ``judged``, a
-``final`` answer (downloaded or dropped, whoever decided it), a request
+``final`` answer (downloaded, dropped, requeued or kept, whoever decided it), a request
 ``parked`` or ``released``, a robots.txt ``fetched`` or reused, an origin
 ``paused`` or ``resumed``, and ``closed``. Each method updates the stats,
 the report's counters and the audit log together, so the three never
@@ -23,8 +23,8 @@ from typing import Any
 from scrapy import signals
 
 from scrapy_rep.adapter import meta as M
-from scrapy_rep.core.decision import DOWNLOAD, DROP
-from scrapy_rep.core.policy import Policy, Status
+from scrapy_rep.core.decision import DOWNLOAD, DROP, KEEP, REQUEUE
+from scrapy_rep.core.policy import FetchResult, Policy, Status, classify
 from scrapy_rep.core.report import CrawlCounts, report_lines
 from scrapy_rep.core.tdmrep import TdmRules
 from scrapy_rep.core.uses import ANSWERS, REFUSED, USES
@@ -39,6 +39,8 @@ logger = logging.getLogger(__name__)
 #: pending stats increments handed to Scrapy's collector at once
 FLUSH_EVERY = 512
 _CACHE = {outcome: f"rep/cache/{outcome}" for outcome in ("hit", "miss", "expired")}
+#: the final answers of a held request handed over at close (not drops) -> their stats key
+_HANDED_OVER = {REQUEUE: "rep/requeued", KEEP: "rep/held/saved"}
 _JUDGEMENTS = {rep: f"rep/judgements/{rep}" for rep in ("allow", "disallow", "unresolved")}
 #: use -> answer -> its stats key
 _NO_KEYS: dict[str, str] = {}
@@ -136,11 +138,24 @@ class Telemetry:
         self._events += len(uses)
 
     def final(self, origin: str | None, record: dict[str, Any]) -> None:
-        """A request's last answer, downloaded or dropped: one ``decision`` record."""
-        if record["action"] == DOWNLOAD:
+        """A request's last answer: downloaded, dropped, or (held at close) requeued into a
+        shared queue or kept in the JOBDIR. One ``decision`` record, whatever it is."""
+        action = record["action"]
+        if action == DOWNLOAD:
             self.inc("rep/downloaded")
             if origin is not None:
                 self.counts.downloaded(origin)
+        elif action in _HANDED_OVER:
+            self.inc(_HANDED_OVER[action])
+            logger.debug(
+                "scrapy-rep: %(action)s %(url)s, held (%(reason)s): %(detail)s",
+                {
+                    "action": action,
+                    "url": printable(record["url"]),
+                    "reason": record["reason"],
+                    "detail": record["detail"],
+                },
+            )
         else:
             reason = record["reason"]
             self.inc(f"rep/dropped/{reason}")
@@ -205,19 +220,6 @@ class Telemetry:
         if self.audit is not None:
             self.audit.write("released", {"url": url, "origin": origin})
 
-    def requeued(self, url: str) -> None:
-        """A held request pushed back into the shared queue at this worker's close."""
-        self.inc("rep/requeued")
-        logger.debug("scrapy-rep: requeued %(url)s for another worker", {"url": url})
-        if self.audit is not None:
-            self.audit.write("requeued", {"url": url, "reason": "spider-closed"})
-
-    def kept(self, url: str) -> None:
-        """A held request kept in the JOBDIR at a graceful stop (its answer comes on resume)."""
-        self.inc("rep/held/saved")
-        if self.audit is not None:
-            self.audit.write("kept", {"url": url, "reason": "jobdir"})
-
     def requeued_from_dead(self, worker: str, urls: list[str]) -> None:
         """Held requests of a dead worker (its lease expired) moved back into the shared queue."""
         for _ in urls:
@@ -234,35 +236,54 @@ class Telemetry:
                     "requeued", {"url": url, "reason": "worker-lease-expired", "worker": worker}
                 )
 
+    # -- Crawl-delay --------------------------------------------------------
+
+    def crawl_delay(self, origin: str, delay: float | None) -> None:
+        """The Crawl-delay applied to an origin's requests for its current robots.txt body."""
+        self.counts.crawl_delay(origin, delay)
+
+    def delay_waited(self, seconds: float) -> None:
+        """A request waited ``seconds`` for its send time under the cluster's Crawl-delay."""
+        self.inc("rep/cluster/delay-waits")
+        self.counts.delay_waited(seconds)
+
     # -- origins ------------------------------------------------------------
 
-    def fetched(self, outcome: str, error: str | None, truncated: bool, redirects: int) -> None:
-        """A robots.txt fetch this crawler made."""
-        self.inc("rep/fetch/count")
-        self.inc(f"rep/fetch/outcome/{outcome}")
-        if error:
-            self.inc(f"rep/fetch/error/{error}")
-        if truncated:
-            self.inc("rep/fetch/truncated")
-        if redirects:
-            self.inc("rep/fetch/redirected")
-
-    def policy(
-        self, origin: str, policy: Policy, fetched_here: bool, licenses: Sequence[str] = ()
+    def fetched(
+        self,
+        origin: str,
+        result: FetchResult | None,
+        policy: Policy | None,
+        licenses: Sequence[str] = (),
     ) -> None:
-        """A new policy adopted: fetched by this crawler, or reused (shared fetch or store).
+        """A robots.txt fetch this crawler made, and the policy it gave: its one record.
 
-        ``licenses``: the file's RSL ``License`` URLs, kept on its fetch record.
+        The fetch's stats, the origin's count and the audit's ``fetch`` record
+        together. ``policy`` is None for a fetch that gave none (its crawler
+        closed); ``licenses``: the file's RSL ``License`` URLs, kept on the record.
         """
-        if fetched_here:
-            self.counts.fetched(origin, policy.status.value)
-        else:
-            self.inc("rep/fetch/reused")
-            self.counts.reused(origin, policy.status.value)
-        if fetched_here and self.audit is not None:
+        if result is not None:
+            self.inc("rep/fetch/count")
+            outcome = classify(result)
+            self.inc(f"rep/fetch/outcome/{outcome}")
+            if result.error:
+                self.inc(f"rep/fetch/error/{result.error}")
+            if result.truncated:
+                self.inc("rep/fetch/truncated")
+            if result.redirects:
+                self.inc("rep/fetch/redirected")
+        if policy is None:
+            return
+        self.counts.fetched(origin, policy.status.value)
+        if self.audit is not None:
             archived = self._archive(policy)
             record = {**fetch_record(origin, policy), "archive": archived}
             self.audit.write("fetch", {**record, "licenses": list(licenses)})
+
+    def reused(self, origin: str, policy: Policy) -> None:
+        """A new policy this crawler did not fetch: another crawler's fetch, or the store's."""
+        self.inc("rep/fetch/reused")
+        self.counts.reused(origin, policy.status.value)
 
     def standing(self, origin: str, policy: Policy, *, paused: bool, resumed: bool) -> None:
         """Log and count where an origin stands after a new policy."""
@@ -313,8 +334,21 @@ class Telemetry:
         if self.audit is not None:
             self.audit.write("item_dropped", {"url": url, "reason": reason, "detail": detail})
 
-    def tdmrep(self, origin: str, policy: Policy, rules: TdmRules | None) -> None:
-        """A tdmrep.json this crawler fetched: counted, its problems said once, audited."""
+    def tdmrep(
+        self,
+        origin: str,
+        result: FetchResult | None,
+        policy: Policy | None,
+        rules: TdmRules | None = None,
+    ) -> None:
+        """A tdmrep.json this crawler fetched and the policy it gave: its one record (the
+        fetch counted, its problems said once, audited); ``policy`` None: none came of it."""
+        if result is not None:
+            self.inc("rep/tdmrep/fetch/count")
+            outcome = classify(result)
+            self.inc(f"rep/tdmrep/fetch/outcome/{outcome}")
+        if policy is None:
+            return
         if rules is None:
             self.inc("rep/tdmrep/unknown")  # 5xx, network: nothing known until the next TTL
         elif len(rules):

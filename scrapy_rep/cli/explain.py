@@ -21,13 +21,14 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from scrapy_rep.core.decision import PAGE
+from scrapy_rep.core.decision import KEEP, PAGE, REQUEUE
 from scrapy_rep.core.origin import NotAnOrigin, origin_of
 from scrapy_rep.core.uses import shown
 from scrapy_rep.robotstxt.text import printable
 
 EXIT_DOWNLOADED, EXIT_NOT_DOWNLOADED, EXIT_ERROR = 0, 1, 2
-#: record types that concern one URL
+#: record types that concern one URL (``requeued`` and ``kept``: a dead worker's requeue, and
+#: how older logs said what a ``requeue`` / ``keep`` decision says now)
 _URL_TYPES = ("decision", "parked", "released", "requeued", "kept", "response", "subrequest")
 #: records that carry a decision (a browser sub-request's is judged by the browser guard)
 _DECISION_TYPES = ("decision", "subrequest")
@@ -216,6 +217,10 @@ def _archived_line(
 
 def _event(event: dict[str, Any]) -> str:
     kind = event["type"]
+    if kind == "decision" and event.get("action") == REQUEUE:
+        return f"requeued  held ({event['reason']}); pushed back into the shared queue at close"
+    if kind == "decision" and event.get("action") == KEEP:
+        return f"kept      held ({event['reason']}); kept in the JOBDIR for the resumed crawl"
     if kind == "decision":
         return f"judged    {event['rep_decision']} -> {event['action']} ({event['reason']})"
     if kind == "subrequest":

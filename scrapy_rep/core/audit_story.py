@@ -16,6 +16,13 @@ from typing import Any
 
 #: the uses answer a decision record carries (``uses``: use -> {answer, source})
 REFUSED = "refused"
+#: the fate of a held request handed over at close: by its decision's ``action``, and by
+#: the ``requeued`` / ``kept`` records that said it before decisions did (older logs)
+HANDED_OVER = {
+    "requeue": "requeued into the shared queue",
+    "keep": "kept in the JOBDIR for the resumed crawl",
+}
+_HANDED_OVER_RECORDS = {"requeued": HANDED_OVER["requeue"], "kept": HANDED_OVER["keep"]}
 
 
 @dataclass
@@ -27,7 +34,8 @@ class Held:
     held_at: float | None
     reason: str
     released_at: float | None = None
-    #: the final answer after it was held: ``download``, ``drop (reason)``; "" while held
+    #: the final answer after it was held: ``download``, ``drop (reason)``, one of
+    #: :data:`HANDED_OVER`'s; "" while held
     fate: str = ""
     fate_at: float | None = None
 
@@ -79,6 +87,11 @@ class AuditStory:
         return sum(o.downloaded for o in self.origins.values())
 
     @property
+    def handed_over(self) -> int:
+        """Decision records of held requests requeued or kept at close."""
+        return sum(n for (action, _), n in self.decisions.items() if action in HANDED_OVER)
+
+    @property
     def fetch_count(self) -> int:
         return sum(len(o.fetches) for o in self.origins.values())
 
@@ -120,6 +133,10 @@ def story_of(records: Iterable[dict[str, Any]]) -> AuditStory:
             action, reason = str(record.get("action") or ""), str(record.get("reason") or "")
             story.subrequests[(action, reason)] += 1
             story.origin(record.get("origin")).browser[reason if action != "download" else ""] += 1
+        elif kind in _HANDED_OVER_RECORDS:  # a dead worker's, or an older log's
+            held = held_by_url.get(url)
+            if held is not None and not held.fate:
+                held.fate, held.fate_at = _HANDED_OVER_RECORDS[str(kind)], at
         elif kind not in ("response", "origin"):
             story.unknown += 1
     return story
@@ -143,6 +160,10 @@ def _decision(
         for use, answer in uses.items():
             if isinstance(answer, dict) and answer.get("answer") == REFUSED:
                 origin.refused.setdefault(str(use), set()).add(str(answer.get("source") or ""))
-    if held is not None and not held.fate and action in ("download", "drop"):
+    if held is None or held.fate:
+        return
+    if action in HANDED_OVER:
+        held.fate, held.fate_at = HANDED_OVER[action], at
+    elif action in ("download", "drop"):
         held.fate = action if action == "download" else f"drop ({reason})"
         held.fate_at = at

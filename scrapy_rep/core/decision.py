@@ -30,6 +30,9 @@ from scrapy_rep.robotstxt import RobotsTxt
 from scrapy_rep.robotstxt.text import printable
 
 DOWNLOAD, DROP, PARK = "download", "drop", "park"
+#: the final answers of a held request handed over at close rather than decided here:
+#: pushed back into a shared scrapy-redis queue, or kept in the JOBDIR for the resumed crawl
+REQUEUE, KEEP = "requeue", "keep"
 #: the reason of a request dropped because robots.txt refuses a declared use
 USE_REFUSED = "use-refused"
 APPROVED, REJECTED, UNRESOLVED = "approved", "rejected", "unresolved"
@@ -86,7 +89,8 @@ class Decision:
     rep_decision: str
     #: ``approved``, ``rejected`` or ``unresolved`` (from ``REP_COLLECTION_POLICY``)
     collection_decision: str
-    #: ``download``, ``drop`` or ``park``
+    #: ``download``, ``drop``, ``park``; for a request held at close, ``requeue`` (into a
+    #: shared scrapy-redis queue) or ``keep`` (in the JOBDIR)
     action: str
     #: one word (``disallow-rule``, ``origin-paused``, ...): the reasons are listed below
     reason: str
@@ -267,6 +271,25 @@ def withheld(
 ) -> dict[str, Any]:
     """The record of a held request dropped for a reason of its own (see WITHHELD_DETAIL)."""
     return unjudged(origin, token, url, policy, DROP, reason, WITHHELD_DETAIL[reason])
+
+
+#: what became of a held request handed over at close (its reason: why it was held)
+HANDED_OVER_DETAIL = {
+    REQUEUE: "held at this worker's close: pushed back into the shared scrapy-redis queue "
+    "for another worker",
+    KEEP: "held at a graceful stop: kept in the JOBDIR, to be judged again on resume",
+}
+
+
+def handed_over(
+    origin: str, token: str, url: str, policy: Policy | None, action: str, held_reason: str
+) -> dict[str, Any]:
+    """The record of a held request requeued or kept at close (``action``: REQUEUE or KEEP).
+
+    Its final answer in this crawl, as every other: not a drop, and no rule
+    gave it; ``reason`` is why it was held (``origin-paused``, ...).
+    """
+    return unjudged(origin, token, url, policy, action, held_reason, HANDED_OVER_DETAIL[action])
 
 
 def unjudged(

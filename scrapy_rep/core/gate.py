@@ -284,6 +284,11 @@ class OriginGate(Generic[T]):
         """Requests parked longer than ``park_timeout``, removed."""
         return self._lot.expire(now - self.park_timeout)
 
+    def next_expiry(self) -> float | None:
+        """When the next held request will have been parked ``park_timeout`` s; None: none."""
+        since = self._lot.oldest()
+        return since + self.park_timeout if since is not None else None
+
     def origins_without_wake(self) -> list[str]:
         """Origins holding requests with no refetch planned (each needs one)."""
         return [origin for origin in self._lot.origins() if origin not in self._wakes]

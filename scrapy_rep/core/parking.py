@@ -47,6 +47,13 @@ class ParkingLot(Generic[T]):
         held = self._by_origin.get(origin)
         return held[0].item if held else None
 
+    def oldest(self) -> float | None:
+        """When the longest-held item at the head of an origin's queue was parked; None if none.
+
+        The heads are what :meth:`expire` looks at, so this is when it next takes one.
+        """
+        return min((held[0].since for held in self._by_origin.values()), default=None)
+
     def by_origin(self) -> dict[str, tuple[int, float]]:
         """Origin -> (requests held, when the latest of them was parked), most held first."""
         found = {o: (len(h), max(x.since for x in h)) for o, h in self._by_origin.items()}

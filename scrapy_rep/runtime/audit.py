@@ -19,7 +19,10 @@ RECORDS: Mapping[str, tuple[str, str]] = {
     "decision": (
         "judged request; and every final answer, whoever made it: a held request dropped "
         "without a new judgement (`park-overflow`, `park-expired`, `spider-closed`, "
-        "`unserializable`), a request dropped for a page's directives (`policy_status` `page`)",
+        "`unserializable`), a request dropped for a page's directives (`policy_status` `page`), "
+        "a held request handed over at close (`action` `requeue`: pushed back into the shared "
+        "scrapy-redis queue; `keep`: kept in the JOBDIR for the resumed crawl; `reason`: why "
+        "it was held)",
         "the decision record",
     ),
     "fetch": (
@@ -31,14 +34,9 @@ RECORDS: Mapping[str, tuple[str, str]] = {
     "parked": ("request held", "`url`, `origin`, `reason`"),
     "released": ("held request handed back to the scheduler", "`url`, `origin`"),
     "requeued": (
-        "held request pushed back into the shared scrapy-redis queue: by this worker at its "
-        "close (`reason` `spider-closed`), or for a dead worker whose lease expired (`reason` "
-        "`worker-lease-expired`, `worker`: the dead worker's id)",
-        "`url`, `reason`, `worker`",
-    ),
-    "kept": (
-        "held request kept in the JOBDIR at a graceful stop, to be judged again on resume",
-        "`url`, `reason` (`jobdir`)",
+        "held request of a dead worker (its lease expired) this worker pushed back into the "
+        "shared scrapy-redis queue",
+        "`url`, `reason` (`worker-lease-expired`), `worker` (the dead worker's id)",
     ),
     "response": (
         "downloaded request",

@@ -437,7 +437,9 @@ def render(story: AuditStory, *, source: str = "", bad_lines: int = 0) -> str:
         f"as <b>{_e(', '.join(sorted(story.tokens)) or '?')}</b>: "
         f"<b>{len(story.origins):,}</b> origins, <b>{story.fetch_count:,}</b> robots.txt fetches, "
         f"<b>{story.downloaded:,}</b> requests downloaded, <b>{dropped:,}</b> dropped, "
-        f"<b>{len(story.held):,}</b> held ({still:,} still held when the log ends)."
+        f"<b>{len(story.held):,}</b> held ({still:,} still held when the log ends"
+        + (f", {story.handed_over:,} requeued or kept at close" if story.handed_over else "")
+        + ")."
     )
     notes = []
     if bad_lines:

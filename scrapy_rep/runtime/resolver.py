@@ -35,7 +35,8 @@ logger = logging.getLogger(__name__)
 
 #: ``fetch(origin, validators)``: with validators, a 304 may answer for the copy in hand
 Fetch = Callable[[str, Conditional | None], Awaitable[FetchResult]]
-Clock = Callable[[], float]
+#: the time now, in seconds (the crawl clock's ``now``)
+Now = Callable[[], float]
 
 
 class FetchAbandoned(Exception):
@@ -65,7 +66,7 @@ class Resolver:
         self,
         cache: PolicyCache,
         config: PolicyConfig,
-        clock: Clock,
+        clock: Now,
         shared: SharedStore | None = None,
         lock_ttl: float = 10.0,
         poll_interval: float = 0.1,
@@ -297,7 +298,7 @@ class ResolverSpec:
     """
 
     policy: PolicyConfig = field(compare=False)
-    clock: Clock = field(compare=False)
+    clock: Now = field(compare=False)
     cache_max_origins: int
     #: ``memory``, ``redis`` or ``sqlite`` and where: the Redis URL and prefix, the file
     store: str
@@ -311,7 +312,7 @@ class ResolverSpec:
     clock_id: int = field(init=False)
 
     @classmethod
-    def of(cls, config: RepSettings, clock: Clock, jobdir: str | None) -> ResolverSpec:
+    def of(cls, config: RepSettings, clock: Now, jobdir: str | None) -> ResolverSpec:
         """The spec of a crawler's settings (and JOBDIR, which may choose the store)."""
         kind = store_kind(config, jobdir)
         address: tuple[Any, ...] = ()

@@ -168,6 +168,35 @@ def test_a_held_request_is_followed_to_its_fate() -> None:
     ]
 
 
+def test_a_held_request_requeued_or_kept_at_close_has_that_fate_and_is_no_drop() -> None:
+    def parked(url: str) -> dict[str, Any]:
+        return {"type": "parked", "at": 1.0, "url": url, "origin": "o", "reason": "origin-paused"}
+
+    story = story_of(
+        [
+            parked("u1"), parked("u2"), parked("u3"), parked("u4"),
+            {"type": "decision", "at": 5.0, "url": "u1", "origin": "o", "action": "requeue",
+             "reason": "origin-paused"},
+            {"type": "decision", "at": 5.0, "url": "u2", "origin": "o", "action": "keep",
+             "reason": "origin-paused"},
+            # how an older version said it: records of their own
+            {"type": "requeued", "at": 6.0, "url": "u3", "reason": "spider-closed"},
+            {"type": "kept", "at": 6.0, "url": "u4", "reason": "jobdir"},
+        ]
+    )  # fmt: skip
+    assert [(h.url, h.fate, h.fate_at) for h in story.held] == [
+        ("u1", "requeued into the shared queue", 5.0),
+        ("u2", "kept in the JOBDIR for the resumed crawl", 5.0),
+        ("u3", "requeued into the shared queue", 6.0),
+        ("u4", "kept in the JOBDIR for the resumed crawl", 6.0),
+    ]
+    assert story.unknown == 0 and story.dropped == [] and story.origin("o").dropped == {}
+    assert story.handed_over == 2
+    page = render(story)
+    assert "<b>0</b> dropped" in page
+    assert "(0 still held when the log ends, 2 requeued or kept at close)" in page
+
+
 def test_uses_a_site_refused_are_listed_by_origin_with_where_it_says_so() -> None:
     uses = {
         "train-ai": {"answer": "refused", "source": "robots.txt line 4"},

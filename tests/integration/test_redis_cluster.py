@@ -243,7 +243,12 @@ def test_parked_requests_go_back_to_the_shared_queue(site: FakeSite, cluster: Cl
     first.process.wait(WAIT)  # closes on its timeout, pages still parked
     first.report = json.loads(first.out.read_text())
     assert first.stat("rep/requeued") == 4, first.logged()[-3000:]
-    assert sorted(r["url"] for r in audit(first, "requeued")) == sorted(pages)
+    requeued = [r for r in audit(first, "decision") if r["action"] == "requeue"]
+    # one decision record per requeued request, made as every other, not a drop
+    assert sorted(r["url"] for r in requeued) == sorted(pages)
+    assert {r["reason"] for r in requeued} <= {"origin-paused", "origin-pending"}  # why held
+    assert {r["policy_status"] for r in requeued} == {"paused"}  # what the origin was at close
+    assert audit(first, "requeued") == []  # this worker's own requeues are decisions
     assert held_records(cluster.redis) == {}  # handed over: its records went with it
     assert first.stat("rep/dropped/spider-closed") == 0
     assert first.report["downloaded"] == []

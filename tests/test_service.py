@@ -1,0 +1,175 @@
+"""The crawl's robots.txt service in-process: one admission path for every client.
+
+On the rig: Scrapy's own crawler, robots.txt from the fake transport, the
+ManualClock. What each client does with the answer is tested with the
+client; the whole-crawl versions are in ``tests/integration/``
+(``test_middleware_behaviour.py``, ``test_browser_guard.py``,
+``test_scrapy_robots.py``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import pytest_twisted
+from scrapy import Request, signals
+
+from scrapy_rep.adapter import meta as M
+from scrapy_rep.adapter.browser import HANDLER, BrowserGuard
+from scrapy_rep.adapter.middleware import RobotsMiddleware
+from scrapy_rep.adapter.service import HELD_DETAIL, RobotsService
+from scrapy_rep.adapter.telemetry import Telemetry
+from scrapy_rep.core.decision import Decision
+from tests.support.rig import Rig, in_loop
+
+A = "http://a.example:80"
+P = "http://paused.example:80"
+RULES = (200, {}, b"User-agent: *\nDisallow: /private\n")
+
+
+@pytest.fixture
+def rig() -> Iterator[Rig]:
+    rig = Rig({"REP_PENDING_WAIT": 5}, {A: RULES, P: (503, {}, b"")})
+    yield rig
+    rig.crawler.signals.send_catch_log(signals.spider_closed, spider=rig.crawler.spider)
+    rig.close()
+
+
+def stats(rig: Rig) -> dict[str, Any]:
+    Telemetry.of(rig.crawler).flush()
+    return {k: v for k, v in rig.crawler.stats.get_stats().items() if k.startswith("rep/")}
+
+
+def test_one_service_per_crawler_made_by_the_downloader_middleware(rig: Rig) -> None:
+    assert RobotsService.running(rig.crawler) is None  # nothing made it yet: not enabled
+    middleware = RobotsMiddleware(rig.crawler)
+    assert RobotsService.running(rig.crawler) is middleware.service
+    assert RobotsService.of(rig.crawler) is middleware.service
+    other = Rig()
+    try:
+        assert RobotsService.of(other.crawler) is not middleware.service
+    finally:
+        other.close()
+
+
+@pytest_twisted.ensureDeferred
+async def test_requests_of_an_origin_share_its_one_fetch_and_its_policy(rig: Rig) -> None:
+    async def scenario() -> None:
+        service = RobotsService.of(rig.crawler)
+        urls = ["http://a.example/1", "http://a.example/private/2", "http://a.example/3"]
+        answers = await asyncio.gather(
+            *(service.answer(A, Request(url), downloader=True) for url in urls)
+        )
+        assert rig.transport.urls() == ["http://a.example/robots.txt"]
+        assert [record["action"] for record, _ in answers] == ["download", "drop", "download"]
+        assert len({id(policy) for _, policy in answers}) == 1
+        assert service.fetcher.asked == {}  # the fetch is over: nothing kept for it
+        # cached now: judged without a fetch, without waiting
+        record, _ = await service.answer(A, Request("http://a.example/4"), downloader=True)
+        assert record["action"] == "download"
+        assert len(rig.transport.sent) == 1
+        counted = stats(rig)
+        assert counted["rep/judgements"] == 4
+        assert (counted["rep/cache/miss"], counted["rep/cache/hit"]) == (3, 1)
+        assert counted["rep/fetch/count"] == 1  # one fetch, one record
+
+    await in_loop(scenario())
+
+
+@pytest_twisted.ensureDeferred
+async def test_the_downloaders_answer_is_recorded_a_subrequests_is_left_to_its_client(
+    rig: Rig,
+) -> None:
+    async def scenario() -> None:
+        service = RobotsService.of(rig.crawler)
+        crawled = Request("http://a.example/private/1")
+        record, _ = await service.answer(A, crawled, downloader=True)
+        assert crawled.meta[M.DECISION] is record
+        sub = Request("http://a.example/private/2")
+        sub_record, _ = await service.answer(A, sub)
+        assert sub_record["reason"] == record["reason"] == "disallow-rule"
+        assert M.DECISION not in sub.meta
+        assert stats(rig)["rep/dropped/disallow-rule"] == 1
+        where = {"page": "p", "first_url": sub.url, "resource_type": "image", "method": "GET"}
+        service.subrequest(A, sub_record, **where, hop=0)
+        assert stats(rig)["rep/browser/aborted/disallow-rule"] == 1
+
+    await in_loop(scenario())
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_held_origin_parks_the_crawls_request_and_drops_a_subrequest(rig: Rig) -> None:
+    async def scenario() -> None:
+        service = RobotsService.of(rig.crawler)
+        crawled = Request("http://paused.example/1")
+        record, policy = await service.answer(P, crawled, downloader=True)
+        assert (record["action"], record["reason"]) == ("park", "origin-paused")
+        assert policy is not None and policy.status.value == "paused"
+        assert M.DECISION not in crawled.meta  # its answer comes when it leaves the lot
+        assert "rep/judgements" not in stats(rig)
+        sub_record, _ = await service.answer(P, Request("http://paused.example/2"))
+        assert (sub_record["action"], sub_record["reason"]) == ("drop", "origin-paused")
+        assert sub_record["detail"] == HELD_DETAIL["origin-paused"]
+        assert sub_record["policy_status"] == "paused"
+        assert len(rig.transport.sent) == 1  # the paused origin is not fetched again
+
+    await in_loop(scenario())
+
+
+@pytest_twisted.ensureDeferred
+async def test_ask_answers_as_the_crawl_would_and_records_nothing(rig: Rig) -> None:
+    async def scenario() -> None:
+        service = RobotsService.of(rig.crawler)
+        decision, policy = await service.ask("http://a.example/private/x")
+        assert isinstance(decision, Decision)
+        assert (decision.action, decision.matched_rule) == ("drop", "disallow: /private")
+        assert policy.http_status == 200
+        counted = stats(rig)
+        assert "rep/judgements" not in counted and "rep/dropped/disallow-rule" not in counted
+
+    await in_loop(scenario())
+
+
+@pytest_twisted.ensureDeferred
+async def test_in_its_own_slot_robots_txt_leaves_the_hosts_slot_to_the_render(rig: Rig) -> None:
+    async def scenario() -> None:
+        service = RobotsService.of(rig.crawler)
+        service.fetch_in_own_slot()
+        await service.answer(A, Request("http://a.example/1"))
+        (sent,) = rig.transport.sent
+        assert sent.meta["download_slot"] == "rep-robots:a.example"
+
+    await in_loop(scenario())
+
+
+PLAYWRIGHT = {"DOWNLOAD_HANDLERS": {"http": HANDLER, "https": HANDLER}}
+
+
+@pytest_twisted.ensureDeferred
+async def test_the_browser_guard_asks_the_service_and_without_it_fails_closed() -> None:
+    rig = Rig({"REP_PENDING_WAIT": 5, **PLAYWRIGHT}, {A: RULES})
+    try:
+
+        async def scenario() -> None:
+            guard = BrowserGuard(rig.crawler)
+            where: dict[str, Any] = {"page": "http://a.example/", "resource_type": "image"}
+            # no downloader middleware: nothing judged the page, nothing it loads is let through
+            lost = await guard.judge("http://a.example/ok.png", method="GET", hop=0, **where)
+            assert (lost.record["reason"], lost.record["detail"]) == (
+                "guard-error",
+                "no RobotsMiddleware",
+            )
+            assert rig.transport.sent == []
+            RobotsMiddleware(rig.crawler)
+            allowed = await guard.judge("http://a.example/ok.png", method="GET", hop=0, **where)
+            refused = await guard.judge("http://a.example/private/x", method="GET", hop=0, **where)
+            assert (allowed.allowed, refused.record["reason"]) == (True, "disallow-rule")
+            assert rig.transport.urls() == ["http://a.example/robots.txt"]  # one shared fetch
+
+        await in_loop(scenario())
+    finally:
+        rig.crawler.signals.send_catch_log(signals.spider_closed, spider=rig.crawler.spider)
+        rig.close()
