@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
+from typing import get_args
 
 import pytest
 from scrapy import signals
 from scrapy.utils.test import get_crawler
 
 from scrapy_rep.adapter.page import PageDirectivesMiddleware
-from scrapy_rep.adapter.telemetry import FLUSH_EVERY, Telemetry
+from scrapy_rep.adapter.telemetry import _ON, FLUSH_EVERY, Telemetry
 from scrapy_rep.core.decision import KEEP, REQUEUE, handed_over, withheld
+from scrapy_rep.core.events import Event, Parked, Released
 from tests.support.audit import records
 
 ADDON = {"ADDONS": {"scrapy_rep.Addon": 100}}
@@ -75,9 +77,9 @@ def test_parked_and_released_each_leave_a_record(tmp_path: Path) -> None:
     log = tmp_path / "audit.jsonl"
     crawler = get_crawler(settings_dict={**ADDON, "REP_DECISION_LOG": str(log)})
     sink = Telemetry.of(crawler)
-    sink.parked(A, "http://a.example/1", "origin-paused")
-    sink.released(A, "http://a.example/1")
-    sink.parked(A, "http://a.example/2", "origin-pending")
+    sink.record(Parked(A, "http://a.example/1", "origin-paused"))
+    sink.record(Released(A, "http://a.example/1"))
+    sink.record(Parked(A, "http://a.example/2", "origin-pending"))
     sink.closed("finished", 0, spider="s", token="testbot")
     kinds = [(r["type"], r["url"]) for r in records(log) if r["type"] != "origin"]
     assert kinds == [
@@ -133,3 +135,18 @@ def test_without_the_report_the_close_says_nothing_when_all_went_well(
     with caplog.at_level(logging.INFO, logger="scrapy_rep"):
         sink.closed("finished", 0, spider="books", token="testbot")
     assert caplog.records == []
+
+
+def test_every_kind_of_event_has_one_handler_and_nothing_else_is_taken() -> None:
+    assert set(_ON) == set(get_args(Event))
+    sink = Telemetry.of(get_crawler(settings_dict=ADDON))
+    with pytest.raises(TypeError, match="not a scrapy-rep event"):
+        sink.record(("parked", A, "http://a.example/1"))  # type: ignore[arg-type]
+
+
+def test_events_are_values_that_cannot_change() -> None:
+    event = Parked(A, "http://a.example/1", "origin-paused")
+    assert event == Parked(A, "http://a.example/1", "origin-paused")
+    with pytest.raises(AttributeError):
+        event.url = "http://a.example/2"  # type: ignore[misc]
+    assert not hasattr(event, "__dict__")  # slotted: no per-event dict

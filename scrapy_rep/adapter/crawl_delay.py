@@ -26,6 +26,7 @@ from scrapy import Request, signals
 
 from scrapy_rep.adapter import compat
 from scrapy_rep.adapter.telemetry import Telemetry
+from scrapy_rep.core.events import CrawlDelaySet, DelayWaited
 from scrapy_rep.core.policy import Policy
 from scrapy_rep.runtime.clock import clock_of, sleep
 from scrapy_rep.runtime.store.pacing import SharedPacing
@@ -83,7 +84,7 @@ class CrawlDelay:
             delay = entry[1]
         else:
             delay = self._decide(origin, policy.digest, self.asked_by(policy))
-            self.telemetry.crawl_delay(origin, delay)
+            self.telemetry.record(CrawlDelaySet(origin, delay))
         if not delay:
             return None
         if self.pacing is None:
@@ -112,7 +113,7 @@ class CrawlDelay:
                     self._pacing_down = False
                     logger.info("scrapy-rep: the shared Crawl-delay answers again")
                 if wait > 0:
-                    self.telemetry.delay_waited(wait)
+                    self.telemetry.record(DelayWaited(wait))
                     await sleep(self.clock, wait)
         finally:
             self._queued[key] -= 1

@@ -22,6 +22,7 @@ from scrapy import Request
 from scrapy_rep.adapter import compat
 from scrapy_rep.adapter import meta as M
 from scrapy_rep.adapter.telemetry import Telemetry
+from scrapy_rep.core.events import RequeuedFromDead
 from scrapy_rep.runtime.settings import RepSettings
 
 if TYPE_CHECKING:
@@ -81,7 +82,7 @@ class HeldRecords:
                 (queue.key, kind),
                 lease=config.worker_lease,
                 check_interval=config.worker_check_interval,
-                on_requeued=telemetry.requeued_from_dead,
+                on_requeued=lambda worker, urls: telemetry.record(RequeuedFromDead(worker, urls)),
             ),
             queue,
             telemetry,

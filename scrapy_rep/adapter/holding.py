@@ -29,6 +29,7 @@ from scrapy_rep.adapter.handover import Handover
 from scrapy_rep.adapter.held_records import HeldRecords
 from scrapy_rep.adapter.telemetry import Telemetry
 from scrapy_rep.core.decision import withheld
+from scrapy_rep.core.events import Parked, Released
 from scrapy_rep.core.gate import Effects, OriginGate
 from scrapy_rep.core.origin import NotAnOrigin, origin_of
 from scrapy_rep.core.parking import Held
@@ -122,7 +123,7 @@ class Holding:
             return  # a duplicate: the scheduler's dupefilter drops it, as it would unparked
         since = meta.setdefault(M.PARKED_AT, now)
         if self.gate.park(origin, request, since, reason):
-            self.telemetry.parked(origin, request.url, reason)
+            self.telemetry.record(Parked(origin, request.url, reason))
             if self.records is not None:
                 self.records.parked(request)
             self._plan_wake(origin)
@@ -231,7 +232,7 @@ class Holding:
         if drop:
             request.meta[M.DROP] = drop  # dropped in the downloader, where its errback hears it
         elif released:
-            self.telemetry.released(held.origin, request.url)
+            self.telemetry.record(Released(held.origin, request.url))
         engine = self.crawler.engine
         assert engine is not None
         engine.crawl(request.replace(dont_filter=True))  # the dupefilter has seen it already

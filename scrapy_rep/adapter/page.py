@@ -49,6 +49,7 @@ from scrapy_rep.core.directives import (
     nofollow_only,
     page_directives,
 )
+from scrapy_rep.core.events import ItemDropped, PageUses
 from scrapy_rep.core.origin import NotAnOrigin, origin_of
 from scrapy_rep.core.use_signals import (
     meta_names,
@@ -183,7 +184,7 @@ class PageDirectivesMiddleware:
             origin: str | None = origin_of(response.url)
         except NotAnOrigin:
             origin = None
-        self.telemetry.page_uses(origin, response.url, record(answers))
+        self.telemetry.record(PageUses(origin, response.url, record(answers)))
         if not self.drop_refused or response.request is None or M.exempt(response.request.meta):
             return None
         return next((a for a in answers.values() if a.answer == REFUSED), None)
@@ -275,7 +276,7 @@ class PageDirectivesMiddleware:
     def _drop_item(self, response: Response, refused: UseAnswer) -> None:
         """An item of a response that refuses a declared use, under REP_USE_ACTION = "drop"."""
         detail = f"{refused.use} refused: {refused.source}"
-        self.telemetry.item_dropped(response.url, USE_REFUSED, detail)
+        self.telemetry.record(ItemDropped(response.url, USE_REFUSED, detail))
 
     def _drop(self, request: Request, response: Response, reason: str, said: str, why: str) -> None:
         try:

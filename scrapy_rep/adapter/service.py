@@ -51,6 +51,7 @@ from scrapy_rep.core.decision import (
     judge_record,
     unjudged,
 )
+from scrapy_rep.core.events import Fetched, Parsed, Reused, Standing
 from scrapy_rep.core.gate import JUDGE, WAIT, OriginGate, waiting_bound
 from scrapy_rep.core.origin import origin_of
 from scrapy_rep.core.policy import NOT_MODIFIED, Conditional, FetchResult, Policy, Status
@@ -383,17 +384,17 @@ class RobotsService:
         result = self._results.pop(origin, None) if here else None
         if self.holding.closed:
             if result is not None:
-                self.telemetry.fetched(origin, result, None)
+                self.telemetry.record(Fetched(origin, result, None))
             return
         parsed = here and new.status is Status.OK and new.outcome != NOT_MODIFIED
         robots = self.resolver.cache.robots(new) if parsed else None
         if here:  # one fetch, one record: what was fetched and the policy it gave
             licenses = robots.licenses if robots is not None else ()
-            self.telemetry.fetched(origin, result, new, licenses)
+            self.telemetry.record(Fetched(origin, result, new, licenses))
         else:
-            self.telemetry.reused(origin, new)
+            self.telemetry.record(Reused(origin, new))
         effects = self.gate.on_policy(origin, old, new, self.clock())
-        self.telemetry.standing(origin, new, paused=effects.paused, resumed=effects.resumed)
+        self.telemetry.record(Standing(origin, new, effects.paused, effects.resumed))
         if effects.paused:
             self._send(rep_signals.origin_paused, origin, new)
         if effects.resumed:
@@ -408,7 +409,7 @@ class RobotsService:
         self.fetcher.answered(origin)
         result = self._results.pop(origin, None)
         if result is not None:  # fetched, but no policy came of it
-            self.telemetry.fetched(origin, result, None)
+            self.telemetry.record(Fetched(origin, result, None))
         self.holding.refetch_if_held(origin)
 
     def _parsed(self, origin: str, policy: Policy, asked: Request) -> None:
@@ -416,7 +417,7 @@ class RobotsService:
         robots = self.resolver.cache.robots(policy)
         if robots is None:
             return
-        self.telemetry.parsed(origin, robots.diagnostics)
+        self.telemetry.record(Parsed(origin, robots.diagnostics))
         compat.send_robots_parsed(self.crawler, RepRobotParser(robots, self.token), asked)
 
     def _send(self, signal: object, origin: str, policy: Policy) -> None:

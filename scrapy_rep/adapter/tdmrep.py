@@ -19,6 +19,7 @@ from scrapy import signals
 
 from scrapy_rep.adapter.fetch import RobotsFetcher
 from scrapy_rep.core.decision import DOWNLOAD, DROP, USE_REFUSED
+from scrapy_rep.core.events import TdmrepFetched
 from scrapy_rep.core.policy import Conditional, FetchResult, Policy
 from scrapy_rep.core.tdmrep import tdmrep_url
 from scrapy_rep.core.use_signals import request_answers
@@ -136,13 +137,13 @@ class TdmRep:
             return  # fetched by another crawler (or found in the shared store): said there
         origin = origin_of_key(key)
         rules = self.files.rules(new)
-        self.telemetry.tdmrep(origin, self._results.pop(key, None), new, rules)
+        self.telemetry.record(TdmrepFetched(origin, self._results.pop(key, None), new, rules))
 
     def on_abandoned(self, key: str) -> None:
         """Nothing is held for a tdmrep.json: the next request asks again."""
         result = self._results.pop(key, None)
         if result is not None:  # fetched, but no policy came of it
-            self.telemetry.tdmrep(origin_of_key(key), result, None)
+            self.telemetry.record(TdmrepFetched(origin_of_key(key), result, None))
 
     def _on_closed(self, spider: Any = None, reason: str = "") -> None:
         if self in self.files.resolver.listeners:

@@ -1,10 +1,12 @@
 """One sink for what scrapy-rep did: crawl stats, per-origin counts, audit log, report.
 
-Every event of a crawl arrives here once, by name: a request ``judged``, a
-``final`` answer (downloaded, dropped, requeued or kept, whoever decided it), a request
-``parked`` or ``released``, a robots.txt ``fetched`` or reused, an origin
-``paused`` or ``resumed``, and ``closed``. Each method updates the stats,
-the report's counters and the audit log together, so the three never
+Every event of a crawl arrives here once: a request ``judged`` and its
+``final`` answer (downloaded, dropped, requeued or kept, whoever decided it),
+by direct call with the decision record (the hot path); a browser
+``subrequest``; the rest as values (:mod:`scrapy_rep.core.events`: a request
+parked or released, a robots.txt fetched or reused, an origin's standing,
+...) through :meth:`Telemetry.record`; and ``closed``. Each updates the
+stats, the report's counters and the audit log together, so the three never
 disagree.
 
 Stats increments are batched in a plain dict and handed to Scrapy's stats
@@ -17,18 +19,31 @@ from __future__ import annotations
 import logging
 import time
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable
 from typing import Any
 
 from scrapy import signals
 
 from scrapy_rep.adapter import meta as M
 from scrapy_rep.core.decision import DOWNLOAD, DROP, KEEP, REQUEUE
-from scrapy_rep.core.policy import FetchResult, Policy, Status, classify
+from scrapy_rep.core.events import (
+    CrawlDelaySet,
+    DelayWaited,
+    Event,
+    Fetched,
+    ItemDropped,
+    PageUses,
+    Parked,
+    Parsed,
+    Released,
+    RequeuedFromDead,
+    Reused,
+    Standing,
+    TdmrepFetched,
+)
+from scrapy_rep.core.policy import Policy, Status, classify
 from scrapy_rep.core.report import CrawlCounts, report_lines
-from scrapy_rep.core.tdmrep import TdmRules
 from scrapy_rep.core.uses import ANSWERS, REFUSED, USES
-from scrapy_rep.robotstxt import Diagnostic
 from scrapy_rep.robotstxt.text import printable
 from scrapy_rep.runtime.audit import AuditLog, PolicyArchive
 from scrapy_rep.runtime.html_report import write_report
@@ -207,21 +222,32 @@ class Telemetry:
                 },
             )
 
-    def parked(self, origin: str, url: str, reason: str) -> None:
+    # -- events (rarely called: one value each, see core/events.py) -----------
+
+    def record(self, event: Event) -> None:
+        """Count, log and audit one event of the crawl (:mod:`scrapy_rep.core.events`)."""
+        handler = _ON.get(type(event))
+        if handler is None:
+            raise TypeError(f"not a scrapy-rep event: {event!r}")
+        handler(self, event)
+
+    def _parked(self, event: Parked) -> None:
+        origin, url, reason = event.origin, event.url, event.reason
         self.inc("rep/parked")
         self.inc(f"rep/parked/{reason}")
         self.counts.parked(origin)
         if self.audit is not None:
             self.audit.write("parked", {"url": url, "origin": origin, "reason": reason})
 
-    def released(self, origin: str, url: str) -> None:
+    def _released(self, event: Released) -> None:
+        origin, url = event.origin, event.url
         self.inc("rep/released")
         self.counts.released(origin)
         if self.audit is not None:
             self.audit.write("released", {"url": url, "origin": origin})
 
-    def requeued_from_dead(self, worker: str, urls: list[str]) -> None:
-        """Held requests of a dead worker (its lease expired) moved back into the shared queue."""
+    def _requeued_from_dead(self, event: RequeuedFromDead) -> None:
+        worker, urls = event.worker, event.urls
         for _ in urls:
             self.inc("rep/cluster/requeued-from-dead-worker")
         self.counts.requeued_dead(len(urls))
@@ -238,30 +264,19 @@ class Telemetry:
 
     # -- Crawl-delay --------------------------------------------------------
 
-    def crawl_delay(self, origin: str, delay: float | None) -> None:
-        """The Crawl-delay applied to an origin's requests for its current robots.txt body."""
-        self.counts.crawl_delay(origin, delay)
+    def _crawl_delay(self, event: CrawlDelaySet) -> None:
+        self.counts.crawl_delay(event.origin, event.delay)
 
-    def delay_waited(self, seconds: float) -> None:
-        """A request waited ``seconds`` for its send time under the cluster's Crawl-delay."""
+    def _delay_waited(self, event: DelayWaited) -> None:
         self.inc("rep/cluster/delay-waits")
-        self.counts.delay_waited(seconds)
+        self.counts.delay_waited(event.seconds)
 
     # -- origins ------------------------------------------------------------
 
-    def fetched(
-        self,
-        origin: str,
-        result: FetchResult | None,
-        policy: Policy | None,
-        licenses: Sequence[str] = (),
-    ) -> None:
-        """A robots.txt fetch this crawler made, and the policy it gave: its one record.
-
-        The fetch's stats, the origin's count and the audit's ``fetch`` record
-        together. ``policy`` is None for a fetch that gave none (its crawler
-        closed); ``licenses``: the file's RSL ``License`` URLs, kept on the record.
-        """
+    def _fetched(self, event: Fetched) -> None:
+        """A robots.txt fetch's one record: its stats, the origin's count and the audit's
+        ``fetch`` record together."""
+        origin, result, policy = event.origin, event.result, event.policy
         if result is not None:
             self.inc("rep/fetch/count")
             outcome = classify(result)
@@ -278,15 +293,15 @@ class Telemetry:
         if self.audit is not None:
             archived = self._archive(policy)
             record = {**fetch_record(origin, policy), "archive": archived}
-            self.audit.write("fetch", {**record, "licenses": list(licenses)})
+            self.audit.write("fetch", {**record, "licenses": list(event.licenses)})
 
-    def reused(self, origin: str, policy: Policy) -> None:
-        """A new policy this crawler did not fetch: another crawler's fetch, or the store's."""
+    def _reused(self, event: Reused) -> None:
         self.inc("rep/fetch/reused")
-        self.counts.reused(origin, policy.status.value)
+        self.counts.reused(event.origin, event.policy.status.value)
 
-    def standing(self, origin: str, policy: Policy, *, paused: bool, resumed: bool) -> None:
+    def _standing(self, event: Standing) -> None:
         """Log and count where an origin stands after a new policy."""
+        origin, policy, paused, resumed = event.origin, event.policy, event.paused, event.resumed
         status = policy.status
         if paused:
             self.inc(f"rep/pauses/{policy.outcome}")
@@ -306,8 +321,9 @@ class Telemetry:
             self.inc("rep/resumes")
             self._note(logging.INFO, origin, f"resumed: {policy.reason}")
 
-    def parsed(self, origin: str, diagnostics: Sequence[Diagnostic]) -> None:
-        """A file this crawler fetched: its problems counted; an unreadable one said, once."""
+    def _parsed(self, event: Parsed) -> None:
+        """A file's problems counted; an unreadable one said, once."""
+        origin, diagnostics = event.origin, event.diagnostics
         if not diagnostics:
             return
         self.inc("rep/robots/with_diagnostics")
@@ -316,16 +332,16 @@ class Telemetry:
             self._noted.add(f"unreadable {origin}")
             self._note(logging.WARNING, origin, f"robots.txt {unreadable.text}")
 
-    def page_uses(self, origin: str | None, url: str, uses: dict[str, dict[str, str]]) -> None:
-        """A response's answer for each declared use, after its own signals."""
+    def _page_uses(self, event: PageUses) -> None:
+        origin, url, uses = event.origin, event.url, event.uses
         for use, said in uses.items():
             answer = said["answer"]
             self.inc(f"rep/page/use/{use}/{answer}")
         if self.audit is not None:
             self.audit.write("page_use", {"url": url, "origin": origin, "uses": uses})
 
-    def item_dropped(self, url: str, reason: str, detail: str) -> None:
-        """An item the page middleware dropped for what its response says."""
+    def _item_dropped(self, event: ItemDropped) -> None:
+        url, reason, detail = event.url, event.reason, event.detail
         self.inc(f"rep/page/items-dropped/{reason}")
         logger.debug(
             "scrapy-rep: dropped an item of %(url)s (%(reason)s): %(detail)s",
@@ -334,15 +350,9 @@ class Telemetry:
         if self.audit is not None:
             self.audit.write("item_dropped", {"url": url, "reason": reason, "detail": detail})
 
-    def tdmrep(
-        self,
-        origin: str,
-        result: FetchResult | None,
-        policy: Policy | None,
-        rules: TdmRules | None = None,
-    ) -> None:
-        """A tdmrep.json this crawler fetched and the policy it gave: its one record (the
-        fetch counted, its problems said once, audited); ``policy`` None: none came of it."""
+    def _tdmrep(self, event: TdmrepFetched) -> None:
+        """A tdmrep.json fetch's one record: the fetch counted, its problems said once, audited."""
+        origin, result, policy, rules = event.origin, event.result, event.policy, event.rules
         if result is not None:
             self.inc("rep/tdmrep/fetch/count")
             outcome = classify(result)
@@ -460,6 +470,22 @@ def fetch_record(origin: str, policy: Policy) -> dict[str, Any]:
         "reason": policy.reason,
     }
 
+
+#: event class -> the sink's handler of it (``Telemetry.record``)
+_ON: dict[type, Callable[[Telemetry, Any], None]] = {
+    Parked: Telemetry._parked,
+    Released: Telemetry._released,
+    RequeuedFromDead: Telemetry._requeued_from_dead,
+    CrawlDelaySet: Telemetry._crawl_delay,
+    DelayWaited: Telemetry._delay_waited,
+    Fetched: Telemetry._fetched,
+    Reused: Telemetry._reused,
+    Standing: Telemetry._standing,
+    Parsed: Telemetry._parsed,
+    PageUses: Telemetry._page_uses,
+    ItemDropped: Telemetry._item_dropped,
+    TdmrepFetched: Telemetry._tdmrep,
+}
 
 #: crawler -> its Telemetry (``Telemetry.of``); gone with the crawler
 _SINKS: weakref.WeakKeyDictionary[Any, Telemetry] = weakref.WeakKeyDictionary()

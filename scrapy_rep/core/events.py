@@ -1,0 +1,141 @@
+"""What happened in a crawl, as values: the events the sink (``adapter/telemetry.py``) records.
+
+One frozen class per kind, handed to ``Telemetry.record``, which counts,
+logs and audits each in one place. Pure: the events carry URLs, policies and
+parse results, never a Scrapy object. The per-request answers are not here:
+a judged request and a final answer go to ``Telemetry.judged`` and
+``Telemetry.final`` directly, with the decision record, at no extra
+allocation on the hot path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from scrapy_rep.core.policy import FetchResult, Policy
+from scrapy_rep.core.tdmrep import TdmRules
+from scrapy_rep.robotstxt import Diagnostic
+
+
+@dataclass(frozen=True, slots=True)
+class Parked:
+    """A request held (``reason``: ``origin-paused``, ``origin-pending``, ...)."""
+
+    origin: str
+    url: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Released:
+    """A held request handed back to the scheduler."""
+
+    origin: str
+    url: str
+
+
+@dataclass(frozen=True, slots=True)
+class RequeuedFromDead:
+    """Held requests of a dead worker (its lease expired) moved back into the shared queue."""
+
+    worker: str
+    urls: Sequence[str]
+
+
+@dataclass(frozen=True, slots=True)
+class CrawlDelaySet:
+    """The Crawl-delay applied to an origin's requests for its current robots.txt body."""
+
+    origin: str
+    delay: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class DelayWaited:
+    """A request waited ``seconds`` for its send time under the cluster's Crawl-delay."""
+
+    seconds: float
+
+
+@dataclass(frozen=True, slots=True)
+class Fetched:
+    """A robots.txt fetch this crawler made and the policy it gave (None: none came of it,
+    its crawler closed); ``licenses``: the file's RSL ``License`` URLs."""
+
+    origin: str
+    result: FetchResult | None
+    policy: Policy | None
+    licenses: Sequence[str] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Reused:
+    """A new policy this crawler did not fetch: another crawler's fetch, or the store's."""
+
+    origin: str
+    policy: Policy
+
+
+@dataclass(frozen=True, slots=True)
+class Standing:
+    """Where an origin stands after a new policy: paused by it, resumed by it, or neither."""
+
+    origin: str
+    policy: Policy
+    paused: bool
+    resumed: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Parsed:
+    """A robots.txt this crawler fetched, parsed: its problems."""
+
+    origin: str
+    diagnostics: Sequence[Diagnostic]
+
+
+@dataclass(frozen=True, slots=True)
+class PageUses:
+    """A response's answer for each declared use, after its own signals."""
+
+    origin: str | None
+    url: str
+    uses: dict[str, dict[str, str]]
+
+
+@dataclass(frozen=True, slots=True)
+class ItemDropped:
+    """An item the page middleware dropped for what its response says."""
+
+    url: str
+    reason: str
+    detail: str
+
+
+@dataclass(frozen=True, slots=True)
+class TdmrepFetched:
+    """A tdmrep.json fetch this crawler made and the policy it gave (None: none came of it);
+    ``rules``: what the file says, None when it could not be read."""
+
+    origin: str
+    result: FetchResult | None
+    policy: Policy | None
+    rules: TdmRules | None = None
+
+
+#: every event ``Telemetry.record`` takes
+Event = (
+    Parked
+    | Released
+    | RequeuedFromDead
+    | CrawlDelaySet
+    | DelayWaited
+    | Fetched
+    | Reused
+    | Standing
+    | Parsed
+    | PageUses
+    | ItemDropped
+    | TdmrepFetched
+)
