@@ -33,6 +33,7 @@ from scrapy_rep.robotstxt.parser import (
     Rule,
     Signal,
     UsageRule,
+    as_octets,
     parse_records,
 )
 
@@ -198,12 +199,7 @@ class RobotsTxt:
     )
 
     def __init__(self, data: bytes | str, packed: bytes | None = None) -> None:
-        if isinstance(data, str):
-            text = data
-            try:
-                data = text.encode("utf-8", "surrogateescape")
-            except UnicodeEncodeError:  # a lone surrogate that stands for no octet
-                data = text.encode("utf-8", "surrogatepass")
+        data = as_octets(data)
         parsed = parse_records(data)
         self._tree: Parsed | None = parsed
         #: each group's product tokens: a token is selected without the parse

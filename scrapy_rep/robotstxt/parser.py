@@ -259,14 +259,19 @@ def _delay(value: str) -> float | None:
     return delay if delay >= 0 and delay != float("inf") else None
 
 
+def as_octets(data: bytes | str) -> bytes:
+    """The body as octets: a str given by a caller is its UTF-8, never an error."""
+    if isinstance(data, bytes):
+        return data
+    try:
+        return data.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a lone surrogate that stands for no octet
+        return data.encode("utf-8", "surrogatepass")
+
+
 def parse_records(data: bytes | str) -> Parsed:
     """Read a robots.txt body; never raises."""
-    if isinstance(data, str):
-        given = data
-        try:
-            data = given.encode("utf-8", "surrogateescape")
-        except UnicodeEncodeError:  # a lone surrogate that stands for no octet
-            data = given.encode("utf-8", "surrogatepass")
+    data = as_octets(data)
     size = len(data)
     diagnostics: list[Diagnostic] = []
     truncated = size > MAX_BYTES
