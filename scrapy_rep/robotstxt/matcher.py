@@ -138,13 +138,6 @@ _Entry = tuple[int, bool, int, int, bool, "str | tuple[str, ...] | None"]
 END = "\x7f"
 
 
-def _is_plain(pattern: str) -> bool:
-    """Is a normalised pattern a literal prefix whose weight is its length?"""
-    return (
-        "*" not in pattern and pattern[-1] != "$" and "%2A" not in pattern and "%24" not in pattern
-    )
-
-
 def _directory(pattern: str) -> str | None:
     """Google: "Allow: /d/index.html" also allows "/d/" itself; the pattern that does.
 
@@ -234,29 +227,39 @@ class RuleSet:
     )
 
     def __init__(self, rules: Iterable[Rule], keep: bool = True) -> None:
-        plain: dict[str, int] = {}  # key -> number of the plain rule that decides it
+        plain: dict[str, int] = {}  # key -> its plain rule as number << 1 | allow
         entries: dict[str, list[_Entry]] = {}
         patterns: dict[int, str] = {}
         lines: list[int] = []
         written: dict[int, str] = {}
         kept: list[Rule] = []
         for rule in rules:
-            pattern = normalise(rule.pattern)
+            given = rule.pattern
+            # normalise, its common case inlined: a pattern with nothing to change
+            if given.isascii() and not given.encode().translate(None, _ALLOWED):
+                pattern = given
+            else:
+                pattern = normalise(given)
             if not pattern or pattern[0] not in "/*":
                 continue  # matches nothing: empty, or no leading '/' (see parser)
             number = len(lines)
+            if pattern is not given and pattern != given:
+                written[number] = given
             allow = rule.allow
             lines.append(rule.line << 1 | allow)
             if keep:
                 kept.append(rule)
-            if pattern != rule.pattern:
-                written[number] = rule.pattern
-            if _is_plain(pattern):
-                # The usual rule: a plain prefix. Plain rules of one pattern weigh
-                # the same: the first allow (else the first rule) decides.
+            if (
+                "*" not in pattern
+                and pattern[-1] != "$"
+                and ("%" not in pattern or ("%2A" not in pattern and "%24" not in pattern))
+            ):
+                # The usual rule: a plain prefix, whose weight is its length. Plain
+                # rules of one pattern weigh the same: the first allow (else the
+                # first rule) decides.
                 found = plain.get(pattern)
-                if found is None or (allow and not lines[found] & 1):
-                    plain[pattern] = number
+                if found is None or (allow and not found & 1):
+                    plain[pattern] = number << 1 | allow
             else:
                 patterns[number] = pattern
                 key, entry = _entry(pattern, allow, number)
@@ -278,46 +281,60 @@ class RuleSet:
         """Cut the paths into intervals at every key and ``key + END``; say what each
         interval's keys decide (one sweep over the sorted keys with a stack of the
         keys that are prefixes of the current one)."""
-        lines = self._lines
         bounds: list[str] = []
         codes = [-1]  # the interval before the first key: no rule
         answers: list[bool | None] = [True]
         undecided: dict[int, tuple[int, tuple[_Entry, ...]]] = {}
-        # per open key: (key, plain code, its weight, entries heaviest first)
-        stack: list[tuple[str, int, int, tuple[_Entry, ...]]] = []
-        state: tuple[str, int, int, tuple[_Entry, ...]] = ("", -1, -1, ())
-
-        def close() -> None:
-            code, weight, found = state[1], state[2], state[3]
-            codes.append(code)
-            if found:
-                top = found[0]
-                if top[0] > weight or (top[0] == weight and top[1] and not code & 1):
-                    undecided[len(answers)] = (weight, found)
-                    answers.append(None)
-                    return
-            answers.append(code < 0 or code & 1 == 1)
-
-        for key in sorted(plain.keys() | entries.keys()):
-            while stack and not key.startswith(stack[-1][0]):
-                bounds.append(stack.pop()[0] + END)
-                state = stack[-1] if stack else ("", -1, -1, ())
-                close()
-            code, weight, found = state[1], state[2], state[3]
-            number = plain.get(key)
-            if number is not None:
-                code, weight = number << 1 | lines[number] & 1, len(key)
-            own = entries.get(key)
-            if own is not None:
-                found = tuple(sorted((*found, *own), key=_heaviest_first))
-            state = (key, code, weight, found)
-            stack.append(state)
-            bounds.append(key)
-            close()
-        while stack:
-            bounds.append(stack.pop()[0] + END)
-            state = stack[-1] if stack else ("", -1, -1, ())
-            close()
+        if not entries:  # only plain rules (most files): every interval is decided
+            # per open key: (key, its plain rule); -1 & 1 is 1: no rule allows
+            chain: list[tuple[str, int]] = []
+            for key in sorted(plain):
+                while chain and not key.startswith(chain[-1][0]):
+                    bounds.append(chain.pop()[0] + END)
+                    code = chain[-1][1] if chain else -1
+                    codes.append(code)
+                    answers.append(code & 1 == 1)
+                code = plain[key]
+                chain.append((key, code))
+                bounds.append(key)
+                codes.append(code)
+                answers.append(code & 1 == 1)
+            while chain:
+                bounds.append(chain.pop()[0] + END)
+                code = chain[-1][1] if chain else -1
+                codes.append(code)
+                answers.append(code & 1 == 1)
+        else:
+            # per open key: (key, plain rule, its weight, the entries under it and
+            # the keys above it, heaviest first)
+            stack: list[tuple[str, int, int, tuple[_Entry, ...]]] = []
+            root: tuple[str, int, int, tuple[_Entry, ...]] = ("", -1, -1, ())
+            keys = sorted(plain.keys() | entries.keys())
+            at = 0
+            while at < len(keys) or stack:
+                if at < len(keys) and (not stack or keys[at].startswith(stack[-1][0])):
+                    key = keys[at]
+                    at += 1
+                    _, code, weight, found = stack[-1] if stack else root
+                    own_code = plain.get(key)
+                    if own_code is not None:
+                        code, weight = own_code, len(key)
+                    own = entries.get(key)
+                    if own is not None:
+                        found = tuple(sorted((*found, *own), key=_heaviest_first))
+                    stack.append((key, code, weight, found))
+                    bounds.append(key)
+                else:  # the keys under the open one are done: close it
+                    bounds.append(stack.pop()[0] + END)
+                    _, code, weight, found = stack[-1] if stack else root
+                codes.append(code)
+                if found:
+                    top = found[0]
+                    if top[0] > weight or (top[0] == weight and top[1] and not code & 1):
+                        undecided[len(answers)] = (weight, found)
+                        answers.append(None)
+                        continue
+                answers.append(code & 1 == 1)
         #: the sorted interval bounds; a path's interval is ``bisect_right(bounds, path)``
         self.bounds: tuple[str, ...] = tuple(bounds)
         #: per interval: True / False when every path in it gets that answer, None when
