@@ -105,8 +105,12 @@ class Verdict:
 
     @property
     def group_label(self) -> str:
-        if self.selection is not None and self.selection.label is not None:
-            return self.selection.label
+        selection = self.selection
+        if selection is not None:
+            if selection.label is None and self._robots is not None:
+                selection.label = self._robots._label_of(selection)
+            if selection.label is not None:
+                return selection.label
         return _label(self.groups)
 
     def __eq__(self, other: object) -> bool:
@@ -191,6 +195,7 @@ class RobotsTxt:
         "_base",
         "_body",
         "_derived",
+        "_group_lines",
         "_packed",
         "_selections",
         "_tree",
@@ -205,6 +210,8 @@ class RobotsTxt:
         self._tree: Parsed | None = parsed
         #: each group's product tokens: a token is selected without the parse
         self._agents = tuple(tuple(group.agents) for group in parsed.groups)
+        #: each group's first line, for naming the groups without the parse
+        self._group_lines = tuple(group.line for group in parsed.groups)
         #: the body until it is packed, then None
         self._body: bytes | None = data if packed is None else None
         self._packed = packed
@@ -281,6 +288,17 @@ class RobotsTxt:
         """``Content-Signal`` lines before the first group."""
         return tuple(self._parsed().signals)
 
+    def _label_of(self, selection: _Selection) -> str:
+        """The selection's groups named as :func:`_label` names them, without the parse."""
+        lines = self._group_lines
+        return (
+            "; ".join(
+                f"user-agent: {', '.join(self._agents[i]) or '(empty)'} (line {lines[i]})"
+                for i in selection.indices
+            )
+            or "none"
+        )
+
     def _groups_of(self, selection: _Selection, tree: Parsed | None = None) -> tuple[Group, ...]:
         groups = (tree or self._parsed()).groups
         return tuple(groups[i] for i in selection.indices)
@@ -314,7 +332,6 @@ class RobotsTxt:
         if not selection.compiled:
             groups = self._groups_of(selection)
             compiled = RuleSet((r for g in groups for r in g.rules), keep=False)
-            selection.label = _label(groups)
             selection.rules = compiled if compiled else None
             selection.compiled = True
             self._let_go()
