@@ -194,6 +194,7 @@ class RobotsTxt:
         "_agents",
         "_base",
         "_body",
+        "_cut",
         "_derived",
         "_group_lines",
         "_packed",
@@ -228,6 +229,8 @@ class RobotsTxt:
         self._derived: dict[object, Any] | None = None
         #: ``scheme://authority/`` of the URL judged last (most URLs share it)
         self._base = ""
+        #: where the path starts in a URL that starts with ``_base``
+        self._cut = 0
 
     @property
     def derived(self) -> dict[object, Any]:
@@ -373,9 +376,12 @@ class RobotsTxt:
 
     def allowed(self, token: str, url: str) -> bool:
         """The fast path of :meth:`decide`."""
-        selection = self._selections.get(token)
-        if selection is None or not selection.compiled:
+        try:
+            selection = self._selections[token]
+        except KeyError:
             selection = self._matcher(token)  # validates the token, compiles
+        if not selection.compiled:
+            selection = self._matcher(token)
         rules = selection.rules
         if rules is None:
             return True  # no rule can match
@@ -383,11 +389,12 @@ class RobotsTxt:
         # scheme and authority are those of the URL before (a file judges one origin)
         base = self._base
         if base and url.startswith(base):
-            path = url[len(base) - 1 :]
+            path = url[self._cut :]
         else:
             path = path_of(url)
             end = _AUTHORITY(url).end()  # type: ignore[union-attr]  # always matches
             self._base = url[: end + 1] if url[end : end + 1] == "/" else ""
+            self._cut = end
         if NOT_PLAIN(path):  # '%', '#', non-ASCII, ...: the whole way
             path = normalise_path(path_of(url))
         if path == ROBOTS_TXT:

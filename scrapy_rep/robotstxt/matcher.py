@@ -284,7 +284,7 @@ class RuleSet:
         bounds: list[str] = []
         codes = [-1]  # the interval before the first key: no rule
         answers: list[bool | None] = [True]
-        undecided: dict[int, tuple[int, tuple[_Entry, ...]]] = {}
+        undecided: dict[int, tuple[_Entry, ...]] = {}
         if not entries:  # only plain rules (most files): every interval is decided
             # per open key: (key, its plain rule); -1 & 1 is 1: no rule allows
             chain: list[tuple[str, int]] = []
@@ -328,21 +328,29 @@ class RuleSet:
                     bounds.append(stack.pop()[0] + END)
                     _, code, weight, found = stack[-1] if stack else root
                 codes.append(code)
+                answer: bool | None = code & 1 == 1
                 if found:
-                    top = found[0]
-                    if top[0] > weight or (top[0] == weight and top[1] and not code & 1):
-                        undecided[len(answers)] = (weight, found)
-                        answers.append(None)
-                        continue
-                answers.append(code & 1 == 1)
+                    # the entries that can outweigh the plain rule, heaviest first
+                    beats = tuple(
+                        entry
+                        for entry in found
+                        if entry[0] > weight or (entry[0] == weight and entry[1] and not answer)
+                    )
+                    if beats:
+                        undecided[len(answers)] = beats
+                        # allowed() need not try them if they all say what the plain one says
+                        if any(entry[1] is not answer for entry in beats):
+                            answer = None
+                answers.append(answer)
         #: the sorted interval bounds; a path's interval is ``bisect_right(bounds, path)``
         self.bounds: tuple[str, ...] = tuple(bounds)
         #: per interval: True / False when every path in it gets that answer, None when
-        #: wildcard entries are to be tried (:meth:`best`)
+        #: wildcard entries that say otherwise are to be tried (:meth:`best`)
         self.answers: tuple[bool | None, ...] = tuple(answers)
         #: per interval: the heaviest plain rule as ``number << 1 | allow``, or -1
         self._plain = array("i", codes)
-        #: per undecided interval: (the plain rule's weight, the entries that may beat it)
+        #: per interval where entries may outweigh the plain rule: those entries,
+        #: heaviest first
         self._undecided = undecided
 
     def __len__(self) -> int:
@@ -355,14 +363,10 @@ class RuleSet:
         """
         if at < 0:
             at = bisect_right(self.bounds, path)
-        code = self._plain[at]
-        if self.answers[at] is not None:
-            return code
-        weight, found = self._undecided[at]
-        plain_allow = code & 1 == 1
-        for entry_weight, allow, number, start, anchored, after in found:
-            if entry_weight < weight or (entry_weight == weight and (plain_allow or not allow)):
-                break  # no lighter entry can beat the plain rule
+        undecided = self._undecided.get(at)
+        if undecided is None:
+            return self._plain[at]
+        for _, allow, number, start, anchored, after in undecided:
             if after is None:  # a literal pattern: the key is a prefix of the path
                 if anchored and len(path) != start:
                     continue
@@ -375,7 +379,7 @@ class RuleSet:
             elif not _glob(path, start, after, anchored):  # type: ignore[arg-type]
                 continue
             return number << 1 | allow
-        return code
+        return self._plain[at]
 
     def allows(self, path: str) -> bool:
         """Is a path in :func:`normalise_path` form allowed (no rule, or an allow rule)?"""
