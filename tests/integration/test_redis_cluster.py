@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 import redis
 
+from scrapy_rep.cli.explain import explain
 from tests.support.fakesite import FakeSite, Origin, Reply
 from tests.support.redis_fixture import RedisServer
 
@@ -527,9 +528,19 @@ def test_a_killed_worker_loses_none_of_its_held_requests(site: FakeSite, cluster
     assert all(x.hits(p) == 1 for p in pages), x.hit_paths()  # none lost, none twice
     assert x.hits("/robots.txt") == 2 and pages_after_robots(x, 2), x.hit_paths()
     assert sorted(cluster.downloaded()) == sorted(x.url_for(p) for p in pages)
-    moved = [r for w in survivors for r in audit(w, "requeued")]
     assert sum(w.stat("rep/cluster/requeued-from-dead-worker") for w in survivors) == lost_with_it
-    assert len(moved) == lost_with_it and {r["reason"] for r in moved} == {"worker-lease-expired"}
+    # each requeued request's final answer, written by the survivor in the dead worker's stead
+    moved = [(w, r) for w in survivors for r in audit(w, "decision") if r["action"] == "requeue"]
+    assert len(moved) == lost_with_it
+    assert [r for w in survivors for r in audit(w, "requeued")] == []  # no bare records
+    assert {r["origin"] for _, r in moved} == {x.url}
+    assert {r["product_token"] for _, r in moved} == {"clusterbot"}
+    assert {r["reason"] for _, r in moved} <= {"origin-paused", "origin-pending"}  # why held
+    assert {r["policy_status"] for _, r in moved} <= {"paused", "pending"}  # held under what
+    assert all(f":{victim.process.pid}:" in r["detail"] for _, r in moved)  # whose it was
+    survivor, first = moved[0]
+    _, story = explain(str(survivor.log.with_suffix(".audit.jsonl")), first["url"])
+    assert any("whose lease expired: pushed back" in line for line in story), story
     # no spinning while paused: each held page parked once, and once more if it was requeued
     assert sum(w.stat("rep/parked") for w in survivors) <= 6 + lost_with_it
     assert held_records(cluster.redis) == {}  # a graceful close leaves no records behind

@@ -304,7 +304,7 @@ async def test_a_dead_workers_records_are_requeued_once(
 ) -> None:
     from scrapy_rep.runtime.store.held import ZSET, HeldLedger, twin
 
-    moved: list[tuple[str, list[str]]] = []
+    moved: list[tuple[str, list[tuple[str, bytes]]]] = []
 
     def ledger(worker: str) -> HeldLedger:
         client = twin(redis.Redis.from_url(redis_server))
@@ -320,11 +320,11 @@ async def test_a_dead_workers_records_are_requeued_once(
 
     dead, heirs = ledger("dead"), [ledger("heir1"), ledger("heir2")]
     try:
-        dead.record("r1", "http://x/1", -5, b"request one")
-        dead.record("r2", "http://x/2", 0, b"request two")
-        dead.record("r3", "http://x/3", 0, b"released")
-        dead.forget("r3")
-        assert await aio(eventually(lambda: aio_hlen(sync, "scrapy-rep:v1:held:dead", 4)))
+        dead.record("r1", "http://x/1", -5, b"request one", b'{"why": 1}')
+        dead.record("r2", "http://x/2", 0, b"request two")  # as older versions record
+        dead.record("r3", "http://x/3", 0, b"released", b'{"why": 3}')
+        dead.forget("r3")  # its ~about field goes with it
+        assert await aio(eventually(lambda: aio_hlen(sync, "scrapy-rep:v1:held:dead", 5)))
         assert await aio(heirs[0].requeue_dead()) == 0  # its lease still runs
         await aio(asyncio.sleep(0.4))  # no renewal: "dead" never started its lease keeper
         counts = await aio(asyncio.gather(*(h.requeue_dead() for h in heirs)))
@@ -332,7 +332,10 @@ async def test_a_dead_workers_records_are_requeued_once(
         for each in (dead, *heirs):
             await aio(each.client.aclose())
     assert sorted(counts) == [0, 2]  # moved once, by one of the two heirs
-    assert [sorted(urls) for _, urls in moved] == [["http://x/1", "http://x/2"]]
+    # each URL with what its worker recorded about it, b"" where it recorded nothing
+    assert [sorted(found) for _, found in moved] == [
+        [("http://x/1", b'{"why": 1}'), ("http://x/2", b"")]
+    ]
     assert sync.zrange("spider:requests", 0, -1, withscores=True) == [
         (b"request one", -5.0),
         (b"request two", 0.0),
@@ -342,5 +345,6 @@ async def test_a_dead_workers_records_are_requeued_once(
 
 
 async def aio_hlen(sync: redis.Redis, key: str, n: int) -> bool:
-    """True once ``key`` has ``n`` fields (two of them ``~queue`` and ``~kind``)."""
+    """True once ``key`` has ``n`` fields (two of them ``~queue`` and ``~kind``, one per
+    ``~about``)."""
     return int(sync.hlen(key)) == n  # type: ignore[arg-type]
