@@ -10,11 +10,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import subprocess
-import sys
 import time
 import zlib
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
+from pathlib import Path
 from typing import TypeVar
 
 import pytest
@@ -27,6 +27,7 @@ from scrapy_rep.core.policy import FetchResult, PolicyConfig, Status
 from scrapy_rep.runtime.resolver import Resolver
 from scrapy_rep.runtime.store.memory import PolicyCache
 from scrapy_rep.runtime.store.redis import SCHEMA, RedisStore, encode
+from tests.support import processes
 from tests.support.crawl import crawl
 from tests.support.fakesite import FakeSite, Reply
 from tests.support.policies import BODY, bare_policy, full_policy
@@ -172,13 +173,7 @@ def test_cli_show_forget_flush(redis_server: str) -> None:
     )
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "scrapy_rep.cli", "store", *args],
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=False,
-        )
+        return processes.run("scrapy_rep.cli", ["store", *args], cwd=Path.cwd(), timeout=30)
 
     shown = cli("show", "https://EXAMPLE.com/any/page", "--redis-url", redis_server)
     assert shown.returncode == 0, shown.stderr
