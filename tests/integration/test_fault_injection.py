@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import json
 import logging
 import random
 import socket
@@ -41,6 +40,7 @@ from scrapy_rep.adapter.service import RobotsService
 from scrapy_rep.core.origin import origin_of
 from scrapy_rep.core.policy import digest_of
 from scrapy_rep.robotstxt import MAX_BYTES
+from tests.support.audit import records
 from tests.support.crawl import CrawlResult, ListSpider, crawl
 from tests.support.fakesite import FakeSite, Origin, Reply
 
@@ -119,7 +119,7 @@ async def run(
                 **settings,
             },
         )
-    audit = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    audit = records(log)
     outcome = Outcome(result, audit)
 
     # finished by itself, quietly
@@ -631,7 +631,7 @@ async def test_garbage_instead_of_http(
     urls = [u + p for u in (garbage_server.url, healthy.url) for p in PATHS]
     with caplog.at_level(logging.INFO):
         result = await crawl(urls, {**FAST, "REP_DECISION_LOG": str(log)})
-    audit = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    audit = records(log)
     assert result.stat("finish_reason") == "finished"
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]
     assert "Traceback" not in capfd.readouterr().err

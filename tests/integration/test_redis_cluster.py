@@ -24,6 +24,7 @@ import redis
 
 from scrapy_rep.cli.explain import explain
 from tests.support import processes
+from tests.support.audit import records
 from tests.support.fakesite import FakeSite, Origin, Reply
 from tests.support.redis_fixture import RedisServer
 
@@ -484,9 +485,7 @@ def held_records(client: redis.Redis) -> dict[int, int]:
 
 
 def audit(worker: Worker, kind: str) -> list[dict[str, Any]]:
-    path = worker.log.with_suffix(".audit.jsonl")
-    records = [json.loads(line) for line in path.read_text().splitlines()]
-    return [r for r in records if r["type"] == kind]
+    return records(worker.log.with_suffix(".audit.jsonl"), kind)
 
 
 def test_a_killed_worker_loses_none_of_its_held_requests(site: FakeSite, cluster: Cluster) -> None:
@@ -510,9 +509,9 @@ def test_a_killed_worker_loses_none_of_its_held_requests(site: FakeSite, cluster
     cluster.wait_ready(*workers)
     cluster.push("held", [x.url_for(f"/p{i}") for i in range(6)])
     wait_until(lambda: sum(held_records(cluster.redis).values()) == 6, "every page held")
-    records = held_records(cluster.redis)
-    victim = max(workers, key=lambda w: records.get(w.process.pid, 0))
-    lost_with_it = records[victim.process.pid]
+    holding = held_records(cluster.redis)
+    victim = max(workers, key=lambda w: holding.get(w.process.pid, 0))
+    lost_with_it = holding[victim.process.pid]
     assert lost_with_it >= 1
     victim.kill()
     killed_at = time.monotonic()
