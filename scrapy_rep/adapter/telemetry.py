@@ -25,7 +25,7 @@ from typing import Any
 from scrapy import signals
 
 from scrapy_rep.adapter import meta as M
-from scrapy_rep.core.decision import DOWNLOAD, DROP, KEEP, REQUEUE
+from scrapy_rep.core.decision import DOWNLOAD, DROP, KEEP, REQUEUE, requeued_from_dead
 from scrapy_rep.core.events import (
     CrawlDelaySet,
     DelayWaited,
@@ -56,6 +56,8 @@ FLUSH_EVERY = 512
 _CACHE = {outcome: f"rep/cache/{outcome}" for outcome in ("hit", "miss", "expired")}
 #: the final answers of a held request handed over at close (not drops) -> their stats key
 _HANDED_OVER = {REQUEUE: "rep/requeued", KEEP: "rep/held/saved"}
+#: a dead worker's held request, requeued by this one
+_FROM_DEAD = "rep/cluster/requeued-from-dead-worker"
 _JUDGEMENTS = {rep: f"rep/judgements/{rep}" for rep in ("allow", "disallow", "unresolved")}
 #: use -> answer -> its stats key
 _NO_KEYS: dict[str, str] = {}
@@ -152,16 +154,19 @@ class Telemetry:
                 self.counts.use_refused(origin, use)
         self._events += len(uses)
 
-    def final(self, origin: str | None, record: dict[str, Any]) -> None:
+    def final(self, origin: str | None, record: dict[str, Any], *, stat: str = "") -> None:
         """A request's last answer: downloaded, dropped, or (held at close) requeued into a
-        shared queue or kept in the JOBDIR. One ``decision`` record, whatever it is."""
+        shared queue or kept in the JOBDIR. One ``decision`` record, whatever it is.
+
+        ``stat``: the key a requeue counts under when it is not this worker's own
+        (a dead worker's request, requeued here)."""
         action = record["action"]
         if action == DOWNLOAD:
             self.inc("rep/downloaded")
             if origin is not None:
                 self.counts.downloaded(origin)
         elif action in _HANDED_OVER:
-            self.inc(_HANDED_OVER[action])
+            self.inc(stat or _HANDED_OVER[action])
             logger.debug(
                 "scrapy-rep: %(action)s %(url)s, held (%(reason)s): %(detail)s",
                 {
@@ -247,20 +252,35 @@ class Telemetry:
             self.audit.write("released", {"url": url, "origin": origin})
 
     def _requeued_from_dead(self, event: RequeuedFromDead) -> None:
+        """Each request's final answer, in the dead worker's stead: a ``requeue`` decision
+        record from what that worker recorded; a bare ``requeued`` record where it recorded
+        only the URL (an older version)."""
         worker, urls = event.worker, event.urls
-        for _ in urls:
-            self.inc("rep/cluster/requeued-from-dead-worker")
         self.counts.requeued_dead(len(urls))
         logger.info(
             "scrapy-rep: %(n)d held requests of worker %(worker)s, whose lease expired, are back "
             "in the shared queue",
             {"n": len(urls), "worker": worker},
         )
-        if self.audit is not None:
-            for url in urls:
+        bare = 0
+        for url, held in zip(urls, event.held, strict=True):
+            record = requeued_from_dead(url, held, worker)
+            if record is not None:
+                self.final(record["origin"], record, stat=_FROM_DEAD)
+                continue
+            bare += 1
+            self.inc(_FROM_DEAD)
+            if self.audit is not None:
                 self.audit.write(
                     "requeued", {"url": url, "reason": "worker-lease-expired", "worker": worker}
                 )
+        if bare:
+            logger.warning(
+                "scrapy-rep: %(n)d requeued requests of worker %(worker)s came without their "
+                "origin, token, reason or policy (a worker of an older scrapy-rep, or an "
+                "unreadable record): no decision record for them, only a 'requeued' one",
+                {"n": bare, "worker": worker},
+            )
 
     # -- Crawl-delay --------------------------------------------------------
 

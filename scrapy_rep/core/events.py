@@ -10,8 +10,9 @@ allocation on the hot path.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from scrapy_rep.core.policy import FetchResult, Policy
 from scrapy_rep.core.tdmrep import TdmRules
@@ -37,10 +38,15 @@ class Released:
 
 @dataclass(frozen=True, slots=True)
 class RequeuedFromDead:
-    """Held requests of a dead worker (its lease expired) moved back into the shared queue."""
+    """Held requests of a dead worker (its lease expired) moved back into the shared queue.
+
+    ``held``: per URL, what the dead worker recorded when it parked it
+    (``core/decision.held_fields``), or None where it recorded nothing readable
+    (an older version's record: the URL alone)."""
 
     worker: str
     urls: Sequence[str]
+    held: Sequence[Mapping[str, Any] | None]
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,12 +11,12 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 from scrapy_rep.core.origin import origin_of
+from tests.support import processes
 from tests.support.fakesite import FakeSite, Reply
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,14 +36,13 @@ class Run:
             "ready": str(self.ready),
             "out": str(self.out),
         }
-        with open(self.log, "wb") as log:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "tests.support.jobdir_worker", json.dumps(config)],
-                cwd=ROOT,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                env={**os.environ, "PYTHONPATH": str(ROOT)},
-            )
+        self.process = processes.start(
+            "tests.support.jobdir_worker",
+            [json.dumps(config)],
+            cwd=ROOT,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            stdout=self.log,
+        )
 
     def finish(self) -> dict[str, Any]:
         try:

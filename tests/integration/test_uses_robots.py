@@ -7,7 +7,6 @@ import json
 import logging
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +14,7 @@ import pytest
 import pytest_twisted
 
 from scrapy_rep.core.report import CrawlCounts, report_lines
+from tests.support import processes
 from tests.support.audit import audited_crawl
 from tests.support.crawl import ListSpider, crawl
 from tests.support.fakesite import FakeSite, Reply
@@ -146,15 +146,8 @@ PROJECT = ROOT / "example_project"
 def command(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
     """``python ARGS`` with this checkout's scrapy_rep first (and the example project's)."""
     paths = [str(ROOT), str(PROJECT), *filter(None, [os.environ.get("PYTHONPATH")])]
-    return subprocess.run(
-        [sys.executable, *args],
-        cwd=cwd,
-        env={**os.environ, "PYTHONPATH": os.pathsep.join(paths)},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
+    return processes.python(*args, cwd=cwd, env=env, timeout=120)
 
 
 def test_check_answers_each_use_per_url(tmp_path: Path) -> None:
