@@ -8,8 +8,10 @@ origins share a body (nor a parse). For scrapy-rep, every origin's 200 goes
 through the status table into a :class:`PolicyCache` with room for all of
 them (the policy, the compressed body, the parsed file) and one URL of its
 file is judged (``judge_record``: the token's rules are compiled), as a crawl
-does; for Protego, the body is parsed and one URL asked, and the parser is kept
-in a dict by netloc, as Scrapy's ``RobotsTxtMiddleware`` keeps it.
+does; the cache keeps the most recently judged files compiled (its window)
+and releases the others to their compressed body, as in a crawl. For
+Protego, the body is parsed and one URL asked, and the parser is kept in a
+dict by netloc, as Scrapy's ``RobotsTxtMiddleware`` keeps it.
 
 tracemalloc counts what is still allocated after ``gc.collect()``, divided by
 the number of origins (the corpus, the URLs and the origin names are made
@@ -74,6 +76,8 @@ def _ours(n: int, token: str) -> dict[str, Any]:
     return {
         "bytes_per_origin": retained / n,
         "cached": len(cache),
+        "compiled": cache.compiled,
+        "window": cache.compiled_max,
         "us_per_origin": seconds / n * 1e6,
     }
 
@@ -119,10 +123,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     for engine in ("scrapy-rep", "protego"):
         config = {"engine": engine, "n": args.origins, "token": args.token}
         results[engine] = found = run_child(__file__, "_child", config, timeout=1800)
+        compiled = (
+            f", {found['compiled']:,} compiled (window {found['window']:,})"
+            if "compiled" in found
+            else ""
+        )
         print(
             f"  {engine:<10} {found['bytes_per_origin'] / 1024:6.2f} KiB per origin "
-            f"({found['cached']:,} kept; {found['us_per_origin']:.0f} µs CPU per origin "
-            "under tracemalloc)"
+            f"({found['cached']:,} kept{compiled}; {found['us_per_origin']:.0f} µs CPU "
+            "per origin under tracemalloc)"
         )
     ours, theirs = (results[e]["bytes_per_origin"] for e in ("scrapy-rep", "protego"))
     print(f"  scrapy-rep / Protego: {ours / theirs:.2f}×")

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 
 from tests.support.fakesite import FakeSite
-from tests.support.redis_fixture import redis_process, redis_server  # noqa: F401
+from tests.support.redis_fixture import _session_redis, redis_process, redis_server  # noqa: F401
 from tests.support.rig import Rig
 
 

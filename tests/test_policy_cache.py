@@ -69,3 +69,28 @@ def test_least_recently_used_origins_go_first() -> None:
     assert cache.get("a") is None
     cache.forget()
     assert len(cache) == 0
+
+
+def test_only_the_files_asked_lately_stay_compiled() -> None:
+    """A cache of 300 origins with a window of 50: at most 50 compiled files, the latest."""
+    cache = PolicyCache(max_origins=1_000, compiled_max=50)
+    origins = [f"http://o{n}:80" for n in range(300)]
+    for n, origin in enumerate(origins):
+        cache.put(origin, fetched(origin, f"User-agent: *\nDisallow: /{n}/\n".encode()))
+    files = {}
+    for _ in range(2):
+        for n, origin in enumerate(origins):
+            policy = cache.get(origin)
+            assert policy is not None
+            robots = files[origin] = cache.robots(policy)
+            assert robots is not None
+            assert not robots.allowed("mybot", f"http://o{n}/{n}/x")  # compiled again if released
+            assert robots.allowed("mybot", f"http://o{n}/{n + 1}/x")
+            assert cache.compiled <= 50
+    assert cache.compiled == 50
+    assert [files[o].compiled for o in origins] == [False] * 250 + [True] * 50
+    assert len(cache) == 300  # released, not evicted: the same parse, no refetch
+    gc.collect()
+    for origin in origins:
+        policy = cache.get(origin)
+        assert policy is not None and cache.robots(policy) is files[origin]

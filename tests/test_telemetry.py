@@ -17,8 +17,9 @@ from scrapy.utils.test import get_crawler
 
 from scrapy_rep.adapter.page import PageDirectivesMiddleware
 from scrapy_rep.adapter.telemetry import _ON, FLUSH_EVERY, Telemetry
-from scrapy_rep.core.decision import KEEP, REQUEUE, handed_over, withheld
-from scrapy_rep.core.events import Event, Parked, Released
+from scrapy_rep.core.decision import KEEP, REQUEUE, handed_over, held_fields, withheld
+from scrapy_rep.core.events import Event, Parked, Released, RequeuedFromDead
+from scrapy_rep.core.policy import Policy, Status
 from tests.support.audit import records
 
 ADDON = {"ADDONS": {"scrapy_rep.Addon": 100}}
@@ -114,6 +115,50 @@ def test_a_request_kept_or_requeued_at_close_is_a_final_decision_record_not_a_dr
     assert not any(key.startswith("rep/dropped") for key in stats.get_stats())
     assert stats.get_value("rep/downloaded") is None
     assert sink.counts.of(A).to_dict()["dropped"] == {}
+
+
+def test_a_dead_workers_requeued_requests_get_the_decision_records_it_would_have_written(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    log = tmp_path / "audit.jsonl"
+    crawler = get_crawler(settings_dict={**ADDON, "REP_DECISION_LOG": str(log)})
+    sink = Telemetry.of(crawler)
+    paused = Policy(
+        Status.PAUSED, "5xx", 503, 10.0, 70.0, f"{A}/robots.txt", f"{A}/robots.txt", "HTTP 503"
+    )
+    held = [
+        held_fields(A, "otherbot", paused, "origin-paused"),
+        held_fields(A, "otherbot", None, "origin-pending"),
+        None,  # recorded by an older version: the URL alone
+        {"origin": A, "reason": 7},  # unreadable
+    ]
+    urls = [f"http://a.example/{n}" for n in range(4)]
+    with caplog.at_level(logging.INFO, logger="scrapy_rep"):
+        sink.record(RequeuedFromDead("host:41:ab", urls, held))
+    sink.closed("finished", 0, spider="s", token="testbot")
+
+    found = records(log)
+    decisions = [r for r in found if r["type"] == "decision"]
+    assert [(r["url"], r["action"], r["reason"], r["policy_status"]) for r in decisions] == [
+        (urls[0], "requeue", "origin-paused", "paused"),
+        (urls[1], "requeue", "origin-pending", "pending"),
+    ]
+    first = decisions[0]
+    assert (first["origin"], first["product_token"]) == (A, "otherbot")  # the dead worker's
+    assert first["policy_http_status"] == 503 and first["policy_fetched_at"] == 10.0
+    assert first["policy_url"] == f"{A}/robots.txt"
+    assert "worker host:41:ab, whose lease expired" in first["detail"]
+    bare = [r for r in found if r["type"] == "requeued"]
+    assert [(r["url"], r["reason"], r["worker"]) for r in bare] == [
+        (urls[2], "worker-lease-expired", "host:41:ab"),
+        (urls[3], "worker-lease-expired", "host:41:ab"),
+    ]
+    (warned,) = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert "2 requeued requests of worker host:41:ab came without" in warned.getMessage()
+    stats = crawler.stats
+    assert stats.get_value("rep/cluster/requeued-from-dead-worker") == 4
+    assert stats.get_value("rep/requeued") is None  # not this worker's own close
+    assert sink.counts.requeued_from_dead == 4
 
 
 def test_the_close_names_the_spider_and_token_of_what_was_never_downloaded(

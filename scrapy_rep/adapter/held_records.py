@@ -4,13 +4,17 @@ With ``REP_STORE = "redis"``, scrapy-redis's scheduler and ``REP_REQUEUE_PARKED`
 every request this worker parks is recorded in the queue's Redis, encoded by
 the queue itself (``Request.to_dict``, the queue's serializer), so a survivor
 can push it back into that queue unchanged when this worker dies; it is then
-judged again like any request from the queue. Records go when the request is
+judged again like any request from the queue. Beside each goes what its
+decision record needs (origin, token, why it was held, the policy it was held
+under: :func:`~scrapy_rep.core.decision.held_fields`), as JSON, so the
+survivor writes the request's final answer in this worker's stead. Records go when the request is
 released or dropped, and all at once at a graceful close (which hands the
 requests over itself, :mod:`scrapy_rep.adapter.handover`).
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import secrets
@@ -22,7 +26,9 @@ from scrapy import Request
 from scrapy_rep.adapter import compat
 from scrapy_rep.adapter import meta as M
 from scrapy_rep.adapter.telemetry import Telemetry
-from scrapy_rep.core.events import RequeuedFromDead
+from scrapy_rep.core.decision import held_fields
+from scrapy_rep.core.events import HeldUnrecorded, RequeuedFromDead
+from scrapy_rep.core.policy import Policy
 from scrapy_rep.runtime.settings import RepSettings
 
 if TYPE_CHECKING:
@@ -36,8 +42,9 @@ logger = logging.getLogger(__name__)
 class HeldRecords:
     """Records this worker's held requests in Redis; requeues those of dead workers."""
 
-    def __init__(self, ledger: HeldLedger, queue: Any, telemetry: Telemetry) -> None:
+    def __init__(self, ledger: HeldLedger, queue: Any, telemetry: Telemetry, *, token: str) -> None:
         self.ledger = ledger
+        self.token = token  # this crawl's product token, for what the records say
         self.queue = queue  # scrapy-redis's queue: its encoding, its key
         self.scored = ledger.queue_kind == "zset"
         self.telemetry = telemetry
@@ -82,29 +89,30 @@ class HeldRecords:
                 (queue.key, kind),
                 lease=config.worker_lease,
                 check_interval=config.worker_check_interval,
-                on_requeued=lambda worker, urls: telemetry.record(RequeuedFromDead(worker, urls)),
+                on_requeued=lambda worker, moved: telemetry.record(requeued_event(worker, moved)),
             ),
             queue,
             telemetry,
+            token=config.token,
         )
         records.ledger.start()
         return records
 
-    def parked(self, request: Request) -> None:
-        """``request`` is held here now: record it (as the queue would encode it)."""
+    def parked(self, request: Request, origin: str, reason: str, policy: Policy | None) -> None:
+        """``request`` is held here now, for ``reason`` under ``policy``: record it (as the
+        queue would encode it) with what its decision record will need."""
         request.meta.pop(M.HELD_ID, None)
         try:
             data = self.queue._encode_request(request.replace(dont_filter=True))
         except Exception as exc:  # a lambda callback, an unpicklable meta value, ...
-            self.telemetry.inc("rep/cluster/held-unrecorded")
-            logger.debug(
-                "scrapy-rep: cannot record held %(url)s in Redis: %(error)s",
-                {"url": request.url, "error": f"{type(exc).__name__}: {exc}"},
-            )
+            error = f"{type(exc).__name__}: {exc}"
+            self.telemetry.record(HeldUnrecorded(request.url, error))
             return
         held_id = secrets.token_hex(8)
         request.meta[M.HELD_ID] = held_id
-        self.ledger.record(held_id, request.url, -request.priority if self.scored else 0, data)
+        about = json.dumps(held_fields(origin, self.token, policy, reason)).encode()
+        score = -request.priority if self.scored else 0
+        self.ledger.record(held_id, request.url, score, data, about)
 
     def left(self, request: Request) -> None:
         """``request`` is released or dropped: its record goes."""
@@ -114,3 +122,15 @@ class HeldRecords:
 
     async def close(self) -> None:
         await self.ledger.close()
+
+
+def requeued_event(worker: str, moved: list[tuple[str, bytes]]) -> RequeuedFromDead:
+    """What the ledger moved back into the queue, with what each request's worker recorded
+    (None where nothing readable was: a worker of an older version)."""
+    held: list[Any] = []
+    for _url, about in moved:
+        try:
+            held.append(json.loads(about) if about else None)
+        except ValueError:
+            held.append(None)
+    return RequeuedFromDead(worker, [url for url, _ in moved], held)

@@ -125,7 +125,7 @@ class Holding:
         if self.gate.park(origin, request, since, reason):
             self.telemetry.record(Parked(origin, request.url, reason))
             if self.records is not None:
-                self.records.parked(request)
+                self.records.parked(request, origin, reason, self.resolver.current(origin))
             self._plan_wake(origin)
             self._plan_expiry(since + self.gate.park_timeout)
             raise ParkedRequest(reason)

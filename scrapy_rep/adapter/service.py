@@ -51,7 +51,7 @@ from scrapy_rep.core.decision import (
     judge_record,
     unjudged,
 )
-from scrapy_rep.core.events import Fetched, Parsed, Reused, Standing
+from scrapy_rep.core.events import Fetched, Parsed, Reused, RobotsServedFromCache, Standing
 from scrapy_rep.core.gate import JUDGE, WAIT, OriginGate, waiting_bound
 from scrapy_rep.core.origin import origin_of
 from scrapy_rep.core.policy import NOT_MODIFIED, Conditional, FetchResult, Policy, Status
@@ -325,7 +325,7 @@ class RobotsService:
         robots = self.resolver.cache.robots(policy) if policy is not None else None
         if kept is None or kept.status is not Status.OK or kept.body is None or robots is None:
             return None  # 404, paused, unreachable, pending: to the network, as without us
-        self.telemetry.inc("rep/robots/served_from_cache")
+        self.telemetry.record(RobotsServedFromCache(origin))
         return cached_robots_response(request, kept.body, robots.sitemaps)
 
     async def ask(self, url: str) -> tuple[Decision, Policy]:

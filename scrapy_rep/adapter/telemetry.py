@@ -25,19 +25,26 @@ from typing import Any
 from scrapy import signals
 
 from scrapy_rep.adapter import meta as M
-from scrapy_rep.core.decision import DOWNLOAD, DROP, KEEP, REQUEUE
+from scrapy_rep.core.decision import DOWNLOAD, DROP, KEEP, REQUEUE, requeued_from_dead
 from scrapy_rep.core.events import (
+    CrawlDelayCapped,
     CrawlDelaySet,
     DelayWaited,
     Event,
     Fetched,
+    HeldRestored,
+    HeldUnrecorded,
     ItemDropped,
+    NoindexItem,
+    PageSaid,
     PageUses,
     Parked,
     Parsed,
     Released,
     RequeuedFromDead,
     Reused,
+    RobotsServedFromCache,
+    SlotDelayRaised,
     Standing,
     TdmrepFetched,
 )
@@ -56,6 +63,8 @@ FLUSH_EVERY = 512
 _CACHE = {outcome: f"rep/cache/{outcome}" for outcome in ("hit", "miss", "expired")}
 #: the final answers of a held request handed over at close (not drops) -> their stats key
 _HANDED_OVER = {REQUEUE: "rep/requeued", KEEP: "rep/held/saved"}
+#: a dead worker's held request, requeued by this one
+_FROM_DEAD = "rep/cluster/requeued-from-dead-worker"
 _JUDGEMENTS = {rep: f"rep/judgements/{rep}" for rep in ("allow", "disallow", "unresolved")}
 #: use -> answer -> its stats key
 _NO_KEYS: dict[str, str] = {}
@@ -152,16 +161,19 @@ class Telemetry:
                 self.counts.use_refused(origin, use)
         self._events += len(uses)
 
-    def final(self, origin: str | None, record: dict[str, Any]) -> None:
+    def final(self, origin: str | None, record: dict[str, Any], *, stat: str = "") -> None:
         """A request's last answer: downloaded, dropped, or (held at close) requeued into a
-        shared queue or kept in the JOBDIR. One ``decision`` record, whatever it is."""
+        shared queue or kept in the JOBDIR. One ``decision`` record, whatever it is.
+
+        ``stat``: the key a requeue counts under when it is not this worker's own
+        (a dead worker's request, requeued here)."""
         action = record["action"]
         if action == DOWNLOAD:
             self.inc("rep/downloaded")
             if origin is not None:
                 self.counts.downloaded(origin)
         elif action in _HANDED_OVER:
-            self.inc(_HANDED_OVER[action])
+            self.inc(stat or _HANDED_OVER[action])
             logger.debug(
                 "scrapy-rep: %(action)s %(url)s, held (%(reason)s): %(detail)s",
                 {
@@ -247,25 +259,65 @@ class Telemetry:
             self.audit.write("released", {"url": url, "origin": origin})
 
     def _requeued_from_dead(self, event: RequeuedFromDead) -> None:
+        """Each request's final answer, in the dead worker's stead: a ``requeue`` decision
+        record from what that worker recorded; a bare ``requeued`` record where it recorded
+        only the URL (an older version)."""
         worker, urls = event.worker, event.urls
-        for _ in urls:
-            self.inc("rep/cluster/requeued-from-dead-worker")
         self.counts.requeued_dead(len(urls))
         logger.info(
             "scrapy-rep: %(n)d held requests of worker %(worker)s, whose lease expired, are back "
             "in the shared queue",
             {"n": len(urls), "worker": worker},
         )
-        if self.audit is not None:
-            for url in urls:
+        bare = 0
+        for url, held in zip(urls, event.held, strict=True):
+            record = requeued_from_dead(url, held, worker)
+            if record is not None:
+                self.final(record["origin"], record, stat=_FROM_DEAD)
+                continue
+            bare += 1
+            self.inc(_FROM_DEAD)
+            if self.audit is not None:
                 self.audit.write(
                     "requeued", {"url": url, "reason": "worker-lease-expired", "worker": worker}
                 )
+        if bare:
+            logger.warning(
+                "scrapy-rep: %(n)d requeued requests of worker %(worker)s came without their "
+                "origin, token, reason or policy (a worker of an older scrapy-rep, or an "
+                "unreadable record): no decision record for them, only a 'requeued' one",
+                {"n": bare, "worker": worker},
+            )
+
+    def _held_restored(self, event: HeldRestored) -> None:
+        for _ in range(event.count):
+            self.inc("rep/held/restored")
+        logger.info(
+            "scrapy-rep: %(n)d requests held at the last stop are judged again",
+            {"n": event.count},
+        )
+
+    def _held_unrecorded(self, event: HeldUnrecorded) -> None:
+        self.inc("rep/cluster/held-unrecorded")
+        logger.debug(
+            "scrapy-rep: cannot record held %(url)s in Redis: %(error)s",
+            {"url": event.url, "error": event.error},
+        )
 
     # -- Crawl-delay --------------------------------------------------------
 
     def _crawl_delay(self, event: CrawlDelaySet) -> None:
         self.counts.crawl_delay(event.origin, event.delay)
+
+    def _crawl_delay_capped(self, event: CrawlDelayCapped) -> None:
+        self.inc("rep/crawl_delay/capped")
+        logger.info(
+            "scrapy-rep: %(origin)s asks for Crawl-delay %(asked)ss, capped at %(cap)ss",
+            {"origin": event.origin, "asked": event.asked, "cap": event.cap},
+        )
+
+    def _slot_delay_raised(self, event: SlotDelayRaised) -> None:
+        self.inc("rep/crawl_delay/applied")
 
     def _delay_waited(self, event: DelayWaited) -> None:
         self.inc("rep/cluster/delay-waits")
@@ -339,6 +391,36 @@ class Telemetry:
             self.inc(f"rep/page/use/{use}/{answer}")
         if self.audit is not None:
             self.audit.write("page_use", {"url": url, "origin": origin, "uses": uses})
+
+    def _page_said(self, event: PageSaid) -> None:
+        for date in event.invalid_dates:
+            self.inc("rep/page/invalid_date")
+            logger.debug(
+                "scrapy-rep: %(url)s: unavailable_after %(date)r is no date; ignored",
+                {"url": event.url, "date": date},
+            )
+        if event.nofollow:
+            self.inc("rep/page/nofollow")
+        if event.noindex:
+            self.inc("rep/page/noindex")
+        if event.said:
+            logger.debug(
+                "scrapy-rep: %(url)s says %(said)s to %(token)r",
+                {"url": event.url, "said": ", ".join(event.said), "token": event.token},
+            )
+
+    def _noindex_item(self, event: NoindexItem) -> None:
+        if event.kept:
+            self.inc("rep/page/noindex/items-kept")
+            return
+        self.inc("rep/page/noindex/items-dropped")
+        logger.debug(
+            "scrapy-rep: dropped an item of %(url)s (page-noindex): noindex (%(said)s)",
+            {"url": event.url, "said": event.said},
+        )
+
+    def _served_from_cache(self, event: RobotsServedFromCache) -> None:
+        self.inc("rep/robots/served_from_cache")
 
     def _item_dropped(self, event: ItemDropped) -> None:
         url, reason, detail = event.url, event.reason, event.detail
@@ -476,13 +558,20 @@ _ON: dict[type, Callable[[Telemetry, Any], None]] = {
     Parked: Telemetry._parked,
     Released: Telemetry._released,
     RequeuedFromDead: Telemetry._requeued_from_dead,
+    HeldRestored: Telemetry._held_restored,
+    HeldUnrecorded: Telemetry._held_unrecorded,
     CrawlDelaySet: Telemetry._crawl_delay,
+    CrawlDelayCapped: Telemetry._crawl_delay_capped,
+    SlotDelayRaised: Telemetry._slot_delay_raised,
     DelayWaited: Telemetry._delay_waited,
     Fetched: Telemetry._fetched,
     Reused: Telemetry._reused,
     Standing: Telemetry._standing,
     Parsed: Telemetry._parsed,
     PageUses: Telemetry._page_uses,
+    PageSaid: Telemetry._page_said,
+    NoindexItem: Telemetry._noindex_item,
+    RobotsServedFromCache: Telemetry._served_from_cache,
     ItemDropped: Telemetry._item_dropped,
     TdmrepFetched: Telemetry._tdmrep,
 }

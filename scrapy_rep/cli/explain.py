@@ -21,17 +21,20 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from scrapy_rep.core.decision import KEEP, PAGE, REQUEUE
+from scrapy_rep.core.decision import KEEP, PAGE, REQUEUE, REQUEUED_FROM_DEAD_DETAIL
 from scrapy_rep.core.origin import NotAnOrigin, origin_of
 from scrapy_rep.core.uses import shown
 from scrapy_rep.robotstxt.text import printable
 
 EXIT_DOWNLOADED, EXIT_NOT_DOWNLOADED, EXIT_ERROR = 0, 1, 2
-#: record types that concern one URL (``requeued`` and ``kept``: a dead worker's requeue, and
-#: how older logs said what a ``requeue`` / ``keep`` decision says now)
+#: record types that concern one URL (``requeued`` and ``kept``: a dead worker's requeue of a
+#: request recorded without its fields, and how older logs said what a ``requeue`` / ``keep``
+#: decision says now)
 _URL_TYPES = ("decision", "parked", "released", "requeued", "kept", "response", "subrequest")
 #: records that carry a decision (a browser sub-request's is judged by the browser guard)
 _DECISION_TYPES = ("decision", "subrequest")
+#: how the detail of a dead worker's request, requeued by a survivor, begins
+FROM_DEAD_PREFIX = REQUEUED_FROM_DEAD_DETAIL.split("%s")[0]
 _NEWLINES = re.compile(r"\r\n|\r|\n")  # the parser's line breaks, so line numbers agree
 _SUGGEST = 5
 
@@ -218,6 +221,8 @@ def _archived_line(
 def _event(event: dict[str, Any]) -> str:
     kind = event["type"]
     if kind == "decision" and event.get("action") == REQUEUE:
+        if event.get("detail", "").startswith(FROM_DEAD_PREFIX):  # a survivor's record
+            return f"requeued  held ({event['reason']}); {event['detail']}"
         return f"requeued  held ({event['reason']}); pushed back into the shared queue at close"
     if kind == "decision" and event.get("action") == KEEP:
         return f"kept      held ({event['reason']}); kept in the JOBDIR for the resumed crawl"

@@ -292,6 +292,64 @@ def handed_over(
     return unjudged(origin, token, url, policy, action, held_reason, HANDED_OVER_DETAIL[action])
 
 
+#: what a worker records beside each request it holds, so that a survivor requeueing it
+#: after the worker's death can write its final answer: whose, why held, on what policy
+HELD_FIELDS = (
+    "origin",
+    "product_token",
+    "reason",
+    "policy_status",
+    "policy_http_status",
+    "policy_fetched_at",
+    "policy_digest",
+    "policy_url",
+    "policy_final_url",
+)
+_HELD_TEXT = ("origin", "product_token", "reason", "policy_status")
+
+#: the detail of a dead worker's held request requeued by a survivor (``%s``: the dead worker)
+REQUEUED_FROM_DEAD_DETAIL = (
+    "held by worker %s, whose lease expired: pushed back into the shared scrapy-redis "
+    "queue by this worker"
+)
+
+
+def held_fields(origin: str, token: str, policy: Policy | None, reason: str) -> dict[str, Any]:
+    """What a request held for ``reason`` under ``policy`` needs recorded (:data:`HELD_FIELDS`)."""
+    record = unjudged(origin, token, "", policy, PARK, reason, "")
+    return {name: record[name] for name in HELD_FIELDS}
+
+
+def requeued_from_dead(url: str, held: Any, worker: str) -> dict[str, Any] | None:
+    """The record of a dead worker's held request, requeued by this one (action REQUEUE).
+
+    ``held``: what the dead worker recorded when it parked ``url``
+    (:func:`held_fields`); None if that is missing or malformed (a worker of an
+    older version recorded only the URL), and then no record can be made.
+    """
+    if not isinstance(held, dict) or not all(
+        isinstance(held.get(name), str) for name in _HELD_TEXT
+    ):
+        return None
+    record = decision_record(
+        held["origin"],
+        held["product_token"],
+        url,
+        None,
+        UNRESOLVED,
+        UNRESOLVED,
+        REQUEUE,
+        held["reason"],
+        REQUEUED_FROM_DEAD_DETAIL % worker,
+        policy_status=held["policy_status"],
+    )
+    for name in HELD_FIELDS[4:]:  # the policy it was held under, as its worker knew it
+        value = held.get(name)
+        if value is None or isinstance(value, (str, int, float)):
+            record[name] = value
+    return record
+
+
 def unjudged(
     origin: str,
     token: str,

@@ -169,6 +169,9 @@ class _Selection:
         self.delays: tuple[tuple[str, float | None], ...] = ()
 
 
+#: the selections of a file no token has been asked of: one empty dict for all, never written
+_NO_SELECTIONS: dict[str, _Selection] = {}
+
 #: bodies up to this size are kept as they are, not compressed (zlib saves little on
 #: them and costs a parse ~15 µs); a cache compresses every body (:meth:`RobotsTxt.packed`)
 SMALL_BODY = 1024
@@ -209,10 +212,11 @@ class RobotsTxt:
         data = as_octets(data)
         parsed = parse_records(data)
         self._tree: Parsed | None = parsed
-        #: each group's product tokens: a token is selected without the parse
-        self._agents = tuple(tuple(group.agents) for group in parsed.groups)
-        #: each group's first line, for naming the groups without the parse
-        self._group_lines = tuple(group.line for group in parsed.groups)
+        #: each group's product tokens: a token is selected without the parse (None once
+        #: released: made again from the parse that compiling needs anyway)
+        self._agents: tuple[tuple[str, ...], ...] | None = _agents_of(parsed)
+        #: each group's first line, for naming the groups without the parse (the same)
+        self._group_lines: tuple[int, ...] | None = _group_lines_of(parsed)
         #: the body until it is packed, then None
         self._body: bytes | None = data if packed is None else None
         self._packed = packed
@@ -225,7 +229,8 @@ class RobotsTxt:
         #: octets of the body as given (before the 500 KiB cut)
         self.size = parsed.size
         self.truncated = parsed.truncated
-        self._selections: dict[str, _Selection] = {}
+        #: token -> its selection; the shared empty one until a token is selected
+        self._selections: dict[str, _Selection] = _NO_SELECTIONS
         self._derived: dict[object, Any] | None = None
         #: ``scheme://authority/`` of the URL judged last (most URLs share it)
         self._base = ""
@@ -268,6 +273,25 @@ class RobotsTxt:
             self.packed()
         self._tree = None
 
+    def release(self) -> None:
+        """Go back to the compact form: the body and a few counts, nothing compiled.
+
+        The compiled rule sets, the token selections and what other layers
+        derived from the file go; the next question selects and compiles
+        again from the body and gets the same answer, rule, line and group.
+        A cache calls this for the files it has not been asked about lately.
+        """
+        self._let_go()
+        self._agents = self._group_lines = None
+        self._selections = _NO_SELECTIONS
+        self._derived = None
+        self._base = ""
+
+    @property
+    def compiled(self) -> bool:
+        """Whether some token's rules are compiled (the file is not in its compact form)."""
+        return any(selection.compiled for selection in self._selections.values())
+
     @property
     def groups(self) -> tuple[Group, ...]:
         return tuple(self._parsed().groups)
@@ -292,11 +316,14 @@ class RobotsTxt:
         return tuple(self._parsed().signals)
 
     def _label_of(self, selection: _Selection) -> str:
-        """The selection's groups named as :func:`_label` names them, without the parse."""
-        lines = self._group_lines
+        """The selection's groups named as :func:`_label` names them, without the parse
+        (unless the file was released since)."""
+        agents, lines = self._agents, self._group_lines
+        if agents is None or lines is None:
+            return _label(self._groups_of(selection))
         return (
             "; ".join(
-                f"user-agent: {', '.join(self._agents[i]) or '(empty)'} (line {lines[i]})"
+                f"user-agent: {', '.join(agents[i]) or '(empty)'} (line {lines[i]})"
                 for i in selection.indices
             )
             or "none"
@@ -318,11 +345,17 @@ class RobotsTxt:
             selection = self._selections.get(key)
             if selection is None:
                 agents = self._agents
+                if agents is None:  # released: the parse is kept for the compile that follows
+                    self._tree = tree = self._parsed()
+                    agents = self._agents = _agents_of(tree)
+                    self._group_lines = _group_lines_of(tree)
                 named = tuple(i for i, names in enumerate(agents) if key in names)
                 chosen = named or tuple(i for i, names in enumerate(agents) if "*" in names)
                 # Tokens that select the same groups (often every token falls
                 # back to '*') share one selection, so one compiled rule set.
                 shared = next((s for s in self._selections.values() if s.indices == chosen), None)
+                if self._selections is _NO_SELECTIONS:
+                    self._selections = {}
                 selection = self._selections[key] = shared or _Selection(chosen)
             self._selections[token] = selection
         return selection
@@ -431,6 +464,14 @@ class RobotsTxt:
         if len(selection.delays) < 4:
             selection.delays += ((token, found),)
         return found
+
+
+def _agents_of(parsed: Parsed) -> tuple[tuple[str, ...], ...]:
+    return tuple(tuple(group.agents) for group in parsed.groups)
+
+
+def _group_lines_of(parsed: Parsed) -> tuple[int, ...]:
+    return tuple(group.line for group in parsed.groups)
 
 
 def runs_in(groups: tuple[Group, ...], token: str) -> tuple[Agents, ...]:

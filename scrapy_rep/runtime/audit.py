@@ -35,7 +35,8 @@ RECORDS: Mapping[str, tuple[str, str]] = {
     "released": ("held request handed back to the scheduler", "`url`, `origin`"),
     "requeued": (
         "held request of a dead worker (its lease expired) this worker pushed back into the "
-        "shared scrapy-redis queue",
+        "shared scrapy-redis queue, recorded by an older scrapy-rep without what a decision "
+        "record needs (otherwise: a `decision` record, action `requeue`)",
         "`url`, `reason` (`worker-lease-expired`), `worker` (the dead worker's id)",
     ),
     "response": (

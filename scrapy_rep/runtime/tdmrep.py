@@ -66,6 +66,8 @@ def tdmrep_url_of_key(key: str) -> str:
 class TdmCache(PolicyCache):
     """A :class:`PolicyCache` whose bodies are tdmrep.json files."""
 
+    COMPILED_MAX = None  # a parsed tdmrep.json is small and has nothing to release
+
     def read(self, body: bytes) -> Any:
         return parse_tdmrep(body)
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,6 +17,7 @@ import redis
 
 from scrapy_rep.runtime.store.redis import encode
 from tests.integration.test_redis_store import full_policy
+from tests.support import processes
 from tests.support.redis_fixture import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -41,17 +41,7 @@ def env(**extra: str) -> dict[str, str]:
 def run(
     *args: str, cwd: Path | None = None, stdin: str | None = None, **extra_env: str
 ) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(
-        [sys.executable, *args],
-        cwd=cwd,
-        env=env(**extra_env),
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        check=False,
-    )
-    return done
+    return processes.python(*args, cwd=cwd, env=env(**extra_env), input=stdin, timeout=TIMEOUT)
 
 
 def rep(*args: str, **kwargs: object) -> subprocess.CompletedProcess[str]:

@@ -12,7 +12,7 @@ import pytest_twisted
 
 from scrapy_rep import cli
 from scrapy_rep.cli.explain import explain
-from scrapy_rep.core.decision import KEEP, REQUEUE, handed_over
+from scrapy_rep.core.decision import KEEP, REQUEUE, handed_over, held_fields, requeued_from_dead
 from scrapy_rep.core.policy import digest_of
 from tests.support.audit import audited_crawl
 from tests.support.fakesite import FakeSite, Reply
@@ -103,6 +103,18 @@ def test_explain_says_a_request_was_requeued_for_another_worker(tmp_path: Path) 
     assert action == "requeue"
     assert lines[-1].endswith("requeued  held (origin-paused); pushed back into the shared "
                               "queue at close")  # fmt: skip
+
+
+def test_explain_says_a_dead_workers_request_was_requeued_by_a_survivor(tmp_path: Path) -> None:
+    held = held_fields("http://a.example:80", "testbot", None, "origin-pending")
+    record = requeued_from_dead(URL, held, "host:41:ab")
+    assert record is not None
+    log = _log(tmp_path / "audit.jsonl", {"type": "decision", "at": 2.0, **record})
+    action, lines = explain(log, URL)
+    assert action == "requeue"
+    assert lines[-1].endswith("requeued  held (origin-pending); held by worker host:41:ab, "
+                              "whose lease expired: pushed back into the shared scrapy-redis "
+                              "queue by this worker")  # fmt: skip
 
 
 def test_explain_still_reads_the_kept_record_of_an_older_log(tmp_path: Path) -> None:

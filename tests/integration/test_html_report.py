@@ -10,8 +10,6 @@ timeline, sorting and filtering, a hostile rule shown as text, no network.
 from __future__ import annotations
 
 import asyncio
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +19,7 @@ from twisted.internet.defer import Deferred
 
 from scrapy_rep.core.audit_story import story_of
 from scrapy_rep.runtime.html_report import read_audit_log, render
+from tests.support import processes
 from tests.support.audit import of, records
 from tests.support.browsersite import CHROMIUM
 from tests.support.crawl import crawl
@@ -117,14 +116,7 @@ async def test_the_report_of_a_real_crawl_reads_in_chromium(site: FakeSite, tmp_
     assert page.exists(), "REP_REPORT_HTML was not written at close"
     # the command makes the same page from the same log
     command = ["-m", "scrapy_rep.cli", "report", str(log), "-o", str(tmp_path / "cli.html")]
-    done = subprocess.run(
-        [sys.executable, *command],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        cwd=ROOT,
-    )
+    done = processes.python(*command, cwd=ROOT, timeout=60)
     assert done.returncode == 0, done.stderr
     assert "3 origins" in done.stderr
 

@@ -14,7 +14,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -23,6 +22,9 @@ from typing import Any
 import pytest
 import redis
 
+from scrapy_rep.cli.explain import explain
+from tests.support import processes
+from tests.support.audit import records
 from tests.support.fakesite import FakeSite, Origin, Reply
 from tests.support.redis_fixture import RedisServer
 
@@ -65,14 +67,13 @@ class Worker:
             "settings": settings,
             "follow": follow,
         }
-        with open(self.log, "wb") as log:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "tests.support.cluster_worker", json.dumps(config)],
-                cwd=ROOT,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                env={**os.environ, "PYTHONPATH": str(ROOT)},
-            )
+        self.process = processes.start(
+            "tests.support.cluster_worker",
+            [json.dumps(config)],
+            cwd=ROOT,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            stdout=self.log,
+        )
         self.report: dict[str, Any] = {}
 
     def logged(self) -> str:
@@ -209,7 +210,7 @@ def test_one_robots_fetch_per_origin_for_the_whole_cluster(
 
 def test_a_pause_is_shared_by_every_worker(site: FakeSite, cluster: Cluster) -> None:
     x = site.add("x").robots(Reply(status=503), Reply(body=b"User-agent: *\nAllow: /\n"))
-    settings = {"REP_PAUSE_INITIAL": 4}
+    settings = {"REP_PAUSE_INITIAL": 3}
     a, b = cluster.start("a", spider="a", **settings), cluster.start("b", spider="b", **settings)
     cluster.wait_ready(a, b)
     cluster.push("a", [x.url_for("/a1")])
@@ -267,18 +268,17 @@ def test_a_dead_lock_owner_is_replaced_when_its_lock_expires(
     site: FakeSite, cluster: Cluster
 ) -> None:
     x = site.add("x").robots(Reply(hang=True), Reply(body=ROBOTS))
-    # lock = REP_FETCH_TIMEOUT x (REP_MAX_REDIRECTS + 1) + 5 s = 7 s
-    settings = {"REP_FETCH_TIMEOUT": 2, "REP_MAX_REDIRECTS": 0}
+    # a 2 s lock (a lease): the heir, started beside the doomed worker, finds it still held
+    settings = {"REP_FETCH_TIMEOUT": 2, "REP_MAX_REDIRECTS": 0, "REP_REDIS_LOCK_TIMEOUT": 2}
     doomed = cluster.start("doomed", spider="doomed", **settings)
-    cluster.wait_ready(doomed)
+    heir = cluster.start("heir", spider="heir", **settings)
+    cluster.wait_ready(doomed, heir)
     cluster.push("doomed", [x.url_for("/first")])
     assert x.wait_for_hits(1, "/robots.txt", timeout=WAIT)
     lock = f"scrapy-rep:v1:lock:http://127.0.0.1:{x.port}"
     assert cluster.redis.get(lock) is not None
     doomed.kill()  # mid-fetch: its lock stays behind until it expires
 
-    heir = cluster.start("heir", spider="heir", **settings)
-    cluster.wait_ready(heir)
     cluster.push("heir", [x.url_for("/second"), x.url_for("/private/no")])
     wait_until(lambda: x.hits("/second") == 1, "the heir's page")
     cluster.finish(heir)
@@ -293,16 +293,17 @@ def test_a_dead_lock_owner_is_replaced_when_its_lock_expires(
 def test_a_killed_lock_holder_blocks_its_origin_for_one_lease_only(
     site: FakeSite, cluster: Cluster
 ) -> None:
-    """The lock is a lease: with a 2 s lease, not the 185 s a whole fetch budget would be."""
+    """The lock is a lease: with a 1.2 s lease, not the 185 s a whole fetch budget would be."""
     x = site.add("x").robots(Reply(hang=True), Reply(body=ROBOTS))
-    settings = {"REP_FETCH_TIMEOUT": 30, "REP_REDIS_LOCK_TIMEOUT": 2}
+    lease = 1.2
+    settings = {"REP_FETCH_TIMEOUT": 30, "REP_REDIS_LOCK_TIMEOUT": lease}
     doomed = cluster.start("doomed", spider="doomed", **settings)
     heirs = [cluster.start(f"heir{n}", spider="heirs", **settings) for n in range(2)]
     for worker in (doomed, *heirs):
         cluster.wait_ready(worker)
     cluster.push("doomed", [x.url_for("/first")])
     assert x.wait_for_hits(1, "/robots.txt", timeout=WAIT)
-    time.sleep(3)  # longer than one lease: the live holder has renewed it
+    time.sleep(lease * 1.5)  # longer than one lease: the live holder has renewed it
     lock = f"scrapy-rep:v1:lock:http://127.0.0.1:{x.port}"
     assert cluster.redis.get(lock) is not None
     doomed.kill()
@@ -313,14 +314,14 @@ def test_a_killed_lock_holder_blocks_its_origin_for_one_lease_only(
     wait_until(lambda: all(x.hits(f"/p{n}") == 1 for n in range(4)), "the heirs' pages")
     for heir in heirs:
         cluster.finish(heir)
-    assert waited < 2 + 3, f"the dead worker's lock blocked the origin for {waited:.1f} s"
+    assert waited < lease + 3, f"the dead worker's lock blocked the origin for {waited:.1f} s"
     assert x.hits("/robots.txt") == 2
     assert sum(h.stat("rep/fetch/count") for h in heirs) == 1
 
 
 def test_a_slow_live_fetch_keeps_its_lock(site: FakeSite, cluster: Cluster) -> None:
     """A fetch longer than the lease is renewed, so nobody fetches the same file twice."""
-    x = site.add("x").robots(Reply(body=ROBOTS, delay=3.0))
+    x = site.add("x").robots(Reply(body=ROBOTS, delay=2.0))  # over three leases
     settings = {"REP_REDIS_LOCK_TIMEOUT": 0.6}
     workers = [cluster.start(f"w{n}", spider="slow", **settings) for n in range(2)]
     for worker in workers:
@@ -407,11 +408,12 @@ def test_forget_is_picked_up_by_running_workers(site: FakeSite, cluster: Cluster
     wait_until(lambda: x.hits("/a1") == x.hits("/b1") == 1, "both workers to know v1")
     assert x.hits("/robots.txt") == 1
 
-    forget = subprocess.run(
-        [sys.executable, "-m", "scrapy_rep.cli", "store", "forget", x.url,
-         "--redis-url", cluster.store_url],
-        capture_output=True, text=True, timeout=WAIT, check=False,
-    )  # fmt: skip
+    forget = processes.run(
+        "scrapy_rep.cli",
+        ["store", "forget", x.url, "--redis-url", cluster.store_url],
+        cwd=ROOT,
+        timeout=WAIT,
+    )
     assert forget.returncode == 0, forget.stderr
     assert "2 workers told" in forget.stdout
     heard = "forgotten in the shared store"
@@ -483,9 +485,7 @@ def held_records(client: redis.Redis) -> dict[int, int]:
 
 
 def audit(worker: Worker, kind: str) -> list[dict[str, Any]]:
-    path = worker.log.with_suffix(".audit.jsonl")
-    records = [json.loads(line) for line in path.read_text().splitlines()]
-    return [r for r in records if r["type"] == kind]
+    return records(worker.log.with_suffix(".audit.jsonl"), kind)
 
 
 def test_a_killed_worker_loses_none_of_its_held_requests(site: FakeSite, cluster: Cluster) -> None:
@@ -493,13 +493,13 @@ def test_a_killed_worker_loses_none_of_its_held_requests(site: FakeSite, cluster
     x = site.add("x").robots(Reply(status=503), Reply(body=b"User-agent: *\nAllow: /\n"))
     for i in range(6):
         x.links(f"/p{i}", [f"/c{i}"])
-    lease, check = 1.5, 0.5
+    lease, check = 1.0, 0.3
     workers = [
         cluster.start(
             f"w{n}",
             spider="held",
             follow=True,
-            REP_PAUSE_INITIAL=8,
+            REP_PAUSE_INITIAL=6,
             REP_WORKER_LEASE=lease,
             REP_WORKER_CHECK_INTERVAL=check,
             REP_DECISION_LOG=str(cluster.tmp / f"w{n}.audit.jsonl"),
@@ -509,9 +509,9 @@ def test_a_killed_worker_loses_none_of_its_held_requests(site: FakeSite, cluster
     cluster.wait_ready(*workers)
     cluster.push("held", [x.url_for(f"/p{i}") for i in range(6)])
     wait_until(lambda: sum(held_records(cluster.redis).values()) == 6, "every page held")
-    records = held_records(cluster.redis)
-    victim = max(workers, key=lambda w: records.get(w.process.pid, 0))
-    lost_with_it = records[victim.process.pid]
+    holding = held_records(cluster.redis)
+    victim = max(workers, key=lambda w: holding.get(w.process.pid, 0))
+    lost_with_it = holding[victim.process.pid]
     assert lost_with_it >= 1
     victim.kill()
     killed_at = time.monotonic()
@@ -527,9 +527,19 @@ def test_a_killed_worker_loses_none_of_its_held_requests(site: FakeSite, cluster
     assert all(x.hits(p) == 1 for p in pages), x.hit_paths()  # none lost, none twice
     assert x.hits("/robots.txt") == 2 and pages_after_robots(x, 2), x.hit_paths()
     assert sorted(cluster.downloaded()) == sorted(x.url_for(p) for p in pages)
-    moved = [r for w in survivors for r in audit(w, "requeued")]
     assert sum(w.stat("rep/cluster/requeued-from-dead-worker") for w in survivors) == lost_with_it
-    assert len(moved) == lost_with_it and {r["reason"] for r in moved} == {"worker-lease-expired"}
+    # each requeued request's final answer, written by the survivor in the dead worker's stead
+    moved = [(w, r) for w in survivors for r in audit(w, "decision") if r["action"] == "requeue"]
+    assert len(moved) == lost_with_it
+    assert [r for w in survivors for r in audit(w, "requeued")] == []  # no bare records
+    assert {r["origin"] for _, r in moved} == {x.url}
+    assert {r["product_token"] for _, r in moved} == {"clusterbot"}
+    assert {r["reason"] for _, r in moved} <= {"origin-paused", "origin-pending"}  # why held
+    assert {r["policy_status"] for _, r in moved} <= {"paused", "pending"}  # held under what
+    assert all(f":{victim.process.pid}:" in r["detail"] for _, r in moved)  # whose it was
+    survivor, first = moved[0]
+    _, story = explain(str(survivor.log.with_suffix(".audit.jsonl")), first["url"])
+    assert any("whose lease expired: pushed back" in line for line in story), story
     # no spinning while paused: each held page parked once, and once more if it was requeued
     assert sum(w.stat("rep/parked") for w in survivors) <= 6 + lost_with_it
     assert held_records(cluster.redis) == {}  # a graceful close leaves no records behind

@@ -10,11 +10,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import subprocess
-import sys
 import time
 import zlib
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
+from pathlib import Path
 from typing import TypeVar
 
 import pytest
@@ -27,6 +27,7 @@ from scrapy_rep.core.policy import FetchResult, PolicyConfig, Status
 from scrapy_rep.runtime.resolver import Resolver
 from scrapy_rep.runtime.store.memory import PolicyCache
 from scrapy_rep.runtime.store.redis import SCHEMA, RedisStore, encode
+from tests.support import processes
 from tests.support.crawl import crawl
 from tests.support.fakesite import FakeSite, Reply
 from tests.support.policies import BODY, bare_policy, full_policy
@@ -172,13 +173,7 @@ def test_cli_show_forget_flush(redis_server: str) -> None:
     )
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "scrapy_rep.cli", "store", *args],
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=False,
-        )
+        return processes.run("scrapy_rep.cli", ["store", *args], cwd=Path.cwd(), timeout=30)
 
     shown = cli("show", "https://EXAMPLE.com/any/page", "--redis-url", redis_server)
     assert shown.returncode == 0, shown.stderr
@@ -304,7 +299,7 @@ async def test_a_dead_workers_records_are_requeued_once(
 ) -> None:
     from scrapy_rep.runtime.store.held import ZSET, HeldLedger, twin
 
-    moved: list[tuple[str, list[str]]] = []
+    moved: list[tuple[str, list[tuple[str, bytes]]]] = []
 
     def ledger(worker: str) -> HeldLedger:
         client = twin(redis.Redis.from_url(redis_server))
@@ -320,11 +315,11 @@ async def test_a_dead_workers_records_are_requeued_once(
 
     dead, heirs = ledger("dead"), [ledger("heir1"), ledger("heir2")]
     try:
-        dead.record("r1", "http://x/1", -5, b"request one")
-        dead.record("r2", "http://x/2", 0, b"request two")
-        dead.record("r3", "http://x/3", 0, b"released")
-        dead.forget("r3")
-        assert await aio(eventually(lambda: aio_hlen(sync, "scrapy-rep:v1:held:dead", 4)))
+        dead.record("r1", "http://x/1", -5, b"request one", b'{"why": 1}')
+        dead.record("r2", "http://x/2", 0, b"request two")  # as older versions record
+        dead.record("r3", "http://x/3", 0, b"released", b'{"why": 3}')
+        dead.forget("r3")  # its ~about field goes with it
+        assert await aio(eventually(lambda: aio_hlen(sync, "scrapy-rep:v1:held:dead", 5)))
         assert await aio(heirs[0].requeue_dead()) == 0  # its lease still runs
         await aio(asyncio.sleep(0.4))  # no renewal: "dead" never started its lease keeper
         counts = await aio(asyncio.gather(*(h.requeue_dead() for h in heirs)))
@@ -332,7 +327,10 @@ async def test_a_dead_workers_records_are_requeued_once(
         for each in (dead, *heirs):
             await aio(each.client.aclose())
     assert sorted(counts) == [0, 2]  # moved once, by one of the two heirs
-    assert [sorted(urls) for _, urls in moved] == [["http://x/1", "http://x/2"]]
+    # each URL with what its worker recorded about it, b"" where it recorded nothing
+    assert [sorted(found) for _, found in moved] == [
+        [("http://x/1", b'{"why": 1}'), ("http://x/2", b"")]
+    ]
     assert sync.zrange("spider:requests", 0, -1, withscores=True) == [
         (b"request one", -5.0),
         (b"request two", 0.0),
@@ -342,5 +340,6 @@ async def test_a_dead_workers_records_are_requeued_once(
 
 
 async def aio_hlen(sync: redis.Redis, key: str, n: int) -> bool:
-    """True once ``key`` has ``n`` fields (two of them ``~queue`` and ``~kind``)."""
+    """True once ``key`` has ``n`` fields (two of them ``~queue`` and ``~kind``, one per
+    ``~about``)."""
     return int(sync.hlen(key)) == n  # type: ignore[arg-type]

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
+from tests.support import processes
 from tests.support.fakesite import FakeSite, Reply
 
 RULES = b"User-agent: *\nDisallow: /private\n"
@@ -15,15 +15,13 @@ PROJECT = Path(__file__).resolve().parents[2] / "example_project"
 
 def scrapy_robots(*args: str) -> subprocess.CompletedProcess[str]:
     """``scrapy robots ARGS`` in the example project, as a user runs it."""
-    return subprocess.run(
-        [sys.executable, "-m", "scrapy", "robots", *args],
+    return processes.run(
+        "scrapy",
+        ["robots", *args],
         cwd=PROJECT,
         # the project, and this checkout's scrapy_rep (not another one installed)
         env={**os.environ, "PYTHONPATH": os.pathsep.join((str(PROJECT), str(PROJECT.parent)))},
-        capture_output=True,
-        text=True,
         timeout=120,
-        check=False,
     )
 
 

@@ -33,6 +33,7 @@ from scrapy_rep.runtime.settings import RepSettings, SettingError
 from scrapy_rep.runtime.store import open_store
 from scrapy_rep.runtime.store.codec import FIELDS, encode
 from scrapy_rep.runtime.store.sqlite import SCHEMA_VERSION, SqliteStore
+from tests.support import processes
 from tests.support.policies import BODY, bare_policy, full_policy
 
 T = TypeVar("T")
@@ -586,15 +587,8 @@ async def test_open_store_follows_rep_store_and_jobdir(tmp_path: Path) -> None:
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "scrapy_rep.cli", "store", *args],
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=False,
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return processes.run("scrapy_rep.cli", ["store", *args], cwd=ROOT, env=env, timeout=30)
 
 
 @pytest_twisted.ensureDeferred
@@ -650,15 +644,7 @@ async def test_cli_finds_the_projects_sqlite_file(tmp_path: Path) -> None:
     def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
         env = {k: v for k, v in os.environ.items() if k != "SCRAPY_SETTINGS_MODULE"}
         env.update(PYTHONPATH=str(ROOT), REDIS_URL="redis://127.0.0.1:1")  # nobody there
-        return subprocess.run(
-            [sys.executable, "-m", "scrapy_rep.cli", "store", *args],
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=False,
-            cwd=cwd,
-            env=env,
-        )
+        return processes.run("scrapy_rep.cli", ["store", *args], cwd=cwd, env=env, timeout=30)
 
     shown = run("show", ORIGIN, cwd=project / "proj")  # scrapy.cfg is found upwards
     assert shown.returncode == 0, shown.stderr

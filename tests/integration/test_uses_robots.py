@@ -3,11 +3,9 @@ under ``REP_USE_ACTION = "drop"`` (loopback origins, a real Scrapy engine)."""
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +13,8 @@ import pytest
 import pytest_twisted
 
 from scrapy_rep.core.report import CrawlCounts, report_lines
-from tests.support.audit import audited_crawl
+from tests.support import processes
+from tests.support.audit import audited_crawl, of, records
 from tests.support.crawl import ListSpider, crawl
 from tests.support.fakesite import FakeSite, Reply
 
@@ -122,10 +121,10 @@ async def test_close_report_and_audit_log_say_which_uses_were_refused(
     report = next(r.getMessage() for r in caplog.records if "scrapy-rep report" in r.getMessage())
     assert "  uses refused by robots.txt: train-ai 2 (requests)" in report.splitlines()
     assert f"  {a.url}  train-ai 2" in report.splitlines()
-    records = [json.loads(line) for line in log.read_text().splitlines()]
-    decisions = {r["url"]: r for r in records if r["type"] == "decision"}
+    found = records(log)
+    decisions = {r["url"]: r for r in of(found, "decision")}
     assert decisions[a.url_for("/a")]["uses"]["train-ai"]["answer"] == "refused"
-    origins = [r for r in records if r["type"] == "origin"]
+    origins = of(found, "origin")
     assert origins and origins[0]["uses_refused"] == {"train-ai": 2}
 
 
@@ -146,15 +145,8 @@ PROJECT = ROOT / "example_project"
 def command(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
     """``python ARGS`` with this checkout's scrapy_rep first (and the example project's)."""
     paths = [str(ROOT), str(PROJECT), *filter(None, [os.environ.get("PYTHONPATH")])]
-    return subprocess.run(
-        [sys.executable, *args],
-        cwd=cwd,
-        env={**os.environ, "PYTHONPATH": os.pathsep.join(paths)},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
+    return processes.python(*args, cwd=cwd, env=env, timeout=120)
 
 
 def test_check_answers_each_use_per_url(tmp_path: Path) -> None:

@@ -1,4 +1,9 @@
-"""A real ``redis-server`` on a loopback port, started and stopped per test.
+"""A real ``redis-server`` on a loopback port.
+
+``redis_server``: one server for the whole session, emptied (``FLUSHALL``)
+before each test, so a test sees a fresh, empty Redis without paying for a
+process start. ``redis_process``: a server of the test's own, for the tests
+that stop and restart it.
 
 No persistence (``--save '' --appendonly no``), bound to 127.0.0.1 only. A
 missing ``redis-server`` fails the test with the install line rather than
@@ -32,10 +37,14 @@ def free_port() -> int:
 
 def ping(port: int, timeout: float = 0.5) -> bool:
     """True if a Redis server answers PING on ``port``."""
+    return _command(port, b"PING", b"+PONG", timeout)
+
+
+def _command(port: int, command: bytes, answer: bytes, timeout: float) -> bool:
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
-            s.sendall(b"PING\r\n")
-            return s.recv(64).startswith(b"+PONG")
+            s.sendall(command + b"\r\n")
+            return s.recv(64).startswith(answer)
     except OSError:
         return False
 
@@ -108,6 +117,24 @@ class RedisServer:
         self.stop()
         self.start()
 
+    def emptied(self) -> RedisServer:
+        """Running (started again if it died) and empty: every key of every database gone."""
+        if self.process is None or self.process.poll() is not None:
+            self.start()
+        if not _command(self.port, b"FLUSHALL", b"+OK", START_TIMEOUT):
+            pytest.fail(f"redis-server on 127.0.0.1:{self.port} did not answer FLUSHALL")
+        return self
+
+
+@pytest.fixture(scope="session")
+def _session_redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+    """One redis-server for the session (started on first use)."""
+    server = RedisServer(tmp_path_factory.mktemp("redis")).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
 
 @pytest.fixture
 def redis_process(tmp_path: Path) -> Iterator[RedisServer]:
@@ -122,6 +149,6 @@ def redis_process(tmp_path: Path) -> Iterator[RedisServer]:
 
 
 @pytest.fixture
-def redis_server(redis_process: RedisServer) -> str:
-    """The URL of a fresh, empty redis-server on 127.0.0.1."""
-    return redis_process.url
+def redis_server(_session_redis: RedisServer) -> str:
+    """The URL of an empty redis-server on 127.0.0.1 (the session's, flushed for this test)."""
+    return _session_redis.emptied().url

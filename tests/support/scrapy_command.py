@@ -1,11 +1,15 @@
-"""Run ``scrapy <command>`` as a user runs it: a real process, in a project with the add-on."""
+"""Run ``scrapy <command>`` as a user runs it: a real process, in a project with the add-on.
+
+The process is forked with Scrapy imported already (``tests/support/processes.py``).
+"""
 
 from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
+
+from tests.support import processes
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 #: seconds a command may take before the test fails (a held request would take ~15 minutes)
@@ -46,13 +50,4 @@ def scrapy(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k != "SCRAPY_SETTINGS_MODULE"}
     env["PYTHONPATH"] = os.pathsep.join([str(project), str(ROOT)])
     env["BROWSER"] = "true"  # scrapy view opens a browser: a command that does nothing
-    return subprocess.run(
-        [sys.executable, "-m", "scrapy", *args],
-        cwd=project,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        check=False,
-    )
+    return processes.run("scrapy", args, cwd=project, env=env, timeout=TIMEOUT)

@@ -6,8 +6,12 @@ with that worker, it would be gone. So each worker records what it holds in
 the Redis of the shared queue, under a lease:
 
 - ``{base}:held:{worker}``, a hash: one field per held request, its value the
-  request as the queue itself encodes it (with its score and URL in front),
-  and ``~queue`` / ``~kind`` naming the queue it belongs in;
+  request as the queue itself encodes it (with its score and URL in front);
+  beside it ``~about:{id}``, what the worker knew of it (opaque here: the
+  adapter's JSON of origin, token, why held, the policy), handed to whoever
+  requeues it, so that its final answer can be recorded; ``~queue`` /
+  ``~kind`` naming the queue it belongs in. Records of older versions have
+  no ``~about`` field and are requeued all the same;
 - ``{base}:lease:{worker}``, set for ``lease`` seconds and renewed every third
   of that while the worker lives (and with every write);
 - ``{base}:holders``, the set of workers that have records.
@@ -49,6 +53,7 @@ local queue = redis.call('HGET', KEYS[1], '~queue')
 local kind = redis.call('HGET', KEYS[1], '~kind')
 local moved = {}
 if queue then
+    -- moved: URL, then what its worker recorded about it ('' when nothing), per request
     local all = redis.call('HGETALL', KEYS[1])
     for i = 1, #all, 2 do
         if string.sub(all[i], 1, 1) ~= '~' then
@@ -62,6 +67,7 @@ if queue then
                 redis.call('LPUSH', queue, data)
             end
             moved[#moved + 1] = string.sub(v, a + 1, b - 1)
+            moved[#moved + 1] = redis.call('HGET', KEYS[1], '~about:' .. all[i]) or ''
         end
     end
 end
@@ -70,7 +76,8 @@ redis.call('SREM', KEYS[3], ARGV[1])
 return moved
 """
 
-Requeued = Callable[[str, list[str]], None]
+#: (the dead worker, per request moved: its URL and what its worker recorded, b"" if nothing)
+Requeued = Callable[[str, list[tuple[str, bytes]]], None]
 
 
 class HeldLedger:
@@ -93,7 +100,7 @@ class HeldLedger:
         self.queue_key, self.queue_kind = queue
         self.lease = lease
         self.check_interval = check_interval
-        self.on_requeued = on_requeued  # (dead worker, URLs moved)
+        self.on_requeued = on_requeued
         self._requeue = client.register_script(_REQUEUE)
         self._ops: list[tuple[str, str, bytes | None]] = []  # (op, id, value), in order
         self._writer: asyncio.Task[None] | None = None
@@ -121,10 +128,13 @@ class HeldLedger:
             asyncio.ensure_future(self._every(self.check_interval, self.requeue_dead, now=True)),
         ]
 
-    def record(self, held_id: str, url: str, score: float, data: bytes) -> None:
-        """Keep a held request (``data``: as the queue encodes it) until :meth:`forget`."""
+    def record(self, held_id: str, url: str, score: float, data: bytes, about: bytes = b"") -> None:
+        """Keep a held request (``data``: as the queue encodes it) until :meth:`forget`;
+        ``about``: what a survivor requeueing it is given with its URL."""
         head = f"{score:g}\n{url.replace(chr(10), '%0A')}\n".encode()
         self._ops.append(("record", held_id, head + data))
+        if about:
+            self._ops.append(("record", f"~about:{held_id}", about))
         self._kick()
 
     def forget(self, held_id: str) -> None:
@@ -168,7 +178,7 @@ class HeldLedger:
                             pipe.hset(mine, held_id, value)
                             recorded = True
                         else:
-                            pipe.hdel(mine, held_id)
+                            pipe.hdel(mine, held_id, f"~about:{held_id}")
                     if recorded:
                         pipe.hset(
                             mine, mapping={"~queue": self.queue_key, "~kind": self.queue_kind}
@@ -181,7 +191,9 @@ class HeldLedger:
                 self._failed("record", exc)
                 return
             self._answered()
-            self.counts["recorded"] += sum(1 for op, _, _ in ops if op == "record")
+            self.counts["recorded"] += sum(
+                1 for op, held_id, _ in ops if op == "record" and not held_id.startswith("~")
+            )
             if not self._ops:
                 return
 
@@ -208,14 +220,14 @@ class HeldLedger:
             if worker == self.worker:
                 continue
             self.counts["round_trips"] += 1
-            urls = await self._requeue(
+            found = await self._requeue(
                 keys=[self.held_key(worker), self.lease_key(worker), self.holders_key],
                 args=[worker],
             )
-            if urls:
-                found = [u.decode() if isinstance(u, bytes) else str(u) for u in urls]
-                moved += len(found)
-                self.on_requeued(worker, found)
+            if found:
+                pairs = [(_text(found[i]), _octets(found[i + 1])) for i in range(0, len(found), 2)]
+                moved += len(pairs)
+                self.on_requeued(worker, pairs)
         return moved
 
     async def _every(self, seconds: float, job: Callable[[], Any], now: bool = False) -> None:
@@ -242,6 +254,14 @@ class HeldLedger:
         if self._down:
             self._down = False
             logger.info("scrapy-rep: held requests are recorded in the queue's Redis again")
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _octets(value: Any) -> bytes:
+    return value if isinstance(value, bytes) else str(value or "").encode()
 
 
 def twin(server: Any, timeout: float = 5.0) -> aioredis.Redis:

@@ -38,6 +38,9 @@ from scrapy_rep.robotstxt import RobotsTxt, parse
 #: origin costs ~1.1 KiB on real files (a cached one ~6.4 KiB), so 10 per cached origin
 #: add at most ~1.7 times the cache's memory and spare that many refetches
 EVICTED_PER_CACHED = 10
+#: parsed files kept compiled, the most recently asked; the others are released to the
+#: compact form (compressed body) and compiled again when next asked
+COMPILED_ORIGINS = 10_000
 
 
 class _Entry:
@@ -50,10 +53,27 @@ class _Entry:
 
 
 class PolicyCache:
-    """Policies by origin, at most ``max_origins``; least recently used go first."""
+    """Policies by origin, at most ``max_origins``; least recently used go first.
 
-    def __init__(self, max_origins: int = 100_000, evicted_max: int = 0) -> None:
+    Of the parsed files, only the ``compiled_max`` asked for most recently
+    (:meth:`robots`) stay compiled; the others are released
+    (:meth:`RobotsTxt.release`) and compiled again on their next judgement.
+    """
+
+    #: the window's size unless given; None: the parsed files are not robots.txt, kept as read
+    COMPILED_MAX: int | None = COMPILED_ORIGINS
+
+    def __init__(
+        self, max_origins: int = 100_000, evicted_max: int = 0, compiled_max: int | None = None
+    ) -> None:
         self.max_origins = max_origins
+        #: parsed files kept compiled (the most recently asked), or None for no window
+        self.compiled_max = compiled_max if compiled_max is not None else self.COMPILED_MAX
+        self._compiled: OrderedDict[RobotsTxt, None] | None = (
+            OrderedDict() if self.compiled_max is not None else None
+        )
+        #: the entry used last: the parse a judgement asks for next
+        self._last: _Entry | None = None
         #: evicted origins kept compact (policy and compressed body), least recent dropped
         self.evicted_max = evicted_max
         self._entries: OrderedDict[str, _Entry] = OrderedDict()
@@ -88,6 +108,7 @@ class PolicyCache:
         entry = self._entries.get(origin)
         if entry is not None:
             self._entries.move_to_end(origin)
+            self._last = entry
             return entry
         kept = self._evicted.pop(origin, None)
         if kept is None:
@@ -97,7 +118,7 @@ class PolicyCache:
         if policy.digest is not None and packed is not None:
             robots = self._parse(policy.digest, zlib.decompress(packed), packed)
         self.restored += 1
-        entry = self._entries[origin] = _Entry(policy, robots, packed)
+        entry = self._last = self._entries[origin] = _Entry(policy, robots, packed)
         self._bound()
         return entry
 
@@ -113,8 +134,9 @@ class PolicyCache:
                 packed = robots.packed() if isinstance(robots, RobotsTxt) else None
                 packed = packed or zlib.compress(policy.body)
             policy = replace(policy, body=None) if policy.body is not None else policy
+        policy = _compact(policy)
         self._evicted.pop(origin, None)
-        self._entries[origin] = _Entry(policy, robots, packed)
+        self._entries[origin] = self._last = _Entry(policy, robots, packed)
         self._entries.move_to_end(origin)
         self._bound()
 
@@ -124,27 +146,51 @@ class PolicyCache:
             origin, entry = self._entries.popitem(last=False)
             self.evictions += 1
             if self.evicted_max > 0:
-                self._evicted[origin] = (_compact(entry.policy), entry.packed)
+                self._evicted[origin] = (entry.policy, entry.packed)
                 if len(self._evicted) > self.evicted_max:
                     self._evicted.popitem(last=False)
 
     def forget(self, origin: str | None = None) -> None:
         """Drop one origin, or everything."""
+        self._last = None
         if origin is None:
             self._entries.clear()
             self._evicted.clear()
+            if self._compiled is not None:
+                self._compiled.clear()
         else:
             self._entries.pop(origin, None)
             self._evicted.pop(origin, None)
 
     def robots(self, policy: Policy) -> RobotsTxt | None:
-        """The parsed file behind an ``ok`` policy (parsed when the policy was cached)."""
-        if policy.digest is None:
+        """The parsed file behind an ``ok`` policy (parsed when the policy was cached).
+
+        Asking counts as using it: the file joins the compiled window.
+        """
+        last = self._last
+        if last is not None and last.policy is policy and last.robots is not None:
+            robots: RobotsTxt | None = last.robots  # the origin just looked up
+        elif policy.digest is None:
             return None
-        robots: RobotsTxt | None = self._parsed.get(policy.digest)
-        if robots is None and policy.body is not None:  # a policy not (yet) cached
-            robots = self._parse(policy.digest, policy.body)
+        else:
+            robots = self._parsed.get(policy.digest)
+            if robots is None and policy.body is not None:  # a policy not (yet) cached
+                robots = self._parse(policy.digest, policy.body)
+        window = self._compiled
+        if window is not None and robots is not None:
+            try:
+                window.move_to_end(robots)
+            except KeyError:
+                window[robots] = None
+                if len(window) > self.compiled_max:  # type: ignore[operator]
+                    window.popitem(last=False)[0].release()
         return robots
+
+    @property
+    def compiled(self) -> int:
+        """Parsed files compiled now (at most ``compiled_max`` while only the cache asks)."""
+        window = self._compiled
+        return sum(robots.compiled for robots in window) if window is not None else 0
 
     def _parse(self, digest: str, body: bytes, packed: bytes | None = None) -> Any:
         parsed = self._parsed.get(digest)
@@ -161,5 +207,9 @@ class PolicyCache:
 
 def _compact(policy: Policy) -> Policy:
     """The policy with its repeated strings shared: most reasons and both URLs are alike."""
-    final_url = policy.url if policy.final_url == policy.url else policy.final_url
-    return replace(policy, reason=sys.intern(policy.reason), final_url=final_url)
+    reason, url, final_url = policy.reason, policy.url, policy.final_url
+    shared_reason = sys.intern(reason)
+    shared_final = url if final_url == url else final_url
+    if shared_reason is reason and shared_final is final_url:
+        return policy
+    return replace(policy, reason=shared_reason, final_url=shared_final)
