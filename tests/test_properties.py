@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from scrapy_rep.core.policy import FetchResult, Policy, PolicyConfig, Status, next_policy
 from scrapy_rep.robotstxt import normalise, normalise_path, parse
-from scrapy_rep.robotstxt.matcher import RuleSet, path_of
+from scrapy_rep.robotstxt.matcher import RuleSet, first_entry, path_of
 from scrapy_rep.robotstxt.parser import Rule
 from scrapy_rep.robotstxt.reference import _patterns, matches, reference_match
 from tests.support.examples import examples
@@ -320,6 +320,45 @@ def test_path_of_is_never_empty_and_has_no_fragment(url: str) -> None:
 # --- the matcher against the reference ------------------------------------------------
 
 
+#: raw octets that normalising escapes (' ' is %20, '|' is %7C), and pieces of rules
+#: that look like the hex of those escapes
+_RAW_PIECES = ["a", "20", "7C", " ", "|", "^"]
+_LOOKALIKE = {" ": "20", "|": "7C", "20": " ", "7C": "|"}
+
+
+@st.composite
+def raw_path_and_rules(draw: st.DrawFn) -> tuple[str, list[Rule]]:
+    """A path with raw octets and rules made from its pieces: cut, a piece swapped for
+    its look-alike, a '*' put in, a '$' at the end."""
+    pieces = draw(st.lists(st.sampled_from(_RAW_PIECES), min_size=1, max_size=6))
+    rule_list = []
+    for line in range(1, draw(st.integers(1, 5)) + 1):
+        taken = pieces[: draw(st.integers(0, len(pieces)))]
+        taken = [_LOOKALIKE.get(piece, piece) if draw(st.booleans()) else piece for piece in taken]
+        if taken and draw(st.booleans()):
+            taken.insert(draw(st.integers(0, len(taken))), "*")
+        pattern = "/" + "".join(taken) + ("$" if draw(st.booleans()) else "")
+        rule_list.append(Rule(draw(st.booleans()), pattern, line))
+    return "/" + "".join(pieces), rule_list
+
+
+@settings(max_examples=examples(500), deadline=None)
+@given(case=raw_path_and_rules())
+def test_allowed_reads_raw_octets_as_their_escapes(case: tuple[str, list[Rule]]) -> None:
+    # allowed() finds the interval of a path with a raw ' ' or '|' without escaping
+    # it first when no rule has an escape: the answer must be that of the escaped path.
+    raw_path, rule_list = case
+    body = "User-agent: *\n" + "".join(
+        f"{'Allow' if rule.allow else 'Disallow'}: {rule.pattern}\n" for rule in rule_list
+    )
+    robots = parse(body)
+    parsed = [rule for group in robots.groups for rule in group.rules]
+    expected = reference(parsed, normalise_path(raw_path))
+    assert robots.allowed(TOKEN, "https://example.com" + raw_path) is (
+        expected is None or expected[1]
+    )
+
+
 @settings(max_examples=examples(1000), deadline=None)
 @given(case=path_and_rules())
 def test_the_reference_glob_is_the_regex_definition(case: tuple[str, list[Rule]]) -> None:
@@ -366,7 +405,7 @@ def test_a_rule_set_asked_many_times_agrees_with_the_reference(
     rule_list: list[Rule], raw_paths: list[str]
 ) -> None:
     # One compiled set answers every path the same as the reference, and in any order;
-    # an interval's answer, where it has one (what allowed() reads), is the path's.
+    # so does what allowed() reads: the path's interval's answer, or its entries.
     rules = RuleSet(rule_list, keep=False)
     for raw_path in raw_paths * 2:
         path = normalise_path(raw_path)
@@ -375,7 +414,11 @@ def test_a_rule_set_asked_many_times_agrees_with_the_reference(
         assert (None if chosen is None else reference([chosen], path)) == expected
         allowed = expected is None or expected[1]
         assert rules.allows(path) is allowed
-        assert rules.answers[bisect_right(rules.bounds, path)] in (None, allowed)
+        answer = rules.answers[bisect_right(rules.bounds, path)]
+        if not isinstance(answer, bool):  # the entries allowed() tries, or the plain answer
+            entry = first_entry(path, answer[1])
+            answer = answer[0] if entry is None else entry[1]
+        assert answer is allowed
 
 
 @settings(max_examples=examples(1000), deadline=None)

@@ -20,6 +20,7 @@ from scrapy_rep.robotstxt.matcher import (
     NOT_PLAIN,
     ROBOTS_TXT,
     RuleSet,
+    first_entry,
     is_robots_txt,
     normalise,
     normalise_path,
@@ -428,18 +429,25 @@ class RobotsTxt:
             end = _AUTHORITY(url).end()  # type: ignore[union-attr]  # always matches
             self._base = url[: end + 1] if url[end : end + 1] == "/" else ""
             self._cut = end
-        if NOT_PLAIN(path):  # '%', '#', non-ASCII, ...: the whole way
+        if "%" in path or "#" in path or not path.isascii():  # three C scans, no call
+            path = normalise_path(path_of(url))  # escapes, a fragment, non-ASCII
+        elif rules.escaped and NOT_PLAIN(path):  # a raw space, '|', ... and rules with %XX
             path = normalise_path(path_of(url))
         if path == ROBOTS_TXT:
             return True
         # RuleSet.best inlined: one bisection finds the path's interval, whose answer
-        # is known unless a wildcard rule may outweigh its plain one
-        at = bisect_right(rules.bounds, path)
-        answer = rules.answers[at]
-        if answer is None:
-            code = rules.best(path, at)  # the deciding rule's number << 1 | allow, or -1
-            return code < 0 or code & 1 == 1
-        return answer
+        # is known unless a wildcard rule may outweigh its plain one. Rules without
+        # an escape give the interval of a path with a raw ' ', '|', ... the answer
+        # of its escaped form (see RuleSet.escaped); their wildcards are tried on that.
+        answer = rules.answers[bisect_right(rules.bounds, path)]
+        if answer is True or answer is False:
+            return answer
+        if not rules.escaped and NOT_PLAIN(path):
+            path = normalise_path(path)
+        # wildcard rules that may say otherwise than the plain rule: the first that
+        # matches decides
+        entry = first_entry(path, answer[1])
+        return answer[0] if entry is None else entry[1]
 
     def crawl_delay(self, token: str) -> float | None:
         """Seconds between requests the token's groups ask for (Crawl-delay, Request-rate).

@@ -25,6 +25,7 @@ import re
 from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
+from typing import TypeAlias
 
 from scrapy_rep.robotstxt.parser import Rule
 
@@ -133,6 +134,8 @@ def _literal(text: str) -> str:
 #: key ends in the path, anchored, what follows the key: None if nothing (a literal
 #: pattern), the piece after the one ``*`` (the usual wildcard), else all the pieces)
 _Entry = tuple[int, bool, int, int, bool, "str | tuple[str, ...] | None"]
+#: an interval's answer: allowed or not, or (the plain rule's answer, entries to try)
+_Answer: TypeAlias = "bool | tuple[bool, tuple[_Entry, ...]]"
 #: greater than every character of a normalised path (they are all printable ASCII):
 #: ``key + END`` is past every path that starts with ``key``
 END = "\x7f"
@@ -181,6 +184,25 @@ def _glob(path: str, position: int, segments: tuple[str, ...], anchored: bool) -
     return not last or path.find(last, position) >= 0
 
 
+def first_entry(path: str, entries: tuple[_Entry, ...]) -> _Entry | None:
+    """The first of the entries (whose keys are prefixes of ``path``) that matches it."""
+    for entry in entries:
+        _, _, _, start, anchored, after = entry
+        if after is None:  # a literal pattern: the key is a prefix of the path
+            if anchored and len(path) != start:
+                continue
+        elif after.__class__ is str:  # one '*': one C scan
+            if anchored:
+                if not path.endswith(after) or len(path) - len(after) < start:
+                    continue
+            elif path.find(after, start) < 0:
+                continue
+        elif not _glob(path, start, after, anchored):  # type: ignore[arg-type]
+            continue
+        return entry
+    return None
+
+
 def _heaviest_first(entry: _Entry) -> tuple[int, bool, int]:
     """Sort key: heavier first, allow first among equals, then file order."""
     return (-entry[0], not entry[1], entry[2])
@@ -224,6 +246,7 @@ class RuleSet:
         "_written",
         "answers",
         "bounds",
+        "escaped",
     )
 
     def __init__(self, rules: Iterable[Rule], keep: bool = True) -> None:
@@ -283,8 +306,11 @@ class RuleSet:
         keys that are prefixes of the current one)."""
         bounds: list[str] = []
         codes = [-1]  # the interval before the first key: no rule
-        answers: list[bool | None] = [True]
+        answers: list[_Answer] = [True]
         undecided: dict[int, tuple[_Entry, ...]] = {}
+        # intervals under the same keys often try the same entries: one tuple for them
+        shared: dict[tuple[_Entry, ...], tuple[_Entry, ...]] = {}
+        shared_answers: dict[_Answer, _Answer] = {}
         if not entries:  # only plain rules (most files): every interval is decided
             # per open key: (key, its plain rule); -1 & 1 is 1: no rule allows
             chain: list[tuple[str, int]] = []
@@ -328,7 +354,8 @@ class RuleSet:
                     bounds.append(stack.pop()[0] + END)
                     _, code, weight, found = stack[-1] if stack else root
                 codes.append(code)
-                answer: bool | None = code & 1 == 1
+                plain_answer = code & 1 == 1
+                answer: _Answer = plain_answer
                 if found:
                     # the entries that can outweigh the plain rule, heaviest first
                     beats = tuple(
@@ -337,21 +364,39 @@ class RuleSet:
                         if entry[0] > weight or (entry[0] == weight and entry[1] and not answer)
                     )
                     if beats:
+                        beats = shared.setdefault(beats, beats)
                         undecided[len(answers)] = beats
-                        # allowed() need not try them if they all say what the plain one says
-                        if any(entry[1] is not answer for entry in beats):
-                            answer = None
+                        # For allowed(), the entries up to the last that says otherwise
+                        # than the plain rule (none: the plain rule's answer stands).
+                        last = len(beats)
+                        while last and beats[last - 1][1] is plain_answer:
+                            last -= 1
+                        if last:
+                            tried = (plain_answer, beats[:last])
+                            answer = shared_answers.setdefault(tried, tried)
                 answers.append(answer)
         #: the sorted interval bounds; a path's interval is ``bisect_right(bounds, path)``
         self.bounds: tuple[str, ...] = tuple(bounds)
-        #: per interval: True / False when every path in it gets that answer, None when
-        #: wildcard entries that say otherwise are to be tried (:meth:`best`)
-        self.answers: tuple[bool | None, ...] = tuple(answers)
+        #: per interval: True / False when every path in it gets that answer, else
+        #: (the plain rule's answer, the entries to try first, heaviest first: the
+        #: first that matches decides, see :func:`first_entry`)
+        self.answers: tuple[_Answer, ...] = tuple(answers)
         #: per interval: the heaviest plain rule as ``number << 1 | allow``, or -1
         self._plain = array("i", codes)
         #: per interval where entries may outweigh the plain rule: those entries,
         #: heaviest first
         self._undecided = undecided
+        #: whether a key or an entry's piece has a %XX escape. If none has, a path's
+        #: raw ' ', '|', ... (ASCII octets that normalise escapes) cannot change which
+        #: keys are its prefixes: a key has no such octet, and the escaped path has
+        #: '%' there. So its interval, and the answer of a decided one, is that of
+        #: its normalised form, and only the entries need the normalised path.
+        afters = [entry[5] for found in entries.values() for entry in found]
+        self.escaped = "%" in "".join(bounds) or any(
+            "%" in (after if isinstance(after, str) else "".join(after))
+            for after in afters
+            if after is not None
+        )
 
     def __len__(self) -> int:
         return len(self._lines)
@@ -364,21 +409,10 @@ class RuleSet:
         if at < 0:
             at = bisect_right(self.bounds, path)
         undecided = self._undecided.get(at)
-        if undecided is None:
-            return self._plain[at]
-        for _, allow, number, start, anchored, after in undecided:
-            if after is None:  # a literal pattern: the key is a prefix of the path
-                if anchored and len(path) != start:
-                    continue
-            elif after.__class__ is str:  # one '*': one C scan
-                if anchored:
-                    if not path.endswith(after) or len(path) - len(after) < start:
-                        continue
-                elif path.find(after, start) < 0:
-                    continue
-            elif not _glob(path, start, after, anchored):  # type: ignore[arg-type]
-                continue
-            return number << 1 | allow
+        if undecided is not None:
+            entry = first_entry(path, undecided)
+            if entry is not None:
+                return entry[2] << 1 | entry[1]
         return self._plain[at]
 
     def allows(self, path: str) -> bool:
