@@ -430,9 +430,10 @@ class RobotsTxt:
             self._base = url[: end + 1] if url[end : end + 1] == "/" else ""
             self._cut = end
         if "%" in path or "#" in path or not path.isascii():  # three C scans, no call
-            path = normalise_path(path_of(url))  # escapes, a fragment, non-ASCII
+            # escapes, a fragment, non-ASCII (the path is path_of(url) but for a fragment)
+            path = normalise_path(path.partition("#")[0])
         elif rules.escaped and NOT_PLAIN(path):  # a raw space, '|', ... and rules with %XX
-            path = normalise_path(path_of(url))
+            path = normalise_path(path)
         if path == ROBOTS_TXT:
             return True
         # RuleSet.best inlined: one bisection finds the path's interval, whose answer

@@ -311,10 +311,24 @@ class RuleSet:
         # intervals under the same keys often try the same entries: one tuple for them
         shared: dict[tuple[_Entry, ...], tuple[_Entry, ...]] = {}
         shared_answers: dict[_Answer, _Answer] = {}
-        if not entries:  # only plain rules (most files): every interval is decided
+        keys = sorted(plain) if not entries else []
+        if not entries and not any(map(str.startswith, keys[1:], keys)):
+            # Only plain rules, and no key is a prefix of another (then none is a prefix
+            # of the key after it): key, end, key, end... with no rule between them.
+            # Made by slices, in C: most files are this.
+            count = len(keys)
+            bounds = [""] * (2 * count)
+            bounds[::2] = keys
+            bounds[1::2] = [key + END for key in keys]
+            own_codes = [plain[key] for key in keys]
+            codes = [-1] * (2 * count + 1)
+            codes[1::2] = own_codes
+            answers = [True] * (2 * count + 1)
+            answers[1::2] = [code & 1 == 1 for code in own_codes]
+        elif not entries:  # only plain rules: every interval is decided
             # per open key: (key, its plain rule); -1 & 1 is 1: no rule allows
             chain: list[tuple[str, int]] = []
-            for key in sorted(plain):
+            for key in keys:
                 while chain and not key.startswith(chain[-1][0]):
                     bounds.append(chain.pop()[0] + END)
                     code = chain[-1][1] if chain else -1
