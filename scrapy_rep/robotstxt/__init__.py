@@ -17,7 +17,7 @@ from typing import Any
 from scrapy_rep.robotstxt.agent import InvalidProductToken, product_token, validate_token
 from scrapy_rep.robotstxt.matcher import (
     _AUTHORITY,
-    NOT_PLAIN,
+    PLAIN_OCTETS,
     ROBOTS_TXT,
     RuleSet,
     first_entry,
@@ -432,8 +432,8 @@ class RobotsTxt:
         if "%" in path or "#" in path or not path.isascii():  # three C scans, no call
             # escapes, a fragment, non-ASCII (the path is path_of(url) but for a fragment)
             path = normalise_path(path.partition("#")[0])
-        elif rules.escaped and NOT_PLAIN(path):  # a raw space, '|', ... and rules with %XX
-            path = normalise_path(path)
+        elif rules.escaped and path.encode().translate(None, PLAIN_OCTETS):
+            path = normalise_path(path)  # a raw space, '|', ... and rules with %XX escapes
         if path == ROBOTS_TXT:
             return True
         # RuleSet.best inlined: one bisection finds the path's interval, whose answer
@@ -443,8 +443,8 @@ class RobotsTxt:
         answer = rules.answers[bisect_right(rules.bounds, path)]
         if answer is True or answer is False:
             return answer
-        if not rules.escaped and NOT_PLAIN(path):
-            path = normalise_path(path)
+        if not rules.escaped and path.encode().translate(None, PLAIN_OCTETS):
+            path = normalise_path(path)  # a raw space, '|', ... (one C pass, unlike a regex)
         # wildcard rules that may say otherwise than the plain rule: the first that
         # matches decides
         entry = first_entry(path, answer[1])

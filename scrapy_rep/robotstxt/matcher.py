@@ -1,12 +1,14 @@
 """Longest-match rule sets, compiled once per product token (RFC 9309 §2.2.2-3).
 
 Theory of operation: every pattern is cut at its first ``*``; the literal
-part before it (the *key*) is kept once, in a sorted tuple. The keys that are
-prefixes of a path are found longest first by bisection (see :class:`RuleSet`),
-stopping as soon as no shorter key can hold a heavier rule. The rest of a
-wildcard pattern is matched segment by segment with ``str.find``, leftmost
-first, which is exact for ``*``-only globs and linear in the path: a hostile
-pattern of many ``*`` cannot backtrack.
+part before it (the *key*) is kept once, in a sorted tuple with, for each
+key, the first string past every path that starts with it. Those bounds cut
+the paths into intervals in which the same keys are prefixes, so what each
+interval's rules answer is worked out once, at compile time, and a path
+takes one bisection (see :class:`RuleSet`). The rest of a wildcard pattern
+is matched segment by segment with ``str.find``, leftmost first, which is
+exact for ``*``-only globs and linear in the path: a hostile pattern of many
+``*`` cannot backtrack.
 
 A rule's weight is the octet length of its normalised pattern, ``*`` and
 ``$`` included (Google's choice; the RFC says "most octets"). Equal
@@ -35,6 +37,9 @@ _UNRESERVED = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz01
 #: ``" < > [ \\ ] ^ ` { | }``, '#' and non-ASCII -- is compared as its %XX
 #: escape, the form Scrapy (w3lib's safe_url_string) sends.
 _ALLOWED = bytes(_UNRESERVED) + b"!$&'()*+,;=:@/?"
+#: the same, for ``bytes.translate(None, PLAIN_OCTETS)``: what is left of an ASCII path
+#: is what normalising would change or escape
+PLAIN_OCTETS = _ALLOWED
 #: two hex digits (any case) -> their canonical form: the character if unreserved
 _ESCAPES = {
     f"{a}{b}": chr(int(a + b, 16)) if int(a + b, 16) in _UNRESERVED else f"%{a}{b}".upper()
@@ -47,10 +52,7 @@ _ENCODE = {octet: f"%{octet:02X}" for octet in range(256) if octet not in _ALLOW
 #: any, then the path and query up to the fragment
 _PATH = re.compile(r"(?:[A-Za-z][A-Za-z0-9+.-]*://[^/?#]*)?([^#]*)").match
 _AUTHORITY = re.compile(r"(?:[A-Za-z][A-Za-z0-9+.-]*://[^/?#]*)?").match
-#: a character outside _ALLOWED ('%', '#', space, non-ASCII, ...): a path without one
-#: is in normal form already (one C scan, cheaper than encoding and translating)
-NOT_PLAIN = re.compile(r"[^A-Za-z0-9\-._~!$&'()*+,;=:@/?]").search
-#: the same, '%' allowed
+#: a character outside _ALLOWED but for "%" ("#", space, non-ASCII, ...)
 _NOT_PLAIN_OR_ESCAPE = re.compile(r"[^A-Za-z0-9\-._~!$&'()*+,;=:@/?%]").search
 #: an escape :func:`normalise_path` changes: not two upper-case hex digits, one of an
 #: unreserved octet (A-Z a-z 0-9 - . _ ~), or %2A / %24 (read as '*' and '$')
@@ -221,8 +223,9 @@ class RuleSet:
     whose weight is its length: the usual rule) and, where a wildcard,
     anchored or index.html pattern (an *entry*) under one of them could
     outweigh it, those entries, heaviest first. ``answers`` has one item
-    per interval: True / False when the plain rule (or no rule) decides
-    every path in it, None when entries are to be tried; an entry's rest is
+    per interval: True / False when every path in it gets that answer (the
+    entries that may outweigh the plain rule, if any, say the same), else
+    the plain answer and the entries to try first; an entry's rest is
     matched segment by segment with ``str.find``, leftmost first, which is
     exact for ``*``-only globs and linear in the path, so a hostile pattern
     of many ``*`` cannot backtrack.
@@ -308,9 +311,11 @@ class RuleSet:
         codes = [-1]  # the interval before the first key: no rule
         answers: list[_Answer] = [True]
         undecided: dict[int, tuple[_Entry, ...]] = {}
-        # intervals under the same keys often try the same entries: one tuple for them
-        shared: dict[tuple[_Entry, ...], tuple[_Entry, ...]] = {}
-        shared_answers: dict[_Answer, _Answer] = {}
+        # intervals in a row under the same keys try the same entries: one tuple for them
+        last_found: tuple[_Entry, ...] = ()
+        last_cut, last_plain = 0, False
+        last_beats: tuple[_Entry, ...] = ()
+        last_answer: _Answer = False
         keys = sorted(plain) if not entries else []
         if not entries and not any(map(str.startswith, keys[1:], keys)):
             # Only plain rules, and no key is a prefix of another (then none is a prefix
@@ -371,23 +376,29 @@ class RuleSet:
                 plain_answer = code & 1 == 1
                 answer: _Answer = plain_answer
                 if found:
-                    # the entries that can outweigh the plain rule, heaviest first
-                    beats = tuple(
-                        entry
-                        for entry in found
-                        if entry[0] > weight or (entry[0] == weight and entry[1] and not answer)
-                    )
-                    if beats:
-                        beats = shared.setdefault(beats, beats)
+                    # The entries that can outweigh the plain rule: a prefix of them
+                    # (heavier first, allow first among equals).
+                    cut = 0
+                    for entry in found:
+                        if entry[0] > weight or (entry[0] == weight and entry[1] and not answer):
+                            cut += 1
+                        else:
+                            break
+                    if cut and found is last_found and cut == last_cut and answer is last_plain:
+                        undecided[len(answers)] = last_beats  # as the interval before
+                        answer = last_answer
+                    elif cut:
+                        beats = found if cut == len(found) else found[:cut]
                         undecided[len(answers)] = beats
                         # For allowed(), the entries up to the last that says otherwise
                         # than the plain rule (none: the plain rule's answer stands).
-                        last = len(beats)
+                        last = cut
                         while last and beats[last - 1][1] is plain_answer:
                             last -= 1
                         if last:
-                            tried = (plain_answer, beats[:last])
-                            answer = shared_answers.setdefault(tried, tried)
+                            answer = (plain_answer, beats if last == cut else beats[:last])
+                        last_found, last_cut, last_plain = found, cut, plain_answer
+                        last_beats, last_answer = beats, answer
                 answers.append(answer)
         #: the sorted interval bounds; a path's interval is ``bisect_right(bounds, path)``
         self.bounds: tuple[str, ...] = tuple(bounds)
