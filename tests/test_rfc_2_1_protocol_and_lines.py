@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from scrapy_rep.robotstxt import parse
+from scrapy_rep.robotstxt import Rule, parse
 
 TOKEN = "mybot"
 
@@ -233,6 +233,16 @@ def test_record_names_are_case_insensitive(agent_key: str, rule_key: str) -> Non
     assert not robots.allowed(TOKEN, "/a/x")
     assert robots.allowed(TOKEN, "/a/ok")
     assert robots.diagnostics == ()
+
+
+def test_a_parsed_rule_is_the_rule_it_says() -> None:
+    # scrapy_rep API: a rule read from a file is a Rule like any other (equal,
+    # hashable, frozen), however the parser builds it.
+    (rule,) = parse("User-agent: *\nAllow: /a\n").groups[0].rules
+    assert rule == Rule(True, "/a", 2) and hash(rule) == hash(Rule(True, "/a", 2))
+    assert repr(rule) == repr(Rule(True, "/a", 2))
+    with pytest.raises(AttributeError):
+        rule.pattern = "/b"  # type: ignore[misc]
 
 
 def test_sitemap_name_is_case_insensitive() -> None:

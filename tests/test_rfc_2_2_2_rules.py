@@ -322,6 +322,18 @@ def test_verdict_names_rule_line_reason_and_groups() -> None:
     assert str(verdict) == "allowed by Allow: /private/ok (line 3) in group user-agent: * (line 1)"
 
 
+def test_verdict_shows_the_rule_as_written_after_a_rule_that_matches_nothing() -> None:
+    # scrapy_rep API: a rule that can match nothing (no leading '/') takes no
+    # number in the compiled set, so its text is not shown for the rule after it.
+    robots = parse("User-agent: *\nDisallow: x%7ey\nDisallow: /a\nAllow: /%7euser/ok$\n")
+    verdict = robots.decide(TOKEN, "/a/b")
+    assert verdict.rule is not None
+    assert (verdict.rule.pattern, verdict.rule.line) == ("/a", 3)
+    verdict = robots.decide(TOKEN, "/~user/ok")
+    assert verdict.rule is not None
+    assert (verdict.allowed, verdict.rule.pattern, verdict.rule.line) == (True, "/%7euser/ok$", 4)
+
+
 def test_verdict_strings_without_a_rule() -> None:
     # scrapy_rep API: the reason words and their explanations.
     robots = parse("User-agent: other\nDisallow: /\nUser-agent: mybot\nDisallow: /x\n")

@@ -311,14 +311,15 @@ def _retained(build: Callable[[], object]) -> int:
 
 
 def test_compiled_plain_rules_cost_little_memory() -> None:
-    # What a broad crawl keeps per origin. A plain rule (no
-    # '*', '$' or '%') is its own index entry once compiled: no tuple, no copy
-    # of its pattern, so compiling costs about a dict slot per rule.
+    # What a broad crawl keeps per origin. A plain rule (no '*', '$' or '%') is
+    # its pattern (the parse's own string) and the end of its interval, one more
+    # string, in one sorted tuple, and an answer and a code per interval: no tuple
+    # or Rule object per rule.
     body = "User-agent: *\n" + "".join(f"Disallow: /{'p' * (i % 40 + 1)}/{i}\n" for i in range(400))
     parse(body).allowed(TOKEN, "/x")  # the shared (length, bound) pairs exist now
     robots = parse(body)
     per_rule = _retained(lambda: robots.allowed(TOKEN, "/x")) / 400
-    assert per_rule < 80, per_rule
+    assert per_rule < 160, per_rule
 
 
 _WORDS = ["admin", "cart", "checkout", "search", "login", "private", "tmp", "wp-admin", "api"]

@@ -26,7 +26,7 @@ from scrapy import Request, signals
 
 from scrapy_rep.adapter import compat
 from scrapy_rep.adapter.telemetry import Telemetry
-from scrapy_rep.core.events import CrawlDelaySet, DelayWaited
+from scrapy_rep.core.events import CrawlDelayCapped, CrawlDelaySet, DelayWaited, SlotDelayRaised
 from scrapy_rep.core.policy import Policy
 from scrapy_rep.runtime.clock import clock_of, sleep
 from scrapy_rep.runtime.store.pacing import SharedPacing
@@ -133,11 +133,7 @@ class CrawlDelay:
         """The delay to apply for a body asking ``asked`` seconds: capped, remembered."""
         delay = asked
         if delay is not None and delay > self.cap:
-            logger.info(
-                "scrapy-rep: %(origin)s asks for Crawl-delay %(asked)ss, capped at %(cap)ss",
-                {"origin": origin, "asked": delay, "cap": self.cap},
-            )
-            self.telemetry.inc("rep/crawl_delay/capped")
+            self.telemetry.record(CrawlDelayCapped(origin, delay, self.cap))
             delay = self.cap
         self._known[origin] = (digest, delay)
         return delay
@@ -155,7 +151,7 @@ class CrawlDelay:
         if not self._floors:  # listen only once there is a floor to keep (~9 µs a response)
             self.crawler.signals.connect(self._keep_floor, signal=signals.response_downloaded)
         self._floors[key] = floor
-        self.telemetry.inc("rep/crawl_delay/applied")
+        self.telemetry.record(SlotDelayRaised(str(key), floor))
         slot_settings = downloader.per_slot_settings.setdefault(key, {})
         slot_settings["delay"] = max(float(slot_settings.get("delay", 0)), floor)
         compat.no_jitter_slot_settings(slot_settings)

@@ -17,6 +17,7 @@ from scrapy_rep.adapter import compat
 from scrapy_rep.adapter.jobdir import HeldRequestFile
 from scrapy_rep.adapter.telemetry import Telemetry
 from scrapy_rep.core.decision import KEEP, REQUEUE, handed_over
+from scrapy_rep.core.events import HeldRestored
 from scrapy_rep.core.parking import Held
 from scrapy_rep.core.policy import Policy
 
@@ -89,13 +90,9 @@ class Handover:
         engine = self.crawler.engine
         assert engine is not None
         for each in held:
-            self.telemetry.inc("rep/held/restored")
             engine.crawl(each.item.replace(dont_filter=True))  # the dupefilter saw it last run
         if held:
-            logger.info(
-                "scrapy-rep: %(n)d requests held at the last stop are judged again",
-                {"n": len(held)},
-            )
+            self.telemetry.record(HeldRestored(len(held)))
 
     def _shared_queue(self) -> Any:
         """A scrapy-redis scheduler, whose queue the cluster shares, or None.

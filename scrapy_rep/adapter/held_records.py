@@ -27,7 +27,7 @@ from scrapy_rep.adapter import compat
 from scrapy_rep.adapter import meta as M
 from scrapy_rep.adapter.telemetry import Telemetry
 from scrapy_rep.core.decision import held_fields
-from scrapy_rep.core.events import RequeuedFromDead
+from scrapy_rep.core.events import HeldUnrecorded, RequeuedFromDead
 from scrapy_rep.core.policy import Policy
 from scrapy_rep.runtime.settings import RepSettings
 
@@ -105,11 +105,8 @@ class HeldRecords:
         try:
             data = self.queue._encode_request(request.replace(dont_filter=True))
         except Exception as exc:  # a lambda callback, an unpicklable meta value, ...
-            self.telemetry.inc("rep/cluster/held-unrecorded")
-            logger.debug(
-                "scrapy-rep: cannot record held %(url)s in Redis: %(error)s",
-                {"url": request.url, "error": f"{type(exc).__name__}: {exc}"},
-            )
+            error = f"{type(exc).__name__}: {exc}"
+            self.telemetry.record(HeldUnrecorded(request.url, error))
             return
         held_id = secrets.token_hex(8)
         request.meta[M.HELD_ID] = held_id

@@ -26,7 +26,6 @@ fires for them; the stats, the DEBUG log and the audit log say what happened.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -49,7 +48,7 @@ from scrapy_rep.core.directives import (
     nofollow_only,
     page_directives,
 )
-from scrapy_rep.core.events import ItemDropped, PageUses
+from scrapy_rep.core.events import ItemDropped, NoindexItem, PageSaid, PageUses
 from scrapy_rep.core.origin import NotAnOrigin, origin_of
 from scrapy_rep.core.use_signals import (
     meta_names,
@@ -65,7 +64,6 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Response
 
-logger = logging.getLogger(__name__)
 
 _REL_SAID = '<a rel="nofollow">'
 
@@ -216,26 +214,20 @@ class PageDirectivesMiddleware:
         return _Page(directives, False)  # noarchive, nosnippet: shown to the callback only
 
     def _note(self, response: Response, directives: PageDirectives) -> None:
-        for date in directives.invalid_dates:
-            self.telemetry.inc("rep/page/invalid_date")
-            logger.debug(
-                "scrapy-rep: %(url)s: unavailable_after %(date)r is no date; ignored",
-                {"url": response.url, "date": date},
-            )
         said = [
             f"{name} ({directives.source(name)})"
             for name in ("noindex", "nofollow")
             if getattr(directives, name)
         ]
-        if directives.nofollow:
-            self.telemetry.inc("rep/page/nofollow")
-        if directives.noindex:
-            self.telemetry.inc("rep/page/noindex")
-        if said:
-            logger.debug(
-                "scrapy-rep: %(url)s says %(said)s to %(token)r",
-                {"url": response.url, "said": ", ".join(said), "token": self.token},
-            )
+        event = PageSaid(
+            response.url,
+            self.token,
+            directives.noindex,
+            directives.nofollow,
+            said,
+            directives.invalid_dates,
+        )
+        self.telemetry.record(event)
 
     # -- filtering its output -------------------------------------------------------------------
 
@@ -262,16 +254,10 @@ class PageDirectivesMiddleware:
                 self._drop_item(response, page.refused)
                 return False
             return True
-        if self.keep_noindex:
-            self.telemetry.inc("rep/page/noindex/items-kept")
-            return True
-        self.telemetry.inc("rep/page/noindex/items-dropped")
-        logger.debug(
-            "scrapy-rep: dropped an item of %(url)s (page-noindex): noindex (%(said)s)",
-            {"url": response.url, "said": directives.source("noindex")},
-            extra={"spider": self.crawler.spider},
+        self.telemetry.record(
+            NoindexItem(response.url, directives.source("noindex"), self.keep_noindex)
         )
-        return False
+        return self.keep_noindex
 
     def _drop_item(self, response: Response, refused: UseAnswer) -> None:
         """An item of a response that refuses a declared use, under REP_USE_ACTION = "drop"."""

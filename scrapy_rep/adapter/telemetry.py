@@ -27,17 +27,24 @@ from scrapy import signals
 from scrapy_rep.adapter import meta as M
 from scrapy_rep.core.decision import DOWNLOAD, DROP, KEEP, REQUEUE, requeued_from_dead
 from scrapy_rep.core.events import (
+    CrawlDelayCapped,
     CrawlDelaySet,
     DelayWaited,
     Event,
     Fetched,
+    HeldRestored,
+    HeldUnrecorded,
     ItemDropped,
+    NoindexItem,
+    PageSaid,
     PageUses,
     Parked,
     Parsed,
     Released,
     RequeuedFromDead,
     Reused,
+    RobotsServedFromCache,
+    SlotDelayRaised,
     Standing,
     TdmrepFetched,
 )
@@ -282,10 +289,35 @@ class Telemetry:
                 {"n": bare, "worker": worker},
             )
 
+    def _held_restored(self, event: HeldRestored) -> None:
+        for _ in range(event.count):
+            self.inc("rep/held/restored")
+        logger.info(
+            "scrapy-rep: %(n)d requests held at the last stop are judged again",
+            {"n": event.count},
+        )
+
+    def _held_unrecorded(self, event: HeldUnrecorded) -> None:
+        self.inc("rep/cluster/held-unrecorded")
+        logger.debug(
+            "scrapy-rep: cannot record held %(url)s in Redis: %(error)s",
+            {"url": event.url, "error": event.error},
+        )
+
     # -- Crawl-delay --------------------------------------------------------
 
     def _crawl_delay(self, event: CrawlDelaySet) -> None:
         self.counts.crawl_delay(event.origin, event.delay)
+
+    def _crawl_delay_capped(self, event: CrawlDelayCapped) -> None:
+        self.inc("rep/crawl_delay/capped")
+        logger.info(
+            "scrapy-rep: %(origin)s asks for Crawl-delay %(asked)ss, capped at %(cap)ss",
+            {"origin": event.origin, "asked": event.asked, "cap": event.cap},
+        )
+
+    def _slot_delay_raised(self, event: SlotDelayRaised) -> None:
+        self.inc("rep/crawl_delay/applied")
 
     def _delay_waited(self, event: DelayWaited) -> None:
         self.inc("rep/cluster/delay-waits")
@@ -359,6 +391,36 @@ class Telemetry:
             self.inc(f"rep/page/use/{use}/{answer}")
         if self.audit is not None:
             self.audit.write("page_use", {"url": url, "origin": origin, "uses": uses})
+
+    def _page_said(self, event: PageSaid) -> None:
+        for date in event.invalid_dates:
+            self.inc("rep/page/invalid_date")
+            logger.debug(
+                "scrapy-rep: %(url)s: unavailable_after %(date)r is no date; ignored",
+                {"url": event.url, "date": date},
+            )
+        if event.nofollow:
+            self.inc("rep/page/nofollow")
+        if event.noindex:
+            self.inc("rep/page/noindex")
+        if event.said:
+            logger.debug(
+                "scrapy-rep: %(url)s says %(said)s to %(token)r",
+                {"url": event.url, "said": ", ".join(event.said), "token": event.token},
+            )
+
+    def _noindex_item(self, event: NoindexItem) -> None:
+        if event.kept:
+            self.inc("rep/page/noindex/items-kept")
+            return
+        self.inc("rep/page/noindex/items-dropped")
+        logger.debug(
+            "scrapy-rep: dropped an item of %(url)s (page-noindex): noindex (%(said)s)",
+            {"url": event.url, "said": event.said},
+        )
+
+    def _served_from_cache(self, event: RobotsServedFromCache) -> None:
+        self.inc("rep/robots/served_from_cache")
 
     def _item_dropped(self, event: ItemDropped) -> None:
         url, reason, detail = event.url, event.reason, event.detail
@@ -496,13 +558,20 @@ _ON: dict[type, Callable[[Telemetry, Any], None]] = {
     Parked: Telemetry._parked,
     Released: Telemetry._released,
     RequeuedFromDead: Telemetry._requeued_from_dead,
+    HeldRestored: Telemetry._held_restored,
+    HeldUnrecorded: Telemetry._held_unrecorded,
     CrawlDelaySet: Telemetry._crawl_delay,
+    CrawlDelayCapped: Telemetry._crawl_delay_capped,
+    SlotDelayRaised: Telemetry._slot_delay_raised,
     DelayWaited: Telemetry._delay_waited,
     Fetched: Telemetry._fetched,
     Reused: Telemetry._reused,
     Standing: Telemetry._standing,
     Parsed: Telemetry._parsed,
     PageUses: Telemetry._page_uses,
+    PageSaid: Telemetry._page_said,
+    NoindexItem: Telemetry._noindex_item,
+    RobotsServedFromCache: Telemetry._served_from_cache,
     ItemDropped: Telemetry._item_dropped,
     TdmrepFetched: Telemetry._tdmrep,
 }

@@ -58,6 +58,23 @@ class CrawlDelaySet:
 
 
 @dataclass(frozen=True, slots=True)
+class CrawlDelayCapped:
+    """An origin asked for a Crawl-delay longer than ``REP_CRAWL_DELAY_MAX``: ``cap`` applies."""
+
+    origin: str
+    asked: float
+    cap: float
+
+
+@dataclass(frozen=True, slots=True)
+class SlotDelayRaised:
+    """A download slot's delay raised to a Crawl-delay floor (``slot``: Scrapy's slot key)."""
+
+    slot: str
+    delay: float
+
+
+@dataclass(frozen=True, slots=True)
 class DelayWaited:
     """A request waited ``seconds`` for its send time under the cluster's Crawl-delay."""
 
@@ -111,6 +128,52 @@ class PageUses:
 
 
 @dataclass(frozen=True, slots=True)
+class PageSaid:
+    """What a response's page directives say that the crawl acts on: ``noindex``,
+    ``nofollow`` (``said``: each with where it was said, for ``token``), and the
+    ``unavailable_after`` values that are no date (ignored)."""
+
+    url: str
+    token: str
+    noindex: bool
+    nofollow: bool
+    said: Sequence[str]
+    invalid_dates: Sequence[str]
+
+
+@dataclass(frozen=True, slots=True)
+class NoindexItem:
+    """An item of a ``noindex`` page (``said``: where): dropped, or ``kept`` by the settings."""
+
+    url: str
+    said: str
+    kept: bool
+
+
+@dataclass(frozen=True, slots=True)
+class RobotsServedFromCache:
+    """A spider's own robots.txt request (``SitemapSpider``) answered from the cache."""
+
+    origin: str
+
+
+@dataclass(frozen=True, slots=True)
+class HeldRestored:
+    """``count`` requests kept in the JOBDIR at the last stop sent to be judged again."""
+
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class HeldUnrecorded:
+    """A held request that cannot be recorded in Redis (``error``: why; it is not
+    serialisable): lost if its worker is killed."""
+
+    url: str
+    error: str
+
+
+@dataclass(frozen=True, slots=True)
 class ItemDropped:
     """An item the page middleware dropped for what its response says."""
 
@@ -135,13 +198,20 @@ Event = (
     Parked
     | Released
     | RequeuedFromDead
+    | HeldRestored
+    | HeldUnrecorded
     | CrawlDelaySet
+    | CrawlDelayCapped
+    | SlotDelayRaised
     | DelayWaited
     | Fetched
     | Reused
     | Standing
     | Parsed
     | PageUses
+    | PageSaid
+    | NoindexItem
+    | RobotsServedFromCache
     | ItemDropped
     | TdmrepFetched
 )

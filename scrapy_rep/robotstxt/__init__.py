@@ -10,6 +10,7 @@ disallowed by Disallow: /private (line 2) in group user-agent: * (line 1)
 from __future__ import annotations
 
 import zlib
+from bisect import bisect_right
 from collections.abc import Iterable
 from typing import Any
 
@@ -104,8 +105,12 @@ class Verdict:
 
     @property
     def group_label(self) -> str:
-        if self.selection is not None and self.selection.label is not None:
-            return self.selection.label
+        selection = self.selection
+        if selection is not None:
+            if selection.label is None and self._robots is not None:
+                selection.label = self._robots._label_of(selection)
+            if selection.label is not None:
+                return selection.label
         return _label(self.groups)
 
     def __eq__(self, other: object) -> bool:
@@ -192,7 +197,9 @@ class RobotsTxt:
         "_agents",
         "_base",
         "_body",
+        "_cut",
         "_derived",
+        "_group_lines",
         "_packed",
         "_selections",
         "_tree",
@@ -208,6 +215,8 @@ class RobotsTxt:
         #: each group's product tokens: a token is selected without the parse (None once
         #: released: made again from the parse that compiling needs anyway)
         self._agents: tuple[tuple[str, ...], ...] | None = _agents_of(parsed)
+        #: each group's first line, for naming the groups without the parse (the same)
+        self._group_lines: tuple[int, ...] | None = _group_lines_of(parsed)
         #: the body until it is packed, then None
         self._body: bytes | None = data if packed is None else None
         self._packed = packed
@@ -225,6 +234,8 @@ class RobotsTxt:
         self._derived: dict[object, Any] | None = None
         #: ``scheme://authority/`` of the URL judged last (most URLs share it)
         self._base = ""
+        #: where the path starts in a URL that starts with ``_base``
+        self._cut = 0
 
     @property
     def derived(self) -> dict[object, Any]:
@@ -271,7 +282,7 @@ class RobotsTxt:
         A cache calls this for the files it has not been asked about lately.
         """
         self._let_go()
-        self._agents = None
+        self._agents = self._group_lines = None
         self._selections = _NO_SELECTIONS
         self._derived = None
         self._base = ""
@@ -304,6 +315,20 @@ class RobotsTxt:
         """``Content-Signal`` lines before the first group."""
         return tuple(self._parsed().signals)
 
+    def _label_of(self, selection: _Selection) -> str:
+        """The selection's groups named as :func:`_label` names them, without the parse
+        (unless the file was released since)."""
+        agents, lines = self._agents, self._group_lines
+        if agents is None or lines is None:
+            return _label(self._groups_of(selection))
+        return (
+            "; ".join(
+                f"user-agent: {', '.join(agents[i]) or '(empty)'} (line {lines[i]})"
+                for i in selection.indices
+            )
+            or "none"
+        )
+
     def _groups_of(self, selection: _Selection, tree: Parsed | None = None) -> tuple[Group, ...]:
         groups = (tree or self._parsed()).groups
         return tuple(groups[i] for i in selection.indices)
@@ -323,6 +348,7 @@ class RobotsTxt:
                 if agents is None:  # released: the parse is kept for the compile that follows
                     self._tree = tree = self._parsed()
                     agents = self._agents = _agents_of(tree)
+                    self._group_lines = _group_lines_of(tree)
                 named = tuple(i for i, names in enumerate(agents) if key in names)
                 chosen = named or tuple(i for i, names in enumerate(agents) if "*" in names)
                 # Tokens that select the same groups (often every token falls
@@ -342,7 +368,6 @@ class RobotsTxt:
         if not selection.compiled:
             groups = self._groups_of(selection)
             compiled = RuleSet((r for g in groups for r in g.rules), keep=False)
-            selection.label = _label(groups)
             selection.rules = compiled if compiled else None
             selection.compiled = True
             self._let_go()
@@ -384,9 +409,12 @@ class RobotsTxt:
 
     def allowed(self, token: str, url: str) -> bool:
         """The fast path of :meth:`decide`."""
-        selection = self._selections.get(token)
-        if selection is None or not selection.compiled:
+        try:
+            selection = self._selections[token]
+        except KeyError:
             selection = self._matcher(token)  # validates the token, compiles
+        if not selection.compiled:
+            selection = self._matcher(token)
         rules = selection.rules
         if rules is None:
             return True  # no rule can match
@@ -394,17 +422,24 @@ class RobotsTxt:
         # scheme and authority are those of the URL before (a file judges one origin)
         base = self._base
         if base and url.startswith(base):
-            path = url[len(base) - 1 :]
+            path = url[self._cut :]
         else:
             path = path_of(url)
             end = _AUTHORITY(url).end()  # type: ignore[union-attr]  # always matches
             self._base = url[: end + 1] if url[end : end + 1] == "/" else ""
+            self._cut = end
         if NOT_PLAIN(path):  # '%', '#', non-ASCII, ...: the whole way
             path = normalise_path(path_of(url))
         if path == ROBOTS_TXT:
             return True
-        code = rules.best(path)  # the deciding rule's number << 1 | allow, or -1
-        return code < 0 or code & 1 == 1
+        # RuleSet.best inlined: one bisection finds the path's interval, whose answer
+        # is known unless a wildcard rule may outweigh its plain one
+        at = bisect_right(rules.bounds, path)
+        answer = rules.answers[at]
+        if answer is None:
+            code = rules.best(path, at)  # the deciding rule's number << 1 | allow, or -1
+            return code < 0 or code & 1 == 1
+        return answer
 
     def crawl_delay(self, token: str) -> float | None:
         """Seconds between requests the token's groups ask for (Crawl-delay, Request-rate).
@@ -433,6 +468,10 @@ class RobotsTxt:
 
 def _agents_of(parsed: Parsed) -> tuple[tuple[str, ...], ...]:
     return tuple(tuple(group.agents) for group in parsed.groups)
+
+
+def _group_lines_of(parsed: Parsed) -> tuple[int, ...]:
+    return tuple(group.line for group in parsed.groups)
 
 
 def runs_in(groups: tuple[Group, ...], token: str) -> tuple[Agents, ...]:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 from array import array
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
 
 from scrapy_rep.robotstxt.parser import Rule
@@ -129,25 +129,13 @@ def _literal(text: str) -> str:
     return text
 
 
-#: (weight, allow, rule number, anchored, segments after the prefix or None if literal)
-_Entry = tuple[int, bool, int, bool, "list[str] | None"]
-#: paths a rule set with entries answers before it keeps them split (see ``RuleSet``)
-HOT = 32
-#: a key with no plain rule of its own (only wildcard, anchored or index.html entries)
-_NO_RULE = 0xFFFFFFFF
-
-
-def _is_plain(pattern: str) -> bool:
-    """Is a normalised pattern a literal prefix whose weight is its length?"""
-    return (
-        "*" not in pattern and pattern[-1] != "$" and "%2A" not in pattern and "%24" not in pattern
-    )
-
-
-def _prefix(pattern: str) -> str:
-    """The literal part of a normalised pattern before its first ``*``, in path form."""
-    body = pattern[:-1] if pattern[-1] == "$" else pattern
-    return _literal(body.partition("*")[0])
+#: one wildcard, anchored or index.html rule: (weight, allow, rule number, where its
+#: key ends in the path, anchored, what follows the key: None if nothing (a literal
+#: pattern), the piece after the one ``*`` (the usual wildcard), else all the pieces)
+_Entry = tuple[int, bool, int, int, bool, "str | tuple[str, ...] | None"]
+#: greater than every character of a normalised path (they are all printable ASCII):
+#: ``key + END`` is past every path that starts with ``key``
+END = "\x7f"
 
 
 def _directory(pattern: str) -> str | None:
@@ -160,29 +148,20 @@ def _directory(pattern: str) -> str | None:
     return body[: slash + 1] + "$" if body.startswith("/index.htm", slash) else None
 
 
-def _rest_matches(path: str, position: int, pattern: str) -> bool:
-    """Does ``path[position:]`` match what follows the pattern's literal prefix?"""
+def _entry(pattern: str, allow: bool, number: int) -> tuple[str, _Entry]:
+    """A wildcard, anchored or %2A/%24 pattern: its key, and the entry to match the rest."""
     anchored = pattern[-1] == "$"
     body = pattern[:-1] if anchored else pattern
-    star = body.find("*")
-    if star < 0:
-        return not anchored or len(path) == position
-    # The last segment is the cheapest test to fail on: no split for most patterns.
-    last = body[body.rfind("*") + 1 :]
-    if "%" in last:
-        last = _literal(last)
-    if anchored:
-        if not path.endswith(last):
-            return False
-    elif last and path.find(last, position) < 0:
-        return False
-    segments = body[star + 1 :].split("*")
-    if "%" in body:
-        segments = [_literal(segment) for segment in segments]
-    return _glob(path, position, segments, anchored)
+    head, star, rest = body.partition("*")
+    key = _literal(head)
+    after: str | tuple[str, ...] | None = None
+    if star:
+        segments = tuple(map(_literal, rest.split("*")))
+        after = segments[0] if len(segments) == 1 else segments
+    return key, (len(pattern), allow, number, len(key), anchored, after)
 
 
-def _glob(path: str, position: int, segments: list[str], anchored: bool) -> bool:
+def _glob(path: str, position: int, segments: tuple[str, ...], anchored: bool) -> bool:
     """Does ``path[position:]`` match the ``*``-separated segments? Leftmost-first, linear."""
     last = segments[-1]
     # The last segment is the cheapest test to fail on (one C scan); hostile
@@ -198,237 +177,209 @@ def _glob(path: str, position: int, segments: list[str], anchored: bool) -> bool
             return False
         position = found + len(segment)
     if anchored:
-        return path.endswith(last) and len(path) - len(last) >= position
+        return len(path) - len(last) >= position
     return not last or path.find(last, position) >= 0
 
 
-def _below(
-    keys: list[str], plain: dict[str, int], entries: dict[str, list[tuple[int, bool, int]]]
-) -> array[int]:
-    """Per sorted key: (1 + the heaviest rule of the keys that are proper prefixes of
-    it, 0 if none) << 1, | 1 if entries start with the key itself.
-
-    When a key is a prefix of a path, the shorter keys that are too are prefixes of
-    that key: what they can weigh says whether the search may stop there.
-    """
-    below = array("I")
-    chain: list[tuple[str, int]] = []  # the keys that are prefixes of this one, heaviest so far
-    for key in keys:
-        while chain and not key.startswith(chain[-1][0]):
-            chain.pop()
-        heaviest = chain[-1][1] if chain else -1
-        found = entries.get(key)
-        below.append((heaviest + 1) << 1 | (found is not None))
-        own = len(key) if key in plain else -1
-        for weight, _, _ in found or ():
-            own = max(own, weight)
-        chain.append((key, max(own, heaviest)))
-    return below
+def _heaviest_first(entry: _Entry) -> tuple[int, bool, int]:
+    """Sort key: heavier first, allow first among equals, then file order."""
+    return (-entry[0], not entry[1], entry[2])
 
 
 class RuleSet:
     """The merged rules of the groups that apply to one product token, packed.
 
-    Every rule is cut at its first ``*``; the literal part (its *key*) is kept
-    once, in one sorted tuple of strings. The keys that are prefixes of a
-    path are found longest first by bisecting that tuple (in C): the key just
-    before the path in sorted order is the longest prefix of it, if any key
-    is; if it is not a prefix, the answer is a prefix of what the two have in
-    common, and the search goes on with that. A key stands for its plain
-    rule (a literal pattern, whose weight is its length: the usual rule) and
-    for the few wildcard, anchored or index.html patterns that start with it
-    (*entries*, heaviest first); the rest of such a pattern is matched segment
-    by segment with ``str.find``, leftmost first, which is exact for
-    ``*``-only globs and linear in the path, so a hostile pattern of many
-    ``*`` cannot backtrack.
+    Every rule is cut at its first ``*``; the literal part is its *key*.
+    The keys and, for each key, ``key + END`` (the first string past every
+    path that starts with it) cut the sorted space of paths into intervals
+    (``bounds``): the keys that are prefixes of a path are the same for
+    every path of an interval. So one bisection (in C) finds a path's
+    interval, and what the interval's keys say is worked out when the set
+    is compiled: the heaviest plain rule among them (a literal pattern,
+    whose weight is its length: the usual rule) and, where a wildcard,
+    anchored or index.html pattern (an *entry*) under one of them could
+    outweigh it, those entries, heaviest first. ``answers`` has one item
+    per interval: True / False when the plain rule (or no rule) decides
+    every path in it, None when entries are to be tried; an entry's rest is
+    matched segment by segment with ``str.find``, leftmost first, which is
+    exact for ``*``-only globs and linear in the path, so a hostile pattern
+    of many ``*`` cannot backtrack.
 
     No :class:`Rule` object is kept: a rule is its number, with its line and
     kind in one array (``line << 1 | allow``), the normalised pattern of an
     entry, and the pattern as written only where it differs. :meth:`match`
     makes the deciding rule when asked (once per rule), unless ``keep`` is
     true, in which case the given rules themselves are returned (for callers
-    that key on their identity). The state is tuples, strings, ints and
-    arrays: nothing the garbage collector walks per rule. An entry's pattern
-    is split at each use until the rule set has searched :data:`HOT` paths
-    through entries; from then on (a file the crawl keeps asking) the split
-    entries are kept.
-    :mod:`scrapy_rep.robotstxt.reference` is the specification.
+    that key on their identity). :mod:`scrapy_rep.robotstxt.reference` is
+    the specification.
     """
 
     __slots__ = (
-        "_below",
-        "_codes",
-        "_entries",
         "_kept",
-        "_keys",
         "_lines",
         "_made",
         "_patterns",
-        "_searches",
-        "_unpacked",
+        "_plain",
+        "_undecided",
         "_written",
+        "answers",
+        "bounds",
     )
 
     def __init__(self, rules: Iterable[Rule], keep: bool = True) -> None:
-        plain: dict[str, int] = {}  # key -> number of the plain rule that decides it
-        # key -> (weight, allow, code): code n is rule n's pattern, -n-1 its directory
-        entries: dict[str, list[tuple[int, bool, int]]] = {}
+        plain: dict[str, int] = {}  # key -> its plain rule as number << 1 | allow
+        entries: dict[str, list[_Entry]] = {}
         patterns: dict[int, str] = {}
         lines: list[int] = []
         written: dict[int, str] = {}
         kept: list[Rule] = []
         for rule in rules:
-            pattern = normalise(rule.pattern)
+            given = rule.pattern
+            # normalise, its common case inlined: a pattern with nothing to change
+            if given.isascii() and not given.encode().translate(None, _ALLOWED):
+                pattern = given
+            else:
+                pattern = normalise(given)
             if not pattern or pattern[0] not in "/*":
                 continue  # matches nothing: empty, or no leading '/' (see parser)
             number = len(lines)
+            if pattern is not given and pattern != given:
+                written[number] = given
             allow = rule.allow
             lines.append(rule.line << 1 | allow)
             if keep:
                 kept.append(rule)
-            if pattern != rule.pattern:
-                written[number] = rule.pattern
-            if _is_plain(pattern):
-                # The usual rule: a plain prefix. Plain rules of one pattern weigh
-                # the same: the first allow (else the first rule) decides.
+            if (
+                "*" not in pattern
+                and pattern[-1] != "$"
+                and ("%" not in pattern or ("%2A" not in pattern and "%24" not in pattern))
+            ):
+                # The usual rule: a plain prefix, whose weight is its length. Plain
+                # rules of one pattern weigh the same: the first allow (else the
+                # first rule) decides.
                 found = plain.get(pattern)
-                if found is None or (allow and not lines[found] & 1):
-                    plain[pattern] = number
+                if found is None or (allow and not found & 1):
+                    plain[pattern] = number << 1 | allow
             else:
                 patterns[number] = pattern
-                entries.setdefault(_prefix(pattern), []).append((len(pattern), allow, number))
-            directory = _directory(pattern) if allow and "/index.htm" in pattern else None
-            if directory is not None:
-                patterns[number] = pattern
-                dir_key = _prefix(directory)
-                entries.setdefault(dir_key, []).append((len(directory), True, -1 - number))
-        keys = sorted(plain.keys() | entries.keys())
-        self._keys: tuple[str, ...] = tuple(keys)
-        get = plain.get
-        # per key: its plain rule as number << 1 | allow, or _NO_RULE
-        self._codes = array(
-            "I", [_NO_RULE if (n := get(key)) is None else n << 1 | lines[n] & 1 for key in keys]
-        )
+                key, entry = _entry(pattern, allow, number)
+                entries.setdefault(key, []).append(entry)
+            if allow and "/index.htm" in pattern:
+                directory = _directory(pattern)
+                if directory is not None:
+                    patterns[number] = pattern
+                    key, entry = _entry(directory, True, number)
+                    entries.setdefault(key, []).append(entry)
         self._lines = array("I", lines)
-        self._below = _below(keys, plain, entries)
-        self._entries: dict[str, int | tuple[int, ...]] | None = None
-        if entries:
-            self._entries = {}
-            for prefix, found_entries in entries.items():
-                found_entries.sort(reverse=True)
-                codes = tuple(code for _, _, code in found_entries)
-                self._entries[prefix] = codes[0] if len(codes) == 1 else codes
         self._patterns = patterns or None
         self._written = written or None
         self._kept: tuple[Rule, ...] | None = tuple(kept) if keep else None
         self._made: dict[int, Rule] | None = None
-        self._searches = 0
-        self._unpacked: dict[str, tuple[_Entry, ...]] | None = None
+        self._intervals(plain, entries)
+
+    def _intervals(self, plain: dict[str, int], entries: dict[str, list[_Entry]]) -> None:
+        """Cut the paths into intervals at every key and ``key + END``; say what each
+        interval's keys decide (one sweep over the sorted keys with a stack of the
+        keys that are prefixes of the current one)."""
+        bounds: list[str] = []
+        codes = [-1]  # the interval before the first key: no rule
+        answers: list[bool | None] = [True]
+        undecided: dict[int, tuple[_Entry, ...]] = {}
+        if not entries:  # only plain rules (most files): every interval is decided
+            # per open key: (key, its plain rule); -1 & 1 is 1: no rule allows
+            chain: list[tuple[str, int]] = []
+            for key in sorted(plain):
+                while chain and not key.startswith(chain[-1][0]):
+                    bounds.append(chain.pop()[0] + END)
+                    code = chain[-1][1] if chain else -1
+                    codes.append(code)
+                    answers.append(code & 1 == 1)
+                code = plain[key]
+                chain.append((key, code))
+                bounds.append(key)
+                codes.append(code)
+                answers.append(code & 1 == 1)
+            while chain:
+                bounds.append(chain.pop()[0] + END)
+                code = chain[-1][1] if chain else -1
+                codes.append(code)
+                answers.append(code & 1 == 1)
+        else:
+            # per open key: (key, plain rule, its weight, the entries under it and
+            # the keys above it, heaviest first)
+            stack: list[tuple[str, int, int, tuple[_Entry, ...]]] = []
+            root: tuple[str, int, int, tuple[_Entry, ...]] = ("", -1, -1, ())
+            keys = sorted(plain.keys() | entries.keys())
+            at = 0
+            while at < len(keys) or stack:
+                if at < len(keys) and (not stack or keys[at].startswith(stack[-1][0])):
+                    key = keys[at]
+                    at += 1
+                    _, code, weight, found = stack[-1] if stack else root
+                    own_code = plain.get(key)
+                    if own_code is not None:
+                        code, weight = own_code, len(key)
+                    own = entries.get(key)
+                    if own is not None:
+                        found = tuple(sorted((*found, *own), key=_heaviest_first))
+                    stack.append((key, code, weight, found))
+                    bounds.append(key)
+                else:  # the keys under the open one are done: close it
+                    bounds.append(stack.pop()[0] + END)
+                    _, code, weight, found = stack[-1] if stack else root
+                codes.append(code)
+                answer: bool | None = code & 1 == 1
+                if found:
+                    # the entries that can outweigh the plain rule, heaviest first
+                    beats = tuple(
+                        entry
+                        for entry in found
+                        if entry[0] > weight or (entry[0] == weight and entry[1] and not answer)
+                    )
+                    if beats:
+                        undecided[len(answers)] = beats
+                        # allowed() need not try them if they all say what the plain one says
+                        if any(entry[1] is not answer for entry in beats):
+                            answer = None
+                answers.append(answer)
+        #: the sorted interval bounds; a path's interval is ``bisect_right(bounds, path)``
+        self.bounds: tuple[str, ...] = tuple(bounds)
+        #: per interval: True / False when every path in it gets that answer, None when
+        #: wildcard entries that say otherwise are to be tried (:meth:`best`)
+        self.answers: tuple[bool | None, ...] = tuple(answers)
+        #: per interval: the heaviest plain rule as ``number << 1 | allow``, or -1
+        self._plain = array("i", codes)
+        #: per interval where entries may outweigh the plain rule: those entries,
+        #: heaviest first
+        self._undecided = undecided
 
     def __len__(self) -> int:
         return len(self._lines)
 
-    def best(self, path: str) -> int:
-        """The deciding rule for ``path`` as ``number << 1 | allow``, or -1 if none."""
-        keys = self._keys
-        at = bisect_right(keys, path)
-        if at:
-            key = keys[at - 1]
-            if path.startswith(key):
-                code = self._codes[at - 1]
-                below = self._below[at - 1]
-                if code != _NO_RULE and not below & 1:
-                    # The usual case: the longest key that is a prefix of the path has a
-                    # plain rule, no entry, and outweighs every shorter key's rules.
-                    length, heaviest = len(key), (below >> 1) - 1
-                    if length > heaviest or (length == heaviest and code & 1):
-                        return code
-        return self._search(path, at)
+    def best(self, path: str, at: int = -1) -> int:
+        """The deciding rule for ``path`` as ``number << 1 | allow``, or -1 if none.
 
-    def _search(self, path: str, at: int) -> int:
-        """:meth:`best` the whole way, from the first bisection (``at``)."""
-        keys = self._keys
-        best, best_weight, best_allow = -1, -1, False
-        probe = path
-        while at:
-            key = keys[at - 1]
-            if not path.startswith(key):
-                # Every key that is a prefix of the path is a prefix of the
-                # part this key and the probe have in common (often short).
-                common, most = 0, min(len(key), len(probe))
-                while common < most and key[common] == probe[common]:
-                    common += 1
-                probe = probe[:common]
-                at = bisect_right(keys, probe, 0, at - 1)
-                continue
-            length = len(key)
-            below = self._below[at - 1]
-            if below & 1 and self._unpacked is None:
-                self._searches += 1
-                if self._searches >= HOT:
-                    self._unpacked = self._unpack()
-            if below & 1 and self._unpacked is not None:
-                for weight, allow, code, anchored, segments in self._unpacked[key]:
-                    if weight < best_weight or (
-                        weight == best_weight and (best_allow or not allow)
-                    ):
-                        break
-                    if segments is None:
-                        if anchored and len(path) != length:
-                            continue
-                    elif not _glob(path, length, segments, anchored):
+        ``at`` is the path's interval, if the caller has bisected already.
+        """
+        if at < 0:
+            at = bisect_right(self.bounds, path)
+        undecided = self._undecided.get(at)
+        if undecided is None:
+            return self._plain[at]
+        for _, allow, number, start, anchored, after in undecided:
+            if after is None:  # a literal pattern: the key is a prefix of the path
+                if anchored and len(path) != start:
+                    continue
+            elif after.__class__ is str:  # one '*': one C scan
+                if anchored:
+                    if not path.endswith(after) or len(path) - len(after) < start:
                         continue
-                    best, best_weight, best_allow = code << 1 | allow, weight, allow
-                    break
-            elif below & 1:  # entries start with this key
-                codes = self._entries[key]  # type: ignore[index]
-                for code in codes if isinstance(codes, tuple) else (codes,):
-                    if code >= 0:
-                        pattern = self._patterns[code]  # type: ignore[index]
-                        allow = self._lines[code] & 1 == 1
-                    else:
-                        code = -1 - code
-                        pattern = _directory(self._patterns[code]) or ""  # type: ignore[index]
-                        allow = True
-                    weight = len(pattern)
-                    if weight < best_weight or (
-                        weight == best_weight and (best_allow or not allow)
-                    ):
-                        break
-                    if _rest_matches(path, length, pattern):
-                        best, best_weight, best_allow = code << 1 | allow, weight, allow
-                        break
-            code = self._codes[at - 1]
-            if code != _NO_RULE:
-                allow = code & 1 == 1
-                if length > best_weight or (length == best_weight and allow and not best_allow):
-                    best, best_weight, best_allow = code, length, allow
-            # What the shorter keys that are prefixes of this one can still weigh.
-            heaviest = (below >> 1) - 1
-            if best_weight > heaviest or (best_weight == heaviest and best_allow) or heaviest < 0:
-                break
-            probe = key[:-1]
-            at = bisect_right(keys, probe, 0, at - 1)
-        return best
-
-    def _unpack(self) -> dict[str, tuple[_Entry, ...]]:
-        """The entries with their patterns split, for a rule set that answers many paths."""
-        unpacked: dict[str, tuple[_Entry, ...]] = {}
-        for key, codes in (self._entries or {}).items():
-            found: list[_Entry] = []
-            for code in codes if isinstance(codes, tuple) else (codes,):
-                if code >= 0:
-                    pattern, allow, number = self._patterns[code], self._lines[code] & 1 == 1, code  # type: ignore[index]
-                else:
-                    number = -1 - code
-                    pattern, allow = _directory(self._patterns[number]) or "", True  # type: ignore[index]
-                anchored = pattern[-1] == "$"
-                body = pattern[:-1] if anchored else pattern
-                star = body.find("*")
-                segments = None if star < 0 else list(map(_literal, body[star + 1 :].split("*")))
-                found.append((len(pattern), allow, number, anchored, segments))
-            unpacked[key] = tuple(found)
-        return unpacked
+                elif path.find(after, start) < 0:
+                    continue
+            elif not _glob(path, start, after, anchored):  # type: ignore[arg-type]
+                continue
+            return number << 1 | allow
+        return self._plain[at]
 
     def allows(self, path: str) -> bool:
         """Is a path in :func:`normalise_path` form allowed (no rule, or an allow rule)?"""
@@ -462,12 +413,14 @@ class RuleSet:
         return Rule(code & 1 == 1, pattern, code >> 1)
 
     def _key_of(self, number: int, path: str) -> str:
-        """The key of the plain rule ``number``, a prefix of ``path``."""
-        keys = self._keys
-        for length in range(len(path), -1, -1):
-            at = bisect_right(keys, path[:length]) - 1
-            if at >= 0 and keys[at] == path[:length] and self._codes[at] >> 1 == number:
-                return keys[at]
+        """The key of the plain rule ``number``, a prefix of ``path``: the shortest key
+        that is a prefix of the path and whose interval that rule decides."""
+        bounds = self.bounds
+        for length in range(len(path) + 1):
+            prefix = path[:length]
+            at = bisect_left(bounds, prefix)
+            if at < len(bounds) and bounds[at] == prefix and self._plain[at + 1] >> 1 == number:
+                return prefix
         raise LookupError(number)  # pragma: no cover - the rule decided the path
 
 

@@ -65,6 +65,15 @@ class Rule:
         return f"{'Allow' if self.allow else 'Disallow'}: {shown} (line {self.line})"
 
 
+#: Rule(allow, pattern, line) without the frozen dataclass's __init__, which sets
+#: each field through object.__setattr__: the slots' own setters cost half as much,
+#: and a file has a rule a line
+_new_rule = object.__new__
+_set_allow: Callable[[Rule, bool], None] = Rule.__dict__["allow"].__set__
+_set_pattern: Callable[[Rule, str], None] = Rule.__dict__["pattern"].__set__
+_set_line: Callable[[Rule, int], None] = Rule.__dict__["line"].__set__
+
+
 @dataclass(frozen=True, slots=True)
 class UsageRule:
     """A ``Content-Usage: [path SP] prefs`` line (IETF aipref), the preference unread.
@@ -402,7 +411,11 @@ def parse_records(data: bytes | str) -> Parsed:
                 # Google anchors every pattern at the path's leading '/', so
                 # such a rule can never match; the RFC grammar forbids it.
                 note(number, "pattern-without-slash", line)
-            current.rules.append(Rule(directive == _ALLOW, value, number))
+            rule = _new_rule(Rule)
+            _set_allow(rule, directive == _ALLOW)
+            _set_pattern(rule, value)
+            _set_line(rule, number)
+            current.rules.append(rule)
             continue
         in_run = False  # the lines below attach to the run above them
         if directive == _CRAWL_DELAY:

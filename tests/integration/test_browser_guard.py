@@ -23,6 +23,7 @@ from scrapy_rep.adapter import browser
 from scrapy_rep.adapter.service import RobotsService
 from scrapy_rep.cli.explain import explain
 from scrapy_rep.core.report import CrawlCounts, report_lines
+from tests.support.audit import of, records
 from tests.support.browsersite import ALLOWED, DISALLOWED, PAGE, SharedChromium, build, hits
 from tests.support.crawl import CrawlResult, ListSpider, crawl
 from tests.support.fakesite import FakeSite, Reply
@@ -297,8 +298,8 @@ async def test_audit_log_and_explain_name_the_page_and_resource(
     log = tmp_path / "audit.jsonl"
     result = await crawl([page_request(url)], {**BROWSER, "REP_DECISION_LOG": log})
     assert result.downloaded == [url]
-    records = [json.loads(line) for line in log.read_text().splitlines()]
-    subs = [r for r in records if r["type"] == "subrequest"]
+    found = records(log)
+    subs = of(found, "subrequest")
     font = origins["static"].url_for("/private/font.woff")
     (record,) = [r for r in subs if r["url"] == font]
     assert record["page"] == url and record["resource_type"] == "font"
@@ -306,7 +307,7 @@ async def test_audit_log_and_explain_name_the_page_and_resource(
     assert record["matched_rule"] == "disallow: /private/" and record["hop"] == 0
     hop = next(r for r in subs if r["url"].endswith("/private/redirected.png"))
     assert hop["hop"] == 1 and hop["request_url"] == origins["main"].url_for("/go/redirect")
-    origin_rows = {r["origin"]: r for r in records if r["type"] == "origin"}
+    origin_rows = {r["origin"]: r for r in of(found, "origin")}
     assert origin_rows[origins["static"].url]["browser_aborted"] == {"disallow-rule": 2}
     action, lines = explain(str(log), font)
     assert action == "drop"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from pathlib import Path
 from typing import Any
@@ -11,15 +10,11 @@ from typing import Any
 import pytest
 import pytest_twisted
 
+from tests.support.audit import records
 from tests.support.crawl import ListSpider, crawl, crawl_many
 from tests.support.fakesite import FakeSite, Reply
 
 ALLOW_ALL = b"User-agent: *\nAllow: /\n"
-
-
-def records(path: Path, kind: str) -> list[dict[str, Any]]:
-    with open(path, encoding="utf-8") as f:
-        return [r for r in map(json.loads, f) if r["type"] == kind]
 
 
 @pytest_twisted.ensureDeferred

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import json
 import logging
 import random
 import socket
@@ -41,6 +40,7 @@ from scrapy_rep.adapter.service import RobotsService
 from scrapy_rep.core.origin import origin_of
 from scrapy_rep.core.policy import digest_of
 from scrapy_rep.robotstxt import MAX_BYTES
+from tests.support.audit import records
 from tests.support.crawl import CrawlResult, ListSpider, crawl
 from tests.support.fakesite import FakeSite, Origin, Reply
 
@@ -119,7 +119,7 @@ async def run(
                 **settings,
             },
         )
-    audit = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    audit = records(log)
     outcome = Outcome(result, audit)
 
     # finished by itself, quietly
@@ -249,6 +249,15 @@ def chain(origin: Origin, hops: int, body: bytes = RULES) -> None:
     origin.page(targets[-1], Reply(body=body))
 
 
+def retry_after(name: str, value: str) -> Case:
+    """A 429 whose ``Retry-After`` is ``value``, then the rules: no page before the refetch,
+    then the rules obeyed."""
+    answers = (Reply(429, headers={"Retry-After": value}), Reply(body=RULES))
+    return Case(
+        name, lambda o: o.robots(*answers), "ok", BY_RULES, {"429": 1, "2xx": 2}, held_until=2
+    )
+
+
 CASES = [
     Case(
         "reset-mid-file-forever",
@@ -334,44 +343,11 @@ CASES = [
         held_until=6,
     ),
     Case("five-redirects", lambda o: chain(o, 5), "ok", BY_RULES, {"2xx": 2}, held_until=6),
-    Case(
-        "retry-after-a-day",
-        lambda o: o.robots(Reply(429, headers={"Retry-After": "86400"}), Reply(body=RULES)),
-        "ok",
-        BY_RULES,
-        {"429": 1, "2xx": 2},
-        held_until=2,
-    ),
-    Case(
-        "retry-after-year-2100",
-        lambda o: o.robots(
-            Reply(429, headers={"Retry-After": "Fri, 31 Dec 2100 23:59:59 GMT"}),
-            Reply(body=RULES),
-        ),
-        "ok",
-        BY_RULES,
-        {"429": 1, "2xx": 2},
-        held_until=2,
-    ),
-    Case(
-        "retry-after-malformed",
-        lambda o: o.robots(
-            Reply(429, headers={"Retry-After": "soon, 31 Foo 99:99"}), Reply(body=RULES)
-        ),
-        "ok",
-        BY_RULES,
-        {"429": 1, "2xx": 2},
-        held_until=2,
-    ),
+    retry_after("retry-after-a-day", "86400"),
+    retry_after("retry-after-year-2100", "Fri, 31 Dec 2100 23:59:59 GMT"),
+    retry_after("retry-after-malformed", "soon, 31 Foo 99:99"),
     # A Latin-1 superscript two: "²".isdigit() is true, float("²") refuses it.
-    Case(
-        "retry-after-superscript-429",
-        lambda o: o.robots(Reply(429, headers={"Retry-After": "\u00b2"}), Reply(body=RULES)),
-        "ok",
-        BY_RULES,
-        {"429": 1, "2xx": 2},
-        held_until=2,
-    ),
+    retry_after("retry-after-superscript-429", "\u00b2"),
     # ... and on the refetch of an origin whose requests are parked: they must be released
     Case(
         "503-then-retry-after-superscript",
@@ -631,7 +607,7 @@ async def test_garbage_instead_of_http(
     urls = [u + p for u in (garbage_server.url, healthy.url) for p in PATHS]
     with caplog.at_level(logging.INFO):
         result = await crawl(urls, {**FAST, "REP_DECISION_LOG": str(log)})
-    audit = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    audit = records(log)
     assert result.stat("finish_reason") == "finished"
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]
     assert "Traceback" not in capfd.readouterr().err

@@ -17,6 +17,7 @@ from typing import Any
 
 from scrapy_rep.core.origin import origin_of
 from tests.support import processes
+from tests.support.audit import of, records
 from tests.support.fakesite import FakeSite, Reply
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -94,15 +95,15 @@ def test_a_crawl_stopped_and_resumed_with_jobdir_loses_nothing(
     one = first.finish()
     assert one["stats"].get("rep/held/saved", 0) == 3, first.logged()
     assert (tmp_path / "job" / "rep-held.pickle").exists()
-    records = [json.loads(line) for line in audit.read_text().splitlines()]
-    kept = [r for r in records if r["type"] == "decision" and r["action"] == "keep"]
+    found = records(audit)
+    kept = [r for r in of(found, "decision") if r["action"] == "keep"]
     # one decision record per kept request, its final answer in this run: not a drop
     assert sorted(r["url"] for r in kept) == sorted([*pages["paused"], *pages["slow"]])
     assert {r["reason"] for r in kept} <= {"origin-paused", "origin-pending"}  # why held
-    judged = {r["product_token"] for r in records if r["type"] == "decision"}
+    judged = {r["product_token"] for r in of(found, "decision")}
     assert len(judged) == 1 and all(r["origin"] == origin_of(r["url"]) for r in kept)
     assert {r["rep_decision"] for r in kept} == {"unresolved"}
-    assert "kept" not in {r["type"] for r in records}
+    assert "kept" not in {r["type"] for r in found}
     assert (tmp_path / "job" / "rep-policies.sqlite").exists()  # REP_STORE = "auto"
 
     second = Run(tmp_path, "second", urls, settings)

@@ -6,7 +6,6 @@ and the item pipelines got, plus the stats that say why.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,6 +26,7 @@ from scrapy_rep.addon import PAGE_DIRECTIVES_PRIORITY
 from scrapy_rep.cli.explain import explain
 from scrapy_rep.core.decision import Decision
 from scrapy_rep.runtime.settings import SettingError
+from tests.support.audit import records
 from tests.support.crawl import BASE_SETTINGS, CrawlResult, ListSpider, crawl
 from tests.support.fakesite import FakeSite, Origin, Reply
 
@@ -333,10 +333,7 @@ async def test_drops_are_decision_records_in_the_audit_log(site: FakeSite, tmp_p
     log = tmp_path / "decisions.jsonl"
     result = await crawl_pages(a, {"REP_DECISION_LOG": str(log), "REP_REL_NOFOLLOW": True})
     assert a.hits("/p-child") == 0 and a.hits("/ad") == 0
-    records = [json.loads(line) for line in log.read_text().splitlines()]
-    page_drops = {
-        r["url"]: r for r in records if r["type"] == "decision" and r["policy_status"] == "page"
-    }
+    page_drops = {r["url"]: r for r in records(log, "decision") if r["policy_status"] == "page"}
     assert set(page_drops) == {a.url_for("/p-child"), a.url_for("/ad")}
     fields = set(Decision.__dataclass_fields__)
     child = page_drops[a.url_for("/p-child")]

@@ -24,6 +24,7 @@ import redis
 
 from scrapy_rep.cli.explain import explain
 from tests.support import processes
+from tests.support.audit import records
 from tests.support.fakesite import FakeSite, Origin, Reply
 from tests.support.redis_fixture import RedisServer
 
@@ -129,8 +130,10 @@ class Cluster:
             try:
                 worker.process.wait(max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
+                worker.process.send_signal(signal.SIGUSR1)  # it prints its asyncio tasks
+                time.sleep(1)
                 worker.kill()
-                pytest.fail(f"{worker.name} did not finish:\n{worker.logged()[-3000:]}")
+                pytest.fail(f"{worker.name} did not finish:\n{worker.logged()[-6000:]}")
             assert worker.process.returncode == 0, f"{worker.name}:\n{worker.logged()[-3000:]}"
             worker.report = json.loads(worker.out.read_text())
             errors = worker.report["errors"]
@@ -484,9 +487,7 @@ def held_records(client: redis.Redis) -> dict[int, int]:
 
 
 def audit(worker: Worker, kind: str) -> list[dict[str, Any]]:
-    path = worker.log.with_suffix(".audit.jsonl")
-    records = [json.loads(line) for line in path.read_text().splitlines()]
-    return [r for r in records if r["type"] == kind]
+    return records(worker.log.with_suffix(".audit.jsonl"), kind)
 
 
 def test_a_killed_worker_loses_none_of_its_held_requests(site: FakeSite, cluster: Cluster) -> None:
@@ -510,9 +511,9 @@ def test_a_killed_worker_loses_none_of_its_held_requests(site: FakeSite, cluster
     cluster.wait_ready(*workers)
     cluster.push("held", [x.url_for(f"/p{i}") for i in range(6)])
     wait_until(lambda: sum(held_records(cluster.redis).values()) == 6, "every page held")
-    records = held_records(cluster.redis)
-    victim = max(workers, key=lambda w: records.get(w.process.pid, 0))
-    lost_with_it = records[victim.process.pid]
+    holding = held_records(cluster.redis)
+    victim = max(workers, key=lambda w: holding.get(w.process.pid, 0))
+    lost_with_it = holding[victim.process.pid]
     assert lost_with_it >= 1
     victim.kill()
     killed_at = time.monotonic()

@@ -6,7 +6,6 @@ request, with one line naming the setting, the value and what is accepted.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from pathlib import Path
@@ -27,6 +26,7 @@ from scrapy_rep.runtime.settings import (
     load_collection_policy,
     unknown_settings,
 )
+from tests.support.audit import records
 from tests.support.crawl import ListSpider, crawl
 from tests.support.fakesite import FakeSite, Reply
 from tests.support.scrapy_command import make_project, scrapy
@@ -545,8 +545,7 @@ async def test_decision_log_folder_is_created(site: FakeSite, tmp_path: Path) ->
     log = tmp_path / "not" / "yet" / "rep.jsonl"
     result = await crawl([a.url_for("/x")], {"REP_DECISION_LOG": str(log)})
     assert result.downloaded == [a.url_for("/x")]
-    records = [json.loads(line) for line in log.read_text().splitlines()]
-    assert [r["url"] for r in records if r["type"] == "decision"] == [a.url_for("/x")]
+    assert [r["url"] for r in records(log, "decision")] == [a.url_for("/x")]
 
 
 @pytest_twisted.ensureDeferred

@@ -3,7 +3,6 @@ under ``REP_USE_ACTION = "drop"`` (loopback origins, a real Scrapy engine)."""
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import subprocess
@@ -15,7 +14,7 @@ import pytest_twisted
 
 from scrapy_rep.core.report import CrawlCounts, report_lines
 from tests.support import processes
-from tests.support.audit import audited_crawl
+from tests.support.audit import audited_crawl, of, records
 from tests.support.crawl import ListSpider, crawl
 from tests.support.fakesite import FakeSite, Reply
 
@@ -122,10 +121,10 @@ async def test_close_report_and_audit_log_say_which_uses_were_refused(
     report = next(r.getMessage() for r in caplog.records if "scrapy-rep report" in r.getMessage())
     assert "  uses refused by robots.txt: train-ai 2 (requests)" in report.splitlines()
     assert f"  {a.url}  train-ai 2" in report.splitlines()
-    records = [json.loads(line) for line in log.read_text().splitlines()]
-    decisions = {r["url"]: r for r in records if r["type"] == "decision"}
+    found = records(log)
+    decisions = {r["url"]: r for r in of(found, "decision")}
     assert decisions[a.url_for("/a")]["uses"]["train-ai"]["answer"] == "refused"
-    origins = [r for r in records if r["type"] == "origin"]
+    origins = of(found, "origin")
     assert origins and origins[0]["uses_refused"] == {"train-ai": 2}
 
 

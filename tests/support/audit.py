@@ -9,9 +9,11 @@ from typing import Any
 from tests.support.crawl import CrawlResult, crawl
 
 
-def records(path: Path) -> list[dict[str, Any]]:
+def records(path: Path | str, kind: str | None = None) -> list[dict[str, Any]]:
+    """The audit log at ``path``, one dict per line; only those of type ``kind`` if given."""
     with open(path, encoding="utf-8") as f:
-        return [json.loads(line) for line in f]
+        found = [json.loads(line) for line in f]
+    return found if kind is None else of(found, kind)
 
 
 def of(found: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
