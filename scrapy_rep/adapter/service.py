@@ -9,8 +9,9 @@ and the SitemapSpider's robots.txt request are its clients and hold no
 admission logic of their own.
 
 The service owns what lives as long as the crawl: the robots.txt fetcher,
-the resolver (and is its listener), the gate and :class:`Holding` (where
-held requests wait), Crawl-delay, TDMRep, the collection hook, the sink and
+the resolver and this crawler's :class:`~scrapy_rep.adapter.listener.PolicyListener`
+(its fetches, and what each new policy means here), the gate and
+:class:`Holding` (where held requests wait), Crawl-delay, TDMRep, the collection hook, the sink and
 the open and close handlers. The downloader middleware makes it
 (:meth:`RobotsService.of`); the other clients find it
 (:meth:`RobotsService.running`), and without it they fail closed: a browser
@@ -30,7 +31,6 @@ from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.asyncio import is_asyncio_available
 
-from scrapy_rep import signals as rep_signals
 from scrapy_rep.adapter import compat, oneshot
 from scrapy_rep.adapter import meta as M
 from scrapy_rep.adapter.collection import CollectionHook
@@ -38,8 +38,8 @@ from scrapy_rep.adapter.crawl_delay import CrawlDelay
 from scrapy_rep.adapter.fetch import RobotsFetcher, cached_robots_response
 from scrapy_rep.adapter.handover import Handover
 from scrapy_rep.adapter.held_records import HeldRecords
-from scrapy_rep.adapter.holding import Holding, closing
-from scrapy_rep.adapter.robotparser import RepRobotParser
+from scrapy_rep.adapter.holding import Holding
+from scrapy_rep.adapter.listener import PolicyListener
 from scrapy_rep.adapter.tdmrep import TdmRep
 from scrapy_rep.adapter.telemetry import Telemetry
 from scrapy_rep.core.decision import (
@@ -51,14 +51,13 @@ from scrapy_rep.core.decision import (
     judge_record,
     unjudged,
 )
-from scrapy_rep.core.events import Fetched, Parsed, Reused, RobotsServedFromCache, Standing
+from scrapy_rep.core.events import RobotsServedFromCache
 from scrapy_rep.core.gate import JUDGE, WAIT, OriginGate, waiting_bound
 from scrapy_rep.core.origin import origin_of
-from scrapy_rep.core.policy import NOT_MODIFIED, Conditional, FetchResult, Policy, Status
+from scrapy_rep.core.policy import Policy, Status
 from scrapy_rep.core.tdmrep import USE as TDM_USE
 from scrapy_rep.runtime.clock import clock_of
 from scrapy_rep.runtime.resolver import (
-    Fetch,
     FetchAbandoned,
     Resolver,
     ResolverSpec,
@@ -115,8 +114,6 @@ class RobotsService:
         self.fetcher = RobotsFetcher(
             crawler, config.fetch_timeout, config.max_redirects, token=config.token
         )
-        #: origin -> this crawler's fetch result, until the policy it gives is recorded with it
-        self._results: dict[str, FetchResult] = {}
         self.jobdir: str | None = crawler.settings.get("JOBDIR") or None
         self.spec = ResolverSpec.of(config, self.clock, self.jobdir)
         #: ``scrapy fetch`` and the like: wait for the whole fetch, then answer; hold nothing
@@ -134,7 +131,17 @@ class RobotsService:
         self.collection = CollectionHook(hook) if hook is not None else None
         self.telemetry = Telemetry.of(crawler)
         self.resolver = SharedResolvers.acquire(self.spec, self._make_resolver)
-        self.resolver.listeners.append(self)
+        #: the resolver's fetch for this crawler and its listener (serving once holding is made)
+        self.listener = PolicyListener(
+            crawler,
+            self.fetcher,
+            self.gate,
+            self.resolver,
+            self.telemetry,
+            clock=self.clock,
+            token=self.token,
+        )
+        self.fetch = self.listener.fetch
         self.crawl_delay = (
             CrawlDelay(
                 crawler,
@@ -165,10 +172,11 @@ class RobotsService:
         )
         #: tdmrep.json, fetched only when a declared use is the one TDMRep speaks of
         self.tdmrep = (
-            TdmRep(crawler, config, self.telemetry, self.resolver, self.closing)
+            TdmRep(crawler, config, self.telemetry, self.resolver, self.listener.closing)
             if TDM_USE in config.uses
             else None
         )
+        self.listener.serve(self.holding)
         connect = crawler.signals.connect
         connect(self._on_opened, signal=signals.spider_opened)
         connect(self.holding.on_idle, signal=signals.spider_idle)
@@ -179,7 +187,9 @@ class RobotsService:
         compat.log_missing_features(logger)
 
     def _make_resolver(self) -> Resolver:
-        cache = PolicyCache(self.config.cache_max_origins)
+        cache = PolicyCache(
+            self.config.cache_max_origins, compiled_max=self.config.cache_compiled_origins
+        )
         # an operator's ``scrapy-rep store forget`` empties the local cache too
         shared = open_store(self.config, self.jobdir, on_invalidate=cache.forget)
         if shared is None:  # nothing else to ask for an evicted origin: keep it compact
@@ -354,77 +364,6 @@ class RobotsService:
         robots = self.resolver.cache.robots(policy) if policy.status is Status.OK else None
         return robots.crawl_delay(self.token) if robots is not None else None
 
-    # -- fetching -----------------------------------------------------------
-
-    def closing(self) -> bool:
-        """Whether this crawler is closing: a fetch now is abandoned, not learnt from."""
-        return self.holding.closed or closing(self.crawler)
-
-    async def fetch(self, origin: str, validators: Conditional | None = None) -> FetchResult:
-        """The resolver's fetch for ``origin``: this crawler's robots.txt, one record a fetch."""
-        if self.closing():
-            raise FetchAbandoned(origin)
-        held = self.gate.first_held(origin)
-        if held is not None:  # a refetch for held requests: on their behalf
-            self.fetcher.asking(origin, held)
-        result = await self.fetcher(origin, validators)
-        if result.error and self.closing():
-            raise FetchAbandoned(origin)  # cut short by our own close, not the site's fault
-        self._results[origin] = result  # recorded with the policy it gives (on_policy)
-        return result
-
-    # -- new policies (the resolver's listener) -----------------------------
-
-    def on_policy(
-        self, origin: str, old: Policy | None, new: Policy, fetched: Fetch | None
-    ) -> None:
-        """A new policy for ``origin``, from any crawler sharing the resolver."""
-        asked = self.fetcher.answered(origin)
-        here = fetched == self.fetch
-        result = self._results.pop(origin, None) if here else None
-        if self.holding.closed:
-            if result is not None:
-                self.telemetry.record(Fetched(origin, result, None))
-            return
-        parsed = here and new.status is Status.OK and new.outcome != NOT_MODIFIED
-        robots = self.resolver.cache.robots(new) if parsed else None
-        if here:  # one fetch, one record: what was fetched and the policy it gave
-            licenses = robots.licenses if robots is not None else ()
-            self.telemetry.record(Fetched(origin, result, new, licenses))
-        else:
-            self.telemetry.record(Reused(origin, new))
-        effects = self.gate.on_policy(origin, old, new, self.clock())
-        self.telemetry.record(Standing(origin, new, effects.paused, effects.resumed))
-        if effects.paused:
-            self._send(rep_signals.origin_paused, origin, new)
-        if effects.resumed:
-            self._send(rep_signals.origin_resumed, origin, new)
-        if parsed:  # a 304 renewed the copy in hand: nothing was parsed
-            self._parsed(origin, new, asked or Request(new.url))
-        # the held requests of a given-up origin go back to be dropped, not released
-        self.holding.carry_out(origin, effects, released=new.status is not Status.UNRESOLVED)
-
-    def on_abandoned(self, origin: str) -> None:
-        """A fetch ended with its crawler: fetch again for what this crawler holds."""
-        self.fetcher.answered(origin)
-        result = self._results.pop(origin, None)
-        if result is not None:  # fetched, but no policy came of it
-            self.telemetry.record(Fetched(origin, result, None))
-        self.holding.refetch_if_held(origin)
-
-    def _parsed(self, origin: str, policy: Policy, asked: Request) -> None:
-        """Scrapy's ``robots_parsed``, with the request the fetch was for, as Scrapy sends it."""
-        robots = self.resolver.cache.robots(policy)
-        if robots is None:
-            return
-        self.telemetry.record(Parsed(origin, robots.diagnostics))
-        compat.send_robots_parsed(self.crawler, RepRobotParser(robots, self.token), asked)
-
-    def _send(self, signal: object, origin: str, policy: Policy) -> None:
-        self.crawler.signals.send_catch_log(
-            signal=signal, origin=origin, policy=policy, spider=self.crawler.spider
-        )
-
     # -- open and close -----------------------------------------------------
 
     def _on_opened(self, spider: Any = None) -> None:
@@ -434,7 +373,7 @@ class RobotsService:
     def _on_closed(self, spider: Any = None, reason: str = "") -> Any:
         name = getattr(spider or self.crawler.spider, "name", None) or self.crawler.spidercls.name
         self.telemetry.closed(reason, self.holding.close(), spider=name, token=self.token)
-        self.resolver.listeners.remove(self)
+        self.listener.leave()
         steps: list[Awaitable[None]] = []
         records = self.holding.close_records()  # handed over by now: the records go
         if records is not None:

@@ -130,8 +130,10 @@ class Cluster:
             try:
                 worker.process.wait(max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
+                worker.process.send_signal(signal.SIGUSR1)  # it prints its asyncio tasks
+                time.sleep(1)
                 worker.kill()
-                pytest.fail(f"{worker.name} did not finish:\n{worker.logged()[-3000:]}")
+                pytest.fail(f"{worker.name} did not finish:\n{worker.logged()[-6000:]}")
             assert worker.process.returncode == 0, f"{worker.name}:\n{worker.logged()[-3000:]}"
             worker.report = json.loads(worker.out.read_text())
             errors = worker.report["errors"]

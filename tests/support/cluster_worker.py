@@ -17,7 +17,10 @@ CLOSESPIDER_TIMEOUT; every worker is bounded in time.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
+import signal
 import sys
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -106,7 +109,18 @@ class ClusterSpider(RedisSpider):  # type: ignore[misc]
         raise DontCloseSpider
 
 
+def say_where_stuck(signum: int, frame: Any) -> None:
+    """SIGUSR1: print every asyncio task's stack (a test about to kill a worker that did not
+    finish asks, so its failure says where the worker was stuck)."""
+    print("-- asyncio tasks at SIGUSR1 --", flush=True)
+    with contextlib.suppress(RuntimeError):
+        for task in asyncio.all_tasks(asyncio.get_event_loop()):
+            task.print_stack(file=sys.stdout)
+    sys.stdout.flush()
+
+
 def main(config: dict[str, Any]) -> None:
+    signal.signal(signal.SIGUSR1, say_where_stuck)
     attributes = {"name": config["spider"], "redis_batch_size": config.get("batch", 4)}
     spider_cls = type("Spider", (ClusterSpider,), attributes)
     process = AsyncCrawlerProcess({**BASE_SETTINGS, **config["settings"]})

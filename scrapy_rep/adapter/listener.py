@@ -1,0 +1,140 @@
+"""One crawler's side of the shared resolver: its robots.txt fetches, and what each new
+policy means for it.
+
+Crawlers with equal settings share one :class:`~scrapy_rep.runtime.resolver.Resolver`;
+each listens to it through a :class:`PolicyListener`. The listener is the
+resolver's fetch for this crawler (one ``fetch`` record a fetch, abandoned
+when the crawler closes) and hears every new policy, whoever fetched it:
+recorded (fetched or reused), given to the gate, whose effects
+:class:`~scrapy_rep.adapter.holding.Holding` carries out (held requests
+released or dropped, a refetch planned), and said to the application
+(``origin_paused`` / ``origin_resumed``, Scrapy's ``robots_parsed``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from scrapy import Request
+
+from scrapy_rep import signals as rep_signals
+from scrapy_rep.adapter import compat
+from scrapy_rep.adapter.holding import closing
+from scrapy_rep.adapter.robotparser import RepRobotParser
+from scrapy_rep.core.events import Fetched, Parsed, Reused, Standing
+from scrapy_rep.core.policy import NOT_MODIFIED, Conditional, FetchResult, Policy, Status
+from scrapy_rep.runtime.resolver import Fetch, FetchAbandoned, Now
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+
+    from scrapy_rep.adapter.fetch import RobotsFetcher
+    from scrapy_rep.adapter.holding import Holding
+    from scrapy_rep.adapter.telemetry import Telemetry
+    from scrapy_rep.core.gate import OriginGate
+    from scrapy_rep.runtime.resolver import Resolver
+
+
+class PolicyListener:
+    """Fetches robots.txt for this crawler; carries out each new policy of the resolver here."""
+
+    def __init__(
+        self,
+        crawler: Crawler,
+        fetcher: RobotsFetcher,
+        gate: OriginGate[Request],
+        resolver: Resolver,
+        telemetry: Telemetry,
+        *,
+        clock: Now,
+        token: str,
+    ) -> None:
+        self.crawler = crawler
+        self.fetcher = fetcher
+        self.gate = gate
+        self.resolver = resolver
+        self.telemetry = telemetry
+        self.clock = clock
+        self.token = token
+        #: where held requests wait; given by :meth:`serve`, since it fetches through us
+        self.holding: Holding | None = None
+        #: origin -> this crawler's fetch result, until the policy it gives is recorded with it
+        self._results: dict[str, FetchResult] = {}
+
+    def serve(self, holding: Holding) -> None:
+        """Carry new policies out on ``holding`` and listen to the resolver, until :meth:`leave`."""
+        self.holding = holding
+        self.resolver.listeners.append(self)
+
+    def leave(self) -> None:
+        self.resolver.listeners.remove(self)
+
+    def closing(self) -> bool:
+        """Whether this crawler is closing: a fetch now is abandoned, not learnt from."""
+        return (self.holding is not None and self.holding.closed) or closing(self.crawler)
+
+    async def fetch(self, origin: str, validators: Conditional | None = None) -> FetchResult:
+        """The resolver's fetch for ``origin``: this crawler's robots.txt, one record a fetch."""
+        if self.closing():
+            raise FetchAbandoned(origin)
+        held = self.gate.first_held(origin)
+        if held is not None:  # a refetch for held requests: on their behalf
+            self.fetcher.asking(origin, held)
+        result = await self.fetcher(origin, validators)
+        if result.error and self.closing():
+            raise FetchAbandoned(origin)  # cut short by our own close, not the site's fault
+        self._results[origin] = result  # recorded with the policy it gives (on_policy)
+        return result
+
+    def on_policy(
+        self, origin: str, old: Policy | None, new: Policy, fetched: Fetch | None
+    ) -> None:
+        """A new policy for ``origin``, from any crawler sharing the resolver."""
+        holding = self.holding
+        assert holding is not None  # listening only once serving
+        asked = self.fetcher.answered(origin)
+        here = fetched == self.fetch
+        result = self._results.pop(origin, None) if here else None
+        if holding.closed:
+            if result is not None:
+                self.telemetry.record(Fetched(origin, result, None))
+            return
+        parsed = here and new.status is Status.OK and new.outcome != NOT_MODIFIED
+        robots = self.resolver.cache.robots(new) if parsed else None
+        if here:  # one fetch, one record: what was fetched and the policy it gave
+            licenses = robots.licenses if robots is not None else ()
+            self.telemetry.record(Fetched(origin, result, new, licenses))
+        else:
+            self.telemetry.record(Reused(origin, new))
+        effects = self.gate.on_policy(origin, old, new, self.clock())
+        self.telemetry.record(Standing(origin, new, effects.paused, effects.resumed))
+        if effects.paused:
+            self._send(rep_signals.origin_paused, origin, new)
+        if effects.resumed:
+            self._send(rep_signals.origin_resumed, origin, new)
+        if parsed:  # a 304 renewed the copy in hand: nothing was parsed
+            self._parsed(origin, new, asked or Request(new.url))
+        # the held requests of a given-up origin go back to be dropped, not released
+        holding.carry_out(origin, effects, released=new.status is not Status.UNRESOLVED)
+
+    def on_abandoned(self, origin: str) -> None:
+        """A fetch ended with its crawler: fetch again for what this crawler holds."""
+        self.fetcher.answered(origin)
+        result = self._results.pop(origin, None)
+        if result is not None:  # fetched, but no policy came of it
+            self.telemetry.record(Fetched(origin, result, None))
+        if self.holding is not None:
+            self.holding.refetch_if_held(origin)
+
+    def _parsed(self, origin: str, policy: Policy, asked: Request) -> None:
+        """Scrapy's ``robots_parsed``, with the request the fetch was for, as Scrapy sends it."""
+        robots = self.resolver.cache.robots(policy)
+        if robots is None:
+            return
+        self.telemetry.record(Parsed(origin, robots.diagnostics))
+        compat.send_robots_parsed(self.crawler, RepRobotParser(robots, self.token), asked)
+
+    def _send(self, signal: object, origin: str, policy: Policy) -> None:
+        self.crawler.signals.send_catch_log(
+            signal=signal, origin=origin, policy=policy, spider=self.crawler.spider
+        )
