@@ -23,6 +23,7 @@ from scrapy_rep.adapter.middleware import RobotsMiddleware
 from scrapy_rep.adapter.service import HELD_DETAIL, RobotsService
 from scrapy_rep.adapter.telemetry import Telemetry
 from scrapy_rep.core.decision import Decision
+from scrapy_rep.runtime.store.memory import EVICTED_PER_CACHED
 from tests.support.rig import Rig, in_loop
 
 A = "http://a.example:80"
@@ -53,6 +54,16 @@ def test_one_service_per_crawler_made_by_the_downloader_middleware(rig: Rig) -> 
         assert RobotsService.of(other.crawler) is not middleware.service
     finally:
         other.close()
+
+
+def test_the_caches_bounds_come_from_the_settings() -> None:
+    rig = Rig({"REP_CACHE_MAX_ORIGINS": 7, "REP_CACHE_COMPILED_ORIGINS": 3})
+    try:
+        cache = RobotsMiddleware(rig.crawler).service.resolver.cache
+        assert (cache.max_origins, cache.compiled_max) == (7, 3)
+        assert cache.evicted_max == EVICTED_PER_CACHED * 7  # no shared store: kept compact
+    finally:
+        rig.close()
 
 
 @pytest_twisted.ensureDeferred

@@ -187,7 +187,9 @@ class RobotsService:
         compat.log_missing_features(logger)
 
     def _make_resolver(self) -> Resolver:
-        cache = PolicyCache(self.config.cache_max_origins)
+        cache = PolicyCache(
+            self.config.cache_max_origins, compiled_max=self.config.cache_compiled_origins
+        )
         # an operator's ``scrapy-rep store forget`` empties the local cache too
         shared = open_store(self.config, self.jobdir, on_invalidate=cache.forget)
         if shared is None:  # nothing else to ask for an evicted origin: keep it compact

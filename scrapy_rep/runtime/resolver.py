@@ -300,6 +300,7 @@ class ResolverSpec:
     policy: PolicyConfig = field(compare=False)
     clock: Now = field(compare=False)
     cache_max_origins: int
+    cache_compiled_origins: int
     #: ``memory``, ``redis`` or ``sqlite`` and where: the Redis URL and prefix, the file
     store: str
     store_address: tuple[Any, ...]
@@ -325,6 +326,7 @@ class ResolverSpec:
             config.policy,
             clock,
             cache_max_origins=config.cache_max_origins,
+            cache_compiled_origins=config.cache_compiled_origins,
             store=kind,
             store_address=address,
             retention=retention,

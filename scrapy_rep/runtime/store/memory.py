@@ -34,12 +34,13 @@ from weakref import WeakValueDictionary
 from scrapy_rep.core.policy import Policy
 from scrapy_rep.robotstxt import RobotsTxt, parse
 
-#: evicted origins kept compact per cached one, without a shared store: a compact
-#: origin costs ~1.1 KiB on real files (a cached one ~6.4 KiB), so 10 per cached origin
-#: add at most ~1.7 times the cache's memory and spare that many refetches
-EVICTED_PER_CACHED = 10
-#: parsed files kept compiled, the most recently asked; the others are released to the
-#: compact form (compressed body) and compiled again when next asked
+#: evicted origins kept compact per cached one, without a shared store: an evicted
+#: origin costs ~1.3 KiB on real files, a cached one not compiled ~1.6 KiB, so each
+#: spares a refetch for little less than a cached origin costs; 3 per cached origin add
+#: at most ~2.5 times the cache's memory
+EVICTED_PER_CACHED = 3
+#: parsed files kept compiled, the most recently asked (``REP_CACHE_COMPILED_ORIGINS``);
+#: the others are released to the compact form and compiled again when next asked
 COMPILED_ORIGINS = 10_000
 
 
@@ -64,7 +65,7 @@ class PolicyCache:
     COMPILED_MAX: int | None = COMPILED_ORIGINS
 
     def __init__(
-        self, max_origins: int = 100_000, evicted_max: int = 0, compiled_max: int | None = None
+        self, max_origins: int = 1_000_000, evicted_max: int = 0, compiled_max: int | None = None
     ) -> None:
         self.max_origins = max_origins
         #: parsed files kept compiled (the most recently asked), or None for no window
