@@ -339,6 +339,40 @@ async def test_a_dead_workers_records_are_requeued_once(
     assert sync.smembers("scrapy-rep:v1:holders") == set()
 
 
+async def close_at_each_step(redis_server: str, steps: int) -> list[int]:
+    """Start a ledger and close it after 0, 1, ... ``steps`` - 1 turns of the event loop; the
+    turns after which its close had not ended within 5 s."""
+    from scrapy_rep.runtime.store.held import ZSET, HeldLedger, twin
+
+    stuck = []
+    for turns in range(steps):
+        ledger = HeldLedger(
+            twin(redis.Redis.from_url(redis_server)),
+            "scrapy-rep:v1",
+            f"w{turns}",
+            ("spider:requests", ZSET),
+            lease=0.03,
+            check_interval=0.01,
+            on_requeued=lambda w, moved: None,
+        )
+        ledger.start()  # its lease, and a first look for dead workers: commands on their way
+        for _ in range(turns):
+            await asyncio.sleep(0)
+        closing = asyncio.ensure_future(ledger.close())
+        done, _ = await asyncio.wait([closing], timeout=5.0)
+        if not done:
+            stuck.append(turns)
+    return stuck
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_ledger_closes_whenever_its_close_comes(redis_server: str) -> None:
+    """A spider's close stops the lease keeper and the requeuer whichever command they are
+    in: on Python 3.11 a cancellation landing as a command is written is lost in redis-py's
+    ``wait_for``, and a loop that relied on it ran on, and the close waited for ever."""
+    assert await aio(close_at_each_step(redis_server, 40)) == []
+
+
 async def aio_hlen(sync: redis.Redis, key: str, n: int) -> bool:
     """True once ``key`` has ``n`` fields (two of them ``~queue`` and ``~kind``, one per
     ``~about``)."""

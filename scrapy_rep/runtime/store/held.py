@@ -32,7 +32,6 @@ Only ``redis.asyncio``: nothing here blocks the reactor.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections import Counter
 from collections.abc import Callable
@@ -106,6 +105,7 @@ class HeldLedger:
         self._writer: asyncio.Task[None] | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._down = False  # warn once per outage
+        self._closed = False  # the loops end: a graceful close has begun
         self.counts: Counter[str] = Counter()
 
     def held_key(self, worker: str) -> str:
@@ -143,12 +143,20 @@ class HeldLedger:
         self._kick()
 
     async def close(self) -> None:
-        """A graceful close: the caller handed its requests over; delete every record."""
-        for task in (*self._tasks, self._writer):
-            if task is not None:
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await task
+        """A graceful close: the caller handed its requests over; delete every record.
+
+        The lease keeper and the requeuer stop on ``_closed`` as well as on their
+        cancellation: a cancellation can be lost (on Python 3.11, redis-py's
+        ``asyncio.wait_for`` around a socket write returns the write's result when the
+        cancellation lands just as the write ends), and a loop that relied on it alone
+        would run on and keep this close, and the spider's, waiting for ever.
+        """
+        self._closed = True
+        tasks = [t for t in (*self._tasks, self._writer) if t is not None]
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.wait(tasks)  # their own errors are theirs; a cancel of close is not
         self._ops.clear()
         try:
             async with self.client.pipeline(transaction=True) as pipe:
@@ -161,6 +169,8 @@ class HeldLedger:
             await self.client.aclose()
 
     def _kick(self) -> None:
+        if self._closed:
+            return
         if self._writer is None or self._writer.done():
             self._writer = asyncio.ensure_future(self._write())
 
@@ -194,7 +204,7 @@ class HeldLedger:
             self.counts["recorded"] += sum(
                 1 for op, held_id, _ in ops if op == "record" and not held_id.startswith("~")
             )
-            if not self._ops:
+            if not self._ops or self._closed:
                 return
 
     async def _renew(self) -> None:
@@ -233,7 +243,7 @@ class HeldLedger:
     async def _every(self, seconds: float, job: Callable[[], Any], now: bool = False) -> None:
         if not now:
             await asyncio.sleep(seconds)
-        while True:
+        while not self._closed:
             try:
                 await job()
                 self._answered()
