@@ -23,6 +23,7 @@ from jwm.robotstxt import googlebot
 
 from scrapy_rep.robotstxt import RobotsTxt, normalise_path, parse
 from scrapy_rep.robotstxt.matcher import path_of
+from tests.support.examples import examples
 from tests.test_properties import reference
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "deviations.md"
@@ -212,7 +213,7 @@ def test_generated_files_agree_with_google(seed: int) -> None:
     # Google robots.cc (checked with jwm.robotstxt) and RFC 9309 agree on all
     # of this vocabulary; we must give the same answers.
     rng = random.Random(seed)
-    for _ in range(400):
+    for _ in range(examples(400)):
         body = random_body(rng)
         for path in rng.sample(PATHS, 5):
             url = rng.choice(URL_FORMS).format(path)
