@@ -178,8 +178,14 @@ NUMERIC = [
 
 
 def test_numeric_settings_are_all_checked() -> None:
-    assert len(NUMERIC) == 19  # with REP_WORKER_LEASE and REP_WORKER_CHECK_INTERVAL
-    assert {"REP_FETCH_TIMEOUT", "REP_PENDING_WAIT", "REP_CRAWL_DELAY_MAX"} <= set(NUMERIC)
+    assert len(NUMERIC) == 20
+    assert {
+        "REP_FETCH_TIMEOUT",
+        "REP_PENDING_WAIT",
+        "REP_CRAWL_DELAY_MAX",
+        "REP_WORKER_LEASE",
+        "REP_CACHE_COMPILED_ORIGINS",
+    } <= set(NUMERIC)
 
 
 @pytest.mark.parametrize("name", NUMERIC)
