@@ -407,7 +407,7 @@ class RepSettings:
         "REP_CACHE_COMPILED_ORIGINS",
         10_000,
         whole(low=1),
-        "cached origins whose rules stay compiled, the most recently judged (~5 KiB more "
+        "cached origins whose rules stay compiled, the most recently judged (~10 KiB more "
         "each on real files); the others are compiled again when next judged (~0.1 ms for "
         "a median file, ~0.7 ms on average): raise it above the number of origins a crawl "
         "visits in turn",
