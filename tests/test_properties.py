@@ -421,6 +421,55 @@ def test_a_rule_set_asked_many_times_agrees_with_the_reference(
         assert answer is allowed
 
 
+#: origins that share one parsed file (the cache keeps one parse per body), and none
+_ORIGINS = ["https://example.com", "http://example.com:8080", "https://b.example", ""]
+_ROBOTS_HEADS = ["/robots", "/robots.txt", "/robots.txt$", "/*.txt$", "/r*t"]
+_ROBOTS_PATHS = ["/robots.txt", "/robots.txtx", "/robots.tx", "/robots.txt/", "/robots.txt?a"]
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(
+    rule_list=st.lists(
+        st.builds(
+            Rule,
+            st.booleans(),
+            st.tuples(st.sampled_from(_HEADS + _ROBOTS_HEADS), st.text("abcd/*$.", max_size=6)).map(
+                "".join
+            ),
+            st.integers(1, 1000),
+        ),
+        max_size=40,
+    ),
+    asked=st.lists(
+        st.tuples(
+            st.sampled_from(_ORIGINS),
+            st.one_of(
+                st.text("abcd/.", max_size=12).map(lambda p: "/" + p),
+                st.sampled_from(_ROBOTS_PATHS),
+            ),
+        ),
+        min_size=1,
+        max_size=40,
+    ),
+)
+def test_one_file_asked_for_origins_in_turn_agrees_with_the_reference(
+    rule_list: list[Rule], asked: list[tuple[str, str]]
+) -> None:
+    # allowed() bisects whole the URLs of the origin its rule set's bounds start with,
+    # and rebases them on another origin whose URLs keep coming: in any order, from
+    # any origin, the answer is the reference's (and /robots.txt is always allowed).
+    body = "User-agent: *\n" + "".join(
+        f"{'Allow' if rule.allow else 'Disallow'}: {rule.pattern}\n" for rule in rule_list
+    )
+    robots = parse(body)
+    parsed = [rule for group in robots.groups for rule in group.rules]
+    for origin, path in asked * 2:
+        expected = reference(parsed, path)
+        allowed = path == "/robots.txt" or expected is None or expected[1]
+        assert robots.allowed(TOKEN, origin + path) is allowed, origin + path
+        assert robots.decide(TOKEN, origin + path).allowed is allowed
+
+
 @settings(max_examples=examples(1000), deadline=None)
 @given(case=path_and_rules())
 def test_ruleset_agrees_with_brute_force_reference(case: tuple[str, list[Rule]]) -> None:

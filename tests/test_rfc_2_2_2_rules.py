@@ -209,6 +209,16 @@ def test_escaped_and_raw_disallowed_characters_are_one(pattern: str, path: str) 
     assert not robots_with(f"Disallow: {pattern}").allowed(TOKEN, path)
 
 
+@pytest.mark.parametrize("escaped", [False, True])
+def test_a_raw_delete_character_is_its_escape(escaped: bool) -> None:
+    # RFC 3986 §2.1: DEL (0x7F) is not allowed raw, so "/a\x7f" is "/a%7F", which
+    # "/a" is a prefix of (with or without another rule that has an escape).
+    robots = robots_with("Disallow: /a", *(["Allow: /b%20"] if escaped else []))
+    for url in ("https://example.com/a\x7f", "https://example.com/a\x7fb", "/a\x7f"):
+        assert not robots.allowed(TOKEN, url)
+        assert not robots.decide(TOKEN, url).allowed
+
+
 def test_weight_counts_the_encoded_form_of_raw_characters() -> None:
     # RFC 9309 §2.2.2 "most octets": "/a|" is compared as "/a%7C" (5 octets);
     # both spellings are one pattern, so allow wins the tie, and a 3-octet

@@ -16,9 +16,7 @@ from typing import Any
 
 from scrapy_rep.robotstxt.agent import InvalidProductToken, product_token, validate_token
 from scrapy_rep.robotstxt.matcher import (
-    _AUTHORITY,
     PLAIN_OCTETS,
-    ROBOTS_TXT,
     RuleSet,
     first_entry,
     is_robots_txt,
@@ -154,9 +152,9 @@ class _Selection:
     """The groups for one product token (by their place in the file), and their
     rules compiled on first use.
 
-    Once ``compiled``, ``rules`` is the compiled rule set, or None when the
-    groups have no rule that can match anything (every URL allowed);
-    ``label`` names the groups as a record does.
+    Once ``compiled``, ``rules`` is the compiled rule set (an empty one,
+    :data:`_NO_RULES`, when the groups have no rule that can match anything);
+    None until then. ``label`` names the groups as a record does.
     """
 
     __slots__ = ("compiled", "delays", "indices", "label", "rules")
@@ -169,6 +167,10 @@ class _Selection:
         #: (token, seconds or None) pairs asked of crawl_delay, kept small
         self.delays: tuple[tuple[str, float | None], ...] = ()
 
+
+#: the rule set of groups without a rule that can match: no bound, every URL allowed
+#: (shared: rebasing it changes nothing)
+_NO_RULES = RuleSet(())
 
 #: the selections of a file no token has been asked of: one empty dict for all, never written
 _NO_SELECTIONS: dict[str, _Selection] = {}
@@ -196,9 +198,7 @@ class RobotsTxt:
     __slots__ = (
         "__weakref__",
         "_agents",
-        "_base",
         "_body",
-        "_cut",
         "_derived",
         "_group_lines",
         "_packed",
@@ -233,10 +233,6 @@ class RobotsTxt:
         #: token -> its selection; the shared empty one until a token is selected
         self._selections: dict[str, _Selection] = _NO_SELECTIONS
         self._derived: dict[object, Any] | None = None
-        #: ``scheme://authority/`` of the URL judged last (most URLs share it)
-        self._base = ""
-        #: where the path starts in a URL that starts with ``_base``
-        self._cut = 0
 
     @property
     def derived(self) -> dict[object, Any]:
@@ -286,7 +282,6 @@ class RobotsTxt:
         self._agents = self._group_lines = None
         self._selections = _NO_SELECTIONS
         self._derived = None
-        self._base = ""
 
     @property
     def compiled(self) -> bool:
@@ -369,7 +364,7 @@ class RobotsTxt:
         if not selection.compiled:
             groups = self._groups_of(selection)
             compiled = RuleSet((r for g in groups for r in g.rules), keep=False)
-            selection.rules = compiled if compiled else None
+            selection.rules = compiled if compiled else _NO_RULES
             selection.compiled = True
             self._let_go()
         return selection
@@ -393,7 +388,8 @@ class RobotsTxt:
         if is_robots_txt(path):
             return Verdict(True, None, None, "robots-txt", selection, self)
         rules = selection.rules
-        rule = None if rules is None else rules.match(path)
+        assert rules is not None  # compiled
+        rule = rules.match(path)
         if rule is not None:
             return Verdict(rule.allow, rule, None, f"{rule.directive}-rule", selection, self)
         reason = "no-matching-rule" if selection.indices else "no-group"
@@ -411,42 +407,37 @@ class RobotsTxt:
     def allowed(self, token: str, url: str) -> bool:
         """The fast path of :meth:`decide`."""
         try:
-            selection = self._selections[token]
+            rules = self._selections[token].rules
         except KeyError:
-            selection = self._matcher(token)  # validates the token, compiles
-        if not selection.compiled:
-            selection = self._matcher(token)
-        rules = selection.rules
+            rules = None
         if rules is None:
-            return True  # no rule can match
-        # path_of and normalise_path, inlined: no Python call on the usual URL, whose
-        # scheme and authority are those of the URL before (a file judges one origin)
-        base = self._base
-        if base and url.startswith(base):
-            path = url[self._cut :]
-        else:
-            path = path_of(url)
-            end = _AUTHORITY(url).end()  # type: ignore[union-attr]  # always matches
-            self._base = url[: end + 1] if url[end : end + 1] == "/" else ""
-            self._cut = end
-        if "%" in path or "#" in path or not path.isascii():  # three C scans, no call
-            # escapes, a fragment, non-ASCII (the path is path_of(url) but for a fragment)
-            path = normalise_path(path.partition("#")[0])
-        elif rules.escaped and path.encode().translate(None, PLAIN_OCTETS):
-            path = normalise_path(path)  # a raw space, '|', ... and rules with %XX escapes
-        if path == ROBOTS_TXT:
-            return True
-        # RuleSet.best inlined: one bisection finds the path's interval, whose answer
-        # is known unless a wildcard rule may outweigh its plain one. Rules without
-        # an escape give the interval of a path with a raw ' ', '|', ... the answer
-        # of its escaped form (see RuleSet.escaped); their wildcards are tried on that.
-        answer = rules.answers[bisect_right(rules.bounds, path)]
+            rules = self._matcher(token).rules  # validates the token, compiles
+            assert rules is not None
+            rules.adopt(url, first=True)
+        # The usual URL is bisected whole: the rule set's bounds start with its origin
+        # (RuleSet.rebase), and /robots.txt has an interval of its own. Escapes, a
+        # fragment, non-ASCII (three C scans), or a raw ' ', '|'... and rules with %XX
+        # escapes: the path is cut out and normalised first.
+        if (
+            "%" in url
+            or "#" in url
+            or not url.isascii()
+            or (rules.escaped and url.encode().translate(None, PLAIN_OCTETS))
+        ):
+            return _allows_url(rules, url)
+        answer = rules.answers[bisect_right(rules.bounds, url)]
         if answer is True or answer is False:
             return answer
+        if answer is None:  # another origin's URL (or no rule set rebased on it yet)
+            rules.adopt(url)
+            return _allows_url(rules, url)
+        # Wildcard rules that may say otherwise than the plain rule: the first that
+        # matches decides. Rules without an escape give the interval of a path with a
+        # raw ' ', '|', ... the answer of its escaped form (see RuleSet.escaped); their
+        # wildcards are tried on that.
+        path = url[rules.cut :]
         if not rules.escaped and path.encode().translate(None, PLAIN_OCTETS):
-            path = normalise_path(path)  # a raw space, '|', ... (one C pass, unlike a regex)
-        # wildcard rules that may say otherwise than the plain rule: the first that
-        # matches decides
+            path = normalise_path(path)  # one C pass, unlike a regex
         entry = first_entry(path, answer[1])
         return answer[0] if entry is None else entry[1]
 
@@ -473,6 +464,12 @@ class RobotsTxt:
         if len(selection.delays) < 4:
             selection.delays += ((token, found),)
         return found
+
+
+def _allows_url(rules: RuleSet, url: str) -> bool:
+    """:meth:`RobotsTxt.allowed` of a URL to cut and normalise first."""
+    path = normalise_path(path_of(url))
+    return is_robots_txt(path) or rules.allows(path)
 
 
 def _agents_of(parsed: Parsed) -> tuple[tuple[str, ...], ...]:

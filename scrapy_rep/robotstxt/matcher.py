@@ -138,9 +138,17 @@ def _literal(text: str) -> str:
 _Entry = tuple[int, bool, int, int, bool, "str | tuple[str, ...] | None"]
 #: an interval's answer: allowed or not, or (the plain rule's answer, entries to try)
 _Answer: TypeAlias = "bool | tuple[bool, tuple[_Entry, ...]]"
-#: greater than every character of a normalised path (they are all printable ASCII):
-#: ``key + END`` is past every path that starts with ``key``
-END = "\x7f"
+#: greater than every ASCII character (a normalised path is printable ASCII; a raw
+#: path is matched as it is only when ASCII): ``key + END`` is past every such path
+#: that starts with ``key``
+END = "\x80"
+#: the first and the last bound of a rule set, around every path (they all start
+#: with '/', and "0" follows "/"): before the first or past the last is another
+#: origin's URL (see :meth:`RuleSet.rebase`)
+FIRST, LAST = "/", "0"
+#: just past ``/robots.txt`` and nothing else: the bound that ends its own interval
+#: (always allowed, RFC 9309 §2.2.2) in a rule set whose rules cover it
+ROBOTS_TXT_END = ROBOTS_TXT + "\x00"
 
 
 def _directory(pattern: str) -> str | None:
@@ -230,6 +238,13 @@ class RuleSet:
     exact for ``*``-only globs and linear in the path, so a hostile pattern
     of many ``*`` cannot backtrack.
 
+    The bounds lie between :data:`FIRST` and :data:`LAST` (every path starts
+    with '/'), ``/robots.txt`` alone in an interval when rules cover it, and
+    each starts with ``prefix``: none at first, then (:meth:`rebase`) the
+    ``scheme://authority`` of the origin whose URLs the set judges, so that
+    :meth:`RobotsTxt.allowed <scrapy_rep.robotstxt.RobotsTxt.allowed>` bisects
+    a URL as it comes, without cutting its path out.
+
     No :class:`Rule` object is kept: a rule is its number, with its line and
     kind in one array (``line << 1 | allow``), the normalised pattern of an
     entry, and the pattern as written only where it differs. :meth:`match`
@@ -243,13 +258,16 @@ class RuleSet:
         "_kept",
         "_lines",
         "_made",
+        "_misses",
         "_patterns",
         "_plain",
         "_undecided",
         "_written",
         "answers",
         "bounds",
+        "cut",
         "escaped",
+        "prefix",
     )
 
     def __init__(self, rules: Iterable[Rule], keep: bool = True) -> None:
@@ -301,6 +319,12 @@ class RuleSet:
         self._written = written or None
         self._kept: tuple[Rule, ...] | None = tuple(kept) if keep else None
         self._made: dict[int, Rule] | None = None
+        #: what every bound starts with before its path: "" or a URL's scheme://authority
+        #: (:meth:`rebase`), and its length
+        self.prefix = ""
+        self.cut = 0
+        #: URLs judged since the last rebase whose prefix is another (see :meth:`adopt`)
+        self._misses = 0
         self._intervals(plain, entries)
 
     def _intervals(self, plain: dict[str, int], entries: dict[str, list[_Entry]]) -> None:
@@ -400,17 +424,7 @@ class RuleSet:
                         last_found, last_cut, last_plain = found, cut, plain_answer
                         last_beats, last_answer = beats, answer
                 answers.append(answer)
-        #: the sorted interval bounds; a path's interval is ``bisect_right(bounds, path)``
-        self.bounds: tuple[str, ...] = tuple(bounds)
-        #: per interval: True / False when every path in it gets that answer, else
-        #: (the plain rule's answer, the entries to try first, heaviest first: the
-        #: first that matches decides, see :func:`first_entry`)
-        self.answers: tuple[_Answer, ...] = tuple(answers)
-        #: per interval: the heaviest plain rule as ``number << 1 | allow``, or -1
-        self._plain = array("i", codes)
-        #: per interval where entries may outweigh the plain rule: those entries,
-        #: heaviest first
-        self._undecided = undecided
+        self._frame(bounds, codes, answers, undecided)
         #: whether a key or an entry's piece has a %XX escape. If none has, a path's
         #: raw ' ', '|', ... (ASCII octets that normalise escapes) cannot change which
         #: keys are its prefixes: a key has no such octet, and the escaped path has
@@ -423,6 +437,87 @@ class RuleSet:
             if after is not None
         )
 
+    def _frame(
+        self,
+        bounds: list[str],
+        codes: list[int],
+        answers: list[_Answer],
+        undecided: dict[int, tuple[_Entry, ...]],
+    ) -> None:
+        """Keep the intervals of paths, between :data:`FIRST` and :data:`LAST`, with
+        ``/robots.txt`` in one of its own whose answer is True.
+
+        So a URL is bisected as it is (once the rule set is rebased on its origin)
+        and its interval says all: another origin's URL falls outside, and
+        ``/robots.txt`` needs no test of its own.
+        """
+        framed: list[_Answer | None] = [True]
+        if bounds:
+            # past the key "" (of a pattern that starts with '*') and before its end
+            first, last = bisect_left(bounds, FIRST), bisect_left(bounds, LAST)
+            framed = [None, *answers[first : last + 1], None]
+            codes = [-1, *codes[first : last + 1], -1]
+            bounds = [FIRST, *bounds[first:last], LAST]
+            shift = 1 - first
+            undecided = {
+                at + shift: found for at, found in undecided.items() if first <= at <= last
+            }
+            at = bisect_right(bounds, ROBOTS_TXT)
+            if framed[at] is not True:
+                # cut its interval at /robots.txt (unless a key is that) and just past it
+                cuts = (
+                    [ROBOTS_TXT_END]
+                    if bounds[at - 1] == ROBOTS_TXT
+                    else [ROBOTS_TXT, ROBOTS_TXT_END]
+                )
+                count = len(cuts)
+                bounds[at:at] = cuts
+                framed[at:at] = [framed[at]] * count
+                framed[at + count - 1] = True
+                codes[at:at] = [codes[at]] * count
+                split = undecided.get(at)
+                undecided = {n + count if n > at else n: found for n, found in undecided.items()}
+                if split is not None:  # the pieces try what the interval did
+                    undecided.update(dict.fromkeys(range(at, at + count + 1), split))
+        #: the sorted interval bounds, each ``prefix`` + a path (but for an empty set:
+        #: no bound); a path's interval is ``bisect_right(bounds, prefix + path)``
+        self.bounds: tuple[str, ...] = tuple(bounds)
+        #: per interval: True / False when every URL in it gets that answer, else
+        #: (the plain rule's answer, the entries to try first, heaviest first: the
+        #: first that matches decides, see :func:`first_entry`); None before the first
+        #: bound and past the last (another origin's URL)
+        self.answers: tuple[_Answer | None, ...] = tuple(framed)
+        #: per interval: the heaviest plain rule as ``number << 1 | allow``, or -1
+        self._plain = array("i", codes if bounds else [-1])
+        #: per interval where entries may outweigh the plain rule: those entries,
+        #: heaviest first
+        self._undecided = undecided
+
+    def rebase(self, prefix: str) -> None:
+        """Start every bound with ``prefix``, a URL's ``scheme://authority`` (before
+        its path's '/'), so that the URLs of that origin are bisected whole.
+
+        Any string between ``prefix + FIRST`` and ``prefix + LAST`` starts with
+        ``prefix + "/"``, so its path is what follows ``prefix``; another origin's
+        URL falls before the first bound or past the last.
+        """
+        if self.bounds:
+            cut = self.cut
+            self.bounds = tuple([prefix + bound[cut:] for bound in self.bounds])
+            self.prefix, self.cut, self._misses = prefix, len(prefix), 0
+
+    def adopt(self, url: str, first: bool = False) -> None:
+        """Rebase on ``url``'s origin: on the ``first`` URL judged, else once its
+        origin's URLs keep coming -- as many judged outside the bounds as a sixteenth
+        of the bounds (rebasing costs a string per bound), so that a file shared by
+        origins in turn pays little."""
+        end = _AUTHORITY(url).end()  # type: ignore[union-attr]  # always matches
+        if url[end : end + 1] != "/" or url[:end] == self.prefix:
+            return
+        self._misses += 1
+        if first or self._misses * 16 >= len(self.bounds):
+            self.rebase(url[:end])
+
     def __len__(self) -> int:
         return len(self._lines)
 
@@ -432,7 +527,7 @@ class RuleSet:
         ``at`` is the path's interval, if the caller has bisected already.
         """
         if at < 0:
-            at = bisect_right(self.bounds, path)
+            at = bisect_right(self.bounds, self.prefix + path)
         undecided = self._undecided.get(at)
         if undecided is not None:
             entry = first_entry(path, undecided)
@@ -475,11 +570,11 @@ class RuleSet:
         """The key of the plain rule ``number``, a prefix of ``path``: the shortest key
         that is a prefix of the path and whose interval that rule decides."""
         bounds = self.bounds
-        for length in range(len(path) + 1):
-            prefix = path[:length]
-            at = bisect_left(bounds, prefix)
-            if at < len(bounds) and bounds[at] == prefix and self._plain[at + 1] >> 1 == number:
-                return prefix
+        for length in range(1, len(path) + 1):  # a plain key starts with '/'
+            bound = self.prefix + path[:length]
+            at = bisect_right(bounds, bound) - 1  # the last of equal bounds (FIRST is one)
+            if at >= 0 and bounds[at] == bound and self._plain[at + 1] >> 1 == number:
+                return path[:length]
         raise LookupError(number)  # pragma: no cover - the rule decided the path
 
 
