@@ -229,10 +229,12 @@ class RobotsTxt:
         self._packed = packed
         #: how many Content-Usage and Content-Signal lines the file has (0: it states
         #: no use preference, and judging need not look for one)
-        self.preference_lines = len(parsed.signals) + sum(
-            len(group.usage) + sum(len(run.signals) for run in group.runs)
-            for group in parsed.groups
-        )
+        lines = len(parsed.signals)
+        for group in parsed.groups:
+            lines += len(group.usage)
+            for run in group.runs:
+                lines += len(run.signals)
+        self.preference_lines = lines
         #: octets of the body as given (before the 500 KiB cut)
         self.size = parsed.size
         self.truncated = parsed.truncated
@@ -489,11 +491,11 @@ def _token_key(token: str) -> str:
 
 
 def _agents_of(parsed: Parsed) -> tuple[tuple[str, ...], ...]:
-    return tuple(tuple(group.agents) for group in parsed.groups)
+    return tuple([tuple(group.agents) for group in parsed.groups])
 
 
 def _group_lines_of(parsed: Parsed) -> tuple[int, ...]:
-    return tuple(group.line for group in parsed.groups)
+    return tuple([group.line for group in parsed.groups])
 
 
 def runs_in(groups: tuple[Group, ...], token: str) -> tuple[Agents, ...]:
