@@ -9,6 +9,8 @@ same: the decision record (verdict, rule, line, group, reason, use answers),
 
 from __future__ import annotations
 
+import zlib
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -131,6 +133,20 @@ def test_a_small_body_released_is_kept_as_it_is() -> None:
     robots.release()
     assert not robots.compiled
     assert not robots.allowed("mybot", "/x") and robots.decide("mybot", "/x").rule is not None
+
+
+def test_a_large_body_is_compressed_when_released_not_when_judged() -> None:
+    # Compressing costs ~20 µs whatever the size, as much as compiling a median
+    # file: the first question does not pay it; the compact form does.
+    body = FILE + "".join(f"Disallow: /filler/{n}/\n" for n in range(60))
+    assert len(body) > 1024
+    robots = parse(body)
+    assert not robots.allowed("examplebot-ai", "/filler/7/x")
+    assert robots._packed is None
+    robots.release()
+    assert robots._packed is not None and zlib.decompress(robots._packed) == body.encode()
+    assert not robots.allowed("examplebot-ai", "/filler/7/x")
+    assert robots.allowed("examplebot-ai", "/filler/")
 
 
 LINES = [

@@ -12,10 +12,12 @@ from __future__ import annotations
 import zlib
 from bisect import bisect_right
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import Any
 
 from scrapy_rep.robotstxt.agent import InvalidProductToken, product_token, validate_token
 from scrapy_rep.robotstxt.matcher import (
+    PENDING,
     PLAIN_OCTETS,
     RuleSet,
     first_entry,
@@ -175,8 +177,9 @@ _NO_RULES = RuleSet(())
 #: the selections of a file no token has been asked of: one empty dict for all, never written
 _NO_SELECTIONS: dict[str, _Selection] = {}
 
-#: bodies up to this size are kept as they are, not compressed (zlib saves little on
-#: them and costs a parse ~15 µs); a cache compresses every body (:meth:`RobotsTxt.packed`)
+#: bodies up to this size are kept as they are when released, not compressed (zlib
+#: saves little on them and costs a parse ~15 µs); a cache compresses every body
+#: (:meth:`RobotsTxt.packed`)
 SMALL_BODY = 1024
 
 
@@ -188,7 +191,10 @@ class RobotsTxt:
     Crawl-delay, Request-rate, Content-Usage and Content-Signal lines,
     sitemaps, licences, diagnostics); judging compiles the rules of the
     token's groups into a packed :class:`RuleSet` and lets the parse go,
-    keeping the body (zlib-compressed, unless it is under ``SMALL_BODY``).
+    keeping the body, zlib-compressed once released (:meth:`release`, unless
+    it is under ``SMALL_BODY``): compressing costs ~20 µs whatever the size,
+    as much as compiling a median file, and a compiled file is larger than
+    its body anyway.
     Whatever asks for the parse later (``groups``, ``diagnostics``,
     ``sitemaps``, another token) gets it parsed again from that body, the
     same every time. Tokens that select the same
@@ -264,12 +270,6 @@ class RobotsTxt:
         if self._packed is None:
             self._packed, self._body = packed, None
 
-    def _let_go(self) -> None:
-        """Keep the body instead of the parse: compressed, unless it is small."""
-        if self._body is not None and len(self._body) > SMALL_BODY:
-            self.packed()
-        self._tree = None
-
     def release(self) -> None:
         """Go back to the compact form: the body and a few counts, nothing compiled.
 
@@ -278,7 +278,9 @@ class RobotsTxt:
         again from the body and gets the same answer, rule, line and group.
         A cache calls this for the files it has not been asked about lately.
         """
-        self._let_go()
+        if self._body is not None and len(self._body) > SMALL_BODY:
+            self.packed()
+        self._tree = None
         self._agents = self._group_lines = None
         self._selections = _NO_SELECTIONS
         self._derived = None
@@ -335,9 +337,7 @@ class RobotsTxt:
         """The token's selection; validates the token. Compiles nothing."""
         selection = self._selections.get(token)
         if selection is None:
-            key = validate_token(token).lower()
-            if key == token:
-                key = token  # one string for both
+            key = _token_key(token)
             selection = self._selections.get(key)
             if selection is None:
                 agents = self._agents
@@ -345,13 +345,17 @@ class RobotsTxt:
                     self._tree = tree = self._parsed()
                     agents = self._agents = _agents_of(tree)
                     self._group_lines = _group_lines_of(tree)
-                named = tuple(i for i, names in enumerate(agents) if key in names)
-                chosen = named or tuple(i for i, names in enumerate(agents) if "*" in names)
-                # Tokens that select the same groups (often every token falls
-                # back to '*') share one selection, so one compiled rule set.
-                shared = next((s for s in self._selections.values() if s.indices == chosen), None)
+                named = [i for i, names in enumerate(agents) if key in names]
+                chosen = tuple(named or [i for i, names in enumerate(agents) if "*" in names])
                 if self._selections is _NO_SELECTIONS:
                     self._selections = {}
+                    shared = None
+                else:
+                    # Tokens that select the same groups (often every token falls
+                    # back to '*') share one selection, so one compiled rule set.
+                    shared = next(
+                        (s for s in self._selections.values() if s.indices == chosen), None
+                    )
                 selection = self._selections[key] = shared or _Selection(chosen)
             self._selections[token] = selection
         return selection
@@ -366,7 +370,7 @@ class RobotsTxt:
             compiled = RuleSet((r for g in groups for r in g.rules), keep=False)
             selection.rules = compiled if compiled else _NO_RULES
             selection.compiled = True
-            self._let_go()
+            self._tree = None  # the body is kept
         return selection
 
     def groups_for(self, token: str) -> tuple[Group, ...]:
@@ -413,7 +417,6 @@ class RobotsTxt:
         if rules is None:
             rules = self._matcher(token).rules  # validates the token, compiles
             assert rules is not None
-            rules.adopt(url, first=True)
         # The usual URL is bisected whole: the rule set's bounds start with its origin
         # (RuleSet.rebase), and /robots.txt has an interval of its own. Escapes, a
         # fragment, non-ASCII (three C scans), or a raw ' ', '|'... and rules with %XX
@@ -425,12 +428,17 @@ class RobotsTxt:
             or (rules.escaped and url.encode().translate(None, PLAIN_OCTETS))
         ):
             return _allows_url(rules, url)
-        answer = rules.answers[bisect_right(rules.bounds, url)]
+        at = bisect_right(rules.bounds, url)
+        answer = rules.answers[at]
         if answer is True or answer is False:
             return answer
         if answer is None:  # another origin's URL (or no rule set rebased on it yet)
             rules.adopt(url)
             return _allows_url(rules, url)
+        if answer is PENDING:  # the interval's first URL
+            answer = rules.settle(at)
+            if answer is True or answer is False:
+                return answer
         # Wildcard rules that may say otherwise than the plain rule: the first that
         # matches decides. Rules without an escape give the interval of a path with a
         # raw ' ', '|', ... the answer of its escaped form (see RuleSet.escaped); their
@@ -470,6 +478,14 @@ def _allows_url(rules: RuleSet, url: str) -> bool:
     """:meth:`RobotsTxt.allowed` of a URL to cut and normalise first."""
     path = normalise_path(path_of(url))
     return is_robots_txt(path) or rules.allows(path)
+
+
+@lru_cache(maxsize=256)
+def _token_key(token: str) -> str:
+    """The token validated and lower-cased (the same string if it is already), once per
+    token: every file a crawl parses is asked for the same few."""
+    key = validate_token(token).lower()
+    return token if key == token else key
 
 
 def _agents_of(parsed: Parsed) -> tuple[tuple[str, ...], ...]:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 from array import array
-from bisect import bisect_left, bisect_right
+from bisect import bisect_right
 from collections.abc import Iterable
 from typing import TypeAlias
 
@@ -40,6 +40,8 @@ _ALLOWED = bytes(_UNRESERVED) + b"!$&'()*+,;=:@/?"
 #: the same, for ``bytes.translate(None, PLAIN_OCTETS)``: what is left of an ASCII path
 #: is what normalising would change or escape
 PLAIN_OCTETS = _ALLOWED
+#: the same, and the newline that joins patterns for one pass over them all
+_ALLOWED_LINES = _ALLOWED + b"\n"
 #: two hex digits (any case) -> their canonical form: the character if unreserved
 _ESCAPES = {
     f"{a}{b}": chr(int(a + b, 16)) if int(a + b, 16) in _UNRESERVED else f"%{a}{b}".upper()
@@ -132,12 +134,28 @@ def _literal(text: str) -> str:
     return text
 
 
-#: one wildcard, anchored or index.html rule: (weight, allow, rule number, where its
+#: one wildcard, anchored or index.html rule: (weight, allow, minus its rule number, where its
 #: key ends in the path, anchored, what follows the key: None if nothing (a literal
 #: pattern), the piece after the one ``*`` (the usual wildcard), else all the pieces)
 _Entry = tuple[int, bool, int, int, bool, "str | tuple[str, ...] | None"]
 #: an interval's answer: allowed or not, or (the plain rule's answer, entries to try)
 _Answer: TypeAlias = "bool | tuple[bool, tuple[_Entry, ...]]"
+#: an interval's answer not worked out yet (:meth:`RuleSet.settle`)
+PENDING: _Answer = (False, ())
+#: a key open over an interval: (key, the heaviest plain rule as ``number << 1 | allow``
+#: or -1, its weight or -1, the entries of the key and those above it, heaviest first)
+_Frame = tuple[str, int, int, tuple[_Entry, ...]]
+
+
+def _open(frame: _Frame) -> bool:
+    """Can an entry outweigh the frame's plain rule (then the first, the heaviest, can)?"""
+    _, code, weight, found = frame
+    if not found:
+        return False
+    first = found[0]
+    return first[0] > weight or (first[0] == weight and first[1] and not code & 1)
+
+
 #: greater than every ASCII character (a normalised path is printable ASCII; a raw
 #: path is matched as it is only when ASCII): ``key + END`` is past every such path
 #: that starts with ``key``
@@ -166,12 +184,13 @@ def _entry(pattern: str, allow: bool, number: int) -> tuple[str, _Entry]:
     anchored = pattern[-1] == "$"
     body = pattern[:-1] if anchored else pattern
     head, star, rest = body.partition("*")
-    key = _literal(head)
+    escaped = "%" in body
+    key = _literal(head) if escaped else head
     after: str | tuple[str, ...] | None = None
     if star:
-        segments = tuple(map(_literal, rest.split("*")))
+        segments = tuple(map(_literal, rest.split("*")) if escaped else rest.split("*"))
         after = segments[0] if len(segments) == 1 else segments
-    return key, (len(pattern), allow, number, len(key), anchored, after)
+    return key, (len(pattern), allow, -number, len(key), anchored, after)
 
 
 def _glob(path: str, position: int, segments: tuple[str, ...], anchored: bool) -> bool:
@@ -213,9 +232,11 @@ def first_entry(path: str, entries: tuple[_Entry, ...]) -> _Entry | None:
     return None
 
 
-def _heaviest_first(entry: _Entry) -> tuple[int, bool, int]:
-    """Sort key: heavier first, allow first among equals, then file order."""
-    return (-entry[0], not entry[1], entry[2])
+def _heaviest_first(entries: Iterable[_Entry]) -> tuple[_Entry, ...]:
+    """Heavier first, allow first among equals, then file order: the entries sorted as
+    they are, in reverse (a rule's number is kept negated for this; no two entries
+    have the same weight, kind and rule)."""
+    return tuple(sorted(entries, reverse=True))
 
 
 class RuleSet:
@@ -258,9 +279,12 @@ class RuleSet:
         "_kept",
         "_lines",
         "_made",
+        "_missed",
         "_misses",
         "_patterns",
+        "_pending",
         "_plain",
+        "_settled",
         "_undecided",
         "_written",
         "answers",
@@ -271,24 +295,60 @@ class RuleSet:
     )
 
     def __init__(self, rules: Iterable[Rule], keep: bool = True) -> None:
-        plain: dict[str, int] = {}  # key -> its plain rule as number << 1 | allow
+        given = list(rules)
+        written_all = [rule.pattern for rule in given]
+        if "" in written_all:  # an empty pattern matches nothing (see parser)
+            given = [rule for rule in given if rule.pattern]
+            written_all = [rule.pattern for rule in given]
+        text = "\n".join(written_all)
+        # Nothing to normalise in any pattern (one C pass over them all): no '%' either.
+        clean = text.isascii() and not text.encode().translate(None, _ALLOWED_LINES)
+        self._made: dict[int, Rule] | None = None
+        #: what every bound starts with before its path: "" or a URL's scheme://authority
+        #: (:meth:`rebase`), and its length
+        self.prefix = ""
+        self.cut = 0
+        #: the prefix of the URLs judged last outside the bounds, and how many in a row
+        #: (see :meth:`adopt`)
+        self._missed: str | None = None
+        self._misses = 0
+        self._written: dict[int, str] | None = None
+        self._patterns: dict[int, str] | None = None
+        self._kept: tuple[Rule, ...] | None = tuple(given) if keep else None
+        if (
+            clean
+            and "*" not in text
+            and "$" not in text
+            and "/index.htm" not in text
+            and text[:1] == "/"
+            and text.count("\n/") == len(given) - 1
+        ):
+            # The usual file: every rule a plain prefix of paths, as written, numbered in
+            # file order; unless a pattern comes twice (then the loop below decides).
+            lines = [rule.line << 1 | rule.allow for rule in given]
+            numbers = [n << 1 | (code & 1) for n, code in enumerate(lines)]
+            plain = dict(zip(written_all, numbers, strict=True))
+            if len(plain) == len(lines):
+                self._lines = array("I", lines)
+                self.escaped = False
+                self._intervals(plain, {})
+                return
+        plain = {}  # key -> its plain rule as number << 1 | allow
         entries: dict[str, list[_Entry]] = {}
         patterns: dict[int, str] = {}
-        lines: list[int] = []
+        lines = []
         written: dict[int, str] = {}
         kept: list[Rule] = []
-        for rule in rules:
-            given = rule.pattern
+        for rule in given:
+            pattern = rule.pattern
             # normalise, its common case inlined: a pattern with nothing to change
-            if given.isascii() and not given.encode().translate(None, _ALLOWED):
-                pattern = given
-            else:
-                pattern = normalise(given)
-            if not pattern or pattern[0] not in "/*":
-                continue  # matches nothing: empty, or no leading '/' (see parser)
+            if not clean and (not pattern.isascii() or pattern.encode().translate(None, _ALLOWED)):
+                pattern = normalise(pattern)
+            if pattern[0] not in "/*":
+                continue  # matches nothing: no leading '/' (see parser)
             number = len(lines)
-            if pattern is not given and pattern != given:
-                written[number] = given
+            if pattern is not rule.pattern and pattern != rule.pattern:
+                written[number] = rule.pattern
             allow = rule.allow
             lines.append(rule.line << 1 | allow)
             if keep:
@@ -296,7 +356,7 @@ class RuleSet:
             if (
                 "*" not in pattern
                 and pattern[-1] != "$"
-                and ("%" not in pattern or ("%2A" not in pattern and "%24" not in pattern))
+                and (clean or "%" not in pattern or ("%2A" not in pattern and "%24" not in pattern))
             ):
                 # The usual rule: a plain prefix, whose weight is its length. Plain
                 # rules of one pattern weigh the same: the first allow (else the
@@ -317,153 +377,140 @@ class RuleSet:
         self._lines = array("I", lines)
         self._patterns = patterns or None
         self._written = written or None
-        self._kept: tuple[Rule, ...] | None = tuple(kept) if keep else None
-        self._made: dict[int, Rule] | None = None
-        #: what every bound starts with before its path: "" or a URL's scheme://authority
-        #: (:meth:`rebase`), and its length
-        self.prefix = ""
-        self.cut = 0
-        #: URLs judged since the last rebase whose prefix is another (see :meth:`adopt`)
-        self._misses = 0
-        self._intervals(plain, entries)
-
-    def _intervals(self, plain: dict[str, int], entries: dict[str, list[_Entry]]) -> None:
-        """Cut the paths into intervals at every key and ``key + END``; say what each
-        interval's keys decide (one sweep over the sorted keys with a stack of the
-        keys that are prefixes of the current one)."""
-        bounds: list[str] = []
-        codes = [-1]  # the interval before the first key: no rule
-        answers: list[_Answer] = [True]
-        undecided: dict[int, tuple[_Entry, ...]] = {}
-        # intervals in a row under the same keys try the same entries: one tuple for them
-        last_found: tuple[_Entry, ...] = ()
-        last_cut, last_plain = 0, False
-        last_beats: tuple[_Entry, ...] = ()
-        last_answer: _Answer = False
-        keys = sorted(plain) if not entries else []
-        if not entries and not any(map(str.startswith, keys[1:], keys)):
-            # Only plain rules, and no key is a prefix of another (then none is a prefix
-            # of the key after it): key, end, key, end... with no rule between them.
-            # Made by slices, in C: most files are this.
-            count = len(keys)
-            bounds = [""] * (2 * count)
-            bounds[::2] = keys
-            bounds[1::2] = [key + END for key in keys]
-            own_codes = [plain[key] for key in keys]
-            codes = [-1] * (2 * count + 1)
-            codes[1::2] = own_codes
-            answers = [True] * (2 * count + 1)
-            answers[1::2] = [code & 1 == 1 for code in own_codes]
-        elif not entries:  # only plain rules: every interval is decided
-            # per open key: (key, its plain rule); -1 & 1 is 1: no rule allows
-            chain: list[tuple[str, int]] = []
-            for key in keys:
-                while chain and not key.startswith(chain[-1][0]):
-                    bounds.append(chain.pop()[0] + END)
-                    code = chain[-1][1] if chain else -1
-                    codes.append(code)
-                    answers.append(code & 1 == 1)
-                code = plain[key]
-                chain.append((key, code))
-                bounds.append(key)
-                codes.append(code)
-                answers.append(code & 1 == 1)
-            while chain:
-                bounds.append(chain.pop()[0] + END)
-                code = chain[-1][1] if chain else -1
-                codes.append(code)
-                answers.append(code & 1 == 1)
-        else:
-            # per open key: (key, plain rule, its weight, the entries under it and
-            # the keys above it, heaviest first)
-            stack: list[tuple[str, int, int, tuple[_Entry, ...]]] = []
-            root: tuple[str, int, int, tuple[_Entry, ...]] = ("", -1, -1, ())
-            keys = sorted(plain.keys() | entries.keys())
-            at = 0
-            while at < len(keys) or stack:
-                if at < len(keys) and (not stack or keys[at].startswith(stack[-1][0])):
-                    key = keys[at]
-                    at += 1
-                    _, code, weight, found = stack[-1] if stack else root
-                    own_code = plain.get(key)
-                    if own_code is not None:
-                        code, weight = own_code, len(key)
-                    own = entries.get(key)
-                    if own is not None:
-                        found = tuple(sorted((*found, *own), key=_heaviest_first))
-                    stack.append((key, code, weight, found))
-                    bounds.append(key)
-                else:  # the keys under the open one are done: close it
-                    bounds.append(stack.pop()[0] + END)
-                    _, code, weight, found = stack[-1] if stack else root
-                codes.append(code)
-                plain_answer = code & 1 == 1
-                answer: _Answer = plain_answer
-                if found:
-                    # The entries that can outweigh the plain rule: a prefix of them
-                    # (heavier first, allow first among equals).
-                    cut = 0
-                    for entry in found:
-                        if entry[0] > weight or (entry[0] == weight and entry[1] and not answer):
-                            cut += 1
-                        else:
-                            break
-                    if cut and found is last_found and cut == last_cut and answer is last_plain:
-                        undecided[len(answers)] = last_beats  # as the interval before
-                        answer = last_answer
-                    elif cut:
-                        beats = found if cut == len(found) else found[:cut]
-                        undecided[len(answers)] = beats
-                        # For allowed(), the entries up to the last that says otherwise
-                        # than the plain rule (none: the plain rule's answer stands).
-                        last = cut
-                        while last and beats[last - 1][1] is plain_answer:
-                            last -= 1
-                        if last:
-                            answer = (plain_answer, beats if last == cut else beats[:last])
-                        last_found, last_cut, last_plain = found, cut, plain_answer
-                        last_beats, last_answer = beats, answer
-                answers.append(answer)
-        self._frame(bounds, codes, answers, undecided)
+        if keep:
+            self._kept = tuple(kept)
         #: whether a key or an entry's piece has a %XX escape. If none has, a path's
         #: raw ' ', '|', ... (ASCII octets that normalise escapes) cannot change which
         #: keys are its prefixes: a key has no such octet, and the escaped path has
         #: '%' there. So its interval, and the answer of a decided one, is that of
         #: its normalised form, and only the entries need the normalised path.
-        afters = [entry[5] for found in entries.values() for entry in found]
-        self.escaped = "%" in "".join(bounds) or any(
-            "%" in (after if isinstance(after, str) else "".join(after))
-            for after in afters
-            if after is not None
+        self.escaped = not clean and (
+            any("%" in key for key in plain)
+            or any("%" in key for key in entries)
+            or any(
+                "%" in (after if isinstance(after, str) else "".join(after))
+                for found in entries.values()
+                for *_, after in found
+                if after is not None
+            )
         )
+        self._intervals(plain, entries)
+
+    def _intervals(self, plain: dict[str, int], entries: dict[str, list[_Entry]]) -> None:
+        """Cut the paths into intervals at every key and ``key + END``; say what each
+        interval's keys decide.
+
+        The keys "" and "/" are prefixes of every path: their rules are the root's,
+        which every interval inherits. Bounds run from :data:`FIRST`: interval 0,
+        before it, and the last, past :data:`LAST`, hold no path (their answer is
+        None). Where entries may outweigh the plain rule, the interval's answer is
+        :data:`PENDING` until first asked (:meth:`settle`): most intervals never are.
+        """
+        everywhere = [*entries.pop("", ()), *entries.pop("/", ())]
+        root_code = plain.pop("/", -1)  # -1 & 1 is 1: no rule allows
+        root: _Frame = (
+            "/",
+            root_code,
+            1 if root_code >= 0 else -1,
+            _heaviest_first(everywhere) if everywhere else (),
+        )
+        root_answer: _Answer = PENDING if _open(root) else root_code & 1 == 1
+        #: per pending interval: its frame (key, plain rule, weight, entries)
+        pending: dict[int, _Frame] = {}
+        keys = sorted(plain.keys() | entries.keys()) if entries else sorted(plain)
+        if not any(map(str.startswith, keys[1:], keys)):
+            # No key is a prefix of another (then none is a prefix of the key after it):
+            # root, key, its end, root, key, its end... made by slices, in C (most files).
+            count = len(keys)
+            bounds = [FIRST] * (2 * count + 2)
+            bounds[1:-1:2] = keys
+            bounds[2:-1:2] = [key + END for key in keys]
+            bounds[-1] = LAST
+            codes = [root_code] * (2 * count + 3)
+            answers: list[_Answer | None] = [root_answer] * (2 * count + 3)
+            codes[0] = codes[-1] = -1
+            answers[0] = answers[-1] = None
+            if not entries and root_answer is not PENDING:
+                own_codes = [plain[key] for key in keys]
+                codes[2:-1:2] = own_codes
+                answers[2:-1:2] = [code & 1 == 1 for code in own_codes]
+            else:
+                if root_answer is PENDING:
+                    pending = dict.fromkeys(range(1, 2 * count + 2, 2), root)
+                at = 2
+                for key in keys:
+                    frame = self._open_key(key, root, plain, entries)
+                    codes[at] = frame[1]
+                    if _open(frame):
+                        pending[at] = frame
+                        answers[at] = PENDING
+                    else:
+                        answers[at] = frame[1] & 1 == 1
+                    at += 2
+        else:
+            # A sweep over the sorted keys with a stack of the keys open (those that
+            # are prefixes of the current one): a key opens its interval, its end
+            # closes it and goes back to the interval of the key open under it.
+            bounds = [FIRST]
+            codes = [-1, root_code]
+            answers = [None, root_answer]
+            if root_answer is PENDING:
+                pending[1] = root
+            stack: list[_Frame] = []
+            at = 0
+            while at < len(keys) or stack:
+                if at < len(keys) and (not stack or keys[at].startswith(stack[-1][0])):
+                    key = keys[at]
+                    at += 1
+                    frame = self._open_key(key, stack[-1] if stack else root, plain, entries)
+                    stack.append(frame)
+                    bounds.append(key)
+                else:  # the keys under the open one are done: close it
+                    bounds.append(stack.pop()[0] + END)
+                    frame = stack[-1] if stack else root
+                codes.append(frame[1])
+                if _open(frame):
+                    pending[len(answers)] = frame
+                    answers.append(PENDING)
+                else:
+                    answers.append(frame[1] & 1 == 1)
+            bounds.append(LAST)
+            codes.append(-1)
+            answers.append(None)
+        self._frame(bounds, codes, answers, pending)
+
+    @staticmethod
+    def _open_key(
+        key: str, under: _Frame, plain: dict[str, int], entries: dict[str, list[_Entry]]
+    ) -> _Frame:
+        """The frame of ``key``, a prefix of paths inside the key ``under`` is for: its
+        plain rule (else the one above it) and weight, and the entries of both."""
+        _, code, weight, found = under
+        own_code = plain.get(key)
+        if own_code is not None:
+            code, weight = own_code, len(key)
+        own = entries.get(key)
+        if own is not None:
+            found = _heaviest_first((*found, *own))
+        return (key, code, weight, found)
 
     def _frame(
         self,
         bounds: list[str],
         codes: list[int],
-        answers: list[_Answer],
-        undecided: dict[int, tuple[_Entry, ...]],
+        answers: list[_Answer | None],
+        pending: dict[int, _Frame],
     ) -> None:
-        """Keep the intervals of paths, between :data:`FIRST` and :data:`LAST`, with
-        ``/robots.txt`` in one of its own whose answer is True.
+        """Keep the intervals, with ``/robots.txt`` in one of its own whose answer is
+        True (when a rule covers it).
 
         So a URL is bisected as it is (once the rule set is rebased on its origin)
         and its interval says all: another origin's URL falls outside, and
         ``/robots.txt`` needs no test of its own.
         """
-        framed: list[_Answer | None] = [True]
-        if bounds:
-            # past the key "" (of a pattern that starts with '*') and before its end
-            first, last = bisect_left(bounds, FIRST), bisect_left(bounds, LAST)
-            framed = [None, *answers[first : last + 1], None]
-            codes = [-1, *codes[first : last + 1], -1]
-            bounds = [FIRST, *bounds[first:last], LAST]
-            shift = 1 - first
-            undecided = {
-                at + shift: found for at, found in undecided.items() if first <= at <= last
-            }
+        if self._lines:
             at = bisect_right(bounds, ROBOTS_TXT)
-            if framed[at] is not True:
+            if answers[at] is not True:
                 # cut its interval at /robots.txt (unless a key is that) and just past it
                 cuts = (
                     [ROBOTS_TXT_END]
@@ -472,26 +519,67 @@ class RuleSet:
                 )
                 count = len(cuts)
                 bounds[at:at] = cuts
-                framed[at:at] = [framed[at]] * count
-                framed[at + count - 1] = True
+                answers[at:at] = [answers[at]] * count
+                answers[at + count - 1] = True
                 codes[at:at] = [codes[at]] * count
-                split = undecided.get(at)
-                undecided = {n + count if n > at else n: found for n, found in undecided.items()}
+                split = pending.get(at)
+                if pending:
+                    pending = {n + count if n > at else n: frame for n, frame in pending.items()}
                 if split is not None:  # the pieces try what the interval did
-                    undecided.update(dict.fromkeys(range(at, at + count + 1), split))
+                    pending.update(dict.fromkeys(range(at, at + count + 1), split))
+        else:  # no rule: every URL allowed, whatever its origin
+            bounds, codes, answers = [], [-1], [True]
         #: the sorted interval bounds, each ``prefix`` + a path (but for an empty set:
         #: no bound); a path's interval is ``bisect_right(bounds, prefix + path)``
         self.bounds: tuple[str, ...] = tuple(bounds)
         #: per interval: True / False when every URL in it gets that answer, else
         #: (the plain rule's answer, the entries to try first, heaviest first: the
-        #: first that matches decides, see :func:`first_entry`); None before the first
-        #: bound and past the last (another origin's URL)
-        self.answers: tuple[_Answer | None, ...] = tuple(framed)
+        #: first that matches decides, see :func:`first_entry`), or PENDING until
+        #: :meth:`settle` works that out; None before the first bound and past the
+        #: last (another origin's URL)
+        self.answers = answers
         #: per interval: the heaviest plain rule as ``number << 1 | allow``, or -1
-        self._plain = array("i", codes if bounds else [-1])
-        #: per interval where entries may outweigh the plain rule: those entries,
-        #: heaviest first
-        self._undecided = undecided
+        self._plain = array("i", codes)
+        #: per interval where entries may outweigh the plain rule and that has been
+        #: asked: those entries, heaviest first
+        self._undecided: dict[int, tuple[_Entry, ...]] = {}
+        self._pending = pending or None
+        #: per frame settled (by its id; the frame is kept with it): its entries, answer
+        self._settled: dict[int, tuple[_Frame, tuple[_Entry, ...], _Answer]] | None = None
+
+    def settle(self, at: int) -> _Answer:
+        """Work out what the interval ``at`` answers (its entries), when first asked."""
+        pending = self._pending
+        assert pending is not None
+        frame = pending.pop(at)
+        # intervals under the same keys share their frame: worked out once for them all
+        settled = self._settled.get(id(frame)) if self._settled is not None else None
+        if settled is None:
+            _, code, weight, found = frame
+            plain_answer = code & 1 == 1
+            cut = 0
+            for entry in found:
+                if entry[0] > weight or (entry[0] == weight and entry[1] and not plain_answer):
+                    cut += 1
+                else:
+                    break
+            beats = found if cut == len(found) else found[:cut]
+            # For allowed(), the entries up to the last that says otherwise than the
+            # plain rule (none: the plain rule's answer stands).
+            last = cut
+            while last and beats[last - 1][1] is plain_answer:
+                last -= 1
+            answer: _Answer = plain_answer
+            if last:
+                answer = (plain_answer, beats if last == cut else beats[:last])
+            if self._settled is None:
+                self._settled = {}
+            self._settled[id(frame)] = settled = (frame, beats, answer)  # the frame kept
+        _, beats, answer = settled
+        self._undecided[at] = beats
+        if self.answers[at] is PENDING:  # (not the interval of /robots.txt alone)
+            self.answers[at] = answer
+        return self.answers[at]  # type: ignore[return-value]  # settled: not None
 
     def rebase(self, prefix: str) -> None:
         """Start every bound with ``prefix``, a URL's ``scheme://authority`` (before
@@ -504,19 +592,22 @@ class RuleSet:
         if self.bounds:
             cut = self.cut
             self.bounds = tuple([prefix + bound[cut:] for bound in self.bounds])
-            self.prefix, self.cut, self._misses = prefix, len(prefix), 0
+            self.prefix, self.cut, self._missed = prefix, len(prefix), None
 
-    def adopt(self, url: str, first: bool = False) -> None:
-        """Rebase on ``url``'s origin: on the ``first`` URL judged, else once its
-        origin's URLs keep coming -- as many judged outside the bounds as a sixteenth
-        of the bounds (rebasing costs a string per bound), so that a file shared by
-        origins in turn pays little."""
+    def adopt(self, url: str) -> None:
+        """Rebase on ``url``'s origin once its URLs keep coming: as many in a row judged
+        outside the bounds as a sixteenth of the bounds, or 8 (rebasing costs a string
+        per bound, about what judging a URL by its path costs); origins sharing the
+        file in turn are judged by their paths."""
         end = _AUTHORITY(url).end()  # type: ignore[union-attr]  # always matches
-        if url[end : end + 1] != "/" or url[:end] == self.prefix:
+        if url[end : end + 1] != "/":
             return
+        prefix = url[:end]
+        if prefix != self._missed:
+            self._missed, self._misses = prefix, 0
         self._misses += 1
-        if first or self._misses * 16 >= len(self.bounds):
-            self.rebase(url[:end])
+        if self._misses >= 8 or self._misses * 16 >= len(self.bounds):
+            self.rebase(prefix)
 
     def __len__(self) -> int:
         return len(self._lines)
@@ -529,10 +620,13 @@ class RuleSet:
         if at < 0:
             at = bisect_right(self.bounds, self.prefix + path)
         undecided = self._undecided.get(at)
+        if undecided is None and self._pending is not None and at in self._pending:
+            self.settle(at)
+            undecided = self._undecided[at]
         if undecided is not None:
             entry = first_entry(path, undecided)
             if entry is not None:
-                return entry[2] << 1 | entry[1]
+                return -entry[2] << 1 | entry[1]
         return self._plain[at]
 
     def allows(self, path: str) -> bool:
