@@ -9,6 +9,7 @@ from scrapy_rep.core.gate import (
     JUDGE,
     ORIGIN_PAUSED,
     ORIGIN_PENDING,
+    QUICK_FETCH,
     WAIT,
     OriginGate,
     Waiting,
@@ -42,20 +43,34 @@ def test_no_policy_waits_for_the_fetch_with_what_is_left_of_the_budget() -> None
     assert (too_late.action, too_late.reason) == (HOLD, ORIGIN_PENDING)
 
 
-def test_at_most_max_waiting_requests_wait_in_the_downloader_at_once() -> None:
+def test_at_most_max_waiting_requests_wait_their_whole_budget() -> None:
     g: OriginGate[str] = OriginGate(2.0, 10, park_timeout=50.0, max_waiting=2)
-    assert g.may_wait()
-    with g.waiting_room():
-        with g.waiting_room():
-            assert g.in_downloader == 2 and not g.may_wait()
-        assert g.may_wait()
+    assert g.wait_budget(2.0, 10.0) == 2.0
+    with g.waiting_room(10.0):
+        assert g.wait_budget(1.5, 10.0) == 1.5
+        with g.waiting_room(10.0):
+            assert g.in_downloader == 2
+            # past the bound, while the fetches are quick: a short wait, never longer
+            assert g.wait_budget(2.0, 10.0 + QUICK_FETCH / 2) == QUICK_FETCH
+            assert g.wait_budget(0.1, 10.0 + QUICK_FETCH / 2) == 0.1
+            # one of them has waited a quick fetch's time: parked at once
+            assert g.wait_budget(2.0, 10.0 + QUICK_FETCH) == 0.0
+        assert g.wait_budget(2.0, 99.0) == 2.0
     try:
-        with g.waiting_room():
+        with g.waiting_room(10.0):
             raise RuntimeError("a wait cut short")
     except RuntimeError:
         pass
     assert g.in_downloader == 0  # counted out however the wait ends
-    assert gate().may_wait()  # no bound by default
+    assert gate().wait_budget(2.0, 10.0) == 2.0  # no bound by default
+
+
+def test_the_longest_waiting_request_decides_whether_fetches_are_quick() -> None:
+    g: OriginGate[str] = OriginGate(2.0, 10, park_timeout=50.0, max_waiting=1)
+    with g.waiting_room(10.0), g.waiting_room(11.0):
+        assert g.wait_budget(2.0, 11.0) == 0.0  # the one since 10.0 is slow, though 11.0 is not
+    with g.waiting_room(11.0), g.waiting_room(10.9):
+        assert g.wait_budget(2.0, 11.0) == QUICK_FETCH
 
 
 def test_half_the_downloader_may_wait_for_robots_txt() -> None:

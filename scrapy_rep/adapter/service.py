@@ -221,9 +221,9 @@ class RobotsService:
                 self.tdmrep.start(origin)  # beside the robots.txt fetch, not after it
             if not downloader:  # takes no downloader slot: the gate's waiting bound is not its
                 policy = await self._wait_for_fetch(origin, admission.budget, request)
-            else:  # past the gate's bound, start the fetch and park at once: no waiting slot
-                budget = admission.budget if self.gate.may_wait() else 0.0
-                with self.gate.waiting_room():
+            else:  # takes a downloader slot while it waits: the gate says for how long
+                budget = self.gate.wait_budget(admission.budget, now)
+                with self.gate.waiting_room(now):
                     policy = await self._wait_for_fetch(origin, budget, request)
             admission = self.gate.admit_fetched(policy)
         if admission.action != JUDGE:

@@ -113,8 +113,8 @@ class OriginGate(Generic[T]):
         self.park_timeout = park_timeout
         #: requests that may wait in the downloader for a fetch at once (None: any number)
         self.max_waiting = max_waiting
-        #: requests waiting in the downloader for a fetch now (see waiting_room)
-        self.in_downloader = 0
+        #: when each request waiting in the downloader for a fetch began
+        self._waiting_since: list[float] = []
         self._lot: ParkingLot[T] = ParkingLot(park_max)
         self._paused: set[str] = set()
         self._wakes: dict[str, float] = {}  # origin -> when its refetch is due
@@ -174,24 +174,38 @@ class OriginGate(Generic[T]):
             return Admission(HOLD, ORIGIN_PENDING)
         return Admission(WAIT, budget=budget)
 
-    def may_wait(self) -> bool:
-        """Whether one more request may wait in the downloader for its origin's fetch.
+    @property
+    def in_downloader(self) -> int:
+        """Requests waiting in the downloader for their origin's fetch now."""
+        return len(self._waiting_since)
+
+    def wait_budget(self, budget: float, now: float) -> float:
+        """How long one more request may wait in the downloader for its origin's fetch.
 
         A request waiting there counts in Scrapy's ``CONCURRENT_REQUESTS``: the
         first requests of origins whose robots.txt hangs would take all of it
-        and stall every healthy origin. Past ``max_waiting`` a request is
-        parked at once instead, and released when its origin's fetch ends.
+        and stall every healthy origin. So ``max_waiting`` requests may wait
+        their whole ``budget``; past them, a request waits only while the
+        fetches are quick (none of the waiting requests has waited
+        ``QUICK_FETCH`` s), and at most that long, else it is parked at once
+        (budget 0) and released when its origin's fetch ends. While fetches
+        are answered quickly, as when a broad crawl starts, nothing is parked
+        for want of room; when they are slow, at most ``QUICK_FETCH`` s of the
+        downloader go to them beyond ``max_waiting``.
         """
-        return self.max_waiting is None or self.in_downloader < self.max_waiting
+        if self.max_waiting is None or len(self._waiting_since) < self.max_waiting:
+            return budget
+        waited = now - min(self._waiting_since)
+        return min(budget, QUICK_FETCH) if waited < QUICK_FETCH else 0.0
 
     @contextmanager
-    def waiting_room(self) -> Iterator[None]:
-        """Count a request as waiting in the downloader while the block runs."""
-        self.in_downloader += 1
+    def waiting_room(self, now: float) -> Iterator[None]:
+        """Count a request as waiting in the downloader (since ``now``) while the block runs."""
+        self._waiting_since.append(now)
         try:
             yield
         finally:
-            self.in_downloader -= 1
+            self._waiting_since.remove(now)
 
     def admit_fetched(self, policy: Policy | None) -> Admission:
         """For a request that waited for its origin's fetch: the policy it just got is current.
@@ -301,10 +315,15 @@ class OriginGate(Generic[T]):
         return list(self._lot.drain())
 
 
-def waiting_bound(concurrent_requests: int) -> int | None:
-    """Requests that may wait in the downloader for robots.txt at once: half the downloader.
+#: seconds within which a robots.txt fetch counts as quick (see OriginGate.wait_budget)
+QUICK_FETCH = 0.25
 
-    The other half is always left to requests that can be judged now, so origins
-    whose robots.txt hangs never stall the others (None: CONCURRENT_REQUESTS is unbounded).
+
+def waiting_bound(concurrent_requests: int) -> int | None:
+    """Requests that may wait in the downloader for robots.txt their whole budget: half of it.
+
+    The other half is left to requests that can be judged now (but for
+    ``QUICK_FETCH`` s while fetches are quick), so origins whose robots.txt
+    hangs never stall the others (None: CONCURRENT_REQUESTS is unbounded).
     """
     return max(1, concurrent_requests // 2) if concurrent_requests > 0 else None

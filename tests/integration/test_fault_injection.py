@@ -668,3 +668,28 @@ async def test_hung_robots_txt_fetches_leave_a_healthy_origin_its_pace(
     assert still_hanging == [HUNG]  # done before any hung fetch timed out
     assert all(o.hits("/robots.txt") == 1 for o in hung)
     assert not [u for u in result.downloaded if not u.startswith(healthy.url)]
+
+
+QUICK_ORIGINS = 24
+
+
+@pytest_twisted.ensureDeferred
+async def test_quick_robots_txt_fetches_park_nothing_at_a_broad_crawls_start(
+    site: FakeSite,
+) -> None:
+    """Every origin new at once, every robots.txt answered at once: requests wait, none parks.
+
+    Past half of CONCURRENT_REQUESTS a request may still wait a moment while the
+    fetches under way are quick, so a broad crawl's start does not park (and give
+    back to the scheduler) its first requests, nor start every origin's fetch at once.
+    """
+    origins = [
+        site.add(f"quick{n}", host=f"127.0.0.{n + 2}").robots(Reply(body=RULES))
+        for n in range(QUICK_ORIGINS)
+    ]
+    urls = [o.url_for(f"/page/{n}") for n in range(2) for o in origins]
+    result = await crawl(urls, {"CONCURRENT_REQUESTS": 4, "CONCURRENT_REQUESTS_PER_DOMAIN": 2})
+    assert sorted(result.downloaded) == sorted(urls)
+    assert all(o.hits("/robots.txt") == 1 for o in origins)
+    # a loaded machine may make a fetch slow now and then: a few parks, not most requests
+    assert result.stat("rep/parked") <= QUICK_ORIGINS // 6, result.stat("rep/parked")
