@@ -145,6 +145,7 @@ def test_pattern_starting_with_star_is_fine() -> None:
         ("/index.html", "/", True),
         ("/*/index.html", "/anything/", True),
         ("/*/index.html", "/anything/x", False),
+        ("/d/%69ndex.html", "/d/", True),  # %69 is 'i': the same pattern once normalised
     ],
 )
 def test_allow_index_html_also_allows_its_directory(allow: str, path: str, allowed: bool) -> None:

@@ -332,7 +332,7 @@ class RobotsTxt:
 
     def _groups_of(self, selection: _Selection, tree: Parsed | None = None) -> tuple[Group, ...]:
         groups = (tree or self._parsed()).groups
-        return tuple(groups[i] for i in selection.indices)
+        return tuple([groups[i] for i in selection.indices])
 
     # -- selecting and compiling
 
@@ -370,7 +370,8 @@ class RobotsTxt:
             selection = self._select(token)
         if not selection.compiled:
             groups = self._groups_of(selection)
-            compiled = RuleSet((r for g in groups for r in g.rules), keep=False)
+            rules = groups[0].rules if len(groups) == 1 else [r for g in groups for r in g.rules]
+            compiled = RuleSet(rules, keep=False)
             selection.rules = compiled if compiled else _NO_RULES
             selection.compiled = True
             self._tree = None  # the body is kept

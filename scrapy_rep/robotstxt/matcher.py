@@ -339,16 +339,22 @@ class RuleSet:
         lines = []
         written: dict[int, str] = {}
         kept: list[Rule] = []
+        # else no rule is an index.html one (normalising may decode one: "/%69ndex.htm")
+        index_html = not clean or "/index.htm" in text
+        number = -1
         for rule in given:
             pattern = rule.pattern
-            # normalise, its common case inlined: a pattern with nothing to change
-            if not clean and (not pattern.isascii() or pattern.encode().translate(None, _ALLOWED)):
-                pattern = normalise(pattern)
-            if pattern[0] not in "/*":
-                continue  # matches nothing: no leading '/' (see parser)
-            number = len(lines)
-            if pattern is not rule.pattern and pattern != rule.pattern:
-                written[number] = rule.pattern
+            if not clean:
+                # normalise, its common case inlined: a pattern with nothing to change
+                if not pattern.isascii() or pattern.encode().translate(None, _ALLOWED):
+                    pattern = normalise(pattern)
+                if pattern[0] not in "/*":
+                    continue  # matches nothing: no leading '/' (see parser)
+                if pattern != rule.pattern:
+                    written[number + 1] = rule.pattern
+            elif pattern[0] not in "/*":
+                continue
+            number += 1
             allow = rule.allow
             lines.append(rule.line << 1 | allow)
             if keep:
@@ -368,7 +374,7 @@ class RuleSet:
                 patterns[number] = pattern
                 key, entry = _entry(pattern, allow, number)
                 entries.setdefault(key, []).append(entry)
-            if allow and "/index.htm" in pattern:
+            if index_html and allow and "/index.htm" in pattern:
                 directory = _directory(pattern)
                 if directory is not None:
                     patterns[number] = pattern
@@ -437,15 +443,26 @@ class RuleSet:
             else:
                 if root_answer is PENDING:
                     pending = dict.fromkeys(range(1, 2 * count + 2, 2), root)
+                # each key's frame (_open_key and _open, inlined: a call a key costs)
+                _, _, root_weight, root_found = root
                 at = 2
                 for key in keys:
-                    frame = self._open_key(key, root, plain, entries)
-                    codes[at] = frame[1]
-                    if _open(frame):
-                        pending[at] = frame
+                    code = plain.get(key)
+                    if code is None:
+                        code, weight = root_code, root_weight
+                    else:
+                        weight = len(key)
+                    own = entries.get(key)
+                    found = root_found if own is None else _heaviest_first((*root_found, *own))
+                    codes[at] = code
+                    if found and (
+                        found[0][0] > weight
+                        or (found[0][0] == weight and found[0][1] and not code & 1)
+                    ):
+                        pending[at] = (key, code, weight, found)
                         answers[at] = PENDING
                     else:
-                        answers[at] = frame[1] & 1 == 1
+                        answers[at] = code & 1 == 1
                     at += 2
         else:
             # A sweep over the sorted keys with a stack of the keys open (those that
