@@ -331,7 +331,25 @@ class RuleSet:
             if len(plain) == len(lines):
                 self._lines = array("I", lines)
                 self.escaped = False
-                self._intervals(plain, {})
+                keys = sorted(plain)
+                if keys[0] != "/" and not any(map(str.startswith, keys[1:], keys)):
+                    # and no key is a prefix of another: FIRST, key, its end, key...,
+                    # LAST, every interval but the keys' without a rule (_intervals'
+                    # first case, without its root)
+                    count = len(keys)
+                    bounds = [FIRST] * (2 * count + 2)
+                    bounds[1:-1:2] = keys
+                    bounds[2:-1:2] = [key + END for key in keys]
+                    bounds[-1] = LAST
+                    own_codes = [plain[key] for key in keys]
+                    codes = [-1] * (2 * count + 3)
+                    codes[2:-1:2] = own_codes
+                    answers: list[_Answer | None] = [True] * (2 * count + 3)
+                    answers[0] = answers[-1] = None
+                    answers[2:-1:2] = [code & 1 == 1 for code in own_codes]
+                    self._frame(bounds, codes, answers, {})
+                else:
+                    self._intervals(plain, {})
                 return
         plain = {}  # key -> its plain rule as number << 1 | allow
         entries: dict[str, list[_Entry]] = {}
