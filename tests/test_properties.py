@@ -357,6 +357,9 @@ def test_allowed_reads_raw_octets_as_their_escapes(case: tuple[str, list[Rule]])
     assert robots.allowed(TOKEN, "https://example.com" + raw_path) is (
         expected is None or expected[1]
     )
+    # decide() too: the rule of the weight and kind the reference chooses
+    rule = robots.decide(TOKEN, "https://example.com" + raw_path).rule
+    assert (None if rule is None else reference([rule], normalise_path(raw_path))) == expected
 
 
 @settings(max_examples=examples(1000), deadline=None)
@@ -467,7 +470,14 @@ def test_one_file_asked_for_origins_in_turn_agrees_with_the_reference(
         expected = reference(parsed, path)
         allowed = path == "/robots.txt" or expected is None or expected[1]
         assert robots.allowed(TOKEN, origin + path) is allowed, origin + path
-        assert robots.decide(TOKEN, origin + path).allowed is allowed
+        verdict = robots.decide(TOKEN, origin + path)
+        assert verdict.allowed is allowed
+        if path == "/robots.txt":
+            assert verdict.reason == "robots-txt"
+        elif expected is None:
+            assert verdict.rule is None
+        else:  # a rule of the weight and kind the reference chooses
+            assert verdict.rule is not None and reference([verdict.rule], path) == expected
 
 
 @settings(max_examples=examples(1000), deadline=None)

@@ -19,6 +19,7 @@ from scrapy_rep.robotstxt.agent import InvalidProductToken, product_token, valid
 from scrapy_rep.robotstxt.matcher import (
     PENDING,
     PLAIN_OCTETS,
+    ROBOTS_TXT,
     RuleSet,
     first_entry,
     is_robots_txt,
@@ -229,10 +230,12 @@ class RobotsTxt:
         self._packed = packed
         #: how many Content-Usage and Content-Signal lines the file has (0: it states
         #: no use preference, and judging need not look for one)
-        self.preference_lines = len(parsed.signals) + sum(
-            len(group.usage) + sum(len(run.signals) for run in group.runs)
-            for group in parsed.groups
-        )
+        lines = len(parsed.signals)
+        for group in parsed.groups:
+            lines += len(group.usage)
+            for run in group.runs:
+                lines += len(run.signals)
+        self.preference_lines = lines
         #: octets of the body as given (before the 500 KiB cut)
         self.size = parsed.size
         self.truncated = parsed.truncated
@@ -388,12 +391,32 @@ class RobotsTxt:
     def decide(self, token: str, url: str) -> Verdict:
         """The answer for ``url`` (absolute, or a path) and the rule behind it."""
         selection = self._matcher(token)
-        path = normalise_path(path_of(url))
-        if is_robots_txt(path):
-            return Verdict(True, None, None, "robots-txt", selection, self)
         rules = selection.rules
         assert rules is not None  # compiled
-        rule = rules.match(path)
+        at = -1
+        path = None
+        if rules.bounds and not _to_normalise(rules, url):
+            # as allowed(): a URL of the origin the bounds start with is bisected whole,
+            # another's path needs no normalising either
+            at = bisect_right(rules.bounds, url)
+            if rules.answers[at] is not None:
+                path = url[rules.cut :]
+            else:
+                at = -1
+                start = rules.adopt(url)
+                if start >= 0:
+                    path = url[start:]
+            if (
+                path is not None
+                and not rules.escaped
+                and path.encode().translate(None, PLAIN_OCTETS)
+            ):
+                path = normalise_path(path)  # a raw ' ', '|'... for the wildcard rules
+        if path is None:
+            path = normalise_path(path_of(url))
+        if is_robots_txt(path):
+            return Verdict(True, None, None, "robots-txt", selection, self)
+        rule = rules.match(path, at)
         if rule is not None:
             return Verdict(rule.allow, rule, None, f"{rule.directive}-rule", selection, self)
         reason = "no-matching-rule" if selection.indices else "no-group"
@@ -433,8 +456,13 @@ class RobotsTxt:
         if answer is True or answer is False:
             return answer
         if answer is None:  # another origin's URL (or no rule set rebased on it yet)
-            rules.adopt(url)
-            return _allows_url(rules, url)
+            start = rules.adopt(url)
+            if start < 0:
+                return _allows_url(rules, url)
+            path = url[start:]  # needs no normalising, as the URL
+            if not rules.escaped and path.encode().translate(None, PLAIN_OCTETS):
+                path = normalise_path(path)  # but for the wildcard rules
+            return path == ROBOTS_TXT or rules.allows(path)
         if answer is PENDING:  # the interval's first URL
             answer = rules.settle(at)
             if answer is True or answer is False:
@@ -474,6 +502,17 @@ class RobotsTxt:
         return found
 
 
+def _to_normalise(rules: RuleSet, url: str) -> bool:
+    """Must the URL's path be cut and normalised before its interval is looked for?
+    (Escapes, a fragment, non-ASCII, or a raw ' ', '|'... and rules with escapes.)"""
+    return (
+        "%" in url
+        or "#" in url
+        or not url.isascii()
+        or bool(rules.escaped and url.encode().translate(None, PLAIN_OCTETS))
+    )
+
+
 def _allows_url(rules: RuleSet, url: str) -> bool:
     """:meth:`RobotsTxt.allowed` of a URL to cut and normalise first."""
     path = normalise_path(path_of(url))
@@ -489,11 +528,11 @@ def _token_key(token: str) -> str:
 
 
 def _agents_of(parsed: Parsed) -> tuple[tuple[str, ...], ...]:
-    return tuple(tuple(group.agents) for group in parsed.groups)
+    return tuple([tuple(group.agents) for group in parsed.groups])
 
 
 def _group_lines_of(parsed: Parsed) -> tuple[int, ...]:
-    return tuple(group.line for group in parsed.groups)
+    return tuple([group.line for group in parsed.groups])
 
 
 def runs_in(groups: tuple[Group, ...], token: str) -> tuple[Agents, ...]:

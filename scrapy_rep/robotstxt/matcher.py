@@ -594,20 +594,25 @@ class RuleSet:
             self.bounds = tuple([prefix + bound[cut:] for bound in self.bounds])
             self.prefix, self.cut, self._missed = prefix, len(prefix), None
 
-    def adopt(self, url: str) -> None:
+    def adopt(self, url: str) -> int:
         """Rebase on ``url``'s origin once its URLs keep coming: as many in a row judged
         outside the bounds as a sixteenth of the bounds, or 8 (rebasing costs a string
         per bound, about what judging a URL by its path costs); origins sharing the
-        file in turn are judged by their paths."""
+        file in turn are judged by their paths.
+
+        Where the URL's path starts, or -1 if it has none (nothing after its
+        authority, or a query or fragment right after it).
+        """
         end = _AUTHORITY(url).end()  # type: ignore[union-attr]  # always matches
         if url[end : end + 1] != "/":
-            return
+            return -1
         prefix = url[:end]
         if prefix != self._missed:
             self._missed, self._misses = prefix, 0
         self._misses += 1
         if self._misses >= 8 or self._misses * 16 >= len(self.bounds):
             self.rebase(prefix)
+        return end
 
     def __len__(self) -> int:
         return len(self._lines)
@@ -634,9 +639,12 @@ class RuleSet:
         code = self.best(path)
         return code < 0 or code & 1 == 1
 
-    def match(self, path: str) -> Rule | None:
-        """The deciding rule for a path in :func:`normalise_path` form, or None."""
-        code = self.best(path)
+    def match(self, path: str, at: int = -1) -> Rule | None:
+        """The deciding rule for a path in :func:`normalise_path` form, or None.
+
+        ``at`` is the path's interval, if the caller has bisected already.
+        """
+        code = self.best(path, at)
         if code < 0:
             return None
         number = code >> 1

@@ -208,6 +208,13 @@ _PREFIXES = (
 )
 
 
+#: the usual spellings as written, so that the common line needs no strip or lower-casing
+_AS_WRITTEN = {
+    spelling: directive
+    for name, directive in _EXACT.items()
+    for spelling in (name, name.title(), name.capitalize(), name.upper())
+}
+
 _PREFIX = re.compile("|".join(re.escape(prefix) for prefix, _ in _PREFIXES)).match
 _BY_PREFIX = dict(_PREFIXES)
 
@@ -299,10 +306,11 @@ def parse_records(data: bytes | str) -> Parsed:
         # CR alone ends a line too.
         end = max(data.rfind(b"\n", 0, MAX_BYTES + 1), data.rfind(b"\r", 0, MAX_BYTES + 1))
         data = data[: end + 1 or MAX_BYTES]
-    for n in range(len(_BOM), 0, -1):  # a BOM, even a partial one
-        if data.startswith(_BOM[:n]):
-            data = data[n:]
-            break
+    if data[:1] == _BOM[:1]:
+        for n in range(len(_BOM), 0, -1):  # a BOM, even a partial one
+            if data.startswith(_BOM[:n]):
+                data = data[n:]
+                break
     text, has_invalid_utf8 = _decode(data)
     lines = _NEWLINES.split(text) if "\r" in text else text.split("\n")
 
@@ -325,10 +333,12 @@ def parse_records(data: bytes | str) -> Parsed:
             dropped += 1
 
     exact = _EXACT.get
+    as_written = _AS_WRITTEN.get
     has_nul = "\0" in text
+    long_lines = len(text) > MAX_LINE  # else no line is
     for number, raw in enumerate(lines, 1):
         line = raw
-        if len(line) > MAX_LINE:
+        if long_lines and len(line) > MAX_LINE:
             line = line[:MAX_LINE]
             note(number, "line-too-long", f"{len(raw)} characters, cut at {MAX_LINE}")
         if has_nul and "\0" in line:
@@ -343,11 +353,25 @@ def parse_records(data: bytes | str) -> Parsed:
         # The common line, "Name: value", takes no helper call.
         key, colon, value = line.partition(":")
         if colon:
+            value = value.strip(_WS)
+            directive = as_written(key)
+            if directive is not None and current is not None and 0 < directive < 3:
+                # Allow / Disallow as usually written, in a group: the rule
+                in_agents = in_run = False
+                if value and value[0] not in "/*":
+                    # Google anchors every pattern at the path's leading '/', so
+                    # such a rule can never match; the RFC grammar forbids it.
+                    note(number, "pattern-without-slash", line)
+                rule = _new_rule(Rule)
+                _set_allow(rule, directive == _ALLOW)
+                _set_pattern(rule, value)
+                _set_line(rule, number)
+                current.rules.append(rule)
+                continue
             key = key.strip(_WS)
             if not key:
                 note(number, "not-a-record", line.strip(_WS))
                 continue
-            value = value.strip(_WS)
             missing_colon = False
         else:
             line = line.strip(_WS)
