@@ -654,11 +654,15 @@ def run_crawl(
     frontier: str = "lazy",
     profile: bool = False,
     ballast: int = 0,
+    uses: Sequence[str] = (),
 ) -> dict[str, Any]:
     server.ask(cmd="reset")
+    settings = SCALE_VARIANTS[variant]
+    if uses and variant == "c":
+        settings = {**settings, "REP_USES": list(uses)}
     config = {
         "seeds": server.seeds(),
-        "settings": SCALE_VARIANTS[variant],
+        "settings": settings,
         "frontier": frontier,
         "profile": profile,
         "ballast": ballast,
@@ -909,6 +913,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--profile", action="store_true", help="one more scrapy-rep crawl under cProfile"
     )
     parser.add_argument(
+        "--uses",
+        nargs="+",
+        default=[],
+        metavar="USE",
+        help="REP_USES of the scrapy-rep variant (train-ai also fetches tdmrep.json per origin)",
+    )
+    parser.add_argument(
         "--ballast",
         type=int,
         default=0,
@@ -935,6 +946,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     say(
         f"bench_scale: judging at {', '.join(f'{n:,}' for n in sizes)} origins; crawl of "
         f"{k:,} origins ({args.frontier} frontier), {runs} run(s) per variant; seed {args.seed}; "
+        f"scrapy-rep's REP_USES {args.uses}; "
         f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, "
         f"load average {os.getloadavg()[0]:.1f} at start"
     )
@@ -957,7 +969,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             for n in range(runs):  # variants alternate, so drift hits all alike
                 for variant in SCALE_VARIANTS:
-                    run = run_crawl(server, variant, frontier=args.frontier)
+                    run = run_crawl(server, variant, frontier=args.frontier, uses=args.uses)
                     crawls[variant].append(run)
                     say(
                         f"  run {n + 1} {variant}: {run['site'].get('pages', 0)} pages in "
@@ -968,9 +980,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                         f"rss {rss_mib(run):.0f} MiB, load {os.getloadavg()[0]:.1f}"
                     )
             if args.profile:
-                profile = run_crawl(server, "c", frontier=args.frontier, profile=True)
+                profile = run_crawl(
+                    server, "c", frontier=args.frontier, profile=True, uses=args.uses
+                )
             if args.ballast:
-                ballasted = run_crawl(server, "c", frontier=args.frontier, ballast=args.ballast)
+                ballasted = run_crawl(
+                    server, "c", frontier=args.frontier, ballast=args.ballast, uses=args.uses
+                )
         finally:
             server.close()
         out["crawl"] = {
