@@ -519,6 +519,9 @@ def _crawl_child(config: dict[str, Any]) -> None:
     errors: Counter[str] = Counter()
     full = config.get("frontier") == "full"
     gc_clock = GcClock()
+    picks = SchedulerPicks() if full else None
+    # diagnostic (--ballast): small tracked objects kept alive for the whole crawl
+    ballast = [[n] for n in range(config.get("ballast", 0))]
     old_generation: dict[str, int] = {}
 
     class ScaleSpider(scrapy.Spider):
@@ -556,6 +559,9 @@ def _crawl_child(config: dict[str, Any]) -> None:
     gc_clock.start()
     result = run_crawler(ScaleSpider, settings, errors)
     gc_clock.stop()
+    del ballast
+    if picks is not None:
+        result["scheduler"] = picks.summary()
     if profiler is not None:
         profiler.disable()
         result["profile"] = _profile_text(profiler)
@@ -604,6 +610,32 @@ class GcClock:
         }
 
 
+class SchedulerPicks:
+    """How often ``DownloaderAwarePriorityQueue`` picked a request, and among how many hosts.
+
+    Each pick scans every host with queued requests (a tuple each), so a broad
+    frontier's picks cost CPU in proportion to its hosts, and those tuples are
+    what brings most of the full collections; a request parked and released
+    is picked twice.
+    """
+
+    def __init__(self) -> None:
+        from scrapy.pqueues import DownloaderAwarePriorityQueue
+
+        self.picks = self.hosts = 0
+        pop = DownloaderAwarePriorityQueue.pop
+
+        def counted(queue: Any) -> Any:
+            self.picks += 1
+            self.hosts += len(queue.pqueues)
+            return pop(queue)
+
+        DownloaderAwarePriorityQueue.pop = counted  # type: ignore[method-assign]
+
+    def summary(self) -> dict[str, Any]:
+        return {"picks": self.picks, "hosts_per_pick": self.hosts / max(self.picks, 1)}
+
+
 def _profile_text(profiler: cProfile.Profile) -> str:
     """scrapy_rep's top 15 entries by cumulative time, and the process's top 20 by own time."""
     stream = io.StringIO()
@@ -616,14 +648,24 @@ def _profile_text(profiler: cProfile.Profile) -> str:
 
 
 def run_crawl(
-    server: ScaleServer, variant: str, *, frontier: str = "lazy", profile: bool = False
+    server: ScaleServer,
+    variant: str,
+    *,
+    frontier: str = "lazy",
+    profile: bool = False,
+    ballast: int = 0,
+    uses: Sequence[str] = (),
 ) -> dict[str, Any]:
     server.ask(cmd="reset")
+    settings = SCALE_VARIANTS[variant]
+    if uses and variant == "c":
+        settings = {**settings, "REP_USES": list(uses)}
     config = {
         "seeds": server.seeds(),
-        "settings": SCALE_VARIANTS[variant],
+        "settings": settings,
         "frontier": frontier,
         "profile": profile,
+        "ballast": ballast,
     }
     result = run_child(__file__, "_crawl", config, timeout=600)
     return {**result, "site": server.ask(cmd="summary")}
@@ -644,6 +686,16 @@ def rss_mib(run: dict[str, Any]) -> float:
 def handled_per_s(run: dict[str, Any]) -> float:
     """Every request the server answered (pages, robots.txt, 404s) per second."""
     return float(run["site"].get("requests", 0) / run["site"]["span"])
+
+
+def cpu_us_outside_gc(run: dict[str, Any]) -> float:
+    """CPU per request spent outside the garbage collector: the crawl's own work."""
+    requests = max(run["site"].get("requests", 0), 1)
+    return float((run["cpu"] - run["gc"]["seconds"]) / requests * 1e6)
+
+
+def picks(run: dict[str, Any]) -> float:
+    return float(run.get("scheduler", {}).get("picks", 0))
 
 
 def gc_seconds(run: dict[str, Any]) -> float:
@@ -762,16 +814,19 @@ def report_crawl(
             f"{med(rs, site_count('pages')):.0f} | {med(rs, lambda r: r['elapsed']):.1f} |"
         )
     say(
-        "\n| variant | handled/s (median) | full (gen-2) GC s (median) | gen-2 collections | "
+        "\n| variant | handled/s (median) | CPU µs/request outside GC | scheduler picks "
+        "(hosts scanned per pick) | full (gen-2) GC s (median) | gen-2 collections | "
         "all GC s | old-generation objects at close | most common there |"
     )
-    say("|---|---|---|---|---|---|---|")
+    say("|---|---|---|---|---|---|---|---|---|")
     for variant, label in LABELS.items():
         rs = runs[variant]
         old = rs[0]["gc"]["old_generation"]
         common = ", ".join(f"{name} {n:,}" for name, n in old.items() if name != "(all)")
+        hosts = med(rs, lambda r: r.get("scheduler", {}).get("hosts_per_pick", 0))
         say(
-            f"| {label} | {med(rs, handled_per_s):.0f} | {med(rs, gc_seconds):.1f} | "
+            f"| {label} | {med(rs, handled_per_s):.0f} | {med(rs, cpu_us_outside_gc):.0f} | "
+            f"{med(rs, picks):.0f} ({hosts:.0f}) | {med(rs, gc_seconds):.1f} | "
             f"{med(rs, gc_gen2):.0f} | {med(rs, lambda r: r['gc']['seconds']):.1f} | "
             f"{old.get('(all)', 0):,} | {common} |"
         )
@@ -785,6 +840,8 @@ def report_crawl(
             "peak_rss": med(runs["c"], rss_mib) / med(runs[other], rss_mib),
             "gen2_gc_seconds": med(runs["c"], gc_seconds) / max(med(runs[other], gc_seconds), 1e-9),
             "gen2_collections": med(runs["c"], gc_gen2) / max(med(runs[other], gc_gen2), 1),
+            "cpu_outside_gc": med(runs["c"], cpu_us_outside_gc)
+            / max(med(runs[other], cpu_us_outside_gc), 1e-9),
         }
     for other, name in (("b", "built-in"), ("a", "no-robots")):
         r = ratios[other]
@@ -792,7 +849,8 @@ def report_crawl(
             f"\nscrapy-rep / {name} (medians of the same run): pages/s {r['pages_per_s']:.3f}, "
             f"handled/s {r['handled_per_s']:.3f}, CPU per request {r['cpu_per_request']:.3f}, "
             f"peak RSS {r['peak_rss']:.3f}, gen-2 GC time {r['gen2_gc_seconds']:.3f}, "
-            f"gen-2 collections {r['gen2_collections']:.3f}"
+            f"gen-2 collections {r['gen2_collections']:.3f}, "
+            f"CPU per request outside GC {r['cpu_outside_gc']:.3f}"
         )
     floor = med(runs["b"], pages_per_s) / med(runs["a"], pages_per_s)
     say(
@@ -855,6 +913,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--profile", action="store_true", help="one more scrapy-rep crawl under cProfile"
     )
     parser.add_argument(
+        "--uses",
+        nargs="+",
+        default=[],
+        metavar="USE",
+        help="REP_USES of the scrapy-rep variant (train-ai also fetches tdmrep.json per origin)",
+    )
+    parser.add_argument(
+        "--ballast",
+        type=int,
+        default=0,
+        metavar="N",
+        help="diagnostic: one more scrapy-rep crawl with N small tracked objects kept alive "
+        "(the collector's trigger; see docs/performance.md)",
+    )
+    parser.add_argument(
         "--frontier",
         choices=("lazy", "full"),
         default="lazy",
@@ -873,6 +946,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     say(
         f"bench_scale: judging at {', '.join(f'{n:,}' for n in sizes)} origins; crawl of "
         f"{k:,} origins ({args.frontier} frontier), {runs} run(s) per variant; seed {args.seed}; "
+        f"scrapy-rep's REP_USES {args.uses}; "
         f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, "
         f"load average {os.getloadavg()[0]:.1f} at start"
     )
@@ -885,6 +959,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         out["judging"] = judging
     crawls: dict[str, list[dict[str, Any]]] = {v: [] for v in SCALE_VARIANTS}
     profile: dict[str, Any] | None = None
+    ballasted: dict[str, Any] | None = None
     hello: dict[str, Any] = {}
     if not args.skip_crawl:
         say(f"\n(b) broad crawl: starting the server ({k:,} addresses)")
@@ -894,7 +969,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             for n in range(runs):  # variants alternate, so drift hits all alike
                 for variant in SCALE_VARIANTS:
-                    run = run_crawl(server, variant, frontier=args.frontier)
+                    run = run_crawl(server, variant, frontier=args.frontier, uses=args.uses)
                     crawls[variant].append(run)
                     say(
                         f"  run {n + 1} {variant}: {run['site'].get('pages', 0)} pages in "
@@ -905,7 +980,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                         f"rss {rss_mib(run):.0f} MiB, load {os.getloadavg()[0]:.1f}"
                     )
             if args.profile:
-                profile = run_crawl(server, "c", frontier=args.frontier, profile=True)
+                profile = run_crawl(
+                    server, "c", frontier=args.frontier, profile=True, uses=args.uses
+                )
+            if args.ballast:
+                ballasted = run_crawl(
+                    server, "c", frontier=args.frontier, ballast=args.ballast, uses=args.uses
+                )
         finally:
             server.close()
         out["crawl"] = {
@@ -918,6 +999,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         crawl_report = report_crawl(crawls, runs, k, hello, args.frontier)
         checks += crawl_report["checks"]
         out["ratios"] = crawl_report["ratios"]
+    if ballasted is not None:
+        b = crawls["b"]
+        say(
+            f"\ndiagnostic, not a variant: scrapy-rep with {args.ballast:,} more tracked objects "
+            f"alive: CPU {cpu_us_per_request(ballasted):.0f} µs/request "
+            f"({cpu_us_per_request(ballasted) / med(b, cpu_us_per_request):.3f}× the built-in's "
+            f"median), gen-2 collections {gc_gen2(ballasted):.0f} (built-in {med(b, gc_gen2):.0f})"
+            f", gen-2 GC {gc_seconds(ballasted):.1f} s (built-in {med(b, gc_seconds):.1f} s), "
+            f"collections by generation {ballasted['gc']['collections']}"
+        )
     if profile is not None:
         say("\n### cProfile of one scrapy-rep crawl (cumulative; scrapy_rep entries)\n")
         say("```")

@@ -124,6 +124,18 @@ def test_the_delay_is_decided_once_per_body(rig: Rig) -> None:
     assert rig.engine.downloader.per_slot_settings["a.example"]["delay"] == 2.0
 
 
+def test_as_many_origins_are_remembered_as_the_policy_cache_holds(rig: Rig) -> None:
+    asked = Asked({"d1": None})
+    delay = CrawlDelay(rig.crawler, 60.0, Telemetry.of(rig.crawler), asked, remember=3)
+    origins = [f"http://{n}.example:80" for n in range(5)]
+    for origin in [*origins, origins[3], origins[4]]:  # the last three decided stay known
+        delay.keep(Request(f"{origin}/"), origin, policy("d1"))
+    assert len(asked.calls) == 5
+    assert len(delay._known) == 3
+    delay.keep(Request(f"{origins[0]}/"), origins[0], policy("d1"))  # forgotten: decided again
+    assert len(asked.calls) == 6
+
+
 def test_the_floor_is_put_back_after_autothrottle_lowers_it(rig: Rig) -> None:
     request = Request("http://a.example/1")
     delay = crawl_delay(rig, Asked({"d1": 3.0}))  # kept: signals hold their receivers weakly

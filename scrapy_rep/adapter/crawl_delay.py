@@ -53,6 +53,8 @@ class CrawlDelay:
         telemetry: Telemetry,
         asked_by: Callable[[Policy], float | None],
         pacing: SharedPacing | None = None,
+        *,
+        remember: int = 1_000_000,
     ) -> None:
         self.crawler = crawler
         self.clock = clock_of(crawler.settings.get("REP_CLOCK"))  # waits for send times
@@ -62,8 +64,10 @@ class CrawlDelay:
         self.asked_by = asked_by
         self.user_delay = float(crawler.settings.getfloat("DOWNLOAD_DELAY"))
         self._floors: dict[str, float] = {}  # download slot -> floor
-        #: origin -> (digest, delay applied): decided once per robots.txt body
+        #: origin -> (digest, delay applied): decided once per robots.txt body, for the
+        #: ``remember`` origins decided last (as many as the policy cache holds)
         self._known: dict[str, tuple[str | None, float | None]] = {}
+        self.remember = max(1, remember)
         #: the cluster's send times, with the shared store; None: each worker paces itself
         self.pacing = pacing
         self._turns: dict[str, asyncio.Lock] = {}  # slot -> this worker's turn to reserve
@@ -135,7 +139,11 @@ class CrawlDelay:
         if delay is not None and delay > self.cap:
             self.telemetry.record(CrawlDelayCapped(origin, delay, self.cap))
             delay = self.cap
-        self._known[origin] = (digest, delay)
+        known = self._known
+        known.pop(origin, None)
+        if len(known) >= self.remember:  # the origin decided longest ago is decided again
+            del known[next(iter(known))]
+        known[origin] = (digest, delay)
         return delay
 
     def _apply(self, request: Request, delay: float) -> None:

@@ -282,7 +282,8 @@ def _exempt(response: Response) -> bool:
     meta = request.meta if request is not None else {}
     if meta.get(M.ROBOTS_REQUEST) or meta.get(M.SITEMAP):
         return True
-    if urlparse_cached(response).path == "/robots.txt":
+    # (the parse only for a URL that may be one: urlparse_cached keeps a weak entry per response)
+    if "/robots.txt" in response.url and urlparse_cached(response).path == "/robots.txt":
         return True
     callback = getattr(request, "callback", None)
     return getattr(callback, "__name__", None) == "_parse_sitemap"  # SitemapSpider's

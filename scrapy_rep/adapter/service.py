@@ -149,6 +149,7 @@ class RobotsService:
                 self.telemetry,
                 self._asked_delay,
                 shared_pacing(self.resolver.shared) if config.crawl_delay_shared else None,
+                remember=config.cache_max_origins,
             )
             if config.crawl_delay_enabled
             else None
