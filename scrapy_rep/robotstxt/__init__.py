@@ -407,11 +407,7 @@ class RobotsTxt:
                 start = rules.adopt(url)
                 if start >= 0:
                     path = url[start:]
-            if (
-                path is not None
-                and not rules.escaped
-                and path.encode().translate(None, PLAIN_OCTETS)
-            ):
+            if path is not None and rules.hexes and path.encode().translate(None, PLAIN_OCTETS):
                 path = normalise_path(path)  # a raw ' ', '|'... for the wildcard rules
         if path is None:
             path = normalise_path(path_of(url))
@@ -461,7 +457,7 @@ class RobotsTxt:
             if start < 0:
                 return _allows_url(rules, url)
             path = url[start:]  # needs no normalising, as the URL
-            if not rules.escaped and path.encode().translate(None, PLAIN_OCTETS):
+            if rules.hexes and path.encode().translate(None, PLAIN_OCTETS):
                 path = normalise_path(path)  # but for the wildcard rules
             return path == ROBOTS_TXT or rules.allows(path)
         if answer is PENDING:  # the interval's first URL
@@ -471,9 +467,9 @@ class RobotsTxt:
         # Wildcard rules that may say otherwise than the plain rule: the first that
         # matches decides. Rules without an escape give the interval of a path with a
         # raw ' ', '|', ... the answer of its escaped form (see RuleSet.escaped); their
-        # wildcards are tried on that.
+        # wildcards are tried on that, if a piece of theirs could tell (RuleSet.hexes).
         path = url[rules.cut :]
-        if not rules.escaped and path.encode().translate(None, PLAIN_OCTETS):
+        if rules.hexes and path.encode().translate(None, PLAIN_OCTETS):
             path = normalise_path(path)  # one C pass, unlike a regex
         entry = first_entry(path, answer[1])
         return answer[0] if entry is None else entry[1]

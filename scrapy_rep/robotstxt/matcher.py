@@ -59,6 +59,8 @@ _NOT_PLAIN_OR_ESCAPE = re.compile(r"[^A-Za-z0-9\-._~!$&'()*+,;=:@/?%]").search
 #: an escape :func:`normalise_path` changes: not two upper-case hex digits, one of an
 #: unreserved octet (A-Z a-z 0-9 - . _ ~), or %2A / %24 (read as '*' and '$')
 _CHANGED_ESCAPE = re.compile(r"%(?![0-9A-F]{2})|%(?:[46][1-9A-F]|[57][0-9A]|3[0-9]|2[ADE4]|5F|7E)")
+#: a character an escape is written with (normalised: upper-case hex)
+_HEX = re.compile(r"[%0-9A-F]")
 #: up to this length, one regex call splits a URL fastest
 SHORT_URL = 512
 ROBOTS_TXT = "/robots.txt"
@@ -291,6 +293,7 @@ class RuleSet:
         "bounds",
         "cut",
         "escaped",
+        "hexes",
         "prefix",
     )
 
@@ -330,7 +333,7 @@ class RuleSet:
             plain = dict(zip(written_all, numbers, strict=True))
             if len(plain) == len(lines):
                 self._lines = array("I", lines)
-                self.escaped = False
+                self.escaped = self.hexes = False
                 keys = sorted(plain)
                 if keys[0] != "/" and not any(map(str.startswith, keys[1:], keys)):
                     # and no key is a prefix of another: FIRST, key, its end, key...,
@@ -408,16 +411,20 @@ class RuleSet:
         #: keys are its prefixes: a key has no such octet, and the escaped path has
         #: '%' there. So its interval, and the answer of a decided one, is that of
         #: its normalised form, and only the entries need the normalised path.
-        self.escaped = not clean and (
-            any("%" in key for key in plain)
-            or any("%" in key for key in entries)
-            or any(
-                "%" in (after if isinstance(after, str) else "".join(after))
-                for found in entries.values()
-                for *_, after in found
-                if after is not None
-            )
+        pieces = "\n".join(
+            after if isinstance(after, str) else "".join(after)
+            for found in entries.values()
+            for *_, after in found
+            if after is not None
         )
+        self.escaped = not clean and (
+            any("%" in key for key in plain) or any("%" in key for key in entries) or "%" in pieces
+        )
+        #: whether an entry's piece has a character an escape is written with ('%', a
+        #: digit, 'A'-'F'). If none has, a path's raw ' ', '|', ... cannot change what
+        #: the entries match either: no piece has it or any character its escape
+        #: puts in its place, and the other characters keep their order.
+        self.hexes = bool(_HEX.search(pieces))
         self._intervals(plain, entries)
 
     def _intervals(self, plain: dict[str, int], entries: dict[str, list[_Entry]]) -> None:
