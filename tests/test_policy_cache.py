@@ -42,6 +42,29 @@ def test_origins_serving_one_file_share_one_parse() -> None:
     assert cache.robots(a) is cache.robots(b)
 
 
+def test_origins_sharing_one_file_in_turn_do_not_rebuild_it_each_turn() -> None:
+    # A broad crawl asks its hosts in turn: a file shared by two origins is asked
+    # a, b, a, b... The compiled rule set's bounds start with one origin (the URLs
+    # of others are judged by their paths); they are rebuilt for another origin
+    # only once its URLs keep coming, not at every turn.
+    cache = PolicyCache()
+    body = b"User-agent: *\nDisallow: /x\nDisallow: /*.pdf$\n"
+    for origin in ("http://a:80", "http://b:80"):
+        cache.put(origin, fetched(origin, body))
+    policy = cache.get("http://a:80")
+    assert policy is not None
+    robots = cache.robots(policy)
+    answers, bases = [], []
+    for n in range(40):
+        for origin in ("http://a:80", "http://b:80"):
+            answers.append(robots.allowed("bot", f"{origin}/x{n % 2}/{n}.pdf"))
+            base = robots._matcher("bot").rules.prefix  # the origin the bounds start with
+            if not bases or bases[-1] != base:
+                bases.append(base)
+    assert answers == [False] * 80
+    assert len(bases) <= 2  # as compiled, and perhaps rebased once
+
+
 def test_the_cached_policy_has_no_body_but_can_give_it_back() -> None:
     cache = PolicyCache()
     body = b"User-agent: *\nDisallow: /x\n" * 20

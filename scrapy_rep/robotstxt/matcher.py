@@ -637,10 +637,10 @@ class RuleSet:
             self.prefix, self.cut, self._missed = prefix, len(prefix), None
 
     def adopt(self, url: str) -> int:
-        """Rebase on ``url``'s origin once its URLs keep coming: as many in a row judged
-        outside the bounds as a sixteenth of the bounds, or 8 (rebasing costs a string
-        per bound, about what judging a URL by its path costs); origins sharing the
-        file in turn are judged by their paths.
+        """Rebase on ``url``'s origin once its URLs keep coming: 8 in a row judged
+        outside the bounds (rebasing costs a string per bound). Origins sharing the
+        file in turn, as a broad crawl asks its hosts, are judged by their paths:
+        rebasing at every turn would cost more than the paths do.
 
         Where the URL's path starts, or -1 if it has none (nothing after its
         authority, or a query or fragment right after it).
@@ -652,7 +652,7 @@ class RuleSet:
         if prefix != self._missed:
             self._missed, self._misses = prefix, 0
         self._misses += 1
-        if self._misses >= 8 or self._misses * 16 >= len(self.bounds):
+        if self._misses >= 8:
             self.rebase(prefix)
         return end
 
