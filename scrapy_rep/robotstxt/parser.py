@@ -350,51 +350,54 @@ def parse_records(data: bytes | str) -> Parsed:
             note(number, "invalid-utf8", line)
         if "#" in line:
             line = line[: line.index("#")]
-        # The common line, "Name: value", takes no helper call.
+        # The common line, "Name: value", takes no helper call; a name as usually
+        # written ("Disallow", "allow", "ALLOW"...) needs no stripping or lower-casing.
         key, colon, value = line.partition(":")
         if colon:
             value = value.strip(_WS)
             directive = as_written(key)
-            if directive is not None and current is not None and 0 < directive < 3:
-                # Allow / Disallow as usually written, in a group: the rule
-                in_agents = in_run = False
-                if value and value[0] not in "/*":
-                    # Google anchors every pattern at the path's leading '/', so
-                    # such a rule can never match; the RFC grammar forbids it.
-                    note(number, "pattern-without-slash", line)
-                rule = _new_rule(Rule)
-                _set_allow(rule, directive == _ALLOW)
-                _set_pattern(rule, value)
-                _set_line(rule, number)
-                current.rules.append(rule)
-                continue
-            key = key.strip(_WS)
-            if not key:
-                note(number, "not-a-record", line.strip(_WS))
-                continue
-            missing_colon = False
         else:
-            line = line.strip(_WS)
-            if not line:
-                continue
-            # Google: a missing colon is forgiven when exactly two words remain.
-            words = _WORDS.split(line)
-            if len(words) != 2:
-                note(number, "not-a-record", line)
-                continue
-            key, value = words
-            missing_colon = True
-        lowered = key.lower()
-        directive = exact(lowered)
+            directive = None
         if directive is None:
-            directive = _directive(lowered)
+            if colon:
+                key = key.strip(_WS)
+                if not key:
+                    note(number, "not-a-record", line.strip(_WS))
+                    continue
+            else:
+                line = line.strip(_WS)
+                if not line:
+                    continue
+                # Google: a missing colon is forgiven when exactly two words remain.
+                words = _WORDS.split(line)
+                if len(words) != 2:
+                    note(number, "not-a-record", line)
+                    continue
+                key, value = words
+            lowered = key.lower()
+            directive = exact(lowered)
             if directive is None:
-                note(number, "unknown-directive", line.strip(_WS))
-                continue
-            note(number, "typo", f"{key!r} read as a known directive")
-        if missing_colon:
-            note(number, "missing-colon", line)
+                directive = _directive(lowered)
+                if directive is None:
+                    note(number, "unknown-directive", line.strip(_WS))
+                    continue
+                note(number, "typo", f"{key!r} read as a known directive")
+            if not colon:
+                note(number, "missing-colon", line)
 
+        if 0 < directive < 3 and current is not None:  # Allow / Disallow in a group: a rule
+            # (and only a rule closes the run of user-agent lines)
+            in_agents = in_run = False
+            if value and value[0] not in "/*":
+                # Google anchors every pattern at the path's leading '/', so
+                # such a rule can never match; the RFC grammar forbids it.
+                note(number, "pattern-without-slash", line)
+            rule = _new_rule(Rule)
+            _set_allow(rule, directive == _ALLOW)
+            _set_pattern(rule, value)
+            _set_line(rule, number)
+            current.rules.append(rule)
+            continue
         if directive == _USER_AGENT:
             token = group_token(value)
             if not token:
@@ -425,21 +428,9 @@ def parse_records(data: bytes | str) -> Parsed:
             else:
                 note(number, "outside-group", line)
             continue
-        if directive in (_ALLOW, _DISALLOW, _CONTENT_USAGE):
-            # only a rule closes the run of user-agent lines
-            in_agents = in_run = False
-            if directive == _CONTENT_USAGE:
-                current.usage.append(_usage(value, number, note, line))
-                continue
-            if value and value[0] not in "/*":
-                # Google anchors every pattern at the path's leading '/', so
-                # such a rule can never match; the RFC grammar forbids it.
-                note(number, "pattern-without-slash", line)
-            rule = _new_rule(Rule)
-            _set_allow(rule, directive == _ALLOW)
-            _set_pattern(rule, value)
-            _set_line(rule, number)
-            current.rules.append(rule)
+        if directive == _CONTENT_USAGE:
+            in_agents = in_run = False  # a rule, too: it closes the run of user-agent lines
+            current.usage.append(_usage(value, number, note, line))
             continue
         in_run = False  # the lines below attach to the run above them
         if directive == _CRAWL_DELAY:
