@@ -10,6 +10,7 @@ from scrapy_rep.core.gate import (
     ORIGIN_PAUSED,
     ORIGIN_PENDING,
     QUICK_FETCH,
+    SLOW_FETCH,
     WAIT,
     OriginGate,
     Waiting,
@@ -71,6 +72,23 @@ def test_the_longest_waiting_request_decides_whether_fetches_are_quick() -> None
         assert g.wait_budget(2.0, 11.0) == 0.0  # the one since 10.0 is slow, though 11.0 is not
     with g.waiting_room(11.0), g.waiting_room(10.9):
         assert g.wait_budget(2.0, 11.0) == QUICK_FETCH
+
+
+def test_what_counts_as_a_quick_fetch_follows_how_long_fetches_lately_took() -> None:
+    g: OriginGate[str] = OriginGate(2.0, 10, park_timeout=50.0, max_waiting=1)
+    assert g.quick_fetch == QUICK_FETCH  # nothing measured yet
+    for _ in range(40):  # a busy crawl: every fetch ends after 0.6 s
+        g.fetched(0.6)
+    assert abs(g.quick_fetch - SLOW_FETCH * 0.6) < 0.01
+    with g.waiting_room(10.0):
+        assert g.wait_budget(2.0, 10.9) == g.quick_fetch  # 0.9 s is not slow in this crawl
+        assert g.wait_budget(2.0, 11.3) == 0.0  # twice what fetches take is
+    for _ in range(40):  # quick again: the window shrinks back, never below QUICK_FETCH
+        g.fetched(0.01)
+    assert g.quick_fetch == QUICK_FETCH
+    for _ in range(40):  # fetches slower than REP_PENDING_WAIT: never past it
+        g.fetched(5.0)
+    assert g.quick_fetch == 2.0
 
 
 def test_half_the_downloader_may_wait_for_robots_txt() -> None:

@@ -216,7 +216,8 @@ class RobotsService:
         policy = self.resolver.current(origin)
         now = self.clock()
         cache = "miss" if policy is None else "hit" if policy.fresh(now) else "expired"
-        admission = self.gate.admit(origin, policy, self.resolver.pending_since(origin), now)
+        fetch_since = self.resolver.pending_since(origin)
+        admission = self.gate.admit(origin, policy, fetch_since, now)
         if admission.action == WAIT:
             if self.tdmrep is not None:
                 self.tdmrep.start(origin)  # beside the robots.txt fetch, not after it
@@ -226,6 +227,8 @@ class RobotsService:
                 budget = self.gate.wait_budget(admission.budget, now)
                 with self.gate.waiting_room(now):
                     policy = await self._wait_for_fetch(origin, budget, request)
+            if policy is not None:  # the fetch ended: how long fetches take now
+                self.gate.fetched(self.clock() - (now if fetch_since is None else fetch_since))
             admission = self.gate.admit_fetched(policy)
         if admission.action != JUDGE:
             return self._held(origin, request, policy, admission.reason, downloader), policy

@@ -115,6 +115,8 @@ class OriginGate(Generic[T]):
         self.max_waiting = max_waiting
         #: when each request waiting in the downloader for a fetch began
         self._waiting_since: list[float] = []
+        #: how long the fetches requests waited for have lately taken (a moving average, s)
+        self._fetch_time = 0.0
         self._lot: ParkingLot[T] = ParkingLot(park_max)
         self._paused: set[str] = set()
         self._wakes: dict[str, float] = {}  # origin -> when its refetch is due
@@ -186,17 +188,35 @@ class OriginGate(Generic[T]):
         first requests of origins whose robots.txt hangs would take all of it
         and stall every healthy origin. So ``max_waiting`` requests may wait
         their whole ``budget``; past them, a request waits only while the
-        fetches are quick (none of the waiting requests has waited
-        ``QUICK_FETCH`` s), and at most that long, else it is parked at once
-        (budget 0) and released when its origin's fetch ends. While fetches
-        are answered quickly, as when a broad crawl starts, nothing is parked
-        for want of room; when they are slow, at most ``QUICK_FETCH`` s of the
-        downloader go to them beyond ``max_waiting``.
+        fetches are quick (none of the waiting requests has waited longer
+        than :attr:`quick_fetch`), and at most that long, else it is parked
+        at once (budget 0) and released when its origin's fetch ends. While
+        fetches are answered as fast as they lately were, as when a broad
+        crawl starts, nothing is parked for want of room; when some hang, at
+        most :attr:`quick_fetch` of the downloader goes to them beyond
+        ``max_waiting``.
         """
         if self.max_waiting is None or len(self._waiting_since) < self.max_waiting:
             return budget
+        quick = self.quick_fetch
         waited = now - min(self._waiting_since)
-        return min(budget, QUICK_FETCH) if waited < QUICK_FETCH else 0.0
+        return min(budget, quick) if waited < quick else 0.0
+
+    @property
+    def quick_fetch(self) -> float:
+        """How long a fetch may take and still count as quick: twice what fetches lately took.
+
+        At least ``QUICK_FETCH`` s, at most ``pending_wait``. A crawl whose
+        machine is busy (a broad crawl is CPU-bound: each of Scrapy's picks
+        scans every queued host) answers every fetch late, and its requests
+        should wait for them, not be parked and picked again; a robots.txt
+        that hangs never ends, so it never lengthens what counts as quick.
+        """
+        return min(max(QUICK_FETCH, SLOW_FETCH * self._fetch_time), self.pending_wait)
+
+    def fetched(self, seconds: float) -> None:
+        """A fetch a request waited for ended, ``seconds`` after it started."""
+        self._fetch_time += (seconds - self._fetch_time) * FETCH_TIME_WEIGHT
 
     @contextmanager
     def waiting_room(self, now: float) -> Iterator[None]:
@@ -315,15 +335,19 @@ class OriginGate(Generic[T]):
         return list(self._lot.drain())
 
 
-#: seconds within which a robots.txt fetch counts as quick (see OriginGate.wait_budget)
+#: seconds within which a robots.txt fetch always counts as quick (OriginGate.quick_fetch)
 QUICK_FETCH = 0.25
+#: a fetch is slow once it takes this many times what fetches lately took
+SLOW_FETCH = 2.0
+#: the weight of the newest fetch in what fetches lately took (a moving average)
+FETCH_TIME_WEIGHT = 1 / 8
 
 
 def waiting_bound(concurrent_requests: int) -> int | None:
     """Requests that may wait in the downloader for robots.txt their whole budget: half of it.
 
     The other half is left to requests that can be judged now (but for
-    ``QUICK_FETCH`` s while fetches are quick), so origins whose robots.txt
+    :attr:`OriginGate.quick_fetch` while fetches are quick), so origins whose robots.txt
     hangs never stall the others (None: CONCURRENT_REQUESTS is unbounded).
     """
     return max(1, concurrent_requests // 2) if concurrent_requests > 0 else None
