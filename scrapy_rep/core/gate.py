@@ -116,7 +116,7 @@ class OriginGate(Generic[T]):
         #: when each request waiting in the downloader for a fetch began
         self._waiting_since: list[float] = []
         #: how long the fetches requests waited for have lately taken (a moving average, s)
-        self._fetch_time = 0.0
+        self._fetch_time: float | None = None
         self._lot: ParkingLot[T] = ParkingLot(park_max)
         self._paused: set[str] = set()
         self._wakes: dict[str, float] = {}  # origin -> when its refetch is due
@@ -176,11 +176,6 @@ class OriginGate(Generic[T]):
             return Admission(HOLD, ORIGIN_PENDING)
         return Admission(WAIT, budget=budget)
 
-    @property
-    def in_downloader(self) -> int:
-        """Requests waiting in the downloader for their origin's fetch now."""
-        return len(self._waiting_since)
-
     def wait_budget(self, budget: float, now: float) -> float:
         """How long one more request may wait in the downloader for its origin's fetch.
 
@@ -206,17 +201,20 @@ class OriginGate(Generic[T]):
     def quick_fetch(self) -> float:
         """How long a fetch may take and still count as quick: twice what fetches lately took.
 
-        At least ``QUICK_FETCH`` s, at most ``pending_wait``. A crawl whose
-        machine is busy (a broad crawl is CPU-bound: each of Scrapy's picks
-        scans every queued host) answers every fetch late, and its requests
-        should wait for them, not be parked and picked again; a robots.txt
-        that hangs never ends, so it never lengthens what counts as quick.
+        At least ``QUICK_FETCH`` s (before any fetch ended, too), at most
+        ``pending_wait``. A crawl whose machine is busy (a broad crawl is
+        CPU-bound: each of Scrapy's picks scans every queued host) answers
+        every fetch late, and its requests should wait for them, not be
+        parked and picked again; a robots.txt that hangs never ends, so it
+        never lengthens what counts as quick.
         """
-        return min(max(QUICK_FETCH, SLOW_FETCH * self._fetch_time), self.pending_wait)
+        lately = self._fetch_time or 0.0
+        return min(max(QUICK_FETCH, SLOW_FETCH * lately), self.pending_wait)
 
     def fetched(self, seconds: float) -> None:
         """A fetch a request waited for ended, ``seconds`` after it started."""
-        self._fetch_time += (seconds - self._fetch_time) * FETCH_TIME_WEIGHT
+        lately = self._fetch_time
+        self._fetch_time = seconds if lately is None else lately + (seconds - lately) * FETCH_WEIGHT
 
     @contextmanager
     def waiting_room(self, now: float) -> Iterator[None]:
@@ -340,7 +338,7 @@ QUICK_FETCH = 0.25
 #: a fetch is slow once it takes this many times what fetches lately took
 SLOW_FETCH = 2.0
 #: the weight of the newest fetch in what fetches lately took (a moving average)
-FETCH_TIME_WEIGHT = 1 / 8
+FETCH_WEIGHT = 1 / 8
 
 
 def waiting_bound(concurrent_requests: int) -> int | None:

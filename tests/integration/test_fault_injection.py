@@ -693,3 +693,40 @@ async def test_quick_robots_txt_fetches_park_nothing_at_a_broad_crawls_start(
     assert all(o.hits("/robots.txt") == 1 for o in origins)
     # a loaded machine may make a fetch slow now and then: a few parks, not most requests
     assert result.stat("rep/parked") <= QUICK_ORIGINS // 6, result.stat("rep/parked")
+
+
+#: how long each robots.txt takes in the slow test below: longer than QUICK_FETCH
+SLOW_ROBOTS_TXT = 0.4
+
+
+@pytest_twisted.ensureDeferred
+async def test_robots_txt_fetches_as_slow_as_the_first_one_park_nothing(site: FakeSite) -> None:
+    """Every robots.txt takes 0.4 s: past the waiting bound requests still wait, none parks.
+
+    What counts as a quick fetch follows how long fetches lately took (here
+    the first origin's, before the others are asked for), so a crawl whose
+    robots.txt files all come slowly, as on a busy machine, waits for them
+    instead of parking its requests (with a fixed 0.25 s, most would park).
+    """
+    origins = [
+        site.add(f"slow{n}", host=f"127.0.0.{n + 2}").robots(
+            Reply(body=RULES, delay=SLOW_ROBOTS_TXT)
+        )
+        for n in range(QUICK_ORIGINS + 1)
+    ]
+    first = origins[0].url_for("/page/0")
+    later = [o.url_for(f"/page/{n}") for n in range(2) for o in origins[1:]]
+
+    class Spider(ListSpider):
+        def parse(self, response: Any) -> Any:
+            yield from super().parse(response)
+            if response.url == first:
+                yield from map(self.request, later)
+
+    result = await crawl(
+        [first], {"CONCURRENT_REQUESTS": 4, "CONCURRENT_REQUESTS_PER_DOMAIN": 2}, spider=Spider
+    )
+    assert sorted(result.downloaded) == sorted([first, *later])
+    assert all(o.hits("/robots.txt") == 1 for o in origins)
+    # a loaded machine may make a fetch slower now and then: a few parks, not most requests
+    assert result.stat("rep/parked") <= QUICK_ORIGINS // 6, result.stat("rep/parked")
