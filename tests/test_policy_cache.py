@@ -5,7 +5,12 @@ from __future__ import annotations
 import gc
 from dataclasses import replace
 
+import pytest
+
+from scrapy_rep import robotstxt
 from scrapy_rep.core.policy import FetchResult, PolicyConfig, next_policy
+from scrapy_rep.core.uses import USES, Declared, robots_record
+from scrapy_rep.robotstxt import parse
 from scrapy_rep.runtime.store.memory import PolicyCache
 
 
@@ -31,6 +36,34 @@ def test_no_file_is_parsed_again_while_its_origin_is_cached() -> None:
             policy = cache.get(origin)
             assert policy is not None
             assert cache.robots(policy) is first[origin]
+
+
+def test_what_a_crawl_asks_of_a_file_stating_no_delay_nor_use_parses_it_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Judging compiles the rules and lets the parse go; Crawl-delay and the use
+    # answers are asked after that. A file with no Crawl-delay, Request-rate,
+    # Content-Usage or Content-Signal line (most) answers them without a parse.
+    body = b"User-agent: *\nDisallow: /x\nAllow: /x/ok\n"
+    declared = Declared(uses=USES)
+    before = parse(body)  # asked before judging, while the parse is held
+    expected = (before.crawl_delay("bot"), robots_record(before, "bot", "/y", True, declared))
+    parses: list[bytes] = []
+    parse_records = robotstxt.parse_records
+    monkeypatch.setattr(
+        robotstxt, "parse_records", lambda data: parses.append(data) or parse_records(data)
+    )
+    robots = parse(body)
+    assert not robots.decide("bot", "/x").allowed
+    assert (
+        robots.crawl_delay("bot"),
+        robots_record(robots, "bot", "/y", True, declared),
+    ) == expected
+    assert len(parses) == 1
+    paced = parse(body + b"Crawl-delay: 3\n")  # one that asks for a delay is parsed again
+    assert not paced.decide("bot", "/x").allowed
+    assert paced.crawl_delay("bot") == 3.0
+    assert len(parses) == 3
 
 
 def test_origins_serving_one_file_share_one_parse() -> None:

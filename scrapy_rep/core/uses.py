@@ -396,7 +396,10 @@ _KEY = "uses"
 
 
 def _stated(robots: RobotsTxt, token: str) -> _Stated:
-    stated = robots.derived[(_KEY, token)] = _compile(robots, token)
+    # a file without Content-Usage or Content-Signal lines (most) states nothing: no parse
+    silent = robots.preference_lines == 0
+    stated = _Stated(None, {}, ()) if silent else _compile(robots, token)
+    robots.derived[(_KEY, token)] = stated
     return stated
 
 

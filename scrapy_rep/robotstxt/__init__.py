@@ -211,6 +211,7 @@ class RobotsTxt:
         "_packed",
         "_selections",
         "_tree",
+        "paced",
         "preference_lines",
         "size",
         "truncated",
@@ -231,11 +232,16 @@ class RobotsTxt:
         #: how many Content-Usage and Content-Signal lines the file has (0: it states
         #: no use preference, and judging need not look for one)
         lines = len(parsed.signals)
+        paced = False
         for group in parsed.groups:
             lines += len(group.usage)
             for run in group.runs:
                 lines += len(run.signals)
+                paced = paced or run.crawl_delay is not None or run.request_interval is not None
         self.preference_lines = lines
+        #: whether any group asks for a Crawl-delay or Request-rate (if not, asking for
+        #: one needs no parse: most files are asked once the parse has gone)
+        self.paced = paced
         #: octets of the body as given (before the 500 KiB cut)
         self.size = parsed.size
         self.truncated = parsed.truncated
@@ -484,6 +490,8 @@ class RobotsTxt:
         applies all day). Cheap: compiles no rules, and the answer is kept
         with the token's selection.
         """
+        if not self.paced:
+            return None
         selection = self._select(token)
         for asked, delay in selection.delays:
             if asked == token:
