@@ -491,6 +491,7 @@ class RobotsTxt:
         with the token's selection.
         """
         if not self.paced:
+            _token_key(token)  # validated all the same
             return None
         selection = self._select(token)
         for asked, delay in selection.delays:
