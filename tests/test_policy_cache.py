@@ -66,6 +66,29 @@ def test_what_a_crawl_asks_of_a_file_stating_no_delay_nor_use_parses_it_once(
     assert len(parses) == 3
 
 
+def test_the_use_answers_of_a_file_stating_preferences_come_from_one_parse(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The token's groups (Content-Usage) and the lines before the first group
+    # (Content-Signal) are read from the same parse.
+    body = (
+        b"Content-Signal: search=yes, ai-input=no\n"
+        b"User-agent: *\nDisallow: /x\nContent-Usage: /y train-ai=n\n"
+    )
+    declared = Declared(uses=USES)
+    expected = robots_record(parse(body), "bot", "/y", True, declared)
+    parses: list[bytes] = []
+    parse_records = robotstxt.parse_records
+    monkeypatch.setattr(
+        robotstxt, "parse_records", lambda data: parses.append(data) or parse_records(data)
+    )
+    robots = parse(body)
+    assert not robots.decide("bot", "/x").allowed
+    assert len(parses) == 1
+    assert robots_record(robots, "bot", "/y", True, declared) == expected
+    assert len(parses) == 2
+
+
 def test_origins_serving_one_file_share_one_parse() -> None:
     cache = PolicyCache()
     body = b"User-agent: *\nDisallow: /x\n"

@@ -404,7 +404,7 @@ def _stated(robots: RobotsTxt, token: str) -> _Stated:
 
 
 def _compile(robots: RobotsTxt, token: str) -> _Stated:
-    groups = robots.groups_for(token)
+    groups, preamble = robots.groups_and_signals(token)
     # Content-Usage: rules of one normalised path combine label by label.
     by_pattern: dict[str, list[tuple[Group, UsageRule]]] = {}
     for group in groups:
@@ -420,7 +420,7 @@ def _compile(robots: RobotsTxt, token: str) -> _Stated:
     # Content-Signal: the token's own runs, else the lines before the first group.
     group_of = {id(run): group for group in groups for run in group.runs}
     own = [(group_of[id(run)], s) for run in runs_in(groups, token) for s in run.signals]
-    lines: list[tuple[Group | None, Signal]] = list(own) or [(None, s) for s in robots.signals]
+    lines: list[tuple[Group | None, Signal]] = list(own) or [(None, s) for s in preamble]
     signals = tuple(combine(_signal_answers(lines)).values())
     return _Stated(compiled.match if len(compiled) else None, by_path, signals)
 

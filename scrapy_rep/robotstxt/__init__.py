@@ -322,6 +322,12 @@ class RobotsTxt:
         """``Content-Signal`` lines before the first group."""
         return tuple(self._parsed().signals)
 
+    def groups_and_signals(self, token: str) -> tuple[tuple[Group, ...], tuple[Signal, ...]]:
+        """:meth:`groups_for` and :meth:`signals` from one parse (what the use answers read)."""
+        selection = self._select(token)
+        tree = self._parsed()
+        return self._groups_of(selection, tree), tuple(tree.signals)
+
     def _label_of(self, selection: _Selection) -> str:
         """The selection's groups named as :func:`_label` names them, without the parse
         (unless the file was released since)."""
