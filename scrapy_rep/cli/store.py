@@ -6,7 +6,8 @@ The store is the cluster's Redis (``--redis-url``), or a SQLite file
 project whose settings choose the SQLite store, its file is used; else Redis.
 ``forget`` and ``flush`` also tell running crawls (Redis: pub/sub; a SQLite file:
 within a second), so their next request for a forgotten origin refetches its
-robots.txt, once for all of them.
+robots.txt (and its tdmrep.json, for a crawl that declares ``train-ai``), once
+for all of them.
 ``show`` without an origin lists the origins of a SQLite file.
 
 Which Redis: ``--redis-url``; else, run inside a Scrapy project (a
@@ -29,6 +30,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from scrapy_rep.core.origin import NotAnOrigin, origin_of
+from scrapy_rep.runtime.tdmrep import tdm_key
 
 if TYPE_CHECKING:
     from scrapy_rep.runtime.store.sqlite import SqliteStore
@@ -179,6 +181,15 @@ async def _show(store: Any, origin: str) -> int:
     return EXIT_OK if info["stored"] else EXIT_NOT_STORED
 
 
+async def _forget(store: Any, origin: str) -> tuple[bool, int]:
+    """Forget the origin's robots.txt policy and its tdmrep.json one: whether either was
+    kept, and how many workers heard (Redis; each hears of both)."""
+    robots = await store.forget(origin)
+    told = int(store.counts.get("notified", 0))
+    tdmrep = await store.forget(tdm_key(origin))
+    return bool(robots or tdmrep), told
+
+
 async def _run(command: str, url: str, prefix: str, origin: str | None) -> int:
     from scrapy_rep.runtime.store.redis import RedisStore  # redis is an optional dependency
 
@@ -189,8 +200,7 @@ async def _run(command: str, url: str, prefix: str, origin: str | None) -> int:
             return await _show(store, origin)
         if command == "forget":
             assert origin is not None
-            existed = await store.forget(origin)
-            told = store.counts["notified"]
+            existed, told = await _forget(store, origin)
             print(f"{'forgot' if existed else 'nothing stored for'} {origin}; {told} workers told")
             return EXIT_OK if existed else EXIT_NOT_STORED
         deleted = await store.flush()
@@ -243,7 +253,7 @@ async def _sqlite(store: SqliteStore, command: str, origin: str | None) -> int:
             return await _show(store, origin)
         if command == "forget":
             assert origin is not None
-            existed = await store.forget(origin)
+            existed, _ = await _forget(store, origin)
             print(f"{'forgot' if existed else 'nothing stored for'} {origin} in {store.path}")
             return EXIT_OK if existed else EXIT_NOT_STORED
         deleted = await store.flush()

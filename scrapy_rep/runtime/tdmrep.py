@@ -105,6 +105,10 @@ class TdmFiles:
         policy = self.resolver.current(tdm_key(origin))
         return policy if policy is not None and policy.fresh(self.clock()) else None
 
+    def forget(self, key: str | None) -> None:
+        """Drop a file (by its :func:`tdm_key`; ``None``: every file) from the local cache."""
+        self.resolver.cache.forget(key)
+
     def fetch(self, origin: str, fetch: Fetch) -> asyncio.Task[Policy]:
         """The task that yields a new policy for the origin's file (started if none runs)."""
         return self.resolver.resolve(tdm_key(origin), fetch)

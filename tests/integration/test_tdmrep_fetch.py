@@ -2,20 +2,30 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
+import os
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 import pytest_twisted
+from scrapy.http import Response
 
+from scrapy_rep.adapter.service import RobotsService
 from scrapy_rep.adapter.tdmrep import TdmRep
+from scrapy_rep.core.origin import origin_of
 from scrapy_rep.core.policy import FetchResult, PolicyConfig, Status, next_policy
-from scrapy_rep.runtime.tdmrep import tdm_config
-from tests.support.crawl import CrawlResult, crawl
+from scrapy_rep.runtime.tdmrep import tdm_config, tdm_key
+from tests.support import processes
+from tests.support.crawl import CrawlResult, ListSpider, crawl
 from tests.support.fakesite import FakeSite, Origin, Reply
 
+ROOT = Path(__file__).resolve().parents[2]
+#: how long a running crawl may take to hear of a forgotten origin (it polls every second)
+WAIT = 10.0
 TDMREP = "/.well-known/tdmrep.json"
 RESERVED = json.dumps([{"location": "/reserved/*", "tdm-reservation": 1}]).encode()
 PAGES = [f"/reserved/{n}" for n in range(6)] + [f"/open/{n}" for n in range(6)]
@@ -129,6 +139,82 @@ async def test_a_shared_store_keeps_the_file_for_the_next_crawl(
     assert origin.hits(TDMREP) == 1 and origin.hits("/robots.txt") == 1
     assert second.stat("rep/dropped/use-refused") == 6
     assert second.stat("rep/tdmrep/fetch/count") == 0
+
+
+def forget(origin: Origin, path: Path) -> None:
+    """``scrapy-rep store forget ORIGIN --sqlite PATH``, as an operator runs it."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = processes.run(
+        "scrapy_rep.cli",
+        ["store", "forget", origin.url, "--sqlite", str(path)],
+        cwd=ROOT,
+        env=env,
+        timeout=30,
+    )
+    assert done.returncode == 0 and f"forgot {origin.url}" in done.stdout, done.stderr
+
+
+@pytest_twisted.ensureDeferred
+async def test_an_origin_forgotten_in_the_store_has_its_tdmrep_json_fetched_again(
+    site: FakeSite, tmp_path: Path
+) -> None:
+    origin = origin_with(site, Reply(body=RESERVED))
+    path = tmp_path / "policies.sqlite"
+    store = {"REP_STORE": "sqlite", "REP_SQLITE_PATH": str(path)}
+    await crawl_pages(origin, **store)
+    forget(origin, path)
+    second = await crawl_pages(origin, **store)
+    assert origin.hits(TDMREP) == 2 and origin.hits("/robots.txt") == 2
+    assert second.stat("rep/tdmrep/fetch/count") == 1
+    assert second.stat("rep/dropped/use-refused") == 6
+
+
+class ForgettingSpider(ListSpider):
+    """Crawls the first page, has the operator forget its origin, then the others."""
+
+    async def start(self) -> Any:
+        yield self.request(self.urls[0])
+
+    async def parse(self, response: Response) -> Any:  # type: ignore[override]
+        for output in super().parse(response):
+            yield output
+        if response.url != self.urls[0]:
+            return
+        origin = origin_of(response.url)
+        await asyncio.to_thread(forget, self.site_origin, self.store_path)
+        service = RobotsService.of(self.crawler)
+        assert service.tdmrep is not None
+        deadline = time.monotonic() + WAIT
+        while time.monotonic() < deadline and (
+            service.resolver.current(origin) is not None
+            or service.tdmrep.files.resolver.current(tdm_key(origin)) is not None
+        ):
+            await asyncio.sleep(0.05)  # the crawl's store reads the file's invalidations
+        for url in self.urls[1:]:
+            yield self.request(url)
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_running_crawl_told_to_forget_an_origin_fetches_its_tdmrep_json_again(
+    site: FakeSite, tmp_path: Path
+) -> None:
+    origin = origin_with(site, Reply(body=RESERVED))
+    path = tmp_path / "policies.sqlite"
+    result = await crawl(
+        [origin.url_for(p) for p in ["/open/first", *PAGES]],
+        {
+            "REP_USES": ["train-ai"],
+            "REP_USE_ACTION": "drop",
+            "REP_STORE": "sqlite",
+            "REP_SQLITE_PATH": str(path),
+        },
+        spider=ForgettingSpider,
+        site_origin=origin,
+        store_path=path,
+    )
+    assert origin.hits(TDMREP) == 2 and origin.hits("/robots.txt") == 2
+    assert result.stat("rep/tdmrep/fetch/count") == 2
+    assert result.stat("rep/dropped/use-refused") == 6
 
 
 def test_the_status_table_of_tdmrep_json() -> None:
