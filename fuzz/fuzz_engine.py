@@ -33,8 +33,8 @@ import atheris
 
 with atheris.instrument_imports(include=["scrapy_rep"]):
     from scrapy_rep.robotstxt import normalise_path, parse
-    from scrapy_rep.robotstxt.matcher import path_of
     from scrapy_rep.robotstxt.parser import Rule
+    from scrapy_rep.robotstxt.paths import path_of
     from scrapy_rep.robotstxt.reference import reference_match
 
 TOKENS = ("testbot", "googlebot", "Mybot")

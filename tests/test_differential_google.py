@@ -22,7 +22,7 @@ import pytest
 from jwm.robotstxt import googlebot
 
 from scrapy_rep.robotstxt import RobotsTxt, normalise_path, parse
-from scrapy_rep.robotstxt.matcher import path_of
+from scrapy_rep.robotstxt.paths import path_of
 from tests.support.examples import examples
 from tests.test_properties import reference
 

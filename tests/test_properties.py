@@ -18,8 +18,9 @@ from hypothesis import strategies as st
 
 from scrapy_rep.core.policy import FetchResult, Policy, PolicyConfig, Status, next_policy
 from scrapy_rep.robotstxt import normalise, normalise_path, parse
-from scrapy_rep.robotstxt.matcher import RuleSet, first_entry, path_of
+from scrapy_rep.robotstxt.matcher import RuleSet, first_entry
 from scrapy_rep.robotstxt.parser import Rule
+from scrapy_rep.robotstxt.paths import path_of
 from scrapy_rep.robotstxt.reference import _patterns, matches, reference_match
 from tests.support.examples import examples
 

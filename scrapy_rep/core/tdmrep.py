@@ -35,9 +35,10 @@ from dataclasses import dataclass
 
 from scrapy_rep.core.origin import robots_url
 from scrapy_rep.core.uses import UseAnswer
-from scrapy_rep.robotstxt.matcher import RuleSet, normalise, normalise_path, path_of
+from scrapy_rep.robotstxt.matcher import RuleSet
 from scrapy_rep.robotstxt.parser import MAX_BYTES as ROBOTS_MAX_BYTES
 from scrapy_rep.robotstxt.parser import Rule
+from scrapy_rep.robotstxt.paths import normalise, normalise_path, path_of
 
 #: where the file lives on every origin
 WELL_KNOWN = "/.well-known/tdmrep.json"

@@ -32,7 +32,8 @@ from typing import Literal, NoReturn
 
 from scrapy_rep.core.structured import StructuredFieldError, Token, parse_dictionary
 from scrapy_rep.robotstxt import Group, RobotsTxt, Rule, Signal, UsageRule, runs_in
-from scrapy_rep.robotstxt.matcher import RuleSet, normalise, normalise_path, path_of
+from scrapy_rep.robotstxt.matcher import RuleSet
+from scrapy_rep.robotstxt.paths import normalise, normalise_path, path_of
 
 __all__ = [
     "AIPREF_LABELS",

@@ -16,17 +16,8 @@ from functools import lru_cache
 from typing import Any
 
 from scrapy_rep.robotstxt.agent import InvalidProductToken, product_token, validate_token
-from scrapy_rep.robotstxt.matcher import (
-    PENDING,
-    PLAIN_OCTETS,
-    ROBOTS_TXT,
-    RuleSet,
-    first_entry,
-    is_robots_txt,
-    normalise,
-    normalise_path,
-    path_of,
-)
+from scrapy_rep.robotstxt.intervals import PENDING
+from scrapy_rep.robotstxt.matcher import RuleSet, first_entry, is_robots_txt
 from scrapy_rep.robotstxt.parser import (
     MAX_BYTES,
     Agents,
@@ -39,6 +30,7 @@ from scrapy_rep.robotstxt.parser import (
     as_octets,
     parse_records,
 )
+from scrapy_rep.robotstxt.paths import PLAIN_OCTETS, ROBOTS_TXT, normalise, normalise_path, path_of
 
 __all__ = [
     "MAX_BYTES",

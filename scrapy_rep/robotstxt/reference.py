@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from scrapy_rep.robotstxt.matcher import normalise
 from scrapy_rep.robotstxt.parser import Rule
+from scrapy_rep.robotstxt.paths import normalise
 
 #: a wildcard position in a compiled pattern (every other item is one character)
 STAR = None

@@ -1,0 +1,389 @@
+"""Compiling a token's merged rules into intervals of paths (what a ``RuleSet`` answers).
+
+Every pattern is cut at its first ``*``; the literal part is its *key*. The
+keys and, for each key, ``key + END`` (the first string past every path that
+starts with it) cut the sorted space of paths into intervals in which the
+same keys are prefixes of every path, so what each interval's rules answer
+is worked out here, once: the heaviest plain rule among them (a literal
+pattern, whose weight is its length: the usual rule) and, where a wildcard,
+anchored or index.html pattern (an *entry*) under one of them could outweigh
+it, those entries, heaviest first; or :data:`PENDING`, worked out when first
+asked (:meth:`RuleSet.settle <scrapy_rep.robotstxt.matcher.RuleSet.settle>`).
+"""
+
+from __future__ import annotations
+
+import re
+from array import array
+from bisect import bisect_right
+from collections.abc import Iterable
+from typing import NamedTuple, TypeAlias
+
+from scrapy_rep.robotstxt.parser import Rule
+from scrapy_rep.robotstxt.paths import PLAIN_OCTETS, ROBOTS_TXT, literal, normalise
+
+#: the octets of a clean pattern, and the newline that joins patterns for one C pass
+_ALLOWED_LINES = PLAIN_OCTETS + b"\n"
+#: a character an escape is written with (normalised: upper-case hex)
+_HEX = re.compile(r"[%0-9A-F]")
+
+#: one wildcard, anchored or index.html rule: (weight, allow, minus its rule number, where its
+#: key ends in the path, anchored, what follows the key: None if nothing (a literal
+#: pattern), the piece after the one ``*`` (the usual wildcard), else all the pieces)
+Entry = tuple[int, bool, int, int, bool, "str | tuple[str, ...] | None"]
+#: an interval's answer: allowed or not, or (the plain rule's answer, entries to try)
+Answer: TypeAlias = "bool | tuple[bool, tuple[Entry, ...]]"
+#: an interval's answer not worked out yet (:meth:`RuleSet.settle`)
+PENDING: Answer = (False, ())
+#: a key open over an interval: (key, the heaviest plain rule as ``number << 1 | allow``
+#: or -1, its weight or -1, the entries of the key and those above it, heaviest first)
+Frame = tuple[str, int, int, tuple[Entry, ...]]
+
+
+def _open(frame: Frame) -> bool:
+    """Can an entry outweigh the frame's plain rule (then the first, the heaviest, can)?"""
+    _, code, weight, found = frame
+    if not found:
+        return False
+    first = found[0]
+    return first[0] > weight or (first[0] == weight and first[1] and not code & 1)
+
+
+#: greater than every ASCII character (a normalised path is printable ASCII; a raw
+#: path is matched as it is only when ASCII): ``key + END`` is past every such path
+#: that starts with ``key``
+END = "\x80"
+#: the first and the last bound of a rule set, around every path (they all start
+#: with '/', and "0" follows "/"): before the first or past the last is another
+#: origin's URL (see :meth:`RuleSet.rebase`)
+FIRST, LAST = "/", "0"
+#: just past ``/robots.txt`` and nothing else: the bound that ends its own interval
+#: (always allowed, RFC 9309 §2.2.2) in a rule set whose rules cover it
+ROBOTS_TXT_END = ROBOTS_TXT + "\x00"
+
+
+def _directory(pattern: str) -> str | None:
+    """Google: "Allow: /d/index.html" also allows "/d/" itself; the pattern that does.
+
+    The directory keeps its wildcards: "/a*/index.html" allows "/ab/".
+    """
+    body = pattern[:-1] if pattern[-1] == "$" else pattern
+    slash = body.rfind("/")
+    return body[: slash + 1] + "$" if body.startswith("/index.htm", slash) else None
+
+
+def _entry(pattern: str, allow: bool, number: int) -> tuple[str, Entry]:
+    """A wildcard, anchored or %2A/%24 pattern: its key, and the entry to match the rest."""
+    anchored = pattern[-1] == "$"
+    body = pattern[:-1] if anchored else pattern
+    head, star, rest = body.partition("*")
+    escaped = "%" in body
+    key = literal(head) if escaped else head
+    after: str | tuple[str, ...] | None = None
+    if star:
+        segments = tuple(map(literal, rest.split("*")) if escaped else rest.split("*"))
+        after = segments[0] if len(segments) == 1 else segments
+    return key, (len(pattern), allow, -number, len(key), anchored, after)
+
+
+def _heaviest_first(entries: Iterable[Entry]) -> tuple[Entry, ...]:
+    """Heavier first, allow first among equals, then file order: the entries sorted as
+    they are, in reverse (a rule's number is kept negated for this; no two entries
+    have the same weight, kind and rule)."""
+    return tuple(sorted(entries, reverse=True))
+
+
+class Intervals(NamedTuple):
+    """A token's rules, compiled: what a ``RuleSet`` is made of."""
+
+    #: per rule (by number, in file order): ``line << 1 | allow``
+    lines: array[int]
+    #: rule number -> the normalised pattern of an entry (wildcard, anchored, index.html)
+    patterns: dict[int, str] | None
+    #: rule number -> the pattern as written, where normalising changed it
+    written: dict[int, str] | None
+    #: the rules themselves, if kept
+    kept: tuple[Rule, ...] | None
+    #: whether a key or an entry's piece has a %XX escape
+    escaped: bool
+    #: whether an entry's piece has a character an escape is written with
+    hexes: bool
+    #: the sorted interval bounds
+    bounds: list[str]
+    #: per interval: the heaviest plain rule as ``number << 1 | allow``, or -1
+    codes: list[int]
+    #: per interval: its answer, PENDING until worked out, None outside every bound
+    answers: list[Answer | None]
+    #: per pending interval: its frame
+    pending: dict[int, Frame]
+
+
+def compile_rules(rules: Iterable[Rule], keep: bool = True) -> Intervals:
+    """The intervals of a token's merged rules and what each answers; the rules
+    themselves too if ``keep``."""
+    given = list(rules)
+    written_all = [rule.pattern for rule in given]
+    if "" in written_all:  # an empty pattern matches nothing (see parser)
+        given = [rule for rule in given if rule.pattern]
+        written_all = [rule.pattern for rule in given]
+    text = "\n".join(written_all)
+    # Nothing to normalise in any pattern (one C pass over them all): no '%' either.
+    clean = text.isascii() and not text.encode().translate(None, _ALLOWED_LINES)
+    if (
+        clean
+        and "*" not in text
+        and "$" not in text
+        and "/index.htm" not in text
+        and text[:1] == "/"
+        and text.count("\n/") == len(given) - 1
+    ):
+        # The usual file: every rule a plain prefix of paths, as written, numbered in
+        # file order; unless a pattern comes twice (then the loop below decides).
+        lines = [rule.line << 1 | rule.allow for rule in given]
+        numbers = [n << 1 | (code & 1) for n, code in enumerate(lines)]
+        plain = dict(zip(written_all, numbers, strict=True))
+        if len(plain) == len(lines):
+            codes_of_lines = array("I", lines)
+            kept = tuple(given) if keep else None
+            keys = sorted(plain)
+            if keys[0] != "/" and not any(map(str.startswith, keys[1:], keys)):
+                # and no key is a prefix of another: FIRST, key, its end, key...,
+                # LAST, every interval but the keys' without a rule (_intervals'
+                # first case, without its root)
+                count = len(keys)
+                bounds = [FIRST] * (2 * count + 2)
+                bounds[1:-1:2] = keys
+                bounds[2:-1:2] = [key + END for key in keys]
+                bounds[-1] = LAST
+                own_codes = [plain[key] for key in keys]
+                codes = [-1] * (2 * count + 3)
+                codes[2:-1:2] = own_codes
+                answers: list[Answer | None] = [True] * (2 * count + 3)
+                answers[0] = answers[-1] = None
+                answers[2:-1:2] = [code & 1 == 1 for code in own_codes]
+                framed = _framed(codes_of_lines, bounds, codes, answers, {})
+            else:
+                framed = _framed(codes_of_lines, *_intervals(plain, {}))
+            return Intervals(codes_of_lines, None, None, kept, False, False, *framed)
+    plain = {}  # key -> its plain rule as number << 1 | allow
+    entries: dict[str, list[Entry]] = {}
+    patterns: dict[int, str] = {}
+    lines = []
+    written: dict[int, str] = {}
+    keeping: list[Rule] = []
+    # else no rule is an index.html one (normalising may decode one: "/%69ndex.htm")
+    index_html = not clean or "/index.htm" in text
+    number = -1
+    for rule in given:
+        pattern = rule.pattern
+        if not clean:
+            # normalise, its common case inlined: a pattern with nothing to change
+            if not pattern.isascii() or pattern.encode().translate(None, PLAIN_OCTETS):
+                pattern = normalise(pattern)
+            if pattern[0] not in "/*":
+                continue  # matches nothing: no leading '/' (see parser)
+            if pattern != rule.pattern:
+                written[number + 1] = rule.pattern
+        elif pattern[0] not in "/*":
+            continue
+        number += 1
+        allow = rule.allow
+        lines.append(rule.line << 1 | allow)
+        if keep:
+            keeping.append(rule)
+        if (
+            "*" not in pattern
+            and pattern[-1] != "$"
+            and (clean or "%" not in pattern or ("%2A" not in pattern and "%24" not in pattern))
+        ):
+            # The usual rule: a plain prefix, whose weight is its length. Plain
+            # rules of one pattern weigh the same: the first allow (else the
+            # first rule) decides.
+            found = plain.get(pattern)
+            if found is None or (allow and not found & 1):
+                plain[pattern] = number << 1 | allow
+        else:
+            patterns[number] = pattern
+            key, entry = _entry(pattern, allow, number)
+            entries.setdefault(key, []).append(entry)
+        if index_html and allow and "/index.htm" in pattern:
+            directory = _directory(pattern)
+            if directory is not None:
+                patterns[number] = pattern
+                key, entry = _entry(directory, True, number)
+                entries.setdefault(key, []).append(entry)
+    codes_of_lines = array("I", lines)
+    #: whether a key or an entry's piece has a %XX escape. If none has, a path's
+    #: raw ' ', '|', ... (ASCII octets that normalise escapes) cannot change which
+    #: keys are its prefixes: a key has no such octet, and the escaped path has
+    #: '%' there. So its interval, and the answer of a decided one, is that of
+    #: its normalised form, and only the entries need the normalised path.
+    pieces = "\n".join(
+        after if isinstance(after, str) else "".join(after)
+        for found in entries.values()
+        for *_, after in found
+        if after is not None
+    )
+    escaped = not clean and (
+        any("%" in key for key in plain) or any("%" in key for key in entries) or "%" in pieces
+    )
+    #: whether an entry's piece has a character an escape is written with ('%', a
+    #: digit, 'A'-'F'). If none has, a path's raw ' ', '|', ... cannot change what
+    #: the entries match either: no piece has it or any character its escape
+    #: puts in its place, and the other characters keep their order.
+    return Intervals(
+        codes_of_lines,
+        patterns or None,
+        written or None,
+        tuple(keeping) if keep else None,
+        escaped,
+        bool(_HEX.search(pieces)),
+        *_framed(codes_of_lines, *_intervals(plain, entries)),
+    )
+
+
+def _intervals(
+    plain: dict[str, int], entries: dict[str, list[Entry]]
+) -> tuple[list[str], list[int], list[Answer | None], dict[int, Frame]]:
+    """Cut the paths into intervals at every key and ``key + END``; say what each
+    interval's keys decide.
+
+    The keys "" and "/" are prefixes of every path: their rules are the root's,
+    which every interval inherits. Bounds run from :data:`FIRST`: interval 0,
+    before it, and the last, past :data:`LAST`, hold no path (their answer is
+    None). Where entries may outweigh the plain rule, the interval's answer is
+    :data:`PENDING` until first asked (:meth:`settle`): most intervals never are.
+    """
+    everywhere = [*entries.pop("", ()), *entries.pop("/", ())]
+    root_code = plain.pop("/", -1)  # -1 & 1 is 1: no rule allows
+    root: Frame = (
+        "/",
+        root_code,
+        1 if root_code >= 0 else -1,
+        _heaviest_first(everywhere) if everywhere else (),
+    )
+    root_answer: Answer = PENDING if _open(root) else root_code & 1 == 1
+    #: per pending interval: its frame (key, plain rule, weight, entries)
+    pending: dict[int, Frame] = {}
+    keys = sorted(plain.keys() | entries.keys()) if entries else sorted(plain)
+    if not any(map(str.startswith, keys[1:], keys)):
+        # No key is a prefix of another (then none is a prefix of the key after it):
+        # root, key, its end, root, key, its end... made by slices, in C (most files).
+        count = len(keys)
+        bounds = [FIRST] * (2 * count + 2)
+        bounds[1:-1:2] = keys
+        bounds[2:-1:2] = [key + END for key in keys]
+        bounds[-1] = LAST
+        codes = [root_code] * (2 * count + 3)
+        answers: list[Answer | None] = [root_answer] * (2 * count + 3)
+        codes[0] = codes[-1] = -1
+        answers[0] = answers[-1] = None
+        if not entries and root_answer is not PENDING:
+            own_codes = [plain[key] for key in keys]
+            codes[2:-1:2] = own_codes
+            answers[2:-1:2] = [code & 1 == 1 for code in own_codes]
+        else:
+            if root_answer is PENDING:
+                pending = dict.fromkeys(range(1, 2 * count + 2, 2), root)
+            # each key's frame (_open_key and _open, inlined: a call a key costs)
+            _, _, root_weight, root_found = root
+            at = 2
+            for key in keys:
+                code = plain.get(key)
+                if code is None:
+                    code, weight = root_code, root_weight
+                else:
+                    weight = len(key)
+                own = entries.get(key)
+                found = root_found if own is None else _heaviest_first((*root_found, *own))
+                codes[at] = code
+                if found and (
+                    found[0][0] > weight or (found[0][0] == weight and found[0][1] and not code & 1)
+                ):
+                    pending[at] = (key, code, weight, found)
+                    answers[at] = PENDING
+                else:
+                    answers[at] = code & 1 == 1
+                at += 2
+    else:
+        # A sweep over the sorted keys with a stack of the keys open (those that
+        # are prefixes of the current one): a key opens its interval, its end
+        # closes it and goes back to the interval of the key open under it.
+        bounds = [FIRST]
+        codes = [-1, root_code]
+        answers = [None, root_answer]
+        if root_answer is PENDING:
+            pending[1] = root
+        stack: list[Frame] = []
+        at = 0
+        while at < len(keys) or stack:
+            if at < len(keys) and (not stack or keys[at].startswith(stack[-1][0])):
+                key = keys[at]
+                at += 1
+                frame = _open_key(key, stack[-1] if stack else root, plain, entries)
+                stack.append(frame)
+                bounds.append(key)
+            else:  # the keys under the open one are done: close it
+                bounds.append(stack.pop()[0] + END)
+                frame = stack[-1] if stack else root
+            codes.append(frame[1])
+            if _open(frame):
+                pending[len(answers)] = frame
+                answers.append(PENDING)
+            else:
+                answers.append(frame[1] & 1 == 1)
+        bounds.append(LAST)
+        codes.append(-1)
+        answers.append(None)
+    return bounds, codes, answers, pending
+
+
+def _open_key(
+    key: str, under: Frame, plain: dict[str, int], entries: dict[str, list[Entry]]
+) -> Frame:
+    """The frame of ``key``, a prefix of paths inside the key ``under`` is for: its
+    plain rule (else the one above it) and weight, and the entries of both."""
+    _, code, weight, found = under
+    own_code = plain.get(key)
+    if own_code is not None:
+        code, weight = own_code, len(key)
+    own = entries.get(key)
+    if own is not None:
+        found = _heaviest_first((*found, *own))
+    return (key, code, weight, found)
+
+
+def _framed(
+    lines: array[int],
+    bounds: list[str],
+    codes: list[int],
+    answers: list[Answer | None],
+    pending: dict[int, Frame],
+) -> tuple[list[str], list[int], list[Answer | None], dict[int, Frame]]:
+    """The intervals, with ``/robots.txt`` in one of its own whose answer is True
+    (when a rule covers it).
+
+    So a URL is bisected as it is (once the rule set is rebased on its origin)
+    and its interval says all: another origin's URL falls outside, and
+    ``/robots.txt`` needs no test of its own.
+    """
+    if lines:
+        at = bisect_right(bounds, ROBOTS_TXT)
+        if answers[at] is not True:
+            # cut its interval at /robots.txt (unless a key is that) and just past it
+            cuts = (
+                [ROBOTS_TXT_END] if bounds[at - 1] == ROBOTS_TXT else [ROBOTS_TXT, ROBOTS_TXT_END]
+            )
+            count = len(cuts)
+            bounds[at:at] = cuts
+            answers[at:at] = [answers[at]] * count
+            answers[at + count - 1] = True
+            codes[at:at] = [codes[at]] * count
+            split = pending.get(at)
+            if pending:
+                pending = {n + count if n > at else n: frame for n, frame in pending.items()}
+            if split is not None:  # the pieces try what the interval did
+                pending.update(dict.fromkeys(range(at, at + count + 1), split))
+    else:  # no rule: every URL allowed, whatever its origin
+        bounds, codes, answers = [], [-1], [True]
+    return bounds, codes, answers, pending
