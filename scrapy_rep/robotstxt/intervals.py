@@ -213,11 +213,11 @@ def compile_rules(rules: Iterable[Rule], keep: bool = True) -> Intervals:
                 key, entry = _entry(directory, True, number)
                 entries.setdefault(key, []).append(entry)
     codes_of_lines = array("I", lines)
-    #: whether a key or an entry's piece has a %XX escape. If none has, a path's
-    #: raw ' ', '|', ... (ASCII octets that normalise escapes) cannot change which
-    #: keys are its prefixes: a key has no such octet, and the escaped path has
-    #: '%' there. So its interval, and the answer of a decided one, is that of
-    #: its normalised form, and only the entries need the normalised path.
+    # whether a key or an entry's piece has a %XX escape. If none has, a path's
+    # raw ' ', '|', ... (ASCII octets that normalise escapes) cannot change which
+    # keys are its prefixes: a key has no such octet, and the escaped path has
+    # '%' there. So its interval, and the answer of a decided one, is that of
+    # its normalised form, and only the entries need the normalised path.
     pieces = "\n".join(
         after if isinstance(after, str) else "".join(after)
         for found in entries.values()
@@ -227,10 +227,10 @@ def compile_rules(rules: Iterable[Rule], keep: bool = True) -> Intervals:
     escaped = not clean and (
         any("%" in key for key in plain) or any("%" in key for key in entries) or "%" in pieces
     )
-    #: whether an entry's piece has a character an escape is written with ('%', a
-    #: digit, 'A'-'F'). If none has, a path's raw ' ', '|', ... cannot change what
-    #: the entries match either: no piece has it or any character its escape
-    #: puts in its place, and the other characters keep their order.
+    # whether an entry's piece has a character an escape is written with ('%', a
+    # digit, 'A'-'F'). If none has, a path's raw ' ', '|', ... cannot change what
+    # the entries match either: no piece has it or any character its escape
+    # puts in its place, and the other characters keep their order.
     return Intervals(
         codes_of_lines,
         patterns or None,

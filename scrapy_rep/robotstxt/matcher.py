@@ -87,9 +87,10 @@ class RuleSet:
     exact for ``*``-only globs and linear in the path, so a hostile pattern
     of many ``*`` cannot backtrack.
 
-    The bounds lie between ``FIRST`` and ``LAST`` (every path starts
-    with '/'; :mod:`scrapy_rep.robotstxt.intervals`), ``/robots.txt`` alone in an interval when rules cover it, and
-    each starts with ``prefix``: none at first, then (:meth:`rebase`) the
+    The bounds lie between ``FIRST`` and ``LAST`` (every path starts with
+    '/'; :mod:`scrapy_rep.robotstxt.intervals`), ``/robots.txt`` alone in an
+    interval when rules cover it, and each starts with ``prefix``: none at
+    first, then (:meth:`rebase`) the
     ``scheme://authority`` of the origin whose URLs the set judges, so that
     :meth:`RobotsTxt.allowed <scrapy_rep.robotstxt.RobotsTxt.allowed>` bisects
     a URL as it comes, without cutting its path out.
