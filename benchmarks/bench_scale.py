@@ -1,7 +1,7 @@
 """Broad crawls at scale: the judging path over many origins, and a broad crawl on loopback.
 
 Usage: ``python benchmarks/bench_scale.py [--quick] [--runs N] [--origins K]
-[--frontier lazy|full] [--profile]``
+[--frontier lazy|full] [--uses USE ...] [--profile] [--ballast N] [--promotions]``
 
 (a) **Judging path.** For 100, 1,000, 10,000 and 100,000 origins (``--quick``:
 up to 10,000), each origin gets one of Protego's 4,231 real robots.txt files
@@ -48,7 +48,13 @@ every request (4 per origin) into the scheduler before the first download
 There about half of every variant's CPU is the garbage collector walking the
 queued requests, so each run also reports the time in full (generation 2)
 collections and their number (``gc.callbacks``, ``gc.get_stats()``) and, at
-close, the most common object types of the old generation.
+close, the most common object types of the old generation. Two diagnostics
+explain those numbers (neither is a variant): ``--ballast N`` keeps N small
+objects alive in one more scrapy-rep crawl (how the collector's trigger
+depends on the old generation's size), ``--promotions`` counts, in one more
+crawl of the built-in and of scrapy-rep, the objects young collections move
+into the old generation, by package and type (what brings each full
+collection closer; slow, so run it with ``--origins 1000``).
 
 pages/s = pages served / (last request - first request), seen by the server;
 handled/s = every request the server answered (robots.txt and 404s too) over the same span;
@@ -522,6 +528,8 @@ def _crawl_child(config: dict[str, Any]) -> None:
     picks = SchedulerPicks() if full else None
     # diagnostic (--ballast): small tracked objects kept alive for the whole crawl
     ballast = [[n] for n in range(config.get("ballast", 0))]
+    # diagnostic (--promotions): what each young collection moved into the old generation
+    promotions = Promotions() if config.get("promotions") else None
     old_generation: dict[str, int] = {}
 
     class ScaleSpider(scrapy.Spider):
@@ -556,9 +564,14 @@ def _crawl_child(config: dict[str, Any]) -> None:
     profiler = cProfile.Profile() if config.get("profile") else None
     if profiler is not None:
         profiler.enable()
+    if promotions is not None:
+        promotions.start()
     gc_clock.start()
     result = run_crawler(ScaleSpider, settings, errors)
     gc_clock.stop()
+    if promotions is not None:
+        promotions.stop()
+        result["promotions"] = promotions.summary()
     del ballast
     if picks is not None:
         result["scheduler"] = picks.summary()
@@ -568,6 +581,70 @@ def _crawl_child(config: dict[str, Any]) -> None:
     result["gc"] = {**gc_clock.summary(), "old_generation": old_generation}
     result["scrapy_rep"] = scrapy_rep.__file__
     print(json.dumps(result, default=str))
+
+
+class Promotions:
+    """What the young collections move into the old generation, by type (a diagnostic).
+
+    CPython starts a full collection once the objects moved there since the
+    last one exceed a quarter of it; this counts them, by type, at every
+    generation-1 collection (the old generation's objects before, against
+    after). Walking the old generation twice per collection slows the crawl
+    several times over: run it with fewer origins (``--origins 1000``).
+    """
+
+    def __init__(self) -> None:
+        self.moved: Counter[str] = Counter()
+        self._before: set[int] = set()
+
+    def _callback(self, phase: str, info: dict[str, Any]) -> None:
+        if info["generation"] != 1:
+            return
+        if phase == "start":
+            self._before = {id(o) for o in gc.get_objects(generation=2)}
+            return
+        before, moved = self._before, self.moved
+        for o in gc.get_objects(generation=2):
+            if id(o) not in before:
+                kind = type(o)
+                moved[f"{kind.__module__}.{kind.__qualname__}"] += 1
+        self._before = set()
+
+    def start(self) -> None:
+        gc.callbacks.append(self._callback)
+
+    def stop(self) -> None:
+        gc.callbacks.remove(self._callback)
+
+    def summary(self) -> dict[str, Any]:
+        by_package: Counter[str] = Counter()
+        for name, n in self.moved.items():
+            by_package[_package(name)] += n
+        return {
+            "total": sum(self.moved.values()),
+            "by_package": dict(by_package.most_common()),
+            "top": dict(self.moved.most_common(PROMOTED_TOP)),
+        }
+
+
+#: types printed by --promotions
+PROMOTED_TOP = 12
+#: modules counted together by --promotions (first prefix that matches)
+PROMOTED_PACKAGES = (
+    ("asyncio", ("asyncio.", "_asyncio.", "_contextvars.")),
+    ("twisted", ("twisted.",)),
+    ("scrapy-rep", ("scrapy_rep.",)),
+    ("protego", ("protego.",)),
+    ("scrapy", ("scrapy.",)),
+    ("builtins", ("builtins.",)),
+)
+
+
+def _package(name: str) -> str:
+    for package, prefixes in PROMOTED_PACKAGES:
+        if name.startswith(prefixes):
+            return package
+    return "other"
 
 
 class GcClock:
@@ -654,6 +731,7 @@ def run_crawl(
     frontier: str = "lazy",
     profile: bool = False,
     ballast: int = 0,
+    promotions: bool = False,
     uses: Sequence[str] = (),
 ) -> dict[str, Any]:
     server.ask(cmd="reset")
@@ -666,8 +744,9 @@ def run_crawl(
         "frontier": frontier,
         "profile": profile,
         "ballast": ballast,
+        "promotions": promotions,
     }
-    result = run_child(__file__, "_crawl", config, timeout=600)
+    result = run_child(__file__, "_crawl", config, timeout=2400 if promotions else 600)
     return {**result, "site": server.ask(cmd="summary")}
 
 
@@ -901,6 +980,24 @@ def report_crawl(
     return {"checks": checks, "ratios": ratios}
 
 
+def report_promotions(promoted: dict[str, dict[str, Any]]) -> None:
+    """What entered the old generation in the built-in's crawl and in scrapy-rep's."""
+    b, c = promoted["b"], promoted["c"]
+    say(
+        "\ndiagnostic, not a variant: objects moved into the old generation by young "
+        f"collections: built-in {b['total']:,}, scrapy-rep {c['total']:,} "
+        f"({c['total'] / max(b['total'], 1):.3f}×)"
+    )
+    say("| from | built-in | scrapy-rep |\n|---|---|---|")
+    for package in sorted(set(b["by_package"]) | set(c["by_package"])):
+        say(
+            f"| {package} | {b['by_package'].get(package, 0):,} | "
+            f"{c['by_package'].get(package, 0):,} |"
+        )
+    for name, run in (("built-in", b), ("scrapy-rep", c)):
+        say(f"  {name}, most moved: " + ", ".join(f"{t} {n:,}" for t, n in run["top"].items()))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller sizes, 1 run (~3 min)")
@@ -926,6 +1023,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="N",
         help="diagnostic: one more scrapy-rep crawl with N small tracked objects kept alive "
         "(the collector's trigger; see docs/performance.md)",
+    )
+    parser.add_argument(
+        "--promotions",
+        action="store_true",
+        help="diagnostic: one more built-in and scrapy-rep crawl each, counting what enters "
+        "the old generation, by type (slow: use with --origins 1000)",
     )
     parser.add_argument(
         "--frontier",
@@ -960,6 +1063,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     crawls: dict[str, list[dict[str, Any]]] = {v: [] for v in SCALE_VARIANTS}
     profile: dict[str, Any] | None = None
     ballasted: dict[str, Any] | None = None
+    promoted: dict[str, dict[str, Any]] = {}
     hello: dict[str, Any] = {}
     if not args.skip_crawl:
         say(f"\n(b) broad crawl: starting the server ({k:,} addresses)")
@@ -987,6 +1091,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 ballasted = run_crawl(
                     server, "c", frontier=args.frontier, ballast=args.ballast, uses=args.uses
                 )
+            if args.promotions:
+                for variant in ("b", "c"):
+                    promoted[variant] = run_crawl(
+                        server, variant, frontier=args.frontier, promotions=True, uses=args.uses
+                    )["promotions"]
         finally:
             server.close()
         out["crawl"] = {
@@ -1009,6 +1118,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             f", gen-2 GC {gc_seconds(ballasted):.1f} s (built-in {med(b, gc_seconds):.1f} s), "
             f"collections by generation {ballasted['gc']['collections']}"
         )
+    if promoted:
+        report_promotions(promoted)
     if profile is not None:
         say("\n### cProfile of one scrapy-rep crawl (cumulative; scrapy_rep entries)\n")
         say("```")
