@@ -679,11 +679,17 @@ class GcClock:
             after["collections"] - before["collections"]
             for before, after in zip(self._stats0, self._stats1, strict=True)
         ]
+        collected = [
+            after["collected"] - before["collected"]
+            for before, after in zip(self._stats0, self._stats1, strict=True)
+        ]
         return {
             "seconds": sum(self.seconds),
             "gen2_seconds": self.seconds[2],
             "gen2_collections": collections[2],
             "collections": collections,
+            # unreachable objects found and freed (cyclic garbage), per generation
+            "collected": collected,
         }
 
 
@@ -895,9 +901,10 @@ def report_crawl(
     say(
         "\n| variant | handled/s (median) | CPU µs/request outside GC | scheduler picks "
         "(hosts scanned per pick) | full (gen-2) GC s (median) | gen-2 collections | "
-        "all GC s | old-generation objects at close | most common there |"
+        "all GC s | cyclic garbage freed by full collections | "
+        "old-generation objects at close | most common there |"
     )
-    say("|---|---|---|---|---|---|---|---|---|")
+    say("|---|---|---|---|---|---|---|---|---|---|")
     for variant, label in LABELS.items():
         rs = runs[variant]
         old = rs[0]["gc"]["old_generation"]
@@ -907,6 +914,7 @@ def report_crawl(
             f"| {label} | {med(rs, handled_per_s):.0f} | {med(rs, cpu_us_outside_gc):.0f} | "
             f"{med(rs, picks):.0f} ({hosts:.0f}) | {med(rs, gc_seconds):.1f} | "
             f"{med(rs, gc_gen2):.0f} | {med(rs, lambda r: r['gc']['seconds']):.1f} | "
+            f"{med(rs, lambda r: r['gc'].get('collected', [0, 0, 0])[2]):,.0f} | "
             f"{old.get('(all)', 0):,} | {common} |"
         )
     ratios: dict[str, dict[str, float]] = {}
