@@ -33,6 +33,7 @@ from scrapy_rep.runtime.settings import RepSettings, SettingError
 from scrapy_rep.runtime.store import open_store
 from scrapy_rep.runtime.store.codec import FIELDS, encode
 from scrapy_rep.runtime.store.sqlite import SCHEMA_VERSION, SqliteStore
+from scrapy_rep.runtime.tdmrep import tdm_key
 from tests.support import processes
 from tests.support.policies import BODY, bare_policy, full_policy
 
@@ -351,10 +352,11 @@ async def test_forget_in_another_process_reaches_a_running_crawl(path: Path) -> 
         assert forgot.returncode == 0, forgot.stderr
         assert cli("flush", "--sqlite", str(path)).returncode == 0
         deadline = time.monotonic() + 5
-        while len(heard) < 2 and time.monotonic() < deadline:
+        while len(heard) < 3 and time.monotonic() < deadline:
             await aio(asyncio.sleep(0.02))
-        assert heard == [ORIGIN, None]  # None: everything
-        assert crawl.counts["invalidations"] == 2
+        # the origin's robots.txt and tdmrep.json, then everything (None)
+        assert heard == [ORIGIN, tdm_key(ORIGIN), None]
+        assert crawl.counts["invalidations"] == 3
         assert quiet.counts["invalidations"] == 0 and quiet._poller.task is None
     finally:
         await aio(crawl.close())
