@@ -38,8 +38,19 @@ def test_no_file_is_parsed_again_while_its_origin_is_cached() -> None:
             assert cache.robots(policy) is first[origin]
 
 
+@pytest.fixture
+def parses(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
+    """The body of every parse from now on (``parse_records`` counted)."""
+    seen: list[bytes] = []
+    parse_records = robotstxt.parse_records
+    monkeypatch.setattr(
+        robotstxt, "parse_records", lambda data: seen.append(data) or parse_records(data)
+    )
+    return seen
+
+
 def test_what_a_crawl_asks_of_a_file_stating_no_delay_nor_use_parses_it_once(
-    monkeypatch: pytest.MonkeyPatch,
+    parses: list[bytes],
 ) -> None:
     # Judging compiles the rules and lets the parse go; Crawl-delay and the use
     # answers are asked after that. A file with no Crawl-delay, Request-rate,
@@ -48,11 +59,7 @@ def test_what_a_crawl_asks_of_a_file_stating_no_delay_nor_use_parses_it_once(
     declared = Declared(uses=USES)
     before = parse(body)  # asked before judging, while the parse is held
     expected = (before.crawl_delay("bot"), robots_record(before, "bot", "/y", True, declared))
-    parses: list[bytes] = []
-    parse_records = robotstxt.parse_records
-    monkeypatch.setattr(
-        robotstxt, "parse_records", lambda data: parses.append(data) or parse_records(data)
-    )
+    parses.clear()
     robots = parse(body)
     assert not robots.decide("bot", "/x").allowed
     assert (
@@ -67,7 +74,7 @@ def test_what_a_crawl_asks_of_a_file_stating_no_delay_nor_use_parses_it_once(
 
 
 def test_the_use_answers_of_a_file_stating_preferences_come_from_one_parse(
-    monkeypatch: pytest.MonkeyPatch,
+    parses: list[bytes],
 ) -> None:
     # The token's groups (Content-Usage) and the lines before the first group
     # (Content-Signal) are read from the same parse.
@@ -77,11 +84,7 @@ def test_the_use_answers_of_a_file_stating_preferences_come_from_one_parse(
     )
     declared = Declared(uses=USES)
     expected = robots_record(parse(body), "bot", "/y", True, declared)
-    parses: list[bytes] = []
-    parse_records = robotstxt.parse_records
-    monkeypatch.setattr(
-        robotstxt, "parse_records", lambda data: parses.append(data) or parse_records(data)
-    )
+    parses.clear()
     robots = parse(body)
     assert not robots.decide("bot", "/x").allowed
     assert len(parses) == 1

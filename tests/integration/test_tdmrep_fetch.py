@@ -128,12 +128,17 @@ async def test_a_redirected_file_is_followed(site: FakeSite) -> None:
     }
 
 
+def sqlite_store(path: Path) -> dict[str, Any]:
+    """Settings for a crawl on the SQLite policy file at ``path``."""
+    return {"REP_STORE": "sqlite", "REP_SQLITE_PATH": str(path)}
+
+
 @pytest_twisted.ensureDeferred
 async def test_a_shared_store_keeps_the_file_for_the_next_crawl(
     site: FakeSite, tmp_path: Path
 ) -> None:
     origin = origin_with(site, Reply(body=RESERVED))
-    store = {"REP_STORE": "sqlite", "REP_SQLITE_PATH": str(tmp_path / "policies.sqlite")}
+    store = sqlite_store(tmp_path / "policies.sqlite")
     await crawl_pages(origin, **store)
     second = await crawl_pages(origin, **store)
     assert origin.hits(TDMREP) == 1 and origin.hits("/robots.txt") == 1
@@ -158,12 +163,10 @@ def forget(origin: Origin, path: Path) -> None:
 async def test_an_origin_forgotten_in_the_store_has_its_tdmrep_json_fetched_again(
     site: FakeSite, tmp_path: Path
 ) -> None:
-    origin = origin_with(site, Reply(body=RESERVED))
-    path = tmp_path / "policies.sqlite"
-    store = {"REP_STORE": "sqlite", "REP_SQLITE_PATH": str(path)}
-    await crawl_pages(origin, **store)
+    origin, path = origin_with(site, Reply(body=RESERVED)), tmp_path / "policies.sqlite"
+    await crawl_pages(origin, **sqlite_store(path))
     forget(origin, path)
-    second = await crawl_pages(origin, **store)
+    second = await crawl_pages(origin, **sqlite_store(path))
     assert origin.hits(TDMREP) == 2 and origin.hits("/robots.txt") == 2
     assert second.stat("rep/tdmrep/fetch/count") == 1
     assert second.stat("rep/dropped/use-refused") == 6
@@ -198,16 +201,10 @@ class ForgettingSpider(ListSpider):
 async def test_a_running_crawl_told_to_forget_an_origin_fetches_its_tdmrep_json_again(
     site: FakeSite, tmp_path: Path
 ) -> None:
-    origin = origin_with(site, Reply(body=RESERVED))
-    path = tmp_path / "policies.sqlite"
+    origin, path = origin_with(site, Reply(body=RESERVED)), tmp_path / "policies.sqlite"
     result = await crawl(
         [origin.url_for(p) for p in ["/open/first", *PAGES]],
-        {
-            "REP_USES": ["train-ai"],
-            "REP_USE_ACTION": "drop",
-            "REP_STORE": "sqlite",
-            "REP_SQLITE_PATH": str(path),
-        },
+        {"REP_USES": ["train-ai"], "REP_USE_ACTION": "drop", **sqlite_store(path)},
         spider=ForgettingSpider,
         site_origin=origin,
         store_path=path,
