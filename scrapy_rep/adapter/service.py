@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import weakref
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, signals
@@ -191,22 +191,11 @@ class RobotsService:
         cache = PolicyCache(
             self.config.cache_max_origins, compiled_max=self.config.cache_compiled_origins
         )
-        # an operator's ``scrapy-rep store forget`` empties the local caches too
-        shared = open_store(self.config, self.jobdir, on_invalidate=self._forget_local(cache))
+        # an operator's ``scrapy-rep store forget`` empties the local cache too
+        shared = open_store(self.config, self.jobdir, on_invalidate=cache.forget)
         if shared is None:  # nothing else to ask for an evicted origin: keep it compact
             cache.evicted_max = EVICTED_PER_CACHED * self.config.cache_max_origins
         return Resolver.of(self.spec, cache, shared)
-
-    def _forget_local(self, cache: PolicyCache) -> Callable[[str | None], None]:
-        """What a forgotten key (``None``: every key) empties: the policy cache, and the
-        tdmrep.json files' (whose keys are the ``tdm_key`` of their origin)."""
-
-        def forget(key: str | None) -> None:
-            cache.forget(key)
-            if self.tdmrep is not None:
-                self.tdmrep.files.forget(key)
-
-        return forget
 
     # -- the one admission path -----------------------------------------------
 

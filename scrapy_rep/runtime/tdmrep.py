@@ -96,6 +96,8 @@ class TdmFiles:
                 poll_interval=robots.poll_interval,
                 fetch_budget=robots.fetch_budget,
             )
+            if robots.shared is not None:  # an operator's ``store forget`` reaches this cache too
+                robots.shared.on_invalidate(resolver.cache.forget)
         resolver.url_of = tdmrep_url_of_key
         self.resolver = resolver
         self.clock = robots.clock
@@ -104,10 +106,6 @@ class TdmFiles:
         """The origin's tdmrep.json policy if it is fresh; no I/O."""
         policy = self.resolver.current(tdm_key(origin))
         return policy if policy is not None and policy.fresh(self.clock()) else None
-
-    def forget(self, key: str | None) -> None:
-        """Drop a file (by its :func:`tdm_key`; ``None``: every file) from the local cache."""
-        self.resolver.cache.forget(key)
 
     def fetch(self, origin: str, fetch: Fetch) -> asyncio.Task[Policy]:
         """The task that yields a new policy for the origin's file (started if none runs)."""

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol
 
 from scrapy_rep.core.policy import Policy
+
+#: told a key an operator forgot (``None``: every key)
+Invalidated = Callable[[str | None], None]
 
 
 class SharedStore(Protocol):
@@ -30,5 +34,9 @@ class SharedStore(Protocol):
         ...
 
     async def release(self, origin: str, token: str) -> None: ...
+
+    def on_invalidate(self, listener: Invalidated) -> None:
+        """Call ``listener(key)`` when an operator forgets keys (``scrapy-rep store``)."""
+        ...
 
     async def close(self) -> None: ...

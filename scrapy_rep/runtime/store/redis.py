@@ -47,6 +47,7 @@ except ImportError as exc:  # pragma: no cover - depends on the installation
     ) from exc
 
 from scrapy_rep.core.policy import Policy
+from scrapy_rep.runtime.store.base import Invalidated
 from scrapy_rep.runtime.store.codec import SCHEMA as SCHEMA
 from scrapy_rep.runtime.store.codec import StoreDataError as StoreDataError
 from scrapy_rep.runtime.store.codec import as_text as _text
@@ -78,8 +79,6 @@ if redis.call('get', KEYS[1]) == ARGV[1] then
 end
 return 0
 """
-
-Invalidated = Callable[[str | None], None]
 
 
 class RedisStore:

@@ -39,6 +39,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from scrapy_rep.core.policy import Policy
+from scrapy_rep.runtime.store.base import Invalidated
 from scrapy_rep.runtime.store.codec import StoreDataError, decode
 from scrapy_rep.runtime.store.sqlite_file import (
     APPLICATION,
@@ -66,7 +67,6 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
-Invalidated = Callable[[str | None], None]
 
 DEFAULT_FILENAME = "rep-policies.sqlite"
 
