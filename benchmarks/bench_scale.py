@@ -675,14 +675,14 @@ class GcClock:
         self._stats1 = gc.get_stats()
 
     def summary(self) -> dict[str, Any]:
-        collections = [
-            after["collections"] - before["collections"]
-            for before, after in zip(self._stats0, self._stats1, strict=True)
-        ]
-        collected = [
-            after["collected"] - before["collected"]
-            for before, after in zip(self._stats0, self._stats1, strict=True)
-        ]
+        def since_start(key: str) -> list[int]:
+            return [
+                after[key] - before[key]
+                for before, after in zip(self._stats0, self._stats1, strict=True)
+            ]
+
+        collections = since_start("collections")
+        collected = since_start("collected")
         return {
             "seconds": sum(self.seconds),
             "gen2_seconds": self.seconds[2],

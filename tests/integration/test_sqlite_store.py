@@ -36,6 +36,7 @@ from scrapy_rep.runtime.store.sqlite import SCHEMA_VERSION, SqliteStore
 from scrapy_rep.runtime.tdmrep import tdm_key
 from tests.support import processes
 from tests.support.policies import BODY, bare_policy, full_policy
+from tests.support.store_cli import store_cli
 
 T = TypeVar("T")
 ROOT = Path(__file__).resolve().parents[2]
@@ -348,9 +349,9 @@ async def test_forget_in_another_process_reaches_a_running_crawl(path: Path) -> 
         await aio(crawl.forget("http://before-the-first-load:80"))  # not news to this crawl
         assert await aio(crawl.load(ORIGIN)) == full_policy()  # the first load starts polling
         await aio(quiet.load(ORIGIN))
-        forgot = cli("forget", ORIGIN, "--sqlite", str(path))
+        forgot = store_cli("forget", ORIGIN, "--sqlite", str(path))
         assert forgot.returncode == 0, forgot.stderr
-        assert cli("flush", "--sqlite", str(path)).returncode == 0
+        assert store_cli("flush", "--sqlite", str(path)).returncode == 0
         deadline = time.monotonic() + 5
         while len(heard) < 3 and time.monotonic() < deadline:
             await aio(asyncio.sleep(0.02))
@@ -593,15 +594,10 @@ async def test_open_store_follows_rep_store_and_jobdir(tmp_path: Path) -> None:
 # -- the CLI ---------------------------------------------------------------------------
 
 
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return processes.run("scrapy_rep.cli", ["store", *args], cwd=ROOT, env=env, timeout=30)
-
-
 @pytest_twisted.ensureDeferred
 async def test_cli_show_forget_flush(tmp_path: Path) -> None:
     path = tmp_path / "rep-policies.sqlite"
-    missing = cli("show", "--sqlite", str(path))
+    missing = store_cli("show", "--sqlite", str(path))
     assert missing.returncode == 2 and "does not exist" in missing.stderr
     assert not path.exists()  # the CLI never creates a file
 
@@ -610,27 +606,27 @@ async def test_cli_show_forget_flush(tmp_path: Path) -> None:
     await aio(store.save("http://h:80", replace(bare_policy(), expires_at=time.time() + 600)))
     await aio(store.acquire("http://h:80", 60))
     await aio(store.close())
-    listed = cli("show", "--sqlite", str(path))
+    listed = store_cli("show", "--sqlite", str(path))
     assert listed.returncode == 0, listed.stderr
     entries = json.loads(listed.stdout)
     assert [e["origin"] for e in entries] == ["http://h:80", ORIGIN]
     assert entries[0]["fresh"] is True and "locked_by" in entries[0]
-    shown = cli("--sqlite", str(path), "show", "https://EXAMPLE.com/any/page")
+    shown = store_cli("--sqlite", str(path), "show", "https://EXAMPLE.com/any/page")
     assert shown.returncode == 0, shown.stderr
     info = json.loads(shown.stdout)
     assert info["fields"]["http_status"] == "503" and info["fields"]["body"] == BODY.decode()
-    assert cli("show", "http://nothing.here", "--sqlite", str(path)).returncode == 1
-    forgot = cli("forget", ORIGIN, "--sqlite", str(path))
+    assert store_cli("show", "http://nothing.here", "--sqlite", str(path)).returncode == 1
+    forgot = store_cli("forget", ORIGIN, "--sqlite", str(path))
     assert forgot.returncode == 0 and f"forgot {ORIGIN}" in forgot.stdout
-    assert cli("forget", ORIGIN, "--sqlite", str(path)).returncode == 1
-    flushed = cli("flush", "--sqlite", str(path))
+    assert store_cli("forget", ORIGIN, "--sqlite", str(path)).returncode == 1
+    flushed = store_cli("flush", "--sqlite", str(path))
     assert flushed.returncode == 0 and "deleted 2 rows" in flushed.stdout  # a policy, a lock
-    assert cli("show", "--sqlite", str(path)).returncode == 1  # nothing left to list
+    assert store_cli("show", "--sqlite", str(path)).returncode == 1  # nothing left to list
     path.write_bytes(b"not a database, really" * 100)
-    broken = cli("flush", "--sqlite", str(path))
+    broken = store_cli("flush", "--sqlite", str(path))
     assert broken.returncode == 2 and "REP_SQLITE_PATH" in broken.stderr
     assert "Traceback" not in broken.stderr
-    no_origin = cli("show", "--redis-url", "redis://127.0.0.1:1")
+    no_origin = store_cli("show", "--redis-url", "redis://127.0.0.1:1")
     assert no_origin.returncode == 2 and "needs an ORIGIN" in no_origin.stderr
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
 import time
 from pathlib import Path
 from typing import Any
@@ -19,11 +18,10 @@ from scrapy_rep.adapter.tdmrep import TdmRep
 from scrapy_rep.core.origin import origin_of
 from scrapy_rep.core.policy import FetchResult, PolicyConfig, Status, next_policy
 from scrapy_rep.runtime.tdmrep import tdm_config, tdm_key
-from tests.support import processes
 from tests.support.crawl import CrawlResult, ListSpider, crawl
 from tests.support.fakesite import FakeSite, Origin, Reply
+from tests.support.store_cli import store_cli
 
-ROOT = Path(__file__).resolve().parents[2]
 #: how long a running crawl may take to hear of a forgotten origin (it polls every second)
 WAIT = 10.0
 TDMREP = "/.well-known/tdmrep.json"
@@ -148,14 +146,7 @@ async def test_a_shared_store_keeps_the_file_for_the_next_crawl(
 
 def forget(origin: Origin, path: Path) -> None:
     """``scrapy-rep store forget ORIGIN --sqlite PATH``, as an operator runs it."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = processes.run(
-        "scrapy_rep.cli",
-        ["store", "forget", origin.url, "--sqlite", str(path)],
-        cwd=ROOT,
-        env=env,
-        timeout=30,
-    )
+    done = store_cli("forget", origin.url, "--sqlite", str(path))
     assert done.returncode == 0 and f"forgot {origin.url}" in done.stdout, done.stderr
 
 
