@@ -624,6 +624,7 @@ class Promotions:
             "total": sum(self.moved.values()),
             "by_package": dict(by_package.most_common()),
             "top": dict(self.moved.most_common(PROMOTED_TOP)),
+            "by_type": dict(self.moved),
         }
 
 
@@ -1004,6 +1005,12 @@ def report_promotions(promoted: dict[str, dict[str, Any]]) -> None:
         )
     for name, run in (("built-in", b), ("scrapy-rep", c)):
         say(f"  {name}, most moved: " + ", ".join(f"{t} {n:,}" for t, n in run["top"].items()))
+    more: Counter[str] = Counter(c["by_type"])
+    more.subtract(b["by_type"])
+    say(
+        "  scrapy-rep moved more: "
+        + ", ".join(f"{t} {n:+,}" for t, n in more.most_common(PROMOTED_TOP) if n > 0)
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
