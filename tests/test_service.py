@@ -91,6 +91,21 @@ async def test_requests_of_an_origin_share_its_one_fetch_and_its_policy(rig: Rig
 
 
 @pytest_twisted.ensureDeferred
+async def test_a_fetched_file_is_compiled_for_the_crawl_before_any_request_is_judged(
+    rig: Rig,
+) -> None:
+    # Compiled in the step that parsed it, letting the parse go there: a parse kept
+    # until the first judgement outlives young collections into the old generation.
+    async def scenario() -> None:
+        service = RobotsService.of(rig.crawler)
+        policy = await service.resolver.resolve(A, service.fetch)
+        robots = service.resolver.cache.robots(policy)
+        assert robots is not None and robots.compiled
+
+    await in_loop(scenario())
+
+
+@pytest_twisted.ensureDeferred
 async def test_the_downloaders_answer_is_recorded_a_subrequests_is_left_to_its_client(
     rig: Rig,
 ) -> None:

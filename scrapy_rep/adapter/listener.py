@@ -114,6 +114,8 @@ class PolicyListener:
             self._send(rep_signals.origin_resumed, origin, new)
         if parsed:  # a 304 renewed the copy in hand: nothing was parsed
             self._parsed(origin, new, asked or Request(new.url))
+            if robots is not None:  # its requests are judged next: compiled in this step
+                robots.prepare(self.token)
         # the held requests of a given-up origin go back to be dropped, not released
         holding.carry_out(origin, effects, released=new.status is not Status.UNRESOLVED)
 

@@ -381,6 +381,12 @@ class RobotsTxt:
             self._tree = None  # the body is kept
         return selection
 
+    def prepare(self, token: str) -> None:
+        """Compile ``token``'s rules now, letting the parse go, rather than at the first
+        judgement: a crawl compiles it anyway, and a parse kept that long outlives young
+        collections into the old generation, bringing a full collection nearer."""
+        self._matcher(token)
+
     def groups_for(self, token: str) -> tuple[Group, ...]:
         """All groups naming ``token`` (merged), else the ``*`` groups, else none."""
         return self._groups_of(self._select(token))
