@@ -179,11 +179,12 @@ SMALL_BODY = 1024
 class RobotsTxt:
     """A parsed robots.txt. Immutable; answers for any product token.
 
-    What a crawl keeps per origin is small. Until the first URL is judged,
-    the whole parse is held (groups, rules with their line numbers,
-    Crawl-delay, Request-rate, Content-Usage and Content-Signal lines,
-    sitemaps, licences, diagnostics); judging compiles the rules of the
-    token's groups into a packed :class:`RuleSet` and lets the parse go,
+    What a crawl keeps per origin is small. Until the first URL is judged
+    (or :meth:`prepare`, which a crawl calls as the file arrives), the whole
+    parse is held (groups, rules with their line numbers, Crawl-delay,
+    Request-rate, Content-Usage and Content-Signal lines, sitemaps, licences,
+    diagnostics); judging compiles the rules of the token's groups into a
+    packed :class:`RuleSet` and lets the parse go,
     keeping the body, zlib-compressed once released (:meth:`release`, unless
     it is under ``SMALL_BODY``): compressing costs ~20 µs whatever the size,
     as much as compiling a median file, and a compiled file is larger than
