@@ -20,7 +20,8 @@ class StatsBatch:
     other caller uses :meth:`inc`.
     """
 
-    __slots__ = ("events", "pending", "stats")
+    #: weakly referable: Scrapy's signals hold ``flush`` weakly
+    __slots__ = ("__weakref__", "events", "pending", "stats")
 
     def __init__(self, stats: Any) -> None:
         self.stats = stats
