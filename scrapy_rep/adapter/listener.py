@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from scrapy_rep.adapter.holding import Holding
     from scrapy_rep.adapter.telemetry import Telemetry
     from scrapy_rep.core.gate import OriginGate
+    from scrapy_rep.robotstxt import RobotsTxt
     from scrapy_rep.runtime.resolver import Resolver
 
 
@@ -112,10 +113,9 @@ class PolicyListener:
             self._send(rep_signals.origin_paused, origin, new)
         if effects.resumed:
             self._send(rep_signals.origin_resumed, origin, new)
-        if parsed:  # a 304 renewed the copy in hand: nothing was parsed
-            self._parsed(origin, new, asked or Request(new.url))
-            if robots is not None:  # its requests are judged next: compiled in this step
-                robots.prepare(self.token)
+        if robots is not None:  # parsed: a 304 renewed the copy in hand, parsing nothing
+            self._parsed(origin, robots, asked or Request(new.url))
+            robots.prepare(self.token)  # its requests are judged next: compiled in this step
         # the held requests of a given-up origin go back to be dropped, not released
         holding.carry_out(origin, effects, released=new.status is not Status.UNRESOLVED)
 
@@ -128,11 +128,8 @@ class PolicyListener:
         if self.holding is not None:
             self.holding.refetch_if_held(origin)
 
-    def _parsed(self, origin: str, policy: Policy, asked: Request) -> None:
+    def _parsed(self, origin: str, robots: RobotsTxt, asked: Request) -> None:
         """Scrapy's ``robots_parsed``, with the request the fetch was for, as Scrapy sends it."""
-        robots = self.resolver.cache.robots(policy)
-        if robots is None:
-            return
         self.telemetry.record(Parsed(origin, robots.diagnostics))
         compat.send_robots_parsed(self.crawler, RepRobotParser(robots, self.token), asked)
 
