@@ -53,8 +53,8 @@ explain those numbers (neither is a variant): ``--ballast N`` keeps N small
 objects alive in one more scrapy-rep crawl (how the collector's trigger
 depends on the old generation's size), ``--promotions`` counts, in one more
 crawl of the built-in and of scrapy-rep, the objects young collections move
-into the old generation, by package and type (what brings each full
-collection closer; slow, so run it with ``--origins 1000``).
+into the old generation, by package, type and allocating line (what brings
+each full collection closer; slow, so run it with ``--origins 500``).
 
 pages/s = pages served / (last request - first request), seen by the server;
 handled/s = every request the server answered (robots.txt and 404s too) over the same span;
@@ -82,6 +82,7 @@ import re
 import statistics
 import sys
 import time
+import tracemalloc
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
@@ -584,17 +585,21 @@ def _crawl_child(config: dict[str, Any]) -> None:
 
 
 class Promotions:
-    """What the young collections move into the old generation, by type (a diagnostic).
+    """What the young collections move into the old generation, by type and by line.
 
     CPython starts a full collection once the objects moved there since the
     last one exceed a quarter of it; this counts them, by type, at every
     generation-1 collection (the old generation's objects before, against
-    after). Walking the old generation twice per collection slows the crawl
-    several times over: run it with fewer origins (``--origins 1000``).
+    after), and by the line that allocated them (``tracemalloc``): the
+    innermost line of scrapy-rep's, else the innermost outside asyncio and
+    the standard library. Walking the old generation twice per collection,
+    and tracing every allocation, slows the crawl several times over: run it
+    with fewer origins (``--origins 500``).
     """
 
     def __init__(self) -> None:
         self.moved: Counter[str] = Counter()
+        self.sites: Counter[str] = Counter()
         self._before: set[int] = set()
 
     def _callback(self, phase: str, info: dict[str, Any]) -> None:
@@ -603,18 +608,21 @@ class Promotions:
         if phase == "start":
             self._before = {id(o) for o in gc.get_objects(generation=2)}
             return
-        before, moved = self._before, self.moved
+        before, moved, sites = self._before, self.moved, self.sites
         for o in gc.get_objects(generation=2):
             if id(o) not in before:
                 kind = type(o)
                 moved[f"{kind.__module__}.{kind.__qualname__}"] += 1
+                sites[_allocated_at(tracemalloc.get_object_traceback(o))] += 1
         self._before = set()
 
     def start(self) -> None:
+        tracemalloc.start(PROMOTED_FRAMES)
         gc.callbacks.append(self._callback)
 
     def stop(self) -> None:
         gc.callbacks.remove(self._callback)
+        tracemalloc.stop()
 
     def summary(self) -> dict[str, Any]:
         by_package: Counter[str] = Counter()
@@ -625,11 +633,31 @@ class Promotions:
             "by_package": dict(by_package.most_common()),
             "top": dict(self.moved.most_common(PROMOTED_TOP)),
             "by_type": dict(self.moved),
+            "by_site": dict(self.sites),
         }
 
 
-#: types printed by --promotions
+def _allocated_at(traceback: tracemalloc.Traceback | None) -> str:
+    """The line an object is charged to: scrapy-rep's innermost, else the innermost of a library."""
+    if traceback is None:
+        return "(before tracing)"
+    frames = list(traceback)  # oldest first
+    for frame in reversed(frames):
+        if "/scrapy_rep/" in frame.filename:
+            return f"scrapy_rep/{frame.filename.rpartition('/scrapy_rep/')[2]}:{frame.lineno}"
+    for frame in reversed(frames):
+        name = frame.filename
+        if not any(part in name for part in _PLUMBING):
+            return f"{name.rpartition('site-packages/')[2]}:{frame.lineno}"
+    return "(the standard library)"
+
+
+#: types and lines printed by --promotions
 PROMOTED_TOP = 12
+#: frames kept per allocation by --promotions: deep enough to reach the caller of asyncio's
+PROMOTED_FRAMES = 16
+#: where an allocation is not charged (the caller's line is): the event loop, the stdlib's helpers
+_PLUMBING = ("/asyncio/", "/contextlib.py", "/functools.py", "/weakref.py", "<frozen ")
 #: modules counted together by --promotions (first prefix that matches)
 PROMOTED_PACKAGES = (
     ("asyncio", ("asyncio.", "_asyncio.", "_contextvars.")),
@@ -1011,6 +1039,19 @@ def report_promotions(promoted: dict[str, dict[str, Any]]) -> None:
         "  scrapy-rep moved more: "
         + ", ".join(f"{t} {n:+,}" for t, n in more.most_common(PROMOTED_TOP) if n > 0)
     )
+    # by line: what runs under scrapy-rep's call (its robots.txt downloads through Scrapy's
+    # downloader too) is charged to scrapy-rep's innermost line
+    own = Counter({k: n for k, n in c["by_site"].items() if k.startswith("scrapy_rep/")})
+    say(
+        f"  scrapy-rep's lines, {sum(own.values()):,} objects: "
+        + ", ".join(f"{k} {n:,}" for k, n in own.most_common(PROMOTED_TOP))
+    )
+    lines: Counter[str] = Counter(c["by_site"])
+    lines.subtract(b["by_site"])
+    say(
+        "  lines scrapy-rep's crawl moved more from: "
+        + ", ".join(f"{k} {n:+,}" for k, n in lines.most_common(PROMOTED_TOP) if n > 0)
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -1043,7 +1084,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--promotions",
         action="store_true",
         help="diagnostic: one more built-in and scrapy-rep crawl each, counting what enters "
-        "the old generation, by type (slow: use with --origins 1000)",
+        "the old generation, by type and allocating line (slow: use with --origins 500)",
     )
     parser.add_argument(
         "--frontier",

@@ -13,7 +13,13 @@ import pytest_twisted
 from twisted.internet.defer import Deferred
 
 from scrapy_rep.core.policy import FetchResult, Policy, PolicyConfig, Status
-from scrapy_rep.runtime.resolver import FetchAbandoned, Resolver, ResolverSpec, SharedResolvers
+from scrapy_rep.runtime.resolver import (
+    FetchAbandoned,
+    Resolver,
+    ResolverSpec,
+    SharedResolvers,
+    policy_within,
+)
 from scrapy_rep.runtime.settings import RepSettings
 from scrapy_rep.runtime.store.memory import PolicyCache
 
@@ -107,6 +113,60 @@ async def test_an_abandoned_fetch_adopts_nothing_and_says_so() -> None:
         again = FakeFetch([ok()])
         again.gate.set()
         assert (await r.resolve(A, again)).status is Status.OK  # another crawler fetches
+
+    await deferred(scenario())
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_request_waits_for_the_shared_fetch_within_its_bound_and_no_longer() -> None:
+    async def scenario() -> None:
+        r = resolver()
+        fetch = FakeFetch([ok()])
+        task = r.resolve(A, fetch)
+        assert await policy_within(task, 0.01) is None  # past its bound: not answered
+        assert not task.done()  # ... and the fetch goes on for the others
+        patient = asyncio.ensure_future(policy_within(task, 5.0))
+        await asyncio.sleep(0)
+        fetch.gate.set()
+        policy = await patient
+        assert policy is not None and policy.status is Status.OK
+        assert await policy_within(task, 0.0) is policy  # an ended fetch answers at once
+
+    await deferred(scenario())
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_cancelled_waiter_leaves_the_shared_fetch_running() -> None:
+    async def scenario() -> None:
+        r = resolver()
+        fetch = FakeFetch([ok()])
+        task = r.resolve(A, fetch)
+        waiter = asyncio.ensure_future(policy_within(task, 5.0))
+        await asyncio.sleep(0)
+        waiter.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiter
+        assert not task.done()
+        fetch.gate.set()
+        assert (await task).status is Status.OK
+
+    await deferred(scenario())
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_fetch_that_ends_without_a_policy_answers_its_waiters_none() -> None:
+    async def scenario() -> None:
+        abandoned = FakeFetch([FetchAbandoned(A)])
+        task = resolver().resolve(A, abandoned)
+        waiter = asyncio.ensure_future(policy_within(task, 5.0))
+        await asyncio.sleep(0)
+        abandoned.gate.set()
+        assert await waiter is None
+        given_up = resolver().resolve(A, FakeFetch([ok()]))
+        waiter = asyncio.ensure_future(policy_within(given_up, 5.0))
+        await asyncio.sleep(0)
+        given_up.cancel()
+        assert await waiter is None
 
     await deferred(scenario())
 

@@ -20,7 +20,6 @@ render whose page was never judged has nothing to judge its sub-requests by.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import weakref
 from collections.abc import Awaitable, Coroutine
@@ -58,10 +57,10 @@ from scrapy_rep.core.policy import Policy, Status
 from scrapy_rep.core.tdmrep import USE as TDM_USE
 from scrapy_rep.runtime.clock import clock_of
 from scrapy_rep.runtime.resolver import (
-    FetchAbandoned,
     Resolver,
     ResolverSpec,
     SharedResolvers,
+    policy_within,
 )
 from scrapy_rep.runtime.settings import RepSettings, SettingError, is_enabled
 from scrapy_rep.runtime.store import open_store
@@ -273,14 +272,7 @@ class RobotsService:
         task = self.resolver.resolve(origin, self.fetch)
         if not task.done():
             self.fetcher.asking(origin, request)
-        try:
-            return await asyncio.wait_for(asyncio.shield(task), max(budget, 1e-9))
-        except (asyncio.TimeoutError, FetchAbandoned):
-            return None
-        except asyncio.CancelledError:
-            if task.cancelled():  # the fetch was given up, not this request
-                return None
-            raise
+        return await policy_within(task, budget)
 
     async def _decide(self, origin: str, request: Request, policy: Policy) -> dict[str, Any]:
         """The decision record for ``request`` (asking the collection hook, if there is one)."""

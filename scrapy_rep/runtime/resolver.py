@@ -14,6 +14,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, fields
+from functools import partial
 from typing import Any, ClassVar, Protocol
 
 from scrapy_rep.core.origin import robots_url
@@ -57,6 +58,40 @@ class Listener(Protocol):
 
     def on_abandoned(self, origin: str) -> None:
         """A fetch for ``origin`` ended without an answer (its crawler closed)."""
+
+
+async def policy_within(task: asyncio.Future[Policy], seconds: float) -> Policy | None:
+    """The policy of an origin's shared fetch, if it ends within ``seconds`` with one.
+
+    Never cancels the fetch (others wait for it too): ``wait_for(shield(task))``
+    in fewer objects. At a broad crawl's start thousands of requests wait like
+    this, and each object that outlives a young collection brings the next
+    full one nearer (see docs/performance.md).
+    """
+    if not task.done():
+        loop = asyncio.get_running_loop()
+        waiter: asyncio.Future[None] = loop.create_future()
+        wake = partial(_wake, waiter)
+        task.add_done_callback(wake)
+        timer = loop.call_later(max(seconds, 0.0), wake, task)
+        try:
+            await waiter
+        finally:
+            timer.cancel()
+            task.remove_done_callback(wake)
+        if not task.done():
+            return None  # not within ``seconds``
+    if task.cancelled():
+        return None  # the fetch was given up
+    try:
+        return task.result()
+    except FetchAbandoned:
+        return None
+
+
+def _wake(waiter: asyncio.Future[None], _: object) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
 
 
 class Resolver:
