@@ -64,6 +64,29 @@ def test_ai_input_is_no_aipref_label_in_a_content_usage_header() -> None:
     assert response_signals(TOKEN, content_usage=[b"ai-input=n"]) is NO_SIGNALS
 
 
+def test_a_content_signal_header_answers_each_use_it_names_and_no_wins_against_robots_txt() -> None:
+    signals = response_signals(TOKEN, content_signal=[b"search=yes, ai-train=no, ai-input=yes"])
+    assert uses(signals, ROBOTS_YES) == {
+        "train-ai": ("refused", "header Content-Signal: ai-train=no"),
+        "ai-input": ("allowed", "header Content-Signal: ai-input=yes"),
+        "search": ("allowed", "header Content-Signal: search=yes"),
+    }
+    lifted = response_signals(TOKEN, content_signal=[b"ai-train=yes"])
+    assert uses(lifted, ROBOTS_NO)["train-ai"] == ("refused", ROBOTS_NO.source)
+
+
+def test_content_signal_header_lines_are_one_value_and_a_no_in_either_wins() -> None:
+    signals = response_signals(TOKEN, content_signal=[b"ai-train=yes", b"AI-Train=No"])
+    assert uses(signals)["train-ai"] == ("refused", "header Content-Signal: ai-train=no")
+
+
+@pytest.mark.parametrize("value", [b"ai-train", b"/images/ ai-train=no", b"ai-train=", b"use=full"])
+def test_a_content_signal_header_that_does_not_parse_or_names_no_use_says_nothing(
+    value: bytes,
+) -> None:
+    assert response_signals(TOKEN, content_signal=[value]) is NO_SIGNALS
+
+
 # -- TDMRep: file, then header, then meta --------------------------------------------------
 
 

@@ -570,6 +570,7 @@ class PageRoute:
         return response_signals(
             token,
             content_usage=headers.get("content-usage", []),
+            content_signal=headers.get("content-signal", []),
             tdm_reservation=headers.get("tdm-reservation", []),
             x_robots_tag=headers.get("x-robots-tag", []),
             body=await response.body() if html else None,

@@ -169,6 +169,7 @@ class PageDirectivesMiddleware:
         signals = response_signals(
             self.token,
             content_usage=headers.getlist(b"Content-Usage"),
+            content_signal=headers.getlist(b"Content-Signal"),
             tdm_reservation=headers.getlist(b"tdm-reservation"),
             x_robots_tag=headers.getlist(b"X-Robots-Tag"),
             metas=metas,

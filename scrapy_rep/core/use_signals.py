@@ -10,6 +10,9 @@ The response's signals, and how they meet the request-time answers
 - the ``Content-Usage`` header (aipref, an RFC 9651 dictionary; its labels
   ``train-ai`` and ``search``): combined with the rest, so any ``n`` wins;
   a header that does not parse says nothing;
+- the ``Content-Signal`` header (the robots.txt line's values, sent with
+  the response: ``ai-train=no, search=yes``): read and combined the same
+  way; a header that does not parse says nothing;
 - TDMRep, one family resolved first, later sources overriding earlier ones:
   the tdmrep.json entry for the URL, then the ``tdm-reservation`` header,
   then ``<meta name="tdm-reservation">``; its one answer for ``train-ai``
@@ -35,9 +38,11 @@ from scrapy_rep.core.uses import (
     ALLOWED,
     ANSWERS,
     REFUSED,
+    SIGNAL_KEYS,
     Answer,
     UseAnswer,
     combine,
+    parse_content_signal,
     parse_usage_prefs,
 )
 
@@ -55,7 +60,7 @@ _ANSWER: dict[str, Answer] = {answer: answer for answer in ANSWERS}
 class ResponseSignals:
     """What one response says, before it meets the request-time answers."""
 
-    #: Content-Usage header and noai answers
+    #: Content-Usage and Content-Signal header answers, and noai's
     answers: tuple[UseAnswer, ...] = ()
     #: the TDMRep answer of the header or the meta tag (the later one), if either says one
     tdm: UseAnswer | None = None
@@ -68,6 +73,7 @@ def response_signals(
     token: str,
     *,
     content_usage: Sequence[bytes] = (),
+    content_signal: Sequence[bytes] = (),
     tdm_reservation: Sequence[bytes] = (),
     x_robots_tag: Sequence[bytes] = (),
     body: bytes | None = None,
@@ -88,6 +94,11 @@ def response_signals(
                 said = "y" if prefs[label] else "n"
                 answer: Answer = ALLOWED if prefs[label] else REFUSED
                 answers.append(UseAnswer(label, answer, f"header Content-Usage: {label}={said}"))
+    if content_signal:
+        signal = b", ".join(content_signal).decode("latin-1")
+        for use, allowed in (parse_content_signal(signal) or {}).items():
+            said = f"header Content-Signal: {SIGNAL_KEYS[use]}={'yes' if allowed else 'no'}"
+            answers.append(UseAnswer(use, ALLOWED if allowed else REFUSED, said))
     for raw in x_robots_tag:
         _noai(token, raw.decode("latin-1"), "X-Robots-Tag", image, answers)
     tdm = None

@@ -146,6 +146,8 @@ _SIGNAL_USES = {
     "ai-train": "train-ai",
     "train-ai": "train-ai",
 }
+#: a use -> its Content-Signal key as a source shows it (Cloudflare's spelling)
+SIGNAL_KEYS = {"search": "search", "ai-input": "ai-input", "train-ai": "ai-train"}
 _SIGNAL_VALUES = {"yes": True, "no": False}
 _SIGNAL_KEY_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-_")
 _SIGNAL_VALUE_CHARS = _SIGNAL_KEY_CHARS | frozenset(".")

@@ -438,15 +438,20 @@ async def test_subrequests_carry_the_pages_own_use_answer(
 ) -> None:
     main = site.add("main").robots(Reply(body=b"User-agent: *\nAllow: /\n"))
     png = Reply(body=b"\x89PNG\r\n\x1a\n", headers={"Content-Type": "image/png"})
-    for name in ("refusing", "silent"):
+    said = {
+        "refusing": ("Content-Usage", "train-ai=n"),
+        "signal": ("Content-Signal", "ai-train=no"),
+    }
+    for name in ("refusing", "signal", "silent"):
         main.page(f"/img/{name}.png", png)
         html = f'<html><head></head><body><img src="/img/{name}.png"></body></html>'
         headers = {"Content-Type": "text/html; charset=utf-8"}
-        if name == "refusing":  # said in the response only: the page itself is fetched
-            headers["Content-Usage"] = "train-ai=n"
+        if name in said:  # said in the response only: the page itself is fetched
+            header, value = said[name]
+            headers[header] = value
         main.page(f"/{name}.html", Reply(body=html.encode(), headers=headers))
     log = tmp_path / "audit.jsonl"
-    urls = [main.url_for("/refusing.html"), main.url_for("/silent.html")]
+    urls = [main.url_for(f"/{name}.html") for name in ("refusing", "signal", "silent")]
     waits = [PageMethod("wait_for_load_state", "load")]
     result = await crawl(
         [
@@ -472,11 +477,16 @@ async def test_subrequests_carry_the_pages_own_use_answer(
         "answer": "refused",
         "source": "header Content-Usage: train-ai=n",
     }
+    signal = subs[main.url_for("/img/signal.png")]
+    assert signal["page_use"]["train-ai"] == {
+        "answer": "refused",
+        "source": "header Content-Signal: ai-train=no",
+    }
     assert subs[main.url_for("/img/silent.png")]["page_use"]["train-ai"]["answer"] == "unknown"
     if action == "drop":  # part of a page whose items are dropped: not collected either
-        assert main.hits("/img/refusing.png") == 0
-        assert refusing["reason"] == "use-refused"
-        assert rep_stats(result)["rep/browser/aborted/use-refused"] == 1
+        assert main.hits("/img/refusing.png") == main.hits("/img/signal.png") == 0
+        assert refusing["reason"] == signal["reason"] == "use-refused"
+        assert rep_stats(result)["rep/browser/aborted/use-refused"] == 2
     else:
-        assert main.hits("/img/refusing.png") == 1
-        assert refusing["action"] == "download"
+        assert main.hits("/img/refusing.png") == main.hits("/img/signal.png") == 1
+        assert refusing["action"] == signal["action"] == "download"

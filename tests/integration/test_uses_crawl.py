@@ -1,10 +1,10 @@
 """Declared uses end to end: real crawls of a site that says what its content may be used for.
 
 The site (``tests/support/use_site.py``) has a Cloudflare-style robots.txt
-(``Content-Signal`` in ``User-Agent: *``), a tdmrep.json, a ``Content-Usage``
-header, ``noai`` pages and TDMRep headers and meta tags. Each test judges by
-what the servers saw, what reached the item pipelines, the stats and the
-audit log.
+(``Content-Signal`` in ``User-Agent: *``), a tdmrep.json, ``Content-Usage``
+and ``Content-Signal`` headers, ``noai`` pages and TDMRep headers and meta
+tags. Each test judges by what the servers saw, what reached the item
+pipelines, the stats and the audit log.
 """
 
 from __future__ import annotations
@@ -133,6 +133,10 @@ async def test_record_fetches_everything_and_annotates_every_response_and_item(
     assert page_uses[uses.press_url("/blog/content-usage")]["train-ai"] == {
         "answer": "refused",
         "source": "header Content-Usage: train-ai=n",
+    }
+    assert page_uses[uses.press_url("/blog/content-signal")]["train-ai"] == {
+        "answer": "refused",
+        "source": "header Content-Signal: ai-train=no",
     }
     assert page_uses[uses.press_url("/blog/header-noai")]["train-ai"]["source"] == (
         "X-Robots-Tag (testbot:) noai"

@@ -7,8 +7,9 @@ Two origins on :class:`~tests.support.fakesite.FakeSite`:
   page refuses ``train-ai`` before it is fetched;
 - ``press``: a robots.txt allowing everything with ``ai-train=yes``, a
   ``/.well-known/tdmrep.json`` reserving ``/articles/*`` (``/articles/open/*``
-  not), and pages that refuse in their response: a ``Content-Usage`` header,
-  ``noai`` in ``X-Robots-Tag`` and in ``<meta name="robots">``, a
+  not), and pages that refuse in their response: ``Content-Usage`` and
+  ``Content-Signal`` headers, ``noai`` in ``X-Robots-Tag`` and in
+  ``<meta name="robots">``, a
   ``<meta name="tdm-reservation">``; one reserved article whose
   ``tdm-reservation: 0`` header lifts the file's reservation.
 
@@ -69,6 +70,7 @@ ALLOWED = "allowed"
 PRESS_PAGES: dict[str, tuple[str, str, dict[str, str], str]] = {
     "/blog/plain": ("allowed", ALLOWED, {}, ""),
     "/blog/content-usage": ("refused", AFTER, {"Content-Usage": "train-ai=n, search=y"}, ""),
+    "/blog/content-signal": ("refused", AFTER, {"Content-Signal": "ai-train=no, search=yes"}, ""),
     "/blog/header-noai": ("refused", AFTER, {"X-Robots-Tag": "testbot: noai"}, ""),
     "/blog/meta-noai": ("refused", AFTER, {}, '<meta name="robots" content="noai, noimageai">'),
     "/blog/meta-tdm": ("refused", AFTER, {}, '<meta name="tdm-reservation" content="1">'),
