@@ -968,6 +968,8 @@ def report_crawl(
             f"gen-2 collections {r['gen2_collections']:.3f}, "
             f"CPU per request outside GC {r['cpu_outside_gc']:.3f}"
         )
+    if len(runs["c"]) > 1:
+        say_rounds(runs["b"], runs["c"])
     floor = med(runs["b"], pages_per_s) / med(runs["a"], pages_per_s)
     say(
         f"the floor (one robots.txt request per origin, the built-in / no-robots): {floor:.3f}; "
@@ -1015,6 +1017,33 @@ def report_crawl(
         ),
     ]
     return {"checks": checks, "ratios": ratios}
+
+
+def say_rounds(builtin: list[dict[str, Any]], rep: list[dict[str, Any]]) -> None:
+    """scrapy-rep against the built-in round by round: each pair ran on the machine as it was.
+
+    The machine drifts from round to round (a variant's own runs differ by
+    up to a third), so the ratio within each round, and their median, says
+    more than the ratio of the two medians.
+    """
+    measures = (
+        ("CPU per request", cpu_us_per_request, False),
+        ("outside GC", cpu_us_outside_gc, False),
+        ("handled/s", handled_per_s, False),
+        ("gen-2 GC s more", gc_seconds, True),
+    )
+    pairs = list(zip(builtin, rep, strict=True))
+    parts = []
+    for name, measure, difference in measures:
+        if difference:
+            each = [measure(c) - measure(b) for b, c in pairs]
+            shown = ", ".join(f"{v:+.1f}" for v in each)
+            parts.append(f"{name} {shown} (median {statistics.median(each):+.1f})")
+        else:
+            each = [measure(c) / max(measure(b), 1e-9) for b, c in pairs]
+            shown = ", ".join(f"{v:.3f}" for v in each)
+            parts.append(f"{name} {shown} (median {statistics.median(each):.3f})")
+    say("scrapy-rep / built-in, round by round: " + "; ".join(parts))
 
 
 def report_promotions(promoted: dict[str, dict[str, Any]]) -> None:
