@@ -19,8 +19,8 @@ PAGE = "rep_page"
 #: Set by scrapy-rep: with ``REP_USES``, on a response's ``meta``, each declared use ->
 #: ``allowed``, ``refused`` or ``unknown`` after the response's own signals
 #: (``Content-Usage`` and ``Content-Signal`` headers, ``tdm-reservation`` header and
-#: meta, ``noai``); on the
-#: request a browser sub-request is judged as, the rendered page's own answer.
+#: meta, ``noai``); on the request a browser sub-request is judged as, the rendered
+#: page's own answer.
 USE = "rep_use"
 #: Set by scrapy-rep: on the request a browser sub-request is judged as (what
 #: ``REP_COLLECTION_POLICY`` receives for it): ``page`` (the rendered page's URL),
