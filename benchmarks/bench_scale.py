@@ -1,7 +1,8 @@
 """Broad crawls at scale: the judging path over many origins, and a broad crawl on loopback.
 
 Usage: ``python benchmarks/bench_scale.py [--quick] [--runs N] [--origins K]
-[--frontier lazy|full] [--uses USE ...] [--profile] [--ballast N] [--promotions]``
+[--frontier lazy|full] [--uses USE ...] [--profile] [--ballast N] [--promotions]
+[--pick scan|idle-first]``
 
 (a) **Judging path.** For 100, 1,000, 10,000 and 100,000 origins (``--quick``:
 up to 10,000), each origin gets one of Protego's 4,231 real robots.txt files
@@ -55,6 +56,9 @@ depends on the old generation's size), ``--promotions`` counts, in one more
 crawl of the built-in and of scrapy-rep, the objects young collections move
 into the old generation, by package, type and allocating line (what brings
 each full collection closer; slow, so run it with ``--origins 500``).
+``--pick idle-first`` runs every variant with the scheduler queue of
+``idle_first.py``: Scrapy's pick without its scan of every host, to show what
+the ratios become when the pick is cheap (also a diagnostic).
 
 pages/s = pages served / (last request - first request), seen by the server;
 handled/s = every request the server answered (robots.txt and 404s too) over the same span;
@@ -103,6 +107,7 @@ from _common import (
     say,
     serve_commands,
 )
+from scrapy.utils.misc import load_object
 
 from scrapy_rep.adapter.telemetry import Telemetry
 from scrapy_rep.core.decision import judge_record
@@ -514,6 +519,11 @@ FULL_FRONTIER: dict[str, Any] = {
     "CONCURRENT_REQUESTS_PER_DOMAIN": 2,
     "CONCURRENT_ITEMS": 100,  # Scrapy's default: this shape is Scrapy as configured, not lean
 }
+#: ``--pick``: the scheduler's priority queue of every variant (idle-first is a diagnostic)
+PICKS = {
+    "scan": "scrapy.pqueues.DownloaderAwarePriorityQueue",
+    "idle-first": "idle_first.IdleFirstQueue",
+}
 #: object types counted in the old generation at close (the top ones are printed)
 GC_TOP = 8
 
@@ -526,7 +536,8 @@ def _crawl_child(config: dict[str, Any]) -> None:
     errors: Counter[str] = Counter()
     full = config.get("frontier") == "full"
     gc_clock = GcClock()
-    picks = SchedulerPicks() if full else None
+    queue_cls = PICKS[config.get("pick", "scan")]
+    picks = SchedulerPicks(load_object(queue_cls)) if full else None
     # diagnostic (--ballast): small tracked objects kept alive for the whole crawl
     ballast = [[n] for n in range(config.get("ballast", 0))]
     # diagnostic (--promotions): what each young collection moved into the old generation
@@ -562,6 +573,7 @@ def _crawl_child(config: dict[str, Any]) -> None:
             errors[type(failure.value).__name__] += 1
 
     settings = {**BROAD, **(FULL_FRONTIER if full else {}), **config["settings"]}
+    settings["SCHEDULER_PRIORITY_QUEUE"] = queue_cls
     profiler = cProfile.Profile() if config.get("profile") else None
     if profiler is not None:
         profiler.enable()
@@ -725,24 +737,22 @@ class GcClock:
 class SchedulerPicks:
     """How often ``DownloaderAwarePriorityQueue`` picked a request, and among how many hosts.
 
-    Each pick scans every host with queued requests (a tuple each), so a broad
-    frontier's picks cost CPU in proportion to its hosts, and those tuples are
-    what brings most of the full collections; a request parked and released
-    is picked twice.
+    Scrapy's pick scans every host with queued requests (a tuple each), so a
+    broad frontier's picks cost CPU in proportion to its hosts, and those
+    tuples are what brings most of the full collections; a request parked and
+    released is picked twice.
     """
 
-    def __init__(self) -> None:
-        from scrapy.pqueues import DownloaderAwarePriorityQueue
-
+    def __init__(self, queue_cls: Any) -> None:
         self.picks = self.hosts = 0
-        pop = DownloaderAwarePriorityQueue.pop
+        pop = queue_cls.pop
 
         def counted(queue: Any) -> Any:
             self.picks += 1
             self.hosts += len(queue.pqueues)
             return pop(queue)
 
-        DownloaderAwarePriorityQueue.pop = counted  # type: ignore[method-assign]
+        queue_cls.pop = counted
 
     def summary(self) -> dict[str, Any]:
         return {"picks": self.picks, "hosts_per_pick": self.hosts / max(self.picks, 1)}
@@ -768,6 +778,7 @@ def run_crawl(
     ballast: int = 0,
     promotions: bool = False,
     uses: Sequence[str] = (),
+    pick: str = "scan",
 ) -> dict[str, Any]:
     server.ask(cmd="reset")
     settings = SCALE_VARIANTS[variant]
@@ -780,6 +791,7 @@ def run_crawl(
         "profile": profile,
         "ballast": ballast,
         "promotions": promotions,
+        "pick": pick,
     }
     result = run_child(__file__, "_crawl", config, timeout=2400 if promotions else 600)
     return {**result, "site": server.ask(cmd="summary")}
@@ -929,7 +941,7 @@ def report_crawl(
         )
     say(
         "\n| variant | handled/s (median) | CPU µs/request outside GC | scheduler picks "
-        "(hosts scanned per pick) | full (gen-2) GC s (median) | gen-2 collections | "
+        "(hosts queued at each) | full (gen-2) GC s (median) | gen-2 collections | "
         "all GC s | cyclic garbage freed by full collections | "
         "old-generation objects at close | most common there |"
     )
@@ -1122,6 +1134,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="lazy: seeds yielded as the engine asks; full: every request in the scheduler "
         "at start, CONCURRENT_REQUESTS=64, PER_DOMAIN=2 (a broad crawl under way)",
     )
+    parser.add_argument(
+        "--pick",
+        choices=tuple(PICKS),
+        default="scan",
+        help="scan: Scrapy's DownloaderAwarePriorityQueue; idle-first: the same order without "
+        "its scan of every host (diagnostic, every variant; see idle_first.py)",
+    )
     parser.add_argument("--seed", type=int, default=9309)
     args = parser.parse_args(argv)
     runs = args.runs or (1 if args.quick else 3)
@@ -1134,7 +1153,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     say(
         f"bench_scale: judging at {', '.join(f'{n:,}' for n in sizes)} origins; crawl of "
         f"{k:,} origins ({args.frontier} frontier), {runs} run(s) per variant; seed {args.seed}; "
-        f"scrapy-rep's REP_USES {args.uses}; "
+        f"scrapy-rep's REP_USES {args.uses}; scheduler pick {args.pick}; "
         f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, "
         f"load average {os.getloadavg()[0]:.1f} at start"
     )
@@ -1158,7 +1177,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             for n in range(runs):  # variants alternate, so drift hits all alike
                 for variant in SCALE_VARIANTS:
-                    run = run_crawl(server, variant, frontier=args.frontier, uses=args.uses)
+                    run = run_crawl(
+                        server, variant, frontier=args.frontier, uses=args.uses, pick=args.pick
+                    )
                     crawls[variant].append(run)
                     say(
                         f"  run {n + 1} {variant}: {run['site'].get('pages', 0)} pages in "
