@@ -738,9 +738,9 @@ class SchedulerPicks:
     """How often ``DownloaderAwarePriorityQueue`` picked a request, and among how many hosts.
 
     Scrapy's pick scans every host with queued requests (a tuple each), so a
-    broad frontier's picks cost CPU in proportion to its hosts, and those
-    tuples are what brings most of the full collections; a request parked and
-    released is picked twice.
+    broad frontier's picks cost CPU in proportion to its hosts (``--pick
+    idle-first`` does without the scan); a request parked and released is
+    picked twice.
     """
 
     def __init__(self, queue_cls: Any) -> None:

@@ -2,15 +2,14 @@
 
 Scrapy's ``DownloaderAwarePriorityQueue`` builds an ``(active downloads,
 host)`` tuple for every host with queued requests on every pick (~3,400 in
-the 4,000-origin full frontier) and takes the least. That scan is most of a
-broad crawl's CPU there, and the tuples it keeps alive when a young
-collection runs are most of what brings the full collections (see
-``docs/performance.md``), for every variant. This queue picks the same way,
-least active downloads first, without the scan: hosts are kept in the order
-they were last picked, and the first idle one from the front is taken (the
-least recently picked; a full scan only when no host is idle). It shows what
-the benchmark's ratios become when Scrapy's pick is cheap, the change that
-belongs upstream.
+the 4,000-origin full frontier) and takes the least: about a quarter of
+every variant's CPU there (``docs/performance.md``). This queue picks the
+same way, least active downloads first, without the scan: hosts are kept in
+the order they were last picked, and the first idle one from the front is
+taken (the least recently picked; a full scan only when no host is idle).
+It shows what the benchmark's ratios become when Scrapy's pick is cheap.
+For the benchmark's memory queues only: a JOBDIR's slot directories are not
+reclaimed as Scrapy's queue reclaims them.
 """
 
 from __future__ import annotations
@@ -28,25 +27,31 @@ class IdleFirstQueue(DownloaderAwarePriorityQueue):
         super().__init__(*args, **kwargs)
         self.pqueues = OrderedDict(self.pqueues)  # front: picked longest ago
 
-    def pop(self) -> Any:
-        queues = self.pqueues
-        if not queues:
-            return None
+    def _idle_first(self) -> str | None:
+        """The first idle host from the front, else the least active; None when empty."""
         active = self._downloader_interface._active_downloads
         chosen, least = None, None
-        for slot in queues:
+        for slot in self.pqueues:
             downloads = active(slot)
             if downloads == 0:
-                chosen = slot
-                break
+                return slot
             if least is None or downloads < least:
                 chosen, least = slot, downloads
-        assert chosen is not None
-        queue = queues[chosen]
+        return chosen
+
+    def pop(self) -> Any:
+        slot = self._idle_first()
+        if slot is None:
+            return None
+        queue = self.pqueues[slot]
         request = queue.pop()
         if len(queue) == 0:
-            del queues[chosen]
+            del self.pqueues[slot]
             queue.close()
         else:
-            queues.move_to_end(chosen)  # type: ignore[attr-defined]
+            self.pqueues.move_to_end(slot)
         return request
+
+    def peek(self) -> Any:
+        slot = self._idle_first()
+        return None if slot is None else self.pqueues[slot].peek()
