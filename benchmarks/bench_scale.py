@@ -1,7 +1,7 @@
 """Broad crawls at scale: the judging path over many origins, and a broad crawl on loopback.
 
 Usage: ``python benchmarks/bench_scale.py [--quick] [--runs N] [--origins K]
-[--frontier lazy|full] [--uses USE ...] [--profile] [--ballast N] [--promotions]
+[--frontier lazy|full] [--uses USE ...] [--profile] [--ballast N] [--promotions [lines]]
 [--pick scan|idle-first]``
 
 (a) **Judging path.** For 100, 1,000, 10,000 and 100,000 origins (``--quick``:
@@ -54,8 +54,10 @@ explain those numbers (neither is a variant): ``--ballast N`` keeps N small
 objects alive in one more scrapy-rep crawl (how the collector's trigger
 depends on the old generation's size), ``--promotions`` counts, in one more
 crawl of the built-in and of scrapy-rep, the objects young collections move
-into the old generation, by package, type and allocating line (what brings
-each full collection closer; slow, so run it with ``--origins 500``).
+into the old generation, by package and type (what brings each full
+collection closer; ``--promotions lines`` also by allocating line, traced
+with ``tracemalloc``, which is slow and changes the counts, so compare counts
+untraced and run it with ``--origins 500``).
 ``--pick idle-first`` runs every variant with the scheduler queue of
 ``idle_first.py``: Scrapy's pick without its scan of every host, to show what
 the ratios become when the pick is cheap (also a diagnostic).
@@ -541,7 +543,8 @@ def _crawl_child(config: dict[str, Any]) -> None:
     # diagnostic (--ballast): small tracked objects kept alive for the whole crawl
     ballast = [[n] for n in range(config.get("ballast", 0))]
     # diagnostic (--promotions): what each young collection moved into the old generation
-    promotions = Promotions() if config.get("promotions") else None
+    traced = config.get("promotions") == "lines"
+    promotions = Promotions(traced) if config.get("promotions") else None
     old_generation: dict[str, int] = {}
 
     class ScaleSpider(scrapy.Spider):
@@ -604,12 +607,15 @@ class Promotions:
     generation-1 collection (the old generation's objects before, against
     after), and by the line that allocated them (``tracemalloc``): the
     innermost line of scrapy-rep's, else the innermost outside asyncio and
-    the standard library. Walking the old generation twice per collection,
-    and tracing every allocation, slows the crawl several times over: run it
-    with fewer origins (``--origins 500``).
+    the standard library. Walking the old generation twice per collection
+    slows the crawl; tracing every allocation (``lines``, for the by-line
+    count only) slows it several times over and changes what it promotes
+    (at 500 origins 1.085× the built-in's traced, 1.019× untraced): compare
+    counts untraced, and run ``lines`` with fewer origins (``--origins 500``).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, traced: bool) -> None:
+        self.traced = traced
         self.moved: Counter[str] = Counter()
         self.sites: Counter[str] = Counter()
         self._before: set[int] = set()
@@ -625,16 +631,19 @@ class Promotions:
             if id(o) not in before:
                 kind = type(o)
                 moved[f"{kind.__module__}.{kind.__qualname__}"] += 1
-                sites[_allocated_at(tracemalloc.get_object_traceback(o))] += 1
+                if self.traced:
+                    sites[_allocated_at(tracemalloc.get_object_traceback(o))] += 1
         self._before = set()
 
     def start(self) -> None:
-        tracemalloc.start(PROMOTED_FRAMES)
+        if self.traced:
+            tracemalloc.start(PROMOTED_FRAMES)
         gc.callbacks.append(self._callback)
 
     def stop(self) -> None:
         gc.callbacks.remove(self._callback)
-        tracemalloc.stop()
+        if self.traced:
+            tracemalloc.stop()
 
     def summary(self) -> dict[str, Any]:
         by_package: Counter[str] = Counter()
@@ -776,7 +785,7 @@ def run_crawl(
     frontier: str = "lazy",
     profile: bool = False,
     ballast: int = 0,
-    promotions: bool = False,
+    promotions: str | None = None,
     uses: Sequence[str] = (),
     pick: str = "scan",
 ) -> dict[str, Any]:
@@ -1080,6 +1089,8 @@ def report_promotions(promoted: dict[str, dict[str, Any]]) -> None:
         "  scrapy-rep moved more: "
         + ", ".join(f"{t} {n:+,}" for t, n in more.most_common(PROMOTED_TOP) if n > 0)
     )
+    if not c["by_site"]:
+        return  # untraced (--promotions types): no lines to show
     # by line: what runs under scrapy-rep's call (its robots.txt downloads through Scrapy's
     # downloader too) is charged to scrapy-rep's innermost line
     own = Counter({k: n for k, n in c["by_site"].items() if k.startswith("scrapy_rep/")})
@@ -1123,9 +1134,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument(
         "--promotions",
-        action="store_true",
+        nargs="?",
+        const="types",
+        choices=("types", "lines"),
         help="diagnostic: one more built-in and scrapy-rep crawl each, counting what enters "
-        "the old generation, by type and allocating line (slow: use with --origins 500)",
+        "the old generation by type; 'lines' also by allocating line (traced: slow, and it "
+        "changes the counts; use with --origins 500)",
     )
     parser.add_argument(
         "--frontier",
@@ -1200,7 +1214,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             if args.promotions:
                 for variant in ("b", "c"):
                     promoted[variant] = run_crawl(
-                        server, variant, frontier=args.frontier, promotions=True, uses=args.uses
+                        server,
+                        variant,
+                        frontier=args.frontier,
+                        promotions=args.promotions,
+                        uses=args.uses,
                     )["promotions"]
         finally:
             server.close()
