@@ -543,8 +543,8 @@ def _crawl_child(config: dict[str, Any]) -> None:
     # diagnostic (--ballast): small tracked objects kept alive for the whole crawl
     ballast = [[n] for n in range(config.get("ballast", 0))]
     # diagnostic (--promotions): what each young collection moved into the old generation
-    traced = config.get("promotions") == "lines"
-    promotions = Promotions(traced) if config.get("promotions") else None
+    mode = config.get("promotions")  # None, "types" or "lines" (traced)
+    promotions = Promotions(traced=mode == "lines") if mode else None
     old_generation: dict[str, int] = {}
 
     class ScaleSpider(scrapy.Spider):
@@ -605,7 +605,7 @@ class Promotions:
     CPython starts a full collection once the objects moved there since the
     last one exceed a quarter of it; this counts them, by type, at every
     generation-1 collection (the old generation's objects before, against
-    after), and by the line that allocated them (``tracemalloc``): the
+    after), and, when ``traced``, by the line that allocated them (``tracemalloc``): the
     innermost line of scrapy-rep's, else the innermost outside asyncio and
     the standard library. Walking the old generation twice per collection
     slows the crawl; tracing every allocation (``lines``, for the by-line
