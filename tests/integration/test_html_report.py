@@ -306,3 +306,29 @@ def test_a_log_with_every_record_type_the_package_writes_has_none_unknown(
     pages = page[page.index('id="t-pages"') :]
     assert "header Content-Usage: n" in pages[: pages.index("</table>")]
     assert "<b>1</b> items dropped (use-refused 1)" in page
+
+
+def test_a_use_refused_drop_names_the_source_that_refused_not_the_rule_it_passed() -> None:
+    from scrapy_rep.core.audit_story import dropped_by
+
+    signal = "robots.txt line 29 in group user-agent: * (line 27): Content-Signal: ai-train=no"
+    record = {
+        "reason": "use-refused",
+        "matched_rule": "allow: /",
+        "matched_line": 30,
+        "group": "user-agent: * (line 27)",
+        "detail": f"refused for train-ai by {signal}",
+        "uses": {
+            "search": {"answer": "allowed", "source": "robots.txt line 28"},
+            "train-ai": {"answer": "refused", "source": signal},
+        },
+    }
+    assert dropped_by(record) == (f"train-ai refused by {signal}", 29, "user-agent: * (line 27)")
+    tdm = "tdmrep.json location /articles/*"
+    record.update(
+        detail=f"refused for train-ai by {tdm}",
+        uses={"train-ai": {"answer": "refused", "source": tdm}},
+    )
+    assert dropped_by(record) == (f"train-ai refused by {tdm}", None, "")
+    disallowed = {"reason": "disallow-rule", "matched_rule": "disallow: /x", "matched_line": 3}
+    assert dropped_by(disallowed) == ("disallow: /x", 3, "")
