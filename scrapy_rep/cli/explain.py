@@ -156,9 +156,14 @@ def explain(log: str, url: str, archive_dir: str | None = None) -> tuple[str, li
     else:
         last = events[-1]
         final = "park"
-        lines.append(
-            f"  no decision recorded; last seen {last['type']} ({last.get('reason', '-')})"
-        )
+        if pages:  # downloaded unjudged (dont_obey_robotstxt): the response still answered
+            final = "dropped-items" if drops else "download"
+            lines.append("  no decision recorded (not judged: dont_obey_robotstxt)")
+            lines += _page_lines(pages, drops)
+        else:
+            lines.append(
+                f"  no decision recorded; last seen {last['type']} ({last.get('reason', '-')})"
+            )
     lines.append("  history")
     for event in events:
         lines.append(f"    {_when(event.get('at'), True)}  {_event(event)}")

@@ -7,8 +7,10 @@ report, the audit log, ``scrapy-rep explain`` and the HTML report.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from scrapy.pipelines import media as media_pipeline
@@ -164,3 +166,21 @@ def test_the_dropped_table_names_what_dropped_each_request(crawled: DatasetCrawl
     assert "tdmrep.json location /reserved/*" in reserved
     assert "Allow: /" not in reserved
     assert '<th scope="col" title="sort">why</th>' in table
+
+
+def test_explain_of_a_page_fetched_with_dont_obey_robotstxt_tells_its_answer(
+    tmp_path: Path,
+) -> None:
+    log = tmp_path / "audit.jsonl"
+    uses = {"train-ai": {"answer": "refused", "source": "header Content-Usage: train-ai=n"}}
+    log.write_text(
+        json.dumps({"type": "page_use", "at": 1.0, "url": "http://o/p", "origin": "http://o",
+                    "uses": uses}) + "\n",
+        encoding="utf-8",
+    )  # fmt: skip
+    done = run_process(
+        "scrapy_rep.cli", ["explain", str(log), "http://o/p"], cwd=tmp_path, timeout=60
+    )
+    assert "not judged: dont_obey_robotstxt" in done.stdout
+    assert "page use  train-ai  refused  header Content-Usage: train-ai=n" in done.stdout
+    assert done.returncode == 0  # downloaded, nothing dropped
