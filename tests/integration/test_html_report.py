@@ -299,6 +299,7 @@ def test_a_log_with_every_record_type_the_package_writes_has_none_unknown(
         "scrapy_rep.cli", ["report", str(log), "-o", str(out)], cwd=tmp_path, timeout=60
     )
     assert done.returncode == 0, done.stderr
+    assert "for what pages said: 1 items dropped, 0 media files failed" in done.stderr
     page = out.read_text(encoding="utf-8")
     assert story_of(read_audit_log(str(log)).records).unknown == 0
     assert "does not know" not in page
