@@ -11,6 +11,7 @@ from scrapy.utils.misc import load_object
 
 from scrapy_rep.adapter import browser, compat
 from scrapy_rep.adapter.fetch import BodyGuard
+from scrapy_rep.adapter.media import MediaUsesMiddleware
 from scrapy_rep.adapter.middleware import RobotsMiddleware
 from scrapy_rep.adapter.page import PageDirectivesMiddleware
 from scrapy_rep.runtime.settings import SETTINGS, is_enabled
@@ -25,6 +26,9 @@ BODY_GUARD_PRIORITY = 595
 #: requests a page's directives drop are not counted, measured or given a referer
 #: by the built-in spider middlewares; inside MetaCopyDetectionMiddleware (1000)
 PAGE_DIRECTIVES_PRIORITY = 950
+#: media pipelines' downloads (no callback), answered for the declared uses: outside
+#: RetryMiddleware (550) and RedirectMiddleware (600), so it reads the final response
+MEDIA_USES_PRIORITY = 540
 
 
 def _builtin_priority(settings: Any) -> int:
@@ -78,6 +82,7 @@ class Addon:
         compat.disable_component(settings, "DOWNLOADER_MIDDLEWARES", RobotsTxtMiddleware)
         put("DOWNLOADER_MIDDLEWARES", RobotsMiddleware, priority)
         put("DOWNLOADER_MIDDLEWARES", BodyGuard, BODY_GUARD_PRIORITY)
+        put("DOWNLOADER_MIDDLEWARES", MediaUsesMiddleware, MEDIA_USES_PRIORITY)
         put("SPIDER_MIDDLEWARES", PageDirectivesMiddleware, PAGE_DIRECTIVES_PRIORITY)
         for row in SETTINGS:
             if row.default is not None:

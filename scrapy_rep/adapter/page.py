@@ -77,6 +77,8 @@ class _Page:
     nofollow_only: frozenset[str] | None = None  # computed at the first request yielded
     #: a declared use the response refuses, under REP_USE_ACTION = "drop": its items go
     refused: UseAnswer | None = None
+    #: the response of a dont_obey_robotstxt request: its items are never dropped here
+    keep_items: bool = False
 
 
 class PageDirectivesMiddleware:
@@ -158,35 +160,20 @@ class PageDirectivesMiddleware:
             if refused is not None:
                 page = page or _Page(NO_DIRECTIVES, False)
                 page.refused = refused
+        if page is not None and response.request is not None:
+            page.keep_items = bool(response.request.meta.get(M.DONT_OBEY))
         return page
 
     def _read_uses(
         self, response: Response, metas: list[tuple[str, str]] | None
     ) -> UseAnswer | None:
         """``meta["rep_use"]`` for the response; the refusal that drops its items, if any."""
-        meta = response.meta
-        headers = response.headers
-        signals = response_signals(
-            self.token,
-            content_usage=headers.getlist(b"Content-Usage"),
-            content_signal=headers.getlist(b"Content-Signal"),
-            tdm_reservation=headers.getlist(b"tdm-reservation"),
-            x_robots_tag=headers.getlist(b"X-Robots-Tag"),
-            metas=metas,
-            image=(headers.get(b"Content-Type") or b"").lstrip()[:6].lower() == b"image/",
-        )
-        decision = meta.get(M.DECISION)
-        before, tdm_file = request_answers(decision.get("uses") if decision else None)
-        answers = response_uses(self.uses, before, tdm_file, signals)
-        meta[M.USE] = {use: answer.answer for use, answer in answers.items()}
-        try:
-            origin: str | None = origin_of(response.url)
-        except NotAnOrigin:
-            origin = None
-        self.telemetry.record(PageUses(origin, response.url, record(answers)))
-        if not self.drop_refused or response.request is None or M.exempt(response.request.meta):
+        request = response.request
+        answers = response_answers(self.token, self.uses, response, request, metas)
+        self.telemetry.record(PageUses(_origin(response.url), response.url, record(answers)))
+        if not self.drop_refused or request is None or M.exempt(request.meta):
             return None
-        return next((a for a in answers.values() if a.answer == REFUSED), None)
+        return first_refusal(answers)
 
     def _read_directives(
         self, response: Response, metas: list[tuple[str, str]] | None
@@ -250,6 +237,8 @@ class PageDirectivesMiddleware:
                     self._drop(output, response, "link-nofollow", _REL_SAID, "only rel=nofollow")
                     return False
             return True
+        if page.keep_items:  # dont_obey_robotstxt: what the page says drops none of its items
+            return True
         if not directives.noindex:
             if page.refused is not None:
                 self._drop_item(response, page.refused)
@@ -266,15 +255,53 @@ class PageDirectivesMiddleware:
         self.telemetry.record(ItemDropped(response.url, USE_REFUSED, detail))
 
     def _drop(self, request: Request, response: Response, reason: str, said: str, why: str) -> None:
-        try:
-            origin: str | None = origin_of(request.url)
-        except NotAnOrigin:
-            origin = None
+        origin = _origin(request.url)
         detail = f"the page {response.url} says {why}"
         if reason == "link-nofollow":
             detail = f"the page {response.url} links to it only with rel=nofollow"
         record = page_drop(origin or "", self.token, request.url, reason, said, detail)
         self.telemetry.final(origin, record)  # stats, the close report, the audit log
+
+
+def response_answers(
+    token: str,
+    uses: tuple[str, ...],
+    response: Response,
+    request: Request | None,
+    metas: list[tuple[str, str]] | None,
+) -> dict[str, UseAnswer]:
+    """Each declared use's answer for ``response`` after its own signals, also set as
+    ``meta["rep_use"]`` on ``request``: the request-time answers of its decision record
+    met by its headers (and ``metas``, the ``<head>`` tags read, for HTML)."""
+    headers = response.headers
+    signals = response_signals(
+        token,
+        content_usage=headers.getlist(b"Content-Usage"),
+        content_signal=headers.getlist(b"Content-Signal"),
+        tdm_reservation=headers.getlist(b"tdm-reservation"),
+        x_robots_tag=headers.getlist(b"X-Robots-Tag"),
+        metas=metas,
+        image=(headers.get(b"Content-Type") or b"").lstrip()[:6].lower() == b"image/",
+    )
+    meta = request.meta if request is not None else {}
+    decision = meta.get(M.DECISION)
+    before, tdm_file = request_answers(decision.get("uses") if decision else None)
+    answers = response_uses(uses, before, tdm_file, signals)
+    if request is not None:
+        meta[M.USE] = {use: answer.answer for use, answer in answers.items()}
+    return answers
+
+
+def first_refusal(answers: dict[str, UseAnswer]) -> UseAnswer | None:
+    """The first declared use ``answers`` refuse, or None."""
+    return next((a for a in answers.values() if a.answer == REFUSED), None)
+
+
+def _origin(url: str) -> str | None:
+    try:
+        return origin_of(url)
+    except NotAnOrigin:
+        return None
 
 
 def _exempt(response: Response) -> bool:

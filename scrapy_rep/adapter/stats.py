@@ -63,6 +63,9 @@ STATS: Mapping[str, str] = {
     "their own signals, by `allowed`, `refused`, `unknown`",
     "rep/page/items-dropped/<reason>": "items dropped for what their response says about a "
     'declared use: `use-refused` (`REP_USE_ACTION = "drop"`)',
+    "rep/media/dropped/<reason>": "media pipeline downloads (`FilesPipeline`, "
+    "`ImagesPipeline`: requests with no callback) failed for what their own response says "
+    'about a declared use: `use-refused` (`REP_USE_ACTION = "drop"`)',
     "rep/tdmrep/fetch/count": "tdmrep.json fetches this crawler made (only with `train-ai` "
     "in `REP_USES`)",
     "rep/tdmrep/fetch/outcome/<outcome>": "the same, by status-table row (`2xx`, `4xx`, "

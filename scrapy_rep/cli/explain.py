@@ -6,8 +6,14 @@ prints the latest decision (rule, line, group, the policy's version and
 when it was fetched), the line itself from ``REP_POLICY_ARCHIVE`` when the
 body was archived, and the URL's history (parked, released, response).
 
-Exit status: 0 the URL was last let through, 1 it was not, 2 no record of
-it (or an unreadable log).
+With ``REP_USES``, it also tells what the response itself said (the
+``page_use`` record: each declared use's answer and where it was said) and
+what was dropped for it (``item_dropped`` records: the page's items, or a
+media pipeline's file that failed).
+
+Exit status: 0 the URL was last let through (and nothing of it dropped for
+what it said), 1 it was not, or its items were dropped or its file failed
+for what the response said, 2 no record of it (or an unreadable log).
 """
 
 from __future__ import annotations
@@ -30,7 +36,17 @@ EXIT_DOWNLOADED, EXIT_NOT_DOWNLOADED, EXIT_ERROR = 0, 1, 2
 #: record types that concern one URL (``requeued`` and ``kept``: a dead worker's requeue of a
 #: request recorded without its fields, and how older logs said what a ``requeue`` / ``keep``
 #: decision says now)
-_URL_TYPES = ("decision", "parked", "released", "requeued", "kept", "response", "subrequest")
+_URL_TYPES = (
+    "decision",
+    "parked",
+    "released",
+    "requeued",
+    "kept",
+    "response",
+    "subrequest",
+    "page_use",
+    "item_dropped",
+)
 #: records that carry a decision (a browser sub-request's is judged by the browser guard)
 _DECISION_TYPES = ("decision", "subrequest")
 #: how the detail of a dead worker's request, requeued by a survivor, begins
@@ -126,24 +142,58 @@ def explain(log: str, url: str, archive_dir: str | None = None) -> tuple[str, li
         hint = f"; decisions on that origin include: {', '.join(nearby)}" if nearby else ""
         raise _NoRecord(f"no record of {url} in {log}{hint}")
     lines = [url]
+    pages = [e for e in events if e["type"] == "page_use"]
+    drops = [e for e in events if e["type"] == "item_dropped"]
     if decisions:
         decision = decisions[-1]
         final = decision["action"]
-        lines += _decision_lines(decision, fetches, archive_dir)
+        lines += _decision_lines(decision, fetches, archive_dir, asked=bool(pages))
+        said = _page_lines(pages, drops)
+        if said:
+            lines[2:2] = said  # after the decision line: what the response itself said
+        if drops and final == "download":
+            final = "dropped-items"
     else:
         last = events[-1]
         final = "park"
-        lines.append(
-            f"  no decision recorded; last seen {last['type']} ({last.get('reason', '-')})"
-        )
+        if pages:  # downloaded unjudged (dont_obey_robotstxt): the response still answered
+            final = "dropped-items" if drops else "download"
+            lines.append("  no decision recorded (not judged: dont_obey_robotstxt)")
+            lines += _page_lines(pages, drops)
+        else:
+            lines.append(
+                f"  no decision recorded; last seen {last['type']} ({last.get('reason', '-')})"
+            )
     lines.append("  history")
     for event in events:
         lines.append(f"    {_when(event.get('at'), True)}  {_event(event)}")
     return final, lines
 
 
+def _page_lines(pages: list[dict[str, Any]], drops: list[dict[str, Any]]) -> list[str]:
+    """What the response said about use (its latest ``page_use``) and what was dropped."""
+    lines: list[str] = []
+    uses = pages[-1].get("uses") if pages else None
+    if isinstance(uses, dict) and all(isinstance(said, dict) for said in uses.values()):
+        lines.extend(f"  page use  {line}" for line in shown(uses))
+    items: dict[tuple[str, str], int] = {}
+    for drop in drops:
+        if drop.get("media"):
+            lines.append(f"  media     failed ({drop.get('reason')}): {drop.get('detail')}")
+        else:
+            key = (str(drop.get("reason")), str(drop.get("detail")))
+            items[key] = items.get(key, 0) + 1
+    for (reason, detail), n in items.items():
+        lines.append(f"  items     {n} dropped ({reason}): {detail}")
+    return lines
+
+
 def _decision_lines(
-    decision: dict[str, Any], fetches: list[dict[str, Any]], archive_dir: str | None
+    decision: dict[str, Any],
+    fetches: list[dict[str, Any]],
+    archive_dir: str | None,
+    *,
+    asked: bool = False,
 ) -> list[str]:
     verdict = decision["rep_decision"].upper()
     lines = [
@@ -161,8 +211,9 @@ def _decision_lines(
     if decision.get("detail"):
         lines.append(f"  why       {decision['detail']}")
     uses = decision.get("uses")
-    if isinstance(uses, dict):
-        lines.extend(f"  use       {line}" for line in shown(uses))
+    if isinstance(uses, dict):  # the request's answer; "before" it when the page answered too
+        label = "before    " if asked else "use       "
+        lines.extend(f"  {label}{line}" for line in shown(uses))
     if decision.get("policy_status") == PAGE:  # the linking page decided, not robots.txt
         lines.append("  source    the page's directives, not robots.txt")
         return lines
@@ -236,6 +287,19 @@ def _event(event: dict[str, Any]) -> str:
         )
     if kind == "response":
         return f"response  HTTP {event['target_status']} from the target itself"
+    if kind == "page_use":
+        uses = event.get("uses")
+        answers = uses.items() if isinstance(uses, dict) else ()
+        return "page use  " + (
+            ", ".join(
+                f"{use} {said.get('answer') if isinstance(said, dict) else said}"
+                for use, said in answers
+            )
+            or "-"
+        )
+    if kind == "item_dropped":
+        what = "media     file failed" if event.get("media") else "dropped   an item"
+        return f"{what} ({event.get('reason', '-')}): {event.get('detail', '')}"
     if kind == "released":
         return "released  its origin's robots.txt could be judged again"
     return f"{kind:<9} {event.get('reason', '-')}"

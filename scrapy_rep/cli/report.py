@@ -39,9 +39,13 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         print(printable(f"scrapy-rep: error: {exc}"), file=sys.stderr)
         return 2
+    items, media = sum(story.items_dropped.values()), sum(story.media_failed.values())
+    pages = f"; for what pages said: {items} items dropped, {media} media files failed"
     print(
         f"{args.output}: {len(story.origins)} origins, {story.records} records "
-        f"({story.downloaded} downloaded, {len(story.dropped)} dropped, {len(story.held)} held)",
+        f"({story.downloaded} downloaded, {len(story.dropped)} dropped, {len(story.held)} held"
+        + (pages if items or media else "")
+        + ")",
         file=sys.stderr,
     )
     return 0

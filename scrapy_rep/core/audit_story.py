@@ -9,6 +9,7 @@ an error: an audit log from another version still gives a report.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -23,6 +24,41 @@ HANDED_OVER = {
     "keep": "kept in the JOBDIR for the resumed crawl",
 }
 _HANDED_OVER_RECORDS = {"requeued": HANDED_OVER["requeue"], "kept": HANDED_OVER["keep"]}
+#: every record type this story reads (``runtime/audit.py`` RECORDS, and older logs' ``kept``);
+#: any other is counted in :attr:`AuditStory.unknown`
+KNOWN_TYPES = frozenset(
+    {
+        "fetch",
+        "decision",
+        "parked",
+        "released",
+        "requeued",
+        "kept",
+        "response",
+        "subrequest",
+        "page_use",
+        "item_dropped",
+        "tdmrep",
+        "origin",
+    }
+)
+#: how a drop's decision record names the use and the source that refused it
+_USE_REFUSED = "use-refused"
+
+
+@dataclass
+class PageRefusal:
+    """A response that refused a declared use itself (its ``page_use`` record), and what
+    was dropped for it (its ``item_dropped`` records)."""
+
+    url: str
+    origin: str
+    use: str
+    source: str
+    at: float | None
+    items_dropped: int = 0
+    #: a media pipeline's download of this URL failed for it
+    media_failed: bool = False
 
 
 @dataclass
@@ -52,6 +88,8 @@ class OriginStory:
     #: use -> the sources that refused it (robots.txt lines, headers)
     refused: dict[str, set[str]] = field(default_factory=dict)
     browser: Counter[str] = field(default_factory=Counter)
+    #: tdmrep.json fetch records, in order
+    tdmrep: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def status(self) -> str:
@@ -74,6 +112,13 @@ class AuditStory:
     records: int = 0
     #: records of a type this version does not know (counted, not shown)
     unknown: int = 0
+    #: responses refusing a declared use themselves, one per (URL, use): latest answer
+    page_refusals: dict[tuple[str, str], PageRefusal] = field(default_factory=dict)
+    #: items dropped for what their page said, by reason; media downloads failed, by reason
+    items_dropped: Counter[str] = field(default_factory=Counter)
+    media_failed: Counter[str] = field(default_factory=Counter)
+    #: URL -> its first page refusal (what its dropped items are counted on)
+    refusal_of: dict[str, PageRefusal] = field(default_factory=dict)
 
     def origin(self, key: Any) -> OriginStory:
         name = str(key or "")
@@ -94,6 +139,39 @@ class AuditStory:
     @property
     def fetch_count(self) -> int:
         return sum(len(o.fetches) for o in self.origins.values())
+
+
+_ROBOTS_LINE = re.compile(r"robots\.txt line (\d+)")
+
+
+def dropped_by(record: dict[str, Any]) -> tuple[str, int | None, str]:
+    """(rule, line, group) that dropped a request, from its decision record.
+
+    For ``use-refused`` that is the source refusing the use (a robots.txt
+    ``Content-Usage`` / ``Content-Signal`` line, a policy token's group,
+    tdmrep.json), not the rule the request passed; otherwise the matched rule.
+    """
+    group = str(record.get("group") or "")
+    line = record.get("matched_line")
+    number = line if isinstance(line, int) and not isinstance(line, bool) else None
+    if record.get("reason") != _USE_REFUSED:
+        return str(record.get("matched_rule") or ""), number, group
+    detail = str(record.get("detail") or "")
+    uses = record.get("uses")
+    refused = [
+        (str(use), str(said.get("source") or ""))
+        for use, said in (uses.items() if isinstance(uses, dict) else ())
+        if isinstance(said, dict) and said.get("answer") == REFUSED
+    ]
+    if not refused:
+        return detail, None, ""
+    use, source = next(
+        ((u, src) for u, src in refused if detail.endswith(f"{u} by {src}")), refused[0]
+    )
+    found = _ROBOTS_LINE.match(source)
+    if found is None:  # tdmrep.json, ...: no robots.txt line, no group
+        return f"{use} refused by {source}", None, ""
+    return f"{use} refused by {source}", int(found.group(1)), group
 
 
 def _number(value: Any) -> float | None:
@@ -137,9 +215,47 @@ def story_of(records: Iterable[dict[str, Any]]) -> AuditStory:
             held = held_by_url.get(url)
             if held is not None and not held.fate:
                 held.fate, held.fate_at = _HANDED_OVER_RECORDS[str(kind)], at
-        elif kind not in ("response", "origin"):
+        elif kind == "page_use":
+            _page_use(story, record, url, at)
+        elif kind == "item_dropped":
+            _item_dropped(story, record, url, at)
+        elif kind == "tdmrep":
+            story.origin(record.get("origin")).tdmrep.append(record)
+        elif kind not in KNOWN_TYPES:
             story.unknown += 1
     return story
+
+
+def _page_use(story: AuditStory, record: dict[str, Any], url: str, at: float | None) -> None:
+    uses = record.get("uses")
+    if not isinstance(uses, dict):
+        return
+    origin = str(record.get("origin") or "")
+    for use, said in uses.items():
+        if not isinstance(said, dict):
+            continue
+        key = (url, str(use))
+        if said.get("answer") == REFUSED:
+            found = story.page_refusals.get(key)
+            source = str(said.get("source") or "")
+            if found is None:
+                found = story.page_refusals[key] = PageRefusal(url, origin, str(use), source, at)
+                story.refusal_of.setdefault(url, found)
+            else:
+                found.source, found.at = source, at
+            story.origin(origin).refused.setdefault(str(use), set()).add(source)
+
+
+def _item_dropped(story: AuditStory, record: dict[str, Any], url: str, at: float | None) -> None:
+    reason = str(record.get("reason") or "")
+    media = bool(record.get("media"))
+    (story.media_failed if media else story.items_dropped)[reason] += 1
+    refusal = story.refusal_of.get(url)
+    if refusal is not None:
+        if media:
+            refusal.media_failed = True
+        elif reason == _USE_REFUSED:
+            refusal.items_dropped += 1
 
 
 def _decision(

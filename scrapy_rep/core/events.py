@@ -175,11 +175,13 @@ class HeldUnrecorded:
 
 @dataclass(frozen=True, slots=True)
 class ItemDropped:
-    """An item the page middleware dropped for what its response says."""
+    """An item the page middleware dropped for what its response says; with ``media``,
+    a media pipeline's download failed for what its own response says."""
 
     url: str
     reason: str
     detail: str
+    media: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -74,6 +74,10 @@ class CrawlCounts:
         self.delay_waited_s = 0.0
         #: held requests of dead workers this worker moved back into the shared queue
         self.requeued_from_dead = 0
+        #: items dropped for what their page says, by reason (``use-refused``,
+        #: ``page-noindex``); media pipeline downloads failed for it, by reason
+        self.items_dropped: dict[str, int] = {}
+        self.media_dropped_by: dict[str, int] = {}
         # hashes of the origins folded away: one that comes back is not counted again
         # (a set of ints, ~70 B an origin; two origins alike in 64 bits would count once)
         self._folded: set[int] = set()
@@ -154,6 +158,14 @@ class CrawlCounts:
     def requeued_dead(self, n: int) -> None:
         self.requeued_from_dead += n
 
+    def item_dropped(self, reason: str) -> None:
+        """An item a page's callback yielded, dropped for what the page says."""
+        self.items_dropped[reason] = self.items_dropped.get(reason, 0) + 1
+
+    def media_dropped(self, reason: str) -> None:
+        """A media pipeline's download failed for what its own response says."""
+        self.media_dropped_by[reason] = self.media_dropped_by.get(reason, 0) + 1
+
 
 def _reasons(dropped: dict[str, int]) -> str:
     return ", ".join(f"{r} {n}" for r, n in sorted(dropped.items(), key=lambda x: -x[1])) or "-"
@@ -172,6 +184,13 @@ def report_lines(counts: CrawlCounts, top: int = TOP, who: str = "") -> list[str
         f"{t.parked} parked, {t.released} released; {t.fetches} robots.txt fetches, "
         f"{t.reused} reused" + (f" ({who})" if who else "")
     ]
+    items = sum(counts.items_dropped.values())
+    media = sum(counts.media_dropped_by.values())
+    if items or media:
+        said = [f"{items} items dropped ({_reasons(counts.items_dropped)})"] if items else []
+        if media:
+            said.append(f"{media} media files failed ({_reasons(counts.media_dropped_by)})")
+        lines.append(f"  for what pages said: {'; '.join(said)}")
     browser = t.browser_allowed + sum(t.browser_aborted.values())
     if browser:
         lines.append(

@@ -52,14 +52,17 @@ RECORDS: Mapping[str, tuple[str, str]] = {
         "`page_use` (the page's own answer per use: `answer`, `source`)",
     ),
     "page_use": (
-        "response a spider's callback got, with `REP_USES` set",
+        "response a spider's callback got, or a media pipeline downloaded, with `REP_USES` set",
         "`url`, `origin`, `uses` (declared use -> `answer`, `source`: what `rep_use` says, "
         "and where it was said)",
     ),
     "item_dropped": (
-        'item dropped for a use its response refuses (`REP_USE_ACTION = "drop"`)',
-        "`url` (the response's), `reason` (`use-refused`), `detail` (the use, and where it "
-        "was refused)",
+        'item dropped for a use its response refuses (`REP_USE_ACTION = "drop"`) or for '
+        "its page's `noindex`; a media pipeline's download failed for a use its response "
+        "refuses",
+        "`url` (the response's), `reason` (`use-refused`, `page-noindex`), `detail` (the "
+        "use and where it was refused, or where `noindex` was said); `media` (true: a "
+        "media pipeline's file, not an item)",
     ),
     "tdmrep": (
         "tdmrep.json fetch (only with `train-ai` in `REP_USES`)",

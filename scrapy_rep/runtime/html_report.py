@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from html import escape
 from typing import Any
 
-from scrapy_rep.core.audit_story import AuditStory, story_of
+from scrapy_rep.core.audit_story import AuditStory, dropped_by, story_of
 
 #: rows shown at most per table; the rest are counted in a note under it
 MAX_ROWS = 5_000
@@ -208,6 +208,10 @@ def timeline(story: AuditStory) -> str:
     )
 
 
+def _reasons(counts: Any) -> str:
+    return ", ".join(f"{reason} {n}" for reason, n in counts.most_common())
+
+
 def _sections(story: AuditStory) -> Iterator[tuple[str, str, str]]:
     """(id, heading, HTML) of each section."""
     decisions = (
@@ -293,29 +297,73 @@ def _sections(story: AuditStory) -> Iterator[tuple[str, str, str]]:
             history,
         ),
     )
-    dropped = (
+    tdm = (
         (
+            Cell(o.origin),
+            _time_cell(f.get("at")),
+            Cell(f.get("http_status") if f.get("http_status") is not None else ""),
+            Cell(f.get("outcome")),
+            Cell(f.get("rules") if f.get("rules") is not None else "unknown"),
+            Cell("; ".join(str(d) for d in f.get("diagnostics") or ())),
+            Cell(f.get("reason")),
+        )
+        for o in sorted(story.origins.values(), key=lambda o: o.origin)
+        for f in o.tdmrep
+    )
+    if any(o.tdmrep for o in story.origins.values()):
+        yield (
+            "tdmrep",
+            "tdmrep.json fetches (TDMRep, with train-ai declared)",
+            table(
+                "t-tdmrep",
+                ["origin", "fetched", "HTTP", "outcome", "entries", "not understood", "why"],
+                tdm,
+            ),
+        )
+
+    def dropped_row(d: dict[str, Any]) -> tuple[Cell, ...]:
+        rule, line, group = dropped_by(d)
+        return (
             Cell(d.get("url")),
             Cell(d.get("origin")),
             Cell(d.get("reason")),
-            Cell(d.get("matched_rule") or ""),
-            Cell(
-                d.get("matched_line") or "",
-                sort=float(d["matched_line"]) if isinstance(d.get("matched_line"), int) else -1.0,
-            ),
-            Cell(d.get("group") or ""),
+            Cell(rule),
+            Cell(line if line is not None else "", sort=float(line) if line is not None else -1.0),
+            Cell(group),
+            Cell(d.get("detail") or ""),
             Cell(d.get("policy_digest") or ""),
             _time_cell(d.get("at")),
         )
-        for d in story.dropped
-    )
+
     yield (
         "dropped",
         "Dropped: what was not fetched, and by which rule",
         table(
             "t-dropped",
-            ["URL", "origin", "reason", "rule", "line", "group", "policy digest", "when"],
-            dropped,
+            ["URL", "origin", "reason", "rule", "line", "group", "why", "policy digest", "when"],
+            (dropped_row(d) for d in story.dropped),
+        ),
+    )
+    pages = (
+        (
+            Cell(p.url),
+            Cell(p.origin),
+            Cell(p.use),
+            Cell(p.source),
+            _num(p.items_dropped),
+            Cell("failed" if p.media_failed else ""),
+            _time_cell(p.at),
+        )
+        for p in story.page_refusals.values()
+    )
+    yield (
+        "pages",
+        "Refused by the page itself: what a response said about use, and what was dropped",
+        table(
+            "t-pages",
+            ["URL", "origin", "use", "where it says so", "items dropped", "media file", "when"],
+            pages,
+            note=" (no response refused a declared use)",
         ),
     )
     held = (
@@ -441,6 +489,16 @@ def render(story: AuditStory, *, source: str = "", bad_lines: int = 0) -> str:
         + (f", {story.handed_over:,} requeued or kept at close" if story.handed_over else "")
         + ")."
     )
+    items = sum(story.items_dropped.values())
+    media = sum(story.media_failed.values())
+    if items or media or story.page_refusals:
+        summary += (
+            f" For what pages said: <b>{items:,}</b> items dropped"
+            + (f" ({_e(_reasons(story.items_dropped))})" if items else "")
+            + f", <b>{media:,}</b> media files failed"
+            + (f" ({_e(_reasons(story.media_failed))})" if media else "")
+            + f"; <b>{len(story.page_refusals):,}</b> page refusals of a use."
+        )
     notes = []
     if bad_lines:
         notes.append(f"{bad_lines:,} lines of the log could not be read and are left out.")

@@ -10,6 +10,7 @@ timeline, sorting and filtering, a hostile rule shown as text, no network.
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
@@ -267,3 +268,68 @@ async def test_a_page_that_cannot_be_written_is_a_warning_and_only_this_crawls_r
     html = good.read_text(encoding="utf-8")
     assert "earlier.example" not in html  # written at close from this crawl's records only
     assert a.url in html and 'id="t-dropped-none"' in html  # the first crawl's drop is not
+
+
+def _one_of_each(kind: str) -> dict[str, Any]:
+    """A record of type ``kind`` as the package writes it (the fields a report reads)."""
+    base: dict[str, Any] = {"type": kind, "at": 1.0, "url": "http://o/p", "origin": "http://o"}
+    if kind in ("decision", "subrequest"):
+        base.update(action="download", reason="allow-rule", product_token="bot")
+    if kind == "page_use":
+        base["uses"] = {"train-ai": {"answer": "refused", "source": "header Content-Usage: n"}}
+    if kind == "item_dropped":
+        base.update(reason="use-refused", detail="train-ai refused: header Content-Usage: n")
+    if kind in ("fetch", "tdmrep"):
+        base.update(status="ok", outcome="2xx", http_status=200)
+    return base
+
+
+def test_a_log_with_every_record_type_the_package_writes_has_none_unknown(
+    tmp_path: Path,
+) -> None:
+    """Every type of ``RECORDS``: a type added there without report support fails here."""
+    from scrapy_rep.runtime.audit import RECORDS
+
+    log = tmp_path / "audit.jsonl"
+    log.write_text(
+        "".join(json.dumps(_one_of_each(kind)) + "\n" for kind in RECORDS), encoding="utf-8"
+    )
+    out = tmp_path / "report.html"
+    done = processes.run(
+        "scrapy_rep.cli", ["report", str(log), "-o", str(out)], cwd=tmp_path, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert "for what pages said: 1 items dropped, 0 media files failed" in done.stderr
+    page = out.read_text(encoding="utf-8")
+    assert story_of(read_audit_log(str(log)).records).unknown == 0
+    assert "does not know" not in page
+    # the page-level refusal and its dropped item show up
+    pages = page[page.index('id="t-pages"') :]
+    assert "header Content-Usage: n" in pages[: pages.index("</table>")]
+    assert "<b>1</b> items dropped (use-refused 1)" in page
+
+
+def test_a_use_refused_drop_names_the_source_that_refused_not_the_rule_it_passed() -> None:
+    from scrapy_rep.core.audit_story import dropped_by
+
+    signal = "robots.txt line 29 in group user-agent: * (line 27): Content-Signal: ai-train=no"
+    record = {
+        "reason": "use-refused",
+        "matched_rule": "allow: /",
+        "matched_line": 30,
+        "group": "user-agent: * (line 27)",
+        "detail": f"refused for train-ai by {signal}",
+        "uses": {
+            "search": {"answer": "allowed", "source": "robots.txt line 28"},
+            "train-ai": {"answer": "refused", "source": signal},
+        },
+    }
+    assert dropped_by(record) == (f"train-ai refused by {signal}", 29, "user-agent: * (line 27)")
+    tdm = "tdmrep.json location /articles/*"
+    record.update(
+        detail=f"refused for train-ai by {tdm}",
+        uses={"train-ai": {"answer": "refused", "source": tdm}},
+    )
+    assert dropped_by(record) == (f"train-ai refused by {tdm}", None, "")
+    disallowed = {"reason": "disallow-rule", "matched_rule": "disallow: /x", "matched_line": 3}
+    assert dropped_by(disallowed) == ("disallow: /x", 3, "")

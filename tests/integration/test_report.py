@@ -82,3 +82,16 @@ async def test_two_crawlers_in_one_process_name_their_spider_and_token(
     beta = next(r for r in reports if r.endswith(" (spider 'beta' as 'betabot')"))
     assert alpha.startswith("scrapy-rep report: 1 origins, 2 requests: 0 downloaded, 2 dropped")
     assert beta.startswith("scrapy-rep report: 1 origins, 1 requests: 0 downloaded, 1 dropped")
+
+
+def test_items_dropped_for_what_pages_said_are_counted_by_reason() -> None:
+    counts = CrawlCounts()
+    counts.downloaded("http://a")
+    assert not any("for what pages said" in line for line in report_lines(counts))
+    for reason in ("use-refused", "use-refused", "page-noindex"):
+        counts.item_dropped(reason)
+    counts.media_dropped("use-refused")
+    assert report_lines(counts)[1] == (
+        "  for what pages said: 3 items dropped (use-refused 2, page-noindex 1); "
+        "1 media files failed (use-refused 1)"
+    )

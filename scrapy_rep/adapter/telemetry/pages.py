@@ -42,20 +42,43 @@ def page_said(sink: Telemetry, event: PageSaid) -> None:
         )
 
 
+#: the reason an item of a ``noindex`` page is dropped for (close report, audit log)
+PAGE_NOINDEX = "page-noindex"
+
+
 def noindex_item(sink: Telemetry, event: NoindexItem) -> None:
     if event.kept:
         sink.inc("rep/page/noindex/items-kept")
         return
     sink.inc("rep/page/noindex/items-dropped")
+    sink.counts.item_dropped(PAGE_NOINDEX)
+    detail = f"noindex ({event.said})"
     logger.debug(
-        "scrapy-rep: dropped an item of %(url)s (page-noindex): noindex (%(said)s)",
-        {"url": event.url, "said": event.said},
+        "scrapy-rep: dropped an item of %(url)s (page-noindex): %(detail)s",
+        {"url": event.url, "detail": detail},
     )
+    if sink.audit is not None:
+        sink.audit.write(
+            "item_dropped", {"url": event.url, "reason": PAGE_NOINDEX, "detail": detail}
+        )
 
 
 def item_dropped(sink: Telemetry, event: ItemDropped) -> None:
     url, reason, detail = event.url, event.reason, event.detail
+    if event.media:  # a media pipeline's download, failed for what its response says
+        sink.inc(f"rep/media/dropped/{reason}")
+        sink.counts.media_dropped(reason)
+        logger.debug(
+            "scrapy-rep: a media download of %(url)s failed (%(reason)s): %(detail)s",
+            {"url": url, "reason": reason, "detail": detail},
+        )
+        if sink.audit is not None:
+            sink.audit.write(
+                "item_dropped", {"url": url, "reason": reason, "detail": detail, "media": True}
+            )
+        return
     sink.inc(f"rep/page/items-dropped/{reason}")
+    sink.counts.item_dropped(reason)
     logger.debug(
         "scrapy-rep: dropped an item of %(url)s (%(reason)s): %(detail)s",
         {"url": url, "reason": reason, "detail": detail},
