@@ -30,7 +30,16 @@ EXIT_DOWNLOADED, EXIT_NOT_DOWNLOADED, EXIT_ERROR = 0, 1, 2
 #: record types that concern one URL (``requeued`` and ``kept``: a dead worker's requeue of a
 #: request recorded without its fields, and how older logs said what a ``requeue`` / ``keep``
 #: decision says now)
-_URL_TYPES = ("decision", "parked", "released", "requeued", "kept", "response", "subrequest")
+_URL_TYPES = (
+    "decision",
+    "parked",
+    "released",
+    "requeued",
+    "kept",
+    "response",
+    "subrequest",
+    "identity",
+)
 #: records that carry a decision (a browser sub-request's is judged by the browser guard)
 _DECISION_TYPES = ("decision", "subrequest")
 #: how the detail of a dead worker's request, requeued by a survivor, begins
@@ -238,6 +247,10 @@ def _event(event: dict[str, Any]) -> str:
         return f"response  HTTP {event['target_status']} from the target itself"
     if kind == "released":
         return "released  its origin's robots.txt could be judged again"
+    if kind == "identity":
+        return f"identity  {event.get('reason', '-')} ({event.get('action', '-')}): " + str(
+            event.get("detail", "")
+        )
     return f"{kind:<9} {event.get('reason', '-')}"
 
 

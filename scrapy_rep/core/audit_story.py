@@ -14,6 +14,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from scrapy_rep.core.identity import OVERRULING
+
 #: the uses answer a decision record carries (``uses``: use -> {answer, source})
 REFUSED = "refused"
 #: the fate of a held request handed over at close: by its decision's ``action``, and by
@@ -137,7 +139,7 @@ def story_of(records: Iterable[dict[str, Any]]) -> AuditStory:
             held = held_by_url.get(url)
             if held is not None and not held.fate:
                 held.fate, held.fate_at = _HANDED_OVER_RECORDS[str(kind)], at
-        elif kind not in ("response", "origin"):
+        elif kind not in ("response", "origin", "identity"):
             story.unknown += 1
     return story
 
@@ -155,6 +157,8 @@ def _decision(
     elif action == "drop":
         origin.dropped[reason] += 1
         story.dropped.append(record)
+        if reason in OVERRULING and origin.downloaded > 0:  # its download record came first
+            origin.downloaded -= 1
     uses = record.get("uses")
     if isinstance(uses, dict):
         for use, answer in uses.items():
