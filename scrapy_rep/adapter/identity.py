@@ -82,6 +82,8 @@ class IdentityGuard:
         self.warned = Once(config.identity_max_origins)
         self.user_agent = str(crawler.settings.get("USER_AGENT") or "")
         self.order = _order(crawler)
+        self._last_raw: tuple[Any, ...] = ()
+        self._last: tuple[Identity, bool] = (Identity(""), False)
         crawler.signals.connect(self._resumed, signal=rep_signals.origin_resumed)
 
     @classmethod
@@ -94,18 +96,22 @@ class IdentityGuard:
         meta = request.meta
         if meta.get(M.DONT_OBEY) or meta.get(M.ROBOTS_REQUEST):
             return  # not governed; robots.txt's own User-Agent is checked by adapter/fetch.py
-        try:
-            origin = origin_of(request.url)
-        except NotAnOrigin:
-            return
-        identity = _identity(request)
-        if self.token_action != "off" and not carries_token(identity.user_agent, self.token):
+        judged = meta.get(M.DECISION)
+        if judged is not None:  # judged by scrapy-rep's middleware: its origin is known
+            origin = judged["origin"]
+        else:
+            try:
+                origin = origin_of(request.url)
+            except NotAnOrigin:
+                return
+        identity, carries = self._seen(request)
+        if not carries and self.token_action != "off":
             detail = (
                 f"its User-Agent {identity.user_agent!r} does not carry the product token "
                 f"{self.token!r}; {self._who_set(identity.user_agent)}"
             )
             self._mismatch(origin, request, TOKEN_MISSING, self.token_action, detail)
-        if self.change_action != "off":
+        if self.change_action != "off" and len(self.refused):
             refusal = self.refused.changed(origin, identity, self.clock())
             if refusal is not None:
                 detail = (
@@ -117,6 +123,23 @@ class IdentityGuard:
                 action = self.change_action
                 self._mismatch(origin, request, IDENTITY_CHANGED, action, detail)
 
+    def _seen(self, request: Request) -> tuple[Identity, bool]:
+        """The request's identity and whether it carries the token; the last answer is kept
+        (a crawl sends one identity, or a few, over and over)."""
+        headers = request.headers
+        # Headers is a dict of title-cased bytes keys to lists of values (Scrapy 2.14 on):
+        # read as a dict, a third of Headers.get's cost on the hot path
+        raw = (
+            dict.get(headers, b"User-Agent"),
+            request.meta.get("proxy"),
+            dict.get(headers, b"Proxy-Authorization"),
+        )
+        if raw != self._last_raw:
+            identity = _identity(request)
+            self._last_raw = raw
+            self._last = identity, carries_token(identity.user_agent, self.token)
+        return self._last
+
     def _mismatch(
         self, origin: str, request: Request, reason: str, action: str, detail: str
     ) -> None:
@@ -127,7 +150,7 @@ class IdentityGuard:
                 request.url,
                 reason,
                 "drop" if drop else "warn",
-                _identity(request).user_agent,
+                self._seen(request)[0].user_agent,
                 detail,
                 self.warned.first(f"{reason} {origin}"),
             )
