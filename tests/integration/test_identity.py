@@ -212,3 +212,34 @@ async def test_no_other_proxy_after_a_429_not_even_for_its_retry(
     assert "proxy" in result.decisions[changed[0]]["detail"]
     said = warnings(caplog, "identity-changed")
     assert len(said) == 1 and "secret" not in said[0]
+
+
+@pytest_twisted.ensureDeferred
+async def test_dont_obey_requests_and_rep_disabled_are_not_checked(site: PushbackSite) -> None:
+    a = site.add("a", pages=2)
+    strict = {
+        "DOWNLOADER_MIDDLEWARES": {BrowserAgents: 600},
+        "REP_IDENTITY_TOKEN_ACTION": "drop",
+    }
+    free = scrapy.Request(a.url_for("/"), meta={"dont_obey_robotstxt": True})
+    result = await crawl([free], strict)
+    assert result.downloaded == [a.url_for("/")]
+    result = await crawl([a.url_for("/p/0")], {**strict, "REP_ENABLED": False})
+    assert result.downloaded == [a.url_for("/p/0")]
+    assert result.stat("rep/identity/token-missing") == 0
+
+
+class Late:
+    def process_request(self, request: scrapy.Request, spider: Any = None) -> None:
+        return None
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_middleware_ordered_after_the_guard_is_named_at_start(
+    site: PushbackSite, caplog: pytest.LogCaptureFixture
+) -> None:
+    a = site.add("a", pages=1)
+    with caplog.at_level(logging.WARNING, logger="scrapy_rep"):
+        await crawl([a.url_for("/")], {"DOWNLOADER_MIDDLEWARES": {Late: 2_000_000}})
+    said = [r.getMessage() for r in caplog.records if "IdentityGuard" in r.getMessage()]
+    assert len(said) == 1 and "tests.integration.test_identity.Late" in said[0]
