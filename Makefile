@@ -10,7 +10,7 @@ BIN_MIN := $(VENV_MIN)/bin
 STAMP_MIN := $(VENV_MIN)/.installed
 MIN_VERSIONS := ci/min-versions.txt
 
-.PHONY: test-fast venv venv-min redis-server chromium graphviz docs dist test test-min lint typecheck pytest demo demo-compare demo-browser bench bench-crawl bench-scale bench-page bench-browser fuzz clean
+.PHONY: test-fast venv venv-min redis-server chromium graphviz docs dist test test-min lint typecheck pytest demo demo-compare demo-browser bench bench-crawl bench-scale bench-page bench-browser bench-pushback fuzz clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -117,6 +117,11 @@ bench-page: $(STAMP)
 # `make bench-scale QUICK=1` ~2 min).
 bench-scale: $(STAMP)
 	$(BIN)/python benchmarks/bench_scale.py $(if $(QUICK),--quick)
+
+# A site answering 429 + Retry-After, a 503 window and a 403 wall, crawled three ways; with
+# REDIS=1 also one vs three scrapy-redis workers (~1 min; `make bench-pushback QUICK=1` ~30 s).
+bench-pushback: $(STAMP) $(if $(REDIS),redis-server)
+	$(BIN)/python benchmarks/bench_pushback.py $(if $(QUICK),--quick) $(if $(REDIS),--redis)
 
 # What the browser guard costs a page rendered with scrapy-playwright (Chromium; ~2 min)
 bench-browser: $(STAMP) chromium

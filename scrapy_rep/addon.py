@@ -12,6 +12,7 @@ from scrapy.utils.misc import load_object
 from scrapy_rep.adapter import browser, compat
 from scrapy_rep.adapter.fetch import BodyGuard
 from scrapy_rep.adapter.media import MediaUsesMiddleware
+from scrapy_rep.adapter.identity import IDENTITY_PRIORITY, IdentityGuard
 from scrapy_rep.adapter.middleware import RobotsMiddleware
 from scrapy_rep.adapter.page import PageDirectivesMiddleware
 from scrapy_rep.runtime.settings import SETTINGS, is_enabled
@@ -83,6 +84,7 @@ class Addon:
         put("DOWNLOADER_MIDDLEWARES", RobotsMiddleware, priority)
         put("DOWNLOADER_MIDDLEWARES", BodyGuard, BODY_GUARD_PRIORITY)
         put("DOWNLOADER_MIDDLEWARES", MediaUsesMiddleware, MEDIA_USES_PRIORITY)
+        put("DOWNLOADER_MIDDLEWARES", IdentityGuard, IDENTITY_PRIORITY)  # after every other
         put("SPIDER_MIDDLEWARES", PageDirectivesMiddleware, PAGE_DIRECTIVES_PRIORITY)
         for row in SETTINGS:
             if row.default is not None:

@@ -81,4 +81,9 @@ STATS: Mapping[str, str] = {
     "reasons (`disallow-rule`, `origin-paused`, `origin-pending`, `policy-unresolved`, "
     "`robots-unreachable`, `collection-*`), `use-refused` (a page refusing a declared use, "
     'under `REP_USE_ACTION = "drop"`) and `guard-error` (the guard could not judge)',
+    "rep/identity/<reason>": "requests that left for the network (after every downloader "
+    "middleware) under the wrong identity, sent or dropped: `token-missing` (the `User-Agent` "
+    "does not carry the product token), `identity-changed` (another `User-Agent` or proxy "
+    "than the one the origin refused with a 403/429); the drops count in `rep/dropped/<reason>` "
+    "too, and no longer in `rep/downloaded`",
 }

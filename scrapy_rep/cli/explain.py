@@ -46,6 +46,7 @@ _URL_TYPES = (
     "subrequest",
     "page_use",
     "item_dropped",
+    "identity",
 )
 #: records that carry a decision (a browser sub-request's is judged by the browser guard)
 _DECISION_TYPES = ("decision", "subrequest")
@@ -302,6 +303,10 @@ def _event(event: dict[str, Any]) -> str:
         return f"{what} ({event.get('reason', '-')}): {event.get('detail', '')}"
     if kind == "released":
         return "released  its origin's robots.txt could be judged again"
+    if kind == "identity":
+        return f"identity  {event.get('reason', '-')} ({event.get('action', '-')}): " + str(
+            event.get("detail", "")
+        )
     return f"{kind:<9} {event.get('reason', '-')}"
 
 

@@ -15,6 +15,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from scrapy_rep.core.identity import OVERRULING
+
 #: the uses answer a decision record carries (``uses``: use -> {answer, source})
 REFUSED = "refused"
 #: the fate of a held request handed over at close: by its decision's ``action``, and by
@@ -35,6 +37,7 @@ KNOWN_TYPES = frozenset(
         "requeued",
         "kept",
         "response",
+        "identity",
         "subrequest",
         "page_use",
         "item_dropped",
@@ -271,6 +274,8 @@ def _decision(
     elif action == "drop":
         origin.dropped[reason] += 1
         story.dropped.append(record)
+        if reason in OVERRULING and origin.downloaded > 0:  # its download record came first
+            origin.downloaded -= 1
     uses = record.get("uses")
     if isinstance(uses, dict):
         for use, answer in uses.items():

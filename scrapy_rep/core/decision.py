@@ -390,3 +390,25 @@ def page_drop(
         rule=said,
         policy_status=PAGE,
     )
+
+
+def identity_drop(
+    judged: dict[str, Any] | None, origin: str, token: str, url: str, reason: str, detail: str
+) -> dict[str, Any]:
+    """The record of a request stopped as it left for the network, for its identity.
+
+    ``reason``: ``token-missing`` (its ``User-Agent`` does not carry the product
+    token) or ``identity-changed`` (its origin refused another identity lately);
+    see :mod:`scrapy_rep.core.identity`. ``judged``: the request's decision
+    record (robots.txt let it through): its policy and rule are kept, its
+    action becomes ``drop``; None if it was not judged (a fresh record).
+    """
+    if judged is None:
+        return unjudged(origin, token, url, None, DROP, reason, detail)
+    return {
+        **judged,
+        "uses": dict(judged["uses"]),
+        "action": DROP,
+        "reason": reason,
+        "detail": detail,
+    }

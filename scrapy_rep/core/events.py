@@ -195,6 +195,21 @@ class TdmrepFetched:
     rules: TdmRules | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class IdentityMismatch:
+    """A request leaving for the network under an identity it should not have
+    (``core/identity.py``): ``reason`` ``token-missing`` or ``identity-changed``;
+    ``action`` ``warn`` (sent) or ``drop``; ``first`` for the origin's first one."""
+
+    origin: str
+    url: str
+    reason: str
+    action: str
+    user_agent: str
+    detail: str
+    first: bool
+
+
 #: every event ``Telemetry.record`` takes
 Event = (
     Parked
@@ -216,4 +231,5 @@ Event = (
     | RobotsServedFromCache
     | ItemDropped
     | TdmrepFetched
+    | IdentityMismatch
 )

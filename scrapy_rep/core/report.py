@@ -106,6 +106,11 @@ class CrawlCounts:
         self.of(origin).downloaded += 1
         self.total.downloaded += 1
 
+    def undownloaded(self, origin: str) -> None:
+        """A download counted, then overruled (a drop counts instead)."""
+        for counts in (self.of(origin), self.total):
+            counts.downloaded = max(0, counts.downloaded - 1)
+
     def dropped(self, origin: str | None, reason: str) -> None:
         for counts in (self.of(origin) if origin else None, self.total):
             if counts is not None:

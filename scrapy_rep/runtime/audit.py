@@ -69,6 +69,14 @@ RECORDS: Mapping[str, tuple[str, str]] = {
         "the fields of `fetch`, `rules` (entries kept; null when the file could not be read: "
         "5xx, network) and `diagnostics` (what was not understood)",
     ),
+    "identity": (
+        "request that left for the network under the wrong identity (`REP_IDENTITY_*`): "
+        "its `User-Agent` without the product token, or another identity than the one its "
+        "origin refused (403/429); a dropped one also has its `decision` record",
+        "`origin`, `url`, `reason` (`token-missing`, `identity-changed`), `action` (`warn`: "
+        "sent; `drop`), `user_agent`, `detail` (what changed, and the middlewares that may "
+        "have changed it)",
+    ),
     "origin": (
         "origin, at close",
         "the report's counters: `downloaded`, `dropped` (reason -> count), `parked`, "

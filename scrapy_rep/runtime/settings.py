@@ -638,6 +638,37 @@ class RepSettings:
         "robots.txt does not allow",
     )
 
+    # -- identity (issue 35 items 8 and 9: adapter/identity.py, core/identity.py) ----------
+    identity_token_action = Setting(
+        "REP_IDENTITY_TOKEN_ACTION",
+        "warn",
+        choice("warn", "drop", "off"),
+        "a request leaving for the network (after every downloader middleware) whose "
+        "`User-Agent` does not carry the product token: `warn` (sent; one WARNING per "
+        "origin), `drop` it (`token-missing`), or `off`",
+    )
+    identity_change_action = Setting(
+        "REP_IDENTITY_CHANGE_ACTION",
+        "drop",
+        choice("drop", "warn", "off"),
+        "a request to an origin that answered 403 or 429 lately, sent with another "
+        "`User-Agent` or proxy than the refused one: `drop` it (`identity-changed`), `warn` "
+        "(sent; one WARNING per origin), or `off`",
+    )
+    identity_keep = Setting(
+        "REP_IDENTITY_KEEP",
+        3600.0,
+        seconds(low=0.001),
+        "longest an origin's refused identity is kept after its last 403/429, seconds "
+        "(forgotten sooner when the origin's pause ends)",
+    )
+    identity_max_origins = Setting(
+        "REP_IDENTITY_MAX_ORIGINS",
+        100_000,
+        whole(low=1),
+        "origins whose refused identity is kept at most (LRU, ~0.3 KiB each)",
+    )
+
     # -- made from the rows, not settings of their own --------------------------------------
 
     _values: dict[str, Any]

@@ -25,7 +25,7 @@ from typing import Any
 from scrapy import signals
 
 from scrapy_rep.adapter import meta as M
-from scrapy_rep.adapter.telemetry import held, origins, pages
+from scrapy_rep.adapter.telemetry import held, identity, origins, pages
 from scrapy_rep.adapter.telemetry.batch import FLUSH_EVERY, StatsBatch
 from scrapy_rep.adapter.telemetry.closing import CloseReport
 from scrapy_rep.core.decision import DOWNLOAD, DROP, KEEP, REQUEUE
@@ -165,6 +165,16 @@ class Telemetry:
         if self.audit is not None:
             self.audit.write("decision", record)
 
+    def overruled(self, origin: str | None, record: dict[str, Any]) -> None:
+        """A request let through (its ``download`` answer recorded) and then stopped as it
+        left for the network (``core/identity.py``): ``record`` (a drop) is its final answer,
+        and it no longer counts as downloaded."""
+        pending = self.batch.pending
+        pending["rep/downloaded"] = pending.get("rep/downloaded", 0) - 1
+        if origin is not None:
+            self.counts.undownloaded(origin)
+        self.final(origin, record)
+
     def subrequest(
         self,
         origin: str | None,
@@ -233,7 +243,12 @@ class Telemetry:
 
 
 #: event class -> the sink's handler of it (``Telemetry.record``), by subject
-_ON: dict[type, Callable[[Telemetry, Any], None]] = {**held.ON, **origins.ON, **pages.ON}
+_ON: dict[type, Callable[[Telemetry, Any], None]] = {
+    **held.ON,
+    **origins.ON,
+    **pages.ON,
+    **identity.ON,
+}
 
 #: crawler -> its Telemetry (``Telemetry.of``); gone with the crawler
 _SINKS: weakref.WeakKeyDictionary[Any, Telemetry] = weakref.WeakKeyDictionary()

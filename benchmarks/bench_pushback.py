@@ -1,0 +1,367 @@
+"""A site that pushes back while it is crawled: 429 + Retry-After, a 503 window, a 403 wall.
+
+Usage: ``python benchmarks/bench_pushback.py [--quick] [--redis] [--rate R] [--origins K]``
+
+The site is ``tests/support/pushback_site.py`` (in this process, one thread
+per connection, each origin its own loopback address): ``--origins`` origins
+allowing ``--rate`` page requests per second (a token bucket of one) and
+answering ``429`` with ``Retry-After: 2`` beyond it; one origin answering
+``503`` with ``Retry-After: 3`` for 3 s from 0.2 s after its first page; one
+origin whose pages answer ``403`` after its 10th. Every origin's pages form a
+tree of links from ``/`` (``--pages`` pages each). Each variant is a real crawl
+in a fresh child process, RetryMiddleware on at Scrapy's defaults:
+
+(a) ``ROBOTSTXT_OBEY=False``, (b) Scrapy's ``RobotsTxtMiddleware``,
+(c) ``ADDONS = {"scrapy_rep.Addon": 100}``.
+
+Figures, all from the server's own log (what it answered, when, and how
+many requests of that origin were in flight when each arrived):
+
+- *429/100 pages*: 429s sent per 100 pages served (200) on the rate-limited
+  origins;
+- *lost*: pages of the rate-limited and 503 origins never served (given up
+  by the crawler, or never asked because the page linking to them was);
+  *gave up*: Scrapy's ``retry/max_reached``;
+- *rate use*: pages/s each rate-limited origin served ÷ ``--rate``, the
+  median origin, over the span from its first request to its last page
+  served plus one token's time (1/R), and at least the time all its pages
+  take at R/s: a complete crawl at exactly R/s gives 1.0, and a crawler
+  that gives up early is not counted as quick;
+- *in flight at resume*: the most requests of one origin in flight among
+  those arriving in the first second after a pause the origin asked for
+  (``Retry-After`` from a 429 or 503; overlapping asks are one pause) ended;
+- *403s*: pages the wall origin answered 403 (10 pages were 200).
+
+``--redis``: scrapy-rep with ``REP_STORE = "redis"`` as one scrapy-redis
+worker and as three (``tests/support/cluster_worker.py``, real
+redis-servers), on the rate-limited origins only: the cluster's 429s beside
+one worker's.
+
+Nothing here fails on a number.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import _common
+from _common import LABELS, ROOT, USER_AGENT, read_child_config, run_child, run_crawler, say
+
+from tests.support.pushback_site import (
+    Entry,
+    PushbackOrigin,
+    PushbackSite,
+    max_in_flight_after,
+    page_paths,
+    pages,
+    pause_ends,
+)
+
+RETRY_AFTER = 2
+WINDOW = (0.2, 3.2)
+WINDOW_RETRY_AFTER = 3
+WALL_AFTER = 10
+LATENCY = 0.02
+FANOUT = 4
+LINK = re.compile(rb'href="(/p/\d+)"')
+SPIDER = "pushback"
+
+
+# --------------------------------------------------------------------------- the site
+
+
+def build(site: PushbackSite, args: argparse.Namespace, wall: bool = True) -> dict[str, Any]:
+    """The origins, by kind."""
+    limited = [
+        site.add(
+            f"rate{i}",
+            rate=args.rate,
+            burst=1.0,
+            retry_after=RETRY_AFTER,
+            pages=args.pages,
+            latency=LATENCY,
+            fanout=FANOUT,
+        )
+        for i in range(args.origins)
+    ]
+    kinds: dict[str, Any] = {"limited": limited, "window": None, "wall": None}
+    if wall:
+        kinds["window"] = site.add(
+            "window",
+            unavailable=WINDOW,
+            unavailable_retry_after=WINDOW_RETRY_AFTER,
+            pages=args.pages,
+            latency=LATENCY,
+            fanout=FANOUT,
+        )
+        kinds["wall"] = site.add(
+            "wall", wall_after=WALL_AFTER, pages=args.pages, latency=LATENCY, fanout=FANOUT
+        )
+    return kinds
+
+
+def origins_of(kinds: dict[str, Any]) -> list[PushbackOrigin]:
+    found = list(kinds["limited"])
+    found += [o for o in (kinds["window"], kinds["wall"]) if o is not None]
+    return found
+
+
+def figures(log: list[Entry], kinds: dict[str, Any], rate: float) -> dict[str, float]:
+    """The variant's figures from the server's log (see the module docstring)."""
+    limited: list[PushbackOrigin] = kinds["limited"]
+    counted = [*limited, *([kinds["window"]] if kinds["window"] is not None else [])]
+    by_origin: dict[str, list[Entry]] = {}
+    for e in pages(log):
+        by_origin.setdefault(e.origin, []).append(e)
+    served = sum(1 for o in limited for e in by_origin.get(o.name, ()) if e.status == 200)
+    too_many = sum(1 for o in limited for e in by_origin.get(o.name, ()) if e.status == 429)
+    lost = 0
+    for o in counted:
+        ok = {e.path for e in by_origin.get(o.name, ()) if e.status == 200}
+        lost += sum(1 for p in page_paths(o.spec.pages) if p not in ok)
+    uses = []
+    for o in limited:
+        entries = by_origin.get(o.name, [])
+        ok_at = [e.at for e in entries if e.status == 200]
+        if ok_at:  # N pages at R/s take N/R s; a crawl that gives up is not quicker
+            span = max(ok_at[-1] - entries[0].at + 1 / rate, len(page_paths(o.spec.pages)) / rate)
+            uses.append(len(ok_at) / span / rate)
+    at_resume, episodes = 0, 0
+    for o in counted:
+        entries = by_origin.get(o.name, [])
+        for end in pause_ends(entries, o.spec):
+            episodes += 1
+            at_resume = max(at_resume, max_in_flight_after(entries, end, 1.0))
+    wall = kinds["wall"]
+    walled = (
+        sum(1 for e in by_origin.get(wall.name, ()) if e.status == 403) if wall is not None else 0
+    )
+    return {
+        "served": served,
+        "429": too_many,
+        "429_per_100": 100 * too_many / served if served else float("inf"),
+        "lost": lost,
+        "rate_use": statistics.median(uses) if uses else 0.0,
+        "episodes": episodes,
+        "in_flight_at_resume": at_resume,
+        "403": walled,
+        "503": sum(1 for e in pages(log) if e.status == 503),
+    }
+
+
+# --------------------------------------------------------------------------- one crawl (child)
+
+
+def child_crawl(config: dict[str, Any]) -> dict[str, Any]:
+    import scrapy
+    from scrapy.http import Response
+    from twisted.python.failure import Failure
+
+    errors: Counter[str] = Counter()
+
+    class Spider(scrapy.Spider):
+        name = SPIDER
+
+        async def start(self) -> Any:
+            for url in config["start"]:
+                yield scrapy.Request(url, callback=self.parse, errback=self.failed)
+
+        def parse(self, response: Response) -> Any:
+            for path in LINK.findall(response.body):
+                yield scrapy.Request(
+                    response.urljoin(path.decode()), callback=self.parse, errback=self.failed
+                )
+
+        def failed(self, failure: Failure) -> None:
+            errors[type(failure.value).__name__] += 1
+
+    settings = {
+        "USER_AGENT": USER_AGENT,
+        "LOG_LEVEL": "ERROR",
+        "TELNETCONSOLE_ENABLED": False,
+        "CONCURRENT_REQUESTS": 16,
+        "CONCURRENT_REQUESTS_PER_DOMAIN": 8,
+        "DOWNLOAD_TIMEOUT": 10,
+        "CLOSESPIDER_TIMEOUT": config["timeout"],
+        "REP_REPORT_ENABLED": False,
+        **_common.VARIANTS[config["variant"]],
+    }
+    keep = ("rep/", "retry/", "downloader/response_status_count/", "downloader/request_count")
+    return run_crawler(Spider, settings, errors, keep)
+
+
+def run_variant(variant: str, kinds: dict[str, Any], timeout: float) -> dict[str, Any]:
+    start = [o.url_for("/") for o in origins_of(kinds)]
+    config = {"variant": variant, "start": start, "timeout": timeout}
+    return run_child(__file__, "crawl", config, timeout=timeout + 120)
+
+
+# --------------------------------------------------------------------------- --redis
+
+
+def run_cluster(
+    workers: int, kinds: dict[str, Any], site: PushbackSite, tmp: Path, timeout: float
+) -> dict[str, Any]:
+    from tests.support.redis_fixture import RedisServer
+
+    queue, store = RedisServer(tmp).start(), RedisServer(tmp).start()
+    procs, outs = [], []
+    try:
+        for w in range(workers):
+            stem = tmp / f"w{workers}-{w}"
+            config = {
+                "spider": SPIDER,
+                "ready": f"{stem}.ready",
+                "out": f"{stem}.json",
+                "follow": True,
+                "batch": 16,
+                "settings": {
+                    "REDIS_URL": queue.url,
+                    "REP_REDIS_URL": store.url,
+                    "REP_STORE": "redis",
+                    "USER_AGENT": USER_AGENT,
+                    "RETRY_ENABLED": True,
+                    "CONCURRENT_REQUESTS": 16,
+                    "CONCURRENT_REQUESTS_PER_DOMAIN": 8,
+                    "LOG_LEVEL": "WARNING",
+                    "CLOSESPIDER_TIMEOUT": timeout,
+                    "REP_REPORT_ENABLED": False,
+                },
+            }
+            with open(f"{stem}.log", "wb") as log:
+                procs.append(
+                    subprocess.Popen(
+                        [sys.executable, "-m", "tests.support.cluster_worker", json.dumps(config)],
+                        cwd=ROOT,
+                        stdout=log,
+                        stderr=subprocess.STDOUT,
+                    )
+                )
+            outs.append(Path(config["out"]))
+        deadline = time.monotonic() + 60
+        while not all(Path(str(o).replace(".json", ".ready")).exists() for o in outs):
+            if time.monotonic() > deadline or any(p.poll() is not None for p in procs):
+                raise SystemExit(f"a worker did not start; see {tmp}")
+            time.sleep(0.05)
+        import redis
+
+        client = redis.Redis.from_url(queue.url)
+        site.clear_log()
+        client.rpush(f"{SPIDER}:start_urls", *(o.url_for("/") for o in kinds["limited"]))
+        # done when every page was served, or nothing arrived for 5 s, or the time is up
+        want = sum(len(page_paths(o.spec.pages)) for o in kinds["limited"])
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            log = site.log()
+            ok = {(e.origin, e.path) for e in pages(log) if e.status == 200}
+            quiet = not log or time.monotonic() - log[-1].at > 5
+            if len(ok) >= want or (log and quiet):
+                break
+            time.sleep(0.2)
+        client.set(f"{SPIDER}:done", 1)
+        client.close()
+        for p in procs:
+            p.wait(timeout + 60)
+        reports = [json.loads(o.read_text()) for o in outs]
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+        queue.stop()
+        store.stop()
+    result = figures(site.log(), kinds, kinds["rate"])
+    result["gave_up"] = sum(r["stats"].get("retry/max_reached", 0) for r in reports)
+    return result
+
+
+# --------------------------------------------------------------------------- printing
+
+
+def table(rows: dict[str, dict[str, Any]]) -> None:
+    head = (
+        f"{'variant':34} {'429/100 pages':>13} {'429s':>5} {'lost':>5} {'gave up':>7} "
+        f"{'rate use':>8} {'pauses':>6} {'in flight at resume':>19} {'403s':>5} {'503s':>5} "
+        f"{'wall s':>6}"
+    )
+    say(head)
+    say("-" * len(head))
+    for name, r in rows.items():
+        say(
+            f"{name:34} {r['429_per_100']:>13.1f} {r['429']:>5.0f} {r['lost']:>5.0f} "
+            f"{r['gave_up']:>7.0f} {r['rate_use']:>8.2f} {r['episodes']:>6.0f} "
+            f"{r['in_flight_at_resume']:>19.0f} {r['403']:>5.0f} {r['503']:>5.0f} "
+            f"{r.get('elapsed', float('nan')):>6.1f}"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="fewer origins and pages (< 2 min)")
+    parser.add_argument("--redis", action="store_true", help="also 1 vs 3 scrapy-redis workers")
+    parser.add_argument("--origins", type=int, default=None)
+    parser.add_argument("--pages", type=int, default=None)
+    parser.add_argument("--rate", type=float, default=4.0, help="permitted page requests/s")
+    parser.add_argument("--timeout", type=float, default=None, help="longest crawl, seconds")
+    args = parser.parse_args()
+    args.origins = args.origins or (2 if args.quick else 6)
+    args.pages = args.pages or (20 if args.quick else 60)
+    timeout = args.timeout or (30.0 if args.quick else 120.0)
+    say(
+        f"{args.origins} origins at {args.rate:g} pages/s (429 + Retry-After: {RETRY_AFTER} "
+        f"beyond), a 503 window ({WINDOW[0]:g}-{WINDOW[1]:g} s, Retry-After: "
+        f"{WINDOW_RETRY_AFTER}), a 403 wall after {WALL_AFTER} pages; {args.pages + 1} pages "
+        f"each; RetryMiddleware at Scrapy's defaults; CONCURRENT_REQUESTS_PER_DOMAIN 8\n"
+    )
+    rows: dict[str, dict[str, Any]] = {}
+    for variant in ("a", "b", "c"):
+        with PushbackSite() as site:
+            kinds = build(site, args)
+            crawl = run_variant(variant, kinds, timeout)
+            row = figures(site.log(), kinds, args.rate)
+        row["gave_up"] = crawl["stats"].get("retry/max_reached", 0)
+        row["elapsed"] = crawl["elapsed"]
+        rows[LABELS[variant]] = row
+    table(rows)
+    say(
+        "\n429/100 pages, 429s, rate use: the rate-limited origins; lost: pages of those and "
+        "the 503 origin never served;\nin flight at resume: the most requests of one origin in "
+        "flight in the first second after a pause it asked for ended\n(goal for scrapy-rep: 1; "
+        "0: nothing was asked in that second, the pages were given up or never found)."
+    )
+    if args.redis:
+        tmp = Path(tempfile.mkdtemp(prefix="bench-pushback-"))
+        cluster: dict[str, dict[str, Any]] = {}
+        try:
+            for workers in (1, 3):
+                with PushbackSite() as site:
+                    kinds = build(site, args, wall=False)
+                    kinds["rate"] = args.rate
+                    started = time.monotonic()
+                    row = run_cluster(workers, kinds, site, tmp, timeout)
+                    row["elapsed"] = time.monotonic() - started
+                    cluster[f"scrapy-rep redis, {workers} worker{'s' if workers > 1 else ''}"] = row
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        say(f"\n--redis: the {args.origins} rate-limited origins, scrapy-redis workers\n")
+        table(cluster)
+        one, three = cluster.values()
+        ratio = three["429"] / one["429"] if one["429"] else float("inf")
+        say(f"\ncluster's 429s / one worker's: {ratio:.2f} (goal: <= 1)")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "crawl":
+        print(json.dumps(child_crawl(read_child_config())), flush=True)
+    else:
+        main()

@@ -1,0 +1,208 @@
+"""The crawler's identity as a request leaves: its product token, and no change after a refusal.
+
+Pure (clock passed in). Two questions, asked of each request after every
+downloader middleware has run (``adapter/identity.py``):
+
+1. does its ``User-Agent`` carry the crawl's product token
+   (:func:`carries_token`)? RFC 9309 §2.2.1: the token a crawler matches
+   ``User-agent`` lines with must appear in its identification string;
+2. has its origin refused the crawler lately (a ``403`` or ``429`` to a
+   page), and is this request sent under another identity (another
+   ``User-Agent``, another proxy or proxy credentials) than the refused one
+   (:class:`RefusedIdentities`)? "An HTTP error is no reason to change
+   identity": a crawler that rotates its User-Agent or proxy after a site
+   refused it is evading the refusal.
+
+The memory of refused identities is bounded (an LRU of ``max_origins``
+entries, ~0.3 KiB each; identities are shared between origins) and each
+entry lasts until the origin's pause ends (:meth:`RefusedIdentities.ended`),
+at most ``keep`` seconds after the last refusal.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections import OrderedDict
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+#: the statuses that fix an origin's identity: the site refused the crawler as it was
+REFUSING_STATUSES = frozenset({403, 429})
+#: the reasons of the requests this module stops (decision records, ``rep/dropped/<reason>``)
+TOKEN_MISSING = "token-missing"
+IDENTITY_CHANGED = "identity-changed"
+#: drops that overrule a ``download`` answer already recorded for the same request
+OVERRULING = frozenset({TOKEN_MISSING, IDENTITY_CHANGED})
+#: a token is a whole product name: not part of a longer ``[a-zA-Z_-]`` word
+_NAME_CHARS = "A-Za-z_-"
+
+
+def carries_token(user_agent: str, token: str) -> bool:
+    """Whether ``user_agent`` names ``token`` as a product (any case, a whole word).
+
+    ``shopbot/1.0 (+https://shop.example)`` and ``Mozilla/5.0 (compatible;
+    ShopBot/1.0)`` carry ``shopbot``; ``Mozilla/5.0 (X11) Chrome/120`` and
+    ``notshopbot/1.0`` do not.
+    """
+    if not token or not user_agent:
+        return False
+    pattern = _PATTERNS.get(token)
+    if pattern is None:
+        if len(_PATTERNS) > 64:  # a crawl has one token; tests make many
+            _PATTERNS.clear()
+        pattern = _PATTERNS[token] = re.compile(
+            rf"(?<![{_NAME_CHARS}]){re.escape(token)}(?![{_NAME_CHARS}])", re.IGNORECASE
+        )
+    return pattern.search(user_agent) is not None
+
+
+_PATTERNS: dict[str, re.Pattern[str]] = {}
+
+
+@dataclass(frozen=True, slots=True)
+class Identity:
+    """Who a request says it is: its ``User-Agent`` and the proxy it goes through.
+
+    ``proxy`` is the proxy URL without credentials (``""``: none);
+    ``proxy_auth`` a short digest of the ``Proxy-Authorization`` header (or of
+    the credentials in the proxy URL), never the credentials themselves.
+    """
+
+    user_agent: str
+    proxy: str = ""
+    proxy_auth: str = ""
+
+    @classmethod
+    def of(
+        cls, user_agent: str, proxy: str | None = None, proxy_authorization: str | None = None
+    ) -> Identity:
+        where, auth = "", proxy_authorization or ""
+        if proxy:
+            parts = urlsplit(proxy if "//" in proxy else f"//{proxy}")
+            host = parts.hostname or ""
+            where = f"{parts.scheme + '://' if parts.scheme else ''}{host}"
+            if parts.port is not None:
+                where += f":{parts.port}"
+            if not auth and parts.username is not None:
+                auth = f"{parts.username}:{parts.password or ''}"
+        digest = hashlib.sha256(auth.encode()).hexdigest()[:12] if auth else ""
+        return cls(user_agent, where, digest)
+
+    def changes(self, other: Identity) -> list[str]:
+        """What ``other`` changed from this identity, in words (empty: the same)."""
+        said = []
+        if other.user_agent != self.user_agent:
+            said.append(f"User-Agent {self.user_agent!r} -> {other.user_agent!r}")
+        if other.proxy != self.proxy:
+            said.append(f"proxy {self.proxy or 'none'!r} -> {other.proxy or 'none'!r}")
+        elif other.proxy_auth != self.proxy_auth:
+            said.append("proxy credentials changed")
+        return said
+
+    def __str__(self) -> str:
+        via = f" via {self.proxy}" if self.proxy else ""
+        return f"{self.user_agent!r}{via}"
+
+
+@dataclass(slots=True)
+class Refusal:
+    """The identity an origin refused, when and how, and until when it is kept."""
+
+    identity: Identity
+    status: int
+    url: str
+    at: float
+    until: float
+
+
+class RefusedIdentities:
+    """Per origin, the identity it last refused (403/429): bounded, expiring, pure.
+
+    ``refused`` notes a refusal (the first refused identity stays while the
+    entry lives: it is the one the site knows the crawler by; a later refusal
+    extends it); ``changed`` answers whether a request's identity differs from
+    the refused one; ``ended`` forgets an origin whose pause is over. An entry
+    lasts until ``until`` (the pause's end, when the caller knows it), and at
+    most ``keep`` seconds after its last refusal. At most ``max_origins``
+    entries: the least recently refused or asked is forgotten first.
+    """
+
+    def __init__(self, keep: float, max_origins: int) -> None:
+        self.keep = keep
+        self.max_origins = max(1, max_origins)
+        self._by_origin: OrderedDict[str, Refusal] = OrderedDict()
+        #: identities shared between entries (one crawl has a handful)
+        self._shared: dict[Identity, Identity] = {}
+        #: entries forgotten before their time for want of room
+        self.evicted = 0
+
+    def __len__(self) -> int:
+        return len(self._by_origin)
+
+    def refused(
+        self,
+        origin: str,
+        identity: Identity,
+        status: int,
+        url: str,
+        now: float,
+        until: float | None = None,
+    ) -> Refusal:
+        """Note that ``origin`` answered ``status`` to a request sent as ``identity``."""
+        end = now + self.keep if until is None else min(max(until, now), now + self.keep)
+        entry = self._live(origin, now)
+        if entry is None:
+            entry = Refusal(self._share(identity), status, url, now, end)
+            self._by_origin[origin] = entry
+            if len(self._by_origin) > self.max_origins:
+                self._by_origin.popitem(last=False)
+                self.evicted += 1
+        else:
+            entry.until = max(entry.until, end)
+            self._by_origin.move_to_end(origin)
+        return entry
+
+    def changed(self, origin: str, identity: Identity, now: float) -> Refusal | None:
+        """The refusal ``identity`` departs from, if ``origin`` refused another one lately."""
+        entry = self._live(origin, now)
+        if entry is None or entry.identity == identity:
+            return None
+        return entry
+
+    def ended(self, origin: str) -> None:
+        """The origin's pause ended: the crawler may present itself afresh."""
+        self._by_origin.pop(origin, None)
+
+    def _live(self, origin: str, now: float) -> Refusal | None:
+        entry = self._by_origin.get(origin)
+        if entry is not None and now >= entry.until:
+            del self._by_origin[origin]
+            return None
+        return entry
+
+    def _share(self, identity: Identity) -> Identity:
+        found = self._shared.get(identity)
+        if found is None:
+            if len(self._shared) >= 1024:
+                self._shared.clear()
+            found = self._shared[identity] = identity
+        return found
+
+
+class Once:
+    """Keys seen, at most ``size`` (LRU): "one WARNING per origin" in bounded memory."""
+
+    def __init__(self, size: int) -> None:
+        self.size = max(1, size)
+        self._seen: OrderedDict[str, None] = OrderedDict()
+
+    def first(self, key: str) -> bool:
+        """True the first time ``key`` is asked (or again once it was forgotten)."""
+        if key in self._seen:
+            self._seen.move_to_end(key)
+            return False
+        self._seen[key] = None
+        if len(self._seen) > self.size:
+            self._seen.popitem(last=False)
+        return True

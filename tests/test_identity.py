@@ -1,0 +1,112 @@
+"""core/identity.py: the token in a User-Agent, and the bounded memory of refused identities."""
+
+from __future__ import annotations
+
+import pytest
+
+from scrapy_rep.core.decision import DROP, identity_drop, unjudged
+from scrapy_rep.core.identity import (
+    IDENTITY_CHANGED,
+    Identity,
+    Once,
+    RefusedIdentities,
+    carries_token,
+)
+
+A, B = "http://a.example:80", "http://b.example:80"
+BOT = Identity("testbot/1.0 (+http://127.0.0.1/)")
+
+
+@pytest.mark.parametrize(
+    ("agent", "carries"),
+    [
+        ("testbot/1.0 (+http://127.0.0.1/)", True),
+        ("TestBot/2", True),
+        ("Mozilla/5.0 (compatible; testbot/1.0; +http://x)", True),
+        ("testbot", True),
+        ("Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 Chrome/120", False),
+        ("nottestbot/1.0", False),
+        ("testbot-two/1.0", False),
+        ("testbotx/1.0", False),
+        ("", False),
+    ],
+)
+def test_carries_token(agent: str, carries: bool) -> None:
+    assert carries_token(agent, "testbot") is carries
+
+
+def test_identity_of_proxy_keeps_no_credentials() -> None:
+    plain = Identity.of("bot/1", "http://user:secret@proxy.example:3128")
+    assert plain.proxy == "http://proxy.example:3128"
+    assert "secret" not in repr(plain) and plain.proxy_auth
+    header = Identity.of("bot/1", "http://proxy.example:3128", "Basic dXNlcjpzZWNyZXQ=")
+    other = Identity.of("bot/1", "http://proxy.example:3128", "Basic b3RoZXI6eA==")
+    assert header.proxy == other.proxy and header != other
+    assert header.changes(other) == ["proxy credentials changed"]
+    assert Identity.of("bot/1") == Identity("bot/1")
+    assert Identity("bot/1").changes(Identity("bot/2")) == ["User-Agent 'bot/1' -> 'bot/2'"]
+    assert Identity("bot/1").changes(plain) == ["proxy 'none' -> 'http://proxy.example:3128'"]
+
+
+def test_refused_identity_is_kept_until_the_pause_ends_or_keep() -> None:
+    memory = RefusedIdentities(keep=100.0, max_origins=10)
+    rotated = Identity("Mozilla/5.0 Chrome/120")
+    assert memory.changed(A, rotated, now=0.0) is None  # nothing refused: anything goes
+    memory.refused(A, BOT, 429, "http://a.example/p", now=10.0)
+    assert memory.changed(A, BOT, now=11.0) is None  # the same identity may go on
+    found = memory.changed(A, rotated, now=11.0)
+    assert found is not None and found.identity == BOT and found.status == 429
+    assert memory.changed(B, rotated, now=11.0) is None  # per origin
+    assert memory.changed(A, rotated, now=109.9) is not None
+    assert memory.changed(A, rotated, now=110.0) is None  # keep: 100 s after the refusal
+    assert len(memory) == 0
+    # the pause's end, when known, ends it sooner; never later than keep
+    memory.refused(A, BOT, 403, "http://a.example/q", now=200.0, until=230.0)
+    assert memory.changed(A, rotated, now=229.0) is not None
+    assert memory.changed(A, rotated, now=230.0) is None
+    memory.refused(A, BOT, 403, "http://a.example/q", now=300.0, until=10_000.0)
+    assert memory.changed(A, rotated, now=399.0) is not None
+    assert memory.changed(A, rotated, now=400.0) is None
+    memory.refused(A, BOT, 403, "http://a.example/q", now=500.0)
+    memory.ended(A)
+    assert memory.changed(A, rotated, now=501.0) is None
+
+
+def test_first_refused_identity_stays_and_later_refusals_extend_it() -> None:
+    memory = RefusedIdentities(keep=100.0, max_origins=10)
+    rotated = Identity("other/1")
+    memory.refused(A, BOT, 429, "http://a.example/1", now=0.0)
+    memory.refused(A, rotated, 429, "http://a.example/2", now=50.0)  # sent anyway (warn)
+    found = memory.changed(A, rotated, now=120.0)
+    assert found is not None and found.identity == BOT and found.url == "http://a.example/1"
+    assert memory.changed(A, rotated, now=150.0) is None
+
+
+def test_memory_is_bounded_lru() -> None:
+    memory = RefusedIdentities(keep=1e9, max_origins=3)
+    rotated = Identity("other/1")
+    for i in range(5):
+        memory.refused(f"http://o{i}.example:80", Identity("bot/1"), 429, "u", now=float(i))
+    assert len(memory) == 3 and memory.evicted == 2
+    assert memory.changed("http://o0.example:80", rotated, now=10.0) is None  # forgotten
+    assert memory.changed("http://o4.example:80", rotated, now=10.0) is not None
+    # identities are shared between entries, not copied per origin
+    entries = [memory.changed(f"http://o{i}.example:80", rotated, 10.0) for i in (2, 3, 4)]
+    assert len({id(e.identity) for e in entries if e is not None}) == 1
+
+
+def test_once_per_key_bounded() -> None:
+    once = Once(2)
+    assert once.first("a") and not once.first("a")
+    assert once.first("b") and once.first("c")  # "a" forgotten
+    assert once.first("a")
+
+
+def test_identity_drop_keeps_the_judgement_and_drops() -> None:
+    judged = unjudged(A, "testbot", "http://a.example/x", None, "download", "allow-rule", "ok")
+    record = identity_drop(judged, A, "testbot", judged["url"], IDENTITY_CHANGED, "changed")
+    assert record["action"] == DROP and record["reason"] == IDENTITY_CHANGED
+    assert record["rep_decision"] == judged["rep_decision"] and judged["action"] == "download"
+    fresh = identity_drop(None, A, "testbot", "http://a.example/y", IDENTITY_CHANGED, "d")
+    assert fresh["action"] == DROP and fresh["url"] == "http://a.example/y"
+    assert set(fresh) == set(judged)
