@@ -11,8 +11,8 @@ from scrapy.utils.misc import load_object
 
 from scrapy_rep.adapter import browser, compat
 from scrapy_rep.adapter.fetch import BodyGuard
-from scrapy_rep.adapter.media import MediaUsesMiddleware
 from scrapy_rep.adapter.identity import IDENTITY_PRIORITY, IdentityGuard
+from scrapy_rep.adapter.media import MediaUsesMiddleware
 from scrapy_rep.adapter.middleware import RobotsMiddleware
 from scrapy_rep.adapter.page import PageDirectivesMiddleware
 from scrapy_rep.runtime.settings import SETTINGS, is_enabled
