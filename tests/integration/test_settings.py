@@ -19,6 +19,7 @@ from scrapy_rep.core.policy import DEFAULT_ACTIONS, Action, PolicyConfig
 from scrapy_rep.core.uses import Declared
 from scrapy_rep.runtime.settings import (
     DEFAULTS,
+    DEPRECATED,
     RepSettings,
     SettingError,
     crawler_token,
@@ -169,16 +170,20 @@ def test_bad_values_say_what_is_wrong(name: str, value: Any, message: str) -> No
     assert "\n" not in str(raised.value)
 
 
+#: every setting's default, the deprecated ones still read included
+EVERY_DEFAULT = {name: default for name, (default, _meaning) in DEFAULTS.items()} | {
+    name: entry.default for name, entry in DEPRECATED.items()
+}
 #: every numeric setting: none of them has a use for nan or an infinity
 NUMERIC = [
     name
-    for name, (default, _meaning) in DEFAULTS.items()
+    for name, default in EVERY_DEFAULT.items()
     if isinstance(default, (int, float)) and not isinstance(default, bool)
 ]
 
 
 def test_numeric_settings_are_all_checked() -> None:
-    assert len(NUMERIC) == 20
+    assert len(NUMERIC) == 22  # 15 settings, 7 deprecated ones
     assert {
         "REP_FETCH_TIMEOUT",
         "REP_PENDING_WAIT",
@@ -202,7 +207,7 @@ def test_non_finite_numbers_are_rejected(name: str, value: Any) -> None:
     assert "finite" in message or "whole" in message
 
 
-@pytest.mark.parametrize("name", [n for n in NUMERIC if isinstance(DEFAULTS[n][0], float)])
+@pytest.mark.parametrize("name", [n for n in NUMERIC if isinstance(EVERY_DEFAULT[n], float)])
 def test_durations_are_bounded(name: str) -> None:
     """1e308 seconds overflows a timestamp as inf does: every duration is at most 1e9 s."""
     assert read(**{name: 1e9}) is not None
