@@ -32,7 +32,7 @@ from scrapy.utils.asyncio import is_asyncio_available
 
 from scrapy_rep.adapter import compat, oneshot
 from scrapy_rep.adapter import meta as M
-from scrapy_rep.adapter.collection import CollectionHook
+from scrapy_rep.adapter.collection import CollectionHook, load_collection_policy
 from scrapy_rep.adapter.crawl_delay import CrawlDelay
 from scrapy_rep.adapter.fetch import RobotsFetcher, cached_robots_response
 from scrapy_rep.adapter.handover import Handover
@@ -55,7 +55,6 @@ from scrapy_rep.core.gate import JUDGE, WAIT, OriginGate, waiting_bound
 from scrapy_rep.core.origin import origin_of
 from scrapy_rep.core.policy import Policy, Status
 from scrapy_rep.core.tdmrep import USE as TDM_USE
-from scrapy_rep.runtime.clock import clock_of
 from scrapy_rep.runtime.resolver import (
     Resolver,
     ResolverSpec,
@@ -108,7 +107,7 @@ class RobotsService:
         self.config = config = RepSettings.of(crawler)
         self.token = config.token
         #: the time and the timers (refetches, park expiry): a test's clock, given in REP_CLOCK
-        self.timers = clock_of(crawler.settings.get("REP_CLOCK"))
+        self.timers = config.clock
         self.clock = self.timers.now
         self.fetcher = RobotsFetcher(
             crawler, config.fetch_timeout, config.max_redirects, token=config.token
@@ -126,7 +125,7 @@ class RobotsService:
             config.park_timeout,
             max_waiting=waiting_bound(concurrency) if self.one_shot is None else None,
         )
-        hook = config.collection_hook
+        hook = load_collection_policy(config.collection_policy)
         self.collection = CollectionHook(hook) if hook is not None else None
         self.telemetry = Telemetry.of(crawler)
         self.resolver = SharedResolvers.acquire(self.spec, self._make_resolver)

@@ -30,20 +30,20 @@ component, so start-up warnings are logged once.
 from __future__ import annotations
 
 import difflib
-import importlib
 import json
 import logging
 import math
 import os
-import re
 import weakref
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar, overload
+from typing import Any, Generic, TypeVar, cast, overload
 
 from scrapy_rep.core.policy import DEFAULT_ACTIONS, Action, PolicyConfig
 from scrapy_rep.core.uses import USES, Declared
 from scrapy_rep.robotstxt import InvalidProductToken, product_token, validate_token
+from scrapy_rep.robotstxt.agent import crawler_token
+from scrapy_rep.runtime.clock import Clock, clock_of
 
 logger = logging.getLogger(__name__)
 
@@ -212,49 +212,19 @@ COLLECTION_POLICY_ACCEPTS = (
 )
 
 
-def load_collection_policy(path: Any) -> Callable[..., Any] | None:
-    """The callable ``REP_COLLECTION_POLICY`` names, imported; ``None`` when unset.
+def hook_path(name: str, value: Any, get: Getter) -> str | Callable[..., Any] | None:
+    """Reader of ``REP_COLLECTION_POLICY``: an import path or a callable, unset ``None``.
 
-    ``path`` is the setting's value: an import path (``'pkg.module.func'``) or
-    the callable itself. Anything that cannot be imported or called is a
-    :class:`SettingError` naming the setting, the value and what is accepted.
+    Only the shape is checked here; the adapter imports the hook when the
+    crawler starts (``scrapy_rep.adapter.collection.load_collection_policy``).
     """
-    if path is None or path == "":
+    if value is None or value == "":
         return None
-    if callable(path):
-        return path  # type: ignore[no-any-return]
-    name = "REP_COLLECTION_POLICY"
-    if not isinstance(path, str):
-        raise SettingError(f"{name} must be {COLLECTION_POLICY_ACCEPTS}, not {path!r}")
-    module_name, _, attribute = path.strip().rpartition(".")
-    if not module_name or not attribute:
-        raise SettingError(
-            f"{name} = {path!r}: not a full import path; expected {COLLECTION_POLICY_ACCEPTS}"
-        )
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise SettingError(
-            f"{name} = {path!r}: cannot import {module_name!r} ({exc}); "
-            f"expected {COLLECTION_POLICY_ACCEPTS}"
-        ) from exc
-    except Exception as exc:  # the module itself failed: keep its error as the cause
-        raise SettingError(
-            f"{name} = {path!r}: importing {module_name!r} failed with {type(exc).__name__}: {exc}"
-        ) from exc
-    try:
-        found = getattr(module, attribute)
-    except AttributeError:
-        raise SettingError(
-            f"{name} = {path!r}: module {module_name!r} has no {attribute!r}; "
-            f"expected {COLLECTION_POLICY_ACCEPTS}"
-        ) from None
-    if not callable(found):
-        raise SettingError(
-            f"{name} = {path!r}: that is a {type(found).__name__}, not a callable; "
-            f"expected {COLLECTION_POLICY_ACCEPTS}"
-        )
-    return found  # type: ignore[no-any-return]
+    if callable(value):
+        return value  # type: ignore[no-any-return]
+    if not isinstance(value, str):
+        raise SettingError(f"{name} must be {COLLECTION_POLICY_ACCEPTS}, not {value!r}")
+    return value.strip()
 
 
 def _token(name: str, value: Any, get: Getter) -> str:
@@ -359,10 +329,84 @@ class Setting(Generic[T]):
 
 
 #: crawlers' settings, read once each (see :meth:`RepSettings.of`)
-_READ: weakref.WeakKeyDictionary[Any, RepSettings] = weakref.WeakKeyDictionary()
+_READ: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+R = TypeVar("R", bound="ReadOnce")
 
 
-class RepSettings:
+class ReadOnce:
+    """How the table is read: once per crawler, checked, frozen; and what is made from it.
+
+    :class:`RepSettings` holds the rows; this holds the reading and the
+    values made from the rows, which are not settings of their own
+    (:func:`derived`).
+    """
+
+    _values: dict[str, Any]
+    #: the deprecated settings set (:data:`DEPRECATED`), checked: honoured for one release
+    _old: dict[str, Any]
+    #: the clock ``REP_CLOCK`` names (not for users: a test's), read once for every component
+    clock: Clock
+    #: the status table and back-off, for the pure core
+    policy: PolicyConfig
+    #: fixed behaviour, or derived from the rows (see :func:`derived`)
+    disallowed_action: str
+    requeue_parked: bool
+    crawl_delay_enabled: bool
+    crawl_delay_shared: bool
+    worker_check_interval: float
+    #: the uses declared, for the pure core (``REP_USES``, ``REP_USE_ACTION``, ``REP_USE_TOKENS``)
+    declared: Declared
+
+    def __init__(
+        self, values: Mapping[str, Any], old: Mapping[str, Any] | None = None, clock: Any = None
+    ) -> None:
+        object.__setattr__(self, "_values", dict(values))
+        object.__setattr__(self, "_old", dict(old or {}))
+        object.__setattr__(self, "clock", clock_of(clock))
+        for attribute, value in derived(cast("RepSettings", self), self._old).items():
+            object.__setattr__(self, attribute, value)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"RepSettings are read once and frozen: cannot set {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, ReadOnce)
+            and self._values == other._values
+            and self._old == other._old
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"RepSettings({self._values!r})"
+
+    @classmethod
+    def from_settings(cls: type[R], get: Getter) -> R:
+        """Read from a getter (``crawler.settings.get``); raise :class:`SettingError`.
+
+        The deprecated settings set are checked, warned of and honoured
+        (:func:`read_deprecated`).
+        """
+        old = read_deprecated(get)
+        get = renamed(get, old)
+        return cls({row.attribute: row.value(get) for row in SETTINGS}, old, get("REP_CLOCK"))
+
+    @classmethod
+    def of(cls: type[R], crawler: Any) -> R:
+        """The crawler's settings, read on first use and shared by all its components.
+
+        Reading once means a start-up warning is logged once, and every
+        component has the same clock, however many ask.
+        """
+        found = _READ.get(crawler)
+        if found is None:
+            found = _READ[crawler] = cls.from_settings(crawler.settings.get)
+            warn_unknown(crawler.settings)
+        return found
+
+
+class RepSettings(ReadOnce):
     """All ``REP_*`` settings of one crawler, read and checked once: the table's rows."""
 
     enabled = Setting(
@@ -449,12 +493,11 @@ class RepSettings:
         seconds(low=0.001),
         "longest a request stays parked before `park-expired`",
     )
-    #: the setting's value: an import path (or a callable), for display; the hook is
-    #: :attr:`collection_hook`
+    #: an import path (or a callable); imported by ``adapter/collection.py``
     collection_policy = Setting(
         "REP_COLLECTION_POLICY",
         None,
-        as_is,
+        hook_path,
         "import path of `callable(request, spider)` answering `approved`, `rejected` "
         "or `unresolved`",
     )
@@ -592,69 +635,6 @@ class RepSettings:
         "robots.txt does not allow",
     )
 
-    # -- made from the rows, not settings of their own --------------------------------------
-
-    _values: dict[str, Any]
-    #: the deprecated settings set (:data:`DEPRECATED`), checked: honoured for one release
-    _old: dict[str, Any]
-    #: the status table and back-off, for the pure core
-    policy: PolicyConfig
-    #: fixed behaviour, or derived from the rows (see :func:`derived`)
-    disallowed_action: str
-    requeue_parked: bool
-    crawl_delay_enabled: bool
-    crawl_delay_shared: bool
-    worker_check_interval: float
-    #: the hook :attr:`collection_policy` names, imported once
-    collection_hook: Callable[..., Any] | None
-    #: the uses declared, for the pure core (``REP_USES``, ``REP_USE_ACTION``, ``REP_USE_TOKENS``)
-    declared: Declared
-
-    def __init__(self, values: Mapping[str, Any], old: Mapping[str, Any] | None = None) -> None:
-        object.__setattr__(self, "_values", dict(values))
-        object.__setattr__(self, "_old", dict(old or {}))
-        for attribute, value in derived(self, self._old).items():
-            object.__setattr__(self, attribute, value)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError(f"RepSettings are read once and frozen: cannot set {name!r}")
-
-    def __eq__(self, other: object) -> bool:
-        return (
-            isinstance(other, RepSettings)
-            and self._values == other._values
-            and self._old == other._old
-        )
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return f"RepSettings({self._values!r})"
-
-    @classmethod
-    def from_settings(cls, get: Getter) -> RepSettings:
-        """Read from a getter (``crawler.settings.get``); raise :class:`SettingError`.
-
-        The deprecated settings set are checked, warned of and honoured
-        (:func:`read_deprecated`).
-        """
-        old = read_deprecated(get)
-        get = renamed(get, old)
-        return cls({row.attribute: row.value(get) for row in SETTINGS}, old)
-
-    @classmethod
-    def of(cls, crawler: Any) -> RepSettings:
-        """The crawler's settings, read on first use and shared by all its components.
-
-        Reading once means a start-up warning is logged once, and the
-        collection hook imported once, however many components ask.
-        """
-        found = _READ.get(crawler)
-        if found is None:
-            found = _READ[crawler] = cls.from_settings(crawler.settings.get)
-            warn_unknown(crawler.settings)
-        return found
-
 
 #: the table, in the order of the reference's settings table
 SETTINGS: tuple[Setting[Any], ...] = tuple(
@@ -694,7 +674,6 @@ def derived(config: RepSettings, old: Mapping[str, Any]) -> dict[str, Any]:
         # shared whenever the store is (REP_STORE = 'redis'); memory and SQLite share nothing
         "crawl_delay_shared": old.get("REP_CRAWL_DELAY_SHARED", True),
         "worker_check_interval": old.get("REP_WORKER_CHECK_INTERVAL", config.worker_lease / 3),
-        "collection_hook": load_collection_policy(config.collection_policy),
         "declared": Declared(config.uses, config.use_action == "drop", config.use_tokens),
     }
 
@@ -894,58 +873,6 @@ def is_enabled(get: Getter) -> bool:
 
 
 # -- the product token --------------------------------------------------------------------------
-
-#: product names of browsers and their engines: never a crawler's own token
-BROWSER_PRODUCTS = frozenset(
-    {
-        *("mozilla", "applewebkit", "webkit", "khtml", "gecko", "trident", "presto", "blink"),
-        *("chrome", "chromium", "headlesschrome", "crios", "safari", "mobilesafari", "version"),
-        *("firefox", "fxios", "edge", "edg", "edga", "edgios", "opr", "opt", "opera", "msie"),
-        *("mobile", "vivaldi", "brave", "yabrowser", "samsungbrowser", "ucbrowser", "silk"),
-        *("electron", "android", "linux", "windows", "macintosh", "compatible", "like"),
-    }
-)
-_TOKEN = re.compile(r"[a-zA-Z_-]+")
-#: a comment ``( ... )`` (also one left open), or a word outside comments
-_UA_PART = re.compile(r"\(([^()]*)\)?|([^\s()]+)")
-_COMMENT_PRODUCT = re.compile(r"([^\s/;]+)/\S*")
-
-
-def _products(header: str) -> Iterator[str]:
-    """The product names of a ``User-Agent`` header, in order: ``Foo/1.0`` and ``(...; Foo/1.0)``.
-
-    The first word counts even without a version (``mybot``); later words and
-    the ``;``-separated items of comments only as ``name/version``, so
-    ``(KHTML, like Gecko)`` or ``(Linux; Android 14)`` name no product.
-    """
-    for index, match in enumerate(_UA_PART.finditer(header)):
-        comment, word = match.groups()
-        if word is not None:
-            name, slash, _version = word.partition("/")
-            if slash or index == 0:
-                yield name
-        else:
-            for item in (comment or "").split(";"):
-                found = _COMMENT_PRODUCT.fullmatch(item.strip())
-                if found:
-                    yield found[1]
-
-
-def crawler_token(header: str) -> str | None:
-    """The crawler's own product token in a ``User-Agent`` header, if it names one.
-
-    The first product that is a valid RFC 9309 token and not a browser's:
-
-    >>> crawler_token("shopbot/1.0 (+https://shop.example/bot)")
-    'shopbot'
-    >>> crawler_token("Mozilla/5.0 (compatible; shopbot/1.0; +https://shop.example/bot)")
-    'shopbot'
-    >>> crawler_token("Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko)")
-    """
-    for name in _products(header):
-        if _TOKEN.fullmatch(name) and name.lower() not in BROWSER_PRODUCTS:
-            return name
-    return None
 
 
 def resolve_token(get: Callable[[str], Any]) -> str:

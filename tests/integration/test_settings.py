@@ -15,16 +15,16 @@ import pytest
 import pytest_twisted
 from scrapy.settings import Settings
 
+from scrapy_rep.adapter.collection import load_collection_policy
 from scrapy_rep.core.policy import DEFAULT_ACTIONS, Action, PolicyConfig
 from scrapy_rep.core.uses import Declared
+from scrapy_rep.robotstxt.agent import crawler_token
 from scrapy_rep.runtime.settings import (
     DEFAULTS,
     DEPRECATED,
     RepSettings,
     SettingError,
-    crawler_token,
     is_enabled,
-    load_collection_policy,
     unknown_settings,
 )
 from tests.support.audit import records
@@ -289,8 +289,9 @@ def test_collection_policy_errors_name_the_setting(path: str, message: str) -> N
     with pytest.raises(SettingError) as raised:
         load_collection_policy(path)
     assert str(raised.value).startswith(message)
+    # the settings keep the path; the adapter imports it when the crawler starts
     with pytest.raises(SettingError) as raised:
-        read(REP_COLLECTION_POLICY=path)
+        load_collection_policy(read(REP_COLLECTION_POLICY=path).collection_policy)
     assert str(raised.value).startswith(message)
 
 
@@ -300,9 +301,9 @@ def test_collection_policy_is_loaded() -> None:
     assert load_collection_policy(f"{__name__}.scope") is scope
     assert load_collection_policy(scope) is scope  # the callable itself, as Scrapy allows
     config = read(REP_COLLECTION_POLICY=f"{__name__}.scope")
-    assert config.collection_hook is scope
+    assert load_collection_policy(config.collection_policy) is scope
     assert config.collection_policy == f"{__name__}.scope"
-    assert read().collection_hook is None
+    assert load_collection_policy(read().collection_policy) is None
 
 
 def test_paths(tmp_path: Path) -> None:
@@ -369,12 +370,12 @@ def test_crawler_token_skips_browser_products(user_agent: str, token: str | None
         assert read(ROBOTSTXT_USER_AGENT=user_agent).token == token
 
 
-def test_settings_docstring_examples_run() -> None:
+def test_token_docstring_examples_run() -> None:
     import doctest
 
-    import scrapy_rep.runtime.settings
+    import scrapy_rep.robotstxt.agent
 
-    failures, tried = doctest.testmod(scrapy_rep.runtime.settings)
+    failures, tried = doctest.testmod(scrapy_rep.robotstxt.agent)
     assert tried >= 3 and failures == 0
 
 
