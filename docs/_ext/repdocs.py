@@ -13,6 +13,7 @@ copy in the docs can drift from the code:
 ``stats``       ``scrapy_rep.adapter.stats.STATS``
 ``signals``     the ``#:`` comments of ``scrapy_rep.signals``
 ``decision``    the ``#:`` comments of ``scrapy_rep.core.decision.Decision``
+``reasons``     ``scrapy_rep.core.decision.REASONS``
 ``audit``       ``scrapy_rep.runtime.audit.RECORDS``
 ==============  ===============================================================
 
@@ -166,6 +167,13 @@ def _decision(d: RepTable) -> nodes.Node:
     return table("decision", ["field", "meaning"], rows)
 
 
+def _reasons(d: RepTable) -> nodes.Node:
+    from scrapy_rep.core.decision import REASONS
+
+    rows = [(code(reason), who, means) for reason, (who, means) in REASONS.items()]
+    return table("reasons", ["reason", "given by", "meaning"], rows)
+
+
 def _audit(d: RepTable) -> nodes.Node:
     from scrapy_rep.runtime.audit import RECORDS
 
@@ -181,6 +189,7 @@ TABLES: dict[str, Callable[[RepTable], nodes.Node]] = {
     "stats": _stats,
     "signals": _signals,
     "decision": _decision,
+    "reasons": _reasons,
     "audit": _audit,
 }
 

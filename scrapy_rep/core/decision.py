@@ -53,6 +53,82 @@ _BY_STATUS = {
 }
 
 
+#: every reason a decision record (or an audit record) may give, in the reference's order:
+#: reason -> (who gives it, what it means). The reference's list of reasons is made from
+#: it, and ``tests/test_reasons.py`` holds every reason the package spells against it.
+REASONS: dict[str, tuple[str, str]] = {
+    "allow-rule": ("robots.txt", "an `Allow` rule decided (the longest match): allowed"),
+    "disallow-rule": ("robots.txt", "a `Disallow` rule decided (the longest match): disallowed"),
+    "no-matching-rule": ("robots.txt", "a group applies, but none of its rules matches: allowed"),
+    "no-group": ("robots.txt", "no group names the product token, and there is no `*`: allowed"),
+    "robots-txt": ("robots.txt", "`/robots.txt` itself, always allowed"),
+    "robots-unavailable": (
+        "the status table",
+        "robots.txt is unavailable (a 4xx by default): everything allowed",
+    ),
+    "robots-unreachable": (
+        "the status table",
+        "a `disallow` row of `REP_STATUS_ACTIONS` (the RFC's letter for 5xx): nothing allowed",
+    ),
+    "origin-paused": (
+        "the gate",
+        "the origin is paused (its robots.txt could not be read): held, refetched with back-off",
+    ),
+    "origin-pending": (
+        "the gate",
+        "its robots.txt did not arrive within `REP_PENDING_WAIT`: held until it does",
+    ),
+    "policy-unresolved": (
+        "the status table",
+        "robots.txt still failing after `REP_PAUSE_MAX_TRIES` fetches: dropped, never downloaded",
+    ),
+    "collection-rejected": ("the collection hook", "`REP_COLLECTION_POLICY` answered `rejected`"),
+    "collection-unresolved": (
+        "the collection hook",
+        "`REP_COLLECTION_POLICY` answered `unresolved` (`REP_COLLECTION_UNRESOLVED_ACTION`)",
+    ),
+    "collection-error": (
+        "the collection hook",
+        "the hook raised, or answered something else than the three answers; `detail` says what",
+    ),
+    "use-refused": (
+        "declared uses",
+        'with `REP_USE_ACTION = "drop"`, robots.txt (or tdmrep.json) refuses a use the crawl '
+        "declares (`REP_USES`); `detail` names the use and the line",
+    ),
+    "park-overflow": ("holding", "`REP_PARK_MAX` requests are parked already"),
+    "park-expired": ("holding", "parked longer than `REP_PARK_TIMEOUT`"),
+    "spider-closed": ("holding", "held when the spider closed, with no JOBDIR"),
+    "unserializable": (
+        "holding",
+        "held at a stop with JOBDIR, but Scrapy cannot serialise it to keep it",
+    ),
+    "page-nofollow": (
+        "the page directives middleware",
+        "the page that yielded it says `nofollow` or `none`; `matched_rule` holds the directive "
+        "and where, e.g. `X-Robots-Tag (mybot:): nofollow`",
+    ),
+    "link-nofollow": (
+        "the page directives middleware",
+        '`REP_REL_NOFOLLOW`: the page links to it only with `rel="nofollow"`',
+    ),
+    "guard-error": (
+        "the browser guard",
+        "it could not judge a sub-request in time, or failed: the sub-request is aborted",
+    ),
+    "not-governed": (
+        "the browser guard",
+        "a sub-request to a URL with no origin (`data:`, `blob:`): robots.txt does not govern "
+        "it; let through, and not recorded",
+    ),
+    "worker-lease-expired": (
+        "the cluster",
+        "a `requeued` audit record: a dead worker's held request, recorded by an older "
+        "scrapy-rep without its decision fields, requeued when its lease expired",
+    ),
+}
+
+
 @dataclass(frozen=True, slots=True)
 class Decision:
     """One judged request: serialisable, logged, kept in ``meta["rep_decision"]``."""
