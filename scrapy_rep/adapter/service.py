@@ -23,7 +23,7 @@ from __future__ import annotations
 import logging
 import weakref
 from collections.abc import Awaitable, Coroutine
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from scrapy import Request, signals
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
@@ -47,6 +47,7 @@ from scrapy_rep.core.decision import (
     DROP,
     PARK,
     Decision,
+    DecisionRecord,
     judge_record,
     unjudged,
 )
@@ -199,7 +200,7 @@ class RobotsService:
 
     async def answer(
         self, origin: str, request: Request, *, downloader: bool = False
-    ) -> tuple[dict[str, Any], Policy | None]:
+    ) -> tuple[DecisionRecord, Policy | None]:
         """The decision record for ``request`` and the policy it rests on.
 
         Policy for the origin, then the gate: judge now, wait for the origin's
@@ -248,7 +249,7 @@ class RobotsService:
 
     def _held(
         self, origin: str, request: Request, policy: Policy | None, reason: str, downloader: bool
-    ) -> dict[str, Any]:
+    ) -> DecisionRecord:
         """The record of a request the gate holds: ``park`` it (downloader), else drop it.
 
         A one-shot command holds nothing: its request is dropped now, saying why.
@@ -273,7 +274,7 @@ class RobotsService:
             self.fetcher.asking(origin, request)
         return await policy_within(task, budget)
 
-    async def _decide(self, origin: str, request: Request, policy: Policy) -> dict[str, Any]:
+    async def _decide(self, origin: str, request: Request, policy: Policy) -> DecisionRecord:
         """The decision record for ``request`` (asking the collection hook, if there is one)."""
         if self.collection is None or policy.status not in (Status.OK, Status.UNAVAILABLE):
             record = self._record(origin, request.url, policy)
@@ -288,7 +289,7 @@ class RobotsService:
 
     def _record(
         self, origin: str, url: str, policy: Policy, collection: str = APPROVED
-    ) -> dict[str, Any]:
+    ) -> DecisionRecord:
         robots = self.resolver.cache.robots(policy) if policy.status is Status.OK else None
         return judge_record(
             origin,
@@ -339,13 +340,14 @@ class RobotsService:
         policy = self.resolver.current(origin)
         if policy is None or not policy.fresh(self.clock()):
             policy = await self.resolver.resolve(origin, self.fetch)
-        return Decision(**await self._decide(origin, Request(url), policy)), policy
+        record = cast(dict[str, Any], await self._decide(origin, Request(url), policy))
+        return Decision(**record), policy
 
-    def subrequest(self, origin: str | None, record: dict[str, Any], **where: Any) -> None:
+    def subrequest(self, origin: str | None, record: DecisionRecord, **where: Any) -> None:
         """A browser's sub-request judged: recorded with the page and hop it came from."""
         self.telemetry.subrequest(origin, record, **where)
 
-    def final(self, origin: str | None, record: dict[str, Any]) -> None:
+    def final(self, origin: str | None, record: DecisionRecord) -> None:
         """A request's last answer, given by a client (a render's navigation dropped)."""
         self.telemetry.final(origin, record)
 

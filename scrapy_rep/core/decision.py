@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 from scrapy_rep.core.policy import Policy, Status
 from scrapy_rep.core.uses import (
@@ -28,6 +28,9 @@ from scrapy_rep.core.uses import (
 from scrapy_rep.core.uses import silent as _silent
 from scrapy_rep.robotstxt import RobotsTxt
 from scrapy_rep.robotstxt.text import printable
+
+if TYPE_CHECKING:
+    from typing_extensions import NotRequired  # typing's from Python 3.11
 
 DOWNLOAD, DROP, PARK = "download", "drop", "park"
 #: the final answers of a held request handed over at close rather than decided here:
@@ -175,12 +178,12 @@ class Decision:
     #: use -> {"answer": allowed | refused | unknown, "source": ...} (see core/uses.record)
     uses: dict[str, dict[str, str]] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> DecisionRecord:
         # Every field but ``uses`` is a str, int, float or None: no deep copy (asdict's
         # cost, ~20 µs); ``uses`` is copied one level, its answers are never changed.
         found = {name: getattr(self, name) for name in _FIELDS}
         found["uses"] = dict(self.uses)
-        return found
+        return cast(DecisionRecord, found)
 
     def __str__(self) -> str:
         return f"{self.action} {self.url} ({self.reason}): {self.detail}"
@@ -189,9 +192,38 @@ class Decision:
 _FIELDS = tuple(f.name for f in fields(Decision))
 
 
+class DecisionRecord(TypedDict):
+    """:class:`Decision` as the plain dict a request carries and the sinks take.
+
+    For the type checker only: at run time a plain ``dict``, built in one
+    place (:func:`decision_record`); mypy checks every key read or set.
+    """
+
+    origin: str
+    product_token: str
+    url: str
+    policy_status: str
+    policy_http_status: int | None
+    policy_fetched_at: float | None
+    policy_digest: str | None
+    policy_url: str | None
+    policy_final_url: str | None
+    group: str | None
+    matched_rule: str | None
+    matched_line: int | None
+    rep_decision: str
+    collection_decision: str
+    action: str
+    reason: str
+    detail: str
+    uses: dict[str, dict[str, str]]
+    #: a browser sub-request's: what the page that asked for it says about use
+    page_use: NotRequired[dict[str, dict[str, str]]]
+
+
 def judge(*args: Any, **kwargs: Any) -> Decision:
     """Decide one request against its origin's policy: :func:`judge_record`, as an object."""
-    return Decision(**judge_record(*args, **kwargs))
+    return Decision(**cast(dict[str, Any], judge_record(*args, **kwargs)))
 
 
 def judge_record(
@@ -206,7 +238,7 @@ def judge_record(
     unresolved_collection_action: str = DROP,
     declared: Declared = NOTHING_DECLARED,
     more_uses: Sequence[UseAnswer] = (),
-) -> dict[str, Any]:
+) -> DecisionRecord:
     """:func:`judge`, as the plain record (``Decision.to_dict()``) the request carries.
 
     The middleware's hot path: a dict built at once costs a third of a frozen
@@ -284,7 +316,7 @@ def decision_record(
     rule: str | None = None,
     line: int | None = None,
     policy_status: str | None = None,
-) -> dict[str, Any]:
+) -> DecisionRecord:
     """The one builder of a decision record (the fields of :class:`Decision`, as a plain dict).
 
     Every final answer for a request is made here, whoever gives it: judged
@@ -344,7 +376,7 @@ WITHHELD_DETAIL = {
 
 def withheld(
     origin: str, token: str, url: str, policy: Policy | None, reason: str
-) -> dict[str, Any]:
+) -> DecisionRecord:
     """The record of a held request dropped for a reason of its own (see WITHHELD_DETAIL)."""
     return unjudged(origin, token, url, policy, DROP, reason, WITHHELD_DETAIL[reason])
 
@@ -359,7 +391,7 @@ HANDED_OVER_DETAIL = {
 
 def handed_over(
     origin: str, token: str, url: str, policy: Policy | None, action: str, held_reason: str
-) -> dict[str, Any]:
+) -> DecisionRecord:
     """The record of a held request requeued or kept at close (``action``: REQUEUE or KEEP).
 
     Its final answer in this crawl, as every other: not a drop, and no rule
@@ -392,11 +424,11 @@ REQUEUED_FROM_DEAD_DETAIL = (
 
 def held_fields(origin: str, token: str, policy: Policy | None, reason: str) -> dict[str, Any]:
     """What a request held for ``reason`` under ``policy`` needs recorded (:data:`HELD_FIELDS`)."""
-    record = unjudged(origin, token, "", policy, PARK, reason, "")
+    record = cast(dict[str, Any], unjudged(origin, token, "", policy, PARK, reason, ""))
     return {name: record[name] for name in HELD_FIELDS}
 
 
-def requeued_from_dead(url: str, held: Any, worker: str) -> dict[str, Any] | None:
+def requeued_from_dead(url: str, held: Any, worker: str) -> DecisionRecord | None:
     """The record of a dead worker's held request, requeued by this one (action REQUEUE).
 
     ``held``: what the dead worker recorded when it parked ``url``
@@ -419,10 +451,11 @@ def requeued_from_dead(url: str, held: Any, worker: str) -> dict[str, Any] | Non
         REQUEUED_FROM_DEAD_DETAIL % worker,
         policy_status=held["policy_status"],
     )
+    fields = cast(dict[str, Any], record)
     for name in HELD_FIELDS[4:]:  # the policy it was held under, as its worker knew it
         value = held.get(name)
         if value is None or isinstance(value, (str, int, float)):
-            record[name] = value
+            fields[name] = value
     return record
 
 
@@ -434,7 +467,7 @@ def unjudged(
     action: str,
     reason: str,
     detail: str,
-) -> dict[str, Any]:
+) -> DecisionRecord:
     """The record of an answer no rule gave: a request withheld, pending, or not judged."""
     rep = "allow" if action == DOWNLOAD else UNRESOLVED
     return decision_record(origin, token, url, policy, rep, UNRESOLVED, action, reason, detail)
@@ -446,7 +479,7 @@ PAGE = "page"
 
 def page_drop(
     origin: str, token: str, url: str, reason: str, said: str, detail: str
-) -> dict[str, Any]:
+) -> DecisionRecord:
     """The record of a request dropped for what the page that yielded it says.
 
     ``reason`` is ``page-nofollow`` or ``link-nofollow``; ``said`` is the
