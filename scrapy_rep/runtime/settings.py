@@ -689,7 +689,10 @@ class Deprecated:
     logged once per reading in one line naming what replaces it, and honoured:
     a renamed setting's value is read as its new name's while that one is
     unset (or at its default); any other's value stands in for the fixed or
-    derived value (:func:`derived`).
+    derived value (:func:`derived`). Honoured, not ignored, even where the
+    behaviour is now fixed: ignoring ``REP_USE_STALE = False`` or
+    ``REP_DISALLOWED_ACTION = 'park'`` would change what a crawl fetches or
+    keeps on a warning alone.
     """
 
     name: str
