@@ -189,15 +189,17 @@ def test_a_crawler_reading_is_said_once(caplog: pytest.LogCaptureFixture) -> Non
     assert len(said) == 1 and first.policy.use_stale is False
 
 
-#: where users read about settings: a removed name is only in the deprecated table
+#: where users read about settings (and the package's messages): a removed name is only
+#: in the deprecated table
 USER_TEXTS = [
     ROOT / "README.md",
     *sorted((ROOT / "docs").glob("*.md")),
     *sorted((ROOT / "example_project").rglob("*.py")),
+    *sorted(p for p in (ROOT / "scrapy_rep").rglob("*.py") if p.name != "settings.py"),
 ]
 
 
-def test_the_docs_and_the_example_name_no_deprecated_setting() -> None:
+def test_the_docs_the_example_and_the_package_name_no_deprecated_setting() -> None:
     pattern = re.compile(r"\b(" + "|".join(map(re.escape, DEPRECATED)) + r")\b")
     found = {
         str(path.relative_to(ROOT)): sorted(set(pattern.findall(path.read_text("utf-8"))))
