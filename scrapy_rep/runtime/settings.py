@@ -39,6 +39,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, cast, overload
 
+from scrapy_rep.core.decision import DROP
 from scrapy_rep.core.policy import DEFAULT_ACTIONS, Action, PolicyConfig
 from scrapy_rep.core.uses import USES, Declared
 from scrapy_rep.robotstxt import InvalidProductToken, product_token, validate_token
@@ -720,27 +721,28 @@ class Deprecated:
         )
 
 
-#: old name -> how it maps; the reference's deprecated table is made from it
+#: old name -> how it maps; the reference's deprecated table is made from it. A fixed
+#: behaviour's value is the code's own default (``PolicyConfig``'s, the decision's ``DROP``)
 DEPRECATED: Mapping[str, Deprecated] = {
     entry.name: entry
     for entry in (
         Deprecated(
             "REP_CACHE_MIN_TTL",
-            60.0,
+            PolicyConfig.min_ttl,
             seconds(),
             "fixed: a policy is kept at least 60 s, even if `Cache-Control` says less",
             fixed=True,
         ),
         Deprecated(
             "REP_USE_STALE",
-            True,
+            PolicyConfig.use_stale,
             switch,
             "fixed: the last good copy is used while an origin is unreachable (§2.3.1.4)",
             fixed=True,
         ),
         Deprecated(
             "REP_UNREACHABLE_MAX_AGE",
-            30 * DAY,
+            PolicyConfig.unreachable_max_age,
             seconds(),
             "fixed: after 30 days unreachable, an origin is treated as unavailable",
             fixed=True,
@@ -754,7 +756,7 @@ DEPRECATED: Mapping[str, Deprecated] = {
         ),
         Deprecated(
             "REP_DISALLOWED_ACTION",
-            "drop",
+            DROP,
             choice("drop", "park"),
             "fixed: a disallowed request is dropped",
             fixed=True,
