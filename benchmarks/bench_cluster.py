@@ -21,8 +21,8 @@ measured by the origins, median of ``--runs``; worker start-up is excluded.
 With ``--delay``: one origin asking ``Crawl-delay`` (``--delayed-pages`` pages,
 pushed as start URLs among the others, so every worker gets some) beside
 ``--origins`` undelayed ones on other loopback hosts (other download slots),
-crawled by ``--workers`` workers with the Redis store, once pacing per worker
-(``REP_CRAWL_DELAY_SHARED = False``) and once for the cluster: the delayed
+crawled by ``--workers`` workers, once pacing per worker (each with its own
+memory store: pacing follows ``REP_STORE``) and once for the cluster (the Redis store): the delayed
 origin's smallest gap between page requests, as it saw them, the undelayed
 origins' pages/s, and reservation round trips per delayed page, with the
 ratios shared / per-worker.
@@ -266,11 +266,9 @@ def main_delay(args: argparse.Namespace) -> None:
     tmp = Path(tempfile.mkdtemp(prefix="bench-cluster-delay-"))
     queue, store = RedisServer(tmp).start(), RedisServer(tmp).start()
     n = args.workers
-    shared = {"REP_STORE": "redis", "REP_CRAWL_DELAY_SHARED": True}
+    shared = {"REP_STORE": "redis"}
     variants = [
-        Variant(
-            f"per-worker Crawl-delay, {n} workers", n, {**shared, "REP_CRAWL_DELAY_SHARED": False}
-        ),
+        Variant(f"per-worker Crawl-delay, {n} workers", n, {"REP_STORE": "memory"}),
         Variant(f"shared Crawl-delay, {n} workers", n, shared),
     ]
     results: dict[str, list[dict[str, Any]]] = {}

@@ -348,9 +348,9 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "c": {
         **_common.VARIANTS["c"],
         "REP_PAUSE_INITIAL": 1.0,
-        "REP_PAUSE_MAX": 30.0,
+        # caps a 429's Retry-After at 2 s; the back-offs (1 s, 2 s) are as with 30
+        "REP_PAUSE_MAX": 2.0,
         "REP_PAUSE_MAX_TRIES": 3,
-        "REP_RETRY_AFTER_MAX": 2.0,
         "REP_FETCH_TIMEOUT": 60.0,
     },
 }

@@ -38,8 +38,8 @@ starts from every page URL, round-robin over origins, with the settings
 Scrapy's broad-crawl docs recommend. The server counts robots.txt requests
 and disallowed pages fetched. Three variants, each in a fresh process,
 alternating: (a) ``ROBOTSTXT_OBEY=False``, (b) Scrapy's built-in middleware,
-(c) ``ADDONS = {"scrapy_rep.Addon": 100}`` with ``REP_CRAWL_DELAY_ENABLED =
-False`` (781 of the files ask for a Crawl-delay, which only scrapy-rep
+(c) ``ADDONS = {"scrapy_rep.Addon": 100}`` with ``REP_CRAWL_DELAY_MAX = 0``,
+Crawl-delay off (781 of the files ask for a Crawl-delay, which only scrapy-rep
 honours; with it on, (c) measures politeness, not overhead).
 
 ``--frontier full`` is the shape of a broad crawl under way: the spider puts
@@ -512,7 +512,7 @@ BROAD: dict[str, Any] = {
 }
 SCALE_VARIANTS: dict[str, dict[str, Any]] = {
     **VARIANTS,
-    "c": {**VARIANTS["c"], "REP_CRAWL_DELAY_ENABLED": False},
+    "c": {**VARIANTS["c"], "REP_CRAWL_DELAY_MAX": 0},
 }
 #: ``--frontier full``: a broad crawl under way, every request in the scheduler from the
 #: start (the spider schedules all seeds before the first download), as the issue measured it

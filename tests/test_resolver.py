@@ -273,7 +273,7 @@ def test_crawlers_share_a_resolver_only_when_every_setting_it_uses_is_equal() ->
     different = [
         {"REP_FETCH_TIMEOUT": 50},
         {"REP_MAX_REDIRECTS": 2},
-        {"REP_REDIS_LOCK_TIMEOUT": 3},
+        {"REP_STORE_LOCK_TIMEOUT": 3},
         {"REP_CACHE_TTL": 10},
         {"REP_PAUSE_MAX_TRIES": 9},
         {"REP_STATUS_ACTIONS": {"403": "allow"}},
@@ -286,7 +286,7 @@ def test_crawlers_share_a_resolver_only_when_every_setting_it_uses_is_equal() ->
     assert ResolverSpec.of(settings(), lambda: 0.0, None) != base  # another clock
     redis = settings(REP_STORE="redis", REP_REDIS_URL="redis://127.0.0.1:1")
     assert ResolverSpec.of(redis, clock, None) != ResolverSpec.of(
-        settings(REP_STORE="redis", REP_REDIS_URL="redis://127.0.0.1:1", REP_REDIS_RETENTION=99),
+        settings(REP_STORE="redis", REP_REDIS_URL="redis://127.0.0.1:1", REP_STORE_RETENTION=99),
         clock,
         None,
     )

@@ -3,16 +3,19 @@
 ``{rep-table} NAME`` in a page renders one table from its single source, so no
 copy in the docs can drift from the code:
 
-============  ===============================================================
-``settings``  ``scrapy_rep.runtime.settings.SETTINGS`` (each row a ``setting``
-              target, for ``{setting}`NAME``` links)
-``status``    ``scrapy_rep.core.policy.DEFAULT_ACTIONS`` and ``RFC_BEHAVIOUR``
-``meta``      the ``#:`` comments of ``scrapy_rep.adapter.meta``
-``stats``     ``scrapy_rep.adapter.stats.STATS``
-``signals``   the ``#:`` comments of ``scrapy_rep.signals``
-``decision``  the ``#:`` comments of ``scrapy_rep.core.decision.Decision``
-``audit``     ``scrapy_rep.runtime.audit.RECORDS``
-============  ===============================================================
+==============  ===============================================================
+``settings``    ``scrapy_rep.runtime.settings.SETTINGS`` (each row a ``setting``
+                target, for ``{setting}`NAME``` links)
+``deprecated``  ``scrapy_rep.runtime.settings.DEPRECATED``: the settings still
+                read for one release, and what replaces each
+``status``      ``scrapy_rep.core.policy.DEFAULT_ACTIONS`` and ``RFC_BEHAVIOUR``
+``meta``        the ``#:`` comments of ``scrapy_rep.adapter.meta``
+``stats``       ``scrapy_rep.adapter.stats.STATS``
+``signals``     the ``#:`` comments of ``scrapy_rep.signals``
+``decision``    the ``#:`` comments of ``scrapy_rep.core.decision.Decision``
+``reasons``     ``scrapy_rep.core.decision.REASONS``
+``audit``       ``scrapy_rep.runtime.audit.RECORDS``
+==============  ===============================================================
 
 ``{rep-gate-diagram}`` draws ``scrapy_rep.core.gate.TRANSITIONS`` with Graphviz's
 ``dot``, as h11 draws its state machine from its own table.
@@ -118,6 +121,13 @@ def _settings(d: RepTable) -> nodes.Node:
     return table("settings", ["setting", "default", "meaning"], rows)
 
 
+def _deprecated(d: RepTable) -> nodes.Node:
+    from scrapy_rep.runtime.settings import DEPRECATED
+
+    rows = [(code(e.name), _value(e.default), e.instead) for e in DEPRECATED.values()]
+    return table("deprecated", ["setting", "default before", "now"], rows)
+
+
 def _status(d: RepTable) -> nodes.Node:
     from scrapy_rep.core.policy import DEFAULT_ACTIONS, RFC_BEHAVIOUR
 
@@ -157,6 +167,13 @@ def _decision(d: RepTable) -> nodes.Node:
     return table("decision", ["field", "meaning"], rows)
 
 
+def _reasons(d: RepTable) -> nodes.Node:
+    from scrapy_rep.core.decision import REASONS
+
+    rows = [(code(reason), who, means) for reason, (who, means) in REASONS.items()]
+    return table("reasons", ["reason", "given by", "meaning"], rows)
+
+
 def _audit(d: RepTable) -> nodes.Node:
     from scrapy_rep.runtime.audit import RECORDS
 
@@ -166,11 +183,13 @@ def _audit(d: RepTable) -> nodes.Node:
 
 TABLES: dict[str, Callable[[RepTable], nodes.Node]] = {
     "settings": _settings,
+    "deprecated": _deprecated,
     "status": _status,
     "meta": _meta,
     "stats": _stats,
     "signals": _signals,
     "decision": _decision,
+    "reasons": _reasons,
     "audit": _audit,
 }
 

@@ -15,9 +15,8 @@ ROBOTSTXT_OBEY = True
 # seconds and scrapy-rep's back-off is shortened to match. Production values
 # are the defaults (60 s first pause, doubling to 1 h, 5 tries).
 REP_PAUSE_INITIAL = 0.5
-REP_PAUSE_MAX = 2.0
+REP_PAUSE_MAX = 2.0  # also caps a 429's Retry-After
 REP_PAUSE_MAX_TRIES = 5
-REP_RETRY_AFTER_MAX = 10.0
 REP_CRAWL_DELAY_MAX = 2.0
 
 CONCURRENT_REQUESTS = 16

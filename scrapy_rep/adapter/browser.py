@@ -64,7 +64,7 @@ from scrapy.utils.misc import load_object
 
 from scrapy_rep.adapter import meta as M
 from scrapy_rep.adapter.exceptions import RepIgnoreRequest
-from scrapy_rep.core.decision import DOWNLOAD, DROP, USE_REFUSED, unjudged
+from scrapy_rep.core.decision import DOWNLOAD, DROP, USE_REFUSED, DecisionRecord, unjudged
 from scrapy_rep.core.origin import NotAnOrigin, origin_of
 from scrapy_rep.core.use_signals import (
     NO_SIGNALS,
@@ -157,7 +157,7 @@ class Judgement:
     """One URL judged by the guard: its origin (None if unparsable) and the decision record."""
 
     origin: str | None
-    record: dict[str, Any]
+    record: DecisionRecord
 
     @property
     def allowed(self) -> bool:
@@ -357,7 +357,7 @@ def _subrequest(
 
 def _record(
     origin: str | None, token: str, url: str, action: str, reason: str, detail: str
-) -> dict[str, Any]:
+) -> DecisionRecord:
     """A decision record for a URL no rule decided (not governed, refused, guard error)."""
     return unjudged(origin or "", token, url, None, action, reason, detail)
 

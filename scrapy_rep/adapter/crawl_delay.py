@@ -28,7 +28,8 @@ from scrapy_rep.adapter import compat
 from scrapy_rep.adapter.telemetry import Telemetry
 from scrapy_rep.core.events import CrawlDelayCapped, CrawlDelaySet, DelayWaited, SlotDelayRaised
 from scrapy_rep.core.policy import Policy
-from scrapy_rep.runtime.clock import clock_of, sleep
+from scrapy_rep.runtime.clock import sleep
+from scrapy_rep.runtime.settings import RepSettings
 from scrapy_rep.runtime.store.pacing import SharedPacing
 
 if TYPE_CHECKING:
@@ -57,7 +58,7 @@ class CrawlDelay:
         remember: int = 1_000_000,
     ) -> None:
         self.crawler = crawler
-        self.clock = clock_of(crawler.settings.get("REP_CLOCK"))  # waits for send times
+        self.clock = RepSettings.of(crawler).clock  # waits for send times
         self.cap = cap
         self.telemetry = telemetry  # the one sink: stats and the close report
         #: the delay a policy's file asks of the crawl's token; read once per body

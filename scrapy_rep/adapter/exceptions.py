@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from scrapy.exceptions import IgnoreRequest
+
+from scrapy_rep.core.decision import DecisionRecord
 
 
 class RepIgnoreRequest(IgnoreRequest):
     """A request scrapy-rep dropped; ``decision`` is the record that says why."""
 
-    def __init__(self, decision: dict[str, Any]) -> None:
+    def __init__(self, decision: DecisionRecord) -> None:
         self.decision = decision
         super().__init__(f"{decision['reason']}: {decision['detail']}")
 

@@ -1,6 +1,6 @@
 """Where held requests go when the spider closes, and where they come back from.
 
-In order: back into a shared scrapy-redis queue (``REP_REQUEUE_PARKED``), so
+In order: back into a shared scrapy-redis queue (if the scheduler is one), so
 another worker takes them; else into the JOBDIR (:mod:`scrapy_rep.adapter.jobdir`),
 for the resumed crawl; else nowhere, and the caller drops them with a reason.
 """

@@ -1,6 +1,6 @@
 """The Scrapy side of :class:`~scrapy_rep.runtime.store.held.HeldLedger`.
 
-With ``REP_STORE = "redis"``, scrapy-redis's scheduler and ``REP_REQUEUE_PARKED``,
+With ``REP_STORE = "redis"`` and scrapy-redis's scheduler,
 every request this worker parks is recorded in the queue's Redis, encoded by
 the queue itself (``Request.to_dict``, the queue's serializer), so a survivor
 can push it back into that queue unchanged when this worker dies; it is then

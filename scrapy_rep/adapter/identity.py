@@ -40,6 +40,8 @@ from scrapy_rep.core.decision import identity_drop
 from scrapy_rep.core.events import IdentityMismatch
 from scrapy_rep.core.identity import (
     IDENTITY_CHANGED,
+    KEEP,
+    MAX_ORIGINS,
     REFUSING_STATUSES,
     TOKEN_MISSING,
     Identity,
@@ -78,8 +80,8 @@ class IdentityGuard:
         self.token = service.token
         self.clock = service.clock
         self.telemetry = service.telemetry
-        self.refused = RefusedIdentities(config.identity_keep, config.identity_max_origins)
-        self.warned = Once(config.identity_max_origins)
+        self.refused = RefusedIdentities(KEEP, MAX_ORIGINS)
+        self.warned = Once(MAX_ORIGINS)
         self.user_agent = str(crawler.settings.get("USER_AGENT") or "")
         self.order = _order(crawler)
         self._last_raw: tuple[Any, ...] = ()

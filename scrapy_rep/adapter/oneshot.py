@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy.settings import SETTINGS_PRIORITIES
 
+from scrapy_rep.core.decision import DecisionRecord
 from scrapy_rep.robotstxt.text import printable
 
 if TYPE_CHECKING:
@@ -53,7 +54,7 @@ def _loaded(path: str) -> Any:
     return load_object(path)
 
 
-def say(record: dict[str, Any]) -> None:
+def say(record: DecisionRecord) -> None:
     """Tell the user at the terminal, in one line, why a URL was not downloaded."""
     detail = f" ({printable(record['detail'])})" if record.get("detail") else ""
     print(

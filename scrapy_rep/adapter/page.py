@@ -57,7 +57,6 @@ from scrapy_rep.core.use_signals import (
     response_uses,
 )
 from scrapy_rep.core.uses import REFUSED, UseAnswer, record
-from scrapy_rep.runtime.clock import clock_of
 from scrapy_rep.runtime.settings import RepSettings, is_enabled
 
 if TYPE_CHECKING:
@@ -101,7 +100,7 @@ class PageDirectivesMiddleware:
         self.token = config.token
         self.keep_noindex = config.page_noindex_action == "keep"
         self.rel_nofollow = config.rel_nofollow
-        self.clock: Callable[[], float] = clock_of(settings.get("REP_CLOCK")).now
+        self.clock: Callable[[], float] = config.clock.now
         # read in process_spider_input, used in process_spider_output; gone with the response
         self._pages: WeakKeyDictionary[Response, _Page | None] = WeakKeyDictionary()
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import logging
 import weakref
 from collections.abc import Awaitable, Coroutine
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from scrapy import Request, signals
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
@@ -32,7 +32,7 @@ from scrapy.utils.asyncio import is_asyncio_available
 
 from scrapy_rep.adapter import compat, oneshot
 from scrapy_rep.adapter import meta as M
-from scrapy_rep.adapter.collection import CollectionHook
+from scrapy_rep.adapter.collection import CollectionHook, load_collection_policy
 from scrapy_rep.adapter.crawl_delay import CrawlDelay
 from scrapy_rep.adapter.fetch import RobotsFetcher, cached_robots_response
 from scrapy_rep.adapter.handover import Handover
@@ -47,6 +47,7 @@ from scrapy_rep.core.decision import (
     DROP,
     PARK,
     Decision,
+    DecisionRecord,
     judge_record,
     unjudged,
 )
@@ -55,7 +56,6 @@ from scrapy_rep.core.gate import JUDGE, WAIT, OriginGate, waiting_bound
 from scrapy_rep.core.origin import origin_of
 from scrapy_rep.core.policy import Policy, Status
 from scrapy_rep.core.tdmrep import USE as TDM_USE
-from scrapy_rep.runtime.clock import clock_of
 from scrapy_rep.runtime.resolver import (
     Resolver,
     ResolverSpec,
@@ -108,7 +108,7 @@ class RobotsService:
         self.config = config = RepSettings.of(crawler)
         self.token = config.token
         #: the time and the timers (refetches, park expiry): a test's clock, given in REP_CLOCK
-        self.timers = clock_of(crawler.settings.get("REP_CLOCK"))
+        self.timers = config.clock
         self.clock = self.timers.now
         self.fetcher = RobotsFetcher(
             crawler, config.fetch_timeout, config.max_redirects, token=config.token
@@ -126,7 +126,7 @@ class RobotsService:
             config.park_timeout,
             max_waiting=waiting_bound(concurrency) if self.one_shot is None else None,
         )
-        hook = config.collection_hook
+        hook = load_collection_policy(config.collection_policy)
         self.collection = CollectionHook(hook) if hook is not None else None
         self.telemetry = Telemetry.of(crawler)
         self.resolver = SharedResolvers.acquire(self.spec, self._make_resolver)
@@ -200,7 +200,7 @@ class RobotsService:
 
     async def answer(
         self, origin: str, request: Request, *, downloader: bool = False
-    ) -> tuple[dict[str, Any], Policy | None]:
+    ) -> tuple[DecisionRecord, Policy | None]:
         """The decision record for ``request`` and the policy it rests on.
 
         Policy for the origin, then the gate: judge now, wait for the origin's
@@ -249,7 +249,7 @@ class RobotsService:
 
     def _held(
         self, origin: str, request: Request, policy: Policy | None, reason: str, downloader: bool
-    ) -> dict[str, Any]:
+    ) -> DecisionRecord:
         """The record of a request the gate holds: ``park`` it (downloader), else drop it.
 
         A one-shot command holds nothing: its request is dropped now, saying why.
@@ -274,7 +274,7 @@ class RobotsService:
             self.fetcher.asking(origin, request)
         return await policy_within(task, budget)
 
-    async def _decide(self, origin: str, request: Request, policy: Policy) -> dict[str, Any]:
+    async def _decide(self, origin: str, request: Request, policy: Policy) -> DecisionRecord:
         """The decision record for ``request`` (asking the collection hook, if there is one)."""
         if self.collection is None or policy.status not in (Status.OK, Status.UNAVAILABLE):
             record = self._record(origin, request.url, policy)
@@ -289,7 +289,7 @@ class RobotsService:
 
     def _record(
         self, origin: str, url: str, policy: Policy, collection: str = APPROVED
-    ) -> dict[str, Any]:
+    ) -> DecisionRecord:
         robots = self.resolver.cache.robots(policy) if policy.status is Status.OK else None
         return judge_record(
             origin,
@@ -340,13 +340,14 @@ class RobotsService:
         policy = self.resolver.current(origin)
         if policy is None or not policy.fresh(self.clock()):
             policy = await self.resolver.resolve(origin, self.fetch)
-        return Decision(**await self._decide(origin, Request(url), policy)), policy
+        record = cast(dict[str, Any], await self._decide(origin, Request(url), policy))
+        return Decision(**record), policy
 
-    def subrequest(self, origin: str | None, record: dict[str, Any], **where: Any) -> None:
+    def subrequest(self, origin: str | None, record: DecisionRecord, **where: Any) -> None:
         """A browser's sub-request judged: recorded with the page and hop it came from."""
         self.telemetry.subrequest(origin, record, **where)
 
-    def final(self, origin: str | None, record: dict[str, Any]) -> None:
+    def final(self, origin: str | None, record: DecisionRecord) -> None:
         """A request's last answer, given by a client (a render's navigation dropped)."""
         self.telemetry.final(origin, record)
 

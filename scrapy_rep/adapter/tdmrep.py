@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy import signals
 
 from scrapy_rep.adapter.fetch import RobotsFetcher
-from scrapy_rep.core.decision import DOWNLOAD, DROP, USE_REFUSED
+from scrapy_rep.core.decision import DOWNLOAD, DROP, USE_REFUSED, DecisionRecord
 from scrapy_rep.core.events import TdmrepFetched
 from scrapy_rep.core.policy import Conditional, FetchResult, Policy
 from scrapy_rep.core.tdmrep import tdmrep_url
@@ -93,7 +93,7 @@ class TdmRep:
                 return None  # the crawl is closing: the request goes nowhere
         return self.files.answer(policy, url)
 
-    async def join(self, origin: str, url: str, record: dict[str, Any]) -> None:
+    async def join(self, origin: str, url: str, record: DecisionRecord) -> None:
         """Add the file's answer to a download's decision record (combined last).
 
         Under ``REP_USE_ACTION = "drop"`` a path the file reserves is then not

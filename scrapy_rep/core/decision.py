@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 from scrapy_rep.core.policy import Policy, Status
 from scrapy_rep.core.uses import (
@@ -28,6 +28,9 @@ from scrapy_rep.core.uses import (
 from scrapy_rep.core.uses import silent as _silent
 from scrapy_rep.robotstxt import RobotsTxt
 from scrapy_rep.robotstxt.text import printable
+
+if TYPE_CHECKING:
+    from typing_extensions import NotRequired  # typing's from Python 3.11
 
 DOWNLOAD, DROP, PARK = "download", "drop", "park"
 #: the final answers of a held request handed over at close rather than decided here:
@@ -50,6 +53,97 @@ _BY_STATUS = {
     Status.UNREACHABLE: ("disallow", "robots-unreachable"),
     Status.PAUSED: ("unresolved", "origin-paused"),
     Status.UNRESOLVED: ("unresolved", "policy-unresolved"),
+}
+
+
+#: every reason a decision record (or an audit record) may give, in the reference's order:
+#: reason -> (who gives it, what it means). The reference's list of reasons is made from
+#: it, and ``tests/test_reasons.py`` holds every reason the package spells against it.
+REASONS: dict[str, tuple[str, str]] = {
+    "allow-rule": ("robots.txt", "an `Allow` rule decided (the longest match): allowed"),
+    "disallow-rule": ("robots.txt", "a `Disallow` rule decided (the longest match): disallowed"),
+    "no-matching-rule": ("robots.txt", "a group applies, but none of its rules matches: allowed"),
+    "no-group": ("robots.txt", "no group names the product token, and there is no `*`: allowed"),
+    "robots-txt": ("robots.txt", "`/robots.txt` itself, always allowed"),
+    "robots-unavailable": (
+        "the status table",
+        "robots.txt is unavailable (a 4xx by default): everything allowed",
+    ),
+    "robots-unreachable": (
+        "the status table",
+        "a `disallow` row of `REP_STATUS_ACTIONS` (the RFC's letter for 5xx): nothing allowed",
+    ),
+    "origin-paused": (
+        "the gate",
+        "the origin is paused (its robots.txt could not be read): held, refetched with back-off",
+    ),
+    "origin-pending": (
+        "the gate",
+        "its robots.txt did not arrive within `REP_PENDING_WAIT`: held until it does",
+    ),
+    "policy-unresolved": (
+        "the status table",
+        "robots.txt still failing after `REP_PAUSE_MAX_TRIES` fetches: dropped, never downloaded",
+    ),
+    "collection-rejected": ("the collection hook", "`REP_COLLECTION_POLICY` answered `rejected`"),
+    "collection-unresolved": (
+        "the collection hook",
+        "`REP_COLLECTION_POLICY` answered `unresolved` (`REP_COLLECTION_UNRESOLVED_ACTION`)",
+    ),
+    "collection-error": (
+        "the collection hook",
+        "the hook raised, or answered something else than the three answers; `detail` says what",
+    ),
+    "use-refused": (
+        "declared uses",
+        'with `REP_USE_ACTION = "drop"`, robots.txt (or tdmrep.json) refuses a use the crawl '
+        "declares (`REP_USES`); `detail` names the use and the line",
+    ),
+    "park-overflow": ("holding", "`REP_PARK_MAX` requests are parked already"),
+    "park-expired": ("holding", "parked longer than `REP_PARK_TIMEOUT`"),
+    "spider-closed": ("holding", "held when the spider closed, with no JOBDIR"),
+    "unserializable": (
+        "holding",
+        "held at a stop with JOBDIR, but Scrapy cannot serialise it to keep it",
+    ),
+    "page-nofollow": (
+        "the page directives middleware",
+        "the page that yielded it says `nofollow` or `none`; `matched_rule` holds the directive "
+        "and where, e.g. `X-Robots-Tag (mybot:): nofollow`",
+    ),
+    "link-nofollow": (
+        "the page directives middleware",
+        '`REP_REL_NOFOLLOW`: the page links to it only with `rel="nofollow"`',
+    ),
+    "page-noindex": (
+        "the page directives middleware",
+        "an `item_dropped` record: the page says `noindex` (or `none`), so its items are "
+        "dropped (`REP_PAGE_NOINDEX_ACTION`)",
+    ),
+    "token-missing": (
+        "the identity guard",
+        'with `REP_IDENTITY_TOKEN_ACTION = "drop"`: the `User-Agent` leaving for the network '
+        "does not carry the product token",
+    ),
+    "identity-changed": (
+        "the identity guard",
+        "the origin answered 403 or 429 lately to another `User-Agent` or proxy than this "
+        "request's; the record keeps the request's robots.txt judgement",
+    ),
+    "guard-error": (
+        "the browser guard",
+        "it could not judge a sub-request in time, or failed: the sub-request is aborted",
+    ),
+    "not-governed": (
+        "the browser guard",
+        "a sub-request to a URL with no origin (`data:`, `blob:`): robots.txt does not govern "
+        "it; let through, and not recorded",
+    ),
+    "worker-lease-expired": (
+        "the cluster",
+        "a `requeued` audit record: a dead worker's held request, recorded by an older "
+        "scrapy-rep without its decision fields, requeued when its lease expired",
+    ),
 }
 
 
@@ -99,12 +193,12 @@ class Decision:
     #: use -> {"answer": allowed | refused | unknown, "source": ...} (see core/uses.record)
     uses: dict[str, dict[str, str]] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> DecisionRecord:
         # Every field but ``uses`` is a str, int, float or None: no deep copy (asdict's
         # cost, ~20 µs); ``uses`` is copied one level, its answers are never changed.
         found = {name: getattr(self, name) for name in _FIELDS}
         found["uses"] = dict(self.uses)
-        return found
+        return cast(DecisionRecord, found)
 
     def __str__(self) -> str:
         return f"{self.action} {self.url} ({self.reason}): {self.detail}"
@@ -113,9 +207,38 @@ class Decision:
 _FIELDS = tuple(f.name for f in fields(Decision))
 
 
+class DecisionRecord(TypedDict):
+    """:class:`Decision` as the plain dict a request carries and the sinks take.
+
+    For the type checker only: at run time a plain ``dict``, built in one
+    place (:func:`decision_record`); mypy checks every key read or set.
+    """
+
+    origin: str
+    product_token: str
+    url: str
+    policy_status: str
+    policy_http_status: int | None
+    policy_fetched_at: float | None
+    policy_digest: str | None
+    policy_url: str | None
+    policy_final_url: str | None
+    group: str | None
+    matched_rule: str | None
+    matched_line: int | None
+    rep_decision: str
+    collection_decision: str
+    action: str
+    reason: str
+    detail: str
+    uses: dict[str, dict[str, str]]
+    #: a browser sub-request's: what the page that asked for it says about use
+    page_use: NotRequired[dict[str, dict[str, str]]]
+
+
 def judge(*args: Any, **kwargs: Any) -> Decision:
     """Decide one request against its origin's policy: :func:`judge_record`, as an object."""
-    return Decision(**judge_record(*args, **kwargs))
+    return Decision(**cast(dict[str, Any], judge_record(*args, **kwargs)))
 
 
 def judge_record(
@@ -130,7 +253,7 @@ def judge_record(
     unresolved_collection_action: str = DROP,
     declared: Declared = NOTHING_DECLARED,
     more_uses: Sequence[UseAnswer] = (),
-) -> dict[str, Any]:
+) -> DecisionRecord:
     """:func:`judge`, as the plain record (``Decision.to_dict()``) the request carries.
 
     The middleware's hot path: a dict built at once costs a third of a frozen
@@ -208,7 +331,7 @@ def decision_record(
     rule: str | None = None,
     line: int | None = None,
     policy_status: str | None = None,
-) -> dict[str, Any]:
+) -> DecisionRecord:
     """The one builder of a decision record (the fields of :class:`Decision`, as a plain dict).
 
     Every final answer for a request is made here, whoever gives it: judged
@@ -268,7 +391,7 @@ WITHHELD_DETAIL = {
 
 def withheld(
     origin: str, token: str, url: str, policy: Policy | None, reason: str
-) -> dict[str, Any]:
+) -> DecisionRecord:
     """The record of a held request dropped for a reason of its own (see WITHHELD_DETAIL)."""
     return unjudged(origin, token, url, policy, DROP, reason, WITHHELD_DETAIL[reason])
 
@@ -283,7 +406,7 @@ HANDED_OVER_DETAIL = {
 
 def handed_over(
     origin: str, token: str, url: str, policy: Policy | None, action: str, held_reason: str
-) -> dict[str, Any]:
+) -> DecisionRecord:
     """The record of a held request requeued or kept at close (``action``: REQUEUE or KEEP).
 
     Its final answer in this crawl, as every other: not a drop, and no rule
@@ -316,11 +439,11 @@ REQUEUED_FROM_DEAD_DETAIL = (
 
 def held_fields(origin: str, token: str, policy: Policy | None, reason: str) -> dict[str, Any]:
     """What a request held for ``reason`` under ``policy`` needs recorded (:data:`HELD_FIELDS`)."""
-    record = unjudged(origin, token, "", policy, PARK, reason, "")
+    record = cast(dict[str, Any], unjudged(origin, token, "", policy, PARK, reason, ""))
     return {name: record[name] for name in HELD_FIELDS}
 
 
-def requeued_from_dead(url: str, held: Any, worker: str) -> dict[str, Any] | None:
+def requeued_from_dead(url: str, held: Any, worker: str) -> DecisionRecord | None:
     """The record of a dead worker's held request, requeued by this one (action REQUEUE).
 
     ``held``: what the dead worker recorded when it parked ``url``
@@ -343,10 +466,11 @@ def requeued_from_dead(url: str, held: Any, worker: str) -> dict[str, Any] | Non
         REQUEUED_FROM_DEAD_DETAIL % worker,
         policy_status=held["policy_status"],
     )
+    fields = cast(dict[str, Any], record)
     for name in HELD_FIELDS[4:]:  # the policy it was held under, as its worker knew it
         value = held.get(name)
         if value is None or isinstance(value, (str, int, float)):
-            record[name] = value
+            fields[name] = value
     return record
 
 
@@ -358,7 +482,7 @@ def unjudged(
     action: str,
     reason: str,
     detail: str,
-) -> dict[str, Any]:
+) -> DecisionRecord:
     """The record of an answer no rule gave: a request withheld, pending, or not judged."""
     rep = "allow" if action == DOWNLOAD else UNRESOLVED
     return decision_record(origin, token, url, policy, rep, UNRESOLVED, action, reason, detail)
@@ -370,7 +494,7 @@ PAGE = "page"
 
 def page_drop(
     origin: str, token: str, url: str, reason: str, said: str, detail: str
-) -> dict[str, Any]:
+) -> DecisionRecord:
     """The record of a request dropped for what the page that yielded it says.
 
     ``reason`` is ``page-nofollow`` or ``link-nofollow``; ``said`` is the
@@ -393,8 +517,8 @@ def page_drop(
 
 
 def identity_drop(
-    judged: dict[str, Any] | None, origin: str, token: str, url: str, reason: str, detail: str
-) -> dict[str, Any]:
+    judged: DecisionRecord | None, origin: str, token: str, url: str, reason: str, detail: str
+) -> DecisionRecord:
     """The record of a request stopped as it left for the network, for its identity.
 
     ``reason``: ``token-missing`` (its ``User-Agent`` does not carry the product

@@ -34,6 +34,11 @@ TOKEN_MISSING = "token-missing"
 IDENTITY_CHANGED = "identity-changed"
 #: drops that overrule a ``download`` answer already recorded for the same request
 OVERRULING = frozenset({TOKEN_MISSING, IDENTITY_CHANGED})
+#: how long an origin's refused identity is kept at most after its last refusal (seconds),
+#: when its pause's end is not known sooner
+KEEP = 3600.0
+#: origins whose refused identity is kept at most (LRU, ~0.3 KiB each)
+MAX_ORIGINS = 100_000
 #: a token is a whole product name: not part of a longer ``[a-zA-Z_-]`` word
 _NAME_CHARS = "A-Za-z_-"
 

@@ -1,8 +1,13 @@
-"""Product tokens: the crawler's name, and how groups name it (RFC 9309 §2.2.1)."""
+"""Product tokens: the crawler's name, and how groups name it (RFC 9309 §2.2.1).
+
+Also how a ``User-Agent`` header names the crawler (:func:`crawler_token`):
+its first product that is a valid token and not a browser's.
+"""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 _TOKEN = re.compile(r"[a-zA-Z_-]+")
 _TOKEN_PREFIX = re.compile(r"[a-zA-Z_-]*")
@@ -41,3 +46,57 @@ def group_token(value: str) -> str:
         return "*"
     match = _TOKEN_PREFIX.match(value)
     return match[0].lower() if match else ""
+
+
+# -- the crawler's token in a User-Agent header ----------------------------------------------
+
+#: product names of browsers and their engines: never a crawler's own token
+BROWSER_PRODUCTS = frozenset(
+    {
+        *("mozilla", "applewebkit", "webkit", "khtml", "gecko", "trident", "presto", "blink"),
+        *("chrome", "chromium", "headlesschrome", "crios", "safari", "mobilesafari", "version"),
+        *("firefox", "fxios", "edge", "edg", "edga", "edgios", "opr", "opt", "opera", "msie"),
+        *("mobile", "vivaldi", "brave", "yabrowser", "samsungbrowser", "ucbrowser", "silk"),
+        *("electron", "android", "linux", "windows", "macintosh", "compatible", "like"),
+    }
+)
+#: a comment ``( ... )`` (also one left open), or a word outside comments
+_UA_PART = re.compile(r"\(([^()]*)\)?|([^\s()]+)")
+_COMMENT_PRODUCT = re.compile(r"([^\s/;]+)/\S*")
+
+
+def _products(header: str) -> Iterator[str]:
+    """The product names of a ``User-Agent`` header, in order: ``Foo/1.0`` and ``(...; Foo/1.0)``.
+
+    The first word counts even without a version (``mybot``); later words and
+    the ``;``-separated items of comments only as ``name/version``, so
+    ``(KHTML, like Gecko)`` or ``(Linux; Android 14)`` name no product.
+    """
+    for index, match in enumerate(_UA_PART.finditer(header)):
+        comment, word = match.groups()
+        if word is not None:
+            name, slash, _version = word.partition("/")
+            if slash or index == 0:
+                yield name
+        else:
+            for item in (comment or "").split(";"):
+                found = _COMMENT_PRODUCT.fullmatch(item.strip())
+                if found:
+                    yield found[1]
+
+
+def crawler_token(header: str) -> str | None:
+    """The crawler's own product token in a ``User-Agent`` header, if it names one.
+
+    The first product that is a valid RFC 9309 token and not a browser's:
+
+    >>> crawler_token("shopbot/1.0 (+https://shop.example/bot)")
+    'shopbot'
+    >>> crawler_token("Mozilla/5.0 (compatible; shopbot/1.0; +https://shop.example/bot)")
+    'shopbot'
+    >>> crawler_token("Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko)")
+    """
+    for name in _products(header):
+        if _TOKEN.fullmatch(name) and name.lower() not in BROWSER_PRODUCTS:
+            return name
+    return None

@@ -104,7 +104,7 @@ class AuditLog:
     def closed(self) -> bool:
         return self._file.closed
 
-    def write(self, kind: str, record: dict[str, Any]) -> None:
+    def write(self, kind: str, record: Mapping[str, Any]) -> None:
         if self._file.closed:
             return  # a late signal after close must not fail the crawl
         self._lines.append(json.dumps({"type": kind, "at": time.time(), **record}, default=str))

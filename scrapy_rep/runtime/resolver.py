@@ -354,9 +354,9 @@ class ResolverSpec:
         address: tuple[Any, ...] = ()
         retention = 0.0
         if kind == "redis":
-            address, retention = (config.redis_url, config.redis_prefix), config.redis_retention
+            address, retention = (config.redis_url, config.redis_prefix), config.store_retention
         elif kind == "sqlite":
-            address, retention = (sqlite_path(config, jobdir),), config.sqlite_retention
+            address, retention = (sqlite_path(config, jobdir),), config.store_retention
         return cls(
             config.policy,
             clock,

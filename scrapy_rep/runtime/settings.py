@@ -19,6 +19,10 @@ else lists settings: :data:`SETTINGS`, :data:`DEFAULTS`, the add-on's defaults
 and the check that warns of a misspelt ``REP_*`` name (:func:`unknown_settings`)
 all come from the rows.
 
+**Removing a setting** is moving it to :data:`DEPRECATED`: for one release it
+is still read, checked and honoured, with a one-line warning naming what
+replaces it; the reference's deprecated table is made from that table.
+
 A crawler's settings are read once (:meth:`RepSettings.of`) and shared by every
 component, so start-up warnings are logged once.
 """
@@ -26,19 +30,21 @@ component, so start-up warnings are logged once.
 from __future__ import annotations
 
 import difflib
-import importlib
 import json
 import logging
 import math
 import os
-import re
 import weakref
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any, Generic, TypeVar, overload
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar, cast, overload
 
+from scrapy_rep.core.decision import DROP
 from scrapy_rep.core.policy import DEFAULT_ACTIONS, Action, PolicyConfig
 from scrapy_rep.core.uses import USES, Declared
 from scrapy_rep.robotstxt import InvalidProductToken, product_token, validate_token
+from scrapy_rep.robotstxt.agent import crawler_token
+from scrapy_rep.runtime.clock import Clock, clock_of
 
 logger = logging.getLogger(__name__)
 
@@ -207,49 +213,19 @@ COLLECTION_POLICY_ACCEPTS = (
 )
 
 
-def load_collection_policy(path: Any) -> Callable[..., Any] | None:
-    """The callable ``REP_COLLECTION_POLICY`` names, imported; ``None`` when unset.
+def hook_path(name: str, value: Any, get: Getter) -> str | Callable[..., Any] | None:
+    """Reader of ``REP_COLLECTION_POLICY``: an import path or a callable, unset ``None``.
 
-    ``path`` is the setting's value: an import path (``'pkg.module.func'``) or
-    the callable itself. Anything that cannot be imported or called is a
-    :class:`SettingError` naming the setting, the value and what is accepted.
+    Only the shape is checked here; the adapter imports the hook when the
+    crawler starts (``scrapy_rep.adapter.collection.load_collection_policy``).
     """
-    if path is None or path == "":
+    if value is None or value == "":
         return None
-    if callable(path):
-        return path  # type: ignore[no-any-return]
-    name = "REP_COLLECTION_POLICY"
-    if not isinstance(path, str):
-        raise SettingError(f"{name} must be {COLLECTION_POLICY_ACCEPTS}, not {path!r}")
-    module_name, _, attribute = path.strip().rpartition(".")
-    if not module_name or not attribute:
-        raise SettingError(
-            f"{name} = {path!r}: not a full import path; expected {COLLECTION_POLICY_ACCEPTS}"
-        )
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise SettingError(
-            f"{name} = {path!r}: cannot import {module_name!r} ({exc}); "
-            f"expected {COLLECTION_POLICY_ACCEPTS}"
-        ) from exc
-    except Exception as exc:  # the module itself failed: keep its error as the cause
-        raise SettingError(
-            f"{name} = {path!r}: importing {module_name!r} failed with {type(exc).__name__}: {exc}"
-        ) from exc
-    try:
-        found = getattr(module, attribute)
-    except AttributeError:
-        raise SettingError(
-            f"{name} = {path!r}: module {module_name!r} has no {attribute!r}; "
-            f"expected {COLLECTION_POLICY_ACCEPTS}"
-        ) from None
-    if not callable(found):
-        raise SettingError(
-            f"{name} = {path!r}: that is a {type(found).__name__}, not a callable; "
-            f"expected {COLLECTION_POLICY_ACCEPTS}"
-        )
-    return found  # type: ignore[no-any-return]
+    if callable(value):
+        return value  # type: ignore[no-any-return]
+    if not isinstance(value, str):
+        raise SettingError(f"{name} must be {COLLECTION_POLICY_ACCEPTS}, not {value!r}")
+    return value.strip()
 
 
 def _token(name: str, value: Any, get: Getter) -> str:
@@ -354,10 +330,84 @@ class Setting(Generic[T]):
 
 
 #: crawlers' settings, read once each (see :meth:`RepSettings.of`)
-_READ: weakref.WeakKeyDictionary[Any, RepSettings] = weakref.WeakKeyDictionary()
+_READ: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+R = TypeVar("R", bound="ReadOnce")
 
 
-class RepSettings:
+class ReadOnce:
+    """How the table is read: once per crawler, checked, frozen; and what is made from it.
+
+    :class:`RepSettings` holds the rows; this holds the reading and the
+    values made from the rows, which are not settings of their own
+    (:func:`derived`).
+    """
+
+    _values: dict[str, Any]
+    #: the deprecated settings set (:data:`DEPRECATED`), checked: honoured for one release
+    _old: dict[str, Any]
+    #: the clock ``REP_CLOCK`` names (not for users: a test's), read once for every component
+    clock: Clock
+    #: the status table and back-off, for the pure core
+    policy: PolicyConfig
+    #: fixed behaviour, or derived from the rows (see :func:`derived`)
+    disallowed_action: str
+    requeue_parked: bool
+    crawl_delay_enabled: bool
+    crawl_delay_shared: bool
+    worker_check_interval: float
+    #: the uses declared, for the pure core (``REP_USES``, ``REP_USE_ACTION``, ``REP_USE_TOKENS``)
+    declared: Declared
+
+    def __init__(
+        self, values: Mapping[str, Any], old: Mapping[str, Any] | None = None, clock: Any = None
+    ) -> None:
+        object.__setattr__(self, "_values", dict(values))
+        object.__setattr__(self, "_old", dict(old or {}))
+        object.__setattr__(self, "clock", clock_of(clock))
+        for attribute, value in derived(cast("RepSettings", self), self._old).items():
+            object.__setattr__(self, attribute, value)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"RepSettings are read once and frozen: cannot set {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, ReadOnce)
+            and self._values == other._values
+            and self._old == other._old
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"RepSettings({self._values!r})"
+
+    @classmethod
+    def from_settings(cls: type[R], get: Getter) -> R:
+        """Read from a getter (``crawler.settings.get``); raise :class:`SettingError`.
+
+        The deprecated settings set are checked, warned of and honoured
+        (:func:`read_deprecated`).
+        """
+        old = read_deprecated(get)
+        get = renamed(get, old)
+        return cls({row.attribute: row.value(get) for row in SETTINGS}, old, get("REP_CLOCK"))
+
+    @classmethod
+    def of(cls: type[R], crawler: Any) -> R:
+        """The crawler's settings, read on first use and shared by all its components.
+
+        Reading once means a start-up warning is logged once, and every
+        component has the same clock, however many ask.
+        """
+        found = _READ.get(crawler)
+        if found is None:
+            found = _READ[crawler] = cls.from_settings(crawler.settings.get)
+            warn_unknown(crawler.settings)
+        return found
+
+
+class RepSettings(ReadOnce):
     """All ``REP_*`` settings of one crawler, read and checked once: the table's rows."""
 
     enabled = Setting(
@@ -389,9 +439,6 @@ class RepSettings:
         DAY,
         seconds(low=1),
         "longest a policy is used before a refetch (RFC 9309 §2.4: 24 h)",
-    )
-    cache_min_ttl = Setting(
-        "REP_CACHE_MIN_TTL", 60.0, seconds(), "shortest, even if `Cache-Control` says less"
     )
     cache_max_origins = Setting(
         "REP_CACHE_MAX_ORIGINS",
@@ -429,32 +476,11 @@ class RepSettings:
     pause_max_tries = Setting(
         "REP_PAUSE_MAX_TRIES", 5, whole(low=1), "fetch attempts before a paused origin is given up"
     )
-    retry_after_max = Setting(
-        "REP_RETRY_AFTER_MAX", 3600.0, seconds(), "cap on a 429's `Retry-After`, seconds"
-    )
-    use_stale = Setting(
-        "REP_USE_STALE",
-        True,
-        switch,
-        "use the last good copy while an origin is unreachable (§2.3.1.4)",
-    )
-    unreachable_max_age = Setting(
-        "REP_UNREACHABLE_MAX_AGE",
-        30 * DAY,
-        seconds(),
-        "after this long unreachable, treat as unavailable",
-    )
     pending_wait = Setting(
         "REP_PENDING_WAIT",
         2.0,
         seconds(),
         "seconds a request waits in the downloader for a fetch before it is parked instead",
-    )
-    disallowed_action = Setting(
-        "REP_DISALLOWED_ACTION",
-        "drop",
-        choice("drop", "park"),
-        "`drop` or `park` a disallowed request",
     )
     park_max = Setting(
         "REP_PARK_MAX",
@@ -468,12 +494,11 @@ class RepSettings:
         seconds(low=0.001),
         "longest a request stays parked before `park-expired`",
     )
-    #: the setting's value: an import path (or a callable), for display; the hook is
-    #: :attr:`collection_hook`
+    #: an import path (or a callable); imported by ``adapter/collection.py``
     collection_policy = Setting(
         "REP_COLLECTION_POLICY",
         None,
-        as_is,
+        hook_path,
         "import path of `callable(request, spider)` answering `approved`, `rejected` "
         "or `unresolved`",
     )
@@ -483,21 +508,12 @@ class RepSettings:
         choice("drop", "park"),
         "`drop` or `park` what the hook leaves unresolved",
     )
-    crawl_delay_enabled = Setting(
-        "REP_CRAWL_DELAY_ENABLED",
-        True,
-        switch,
-        "apply `Crawl-delay` / `Request-rate` to the download slot",
-    )
     crawl_delay_max = Setting(
-        "REP_CRAWL_DELAY_MAX", 30.0, seconds(), "cap on an applied Crawl-delay, seconds"
-    )
-    crawl_delay_shared = Setting(
-        "REP_CRAWL_DELAY_SHARED",
-        True,
-        switch,
-        "with `REP_STORE = 'redis'`: honour Crawl-delay for the whole cluster (send times "
-        "reserved in Redis), not per worker",
+        "REP_CRAWL_DELAY_MAX",
+        30.0,
+        seconds(),
+        "cap on an applied Crawl-delay, seconds; `0` turns Crawl-delay off (the download "
+        "slots are left as Scrapy sets them)",
     )
     decision_log = Setting(
         "REP_DECISION_LOG",
@@ -543,20 +559,6 @@ class RepSettings:
         text,
         "prefix of the shared store's Redis keys (`:v1:` follows)",
     )
-    redis_retention = Setting(
-        "REP_REDIS_RETENTION",
-        30 * DAY,
-        seconds(low=1),
-        "seconds Redis keeps an origin's last fetch; longer than freshness, so an unreachable "
-        "origin can fall back to its last good copy",
-    )
-    requeue_parked = Setting(
-        "REP_REQUEUE_PARKED",
-        True,
-        switch,
-        "at close, push requests still parked back into a shared scrapy-redis queue "
-        "(another worker takes them) instead of dropping them",
-    )
     sqlite_path = Setting(
         "REP_SQLITE_PATH",
         None,
@@ -564,14 +566,15 @@ class RepSettings:
         "SQLite file of `REP_STORE = 'sqlite'` (or `'auto'` with a JOBDIR); "
         "default `<JOBDIR>/rep-policies.sqlite`",
     )
-    sqlite_retention = Setting(
-        "REP_SQLITE_RETENTION",
+    store_retention = Setting(
+        "REP_STORE_RETENTION",
         30 * DAY,
         seconds(low=1),
-        "seconds the SQLite file keeps an origin's last fetch (like `REP_REDIS_RETENTION`)",
+        "seconds the shared store (Redis, SQLite) keeps an origin's last fetch; longer than "
+        "freshness, so an unreachable origin can fall back to its last good copy",
     )
     lock_timeout = Setting(
-        "REP_REDIS_LOCK_TIMEOUT",
+        "REP_STORE_LOCK_TIMEOUT",
         10.0,
         seconds(low=0.1),
         "seconds a dead worker's robots.txt fetch lock blocks the others (Redis, SQLite); "
@@ -582,13 +585,8 @@ class RepSettings:
         30.0,
         seconds(low=0.3),
         "with `REP_STORE = 'redis'` and scrapy-redis: seconds a killed worker's held requests "
-        "stay recorded in Redis before a survivor requeues them; renewed every third of that",
-    )
-    worker_check_interval = Setting(
-        "REP_WORKER_CHECK_INTERVAL",
-        10.0,
-        seconds(low=0.05),
-        "seconds between a worker's looks for the held requests of dead workers",
+        "stay recorded in Redis before a survivor requeues them; renewed, and the dead "
+        "workers' looked for, every third of that",
     )
     page_directives = Setting(
         "REP_PAGE_DIRECTIVES",
@@ -655,80 +653,6 @@ class RepSettings:
         "`User-Agent` or proxy than the refused one: `drop` it (`identity-changed`), `warn` "
         "(sent; one WARNING per origin), or `off`",
     )
-    identity_keep = Setting(
-        "REP_IDENTITY_KEEP",
-        3600.0,
-        seconds(low=0.001),
-        "longest an origin's refused identity is kept after its last 403/429, seconds "
-        "(forgotten sooner when the origin's pause ends)",
-    )
-    identity_max_origins = Setting(
-        "REP_IDENTITY_MAX_ORIGINS",
-        100_000,
-        whole(low=1),
-        "origins whose refused identity is kept at most (LRU, ~0.3 KiB each)",
-    )
-
-    # -- made from the rows, not settings of their own --------------------------------------
-
-    _values: dict[str, Any]
-    #: the status table and back-off, for the pure core
-    policy: PolicyConfig
-    #: the hook :attr:`collection_policy` names, imported once
-    collection_hook: Callable[..., Any] | None
-    #: the uses declared, for the pure core (``REP_USES``, ``REP_USE_ACTION``, ``REP_USE_TOKENS``)
-    declared: Declared
-
-    def __init__(self, values: Mapping[str, Any]) -> None:
-        object.__setattr__(self, "_values", dict(values))
-        object.__setattr__(
-            self,
-            "policy",
-            PolicyConfig(
-                actions=self.status_actions,
-                ttl=self.cache_ttl,
-                min_ttl=self.cache_min_ttl,
-                pause_initial=self.pause_initial,
-                pause_max=self.pause_max,
-                pause_max_tries=self.pause_max_tries,
-                retry_after_max=self.retry_after_max,
-                use_stale=self.use_stale,
-                unreachable_max_age=self.unreachable_max_age,
-            ),
-        )
-        hook = load_collection_policy(self.collection_policy)
-        object.__setattr__(self, "collection_hook", hook)
-        declared = Declared(self.uses, self.use_action == "drop", self.use_tokens)
-        object.__setattr__(self, "declared", declared)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError(f"RepSettings are read once and frozen: cannot set {name!r}")
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, RepSettings) and self._values == other._values
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return f"RepSettings({self._values!r})"
-
-    @classmethod
-    def from_settings(cls, get: Getter) -> RepSettings:
-        """Read from a getter (``crawler.settings.get``); raise :class:`SettingError`."""
-        return cls({row.attribute: row.value(get) for row in SETTINGS})
-
-    @classmethod
-    def of(cls, crawler: Any) -> RepSettings:
-        """The crawler's settings, read on first use and shared by all its components.
-
-        Reading once means a start-up warning is logged once, and the
-        collection hook imported once, however many components ask.
-        """
-        found = _READ.get(crawler)
-        if found is None:
-            found = _READ[crawler] = cls.from_settings(crawler.settings.get)
-            warn_unknown(crawler.settings)
-        return found
 
 
 #: the table, in the order of the reference's settings table
@@ -737,6 +661,201 @@ SETTINGS: tuple[Setting[Any], ...] = tuple(
 )
 #: name -> (default, meaning), for the add-on's defaults and the settings tables
 DEFAULTS: Mapping[str, tuple[Any, str]] = {row.name: (row.default, row.meaning) for row in SETTINGS}
+
+
+def derived(config: RepSettings, old: Mapping[str, Any]) -> dict[str, Any]:
+    """The values made from the rows, not settings of their own.
+
+    Where a deprecated setting is set (``old``, from :func:`read_deprecated`),
+    its value is honoured for this release in place of the fixed or derived one.
+    """
+
+    def fixed(name: str) -> Any:
+        return old.get(name, DEPRECATED[name].default)
+
+    policy = PolicyConfig(
+        actions=config.status_actions,
+        ttl=config.cache_ttl,
+        min_ttl=fixed("REP_CACHE_MIN_TTL"),
+        pause_initial=config.pause_initial,
+        pause_max=config.pause_max,
+        pause_max_tries=config.pause_max_tries,
+        retry_after_max=old.get("REP_RETRY_AFTER_MAX", config.pause_max),
+        use_stale=fixed("REP_USE_STALE"),
+        unreachable_max_age=fixed("REP_UNREACHABLE_MAX_AGE"),
+    )
+    delay_on = config.crawl_delay_max > 0 and old.get("REP_CRAWL_DELAY_ENABLED", True)
+    return {
+        "policy": policy,
+        "disallowed_action": fixed("REP_DISALLOWED_ACTION"),
+        "requeue_parked": fixed("REP_REQUEUE_PARKED"),
+        "crawl_delay_enabled": delay_on,
+        # shared whenever the store is (REP_STORE = 'redis'); memory and SQLite share nothing
+        "crawl_delay_shared": old.get("REP_CRAWL_DELAY_SHARED", True),
+        "worker_check_interval": old.get("REP_WORKER_CHECK_INTERVAL", config.worker_lease / 3),
+        "declared": Declared(config.uses, config.use_action == "drop", config.use_tokens),
+    }
+
+
+# -- deprecated settings: read, checked and honoured for one release ---------------------------
+
+
+@dataclass(frozen=True)
+class Deprecated:
+    """A setting that is no longer one: still read for one release, with a warning.
+
+    It is checked as before (a bad value is a :class:`SettingError` naming it),
+    logged once per reading in one line naming what replaces it, and honoured:
+    a renamed setting's value is read as its new name's while that one is
+    unset (or at its default); any other's value stands in for the fixed or
+    derived value (:func:`derived`). Honoured, not ignored, even where the
+    behaviour is now fixed: ignoring ``REP_USE_STALE = False`` or
+    ``REP_DISALLOWED_ACTION = 'park'`` would change what a crawl fetches or
+    keeps on a warning alone.
+    """
+
+    name: str
+    #: its default before; for a fixed behaviour, the value it now always has
+    default: Any
+    #: its reader before
+    read: Reader[Any]
+    #: what replaces it, one line (the warning's and the reference's deprecated table)
+    instead: str
+    #: the setting that replaces it, when it was renamed or merged
+    to: str = ""
+    #: no longer configurable: the code does what the default did
+    fixed: bool = False
+
+    def warning(self, value: Any) -> str:
+        """The one line logged when the setting is set to ``value``."""
+        instead = self.instead.replace("`", "")
+        if self.to:
+            return f"{self.name} is deprecated: use {self.to} (read as it until the next release)"
+        if self.fixed and value == self.default:
+            return f"{self.name} is deprecated and can be removed: {instead}"
+        return (
+            f"{self.name} = {value!r} is deprecated and no longer configurable from the next "
+            f"release: {instead}; honoured until then"
+        )
+
+
+#: old name -> how it maps; the reference's deprecated table is made from it. A fixed
+#: behaviour's value is the code's own default (``PolicyConfig``'s, the decision's ``DROP``)
+DEPRECATED: Mapping[str, Deprecated] = {
+    entry.name: entry
+    for entry in (
+        Deprecated(
+            "REP_CACHE_MIN_TTL",
+            PolicyConfig.min_ttl,
+            seconds(),
+            "fixed: a policy is kept at least 60 s, even if `Cache-Control` says less",
+            fixed=True,
+        ),
+        Deprecated(
+            "REP_USE_STALE",
+            PolicyConfig.use_stale,
+            switch,
+            "fixed: the last good copy is used while an origin is unreachable (§2.3.1.4)",
+            fixed=True,
+        ),
+        Deprecated(
+            "REP_UNREACHABLE_MAX_AGE",
+            PolicyConfig.unreachable_max_age,
+            seconds(),
+            "fixed: after 30 days unreachable, an origin is treated as unavailable",
+            fixed=True,
+        ),
+        Deprecated(
+            "REP_REQUEUE_PARKED",
+            True,
+            switch,
+            "fixed: at close, requests still parked go back into a shared scrapy-redis queue",
+            fixed=True,
+        ),
+        Deprecated(
+            "REP_DISALLOWED_ACTION",
+            DROP,
+            choice("drop", "park"),
+            "fixed: a disallowed request is dropped",
+            fixed=True,
+        ),
+        Deprecated(
+            "REP_RETRY_AFTER_MAX",
+            3600.0,
+            seconds(),
+            "`REP_PAUSE_MAX` caps a 429's `Retry-After`",
+        ),
+        Deprecated(
+            "REP_CRAWL_DELAY_ENABLED",
+            True,
+            switch,
+            "`REP_CRAWL_DELAY_MAX = 0` turns Crawl-delay off",
+        ),
+        Deprecated(
+            "REP_CRAWL_DELAY_SHARED",
+            True,
+            switch,
+            "follows `REP_STORE`: with `'redis'` Crawl-delay is kept for the whole cluster",
+        ),
+        Deprecated(
+            "REP_WORKER_CHECK_INTERVAL",
+            10.0,
+            seconds(low=0.05),
+            "a third of `REP_WORKER_LEASE`",
+        ),
+        Deprecated(
+            "REP_REDIS_RETENTION",
+            30 * DAY,
+            seconds(low=1),
+            "`REP_STORE_RETENTION`",
+            to="REP_STORE_RETENTION",
+        ),
+        Deprecated(
+            "REP_SQLITE_RETENTION",
+            30 * DAY,
+            seconds(low=1),
+            "`REP_STORE_RETENTION` (with `REP_REDIS_RETENTION` also set, that one is read)",
+            to="REP_STORE_RETENTION",
+        ),
+        Deprecated(
+            "REP_REDIS_LOCK_TIMEOUT",
+            10.0,
+            seconds(low=0.1),
+            "`REP_STORE_LOCK_TIMEOUT` (it governs SQLite's lock too)",
+            to="REP_STORE_LOCK_TIMEOUT",
+        ),
+    )
+}
+
+
+def read_deprecated(get: Getter) -> dict[str, Any]:
+    """The deprecated settings that are set, checked, each logged as a warning in one line."""
+    found: dict[str, Any] = {}
+    for entry in DEPRECATED.values():
+        raw = get(entry.name)
+        if raw is None:
+            continue
+        value = found[entry.name] = entry.read(entry.name, raw, get)
+        logger.warning("scrapy-rep: %(message)s", {"message": entry.warning(value)})
+    return found
+
+
+def renamed(get: Getter, old: Mapping[str, Any]) -> Getter:
+    """``get``, where a new name left unset (or at its default) reads its old name's value."""
+    feeds: dict[str, Any] = {}
+    for entry in DEPRECATED.values():
+        if entry.to and entry.name in old:
+            feeds.setdefault(entry.to, old[entry.name])  # the first in the table wins
+    if not feeds:
+        return get
+
+    def read(name: str) -> Any:
+        value = get(name)
+        if name in feeds and (value is None or value == DEFAULTS[name][0]):
+            return feeds[name]
+        return value
+
+    return read
 
 
 #: ``REP_*`` names read outside the table: not for users, so not in it
@@ -749,7 +868,10 @@ def unknown_settings(names: Iterable[str]) -> list[tuple[str, str | None]]:
     return [
         (name, next(iter(difflib.get_close_matches(name, known, n=1, cutoff=0.6)), None))
         for name in sorted(set(names))
-        if name.startswith("REP_") and name not in DEFAULTS and name not in INTERNAL
+        if name.startswith("REP_")
+        and name not in DEFAULTS
+        and name not in DEPRECATED
+        and name not in INTERNAL
     ]
 
 
@@ -774,58 +896,6 @@ def is_enabled(get: Getter) -> bool:
 
 
 # -- the product token --------------------------------------------------------------------------
-
-#: product names of browsers and their engines: never a crawler's own token
-BROWSER_PRODUCTS = frozenset(
-    {
-        *("mozilla", "applewebkit", "webkit", "khtml", "gecko", "trident", "presto", "blink"),
-        *("chrome", "chromium", "headlesschrome", "crios", "safari", "mobilesafari", "version"),
-        *("firefox", "fxios", "edge", "edg", "edga", "edgios", "opr", "opt", "opera", "msie"),
-        *("mobile", "vivaldi", "brave", "yabrowser", "samsungbrowser", "ucbrowser", "silk"),
-        *("electron", "android", "linux", "windows", "macintosh", "compatible", "like"),
-    }
-)
-_TOKEN = re.compile(r"[a-zA-Z_-]+")
-#: a comment ``( ... )`` (also one left open), or a word outside comments
-_UA_PART = re.compile(r"\(([^()]*)\)?|([^\s()]+)")
-_COMMENT_PRODUCT = re.compile(r"([^\s/;]+)/\S*")
-
-
-def _products(header: str) -> Iterator[str]:
-    """The product names of a ``User-Agent`` header, in order: ``Foo/1.0`` and ``(...; Foo/1.0)``.
-
-    The first word counts even without a version (``mybot``); later words and
-    the ``;``-separated items of comments only as ``name/version``, so
-    ``(KHTML, like Gecko)`` or ``(Linux; Android 14)`` name no product.
-    """
-    for index, match in enumerate(_UA_PART.finditer(header)):
-        comment, word = match.groups()
-        if word is not None:
-            name, slash, _version = word.partition("/")
-            if slash or index == 0:
-                yield name
-        else:
-            for item in (comment or "").split(";"):
-                found = _COMMENT_PRODUCT.fullmatch(item.strip())
-                if found:
-                    yield found[1]
-
-
-def crawler_token(header: str) -> str | None:
-    """The crawler's own product token in a ``User-Agent`` header, if it names one.
-
-    The first product that is a valid RFC 9309 token and not a browser's:
-
-    >>> crawler_token("shopbot/1.0 (+https://shop.example/bot)")
-    'shopbot'
-    >>> crawler_token("Mozilla/5.0 (compatible; shopbot/1.0; +https://shop.example/bot)")
-    'shopbot'
-    >>> crawler_token("Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko)")
-    """
-    for name in _products(header):
-        if _TOKEN.fullmatch(name) and name.lower() not in BROWSER_PRODUCTS:
-            return name
-    return None
 
 
 def resolve_token(get: Callable[[str], Any]) -> str:

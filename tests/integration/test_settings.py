@@ -15,15 +15,16 @@ import pytest
 import pytest_twisted
 from scrapy.settings import Settings
 
+from scrapy_rep.adapter.collection import load_collection_policy
 from scrapy_rep.core.policy import DEFAULT_ACTIONS, Action, PolicyConfig
 from scrapy_rep.core.uses import Declared
+from scrapy_rep.robotstxt.agent import crawler_token
 from scrapy_rep.runtime.settings import (
     DEFAULTS,
+    DEPRECATED,
     RepSettings,
     SettingError,
-    crawler_token,
     is_enabled,
-    load_collection_policy,
     unknown_settings,
 )
 from tests.support.audit import records
@@ -169,24 +170,26 @@ def test_bad_values_say_what_is_wrong(name: str, value: Any, message: str) -> No
     assert "\n" not in str(raised.value)
 
 
+#: every setting's default, the deprecated ones still read included
+EVERY_DEFAULT = {name: default for name, (default, _meaning) in DEFAULTS.items()} | {
+    name: entry.default for name, entry in DEPRECATED.items()
+}
 #: every numeric setting: none of them has a use for nan or an infinity
 NUMERIC = [
     name
-    for name, (default, _meaning) in DEFAULTS.items()
+    for name, default in EVERY_DEFAULT.items()
     if isinstance(default, (int, float)) and not isinstance(default, bool)
 ]
 
 
 def test_numeric_settings_are_all_checked() -> None:
-    assert len(NUMERIC) == 22
+    assert len(NUMERIC) == 22  # 15 settings, 7 deprecated ones
     assert {
         "REP_FETCH_TIMEOUT",
         "REP_PENDING_WAIT",
         "REP_CRAWL_DELAY_MAX",
         "REP_WORKER_LEASE",
         "REP_CACHE_COMPILED_ORIGINS",
-        "REP_IDENTITY_KEEP",
-        "REP_IDENTITY_MAX_ORIGINS",
     } <= set(NUMERIC)
 
 
@@ -204,7 +207,7 @@ def test_non_finite_numbers_are_rejected(name: str, value: Any) -> None:
     assert "finite" in message or "whole" in message
 
 
-@pytest.mark.parametrize("name", [n for n in NUMERIC if isinstance(DEFAULTS[n][0], float)])
+@pytest.mark.parametrize("name", [n for n in NUMERIC if isinstance(EVERY_DEFAULT[n], float)])
 def test_durations_are_bounded(name: str) -> None:
     """1e308 seconds overflows a timestamp as inf does: every duration is at most 1e9 s."""
     assert read(**{name: 1e9}) is not None
@@ -286,8 +289,9 @@ def test_collection_policy_errors_name_the_setting(path: str, message: str) -> N
     with pytest.raises(SettingError) as raised:
         load_collection_policy(path)
     assert str(raised.value).startswith(message)
+    # the settings keep the path; the adapter imports it when the crawler starts
     with pytest.raises(SettingError) as raised:
-        read(REP_COLLECTION_POLICY=path)
+        load_collection_policy(read(REP_COLLECTION_POLICY=path).collection_policy)
     assert str(raised.value).startswith(message)
 
 
@@ -297,9 +301,9 @@ def test_collection_policy_is_loaded() -> None:
     assert load_collection_policy(f"{__name__}.scope") is scope
     assert load_collection_policy(scope) is scope  # the callable itself, as Scrapy allows
     config = read(REP_COLLECTION_POLICY=f"{__name__}.scope")
-    assert config.collection_hook is scope
+    assert load_collection_policy(config.collection_policy) is scope
     assert config.collection_policy == f"{__name__}.scope"
-    assert read().collection_hook is None
+    assert load_collection_policy(read().collection_policy) is None
 
 
 def test_paths(tmp_path: Path) -> None:
@@ -366,12 +370,12 @@ def test_crawler_token_skips_browser_products(user_agent: str, token: str | None
         assert read(ROBOTSTXT_USER_AGENT=user_agent).token == token
 
 
-def test_settings_docstring_examples_run() -> None:
+def test_token_docstring_examples_run() -> None:
     import doctest
 
-    import scrapy_rep.runtime.settings
+    import scrapy_rep.robotstxt.agent
 
-    failures, tried = doctest.testmod(scrapy_rep.runtime.settings)
+    failures, tried = doctest.testmod(scrapy_rep.robotstxt.agent)
     assert tried >= 3 and failures == 0
 
 

@@ -556,7 +556,7 @@ async def test_open_store_follows_rep_store_and_jobdir(tmp_path: Path) -> None:
             settings(
                 REP_STORE="sqlite",
                 REP_SQLITE_PATH=str(tmp_path / "mine.sqlite"),
-                REP_SQLITE_RETENTION=60,
+                REP_STORE_RETENTION=60,
             ),
             jobdir,
         )
@@ -663,10 +663,10 @@ async def test_cli_finds_the_projects_sqlite_file(tmp_path: Path) -> None:
     redis = run("flush", cwd=project)
     assert redis.returncode == 2 and "Redis at redis://127.0.0.1:1" in redis.stderr
     # a project whose settings cannot be read: one line, no traceback
-    settings_py.write_text("REP_STORE = 'sqlite'\nREP_SQLITE_RETENTION = 'forever'\n")
+    settings_py.write_text("REP_STORE = 'sqlite'\nREP_STORE_RETENTION = 'forever'\n")
     unusable = run("flush", cwd=project)
     assert unusable.returncode == 2 and "Traceback" not in unusable.stderr
-    assert "the project's settings: SettingError: REP_SQLITE_RETENTION" in unusable.stderr
+    assert "the project's settings: SettingError: REP_STORE_RETENTION" in unusable.stderr
     # an explicit option wins over the project
     other = tmp_path / "other.sqlite"
     store = SqliteStore(other)

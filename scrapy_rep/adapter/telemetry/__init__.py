@@ -28,7 +28,7 @@ from scrapy_rep.adapter import meta as M
 from scrapy_rep.adapter.telemetry import held, identity, origins, pages
 from scrapy_rep.adapter.telemetry.batch import FLUSH_EVERY, StatsBatch
 from scrapy_rep.adapter.telemetry.closing import CloseReport
-from scrapy_rep.core.decision import DOWNLOAD, DROP, KEEP, REQUEUE
+from scrapy_rep.core.decision import DOWNLOAD, DROP, KEEP, REQUEUE, DecisionRecord
 from scrapy_rep.core.events import Event
 from scrapy_rep.core.report import CrawlCounts
 from scrapy_rep.core.uses import ANSWERS, REFUSED, USES
@@ -96,7 +96,7 @@ class Telemetry:
 
     # -- requests -----------------------------------------------------------
 
-    def judged(self, origin: str, record: dict[str, Any], cache: str) -> None:
+    def judged(self, origin: str, record: DecisionRecord, cache: str) -> None:
         """A request judged against a policy (``cache``: hit, miss or expired)."""
         batch = self.batch
         pending = batch.pending  # the hot path: plain dict updates, keys made once
@@ -127,7 +127,7 @@ class Telemetry:
                 self.counts.use_refused(origin, use)
         batch.events += len(uses)
 
-    def final(self, origin: str | None, record: dict[str, Any], *, stat: str = "") -> None:
+    def final(self, origin: str | None, record: DecisionRecord, *, stat: str = "") -> None:
         """A request's last answer: downloaded, dropped, or (held at close) requeued into a
         shared queue or kept in the JOBDIR. One ``decision`` record, whatever it is.
 
@@ -165,7 +165,7 @@ class Telemetry:
         if self.audit is not None:
             self.audit.write("decision", record)
 
-    def overruled(self, origin: str | None, record: dict[str, Any]) -> None:
+    def overruled(self, origin: str | None, record: DecisionRecord) -> None:
         """A request let through (its ``download`` answer recorded) and then stopped as it
         left for the network (``core/identity.py``): ``record`` (a drop) is its final answer,
         and it no longer counts as downloaded."""
@@ -178,7 +178,7 @@ class Telemetry:
     def subrequest(
         self,
         origin: str | None,
-        record: dict[str, Any],
+        record: DecisionRecord,
         *,
         page: str,
         first_url: str,

@@ -58,7 +58,7 @@ def open_store(
         from scrapy_rep.runtime.store.redis import RedisStore  # redis is an optional dependency
 
         redis = RedisStore.from_url(
-            config.redis_url, prefix=config.redis_prefix, retention=config.redis_retention
+            config.redis_url, prefix=config.redis_prefix, retention=config.store_retention
         )
         if on_invalidate is not None:
             redis.on_invalidate(on_invalidate)
@@ -66,7 +66,7 @@ def open_store(
     if kind == "sqlite":
         from scrapy_rep.runtime.store.sqlite import SqliteStore
 
-        sqlite = SqliteStore(sqlite_path(config, jobdir or None), retention=config.sqlite_retention)
+        sqlite = SqliteStore(sqlite_path(config, jobdir or None), retention=config.store_retention)
         if on_invalidate is not None:
             sqlite.on_invalidate(on_invalidate)
         return sqlite

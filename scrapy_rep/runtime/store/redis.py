@@ -199,7 +199,7 @@ class RedisStore:
             self.counts["lock_lost"] += 1
             logger.info(
                 "scrapy-rep: the robots.txt fetch lock of %(origin)s expired before the fetch "
-                "ended (REP_REDIS_LOCK_TIMEOUT, renewed while the fetch runs)",
+                "ended (REP_STORE_LOCK_TIMEOUT, renewed while the fetch runs)",
                 {"origin": origin},
             )
 
