@@ -61,6 +61,9 @@ class RobotsFetcher:
         # bytes_received is sent for every chunk of every response; listen only
         # while a robots.txt download is under way (each receiver costs ~9 µs a chunk)
         self._downloading = 0
+        #: this fetcher's mark on its requests: the other fetcher of the crawl (tdmrep.json's
+        #: beside robots.txt's) hears their chunks too, and must not count them
+        self._mark = f"{type(self).__name__}@{id(self):x}"
 
     def asking(self, origin: str, request: Request) -> None:
         """The fetch for ``origin`` is on ``request``'s behalf, unless it is for another already."""
@@ -97,6 +100,7 @@ class RobotsFetcher:
                 # the raw size is capped by _cap_body; decompression by BodyGuard
                 "download_maxsize": 0,
                 "download_warnsize": 0,
+                M.COUNTED_BY: self._mark,
             },
         )
         if self.own_slot:
@@ -106,8 +110,8 @@ class RobotsFetcher:
         return request
 
     def _cap_body(self, data: bytes, request: Request, spider: Any = None) -> None:
-        if not request.meta.get(M.ROBOTS_REQUEST):
-            return
+        if request.meta.get(M.COUNTED_BY) != self._mark:
+            return  # not a download of this fetcher's: its own fetcher counts it
         received = request.meta.get(M.RECEIVED, 0) + len(data)
         request.meta[M.RECEIVED] = received
         if received > MAX_BYTES:
