@@ -9,11 +9,15 @@ memory is the claim. Each crawl is small and bounded in time.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
+import pytest
 import pytest_twisted
+import scrapy
+from scrapy.http import Response
 
-from tests.support.crawl import crawl
+from tests.support.crawl import ListSpider, crawl
 from tests.support.fakesite import FakeSite, Reply
 
 TDMREP = "/.well-known/tdmrep.json"
@@ -56,3 +60,47 @@ async def test_the_cap_counts_only_its_own_download_when_tdmrep_json_downloads_t
     assert origin.hits("/private") == 0, "the last rule of a 459 KB robots.txt was lost"
     assert result.dropped[origin.url_for("/private")] == "disallow-rule"
     assert not result.stat("rep/fetch/truncated")
+
+
+# -- Crawl-delay paces its origin, never a neighbour sharing its download slot --------------------
+
+
+class SlotDelaySpider(ListSpider):
+    """Notes, for each response, the download slot it came through and that slot's delay."""
+
+    name = "slot-delays"
+
+    def __init__(self, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.slots: dict[str, tuple[str, float]] = {}
+
+    def parse(self, response: Response) -> Iterator[scrapy.Request]:
+        key = response.meta["download_slot"]
+        slot = self.crawler.engine.downloader.slots[key]
+        self.slots[response.url] = (key, slot.delay)
+        yield from super().parse(response)
+
+
+@pytest.mark.filterwarnings("ignore:The CONCURRENT_REQUESTS_PER_IP setting is deprecated")
+@pytest.mark.parametrize("per_ip", [0, 4], ids=["per-host", "per-ip"])
+@pytest_twisted.ensureDeferred
+async def test_a_crawl_delay_never_paces_a_co_hosted_origin(site: FakeSite, per_ip: int) -> None:
+    """Two origins on one IP address (one host, two ports) share Scrapy's download slot
+    (by host, or by IP under CONCURRENT_REQUESTS_PER_IP): one's Crawl-delay paced both."""
+    slow = site.add("slow").robots(Reply(body=b"User-agent: *\nCrawl-delay: 1\n"))
+    quick = site.add("quick").robots(Reply(body=b"User-agent: *\nAllow: /\n"))
+    assert slow.host == quick.host
+    urls = [slow.url_for("/1"), slow.url_for("/2")] + [quick.url_for(f"/{n}") for n in range(4)]
+    settings: dict[str, Any] = {"CONCURRENT_REQUESTS_PER_IP": per_ip}
+    if per_ip:  # Scrapy's downloader-aware queue does not take per-IP slots
+        settings["SCHEDULER_PRIORITY_QUEUE"] = "scrapy.pqueues.ScrapyPriorityQueue"
+    result = await crawl(urls, settings, spider=SlotDelaySpider)
+    assert sorted(result.downloaded) == sorted(urls)
+    assert result.crawler is not None
+    spider = result.crawler.spider
+    assert isinstance(spider, SlotDelaySpider)
+    slow_slots = {spider.slots[u] for u in urls[:2]}
+    quick_slots = {spider.slots[u] for u in urls[2:]}
+    assert all(delay >= 1 for _key, delay in slow_slots)
+    assert all(delay == 0 for _key, delay in quick_slots), "paced by its neighbour's robots.txt"
+    assert not {k for k, _ in slow_slots} & {k for k, _ in quick_slots}
