@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, signals
+from scrapy.downloadermiddlewares.offsite import OffsiteMiddleware
 from scrapy.exceptions import StopDownload
 from scrapy.http import TextResponse
 from scrapy.http.request import NO_CALLBACK
@@ -117,6 +118,31 @@ class RobotsFetcher:
         if received > MAX_BYTES:
             raise StopDownload(fail=False)
 
+    def _offsite(self, target: str) -> str | None:
+        """The host of a redirect target off the spider's ``allowed_domains``, else None.
+
+        The rule is the crawl's own: the ``should_follow`` of the offsite
+        downloader middleware it runs (Scrapy's, or a subclass), so a hop is
+        followed exactly when a spider's request to it would be. Without that
+        middleware (or without ``allowed_domains``) every hop is followed.
+        """
+        spider = self.crawler.spider
+        offsite = self._offsite_mw()
+        if offsite is None or spider is None:
+            return None
+        probe = Request(target)
+        if offsite.should_follow(probe, spider):
+            return None
+        return urlparse_cached(probe).hostname or ""
+
+    def _offsite_mw(self) -> Any:
+        engine = self.crawler.engine
+        manager = getattr(getattr(engine, "downloader", None), "middleware", None)
+        for mw in getattr(manager, "middlewares", ()):
+            if isinstance(mw, OffsiteMiddleware):
+                return mw
+        return None
+
     def _check_user_agent(self, sent: str) -> None:
         """RFC 9309 §2.2.1 asks crawlers to send their product token: say so once if not."""
         if self.token.lower() not in sent.lower():
@@ -176,6 +202,11 @@ class RobotsFetcher:
                 target = _redirect_target(response, location)
                 if target is None:  # mailto:, javascript:, no URL at all: a network error
                     return _result(first, response, hop, error="BadRedirect")
+                offsite = self._offsite(target)
+                if offsite is not None:  # as Scrapy's OffsiteMiddleware filters the hop
+                    return FetchResult(
+                        first, url, status=response.status, redirects=hop, offsite=offsite
+                    )
                 if hop == self.max_redirects:
                     # one hop too many: RFC 9309 §2.3.1.2 lets us treat it as unavailable
                     return FetchResult(

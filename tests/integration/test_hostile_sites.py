@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 import pytest_twisted
@@ -104,3 +104,44 @@ async def test_a_crawl_delay_never_paces_a_co_hosted_origin(site: FakeSite, per_
     assert all(delay >= 1 for _key, delay in slow_slots)
     assert all(delay == 0 for _key, delay in quick_slots), "paced by its neighbour's robots.txt"
     assert not {k for k, _ in slow_slots} & {k for k, _ in quick_slots}
+
+
+# -- a robots.txt redirect off allowed_domains is filtered as offsite ------------------------------
+
+
+class AllowedSpider(ListSpider):
+    """A spider kept to 127.0.0.1 by ``allowed_domains`` (Scrapy's OffsiteMiddleware)."""
+
+    name = "allowed"
+    allowed_domains: ClassVar[list[str]] = ["127.0.0.1"]
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_robots_txt_redirect_off_allowed_domains_is_not_followed(site: FakeSite) -> None:
+    """A site redirects its robots.txt to an internal host the spider may not visit: the hop
+    is filtered as Scrapy's OffsiteMiddleware filters it (before: it was requested)."""
+    internal = site.add("internal", host="127.0.0.2").robots(
+        Reply(body=b"User-agent: *\nDisallow: /\n")
+    )
+    public = site.add("public").robots(Reply(status=302, redirect_to=internal.robots_url))
+    pages = [public.url_for("/a"), public.url_for("/b")]
+    result = await crawl(pages, spider=AllowedSpider)
+    assert internal.hits() == 0, "an offsite host was requested for robots.txt"
+    assert public.hits("/robots.txt") == 1
+    assert sorted(result.downloaded) == pages  # unavailable, as Scrapy's own middleware has it
+    assert result.stat("rep/fetch/outcome/offsite") == 1
+    record = result.decisions[pages[0]]
+    assert record["policy_status"] == "unavailable"
+    assert record["policy_http_status"] == 302
+    assert "127.0.0.2" in record["detail"] and "offsite" in record["detail"]
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_robots_txt_redirect_within_allowed_domains_is_followed(site: FakeSite) -> None:
+    moved = site.add("moved").robots(Reply(body=b"User-agent: *\nDisallow: /b\n"))
+    public = site.add("public").robots(Reply(status=301, redirect_to=moved.robots_url))
+    pages = [public.url_for("/a"), public.url_for("/b")]
+    result = await crawl(pages, spider=AllowedSpider)
+    assert moved.hits("/robots.txt") == 1
+    assert result.downloaded == [pages[0]]
+    assert result.dropped[pages[1]] == "disallow-rule"
