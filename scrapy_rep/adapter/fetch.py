@@ -26,6 +26,7 @@ from scrapy_rep.adapter import meta as M
 from scrapy_rep.core.origin import robots_url
 from scrapy_rep.core.policy import Conditional, FetchResult
 from scrapy_rep.robotstxt import MAX_BYTES
+from scrapy_rep.robotstxt.text import printable
 
 if TYPE_CHECKING:
     from scrapy.core.engine import ExecutionEngine
@@ -174,7 +175,7 @@ class RobotsFetcher:
         log(
             "scrapy-rep: the robots.txt fetch of %(origin)s failed with %(error)s; "
             "treated as a network error",
-            {"origin": origin, "error": f"{name}: {exc}"},
+            {"origin": printable(origin), "error": printable(f"{name}: {exc}")},
             exc_info=exc,
         )
 

@@ -8,8 +8,11 @@ memory is the claim. Each crawl is small and bounded in time.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
@@ -145,3 +148,56 @@ async def test_a_robots_txt_redirect_within_allowed_domains_is_followed(site: Fa
     assert moved.hits("/robots.txt") == 1
     assert result.downloaded == [pages[0]]
     assert result.dropped[pages[1]] == "disallow-rule"
+
+
+# -- site text reaching a terminal goes through the one escaping helper ----------------------------
+
+#: ESC, BEL, BS, RLO, NEL, LINE SEPARATOR: each recolours, beeps, rubs out, reverses or
+#: splits a terminal line
+CONTROLS = ("\x1b", "\x07", "\x08", "\u202e", "\x85", "\u2028")
+
+
+@contextlib.contextmanager
+def log_file(path: Path) -> Iterator[None]:
+    """scrapy-rep's log lines of the crawl written to ``path`` as ``LOG_FILE`` writes them."""
+    handler = logging.FileHandler(path, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s [%(name)s] %(levelname)s: %(message)s"))
+    root = logging.getLogger("scrapy_rep")  # Scrapy's own lines are Scrapy's business
+    root.addHandler(handler)
+    level = root.level
+    root.setLevel(logging.DEBUG)
+    try:
+        yield
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(level)
+        handler.close()
+
+
+def rep_lines(log: Path) -> list[str]:
+    """Every line of a crawl log written by :func:`log_file` (multi-line records split)."""
+    return log.read_text(encoding="utf-8", errors="surrogateescape").split("\n")
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_host_name_reached_by_a_redirect_is_escaped_in_every_log_line(
+    site: FakeSite, tmp_path: Path
+) -> None:
+    """A page redirects to a host whose name carries terminal controls; the host never
+    resolves, so its origin is paused, waited for (the idle line) and given up: each line
+    that names it is escaped (before: four INFO/WARNING lines carried the raw controls)."""
+    rlo = "\u202e".encode().decode("latin-1")  # its UTF-8 octets, as a header carries them
+    host = "ev\x1bil\x07\x08" + rlo + "x\u2028y".encode().decode("latin-1") + ".invalid"
+    page = site.add("page").robots(Reply(body=b"User-agent: *\nAllow: /\n"))
+    page.page("/go", Reply(status=302, redirect_to=f"http://{host}/x"))
+    log = tmp_path / "crawl.log"
+    settings = {"REP_PAUSE_INITIAL": 0.5, "REP_PAUSE_MAX_TRIES": 3}
+    with log_file(log):
+        result = await crawl([page.url_for("/go")], settings)
+    assert list(result.dropped.values()) == ["policy-unresolved"]
+    lines = rep_lines(log)
+    naming = [line for line in lines if "ev\\x1bil" in line]
+    assert len(naming) >= 3, lines  # paused, idle, given up
+    assert any("idle but for" in line for line in naming)
+    for line in lines:
+        assert not any(c in line for c in CONTROLS), line
