@@ -22,6 +22,7 @@ from scrapy.http import Response
 
 from tests.support.crawl import ListSpider, crawl
 from tests.support.fakesite import FakeSite, Reply
+from tests.support.store_cli import store_cli
 
 TDMREP = "/.well-known/tdmrep.json"
 
@@ -201,3 +202,28 @@ async def test_a_host_name_reached_by_a_redirect_is_escaped_in_every_log_line(
     assert any("idle but for" in line for line in naming)
     for line in lines:
         assert not any(c in line for c in CONTROLS), line
+
+
+def printable_output(text: str) -> bool:
+    """Nothing in ``text`` but printable characters and line ends."""
+    return all(line.isprintable() for line in text.split("\n"))
+
+
+@pytest_twisted.ensureDeferred
+async def test_store_show_escapes_what_the_site_wrote(site: FakeSite, tmp_path: Path) -> None:
+    """A robots.txt body and ETag carrying NEL, RLO, U+2028, C1 controls and invalid UTF-8,
+    stored by a real crawl in SQLite: ``store show`` prints them escaped, as the same JSON
+    (before: ``ensure_ascii=False`` printed them raw)."""
+    body = "User-agent: *\nDisallow: /x\u0085y\u202e\u2028\n".encode() + b"# \xff\xfe\n"
+    etag = '"\u202e\u0085"'.encode().decode("latin-1")  # its UTF-8 octets, as sent
+    origin = site.add("stored").robots(Reply(body=body, headers={"ETag": etag}))
+    path = tmp_path / "rep-policies.sqlite"
+    settings = {"REP_STORE": "sqlite", "REP_SQLITE_PATH": str(path)}
+    await crawl([origin.url_for("/")], settings)
+    shown = store_cli("show", origin.url, "--sqlite", str(path))
+    assert shown.returncode == 0, shown.stderr
+    assert printable_output(shown.stdout), [c for c in shown.stdout if not c.isprintable()]
+    info = json.loads(shown.stdout)  # still the same JSON
+    assert "\u202e" in info["fields"]["body"] and "\u0085" in info["fields"]["body"]
+    listed = store_cli("show", "--sqlite", str(path))
+    assert listed.returncode == 0 and printable_output(listed.stdout)
