@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
@@ -20,6 +21,8 @@ import pytest_twisted
 import scrapy
 from scrapy.http import Response
 
+from tests.support import processes
+from tests.support.audit import audited_crawl
 from tests.support.crawl import ListSpider, crawl
 from tests.support.fakesite import FakeSite, Reply
 from tests.support.store_cli import store_cli
@@ -227,3 +230,49 @@ async def test_store_show_escapes_what_the_site_wrote(site: FakeSite, tmp_path: 
     assert "\u202e" in info["fields"]["body"] and "\u0085" in info["fields"]["body"]
     listed = store_cli("show", "--sqlite", str(path))
     assert listed.returncode == 0 and printable_output(listed.stdout)
+
+
+#: records a hand-edited or foreign audit log can hold: each read by explain before it chose
+MALFORMED = [
+    {"type": "decision", "url": ["http://a/"], "origin": "x"},
+    {"type": "decision", "url": {"a": 1}},
+    {"type": "parked", "url": 7},
+    {"type": "fetch", "origin": ["x"]},
+    {"type": "decision", "url": "%(url)s", "action": 1, "rep_decision": "allow"},
+    {"type": "decision", "url": "%(url)s", "action": "drop", "rep_decision": "disallow",
+     "reason": "x", "product_token": "t", "matched_line": "3", "matched_rule": "disallow: /"},
+    {"type": "fetch", "origin": "%(origin)s", "licenses": 5},
+]  # fmt: skip
+
+
+@pytest_twisted.ensureDeferred
+async def test_explain_skips_malformed_records_as_report_does(
+    site: FakeSite, tmp_path: Path
+) -> None:
+    """An audit log with a non-string ``url`` (and other fields of the wrong type): explain
+    answers from the good records and says how many it skipped (before: a traceback)."""
+    origin = site.add("a").robots(Reply(body=b"User-agent: *\nDisallow: /private\n"))
+    url = origin.url_for("/private/x")
+    await audited_crawl(tmp_path, [url])
+    log = tmp_path / "audit.jsonl"
+    with log.open("a", encoding="utf-8") as f:
+        for record in MALFORMED:
+            text = json.dumps(record) % {"url": url, "origin": origin.url}
+            f.write(text + "\n")
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    answer = processes.run(
+        "scrapy_rep.cli", ["explain", str(log), url], cwd=root, env=env, timeout=30
+    )
+    assert "Traceback" not in answer.stderr, answer.stderr
+    assert answer.returncode == 1, answer.stderr  # dropped, as the good record says
+    assert "DISALLOW -> drop (disallow-rule)" in answer.stdout
+    assert f"skipped {len(MALFORMED)} malformed records" in answer.stderr
+    report = processes.run(
+        "scrapy_rep.cli",
+        ["report", str(log), "-o", str(tmp_path / "r.html")],
+        cwd=root,
+        env=env,
+        timeout=30,
+    )
+    assert report.returncode == 0, report.stderr
