@@ -27,7 +27,7 @@ from scrapy_rep.core.uses import (
 )
 from scrapy_rep.core.uses import silent as _silent
 from scrapy_rep.robotstxt import RobotsTxt
-from scrapy_rep.robotstxt.text import printable
+from scrapy_rep.robotstxt.text import printable, summarise_label
 
 DOWNLOAD, DROP, PARK = "download", "drop", "park"
 #: the final answers of a held request handed over at close rather than decided here:
@@ -142,9 +142,17 @@ def judge_record(
     if policy.status is Status.OK and robots is not None:
         verdict = robots.decide(token, url)
         rep = "allow" if verdict.allowed else "disallow"
-        reason, detail = verdict.reason, str(verdict)
+        reason = verdict.reason
         if verdict.has_groups:
-            group = verdict.group_label
+            label = verdict.group_label
+            group = summarise_label(label)  # 25,000 groups: a label of 700 KiB otherwise
+            if group is not label and verdict.rule is not None:
+                verb = "allowed" if verdict.allowed else "disallowed"
+                detail = f"{verb} by {verdict.rule} in group {group}"
+            else:
+                detail = str(verdict)
+        else:
+            detail = str(verdict)
         if verdict.rule is not None:
             rule = f"{verdict.rule.directive}: {printable(verdict.rule.pattern)}"
             line = verdict.rule.line

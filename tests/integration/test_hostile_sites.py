@@ -21,6 +21,8 @@ import pytest_twisted
 import scrapy
 from scrapy.http import Response
 
+from scrapy_rep.robotstxt.text import MAX_RECORD
+from scrapy_rep.runtime.audit import AuditLog
 from tests.support import processes
 from tests.support.audit import audited_crawl
 from tests.support.crawl import ListSpider, crawl
@@ -276,3 +278,159 @@ async def test_explain_skips_malformed_records_as_report_does(
         timeout=30,
     )
     assert report.returncode == 0, report.stderr
+
+
+# -- bounded records and lines: no audit record, no log line over MAX_RECORD ----------------------
+
+
+def longest_line(path: Path) -> int:
+    """The longest line of a file, in characters (UTF-8), read in pieces."""
+    longest = 0
+    with path.open(encoding="utf-8", errors="replace") as f:
+        for line in f:
+            longest = max(longest, len(line.rstrip("\n")))
+    return longest
+
+
+async def bounded_crawl(
+    tmp_path: Path, urls: list[str], settings: dict[str, Any] | None = None, **spider: Any
+) -> tuple[Path, Path, Any]:
+    """A crawl with the audit log on and scrapy-rep's DEBUG lines in a log file: the two
+    files, and the crawl's result."""
+    audit, log = tmp_path / "audit.jsonl", tmp_path / "crawl.log"
+    with log_file(log):
+        result = await crawl(urls, {"REP_DECISION_LOG": str(audit), **(settings or {})}, **spider)
+    return audit, log, result
+
+
+def assert_bounded(audit: Path, log: Path) -> None:
+    assert longest_line(audit) <= MAX_RECORD, f"an audit record of {longest_line(audit):,}"
+    assert longest_line(log) <= MAX_RECORD, f"a log line of {longest_line(log):,}"
+
+
+def many_groups(size: int, last: str) -> bytes:
+    """A robots.txt of about ``size`` bytes: ``User-agent: *`` groups, merged into one."""
+    group = b"User-agent: *\nAllow: \n"
+    return group * ((size - len(last) - 20) // len(group)) + f"User-agent: *\n{last}\n".encode()
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_file_of_25000_groups_makes_a_short_group_label(
+    site: FakeSite, tmp_path: Path
+) -> None:
+    """24,000 ``User-agent: *`` groups: every decision's ``group`` named them all (1.39 MB a
+    record, 695 KiB a DEBUG line); now the first ten, and how many more."""
+    body = many_groups(511_000, "Disallow: /private")
+    origin = site.add("groups").robots(Reply(body=body))
+    urls = [origin.url_for("/private/1"), origin.url_for("/open")]
+    audit, log, result = await bounded_crawl(tmp_path, urls)
+    assert result.dropped == {urls[0]: "disallow-rule"}
+    assert_bounded(audit, log)
+    group = result.decisions[urls[0]]["group"]
+    assert group.startswith("user-agent: * (line 1); user-agent: * (line 3)")
+    assert group.endswith(f"and {body.count(b'User-agent') - 10} more")
+    assert audit.stat().st_size < 100_000
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_page_saying_none_12000_times_quotes_ten_sayings(
+    site: FakeSite, tmp_path: Path
+) -> None:
+    """A page whose meta robots says ``none`` 12,000 times, with 50 links: each link dropped
+    for ``nofollow`` quoted all 12,000 sayings twice (~700 KB a record); now ten, and how
+    many more."""
+    links = [f"/l/{n}" for n in range(50)]
+    head = '<meta name="robots" content="' + "none," * 12_000 + '">'
+    anchors = "".join(f'<a href="{url}">x</a>' for url in links)
+    html = f"<html><head>{head}</head><body>{anchors}</body></html>".encode()
+    origin = site.add("says").robots(Reply(body=b"User-agent: *\nAllow: /\n"))
+    origin.page("/", Reply(body=html, headers={"Content-Type": "text/html"}))
+    audit, log, _result = await bounded_crawl(tmp_path, [origin.url_for("/")], follow=True)
+    assert not any(origin.hits(url) for url in links)
+    assert_bounded(audit, log)
+    drops = [r for r in map(json.loads, audit.open()) if r.get("reason") == "page-nofollow"]
+    assert len(drops) == len(links)  # no errback hears of these: the audit log does
+    assert drops[0]["matched_rule"].endswith("none; and 11990 more")
+    assert audit.stat().st_size < 500_000, f"{audit.stat().st_size:,} bytes of audit log"
+    assert log.stat().st_size < 500_000, f"{log.stat().st_size:,} bytes of crawl log"
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_tdmrep_json_of_bad_entries_keeps_fifty_diagnostics(
+    site: FakeSite, tmp_path: Path
+) -> None:
+    """A 240 KB tdmrep.json ``[1,1,1,…]``: one diagnostic per entry (a 3.4 MiB audit
+    record); now the first 50, as robots.txt's, and how many more."""
+    entries = 120_000
+    origin = site.add("tdm").robots(Reply(body=b"User-agent: *\nAllow: /\n"))
+    origin.page(TDMREP, Reply(body=b"[" + b"1," * (entries - 1) + b"1]"))
+    audit, log, _result = await bounded_crawl(
+        tmp_path, [origin.url_for("/a")], {"REP_USES": ["train-ai"]}
+    )
+    assert_bounded(audit, log)
+    (tdmrep,) = [r for r in map(json.loads, audit.open()) if r["type"] == "tdmrep"]
+    assert len(tdmrep["diagnostics"]) == 51
+    assert tdmrep["diagnostics"][-1] == f"{entries - 50} more diagnostics not kept"
+
+
+# -- memory: peak RSS of a child crawl ------------------------------------------------------------
+
+
+def child_crawl(tmp_path: Path, urls: list[str], settings: dict[str, Any]) -> dict[str, Any]:
+    """Crawl ``urls`` in a child process; its report (``maxrss_kib``, ``stats``, ...)."""
+    out = tmp_path / "child.json"
+    root = Path(__file__).resolve().parents[2]
+    config = {"urls": urls, "settings": settings, "out": str(out)}
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    ran = processes.run(
+        "tests.support.rss_crawl", [json.dumps(config)], cwd=root, env=env, timeout=120
+    )
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    report: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
+    return report
+
+
+#: a crawl of one small site, in a child process, peaks near 70-90 MiB (Scrapy, Twisted,
+#: scrapy-rep imported); a hostile file may add this much, no more
+HOSTILE_RSS_MIB = 160
+
+
+def test_a_group_of_16000_agents_and_8500_usage_lines_stays_small(
+    site: FakeSite, tmp_path: Path
+) -> None:
+    """16,000 ``User-agent: *`` lines in one group and 8,500 ``Content-Usage`` lines, with
+    DEFAULT settings (a file that states preferences answers uses for every request): each
+    answer's source named all 16,000 agents (478 MiB peak); now the first ten."""
+    agents = b"User-agent: *\n" * 16_000
+    usage = b"".join(b"Content-Usage: /u%d/ train-ai=n\n" % n for n in range(8_500))
+    body = agents + b"Disallow: /private\n" + usage
+    assert len(body) < 500 * 1024
+    origin = site.add("usage").robots(Reply(body=body))
+    urls = [origin.url_for(f"/u{n}/page") for n in range(0, 8_500, 850)]
+    audit = tmp_path / "audit.jsonl"
+    report = child_crawl(tmp_path, urls, {"REP_DECISION_LOG": str(audit), "LOG_LEVEL": "INFO"})
+    assert sorted(report["downloaded"]) == sorted(urls)
+    assert longest_line(audit) <= MAX_RECORD
+    decision = next(r for r in map(json.loads, audit.open()) if r["type"] == "decision")
+    source = decision["uses"]["train-ai"]["source"]
+    assert "and 15990 more (line 1)" in source, source
+    rss = report["maxrss_kib"] / 1024
+    assert rss < HOSTILE_RSS_MIB, f"peak RSS {rss:.0f} MiB"
+
+
+def test_the_audit_log_clips_any_record_still_over_the_limit(tmp_path: Path) -> None:
+    """The last line of defence: whatever a future record carries, its line fits."""
+    path = tmp_path / "audit.jsonl"
+    log = AuditLog(str(path))
+    rule = "disallow: /" + "a" * 16_652  # the longest line a robots.txt is read with
+    log.write("decision", {"url": "http://a/", "matched_rule": rule, "detail": rule})
+    log.write("decision", {"url": "http://a/x", "detail": "\x1b" * 600_000, "uses": {"u": {}}})
+    log.write("tdmrep", {"origin": "http://a", "diagnostics": ["entry: bad"] * 100_000})
+    log.write("origin", {"origin": "http://a", "dropped": {f"r{n}": n for n in range(50_000)}})
+    log.close()
+    quoted, escaped, diagnosed, counted = map(json.loads, path.open())
+    assert quoted["detail"] == rule and "clipped" not in quoted  # a rule quoted twice fits
+    assert longest_line(path) <= MAX_RECORD
+    assert escaped["url"] == "http://a/x" and escaped["clipped"] > 600_000 * 6
+    assert diagnosed["diagnostics"][-1] == f"and {100_000 - 10} more"
+    assert counted["origin"] == "http://a" and counted["clipped"]
