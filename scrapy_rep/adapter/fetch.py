@@ -250,7 +250,10 @@ async def download_aside(engine: ExecutionEngine, request: Request) -> Response:
         result.request = request
     logged = engine.logformatter.crawled(request, result, spider)  # "Crawled (200) <GET ...>"
     if logged is not None:
-        logger.log(*logformatter_adapter(logged), extra={"spider": spider})
+        level, msg, *args = logformatter_adapter(logged)
+        if len(args) == 1 and isinstance(args[0], dict):  # a redirect's host: ESC, BEL, RLO, ...
+            args = [{k: v if v is None else printable(str(v)) for k, v in args[0].items()}]
+        logger.log(level, msg, *args, extra={"spider": spider})
     engine.signals.send_catch_log(
         signal=signals.response_received, response=result, request=request, spider=spider
     )
