@@ -1,7 +1,8 @@
 """One crawl in a process of its own, for its peak RSS.
 
 Usage: ``python -m tests.support.rss_crawl '<json config>'`` with keys ``urls``,
-``settings`` (added to ``tests/support/crawl.BASE_SETTINGS``) and ``out`` (a JSON
+``settings`` (added to ``tests/support/crawl.BASE_SETTINGS``), ``follow`` (the
+spider follows links; default false) and ``out`` (a JSON
 report written at the end: ``maxrss_kib``, this process's peak resident set
 as ``getrusage`` gives it, and the crawl's ``stats``). The sites are served by
 the parent (``FakeSite``), so the child's RSS is the crawler's alone.
@@ -10,6 +11,7 @@ the parent (``FakeSite``), so the child's RSS is the crawler's alone.
 from __future__ import annotations
 
 import json
+import logging
 import resource
 import sys
 from pathlib import Path
@@ -18,6 +20,10 @@ from typing import Any
 
 def main(argv: list[str]) -> int:
     config: dict[str, Any] = json.loads(argv[1])
+    level = (config.get("settings") or {}).get("LOG_LEVEL", "INFO")
+    logging.basicConfig(  # the crawl log on stderr, as ``scrapy crawl`` writes it
+        level=level, stream=sys.stderr, format="%(asctime)s [%(name)s] %(levelname)s: %(message)s"
+    )
     from scrapy.utils.reactor import install_reactor
 
     install_reactor("twisted.internet.asyncioreactor.AsyncioSelectorReactor")
@@ -30,7 +36,8 @@ def main(argv: list[str]) -> int:
 
     async def run() -> None:
         try:
-            results.append(await crawl(config["urls"], config.get("settings") or {}))
+            settings, follow = config.get("settings") or {}, bool(config.get("follow"))
+            results.append(await crawl(config["urls"], settings, follow=follow))
         finally:
             reactor.stop()  # type: ignore[attr-defined]
 
