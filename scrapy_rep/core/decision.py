@@ -27,7 +27,7 @@ from scrapy_rep.core.uses import (
 )
 from scrapy_rep.core.uses import silent as _silent
 from scrapy_rep.robotstxt import RobotsTxt
-from scrapy_rep.robotstxt.text import printable, summarise_label
+from scrapy_rep.robotstxt.text import ITEM_TEXT, printable, summarise_label
 
 DOWNLOAD, DROP, PARK = "download", "drop", "park"
 #: the final answers of a held request handed over at close rather than decided here:
@@ -142,16 +142,15 @@ def judge_record(
     if policy.status is Status.OK and robots is not None:
         verdict = robots.decide(token, url)
         rep = "allow" if verdict.allowed else "disallow"
-        reason = verdict.reason
+        reason, detail = verdict.reason, None
         if verdict.has_groups:
-            label = verdict.group_label
-            group = summarise_label(label)  # 25,000 groups: a label of 700 KiB otherwise
-            if group is not label and verdict.rule is not None:
-                verb = "allowed" if verdict.allowed else "disallowed"
-                detail = f"{verb} by {verdict.rule} in group {group}"
-            else:
-                detail = str(verdict)
-        else:
+            group = verdict.group_label
+            if len(group) > ITEM_TEXT:  # 25,000 groups: a label of 700 KiB, in every record
+                group = summarise_label(group)
+                if verdict.rule is not None:
+                    verb = "allowed" if verdict.allowed else "disallowed"
+                    detail = f"{verb} by {verdict.rule} in group {group}"
+        if detail is None:
             detail = str(verdict)
         if verdict.rule is not None:
             rule = f"{verdict.rule.directive}: {printable(verdict.rule.pattern)}"
