@@ -39,6 +39,7 @@ from scrapy_rep.robotstxt.matcher import RuleSet
 from scrapy_rep.robotstxt.parser import MAX_BYTES as ROBOTS_MAX_BYTES
 from scrapy_rep.robotstxt.parser import MAX_DIAGNOSTICS, Rule
 from scrapy_rep.robotstxt.paths import normalise, normalise_path, path_of
+from scrapy_rep.robotstxt.text import clip, printable
 
 #: where the file lives on every origin
 WELL_KNOWN = "/.well-known/tdmrep.json"
@@ -63,7 +64,9 @@ class TdmRule:
 
     @property
     def answer(self) -> UseAnswer:
-        return reservation_answer(self.reservation, f"tdmrep.json location {self.location}")
+        # the site's text, as long as its file: escaped, and clipped as every quoted source
+        shown = printable(clip(self.location))
+        return reservation_answer(self.reservation, f"tdmrep.json location {shown}")
 
 
 class TdmRules:
