@@ -21,13 +21,15 @@ from scrapy import Request, signals
 from scrapy.http import Response
 
 from scrapy_rep.adapter import compat
-from scrapy_rep.adapter.crawl_delay import SEND_MARGIN, CrawlDelay
+from scrapy_rep.adapter.crawl_delay import SEND_MARGIN, CrawlDelay, delay_slot
 from scrapy_rep.adapter.telemetry import Telemetry
 from scrapy_rep.core.policy import Policy
 from tests.support.policies import full_policy
 from tests.support.rig import Rig, in_loop
 
 A = "http://a.example:80"
+#: the download slot a delayed origin's requests are sent in: its own, never its host's
+SLOT = delay_slot(A)
 
 
 def policy(digest: str = "d1") -> Policy:
@@ -69,10 +71,12 @@ def test_an_origin_without_crawl_delay_leaves_the_slot_alone(rig: Rig) -> None:
 
 def test_a_crawl_delay_is_the_floor_of_a_new_slot_without_jitter(rig: Rig) -> None:
     delay = crawl_delay(rig, Asked({"d1": 2.5}))
-    assert delay.keep(Request("http://a.example/1"), A, policy()) is None
-    settings = rig.engine.downloader.per_slot_settings["a.example"]
+    request = Request("http://a.example/1")
+    assert delay.keep(request, A, policy()) is None
+    assert request.meta["download_slot"] == SLOT
+    settings = rig.engine.downloader.per_slot_settings[SLOT]
     assert settings["delay"] == 2.5
-    slot = rig.slot_of("http://a.example/1")  # made from those settings, as Scrapy makes it
+    _key, slot = rig.engine.downloader._get_slot(request)  # made from those settings
     assert slot.delay == 2.5
     assert jitter_of(slot) == 0
     assert stat(rig, "rep/crawl_delay/applied") == 1
@@ -80,24 +84,39 @@ def test_a_crawl_delay_is_the_floor_of_a_new_slot_without_jitter(rig: Rig) -> No
 
 
 def test_a_live_slot_is_slowed_at_once(rig: Rig) -> None:
-    slot = rig.slot_of("http://a.example/1")
+    host_slot = rig.slot_of("http://a.example/1")
+    _key, slot = rig.engine.downloader._get_slot(Request(A + "/0", meta={"download_slot": SLOT}))
     assert slot.delay == 0
     crawl_delay(rig, Asked({"d1": 3.0})).keep(Request("http://a.example/1"), A, policy())
     assert slot.delay == 3.0
     assert jitter_of(slot) == 0
+    assert host_slot.delay == 0  # the host's slot paces the host's other origins: untouched
 
 
 def test_download_delay_above_the_crawl_delay_stays() -> None:
     with Rig({"DOWNLOAD_DELAY": 4.0}) as rig:
         crawl_delay(rig, Asked({"d1": 1.0})).keep(Request("http://a.example/1"), A, policy())
-        assert rig.engine.downloader.per_slot_settings["a.example"]["delay"] == 4.0
+        assert rig.engine.downloader.per_slot_settings[SLOT]["delay"] == 4.0
 
 
-def test_origins_of_one_host_share_its_slot_and_the_largest_delay(rig: Rig) -> None:
+def test_origins_of_one_host_each_have_a_slot_of_their_own(rig: Rig) -> None:
     delay = crawl_delay(rig, Asked({"slow": 5.0, "fast": 1.0}))
+    other = "https://a.example:443"
     delay.keep(Request("http://a.example/1"), A, policy("slow"))
-    delay.keep(Request("https://a.example/1"), "https://a.example:443", policy("fast"))
-    assert rig.engine.downloader.per_slot_settings["a.example"]["delay"] == 5.0
+    delay.keep(Request("https://a.example/1"), other, policy("fast"))
+    settings = rig.engine.downloader.per_slot_settings
+    assert settings[SLOT]["delay"] == 5.0
+    assert settings[delay_slot(other)]["delay"] == 1.0
+    assert "a.example" not in settings
+    assert stat(rig, "rep/crawl_delay/applied") == 2
+
+
+def test_a_slot_the_request_names_itself_keeps_the_largest_delay(rig: Rig) -> None:
+    delay = crawl_delay(rig, Asked({"slow": 5.0, "fast": 1.0}))
+    named = {"download_slot": "my-group"}
+    delay.keep(Request("http://a.example/1", meta=named), A, policy("slow"))
+    delay.keep(Request("http://b.example/1", meta=named), "http://b.example:80", policy("fast"))
+    assert rig.engine.downloader.per_slot_settings["my-group"]["delay"] == 5.0
     assert stat(rig, "rep/crawl_delay/applied") == 1  # the second floor changed nothing
 
 
@@ -108,7 +127,7 @@ def test_a_crawl_delay_over_the_cap_is_capped_and_said(
         crawl_delay(rig, Asked({"d1": 100.0}), cap=0.2).keep(
             Request("http://a.example/1"), A, policy()
         )
-    assert rig.engine.downloader.per_slot_settings["a.example"]["delay"] == 0.2
+    assert rig.engine.downloader.per_slot_settings[SLOT]["delay"] == 0.2
     assert stat(rig, "rep/crawl_delay/capped") == 1
     assert any("capped at 0.2s" in r.getMessage() for r in caplog.records)
 
@@ -121,7 +140,7 @@ def test_the_delay_is_decided_once_per_body(rig: Rig) -> None:
     assert asked.calls == ["d1"]
     delay.keep(Request("http://a.example/new"), A, policy("d2"))  # a new robots.txt body
     assert asked.calls == ["d1", "d2"]
-    assert rig.engine.downloader.per_slot_settings["a.example"]["delay"] == 2.0
+    assert rig.engine.downloader.per_slot_settings[SLOT]["delay"] == 2.0
 
 
 def test_as_many_origins_are_remembered_as_the_policy_cache_holds(rig: Rig) -> None:
@@ -140,8 +159,7 @@ def test_the_floor_is_put_back_after_autothrottle_lowers_it(rig: Rig) -> None:
     request = Request("http://a.example/1")
     delay = crawl_delay(rig, Asked({"d1": 3.0}))  # kept: signals hold their receivers weakly
     delay.keep(request, A, policy())
-    slot = rig.slot_of(request.url)
-    request.meta["download_slot"] = "a.example"  # as the downloader marks it
+    _key, slot = rig.engine.downloader._get_slot(request)
     slot.delay = 0.5  # AutoThrottle's adjustment on the same signal
     rig.crawler.signals.send_catch_log(
         signal=signals.response_downloaded,
@@ -193,7 +211,7 @@ async def test_a_request_waits_for_its_reserved_send_time_on_the_crawls_clock(ri
         send = asyncio.ensure_future(paced)
         for _ in range(5):
             await asyncio.sleep(0)
-        assert pacing.reserved == [("a.example", 2.0 + SEND_MARGIN)]
+        assert pacing.reserved == [(SLOT, 2.0 + SEND_MARGIN)]
         assert rig.clock.planned == [rig.clock.now() + 30.0]
         rig.clock.advance(29.9)
         await asyncio.sleep(0)
@@ -203,7 +221,7 @@ async def test_a_request_waits_for_its_reserved_send_time_on_the_crawls_clock(ri
         assert stat(rig, "rep/cluster/delay-waits") == 1
         counts = Telemetry.of(rig.crawler).counts
         assert (counts.delay_waits, counts.delay_waited_s) == (1, 30.0)
-        assert "a.example" not in rig.engine.downloader.per_slot_settings  # no local floor
+        assert rig.engine.downloader.per_slot_settings == {}  # no local floor
 
     await in_loop(scenario())
 
@@ -235,7 +253,7 @@ async def test_when_the_shared_pacing_fails_the_slot_gets_the_local_floor(
                 paced = delay.keep(Request(f"http://a.example/{n}"), A, policy())
                 assert paced is not None
                 await paced
-        assert rig.engine.downloader.per_slot_settings["a.example"]["delay"] == 2.0
+        assert rig.engine.downloader.per_slot_settings[SLOT]["delay"] == 2.0
         failed = [r for r in caplog.records if "shared Crawl-delay failed" in r.getMessage()]
         assert [r.levelno for r in failed] == [logging.WARNING, logging.DEBUG]  # warned once
         assert any("answers again" in r.getMessage() for r in caplog.records)

@@ -69,6 +69,7 @@ ROW_EXAMPLES: dict[str, FetchResult] = {
     "network": result(None, error="TimeoutError"),
     "redirect-limit": result(302, redirects=6, redirect_limit=True),
     "3xx": result(302),
+    "offsite": result(302, offsite="intranet.example"),
 }
 
 
@@ -105,6 +106,13 @@ def test_too_many_redirects_keep_the_real_status() -> None:
     assert over.status == 302
 
 
+def test_a_redirect_off_allowed_domains_is_offsite_and_its_reason_names_the_host() -> None:
+    off = result(302, offsite="intra\x1bnet.example")
+    assert classify(off) == "offsite"
+    policy = next_policy(None, off, NOW, CONFIG)
+    assert "offsite" in policy.reason and "intra\\x1bnet.example" in policy.reason
+
+
 def test_every_row_has_an_example_and_every_outcome_a_row() -> None:
     assert set(ROW_EXAMPLES) == set(DEFAULT_ACTIONS)
     for outcome, example in ROW_EXAMPLES.items():
@@ -126,6 +134,7 @@ def test_every_row_has_an_example_and_every_outcome_a_row() -> None:
         ("network", Status.PAUSED),
         ("redirect-limit", Status.UNAVAILABLE),
         ("3xx", Status.UNAVAILABLE),
+        ("offsite", Status.UNAVAILABLE),
     ],
 )
 def test_default_row(outcome: str, status: Status) -> None:

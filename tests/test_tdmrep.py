@@ -167,3 +167,12 @@ def test_no_rules_says_nothing() -> None:
 )
 def test_header_and_meta_values(values: list[str | bytes], expected: int | None) -> None:
     assert reservation_value(values) == expected
+
+
+def test_a_long_location_is_quoted_escaped_and_clipped() -> None:
+    location = "/\x1b[31m" + "a" * 100_000
+    rules = parse_tdmrep(json.dumps([{"location": location, "tdm-reservation": 1}]).encode())
+    source = rules.rules[0].answer.source
+    assert source.isprintable() and len(source) < 1_200
+    assert source.startswith("tdmrep.json location /\\x1b[31maaa")
+    assert source.endswith("more characters)")

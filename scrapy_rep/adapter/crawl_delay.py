@@ -1,8 +1,12 @@
 """Crawl-delay as a floor under Scrapy's download-slot delay.
 
 The only code that touches ``downloader.slots`` and ``per_slot_settings``.
-Slots are keyed by host (not origin) and dropped when idle, so both the live
-slot and the settings a new slot is made from get the floor. Scrapy jitters
+Scrapy keys slots by host, or by IP address under ``CONCURRENT_REQUESTS_PER_IP``
+(co-hosted sites share one), so a floor on that slot would pace every origin
+in it by one site's robots.txt: a delayed origin's requests are sent in a slot
+of their own instead (keyed by the origin, :func:`delay_slot`), unless the
+request names its ``download_slot`` already. Slots are dropped when idle, so
+both the live slot and the settings a new slot is made from get the floor. Scrapy jitters
 slot delays, and AutoThrottle rewrites them on every response: a site's
 Crawl-delay is a minimum, so the floor has no jitter and is put back after
 AutoThrottle.
@@ -23,6 +27,8 @@ from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, signals
+from scrapy.resolver import dnscache
+from scrapy.utils.httpobj import urlparse_cached
 
 from scrapy_rep.adapter import compat
 from scrapy_rep.adapter.telemetry import Telemetry
@@ -42,6 +48,31 @@ logger = logging.getLogger(__name__)
 #: (a few ms; ~100 ms for a worker's first request to a host, or on a busy machine),
 #: by a different amount on each worker, so the site still sees at least the delay
 SEND_MARGIN = 0.25
+
+
+#: the download slots a delayed origin's requests are sent in start with this
+SLOT_PREFIX = "rep-delay:"
+
+
+def delay_slot(origin: str) -> str:
+    """The download slot of a delayed origin: its own, paced by its own Crawl-delay only."""
+    return SLOT_PREFIX + origin
+
+
+def _named_by_user(request: Request) -> bool:
+    """Whether the request names a slot of its own choosing (``download_slot``).
+
+    Scrapy writes the slot it chose into the request's meta, and a retry or a
+    redirect carries it over: a host's, an IP's or a delayed origin's slot
+    there is not a choice, and is replaced.
+    """
+    named = request.meta.get("download_slot")
+    if named is None:
+        return False
+    if isinstance(named, str) and named.startswith(SLOT_PREFIX):
+        return False
+    host = urlparse_cached(request).hostname or ""
+    return named not in (host, dnscache.get(host, host))
 
 
 class CrawlDelay:
@@ -93,16 +124,14 @@ class CrawlDelay:
         if not delay:
             return None
         if self.pacing is None:
-            self._apply(request, delay)
+            self._apply(request, origin, delay)
             return None
-        return self._pace(request, delay)
+        return self._pace(request, origin, delay)
 
-    async def _pace(self, request: Request, delay: float) -> None:
-        """Wait for this request's send time on its slot, reserved for the whole cluster."""
+    async def _pace(self, request: Request, origin: str, delay: float) -> None:
+        """Wait for this request's send time on its origin, reserved for the whole cluster."""
         assert self.pacing is not None
-        engine = self.crawler.engine
-        assert engine is not None
-        key = engine.downloader.get_slot_key(request)
+        key = delay_slot(origin)  # the origin's turn, not its host's or IP's: never a neighbour's
         floor = max(delay, self.user_delay)
         turn = self._turns.setdefault(key, asyncio.Lock())
         self._queued[key] = self._queued.get(key, 0) + 1
@@ -112,7 +141,7 @@ class CrawlDelay:
                     wait = await self.pacing.reserve(key, floor + SEND_MARGIN)
                 except Exception as exc:
                     self._pacing_failed(exc)
-                    self._apply(request, delay)
+                    self._apply(request, origin, delay)
                     return
                 if self._pacing_down:
                     self._pacing_down = False
@@ -147,13 +176,16 @@ class CrawlDelay:
         known[origin] = (digest, delay)
         return delay
 
-    def _apply(self, request: Request, delay: float) -> None:
-        """Put the floor under the slot ``request`` will be downloaded in."""
+    def _apply(self, request: Request, origin: str, delay: float) -> None:
+        """Put the floor under the slot ``request`` will be downloaded in: its origin's own."""
         engine = self.crawler.engine
         assert engine is not None
         downloader = engine.downloader
+        if not _named_by_user(request):
+            # not the host's or the IP's slot, which other origins share
+            request.meta["download_slot"] = delay_slot(origin)
         key = downloader.get_slot_key(request)
-        # Origins on one host share its slot: the largest Crawl-delay among them wins.
+        # requests naming one slot themselves share it: the largest Crawl-delay among them wins
         floor = max(delay, self.user_delay, self._floors.get(key, 0.0))
         if self._floors.get(key) == floor:
             return

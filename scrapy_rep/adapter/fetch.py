@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, signals
+from scrapy.downloadermiddlewares.offsite import OffsiteMiddleware
 from scrapy.exceptions import StopDownload
 from scrapy.http import TextResponse
 from scrapy.http.request import NO_CALLBACK
@@ -25,6 +26,7 @@ from scrapy_rep.adapter import meta as M
 from scrapy_rep.core.origin import robots_url
 from scrapy_rep.core.policy import Conditional, FetchResult
 from scrapy_rep.robotstxt import MAX_BYTES
+from scrapy_rep.robotstxt.text import printable
 
 if TYPE_CHECKING:
     from scrapy.core.engine import ExecutionEngine
@@ -61,6 +63,9 @@ class RobotsFetcher:
         # bytes_received is sent for every chunk of every response; listen only
         # while a robots.txt download is under way (each receiver costs ~9 µs a chunk)
         self._downloading = 0
+        #: this fetcher's mark on its requests: the other fetcher of the crawl (tdmrep.json's
+        #: beside robots.txt's) hears their chunks too, and must not count them
+        self._mark = f"{type(self).__name__}@{id(self):x}"
 
     def asking(self, origin: str, request: Request) -> None:
         """The fetch for ``origin`` is on ``request``'s behalf, unless it is for another already."""
@@ -97,6 +102,7 @@ class RobotsFetcher:
                 # the raw size is capped by _cap_body; decompression by BodyGuard
                 "download_maxsize": 0,
                 "download_warnsize": 0,
+                M.COUNTED_BY: self._mark,
             },
         )
         if self.own_slot:
@@ -106,12 +112,37 @@ class RobotsFetcher:
         return request
 
     def _cap_body(self, data: bytes, request: Request, spider: Any = None) -> None:
-        if not request.meta.get(M.ROBOTS_REQUEST):
-            return
+        if request.meta.get(M.COUNTED_BY) != self._mark:
+            return  # not a download of this fetcher's: its own fetcher counts it
         received = request.meta.get(M.RECEIVED, 0) + len(data)
         request.meta[M.RECEIVED] = received
         if received > MAX_BYTES:
             raise StopDownload(fail=False)
+
+    def _offsite(self, target: str) -> str | None:
+        """The host of a redirect target off the spider's ``allowed_domains``, else None.
+
+        The rule is the crawl's own: the ``should_follow`` of the offsite
+        downloader middleware it runs (Scrapy's, or a subclass), so a hop is
+        followed exactly when a spider's request to it would be. Without that
+        middleware (or without ``allowed_domains``) every hop is followed.
+        """
+        spider = self.crawler.spider
+        offsite = self._offsite_mw()
+        if offsite is None or spider is None:
+            return None
+        probe = Request(target)
+        if offsite.should_follow(probe, spider):
+            return None
+        return urlparse_cached(probe).hostname or ""
+
+    def _offsite_mw(self) -> Any:
+        engine = self.crawler.engine
+        manager = getattr(getattr(engine, "downloader", None), "middleware", None)
+        for mw in getattr(manager, "middlewares", ()):
+            if isinstance(mw, OffsiteMiddleware):
+                return mw
+        return None
 
     def _check_user_agent(self, sent: str) -> None:
         """RFC 9309 §2.2.1 asks crawlers to send their product token: say so once if not."""
@@ -144,7 +175,7 @@ class RobotsFetcher:
         log(
             "scrapy-rep: the robots.txt fetch of %(origin)s failed with %(error)s; "
             "treated as a network error",
-            {"origin": origin, "error": f"{name}: {exc}"},
+            {"origin": printable(origin), "error": printable(f"{name}: {exc}")},
             exc_info=exc,
         )
 
@@ -172,6 +203,11 @@ class RobotsFetcher:
                 target = _redirect_target(response, location)
                 if target is None:  # mailto:, javascript:, no URL at all: a network error
                     return _result(first, response, hop, error="BadRedirect")
+                offsite = self._offsite(target)
+                if offsite is not None:  # as Scrapy's OffsiteMiddleware filters the hop
+                    return FetchResult(
+                        first, url, status=response.status, redirects=hop, offsite=offsite
+                    )
                 if hop == self.max_redirects:
                     # one hop too many: RFC 9309 §2.3.1.2 lets us treat it as unavailable
                     return FetchResult(
@@ -214,7 +250,10 @@ async def download_aside(engine: ExecutionEngine, request: Request) -> Response:
         result.request = request
     logged = engine.logformatter.crawled(request, result, spider)  # "Crawled (200) <GET ...>"
     if logged is not None:
-        logger.log(*logformatter_adapter(logged), extra={"spider": spider})
+        level, msg, *args = logformatter_adapter(logged)
+        if len(args) == 1 and isinstance(args[0], dict):  # a redirect's host: ESC, BEL, RLO, ...
+            args = [{k: v if v is None else printable(str(v)) for k, v in args[0].items()}]
+        logger.log(level, msg, *args, extra={"spider": spider})
     engine.signals.send_catch_log(
         signal=signals.response_received, response=result, request=request, spider=spider
     )

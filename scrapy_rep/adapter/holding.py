@@ -33,6 +33,7 @@ from scrapy_rep.core.events import Parked, Released
 from scrapy_rep.core.gate import Effects, OriginGate
 from scrapy_rep.core.origin import NotAnOrigin, origin_of
 from scrapy_rep.core.parking import Held
+from scrapy_rep.robotstxt.text import printable
 from scrapy_rep.runtime.clock import Clock, Timer
 from scrapy_rep.runtime.resolver import Fetch, Resolver
 
@@ -261,7 +262,7 @@ class Holding:
         if waiting is None or said == self._said_waiting:
             return
         self._said_waiting = said
-        shown = ", ".join(waiting.origins[:SHOWN_ORIGINS])
+        shown = ", ".join(printable(o) for o in waiting.origins[:SHOWN_ORIGINS])
         more = len(waiting.origins) - SHOWN_ORIGINS
         if more > 0:
             shown += f" and {more} more"

@@ -45,6 +45,9 @@ PARKED_AT = "_rep_parked_at"
 HELD_ID = "_rep_held_id"
 #: Internal: bytes of a robots.txt download received so far (its size cap).
 RECEIVED = "_rep_received"
+#: Internal: which fetcher counts a download's bytes (robots.txt's or tdmrep.json's):
+#: each listens to every download, and counts only its own.
+COUNTED_BY = "_rep_counted_by"
 #: Internal: a robots.txt download cut by the size cap.
 TRUNCATED = "_rep_truncated"
 #: Internal: a robots.txt download whose decompression failed.

@@ -91,15 +91,61 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_DOWNLOADED if action == "download" else EXIT_NOT_DOWNLOADED
 
 
-def _records(path: str) -> Iterator[dict[str, Any]]:
+#: the fields explain reads as text: each must be a string (or absent, or null)
+_TEXT_FIELDS = (
+    "type", "url", "origin", "action", "reason", "rep_decision", "product_token", "detail",
+    "group", "matched_rule", "collection_decision", "policy_status", "policy_url",
+    "policy_final_url", "policy_digest", "resource_type", "page", "archive",
+)  # fmt: skip
+#: the fields a record that carries a decision cannot do without
+_DECISION_FIELDS = ("action", "rep_decision", "reason", "product_token")
+
+
+def _well_formed(record: dict[str, Any]) -> bool:
+    """Whether explain can read ``record``: its fields of the types a crawl writes.
+
+    A log edited by hand, or written by another tool, can carry a ``url`` that
+    is a list or an ``action`` that is a number; such a record is skipped, as
+    ``report`` passes over what it cannot read, instead of ending in a traceback.
+    """
+    for name in _TEXT_FIELDS:
+        value = record.get(name)
+        if value is not None and not isinstance(value, str):
+            return False
+    if record.get("type") in _DECISION_TYPES and not all(
+        isinstance(record.get(name), str) for name in _DECISION_FIELDS
+    ):
+        return False
+    line = record.get("matched_line")
+    if line is not None and (not isinstance(line, int) or isinstance(line, bool)):
+        return False
+    uses, licenses = record.get("uses"), record.get("licenses")
+    if uses is not None and not (
+        isinstance(uses, dict) and all(isinstance(a, dict) for a in uses.values())
+    ):
+        return False
+    return licenses is None or (
+        isinstance(licenses, list) and all(isinstance(u, str) for u in licenses)
+    )
+
+
+class _Skipped:
+    """How many records of the log explain could not read."""
+
+    count = 0
+
+
+def _records(path: str, skipped: _Skipped | None = None) -> Iterator[dict[str, Any]]:
     with open(path, encoding="utf-8", errors="replace") as f:
         for line in f:
             try:
                 record = json.loads(line)
             except ValueError:
                 continue  # a torn last line of a crashed crawl: skip it, keep the rest
-            if isinstance(record, dict):
+            if isinstance(record, dict) and _well_formed(record):
                 yield record
+            elif skipped is not None:
+                skipped.count += 1
 
 
 def _candidates(url: str) -> set[str]:
@@ -124,7 +170,8 @@ def explain(log: str, url: str, archive_dir: str | None = None) -> tuple[str, li
     events: list[dict[str, Any]] = []
     fetches: list[dict[str, Any]] = []
     nearby: list[str] = []
-    for record in _records(log):
+    skipped = _Skipped()
+    for record in _records(log, skipped):
         kind = record.get("type")
         if kind in _URL_TYPES and record.get("url") in wanted:
             events.append(record)
@@ -139,6 +186,11 @@ def explain(log: str, url: str, archive_dir: str | None = None) -> tuple[str, li
         ):
             nearby.append(str(record.get("url")))
     decisions = [e for e in events if e["type"] in _DECISION_TYPES]
+    if skipped.count:
+        print(
+            f"scrapy-rep: skipped {skipped.count} malformed records of {printable(log)}",
+            file=sys.stderr,
+        )
     if not events:
         hint = f"; decisions on that origin include: {', '.join(nearby)}" if nearby else ""
         raise _NoRecord(f"no record of {url} in {log}{hint}")
@@ -219,7 +271,7 @@ def _decision_lines(
         lines.append("  source    the page's directives, not robots.txt")
         return lines
     fetch = next(
-        (f for f in reversed(fetches) if f.get("fetched_at") == decision["policy_fetched_at"]),
+        (f for f in reversed(fetches) if f.get("fetched_at") == decision.get("policy_fetched_at")),
         None,
     )
     source = decision.get("policy_final_url") or decision.get("policy_url") or "-"
@@ -227,7 +279,7 @@ def _decision_lines(
         source = f"{decision['policy_url']} -> {decision['policy_final_url']}"
     version = decision.get("policy_digest") or "none (no rules)"
     lines.append(
-        f"  policy    {decision['policy_status']}: robots.txt "
+        f"  policy    {decision.get('policy_status')}: robots.txt "
         f"{decision.get('policy_http_status') or '-'} from {source}"
     )
     lines.append(

@@ -24,12 +24,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import sys
 from typing import TYPE_CHECKING, Any
 
 from scrapy_rep.core.origin import NotAnOrigin, origin_of
+from scrapy_rep.robotstxt.text import printable_json
 from scrapy_rep.runtime.tdmrep import tdm_key
 
 if TYPE_CHECKING:
@@ -177,7 +177,7 @@ def run(args: argparse.Namespace) -> int:
 async def _show(store: Any, origin: str) -> int:
     """What a store keeps for one origin, as JSON; EXIT_NOT_STORED when it keeps nothing."""
     info = await store.show(origin)
-    print(json.dumps(info, indent=2, ensure_ascii=False))
+    print(printable_json(info))  # stored bodies, ETags and hosts are the sites' text
     return EXIT_OK if info["stored"] else EXIT_NOT_STORED
 
 
@@ -248,7 +248,7 @@ async def _sqlite(store: SqliteStore, command: str, origin: str | None) -> int:
         if command == "show":
             if origin is None:
                 entries = await store.entries()
-                print(json.dumps(entries, indent=2, ensure_ascii=False))
+                print(printable_json(entries))
                 return EXIT_OK if entries else EXIT_NOT_STORED
             return await _show(store, origin)
         if command == "forget":

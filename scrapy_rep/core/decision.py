@@ -27,7 +27,7 @@ from scrapy_rep.core.uses import (
 )
 from scrapy_rep.core.uses import silent as _silent
 from scrapy_rep.robotstxt import RobotsTxt
-from scrapy_rep.robotstxt.text import printable
+from scrapy_rep.robotstxt.text import ITEM_TEXT, printable, summarise_label
 
 if TYPE_CHECKING:
     from typing_extensions import NotRequired  # typing's from Python 3.11
@@ -265,9 +265,16 @@ def judge_record(
     if policy.status is Status.OK and robots is not None:
         verdict = robots.decide(token, url)
         rep = "allow" if verdict.allowed else "disallow"
-        reason, detail = verdict.reason, str(verdict)
+        reason, detail = verdict.reason, None
         if verdict.has_groups:
             group = verdict.group_label
+            if len(group) > ITEM_TEXT:  # 25,000 groups: a label of 700 KiB, in every record
+                group = summarise_label(group)
+                if verdict.rule is not None:
+                    verb = "allowed" if verdict.allowed else "disallowed"
+                    detail = f"{verb} by {verdict.rule} in group {group}"
+        if detail is None:
+            detail = str(verdict)
         if verdict.rule is not None:
             rule = f"{verdict.rule.directive}: {printable(verdict.rule.pattern)}"
             line = verdict.rule.line

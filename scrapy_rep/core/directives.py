@@ -36,6 +36,8 @@ from urllib.parse import urljoin
 from w3lib.html import strip_html5_whitespace
 from w3lib.url import safe_url_string
 
+from scrapy_rep.robotstxt.text import SHOWN_ITEMS, clip
+
 #: bytes of a body searched for the end of its ``<head>``; nothing after it is read
 HEAD_LIMIT = 64 * 1024
 
@@ -129,31 +131,49 @@ NO_DIRECTIVES = PageDirectives()
 
 @dataclass
 class _Collector:
-    """Directives as they are found; :meth:`result` freezes them."""
+    """Directives as they are found; :meth:`result` freezes them.
+
+    Where each restriction was said is kept for the first ``SHOWN_ITEMS``
+    sayings, the rest counted ("and M more"): a page can say ``none``
+    13,000 times, and every link it drops for ``nofollow`` quotes the list.
+    """
 
     now: float
     found: dict[str, list[str]] = field(default_factory=dict)
+    #: restriction -> sayings past the first SHOWN_ITEMS, counted, not kept
+    more: dict[str, int] = field(default_factory=dict)
     unavailable_after: float | None = None
+    #: the first SHOWN_ITEMS values that are no date (each said in a log line; the rest not)
     invalid_dates: list[str] = field(default_factory=list)
 
     def add(self, name: str, argument: str, where: str) -> None:
-        said = f"{where}: {name}" + (f": {argument}" if argument else "")
+        said = f"{where}: {name}" + (f": {clip(argument)}" if argument else "")
         if name == "unavailable_after":
             when = parse_date(argument)
             if when is None:
-                self.invalid_dates.append(argument)
+                if len(self.invalid_dates) < SHOWN_ITEMS:
+                    self.invalid_dates.append(clip(argument))
                 return
             if self.unavailable_after is None or when < self.unavailable_after:
                 self.unavailable_after = when
             if when <= self.now:
-                self.found.setdefault("noindex", []).append(said)
+                self._said("noindex", said)
             return
         for restriction in _SETS.get(name, ()):
-            self.found.setdefault(restriction, []).append(said)
+            self._said(restriction, said)
+
+    def _said(self, restriction: str, said: str) -> None:
+        sayings = self.found.setdefault(restriction, [])
+        if len(sayings) < SHOWN_ITEMS:
+            sayings.append(said)
+        else:
+            self.more[restriction] = self.more.get(restriction, 0) + 1
 
     def result(self) -> PageDirectives:
         if not self.found and self.unavailable_after is None and not self.invalid_dates:
             return NO_DIRECTIVES
+        for restriction, more in self.more.items():
+            self.found[restriction].append(f"and {more} more")
         return PageDirectives(
             noindex="noindex" in self.found,
             nofollow="nofollow" in self.found,

@@ -12,6 +12,8 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
+from scrapy_rep.robotstxt.text import printable
+
 #: origins shown in the report; the rest only count in the totals
 TOP = 10
 
@@ -208,7 +210,12 @@ def report_lines(counts: CrawlCounts, top: int = TOP, who: str = "") -> list[str
             f"({counts.delay_waited_s:.1f} s in all), {counts.requeued_from_dead} held requests "
             "of dead workers requeued"
         )
-    ranked = sorted(counts.origins.items(), key=lambda item: -item[1].requests)[: max(0, top)]
+    ranked = [
+        (printable(origin), c)  # a redirect's host can carry ESC, BEL, RLO, ...
+        for origin, c in sorted(counts.origins.items(), key=lambda item: -item[1].requests)[
+            : max(0, top)
+        ]
+    ]
     if not ranked:
         return lines + _browser_lines(counts, top) + _use_lines(counts, top)
     width = max(len("origin"), *(len(origin) for origin, _ in ranked))

@@ -37,8 +37,9 @@ from scrapy_rep.core.origin import robots_url
 from scrapy_rep.core.uses import UseAnswer
 from scrapy_rep.robotstxt.matcher import RuleSet
 from scrapy_rep.robotstxt.parser import MAX_BYTES as ROBOTS_MAX_BYTES
-from scrapy_rep.robotstxt.parser import Rule
+from scrapy_rep.robotstxt.parser import MAX_DIAGNOSTICS, Rule
 from scrapy_rep.robotstxt.paths import normalise, normalise_path, path_of
+from scrapy_rep.robotstxt.text import clip, printable
 
 #: where the file lives on every origin
 WELL_KNOWN = "/.well-known/tdmrep.json"
@@ -63,7 +64,9 @@ class TdmRule:
 
     @property
     def answer(self) -> UseAnswer:
-        return reservation_answer(self.reservation, f"tdmrep.json location {self.location}")
+        # the site's text, as long as its file: escaped, and clipped as every quoted source
+        shown = printable(clip(self.location))
+        return reservation_answer(self.reservation, f"tdmrep.json location {shown}")
 
 
 class TdmRules:
@@ -119,7 +122,7 @@ def parse_tdmrep(body: bytes) -> TdmRules:
         return TdmRules(diagnostics=[f"not JSON: {_quote(str(exc))}"])
     if not isinstance(data, list):
         return TdmRules(diagnostics=[f"not a JSON array but {type(data).__name__}"])
-    diagnostics: list[str] = []
+    diagnostics = _Diagnostics()
     kept: dict[str, TdmRule] = {}  # normalised location -> its entry
     for index, entry in enumerate(data):
         if len(kept) >= MAX_RULES:
@@ -132,7 +135,27 @@ def parse_tdmrep(body: bytes) -> TdmRules:
         old = kept.get(key)
         if old is None or (rule.reservation == 1 and old.reservation == 0):
             kept[key] = rule
-    return TdmRules(sorted(kept.values(), key=lambda r: r.index), diagnostics)
+    return TdmRules(sorted(kept.values(), key=lambda r: r.index), diagnostics.kept())
+
+
+class _Diagnostics(list[str]):
+    """The first ``MAX_DIAGNOSTICS`` diagnostics of a file, the rest counted, as robots.txt's.
+
+    A file of 255,000 bad entries (``[1,1,1,…]``) gave a diagnostic each: 21 MB kept
+    with the origin's file, and an audit record of megabytes.
+    """
+
+    dropped = 0
+
+    def append(self, text: str) -> None:
+        if len(self) < MAX_DIAGNOSTICS:
+            super().append(text)
+        else:
+            self.dropped += 1
+
+    def kept(self) -> list[str]:
+        more = [f"{self.dropped} more diagnostics not kept"] if self.dropped else []
+        return [*self, *more]
 
 
 def _rule(index: int, entry: object, diagnostics: list[str]) -> TdmRule | None:

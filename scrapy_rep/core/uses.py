@@ -34,6 +34,7 @@ from scrapy_rep.core.structured import StructuredFieldError, Token, parse_dictio
 from scrapy_rep.robotstxt import Group, RobotsTxt, Rule, Signal, UsageRule, runs_in
 from scrapy_rep.robotstxt.matcher import RuleSet
 from scrapy_rep.robotstxt.paths import normalise, normalise_path, path_of
+from scrapy_rep.robotstxt.text import ITEM_TEXT, clip, summarise
 
 __all__ = [
     "AIPREF_LABELS",
@@ -366,7 +367,7 @@ def _policy_answer(
         answer = made[key] = UseAnswer(
             use,
             ALLOWED if verdict.allowed else REFUSED,
-            _shown(f"policy token {policy_token}: {verdict}"),
+            _shown(f"policy token {policy_token}: {clip(str(verdict), 2 * ITEM_TEXT)}"),
         )
     return answer
 
@@ -450,8 +451,15 @@ def _signal_answers(lines: Iterable[tuple[Group | None, Signal]]) -> Iterable[Us
 
 
 def _source(line: int, group: Group | None, text: str) -> str:
-    where = f"in group {group}" if group is not None else "before any group"
-    return _shown(f"robots.txt line {line} {where}: {text}")
+    # a group of 16,000 agents, a line of 16 KiB: each line's source names them summarised
+    where = f"in group {_group_name(group)}" if group is not None else "before any group"
+    return _shown(f"robots.txt line {line} {where}: {clip(text)}")
+
+
+def _group_name(group: Group) -> str:
+    """A group as ``str(group)`` names it, its agents summarised (first few, and how many more)."""
+    agents = summarise(group.agents, ", ") if group.agents else "(empty)"
+    return f"user-agent: {agents} (line {group.line})"
 
 
 def _shown(text: str) -> str:

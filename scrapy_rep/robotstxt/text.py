@@ -2,6 +2,23 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
+from typing import Any
+
+#: The longest audit record (its JSON line) and the longest log line scrapy-rep writes, in
+#: characters. The longest robots.txt line read (``MAX_LINE``: 16,663 octets, Google's cut)
+#: quoted twice fits, as a decision quotes its rule (``matched_rule`` and ``detail``), with
+#: room for the rest of the record. Lists and long text in a record are summarised below
+#: it (:func:`summarise`, :func:`clip`); ``runtime/audit.py`` clips a record that is still
+#: longer, as a last line of defence. The whole text stays in the archived file.
+MAX_RECORD = 64 * 1024
+#: How many items a summarised list names before "and M more" (groups of a label, places
+#: a page said a directive, agents of a group, diagnostics of a tdmrep.json)
+SHOWN_ITEMS = 10
+#: The longest one item of a summarised list, or one quoted source, is shown (characters)
+ITEM_TEXT = 1024
+
 
 def printable(text: str) -> str:
     """``text`` with every non-printable character but TAB escaped as Python writes it.
@@ -23,3 +40,74 @@ def _escape(ch: str) -> str:
     if "\udc80" <= ch <= "\udcff":  # surrogateescape: the invalid octet it stands for
         return f"\\x{ord(ch) - 0xDC00:02x}"
     return repr(ch)[1:-1]
+
+
+def printable_json(value: Any, indent: int | None = 2) -> str:
+    """``value`` as JSON whose every non-printable character is a JSON escape.
+
+    ``json.dumps`` escapes C0 controls, but with ``ensure_ascii=False`` (kept
+    so that text reads as written) NEL, U+2028, bidi overrides, C1 controls
+    and lone surrogates pass raw: here each is written ``\\uXXXX``, so the
+    output is printable and still the same JSON (``json.loads`` gives
+    ``value`` back). For CLI output that carries site text.
+    """
+    text = json.dumps(value, indent=indent, ensure_ascii=False)
+    # outside strings JSON is printable ASCII, spaces and the indent's newlines
+    return "".join(ch if ch.isprintable() or ch == "\n" else _json_escape(ch) for ch in text)
+
+
+def _json_escape(ch: str) -> str:
+    code = ord(ch)
+    if code <= 0xFFFF:
+        return f"\\u{code:04x}"
+    code -= 0x10000  # a surrogate pair, as JSON writes a character beyond the BMP
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+
+
+def clip(text: str, limit: int = ITEM_TEXT) -> str:
+    """``text`` if it is at most ``limit`` characters long, else its start and how much more.
+
+    ``clip("x" * 5000, 10)`` is ``'xxxxxxxxxx… (4990 more characters)'``.
+    """
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text) - limit} more characters)"
+
+
+def summarise(
+    items: Sequence[str], sep: str = "; ", shown: int = SHOWN_ITEMS, limit: int = ITEM_TEXT
+) -> str:
+    """The first ``shown`` items (each clipped to ``limit``) joined by ``sep``, "and M more".
+
+    ``summarise(["a", "b", "c"], shown=2)`` is ``'a; b; and 1 more'``: what a record
+    or a log line says of a list a site can make as long as its file.
+    """
+    if len(items) <= shown and all(len(item) <= limit for item in items):
+        return sep.join(items)
+    text = sep.join(clip(item, limit) for item in items[:shown])
+    more = len(items) - shown
+    return f"{text}{sep}and {more} more" if more > 0 else text
+
+
+def summarise_label(label: str) -> str:
+    """A group label (``"user-agent: a, b (line 1); user-agent: * (line 9)"``) summarised.
+
+    Short labels (nearly all) are returned as they are, at the cost of a
+    length check; a file of 25,000 ``User-agent: *`` groups, or of one group
+    naming 16,000 agents, gives a label of a few KiB instead of 700 KiB.
+    """
+    if len(label) <= ITEM_TEXT:
+        return label
+    # every request of the group asks: its summary is made once (a str caches its hash)
+    key = (hash(label), len(label))
+    summary = _LABELS.get(key)
+    if summary is None:
+        if len(_LABELS) >= _LABELS_KEPT:
+            del _LABELS[next(iter(_LABELS))]
+        summary = _LABELS[key] = summarise(label.split("; "))
+    return summary
+
+
+#: (hash, length) of a long label -> its summary, for the labels summarised last
+_LABELS: dict[tuple[int, int], str] = {}
+_LABELS_KEPT = 256

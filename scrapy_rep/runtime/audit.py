@@ -14,6 +14,8 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from scrapy_rep.robotstxt.text import MAX_RECORD, SHOWN_ITEMS, clip
+
 #: record type -> (one per, fields besides ``type`` and ``at``): the reference's table
 RECORDS: Mapping[str, tuple[str, str]] = {
     "decision": (
@@ -107,7 +109,10 @@ class AuditLog:
     def write(self, kind: str, record: Mapping[str, Any]) -> None:
         if self._file.closed:
             return  # a late signal after close must not fail the crawl
-        self._lines.append(json.dumps({"type": kind, "at": time.time(), **record}, default=str))
+        line = json.dumps({"type": kind, "at": time.time(), **record}, default=str)
+        if len(line) > MAX_RECORD:  # the sources summarise; this is the last line of defence
+            line = bounded(kind, record, len(line))
+        self._lines.append(line)
         if len(self._lines) >= self._buffer_records:
             self.flush()
 
@@ -121,6 +126,44 @@ class AuditLog:
         if not self._file.closed:
             self.flush()
             self._file.close()
+
+
+def bounded(kind: str, record: dict[str, Any], size: int) -> str:
+    """The JSON line of a record longer than ``MAX_RECORD``, its text clipped to fit.
+
+    Every string is clipped and every list cut to its first ``SHOWN_ITEMS``
+    ("and M more"), at a budget halved until the line fits; ``clipped`` says
+    how long the whole line was. A record that still does not fit keeps only
+    what finds it again: its type, time, URL and origin (clipped too).
+    """
+    budget = MAX_RECORD // 4
+    while budget >= 64:
+        line = json.dumps(
+            {"type": kind, "at": time.time(), **_clipped(record, budget), "clipped": size},
+            default=str,
+        )
+        if len(line) <= MAX_RECORD:
+            return line
+        budget //= 2
+    kept = {key: clip(str(record[key]), 1024) for key in ("url", "origin") if key in record}
+    return json.dumps({"type": kind, "at": time.time(), **kept, "clipped": size})
+
+
+def _clipped(value: Any, budget: int) -> Any:
+    if isinstance(value, str):
+        return clip(value, budget)
+    if isinstance(value, dict):
+        items = list(value.items())
+        shown = {clip(str(k), budget): _clipped(v, budget) for k, v in items[: budget // 16 or 1]}
+        if len(items) > len(shown):
+            shown["…"] = f"and {len(items) - len(shown)} more"
+        return shown
+    if isinstance(value, (list, tuple)):
+        cut = [_clipped(v, budget) for v in value[:SHOWN_ITEMS]]
+        return [*cut, f"and {len(value) - SHOWN_ITEMS} more"] if len(value) > SHOWN_ITEMS else cut
+    if isinstance(value, (int, float, bool)) or value is None:
+        return value
+    return clip(str(value), budget)
 
 
 class PolicyArchive:

@@ -27,6 +27,7 @@ from scrapy_rep.core.policy import (
     conditional,
     next_policy,
 )
+from scrapy_rep.robotstxt.text import printable
 from scrapy_rep.runtime.settings import RepSettings
 from scrapy_rep.runtime.store.base import SharedStore
 from scrapy_rep.runtime.store.factory import sqlite_path, store_kind
@@ -189,7 +190,7 @@ class Resolver:
         url = self.url_of(origin)  # robots.txt, or another file fetched per origin
         log(
             "scrapy-rep: the fetch of %(url)s failed with %(error)s; treated as a network error",
-            {"url": url, "error": f"{name}: {exc}"},
+            {"url": printable(url), "error": printable(f"{name}: {exc}")},
             exc_info=exc,
         )
         result = FetchResult(url, url, error=name)
@@ -250,7 +251,7 @@ class Resolver:
                     logger.info(
                         "scrapy-rep: lost the robots.txt fetch lock of %(origin)s; "
                         "another worker may fetch it too",
-                        {"origin": origin},
+                        {"origin": printable(origin)},
                     )
                     return
             except Exception as exc:

@@ -34,6 +34,7 @@ TDM_ACTIONS = {
     "429": Action.ALLOW,
     "3xx": Action.ALLOW,
     "redirect-limit": Action.ALLOW,
+    "offsite": Action.ALLOW,
     "5xx": Action.DISALLOW,
     "network": Action.DISALLOW,
 }

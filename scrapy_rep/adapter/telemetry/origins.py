@@ -22,6 +22,7 @@ from scrapy_rep.core.events import (
     TdmrepFetched,
 )
 from scrapy_rep.core.policy import Policy, Status, classify
+from scrapy_rep.robotstxt.text import printable
 
 if TYPE_CHECKING:
     from scrapy_rep.adapter.telemetry import Telemetry
@@ -67,7 +68,11 @@ def standing(sink: Telemetry, event: Standing) -> None:
         sink.inc(f"rep/pauses/{policy.outcome}")
         logger.info(
             "scrapy-rep: %(origin)s paused until %(until)s: %(reason)s",
-            {"origin": origin, "until": clock_time(policy.expires_at), "reason": policy.reason},
+            {
+                "origin": printable(origin),  # a redirect's host can carry ESC, BEL, RLO, ...
+                "until": clock_time(policy.expires_at),
+                "reason": printable(policy.reason),
+            },
         )
     elif status is Status.UNRESOLVED:
         _note_once(sink, origin, origin, logging.WARNING, policy.reason)  # however often refetched
@@ -108,7 +113,7 @@ def crawl_delay_capped(sink: Telemetry, event: CrawlDelayCapped) -> None:
     sink.inc("rep/crawl_delay/capped")
     logger.info(
         "scrapy-rep: %(origin)s asks for Crawl-delay %(asked)ss, capped at %(cap)ss",
-        {"origin": event.origin, "asked": event.asked, "cap": event.cap},
+        {"origin": printable(event.origin), "asked": event.asked, "cap": event.cap},
     )
 
 
@@ -190,7 +195,11 @@ def _archive(sink: Telemetry, policy: Policy) -> str | None:
 
 
 def _note(level: int, origin: str, text: str) -> None:
-    logger.log(level, "scrapy-rep: %(origin)s: %(text)s", {"origin": origin, "text": text})
+    logger.log(
+        level,
+        "scrapy-rep: %(origin)s: %(text)s",
+        {"origin": printable(origin), "text": printable(text)},
+    )
 
 
 def _note_once(sink: Telemetry, key: str, origin: str, level: int, text: str) -> None:

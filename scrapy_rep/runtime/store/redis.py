@@ -47,6 +47,7 @@ except ImportError as exc:  # pragma: no cover - depends on the installation
     ) from exc
 
 from scrapy_rep.core.policy import Policy
+from scrapy_rep.robotstxt.text import printable
 from scrapy_rep.runtime.store.base import Invalidated
 from scrapy_rep.runtime.store.codec import SCHEMA as SCHEMA
 from scrapy_rep.runtime.store.codec import StoreDataError as StoreDataError
@@ -155,7 +156,7 @@ class RedisStore:
             self.counts["unreadable"] += 1
             logger.warning(
                 "scrapy-rep: ignoring the stored policy of %(origin)s: %(error)s",
-                {"origin": origin, "error": exc},
+                {"origin": printable(origin), "error": exc},
             )
             return None
         self.counts["found"] += 1
@@ -200,7 +201,7 @@ class RedisStore:
             logger.info(
                 "scrapy-rep: the robots.txt fetch lock of %(origin)s expired before the fetch "
                 "ended (REP_STORE_LOCK_TIMEOUT, renewed while the fetch runs)",
-                {"origin": origin},
+                {"origin": printable(origin)},
             )
 
     async def close(self) -> None:

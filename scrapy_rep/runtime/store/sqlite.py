@@ -39,6 +39,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from scrapy_rep.core.policy import Policy
+from scrapy_rep.robotstxt.text import printable
 from scrapy_rep.runtime.store.base import Invalidated
 from scrapy_rep.runtime.store.codec import StoreDataError, decode
 from scrapy_rep.runtime.store.sqlite_file import (
@@ -145,7 +146,7 @@ class SqliteStore:
             self.counts["unreadable"] += 1
             logger.warning(
                 "scrapy-rep: ignoring the stored policy of %(origin)s in %(path)s: %(error)s",
-                {"origin": origin, "path": self.path, "error": exc},
+                {"origin": printable(origin), "path": self.path, "error": exc},
             )
             return None
         self.counts["found"] += 1
@@ -174,7 +175,7 @@ class SqliteStore:
             logger.info(
                 "scrapy-rep: the robots.txt fetch lock of %(origin)s expired before the fetch "
                 "ended",
-                {"origin": origin},
+                {"origin": printable(origin)},
             )
 
     async def close(self) -> None:

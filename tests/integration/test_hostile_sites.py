@@ -1,0 +1,486 @@
+"""Hostile sites, bounded: each attack of issue 36 as a real crawl of loopback origins.
+
+Every bound is asserted from outside: what the site's server was asked for,
+the sizes and longest lines of the files the crawl writes (audit log, crawl
+log), what a CLI command prints, and the peak RSS of a child crawl where
+memory is the claim. Each crawl is small and bounded in time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+import pytest_twisted
+import scrapy
+from scrapy.http import Response
+
+from scrapy_rep.robotstxt.text import MAX_RECORD
+from scrapy_rep.runtime.audit import AuditLog
+from tests.support import processes
+from tests.support.audit import audited_crawl
+from tests.support.crawl import ListSpider, crawl
+from tests.support.fakesite import FakeSite, Reply
+from tests.support.store_cli import store_cli
+
+TDMREP = "/.well-known/tdmrep.json"
+
+
+def padded_robots(size: int, last: str) -> bytes:
+    """A legal robots.txt of about ``size`` bytes: one group, comments, then ``last``."""
+    head = b"User-agent: *\nAllow: /\n"
+    line = b"# " + b"p" * 76 + b"\n"
+    body = head + line * ((size - len(head)) // len(line))
+    return body + last.encode() + b"\n"
+
+
+def large_tdmrep(size: int) -> bytes:
+    """A legal tdmrep.json of about ``size`` bytes (nothing reserved where the test looks)."""
+    entry = {"location": "/nothing-here/" + "n" * 60, "tdm-reservation": 1}
+    one = len(json.dumps(entry)) + 2
+    return json.dumps([entry] * (size // one)).encode()
+
+
+# -- the 500 KiB cap counts its own download's bytes ----------------------------------------------
+
+
+@pytest_twisted.ensureDeferred
+async def test_the_cap_counts_only_its_own_download_when_tdmrep_json_downloads_too(
+    site: FakeSite,
+) -> None:
+    """A 459 KB robots.txt ending in ``Disallow: /private`` is read whole beside a large
+    tdmrep.json (before: the two fetchers each counted every chunk, the cap fired at half,
+    the last line was lost and /private was downloaded)."""
+    robots = padded_robots(459_000, "Disallow: /private")
+    assert 450_000 < len(robots) < 500 * 1024
+    origin = site.add("big").robots(Reply(body=robots))
+    # the tdmrep.json answers late, so its fetcher is listening while robots.txt arrives
+    origin.page(TDMREP, Reply(body=large_tdmrep(450_000), delay=1.0))
+    settings: dict[str, Any] = {"REP_USES": ["train-ai"]}
+    result = await crawl([origin.url_for("/private"), origin.url_for("/open")], settings)
+    assert origin.hits(TDMREP) == 1
+    assert origin.hits("/open") == 1
+    assert origin.hits("/private") == 0, "the last rule of a 459 KB robots.txt was lost"
+    assert result.dropped[origin.url_for("/private")] == "disallow-rule"
+    assert not result.stat("rep/fetch/truncated")
+
+
+# -- Crawl-delay paces its origin, never a neighbour sharing its download slot --------------------
+
+
+class SlotDelaySpider(ListSpider):
+    """Notes, for each response, the download slot it came through and that slot's delay."""
+
+    name = "slot-delays"
+
+    def __init__(self, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.slots: dict[str, tuple[str, float]] = {}
+
+    def parse(self, response: Response) -> Iterator[scrapy.Request]:
+        key = response.meta["download_slot"]
+        slot = self.crawler.engine.downloader.slots[key]
+        self.slots[response.url] = (key, slot.delay)
+        yield from super().parse(response)
+
+
+@pytest.mark.filterwarnings("ignore:The CONCURRENT_REQUESTS_PER_IP setting is deprecated")
+@pytest.mark.parametrize("per_ip", [0, 4], ids=["per-host", "per-ip"])
+@pytest_twisted.ensureDeferred
+async def test_a_crawl_delay_never_paces_a_co_hosted_origin(site: FakeSite, per_ip: int) -> None:
+    """Two origins on one IP address (one host, two ports) share Scrapy's download slot
+    (by host, or by IP under CONCURRENT_REQUESTS_PER_IP): one's Crawl-delay paced both."""
+    slow = site.add("slow").robots(Reply(body=b"User-agent: *\nCrawl-delay: 1\n"))
+    quick = site.add("quick").robots(Reply(body=b"User-agent: *\nAllow: /\n"))
+    assert slow.host == quick.host
+    urls = [slow.url_for("/1"), slow.url_for("/2")] + [quick.url_for(f"/{n}") for n in range(4)]
+    settings: dict[str, Any] = {"CONCURRENT_REQUESTS_PER_IP": per_ip}
+    if per_ip:  # Scrapy's downloader-aware queue does not take per-IP slots
+        settings["SCHEDULER_PRIORITY_QUEUE"] = "scrapy.pqueues.ScrapyPriorityQueue"
+    result = await crawl(urls, settings, spider=SlotDelaySpider)
+    assert sorted(result.downloaded) == sorted(urls)
+    assert result.crawler is not None
+    spider = result.crawler.spider
+    assert isinstance(spider, SlotDelaySpider)
+    slow_slots = {spider.slots[u] for u in urls[:2]}
+    quick_slots = {spider.slots[u] for u in urls[2:]}
+    assert all(delay >= 1 for _key, delay in slow_slots)
+    assert all(delay == 0 for _key, delay in quick_slots), "paced by its neighbour's robots.txt"
+    assert not {k for k, _ in slow_slots} & {k for k, _ in quick_slots}
+
+
+# -- a robots.txt redirect off allowed_domains is filtered as offsite ------------------------------
+
+
+class AllowedSpider(ListSpider):
+    """A spider kept to 127.0.0.1 by ``allowed_domains`` (Scrapy's OffsiteMiddleware)."""
+
+    name = "allowed"
+    allowed_domains: ClassVar[list[str]] = ["127.0.0.1"]
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_robots_txt_redirect_off_allowed_domains_is_not_followed(site: FakeSite) -> None:
+    """A site redirects its robots.txt to an internal host the spider may not visit: the hop
+    is filtered as Scrapy's OffsiteMiddleware filters it (before: it was requested)."""
+    internal = site.add("internal", host="127.0.0.2").robots(
+        Reply(body=b"User-agent: *\nDisallow: /\n")
+    )
+    public = site.add("public").robots(Reply(status=302, redirect_to=internal.robots_url))
+    pages = [public.url_for("/a"), public.url_for("/b")]
+    result = await crawl(pages, spider=AllowedSpider)
+    assert internal.hits() == 0, "an offsite host was requested for robots.txt"
+    assert public.hits("/robots.txt") == 1
+    assert sorted(result.downloaded) == pages  # unavailable, as Scrapy's own middleware has it
+    assert result.stat("rep/fetch/outcome/offsite") == 1
+    record = result.decisions[pages[0]]
+    assert record["policy_status"] == "unavailable"
+    assert record["policy_http_status"] == 302
+    assert "127.0.0.2" in record["detail"] and "offsite" in record["detail"]
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_robots_txt_redirect_within_allowed_domains_is_followed(site: FakeSite) -> None:
+    moved = site.add("moved").robots(Reply(body=b"User-agent: *\nDisallow: /b\n"))
+    public = site.add("public").robots(Reply(status=301, redirect_to=moved.robots_url))
+    pages = [public.url_for("/a"), public.url_for("/b")]
+    result = await crawl(pages, spider=AllowedSpider)
+    assert moved.hits("/robots.txt") == 1
+    assert result.downloaded == [pages[0]]
+    assert result.dropped[pages[1]] == "disallow-rule"
+
+
+# -- site text reaching a terminal goes through the one escaping helper ----------------------------
+
+#: ESC, BEL, BS, RLO, NEL, LINE SEPARATOR: each recolours, beeps, rubs out, reverses or
+#: splits a terminal line
+CONTROLS = ("\x1b", "\x07", "\x08", "\u202e", "\x85", "\u2028")
+
+
+@contextlib.contextmanager
+def log_file(path: Path) -> Iterator[None]:
+    """scrapy-rep's log lines of the crawl written to ``path`` as ``LOG_FILE`` writes them."""
+    handler = logging.FileHandler(path, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s [%(name)s] %(levelname)s: %(message)s"))
+    root = logging.getLogger("scrapy_rep")  # Scrapy's own lines are Scrapy's business
+    root.addHandler(handler)
+    level = root.level
+    root.setLevel(logging.DEBUG)
+    try:
+        yield
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(level)
+        handler.close()
+
+
+def rep_lines(log: Path) -> list[str]:
+    """Every line of a crawl log written by :func:`log_file` (multi-line records split)."""
+    return log.read_text(encoding="utf-8", errors="surrogateescape").split("\n")
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_host_name_reached_by_a_redirect_is_escaped_in_every_log_line(
+    site: FakeSite, tmp_path: Path
+) -> None:
+    """A page redirects to a host whose name carries terminal controls; the host never
+    resolves, so its origin is paused, waited for (the idle line) and given up: each line
+    that names it is escaped (before: four INFO/WARNING lines carried the raw controls)."""
+    rlo = "\u202e".encode().decode("latin-1")  # its UTF-8 octets, as a header carries them
+    host = "ev\x1bil\x07\x08" + rlo + "x\u2028y".encode().decode("latin-1") + ".invalid"
+    page = site.add("page").robots(Reply(body=b"User-agent: *\nAllow: /\n"))
+    page.page("/go", Reply(status=302, redirect_to=f"http://{host}/x"))
+    log = tmp_path / "crawl.log"
+    settings = {"REP_PAUSE_INITIAL": 0.5, "REP_PAUSE_MAX_TRIES": 3}
+    with log_file(log):
+        result = await crawl([page.url_for("/go")], settings)
+    assert list(result.dropped.values()) == ["policy-unresolved"]
+    lines = rep_lines(log)
+    naming = [line for line in lines if "ev\\x1bil" in line]
+    assert len(naming) >= 3, lines  # paused, idle, given up
+    assert any("idle but for" in line for line in naming)
+    for line in lines:
+        assert not any(c in line for c in CONTROLS), line
+
+
+def printable_output(text: str) -> bool:
+    """Nothing in ``text`` but printable characters and line ends."""
+    return all(line.isprintable() for line in text.split("\n"))
+
+
+@pytest_twisted.ensureDeferred
+async def test_store_show_escapes_what_the_site_wrote(site: FakeSite, tmp_path: Path) -> None:
+    """A robots.txt body and ETag carrying NEL, RLO, U+2028, C1 controls and invalid UTF-8,
+    stored by a real crawl in SQLite: ``store show`` prints them escaped, as the same JSON
+    (before: ``ensure_ascii=False`` printed them raw)."""
+    body = "User-agent: *\nDisallow: /x\u0085y\u202e\u2028\n".encode() + b"# \xff\xfe\n"
+    etag = '"\u202e\u0085"'.encode().decode("latin-1")  # its UTF-8 octets, as sent
+    origin = site.add("stored").robots(Reply(body=body, headers={"ETag": etag}))
+    path = tmp_path / "rep-policies.sqlite"
+    settings = {"REP_STORE": "sqlite", "REP_SQLITE_PATH": str(path)}
+    await crawl([origin.url_for("/")], settings)
+    shown = store_cli("show", origin.url, "--sqlite", str(path))
+    assert shown.returncode == 0, shown.stderr
+    assert printable_output(shown.stdout), [c for c in shown.stdout if not c.isprintable()]
+    info = json.loads(shown.stdout)  # still the same JSON
+    assert "\u202e" in info["fields"]["body"] and "\u0085" in info["fields"]["body"]
+    listed = store_cli("show", "--sqlite", str(path))
+    assert listed.returncode == 0 and printable_output(listed.stdout)
+
+
+#: records a hand-edited or foreign audit log can hold: each read by explain before it chose
+MALFORMED = [
+    {"type": "decision", "url": ["http://a/"], "origin": "x"},
+    {"type": "decision", "url": {"a": 1}},
+    {"type": "parked", "url": 7},
+    {"type": "fetch", "origin": ["x"]},
+    {"type": "decision", "url": "%(url)s", "action": 1, "rep_decision": "allow"},
+    {"type": "decision", "url": "%(url)s", "action": "drop", "rep_decision": "disallow",
+     "reason": "x", "product_token": "t", "matched_line": "3", "matched_rule": "disallow: /"},
+    {"type": "fetch", "origin": "%(origin)s", "licenses": 5},
+]  # fmt: skip
+
+
+@pytest_twisted.ensureDeferred
+async def test_explain_skips_malformed_records_as_report_does(
+    site: FakeSite, tmp_path: Path
+) -> None:
+    """An audit log with a non-string ``url`` (and other fields of the wrong type): explain
+    answers from the good records and says how many it skipped (before: a traceback)."""
+    origin = site.add("a").robots(Reply(body=b"User-agent: *\nDisallow: /private\n"))
+    url = origin.url_for("/private/x")
+    await audited_crawl(tmp_path, [url])
+    log = tmp_path / "audit.jsonl"
+    with log.open("a", encoding="utf-8") as f:
+        for record in MALFORMED:
+            text = json.dumps(record) % {"url": url, "origin": origin.url}
+            f.write(text + "\n")
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    answer = processes.run(
+        "scrapy_rep.cli", ["explain", str(log), url], cwd=root, env=env, timeout=30
+    )
+    assert "Traceback" not in answer.stderr, answer.stderr
+    assert answer.returncode == 1, answer.stderr  # dropped, as the good record says
+    assert "DISALLOW -> drop (disallow-rule)" in answer.stdout
+    assert f"skipped {len(MALFORMED)} malformed records" in answer.stderr
+    report = processes.run(
+        "scrapy_rep.cli",
+        ["report", str(log), "-o", str(tmp_path / "r.html")],
+        cwd=root,
+        env=env,
+        timeout=30,
+    )
+    assert report.returncode == 0, report.stderr
+
+
+# -- bounded records and lines: no audit record, no log line over MAX_RECORD ----------------------
+
+
+def longest_line(path: Path) -> int:
+    """The longest line of a file, in characters (UTF-8), read in pieces."""
+    longest = 0
+    with path.open(encoding="utf-8", errors="replace") as f:
+        for line in f:
+            longest = max(longest, len(line.rstrip("\n")))
+    return longest
+
+
+async def bounded_crawl(
+    tmp_path: Path, urls: list[str], settings: dict[str, Any] | None = None, **spider: Any
+) -> tuple[Path, Path, Any]:
+    """A crawl with the audit log on and scrapy-rep's DEBUG lines in a log file: the two
+    files, and the crawl's result."""
+    audit, log = tmp_path / "audit.jsonl", tmp_path / "crawl.log"
+    with log_file(log):
+        result = await crawl(urls, {"REP_DECISION_LOG": str(audit), **(settings or {})}, **spider)
+    return audit, log, result
+
+
+def assert_bounded(audit: Path, log: Path) -> None:
+    assert longest_line(audit) <= MAX_RECORD, f"an audit record of {longest_line(audit):,}"
+    assert longest_line(log) <= MAX_RECORD, f"a log line of {longest_line(log):,}"
+
+
+def many_groups(size: int, last: str) -> bytes:
+    """A robots.txt of about ``size`` bytes: ``User-agent: *`` groups, merged into one."""
+    group = b"User-agent: *\nAllow: \n"
+    return group * ((size - len(last) - 20) // len(group)) + f"User-agent: *\n{last}\n".encode()
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_file_of_25000_groups_makes_a_short_group_label(
+    site: FakeSite, tmp_path: Path
+) -> None:
+    """24,000 ``User-agent: *`` groups: every decision's ``group`` named them all (1.39 MB a
+    record, 695 KiB a DEBUG line); now the first ten, and how many more."""
+    body = many_groups(511_000, "Disallow: /private")
+    origin = site.add("groups").robots(Reply(body=body))
+    urls = [origin.url_for("/private/1"), origin.url_for("/open")]
+    audit, log, result = await bounded_crawl(tmp_path, urls)
+    assert result.dropped == {urls[0]: "disallow-rule"}
+    assert_bounded(audit, log)
+    group = result.decisions[urls[0]]["group"]
+    assert group.startswith("user-agent: * (line 1); user-agent: * (line 3)")
+    assert group.endswith(f"and {body.count(b'User-agent') - 10} more")
+    assert audit.stat().st_size < 100_000
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_page_saying_none_12000_times_quotes_ten_sayings(
+    site: FakeSite, tmp_path: Path
+) -> None:
+    """A page whose meta robots says ``none`` 12,000 times, with 50 links: each link dropped
+    for ``nofollow`` quoted all 12,000 sayings twice (~700 KB a record); now ten, and how
+    many more."""
+    links = [f"/l/{n}" for n in range(50)]
+    head = '<meta name="robots" content="' + "none," * 12_000 + '">'
+    anchors = "".join(f'<a href="{url}">x</a>' for url in links)
+    html = f"<html><head>{head}</head><body>{anchors}</body></html>".encode()
+    origin = site.add("says").robots(Reply(body=b"User-agent: *\nAllow: /\n"))
+    origin.page("/", Reply(body=html, headers={"Content-Type": "text/html"}))
+    audit, log, _result = await bounded_crawl(tmp_path, [origin.url_for("/")], follow=True)
+    assert not any(origin.hits(url) for url in links)
+    assert_bounded(audit, log)
+    drops = [r for r in map(json.loads, audit.open()) if r.get("reason") == "page-nofollow"]
+    assert len(drops) == len(links)  # no errback hears of these: the audit log does
+    assert drops[0]["matched_rule"].endswith("none; and 11990 more")
+    assert audit.stat().st_size < 500_000, f"{audit.stat().st_size:,} bytes of audit log"
+    assert log.stat().st_size < 500_000, f"{log.stat().st_size:,} bytes of crawl log"
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_tdmrep_json_of_bad_entries_keeps_fifty_diagnostics(
+    site: FakeSite, tmp_path: Path
+) -> None:
+    """A 240 KB tdmrep.json ``[1,1,1,…]``: one diagnostic per entry (a 3.4 MiB audit
+    record); now the first 50, as robots.txt's, and how many more."""
+    entries = 120_000
+    origin = site.add("tdm").robots(Reply(body=b"User-agent: *\nAllow: /\n"))
+    origin.page(TDMREP, Reply(body=b"[" + b"1," * (entries - 1) + b"1]"))
+    audit, log, _result = await bounded_crawl(
+        tmp_path, [origin.url_for("/a")], {"REP_USES": ["train-ai"]}
+    )
+    assert_bounded(audit, log)
+    (tdmrep,) = [r for r in map(json.loads, audit.open()) if r["type"] == "tdmrep"]
+    assert len(tdmrep["diagnostics"]) == 51
+    assert tdmrep["diagnostics"][-1] == f"{entries - 50} more diagnostics not kept"
+
+
+# -- memory: peak RSS of a child crawl ------------------------------------------------------------
+
+
+def child_crawl(
+    tmp_path: Path, urls: list[str], settings: dict[str, Any], follow: bool = False
+) -> dict[str, Any]:
+    """Crawl ``urls`` in a child process; its report (``maxrss_kib``, ``stats``, ...)."""
+    out = tmp_path / "child.json"
+    root = Path(__file__).resolve().parents[2]
+    config = {"urls": urls, "settings": settings, "out": str(out), "follow": follow}
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    ran = processes.run(
+        "tests.support.rss_crawl", [json.dumps(config)], cwd=root, env=env, timeout=120
+    )
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    report: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
+    report["log_lines"] = ran.stderr.split("\n")  # the crawl log (Scrapy logs to stderr)
+    return report
+
+
+#: a crawl of one small site, in a child process, peaks near 70-90 MiB (Scrapy, Twisted,
+#: scrapy-rep imported); a hostile file may add this much, no more
+HOSTILE_RSS_MIB = 160
+
+
+def test_a_group_of_16000_agents_and_8500_usage_lines_stays_small(
+    site: FakeSite, tmp_path: Path
+) -> None:
+    """16,000 ``User-agent: *`` lines in one group and 8,500 ``Content-Usage`` lines, with
+    DEFAULT settings (a file that states preferences answers uses for every request): each
+    answer's source named all 16,000 agents (478 MiB peak); now the first ten."""
+    agents = b"User-agent: *\n" * 16_000
+    usage = b"".join(b"Content-Usage: /u%d/ train-ai=n\n" % n for n in range(8_500))
+    body = agents + b"Disallow: /private\n" + usage
+    assert len(body) < 500 * 1024
+    origin = site.add("usage").robots(Reply(body=body))
+    urls = [origin.url_for(f"/u{n}/page") for n in range(0, 8_500, 850)]
+    audit = tmp_path / "audit.jsonl"
+    report = child_crawl(tmp_path, urls, {"REP_DECISION_LOG": str(audit), "LOG_LEVEL": "INFO"})
+    assert sorted(report["downloaded"]) == sorted(urls)
+    assert longest_line(audit) <= MAX_RECORD
+    decision = next(r for r in map(json.loads, audit.open()) if r["type"] == "decision")
+    source = decision["uses"]["train-ai"]["source"]
+    assert "and 15990 more (line 1)" in source, source
+    rss = report["maxrss_kib"] / 1024
+    assert rss < HOSTILE_RSS_MIB, f"peak RSS {rss:.0f} MiB"
+
+
+def test_the_audit_log_clips_any_record_still_over_the_limit(tmp_path: Path) -> None:
+    """The last line of defence: whatever a future record carries, its line fits."""
+    path = tmp_path / "audit.jsonl"
+    log = AuditLog(str(path))
+    rule = "disallow: /" + "a" * 16_652  # the longest line a robots.txt is read with
+    log.write("decision", {"url": "http://a/", "matched_rule": rule, "detail": rule})
+    log.write("decision", {"url": "http://a/x", "detail": "\x1b" * 600_000, "uses": {"u": {}}})
+    log.write("tdmrep", {"origin": "http://a", "diagnostics": ["entry: bad"] * 100_000})
+    log.write("origin", {"origin": "http://a", "dropped": {f"r{n}": n for n in range(50_000)}})
+    log.close()
+    quoted, escaped, diagnosed, counted = map(json.loads, path.open())
+    assert quoted["detail"] == rule and "clipped" not in quoted  # a rule quoted twice fits
+    assert longest_line(path) <= MAX_RECORD
+    assert escaped["url"] == "http://a/x" and escaped["clipped"] > 600_000 * 6
+    assert diagnosed["diagnostics"][-1] == f"and {100_000 - 10} more"
+    assert counted["origin"] == "http://a" and counted["clipped"]
+
+
+def hostile_origins(site: FakeSite, copies: int) -> list[str]:
+    """``copies`` origins of each shape above (distinct files, so nothing is shared); the
+    URLs a crawl starts from."""
+    urls = []
+    for n in range(copies):
+        groups = site.add(f"groups{n}").robots(
+            Reply(body=many_groups(511_000, f"Disallow: /private{n}"))
+        )
+        agents = b"User-agent: *\n" * 16_000
+        usage = b"".join(b"Content-Usage: /u%d/ train-ai=n\n" % i for i in range(8_500))
+        usages = site.add(f"usage{n}").robots(Reply(body=agents + b"# %d\n" % n + usage))
+        page = site.add(f"says{n}").robots(Reply(body=b"User-agent: *\nAllow: /\n"))
+        head = '<meta name="robots" content="' + "none," * 12_000 + '">'
+        anchors = "".join(f'<a href="/l/{i}">x</a>' for i in range(20))
+        html = f"<html><head>{head}</head><body>{anchors}</body></html>".encode()
+        page.page("/", Reply(body=html, headers={"Content-Type": "text/html"}))
+        tdm = site.add(f"tdm{n}").robots(Reply(body=b"User-agent: *\nAllow: /\n"))
+        tdm.page(TDMREP, Reply(body=b"[" + b"1," * (120_000 + n) + b"1]"))
+        urls += [groups.url_for("/a"), groups.url_for(f"/private{n}"), usages.url_for("/u7/x")]
+        urls += [page.url_for("/"), tdm.url_for("/a")]
+    return urls
+
+
+#: twenty hostile origins crawled at once: 152 MiB measured (2,439 MiB before the summaries:
+#: 3.6 MB audit records, 672 KB log lines, 100 MB of audit log)
+CROWD_RSS_MIB = 256
+
+
+def test_a_crawl_of_hostile_origins_of_every_shape_stays_bounded(
+    site: FakeSite, tmp_path: Path
+) -> None:
+    """Five origins of each shape above, in one crawl: no record and no line over the
+    limit, and the peak RSS of the crawl within CROWD_RSS_MIB."""
+    urls = hostile_origins(site, 5)
+    audit = tmp_path / "audit.jsonl"
+    settings = {"REP_DECISION_LOG": str(audit), "REP_USES": ["train-ai"], "LOG_LEVEL": "DEBUG"}
+    report = child_crawl(tmp_path, urls, settings, follow=True)
+    assert report["stats"]["rep/fetch/count"] == 20
+    assert longest_line(audit) <= MAX_RECORD
+    assert audit.stat().st_size < 2_000_000, f"{audit.stat().st_size:,} bytes of audit log"
+    log = report["log_lines"]
+    assert max(map(len, log)) <= MAX_RECORD
+    assert sum(map(len, log)) < 2_000_000, f"{sum(map(len, log)):,} characters of crawl log"
+    rss = report["maxrss_kib"] / 1024
+    assert rss < CROWD_RSS_MIB, f"peak RSS {rss:.0f} MiB"
