@@ -1,6 +1,8 @@
 """The JSON Lines audit log, and the archive of robots.txt bodies it points into.
 
-Every record has ``type`` (one of :data:`RECORDS`) and ``at`` (epoch seconds).
+Every record has ``type`` (one of :data:`RECORDS`), ``at`` (epoch seconds) and
+``crawl`` (which crawl wrote it: crawlers of one process, or scrapyd jobs, may share
+a log; ``scrapy-rep report`` and ``explain`` keep one crawl's records apart).
 Lines are buffered and written whole, one ``write`` per batch to a file
 opened for appending, so two crawlers sharing a path never split a line;
 everything is flushed at close. ``scrapy-rep explain`` reads it back.
@@ -78,8 +80,10 @@ RECORDS: Mapping[str, tuple[str, str]] = {
 
 
 class AuditLog:
-    def __init__(self, path: str, buffer_records: int = 256) -> None:
+    def __init__(self, path: str, buffer_records: int = 256, crawl: str = "") -> None:
         self.path = path
+        #: the ``crawl`` field of every record: this log's crawl among those sharing the file
+        self.crawl = crawl
         folder = os.path.dirname(path)
         if folder:
             os.makedirs(folder, exist_ok=True)  # as PolicyArchive does for its directory
@@ -96,7 +100,11 @@ class AuditLog:
     def write(self, kind: str, record: dict[str, Any]) -> None:
         if self._file.closed:
             return  # a late signal after close must not fail the crawl
-        self._lines.append(json.dumps({"type": kind, "at": time.time(), **record}, default=str))
+        self._lines.append(
+            json.dumps(
+                {"type": kind, "at": time.time(), "crawl": self.crawl, **record}, default=str
+            )
+        )
         if len(self._lines) >= self._buffer_records:
             self.flush()
 
