@@ -48,6 +48,15 @@ def fetched(sink: Telemetry, event: Fetched) -> None:
             sink.inc("rep/fetch/redirected")
     if policy is None:
         return
+    if result is not None and result.truncated and policy.body is not None:
+        _note_once(  # once an origin: a refetch of the same big file says nothing new
+            sink,
+            f"truncated {origin}",
+            origin,
+            logging.WARNING,
+            f"robots.txt cut at {len(policy.body)} bytes, all RFC 9309 §2.5 asks a crawler "
+            "to read: rules past them are not obeyed (decision records say policy_truncated)",
+        )
     sink.counts.fetched(origin, policy.status.value)
     if sink.audit is not None:
         record = {**fetch_record(origin, policy), "archive": _archive(sink, policy)}
