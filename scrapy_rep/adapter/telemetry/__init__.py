@@ -101,6 +101,9 @@ class Telemetry:
         self.closing = CloseReport(self.counts, audit, report=report, html=report_html)
         #: what is said once a crawl: origins given up, unreadable files
         self.noted: set[str] = set()
+        #: origins whose tdmrep.json came as an HTML page (the first few), and how many
+        self.tdmrep_html: list[str] = []
+        self.tdmrep_html_count = 0
 
     # -- requests -----------------------------------------------------------
 
@@ -237,6 +240,7 @@ class Telemetry:
     def closed(self, reason: str, left: int, *, spider: str, token: str) -> None:
         """At spider close: the last counts to Scrapy's stats, then :class:`CloseReport`."""
         self.flush()
+        origins.tdmrep_html_summary(self)
         self.closing.write(reason, left, spider=spider, token=token)
 
 
