@@ -182,14 +182,15 @@ def _html(result: FetchResult | None) -> bool:
 
 
 def tdmrep_html_summary(sink: Telemetry) -> None:
-    """At close: the origins whose tdmrep.json was an HTML page, in one INFO line."""
+    """At close: the tdmrep.json fetches that got an HTML page, in one INFO line naming the
+    first origins (counted by fetch: an origin refetched after its TTL counts again)."""
     count = sink.tdmrep_html_count
     if not count:
         return
     more = f" (and {count - len(sink.tdmrep_html)} more)" if count > len(sink.tdmrep_html) else ""
     logger.info(
-        "scrapy-rep: %(n)d origins answered tdmrep.json with an HTML page (a soft 404), "
-        "read as no file: %(origins)s%(more)s",
+        "scrapy-rep: %(n)d tdmrep.json fetches got an HTML page (a soft 404), each read as "
+        "no file: %(origins)s%(more)s",
         {"n": count, "origins": ", ".join(sink.tdmrep_html), "more": more},
     )
 
