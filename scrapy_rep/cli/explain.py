@@ -130,8 +130,8 @@ def explain(
         ):
             nearby.append(str(record.get("url")))
     crawls = list(dict.fromkeys(str(e.get("crawl", "")) for e in events))
-    if crawl is None and crawls:
-        crawl = crawls[-1]  # crawls sharing the log: one crawl's story, never a mix
+    if crawl is None and events:  # crawls sharing the log: one crawl's story, never a mix
+        crawl = str(events[-1].get("crawl", ""))  # the last to record the URL
     if crawl is not None:
         events = [e for e in events if str(e.get("crawl", "")) == crawl]
     decisions = [e for e in events if e["type"] in _DECISION_TYPES]

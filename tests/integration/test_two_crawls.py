@@ -194,3 +194,24 @@ def test_two_scrapyd_jobs_at_once_sharing_one_audit_log_are_kept_apart(
     done = cli("explain", str(log), f"{slow}/a")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "job-2" not in done.stdout
+
+
+def test_explain_tells_the_last_crawl_that_recorded_the_url_and_names_the_others(
+    tmp_path: Path,
+) -> None:
+    url = "http://h.example/a"
+    base = {"type": "decision", "origin": "http://h.example:80", "url": url}
+    base |= {"product_token": "bot", "policy_status": "ok", "policy_fetched_at": 1.0}
+    lines = [
+        {**base, "crawl": "a", "at": 1.0, "rep_decision": "allow", "action": "download"},
+        {**base, "crawl": "b", "at": 2.0, "rep_decision": "disallow", "action": "drop"},
+        {**base, "crawl": "a", "at": 3.0, "rep_decision": "allow", "action": "download"},
+    ]
+    log = tmp_path / "audit.jsonl"
+    log.write_text("".join(json.dumps({"reason": "r", **line}) + "\n" for line in lines))
+    done = cli("explain", str(log), url)
+    assert done.returncode == 0, done.stdout + done.stderr  # crawl a downloaded it last
+    assert "crawl     a (also recorded by b: --crawl)" in done.stdout
+    assert "disallow" not in done.stdout
+    done = cli("explain", str(log), url, "--crawl", "b")
+    assert done.returncode == 1 and "DISALLOW -> drop" in done.stdout, done.stdout
