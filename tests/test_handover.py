@@ -187,7 +187,7 @@ def test_each_request_handed_over_ends_with_a_decision_record(
         ("http://a.example/fine", "keep"),
     ]
     for record in found:
-        assert set(record) == {"type", "at", *(f.name for f in fields(Decision))}
+        assert set(record) == {"type", "at", "crawl", *(f.name for f in fields(Decision))}
         assert record["origin"] == A and record["product_token"] == "testbot"
         assert record["reason"] == "origin-paused"  # why it was held
         assert (record["policy_status"], record["policy_http_status"]) == ("paused", 503)

@@ -23,6 +23,9 @@ from scrapy_rep.core.origin import NotAnOrigin, origin_of, robots_url
         ("http://[::1]/", "http://[::1]:80"),
         ("https://[2001:DB8::1]/", "https://[2001:db8::1]:443"),
         ("http://127.0.0.1:5000/", "http://127.0.0.1:5000"),
+        # RFC 9309 §2.3 names ftp://host/robots.txt too
+        ("ftp://Example.com/pub/a.txt", "ftp://example.com:21"),
+        ("ftp://user:pw@example.com:2121/", "ftp://example.com:2121"),
     ],
 )
 def test_origin_of(url: str, origin: str) -> None:
@@ -47,8 +50,8 @@ def test_scheme_and_port_make_different_origins() -> None:
 @pytest.mark.parametrize(
     "url",
     [
-        "ftp://example.com/",
         "file:///etc/passwd",
+        "sftp://example.com/",
         "data:,hello",
         "mailto:someone@example.com",
         "http:///no-host",
@@ -67,6 +70,8 @@ def test_not_an_origin(url: str) -> None:
     [
         ("https://example.com:443", "https://example.com/robots.txt"),
         ("http://example.com:80", "http://example.com/robots.txt"),
+        ("ftp://example.com:21", "ftp://example.com/robots.txt"),
+        ("ftp://example.com:2121", "ftp://example.com:2121/robots.txt"),
         ("http://example.com:443", "http://example.com:443/robots.txt"),
         ("https://example.com:8443", "https://example.com:8443/robots.txt"),
         ("http://[::1]:80", "http://[::1]/robots.txt"),

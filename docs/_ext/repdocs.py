@@ -178,7 +178,7 @@ def _audit(d: RepTable) -> nodes.Node:
     from scrapy_rep.runtime.audit import RECORDS
 
     rows = [(code(k), one, fields) for k, (one, fields) in RECORDS.items()]
-    return table("audit", ["`type`", "one per", "fields besides `type`, `at`"], rows)
+    return table("audit", ["`type`", "one per", "fields besides `type`, `at`, `crawl`"], rows)
 
 
 TABLES: dict[str, Callable[[RepTable], nodes.Node]] = {

@@ -38,6 +38,8 @@ logger = logging.getLogger(__name__)
 #: robots.txt requests jump the queue, as Scrapy's own middleware does
 PRIORITY = 1000
 _REDIRECTS = (301, 302, 303, 307, 308)
+#: the meta keys of Scrapy's FTP download handler that say how to log in
+_FTP_LOGIN = ("ftp_user", "ftp_password", "ftp_passive")
 
 
 class RobotsFetcher:
@@ -109,6 +111,9 @@ class RobotsFetcher:
             request.meta["download_slot"] = f"rep-robots:{urlparse_cached(request).hostname}"
         if asked is not None:
             _same_proxy(request, asked)
+            for key in _FTP_LOGIN:  # an ftp:// robots.txt is read with the files' login
+                if key in asked.meta:
+                    request.meta[key] = asked.meta[key]
         return request
 
     def _cap_body(self, data: bytes, request: Request, spider: Any = None) -> None:

@@ -75,6 +75,7 @@ class Holding:
         self._listening = False  # to request_scheduled: see listen
         self.closed = False
         self._said_waiting: tuple[int, tuple[str, ...], int] | None = None
+        self._said_waiting_at = -IDLE_LINE_EVERY  # when it was said (the crawl clock)
 
     def open(self, records: HeldRecords | None) -> None:
         """The spider opened: record held requests in ``records`` (scrapy-redis's Redis, if
@@ -261,7 +262,10 @@ class Holding:
         )
         if waiting is None or said == self._said_waiting:
             return
-        self._said_waiting = said
+        now = self.clock()
+        if now < self._said_waiting_at + IDLE_LINE_EVERY:
+            return  # changing fast (origins given up one by one): said once it settles
+        self._said_waiting, self._said_waiting_at = said, now
         shown = ", ".join(printable(o) for o in waiting.origins[:SHOWN_ORIGINS])
         more = len(waiting.origins) - SHOWN_ORIGINS
         if more > 0:
@@ -299,6 +303,9 @@ class Holding:
 EXPIRY_STEP = 0.001
 #: origins named in the idle line; the rest are counted
 SHOWN_ORIGINS = 3
+#: seconds at least between two idle lines: a change said sooner waits for an idle tick
+#: after them (Scrapy's engine asks every 5 s), so the line says each settled state
+IDLE_LINE_EVERY = 5.0
 
 
 def when(timestamp: float, now: float) -> str:

@@ -102,12 +102,17 @@ class PolicyListener:
             return
         parsed = here and new.status is Status.OK and new.outcome != NOT_MODIFIED
         robots = self.resolver.cache.robots(new) if parsed else None
+        # another crawler's origin, asked and held nothing here: not this crawler's to count
+        ours = here or asked is not None or self.gate.holds(origin)
         if here:  # one fetch, one record: what was fetched and the policy it gave
             licenses = robots.licenses if robots is not None else ()
             self.telemetry.record(Fetched(origin, result, new, licenses))
-        else:
+        elif ours:
             self.telemetry.record(Reused(origin, new))
         effects = self.gate.on_policy(origin, old, new, self.clock())
+        if not ours:
+            holding.carry_out(origin, effects, released=new.status is not Status.UNRESOLVED)
+            return
         self.telemetry.record(Standing(origin, new, effects.paused, effects.resumed))
         if effects.paused:
             self._send(rep_signals.origin_paused, origin, new)

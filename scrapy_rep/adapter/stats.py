@@ -75,6 +75,8 @@ STATS: Mapping[str, str] = {
     "`train-ai` unknown from that source until the next TTL",
     "rep/tdmrep/with_diagnostics": "tdmrep.json files with something not understood (not "
     "JSON, an entry without a path pattern, a reservation neither 0 nor 1)",
+    "rep/tdmrep/html": "tdmrep.json answered by an HTML page that is no JSON (a soft 404): "
+    "no file, named in one INFO line at close, not warned about per origin",
     "rep/browser/allowed": "browser sub-requests (scrapy-playwright renders) let through, each "
     "judged URL counting once (a redirect hop too)",
     "rep/browser/aborted/<reason>": "browser sub-requests aborted, by reason: the drop "

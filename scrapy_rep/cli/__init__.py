@@ -1,12 +1,18 @@
 """``scrapy-rep``: ask a robots.txt file questions from the shell.
 
-Exit status: 0 all URLs allowed, 1 some disallowed, 2 a usage or input error.
+``check`` and ``lint`` read a file, standard input (``-``) or an ``http(s)://`` URL
+(that URL alone, through the standard library: redirects followed, 500 KiB read).
+
+Exit status of ``check``: 0 all URLs allowed, 1 some disallowed, 2 a usage or input
+error; of ``lint``: 0 nothing to say, 1 problems found (``--exit-zero``: 0), 2 an error.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import urllib.error
+import urllib.request
 from collections.abc import Callable, Sequence
 
 from scrapy_rep import __version__
@@ -14,10 +20,14 @@ from scrapy_rep.cli.explain import add_parser as add_explain_parser
 from scrapy_rep.cli.report import add_parser as add_report_parser
 from scrapy_rep.cli.store import add_parser as add_store_parser
 from scrapy_rep.core.uses import USES, Declared, diagnose, record, robots_answers, shown
-from scrapy_rep.robotstxt import InvalidProductToken, RobotsTxt, parse
+from scrapy_rep.robotstxt import MAX_BYTES, InvalidProductToken, RobotsTxt, parse
 from scrapy_rep.robotstxt.text import printable
 
 EXIT_ALLOWED, EXIT_DISALLOWED, EXIT_ERROR = 0, 1, 2
+#: ``lint``: the file has problems
+EXIT_PROBLEMS = 1
+#: seconds ``check`` and ``lint`` wait for a robots.txt URL
+FETCH_TIMEOUT = 30.0
 
 
 class CliError(Exception):
@@ -25,6 +35,8 @@ class CliError(Exception):
 
 
 def _read(path: str) -> RobotsTxt:
+    if path.lower().startswith(("http://", "https://")):
+        return parse(_download(path))
     try:
         if path == "-":
             return parse(sys.stdin.buffer.read())
@@ -32,6 +44,32 @@ def _read(path: str) -> RobotsTxt:
             return parse(f.read())
     except OSError as exc:
         raise CliError(f"cannot read {path}: {exc.strerror or exc}") from exc
+
+
+def _download(url: str) -> bytes:
+    """The robots.txt at ``url`` (at most 500 KiB, as a crawler reads it).
+
+    A 4xx means no file: RFC 9309 §2.3.1.3 lets a crawler fetch anything, so the
+    file is read as empty, saying so on stderr. A 5xx or a network error is an error:
+    a crawler may fetch nothing (§2.3.1.4).
+    """
+    request = urllib.request.Request(url, headers={"User-Agent": f"scrapy-rep/{__version__}"})
+    try:
+        with urllib.request.urlopen(request, timeout=FETCH_TIMEOUT) as answer:
+            return bytes(answer.read(MAX_BYTES + 1))
+    except urllib.error.HTTPError as exc:
+        if 400 <= exc.code < 500:
+            print(
+                printable(
+                    f"{url}: HTTP {exc.code}: no robots.txt, everything allowed (RFC 9309 §2.3.1.3)"
+                ),
+                file=sys.stderr,
+            )
+            return b""
+        raise CliError(f"cannot read {url}: HTTP {exc.code} (a crawler may fetch nothing)") from exc
+    except (OSError, ValueError) as exc:  # URLError, timeouts, a bad URL
+        reason = getattr(exc, "reason", None) or exc
+        raise CliError(f"cannot read {url}: {reason}") from exc
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -65,7 +103,7 @@ def _lint(args: argparse.Namespace) -> int:
         + (" (truncated)" if robots.truncated else ""),
         file=sys.stderr,
     )
-    return EXIT_ALLOWED
+    return EXIT_ALLOWED if args.exit_zero or not found else EXIT_PROBLEMS
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -73,7 +111,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
     check = commands.add_parser("check", help="decide URLs against a robots.txt file")
-    check.add_argument("robots", metavar="ROBOTS_FILE", help="path, or - for standard input")
+    check.add_argument(
+        "robots", metavar="ROBOTS_FILE", help="path, - for standard input, or an http(s) URL"
+    )
     check.add_argument("--agent", required=True, metavar="TOKEN", help="product token")
     check.add_argument("urls", nargs="+", metavar="URL", help="absolute URL or path")
     check.add_argument(
@@ -83,8 +123,20 @@ def build_parser() -> argparse.ArgumentParser:
         help="also answer this use (repeatable); uses the file states are always shown",
     )
     check.set_defaults(run=_check)
-    lint = commands.add_parser("lint", help="print the lines a robots.txt gets wrong")
-    lint.add_argument("robots", metavar="ROBOTS_FILE", help="path, or - for standard input")
+    lint = commands.add_parser(
+        "lint",
+        help="print the lines a robots.txt gets wrong; exit 1 if there are any",
+        description="Print the lines a robots.txt gets wrong. Exit status: 0 none, "
+        "1 some (a CI gate fails on them), 2 an error.",
+    )
+    lint.add_argument(
+        "robots", metavar="ROBOTS_FILE", help="path, - for standard input, or an http(s) URL"
+    )
+    lint.add_argument(
+        "--exit-zero",
+        action="store_true",
+        help="exit 0 even when problems are found (report only: the behaviour of earlier versions)",
+    )
     lint.set_defaults(run=_lint)
     add_store_parser(commands)
     add_explain_parser(commands)

@@ -75,12 +75,18 @@ def add_parser(subparsers: Any) -> None:
         metavar="DIR",
         help="the REP_POLICY_ARCHIVE directory, if it has moved since the crawl",
     )
+    explain.add_argument(
+        "--crawl",
+        metavar="ID",
+        help="the crawl to explain (records' `crawl` field), when several share the log; "
+        "default: the last one that recorded the URL",
+    )
     explain.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     try:
-        action, lines = explain(args.log, args.url, args.archive)
+        action, lines = explain(args.log, args.url, args.archive, args.crawl)
     except OSError as exc:
         print(f"scrapy-rep: error: cannot read {args.log}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_ERROR
@@ -157,7 +163,9 @@ def _candidates(url: str) -> set[str]:
     return found
 
 
-def explain(log: str, url: str, archive_dir: str | None = None) -> tuple[str, list[str]]:
+def explain(
+    log: str, url: str, archive_dir: str | None = None, crawl: str | None = None
+) -> tuple[str, list[str]]:
     """The URL's last action (download, drop, park) and the lines that say why.
 
     Raises :class:`_NoRecord` when the log never mentions the URL.
@@ -185,6 +193,11 @@ def explain(log: str, url: str, archive_dir: str | None = None) -> tuple[str, li
             and record.get("url") not in nearby
         ):
             nearby.append(str(record.get("url")))
+    crawls = list(dict.fromkeys(str(e.get("crawl", "")) for e in events))
+    if crawl is None and events:  # crawls sharing the log: one crawl's story, never a mix
+        crawl = str(events[-1].get("crawl", ""))  # the last to record the URL
+    if crawl is not None:
+        events = [e for e in events if str(e.get("crawl", "")) == crawl]
     decisions = [e for e in events if e["type"] in _DECISION_TYPES]
     if skipped.count:
         print(
@@ -193,8 +206,12 @@ def explain(log: str, url: str, archive_dir: str | None = None) -> tuple[str, li
         )
     if not events:
         hint = f"; decisions on that origin include: {', '.join(nearby)}" if nearby else ""
-        raise _NoRecord(f"no record of {url} in {log}{hint}")
+        where = f" by crawl {crawl}" if crawls else ""
+        raise _NoRecord(f"no record of {url}{where} in {log}{hint}")
     lines = [url]
+    if len(crawls) > 1:
+        others = ", ".join(c or "(unnamed)" for c in crawls if c != crawl)
+        lines.append(f"  crawl     {crawl or '(unnamed)'} (also recorded by {others}: --crawl)")
     pages = [e for e in events if e["type"] == "page_use"]
     drops = [e for e in events if e["type"] == "item_dropped"]
     if decisions:

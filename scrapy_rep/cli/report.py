@@ -5,6 +5,10 @@ crawler fetch, from whom, and why": each origin's robots.txt over time,
 counts by decision and reason, what was dropped and by which rule and line,
 held requests and their fate, and the uses sites refused.
 
+A log several crawls wrote at once (two spiders of one process, scrapyd jobs sharing
+a file) gives the page of one of them: ``--crawl ID`` (the records' ``crawl`` field),
+by default the one that started last.
+
 Exit status: 0 written, 2 the log cannot be read or the page cannot be written.
 """
 
@@ -15,7 +19,7 @@ import sys
 from typing import Any
 
 from scrapy_rep.robotstxt.text import printable
-from scrapy_rep.runtime.html_report import write_report
+from scrapy_rep.runtime.html_report import read_audit_log, write_report
 
 
 def add_parser(subparsers: Any) -> None:
@@ -30,12 +34,39 @@ def add_parser(subparsers: Any) -> None:
     report.add_argument(
         "-o", "--output", metavar="FILE", default="report.html", help="default: report.html"
     )
+    report.add_argument(
+        "--crawl",
+        metavar="ID",
+        help="the crawl to show (records' `crawl` field), when several share the log; "
+        "default: the one that started last",
+    )
     report.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     try:
-        story = write_report(args.log, args.output)
+        crawls = list(
+            dict.fromkeys(str(r.get("crawl", "")) for r in read_audit_log(args.log).records)
+        )
+        crawl = args.crawl
+        if crawl is not None and crawl not in crawls:
+            known = ", ".join(c or "(unnamed)" for c in crawls) or "none"
+            print(
+                printable(f"scrapy-rep: error: no crawl {crawl} in {args.log}: {known}"),
+                file=sys.stderr,
+            )
+            return 2
+        if crawl is None and len(crawls) > 1:  # never one page of several crawls' records
+            crawl = crawls[-1]
+            names = ", ".join(c or "(unnamed)" for c in crawls)
+            print(
+                printable(
+                    f"{args.log} holds {len(crawls)} crawls ({names}); this page shows "
+                    f"crawl {crawl or '(unnamed)'}; choose another with --crawl"
+                ),
+                file=sys.stderr,
+            )
+        story = write_report(args.log, args.output, crawl=crawl)
     except OSError as exc:
         print(printable(f"scrapy-rep: error: {exc}"), file=sys.stderr)
         return 2

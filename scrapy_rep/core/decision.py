@@ -192,6 +192,9 @@ class Decision:
     detail: str = ""
     #: use -> {"answer": allowed | refused | unknown, "source": ...} (see core/uses.record)
     uses: dict[str, dict[str, str]] = field(default_factory=dict)
+    #: the robots.txt was larger than 500 KiB and cut at 512,000 bytes (RFC 9309 §2.5):
+    #: the decision rests on its first part only
+    policy_truncated: bool = False
 
     def to_dict(self) -> DecisionRecord:
         # Every field but ``uses`` is a str, int, float or None: no deep copy (asdict's
@@ -223,6 +226,7 @@ class DecisionRecord(TypedDict):
     policy_digest: str | None
     policy_url: str | None
     policy_final_url: str | None
+    policy_truncated: bool
     group: str | None
     matched_rule: str | None
     matched_line: int | None
@@ -371,6 +375,7 @@ def decision_record(
         "reason": reason,
         "detail": detail,
         "uses": uses,
+        "policy_truncated": source.truncated,
     }
 
 
@@ -382,6 +387,7 @@ class _NoPolicy:
     digest: str | None = None
     url: str | None = None
     final_url: str | None = None
+    truncated = False
 
 
 _NO_POLICY = _NoPolicy()

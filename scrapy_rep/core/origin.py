@@ -6,11 +6,12 @@ import functools
 import re
 from urllib.parse import urlsplit
 
-DEFAULT_PORTS = {"http": 80, "https": 443}
+#: the schemes robots.txt governs (RFC 9309 §2.3 names http, https and ftp) and their ports
+DEFAULT_PORTS = {"http": 80, "https": 443, "ftp": 21}
 
 
 class NotAnOrigin(ValueError):
-    """A URL that robots.txt does not govern (no host, or not http/https)."""
+    """A URL that robots.txt does not govern (no host, or not http, https or ftp)."""
 
 
 #: ``scheme://authority`` of a URL: all that :func:`origin_of` depends on

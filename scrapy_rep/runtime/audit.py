@@ -1,6 +1,8 @@
 """The JSON Lines audit log, and the archive of robots.txt bodies it points into.
 
-Every record has ``type`` (one of :data:`RECORDS`) and ``at`` (epoch seconds).
+Every record has ``type`` (one of :data:`RECORDS`), ``at`` (epoch seconds) and
+``crawl`` (which crawl wrote it: crawlers of one process, or scrapyd jobs, may share
+a log; ``scrapy-rep report`` and ``explain`` keep one crawl's records apart).
 Lines are buffered and written whole, one ``write`` per batch to a file
 opened for appending, so two crawlers sharing a path never split a line;
 everything is flushed at close. ``scrapy-rep explain`` reads it back.
@@ -91,8 +93,10 @@ RECORDS: Mapping[str, tuple[str, str]] = {
 
 
 class AuditLog:
-    def __init__(self, path: str, buffer_records: int = 256) -> None:
+    def __init__(self, path: str, buffer_records: int = 256, crawl: str = "") -> None:
         self.path = path
+        #: the ``crawl`` field of every record: this log's crawl among those sharing the file
+        self.crawl = crawl
         folder = os.path.dirname(path)
         if folder:
             os.makedirs(folder, exist_ok=True)  # as PolicyArchive does for its directory
@@ -109,9 +113,10 @@ class AuditLog:
     def write(self, kind: str, record: Mapping[str, Any]) -> None:
         if self._file.closed:
             return  # a late signal after close must not fail the crawl
-        line = json.dumps({"type": kind, "at": time.time(), **record}, default=str)
+        full = {"crawl": self.crawl, **record}
+        line = json.dumps({"type": kind, "at": time.time(), **full}, default=str)
         if len(line) > MAX_RECORD:  # the sources summarise; this is the last line of defence
-            line = bounded(kind, record, len(line))
+            line = bounded(kind, full, len(line))
         self._lines.append(line)
         if len(self._lines) >= self._buffer_records:
             self.flush()

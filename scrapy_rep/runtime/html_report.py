@@ -43,8 +43,11 @@ class Read:
     bad_lines: int
 
 
-def read_audit_log(path: str, start: int = 0) -> Read:
-    """The records of ``path`` from byte ``start`` on; unreadable lines counted, not fatal."""
+def read_audit_log(path: str, start: int = 0, crawl: str | None = None) -> Read:
+    """The records of ``path`` from byte ``start`` on; unreadable lines counted, not fatal.
+
+    ``crawl``: only that crawl's records (a log shared by crawls at once interleaves them).
+    """
     records: list[dict[str, Any]] = []
     bad = 0
     with open(path, "rb") as f:
@@ -58,15 +61,17 @@ def read_audit_log(path: str, start: int = 0) -> Read:
                 bad += 1
                 continue
             if isinstance(record, dict):
-                records.append(record)
+                if crawl is None or record.get("crawl", "") == crawl:
+                    records.append(record)
             else:
                 bad += 1
     return Read(records, bad)
 
 
-def write_report(log: str, out: str, *, start: int = 0) -> AuditStory:
-    """Read ``log`` (from byte ``start``), write the page to ``out`` whole; return the story."""
-    read = read_audit_log(log, start)
+def write_report(log: str, out: str, *, start: int = 0, crawl: str | None = None) -> AuditStory:
+    """Read ``log`` (from byte ``start``; ``crawl``'s records only, if given), write the page
+    to ``out`` whole; return the story."""
+    read = read_audit_log(log, start, crawl)
     story = story_of(read.records)
     page = render(story, source=log, bad_lines=read.bad_lines)
     folder = os.path.dirname(out)

@@ -519,7 +519,8 @@ class RepSettings(ReadOnce):
         "REP_DECISION_LOG",
         None,
         path(directory=False),
-        "path of a JSON Lines audit log of decisions and fetches",
+        "path of a JSON Lines audit log of decisions and fetches; takes the placeholders "
+        "of `FEEDS` URIs (`%(name)s`, `%(time)s`, `%(_job)s`: see docs/report.md)",
     )
     policy_archive = Setting(
         "REP_POLICY_ARCHIVE",
@@ -538,7 +539,8 @@ class RepSettings(ReadOnce):
         None,
         _report_html,
         "path of an HTML page written at close from this crawl's audit log records "
-        "(`scrapy-rep report`); needs `REP_DECISION_LOG`",
+        "(`scrapy-rep report`); needs `REP_DECISION_LOG`; takes the placeholders of "
+        "`FEEDS` URIs, as `REP_DECISION_LOG` does",
     )
     store = Setting(
         "REP_STORE",

@@ -18,6 +18,7 @@ import redis
 from scrapy_rep.runtime.store.redis import encode
 from tests.integration.test_redis_store import full_policy
 from tests.support import processes
+from tests.support.fakesite import FakeSite, Reply
 from tests.support.redis_fixture import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -122,20 +123,59 @@ def test_usage_errors_exit_2(robots: Path) -> None:
     assert rep("nosuch").returncode == 2
 
 
+# -- a robots.txt URL ---------------------------------------------------------------------------
+
+
+def test_check_and_lint_read_a_robots_txt_url(site: FakeSite) -> None:
+    origin = site.add("owner").robots(Reply(body=ROBOTS + b"Disalow: /typo\n"))
+    url = origin.url_for("/robots.txt")
+    done = rep("check", url, "--agent", "mybot", "/private/x", "/public")
+    assert done.returncode == 1, done.stderr
+    assert done.stdout.splitlines()[0].startswith("DISALLOW /private/x  disallowed by Disallow:")
+    assert origin.hits("/robots.txt") == 1 and origin.hits() == 1  # that URL, nothing else
+    (hit,) = origin.requests("/robots.txt")
+    user_agent = next(v for k, v in hit.headers.items() if k.lower() == "user-agent")
+    assert user_agent.startswith("scrapy-rep/")
+    done = rep("lint", url)
+    assert done.returncode == 1 and "Disalow" in done.stdout, (done.stdout, done.stderr)
+
+
+def test_a_robots_txt_url_answering_404_allows_everything_and_5xx_is_an_error(
+    site: FakeSite,
+) -> None:
+    missing = site.add("missing")  # 404 for robots.txt
+    done = rep("check", missing.url_for("/robots.txt"), "--agent", "mybot", "/x")
+    assert done.returncode == 0, done.stderr
+    assert "HTTP 404: no robots.txt, everything allowed" in done.stderr
+    broken = site.add("broken").robots(Reply(status=503))
+    line = one_line_error(rep("check", broken.url_for("/robots.txt"), "--agent", "mybot", "/x"))
+    assert "HTTP 503" in line
+
+
 # -- lint ---------------------------------------------------------------------------------------
 
 
-def test_lint_prints_diagnostics_exits_0(tmp_path: Path) -> None:
+def test_lint_prints_diagnostics_exits_1(tmp_path: Path) -> None:
+    """A CI gate fails on a file with problems; ``--exit-zero`` only reports them."""
     path = tmp_path / "robots.txt"
     path.write_bytes(b"User-agent: *\nDisalow: /a\nnonsense\nAllow: /b\n")
+    assert rep("lint", str(path), "--exit-zero").returncode == 0
     done = rep("lint", str(path))
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 1, done.stderr
     first, second = done.stdout.splitlines()
     assert first.startswith("line 2: ") and "Disalow" in first
     assert second.startswith("line 3: ") and "nonsense" in second
     assert done.stderr.startswith(
         "2 diagnostics; 1 groups, 2 rules, 0 use-preference lines, 0 licences, 0 sitemaps, "
     )
+
+
+def test_lint_of_a_clean_file_exits_0(tmp_path: Path) -> None:
+    path = tmp_path / "robots.txt"
+    path.write_bytes(b"User-agent: *\nDisallow: /a\n")
+    done = rep("lint", str(path))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "" and done.stderr.startswith("0 diagnostics; 1 groups, 1 rules")
 
 
 def test_lint_errors_are_one_line(tmp_path: Path) -> None:
@@ -152,7 +192,7 @@ def test_lint_escapes_control_bytes(tmp_path: Path) -> None:
         b"x\xe2\x80\xaey: /\n"  # U+202E RIGHT-TO-LEFT OVERRIDE
     )
     done = rep("lint", str(path))
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 1, done.stderr
     assert all(ch.isprintable() for line in done.stdout.splitlines() for ch in line), done.stdout
     first, second = done.stdout.splitlines()
     assert first.startswith("line 2: ") and first.endswith("\\x1b]0;pwned\\x07\\x1b[31mred")

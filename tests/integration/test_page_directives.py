@@ -337,7 +337,7 @@ async def test_drops_are_decision_records_in_the_audit_log(site: FakeSite, tmp_p
     assert set(page_drops) == {a.url_for("/p-child"), a.url_for("/ad")}
     fields = set(Decision.__dataclass_fields__)
     child = page_drops[a.url_for("/p-child")]
-    assert set(child) == fields | {"type", "at"}
+    assert set(child) == fields | {"type", "at", "crawl"}
     assert child["action"] == "drop" and child["reason"] == "page-nofollow"
     assert child["product_token"] == "testbot" and child["origin"] == a.url
     assert child["matched_rule"] == "X-Robots-Tag (testbot:): nofollow"

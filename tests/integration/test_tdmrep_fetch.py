@@ -105,7 +105,10 @@ async def test_a_5xx_or_network_error_leaves_train_ai_unknown_and_never_pauses(
 async def test_a_broken_file_says_nothing_and_is_reported_once(
     site: FakeSite, caplog: pytest.LogCaptureFixture
 ) -> None:
-    origin = origin_with(site, Reply(body=b"<html>not json</html>"))
+    # served as JSON: an HTML page (a soft 404) is no file, said once at close (test_quiet_logs)
+    origin = origin_with(
+        site, Reply(body=b"<html>not json</html>", headers={"Content-Type": "application/json"})
+    )
     with caplog.at_level(logging.WARNING, logger="scrapy_rep"):
         result = await crawl_pages(origin)
     assert all(origin.hits(p) == 1 for p in PAGES)

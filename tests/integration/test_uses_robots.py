@@ -186,7 +186,7 @@ def test_lint_diagnoses_use_preference_lines(tmp_path: Path) -> None:
         b"Content-Usage: /x/\nDisallow: /p\n"
     )
     done = command("-m", "scrapy_rep.cli", "lint", str(path))
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 1, done.stderr  # problems found
     kinds = [line.split(": ")[1] for line in done.stdout.splitlines()]
     assert kinds == [
         "content-signal-outside-group",

@@ -24,6 +24,7 @@ from typing import Any
 
 from scrapy import signals
 
+from scrapy_rep.adapter import job
 from scrapy_rep.adapter import meta as M
 from scrapy_rep.adapter.telemetry import held, identity, origins, pages
 from scrapy_rep.adapter.telemetry.batch import FLUSH_EVERY, StatsBatch
@@ -61,13 +62,20 @@ class Telemetry:
         found = _SINKS.get(crawler)
         if found is None:
             config = RepSettings.of(crawler)
+            # the files' placeholders as FEEDS URIs take them (%(name)s, %(time)s, %(_job)s)
+            params = job.params_of(crawler.spider)
+            log, html = config.decision_log, config.report_html
             found = _SINKS[crawler] = cls(
                 crawler.stats,
                 max_origins=config.cache_max_origins,
-                audit=AuditLog(config.decision_log) if config.decision_log else None,
+                audit=AuditLog(
+                    job.with_params(log, params, "REP_DECISION_LOG"), crawl=job.crawl_id(crawler)
+                )
+                if log
+                else None,
                 archive=PolicyArchive(config.policy_archive) if config.policy_archive else None,
                 report=config.report_enabled,
-                report_html=config.report_html,
+                report_html=job.with_params(html, params, "REP_REPORT_HTML") if html else None,
             )
             # batched counts reach Scrapy's stats even in a crawl without the downloader side
             crawler.signals.connect(found.flush, signal=signals.spider_closed)
@@ -93,6 +101,9 @@ class Telemetry:
         self.closing = CloseReport(self.counts, audit, report=report, html=report_html)
         #: what is said once a crawl: origins given up, unreadable files
         self.noted: set[str] = set()
+        #: origins whose tdmrep.json came as an HTML page (the first few), and how many
+        self.tdmrep_html: list[str] = []
+        self.tdmrep_html_count = 0
 
     # -- requests -----------------------------------------------------------
 
@@ -239,6 +250,7 @@ class Telemetry:
     def closed(self, reason: str, left: int, *, spider: str, token: str) -> None:
         """At spider close: the last counts to Scrapy's stats, then :class:`CloseReport`."""
         self.flush()
+        origins.tdmrep_html_summary(self)
         self.closing.write(reason, left, spider=spider, token=token)
 
 

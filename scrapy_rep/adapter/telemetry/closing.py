@@ -53,7 +53,7 @@ class CloseReport:
         if self.html is None:
             return
         try:
-            write_report(audit.path, self.html, start=audit.start)
+            write_report(audit.path, self.html, start=audit.start, crawl=audit.crawl)
         except OSError as exc:
             logger.warning(
                 "scrapy-rep: cannot write the HTML report %(path)s: %(error)s",

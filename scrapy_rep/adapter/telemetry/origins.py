@@ -21,7 +21,7 @@ from scrapy_rep.core.events import (
     Standing,
     TdmrepFetched,
 )
-from scrapy_rep.core.policy import Policy, Status, classify
+from scrapy_rep.core.policy import FetchResult, Policy, Status, classify
 from scrapy_rep.robotstxt.text import printable
 
 if TYPE_CHECKING:
@@ -49,6 +49,15 @@ def fetched(sink: Telemetry, event: Fetched) -> None:
             sink.inc("rep/fetch/redirected")
     if policy is None:
         return
+    if result is not None and result.truncated and policy.body is not None:
+        _note_once(  # once an origin: a refetch of the same big file says nothing new
+            sink,
+            f"truncated {origin}",
+            origin,
+            logging.WARNING,
+            f"robots.txt cut at {len(policy.body)} bytes, all RFC 9309 §2.5 asks a crawler "
+            "to read: rules past them are not obeyed (decision records say policy_truncated)",
+        )
     sink.counts.fetched(origin, policy.status.value)
     if sink.audit is not None:
         record = {**fetch_record(origin, policy), "archive": _archive(sink, policy)}
@@ -142,7 +151,14 @@ def tdmrep(sink: Telemetry, event: TdmrepFetched) -> None:
         sink.inc("rep/tdmrep/unknown")  # 5xx, network: nothing known until the next TTL
     elif len(rules):
         sink.inc("rep/tdmrep/with_rules")
-    if rules is not None and rules.diagnostics:
+    if rules is not None and rules.diagnostics and _html(result):
+        # a soft 404 (an HTML page for any path, as many sites answer): no file, said once a
+        # crawl at close (Telemetry.closed), not a warning an origin
+        sink.inc("rep/tdmrep/html")
+        if len(sink.tdmrep_html) < _HTML_NAMED:
+            sink.tdmrep_html.append(origin)
+        sink.tdmrep_html_count += 1
+    elif rules is not None and rules.diagnostics:
         sink.inc("rep/tdmrep/with_diagnostics")
         more = len(rules.diagnostics) - 1
         text = rules.diagnostics[0] + (f" (and {more} more)" if more else "")
@@ -156,6 +172,32 @@ def tdmrep(sink: Telemetry, event: TdmrepFetched) -> None:
                 "diagnostics": list(rules.diagnostics) if rules is not None else [],
             },
         )
+
+
+#: origins named in the close's line on tdmrep.json answered by an HTML page
+_HTML_NAMED = 5
+
+
+def _html(result: FetchResult | None) -> bool:
+    """Whether a fetched file came as an HTML page (``Content-Type: text/html``, XHTML)."""
+    if result is None:
+        return False
+    media = result.headers.get("content-type", "").split(";")[0].strip().lower()
+    return media in ("text/html", "application/xhtml+xml")
+
+
+def tdmrep_html_summary(sink: Telemetry) -> None:
+    """At close: the tdmrep.json fetches that got an HTML page, in one INFO line naming the
+    first origins (counted by fetch: an origin refetched after its TTL counts again)."""
+    count = sink.tdmrep_html_count
+    if not count:
+        return
+    more = f" (and {count - len(sink.tdmrep_html)} more)" if count > len(sink.tdmrep_html) else ""
+    logger.info(
+        "scrapy-rep: %(n)d tdmrep.json fetches got an HTML page (a soft 404), each read as "
+        "no file: %(origins)s%(more)s",
+        {"n": count, "origins": ", ".join(sink.tdmrep_html), "more": more},
+    )
 
 
 # -- what they share ------------------------------------------------------------
