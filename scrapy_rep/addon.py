@@ -13,6 +13,7 @@ from scrapy_rep.adapter import browser, compat
 from scrapy_rep.adapter.fetch import BodyGuard
 from scrapy_rep.adapter.middleware import RobotsMiddleware
 from scrapy_rep.adapter.page import PageDirectivesMiddleware
+from scrapy_rep.adapter.pushback import PUSHBACK_PRIORITY, PushbackMiddleware
 from scrapy_rep.runtime.settings import SETTINGS, is_enabled
 
 logger = logging.getLogger(__name__)
@@ -78,6 +79,7 @@ class Addon:
         compat.disable_component(settings, "DOWNLOADER_MIDDLEWARES", RobotsTxtMiddleware)
         put("DOWNLOADER_MIDDLEWARES", RobotsMiddleware, priority)
         put("DOWNLOADER_MIDDLEWARES", BodyGuard, BODY_GUARD_PRIORITY)
+        put("DOWNLOADER_MIDDLEWARES", PushbackMiddleware, PUSHBACK_PRIORITY)
         put("SPIDER_MIDDLEWARES", PageDirectivesMiddleware, PAGE_DIRECTIVES_PRIORITY)
         for row in SETTINGS:
             if row.default is not None:

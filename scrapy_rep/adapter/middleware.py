@@ -61,6 +61,11 @@ class RobotsMiddleware:
             paced = service.pace(request, origin, policy)
             if paced is not None:  # the cluster's send time for a delayed origin
                 await paced
+            pushback = service.pushback
+            if pushback is not None:  # a page paused its origin meanwhile, or its ramp is full
+                held = pushback.sending(request, origin)
+                if held is not None:
+                    return service.hand_back(request, held)
             return None
         if action == DROP:
             raise RepIgnoreRequest(record)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import logging
 import weakref
 from collections.abc import Awaitable, Coroutine
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, signals
@@ -39,6 +40,7 @@ from scrapy_rep.adapter.handover import Handover
 from scrapy_rep.adapter.held_records import HeldRecords
 from scrapy_rep.adapter.holding import Holding
 from scrapy_rep.adapter.listener import PolicyListener
+from scrapy_rep.adapter.pushback import PageSignals
 from scrapy_rep.adapter.tdmrep import TdmRep
 from scrapy_rep.adapter.telemetry import Telemetry
 from scrapy_rep.core.decision import (
@@ -177,6 +179,19 @@ class RobotsService:
             else None
         )
         self.listener.serve(self.holding)
+        #: what pages say while they are crawled (429, 503, 403s); None: every row off
+        self.pushback = (
+            PageSignals(
+                crawler,
+                self.gate,
+                self.holding,
+                self.telemetry,
+                replace(config.pushback, ramp_max=_ramp_max(crawler)),
+                clock=self.timers,
+            )
+            if any(action != "off" for action in config.pushback.actions.values())
+            else None
+        )
         connect = crawler.signals.connect
         connect(self._on_opened, signal=signals.spider_opened)
         connect(self.holding.on_idle, signal=signals.spider_idle)
@@ -367,6 +382,8 @@ class RobotsService:
         self.holding.open(HeldRecords.open(self.crawler, self.config, self.telemetry))
 
     def _on_closed(self, spider: Any = None, reason: str = "") -> Any:
+        if self.pushback is not None:
+            self.pushback.close()
         name = getattr(spider or self.crawler.spider, "name", None) or self.crawler.spidercls.name
         self.telemetry.closed(reason, self.holding.close(), spider=name, token=self.token)
         self.listener.leave()
@@ -377,6 +394,13 @@ class RobotsService:
         if SharedResolvers.leave(self.spec) and self.resolver.shared is not None:
             steps.append(self.resolver.shared.close())  # the last user closes the connections
         return _in_turn(steps) if steps else None
+
+
+def _ramp_max(crawler: Crawler) -> int:
+    """Requests in flight at which a page pause's slow start ends: the origin's concurrency."""
+    per_domain = crawler.settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN")
+    per_ip = crawler.settings.getint("CONCURRENT_REQUESTS_PER_IP")
+    return max(1, per_ip or per_domain or 8)
 
 
 async def _in_turn(steps: list[Awaitable[None]]) -> None:

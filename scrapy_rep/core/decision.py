@@ -263,6 +263,13 @@ WITHHELD_DETAIL = {
     "park-expired": "parked longer than REP_PARK_TIMEOUT",
     "spider-closed": "the spider closed while the request was held",
     "unserializable": "held at a stop with JOBDIR, but Scrapy cannot serialise it to keep it",
+    # held for what a page said (core/pushback.py) when the spider closed or gave up on it
+    "rate-limited": "held while its origin was paused after a 429 (rate limited) when the "
+    "crawl ended",
+    "service-unavailable": "held while its origin was paused after a 503 (unavailable) when "
+    "the crawl ended",
+    "blocked": "its origin is blocked (401/403 to pages in a row after serving pages): not "
+    "sent; stop and diagnose",
 }
 
 

@@ -37,6 +37,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Generic, TypeVar, overload
 
 from scrapy_rep.core.policy import DEFAULT_ACTIONS, Action, PolicyConfig
+from scrapy_rep.core.pushback import DEFAULT_PAGE_ACTIONS, PAGE_ACTIONS, PushbackConfig
 from scrapy_rep.core.uses import USES, Declared
 from scrapy_rep.robotstxt import InvalidProductToken, product_token, validate_token
 
@@ -198,6 +199,32 @@ def status_actions(name: str, overrides: Any, get: Getter) -> dict[str, Action]:
                 f"{name}[{outcome!r}]: unknown action {action!r}; "
                 f"known: {', '.join(a.value for a in Action)}"
             ) from None
+    return actions
+
+
+def page_status_actions(name: str, overrides: Any, get: Getter) -> dict[str, str]:
+    """Reader of ``REP_PAGE_STATUS_ACTIONS``: the page status table, the overrides applied.
+
+    Any HTTP status from 400 to 599 may have a row (``pause``, ``block`` or ``off``).
+    """
+    actions = dict(DEFAULT_PAGE_ACTIONS)
+    if isinstance(overrides, str):  # -s REP_PAGE_STATUS_ACTIONS='{"503": "off"}'
+        try:
+            overrides = json.loads(overrides or "{}")
+        except ValueError:
+            raise SettingError(f"{name} is not a JSON object: {overrides!r}") from None
+    if not isinstance(overrides, Mapping):
+        raise SettingError(f"{name} must be a dict, not {overrides!r}")
+    for status, action in overrides.items():
+        key = str(status).strip()
+        if not key.isascii() or not key.isdigit() or not 400 <= int(key) <= 599:
+            raise SettingError(f"{name}: {status!r} is no HTTP status from 400 to 599")
+        chosen = "off" if action is None or action is False else str(action).strip().lower()
+        if chosen not in PAGE_ACTIONS:
+            raise SettingError(
+                f"{name}[{status!r}]: unknown action {action!r}; known: {', '.join(PAGE_ACTIONS)}"
+            )
+        actions[key] = chosen
     return actions
 
 
@@ -426,6 +453,53 @@ class RepSettings:
         "first back-off of a paused origin, seconds; doubles per try",
     )
     pause_max = Setting("REP_PAUSE_MAX", 3600.0, seconds(low=0.001), "longest back-off, seconds")
+    # -- what pages say while they are crawled (429, 503, 401/403): core/pushback.py --
+    page_status_actions = Setting(
+        "REP_PAGE_STATUS_ACTIONS",
+        {},
+        page_status_actions,
+        "override rows of the page status table, e.g. `{'503': 'off'}` (actions: pause, "
+        "block, off; defaults: 429 and 503 pause, 401 and 403 block)",
+    )
+    page_pause_min = Setting(
+        "REP_PAGE_PAUSE_MIN",
+        1.0,
+        seconds(),
+        "shortest pause of an origin a page paused (429, 503), whatever `Retry-After` says; "
+        "the longest is `REP_PAUSE_MAX`",
+    )
+    page_backoff_start = Setting(
+        "REP_PAGE_BACKOFF_START",
+        5.0,
+        seconds(low=0.001),
+        "pause after a 429/503 without a usable `Retry-After`, seconds; multiplied by "
+        "`REP_PAGE_BACKOFF_FACTOR` per pushback in a row, at most `REP_PAUSE_MAX`",
+    )
+    page_backoff_factor = Setting(
+        "REP_PAGE_BACKOFF_FACTOR",
+        2.0,
+        _number(float, 1.0, seconds=False),
+        "factor of the page back-off per pushback in a row (at least 1)",
+    )
+    page_backoff_reset = Setting(
+        "REP_PAGE_BACKOFF_RESET",
+        10,
+        whole(low=1),
+        "healthy responses in a row after which an origin's page back-off starts over",
+    )
+    block_after = Setting(
+        "REP_BLOCK_AFTER",
+        3,
+        whole(low=1),
+        "401/403 page responses in a row that stop an origin which served pages (`blocked`)",
+    )
+    block_pause = Setting(
+        "REP_BLOCK_PAUSE",
+        6 * 3600.0,
+        seconds(low=0.001),
+        "how long a blocked origin stops; its held requests end `blocked` when the crawl "
+        "has nothing else to do",
+    )
     pause_max_tries = Setting(
         "REP_PAUSE_MAX_TRIES", 5, whole(low=1), "fetch attempts before a paused origin is given up"
     )
@@ -647,6 +721,8 @@ class RepSettings:
     collection_hook: Callable[..., Any] | None
     #: the uses declared, for the pure core (``REP_USES``, ``REP_USE_ACTION``, ``REP_USE_TOKENS``)
     declared: Declared
+    #: page-level pushback, for the pure core (its ramp_max is the crawl's, see pushback_for)
+    pushback: PushbackConfig
 
     def __init__(self, values: Mapping[str, Any]) -> None:
         object.__setattr__(self, "_values", dict(values))
@@ -669,6 +745,17 @@ class RepSettings:
         object.__setattr__(self, "collection_hook", hook)
         declared = Declared(self.uses, self.use_action == "drop", self.use_tokens)
         object.__setattr__(self, "declared", declared)
+        pushback = PushbackConfig(
+            actions=self.page_status_actions,
+            floor=min(self.page_pause_min, self.pause_max),
+            pause_max=self.pause_max,
+            backoff_start=self.page_backoff_start,
+            backoff_factor=self.page_backoff_factor,
+            reset_after=self.page_backoff_reset,
+            block_after=self.block_after,
+            block_pause=self.block_pause,
+        )
+        object.__setattr__(self, "pushback", pushback)
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"RepSettings are read once and frozen: cannot set {name!r}")

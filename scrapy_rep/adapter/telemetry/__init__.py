@@ -25,7 +25,7 @@ from typing import Any
 from scrapy import signals
 
 from scrapy_rep.adapter import meta as M
-from scrapy_rep.adapter.telemetry import held, origins, pages
+from scrapy_rep.adapter.telemetry import held, origins, pages, pushback
 from scrapy_rep.adapter.telemetry.batch import FLUSH_EVERY, StatsBatch
 from scrapy_rep.adapter.telemetry.closing import CloseReport
 from scrapy_rep.core.decision import DOWNLOAD, DROP, KEEP, REQUEUE
@@ -233,7 +233,12 @@ class Telemetry:
 
 
 #: event class -> the sink's handler of it (``Telemetry.record``), by subject
-_ON: dict[type, Callable[[Telemetry, Any], None]] = {**held.ON, **origins.ON, **pages.ON}
+_ON: dict[type, Callable[[Telemetry, Any], None]] = {
+    **held.ON,
+    **origins.ON,
+    **pages.ON,
+    **pushback.ON,
+}
 
 #: crawler -> its Telemetry (``Telemetry.of``); gone with the crawler
 _SINKS: weakref.WeakKeyDictionary[Any, Telemetry] = weakref.WeakKeyDictionary()
