@@ -41,6 +41,9 @@ from scrapy_rep.core.policy import retry_after
 PAUSE, BLOCK, OFF = "pause", "block", "off"
 PAGE_ACTIONS = (PAUSE, BLOCK, OFF)
 
+#: the longest ``Retry-After`` kept as read (seconds; a record stays finite JSON)
+MAX_RETRY_AFTER = 1e9
+
 #: the reasons of requests held for what a page said (the cause of the pause)
 RATE_LIMITED, SERVICE_UNAVAILABLE, BLOCKED = "rate-limited", "service-unavailable", "blocked"
 #: a row's cause by status (any other ``pause`` row: ``service-unavailable``)
@@ -247,8 +250,8 @@ class Pushback:
         state.healthy = 0
         state.refused.clear()
         hint = retry_after(headers, now)
-        if hint is not None and not math.isfinite(hint):
-            hint = None
+        if hint is not None:  # 5,000 digits read as infinity: as long as any pause may be
+            hint = min(hint, MAX_RETRY_AFTER)
         if hint is None:
             wait = self.backoff(state.level)
         elif state.level > 1:  # again within a ramp: longer than the last
@@ -274,6 +277,8 @@ class Pushback:
             state = self._origins[origin] = _Origin(served=True)
         if not state.served:
             return None
+        if state.pause is not None and state.pause.until > now:
+            return None  # a refusal in flight when it paused: that URL's answer, no new episode
         state.healthy = 0
         state.refused.append((status, url))
         if len(state.refused) < self.config.block_after:

@@ -10,6 +10,7 @@ import pytest
 import pytest_twisted
 
 from tests.support.crawl import CrawlResult, crawl
+from tests.support.fakesite import FakeSite, Reply
 from tests.support.pushback_site import (
     Entry,
     PushbackSite,
@@ -75,3 +76,103 @@ async def test_429_pauses_the_origin_holds_the_refused_page_and_resumes_with_one
         after = [x for x in pages(log) if x.at >= e.at + 2.0]
         if after:
             assert max_in_flight_after(log, after[0].at, 0.25) == 1, after[:3]
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_503_window_pauses_only_its_origin_others_keep_their_pace(
+    pbsite: PushbackSite,
+) -> None:
+    a = pbsite.add("a", pages=10, latency=0.1, unavailable=(0.0, 0.5), unavailable_retry_after=2)
+    b = pbsite.add("b", pages=40, latency=0.3)
+    # little global concurrency: held requests of `a` taking any of it would slow `b` down
+    settings = {**RETRY_ON, "CONCURRENT_REQUESTS": 4}
+    result = await crawl([a.url_for("/"), b.url_for("/")], settings, follow=True)
+    log_a, log_b = a.log(), b.log()
+    refused = [e for e in pages(log_a) if e.status == 503]
+    assert refused
+    assert served(log_a) == set(page_paths(10))  # the refused page too: 0 lost
+    assert served(log_b) == set(page_paths(40))
+    no_retry_gave_up(result)
+    assert result.stat("rep/pushback/pauses/service-unavailable") >= 1
+    windows = pause_windows(log_a, 2.0, status=503)
+    assert sent_during(log_a, windows) == []
+    # `b` was crawled during `a`'s pause, at its own concurrency
+    during = sent_during(log_b, windows)
+    assert during, "b sent nothing while a was paused"
+    assert max(e.in_flight for e in during) >= 2
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_wall_of_403s_stops_the_origin_after_k_and_its_held_requests_end_blocked(
+    pbsite: PushbackSite, caplog: pytest.LogCaptureFixture
+) -> None:
+    a = pbsite.add("a", pages=40, fanout=4, latency=0.05, wall_after=6)
+    b = pbsite.add("b", pages=10, latency=0.05)
+    settings = {**RETRY_ON, "REP_BLOCK_AFTER": 3}
+    result = await crawl([a.url_for("/"), b.url_for("/")], settings, follow=True)
+    refusals = [e for e in pages(a.log()) if e.status == 403]
+    assert len(refusals) >= 3
+    # K, plus the requests already in flight when the K-th came: nothing sent after it
+    kth = refusals[2].at
+    assert [e.path for e in pages(a.log()) if e.at > kth + IN_FLIGHT_MARGIN] == []
+    assert served(b.log()) == set(page_paths(10))
+    blocked = [url for url, reason in result.dropped.items() if reason == "blocked"]
+    assert blocked, "the held requests of the blocked origin ended without a record"
+    assert all(url.startswith(a.url) for url in blocked)
+    assert result.decisions[blocked[0]]["reason"] == "blocked"
+    assert result.stat("rep/pushback/pauses/blocked") == 1
+    warnings = [r for r in caplog.records if "is blocked" in r.getMessage()]
+    assert len(warnings) == 1
+    text = warnings[0].getMessage()
+    assert a.url in text and "403" in text and "Stop and diagnose" in text
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_lone_403_is_that_urls_answer(site: FakeSite) -> None:
+    a = site.add("a").robots(Reply(body=b"User-agent: *\nAllow: /\n"))
+    a.page("/secret", Reply(status=403, body=b"no"))
+    paths = ["/", "/1", "/secret", "/2", "/3", "/4"]
+    for path in paths:
+        if path != "/secret":
+            a.page(path, Reply(body=b"<html>ok</html>"))
+    result = await crawl([a.url_for(p) for p in paths], {**RETRY_ON, "CONCURRENT_REQUESTS": 1})
+    assert result.stat("rep/pushback/pauses/blocked") == 0
+    assert result.stat("rep/parked") == 0
+    assert result.errors == {a.url_for("/secret"): "HttpError"}  # its own answer, as without us
+    assert sorted(result.downloaded) == sorted(a.url_for(p) for p in paths if p != "/secret")
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_row_switched_off_leaves_429_to_scrapy(pbsite: PushbackSite) -> None:
+    a = pbsite.add("a", rate=2.0, burst=2, retry_after=2, pages=8, latency=0.1)
+    settings = {**RETRY_ON, "REP_PAGE_STATUS_ACTIONS": {"429": "off"}}
+    result = await crawl([a.url_for("/")], settings, follow=True)
+    assert result.stat("retry/count") > 0  # Scrapy's retries, as without scrapy-rep
+    assert result.stat("rep/pushback/refused/429") == 0
+
+
+@pytest_twisted.ensureDeferred
+async def test_dont_obey_robotstxt_requests_are_not_paused(pbsite: PushbackSite) -> None:
+    import scrapy
+
+    a = pbsite.add("a", rate=1.0, burst=1, retry_after=30, pages=4)
+    requests = [
+        scrapy.Request(a.url_for(p), meta={"dont_obey_robotstxt": True}) for p in page_paths(4)
+    ]
+    result = await crawl(requests, {"RETRY_ENABLED": False})
+    assert result.stat("rep/pushback/refused/429") == 0
+    assert result.stat("rep/parked") == 0
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_request_held_past_rep_park_timeout_ends_with_a_record_and_its_errback(
+    pbsite: PushbackSite,
+) -> None:
+    a = pbsite.add("a", rate=1.0, burst=1, retry_after=30, pages=4, fanout=3)
+    urls = [a.url_for(p) for p in page_paths(4)]
+    result = await crawl(urls, {**RETRY_ON, "REP_PARK_TIMEOUT": 1.0})
+    expired = {url for url, reason in result.dropped.items() if reason == "park-expired"}
+    assert expired  # errback heard it, with the decision record
+    assert all(result.decisions[url]["action"] == "drop" for url in expired)
+    assert not result.errors
+    assert len(result.downloaded) + len(expired) == len(urls)
