@@ -147,6 +147,8 @@ class PageSignals:
 
     def adopt(self, origin: str, state: PauseState) -> None:
         """A pause another worker saw (from the shared store)."""
+        if self.holding.closed:
+            return
         pause = self.core.adopt(origin, state, self.clock())
         if pause is not None:
             self.paused(pause, shared=True)

@@ -20,6 +20,7 @@ render whose page was never judged has nothing to judge its sub-requests by.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import weakref
 from collections.abc import Awaitable, Coroutine
@@ -192,6 +193,11 @@ class RobotsService:
             if any(action != "off" for action in config.pushback.actions.values())
             else None
         )
+        shared = self.resolver.shared
+        if self.pushback is not None and shared is not None and hasattr(shared, "save_pause"):
+            # a page's pause is the cluster's (Redis) or outlives the crawl (SQLite)
+            self.pushback.share = self._share_pause
+            shared.on_pause(self.pushback.adopt)
         connect = crawler.signals.connect
         connect(self._on_opened, signal=signals.spider_opened)
         connect(self.holding.on_idle, signal=signals.spider_idle)
@@ -377,9 +383,37 @@ class RobotsService:
 
     # -- open and close -----------------------------------------------------
 
-    def _on_opened(self, spider: Any = None) -> None:
+    def _share_pause(self, origin: str, state: Any) -> None:
+        """Save a page's pause in the shared store (in the background; a failure is logged)."""
+        shared = self.resolver.shared
+        assert shared is not None
+        task = asyncio.ensure_future(shared.save_pause(origin, state))
+        task.add_done_callback(_log_store_failure)
+        _BACKGROUND.add(task)
+        task.add_done_callback(_BACKGROUND.discard)
+
+    async def _load_pauses(self) -> None:
+        """The pauses the store holds (another worker's, or the last run's): honoured here."""
+        shared = self.resolver.shared
+        if shared is None or self.pushback is None or not hasattr(shared, "load_pauses"):
+            return
+        try:
+            pauses = await shared.load_pauses()
+        except Exception as exc:
+            logger.warning(
+                "scrapy-rep: could not read the page pauses of the shared store (%(error)s)",
+                {"error": f"{type(exc).__name__}: {exc}"},
+            )
+            return
+        for origin, state in pauses.items():
+            self.pushback.adopt(origin, state)
+
+    def _on_opened(self, spider: Any = None) -> Any:
         _warn_if_builtin_active(self.crawler)
         self.holding.open(HeldRecords.open(self.crawler, self.config, self.telemetry))
+        if self.pushback is not None and self.resolver.shared is not None:
+            return self._load_pauses()  # before the first request is judged
+        return None
 
     def _on_closed(self, spider: Any = None, reason: str = "") -> Any:
         if self.pushback is not None:
@@ -394,6 +428,18 @@ class RobotsService:
         if SharedResolvers.leave(self.spec) and self.resolver.shared is not None:
             steps.append(self.resolver.shared.close())  # the last user closes the connections
         return _in_turn(steps) if steps else None
+
+
+#: background saves of page pauses, kept until done
+_BACKGROUND: set[asyncio.Future[None]] = set()
+
+
+def _log_store_failure(task: asyncio.Future[None]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        logger.warning(
+            "scrapy-rep: could not share a page pause through the store (%(error)s)",
+            {"error": repr(task.exception())},
+        )
 
 
 def _ramp_max(crawler: Crawler) -> int:

@@ -5,6 +5,7 @@ crawler did is read from the server's own request log."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import pytest_twisted
@@ -176,3 +177,26 @@ async def test_a_request_held_past_rep_park_timeout_ends_with_a_record_and_its_e
     assert all(result.decisions[url]["action"] == "drop" for url in expired)
     assert not result.errors
     assert len(result.downloaded) + len(expired) == len(urls)
+
+
+@pytest_twisted.ensureDeferred
+async def test_with_the_sqlite_store_a_pause_survives_a_restart(
+    site: FakeSite, tmp_path: Path
+) -> None:
+    a = site.add("a").robots(Reply(body=b"User-agent: *\nAllow: /\n"))
+    a.page("/1", Reply(status=429, headers={"Retry-After": "60"}))
+    a.page("/2", Reply(body=b"ok"))
+    settings = {
+        **RETRY_ON,
+        "REP_STORE": "sqlite",
+        "REP_SQLITE_PATH": str(tmp_path / "rep.sqlite"),
+        "REP_PARK_TIMEOUT": 0.5,
+    }
+    first = await crawl([a.url_for("/1")], settings)
+    assert first.dropped == {a.url_for("/1"): "park-expired"}  # held, then given up
+    hits = a.hits()
+    second = await crawl([a.url_for("/2")], settings)  # a new crawl: the pause stands
+    assert a.hits() == hits  # nothing sent to the paused origin, robots.txt included
+    assert second.dropped == {a.url_for("/2"): "park-expired"}
+    assert second.stat("rep/parked/rate-limited") == 1
+    assert second.stat("rep/pushback/pauses/rate-limited") == 1  # adopted from the file
