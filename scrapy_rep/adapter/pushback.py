@@ -37,7 +37,14 @@ from scrapy_rep.adapter import meta as M
 from scrapy_rep.adapter.exceptions import PushbackHeld
 from scrapy_rep.core.events import PagePaused, PageRefused, PageResumed
 from scrapy_rep.core.origin import NotAnOrigin, origin_of
-from scrapy_rep.core.pushback import BLOCKED, Pause, PauseState, Pushback, PushbackConfig
+from scrapy_rep.core.pushback import (
+    BLOCKED,
+    Pause,
+    PauseState,
+    Pushback,
+    PushbackConfig,
+    describe,
+)
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -152,6 +159,14 @@ class PageSignals:
         pause = self.core.adopt(origin, state, self.clock())
         if pause is not None:
             self.paused(pause, shared=True)
+
+    def detail(self, origin: str) -> str:
+        """Why ``origin``'s requests are held, for a decision record: the page, the status,
+        ``Retry-After``, the pause's end; or the slow start after it."""
+        state = self.core.paused(origin, self.clock())
+        if state is not None:
+            return describe(state)
+        return "its origin's pause ended; it starts slowly: one request in flight, then more"
 
     def blocked(self) -> list[str]:
         """Origins blocked now that hold requests (their requests end at idle)."""

@@ -57,6 +57,7 @@ from scrapy_rep.core.events import RobotsServedFromCache
 from scrapy_rep.core.gate import JUDGE, WAIT, OriginGate, waiting_bound
 from scrapy_rep.core.origin import origin_of
 from scrapy_rep.core.policy import Policy, Status
+from scrapy_rep.core.pushback import REASONS as PUSHBACK_REASONS
 from scrapy_rep.core.tdmrep import USE as TDM_USE
 from scrapy_rep.runtime.clock import clock_of
 from scrapy_rep.runtime.resolver import (
@@ -278,6 +279,8 @@ class RobotsService:
         if not downloader or self.one_shot is None:
             action = PARK if downloader else DROP
             detail = HELD_DETAIL.get(reason, reason)
+            if self.pushback is not None and reason in PUSHBACK_REASONS:
+                detail = self.pushback.detail(origin)
             return unjudged(origin, self.token, request.url, policy, action, reason, detail)
         policy = self.resolver.current(origin)
         said = policy.reason if policy is not None else "its robots.txt fetch did not end"

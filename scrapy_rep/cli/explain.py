@@ -106,6 +106,7 @@ def explain(log: str, url: str, archive_dir: str | None = None) -> tuple[str, li
     wanted = _candidates(url)
     events: list[dict[str, Any]] = []
     fetches: list[dict[str, Any]] = []
+    pauses: list[dict[str, Any]] = []  # what the origin's pages said (429, 503, 403s)
     nearby: list[str] = []
     for record in _records(log):
         kind = record.get("type")
@@ -113,6 +114,8 @@ def explain(log: str, url: str, archive_dir: str | None = None) -> tuple[str, li
             events.append(record)
         elif kind == "fetch" and origin is not None and record.get("origin") == origin:
             fetches.append(record)
+        elif kind == "page_pause" and origin is not None and record.get("origin") == origin:
+            pauses.append(record)
         elif (
             kind == "decision"
             and origin is not None
@@ -136,10 +139,46 @@ def explain(log: str, url: str, archive_dir: str | None = None) -> tuple[str, li
         lines.append(
             f"  no decision recorded; last seen {last['type']} ({last.get('reason', '-')})"
         )
+    lines += _pause_lines(events, pauses)
     lines.append("  history")
-    for event in events:
+    for event in _merged(events, pauses):
         lines.append(f"    {_when(event.get('at'), True)}  {_event(event)}")
     return final, lines
+
+
+#: why a request is held for what a page said (core/pushback.py's reasons)
+PUSHBACK_REASONS = ("rate-limited", "service-unavailable", "blocked")
+
+
+def _pause_lines(events: list[dict[str, Any]], pauses: list[dict[str, Any]]) -> list[str]:
+    """The pause a page asked for, when the URL was held for one: who said what, until when."""
+    if not pauses or not any(e.get("reason") in PUSHBACK_REASONS for e in events):
+        return []
+    pause = pauses[-1]
+    hint = pause.get("retry_after")
+    lines = [
+        f"  paused    the origin was {pause.get('cause')}: HTTP {pause.get('status')} to "
+        f"{pause.get('url')} (Retry-After: {'none' if hint is None else f'{hint}s'}), "
+        f"from {_when(pause.get('started'), True)} until {_when(pause.get('until'), True)}"
+    ]
+    if pause.get("first_url"):
+        lines.append(
+            f"  refused   {pause.get('first_url')} .. {pause.get('last_url')} "
+            f"(HTTP {'/'.join(str(s) for s in pause.get('statuses') or [])}): stop and diagnose"
+        )
+    return lines
+
+
+def _merged(events: list[dict[str, Any]], pauses: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The URL's records and its origin's pauses, in time order (the log's order kept)."""
+    if not pauses:
+        return events
+    timed = [(e.get("at"), n, e) for n, e in enumerate([*events, *pauses])]
+    return [e for _, _, e in sorted(timed, key=lambda t: (_sort_time(t[0]), t[1]))]
+
+
+def _sort_time(at: Any) -> float:
+    return float(at) if isinstance(at, (int, float)) else 0.0
 
 
 def _decision_lines(
@@ -237,7 +276,14 @@ def _event(event: dict[str, Any]) -> str:
     if kind == "response":
         return f"response  HTTP {event['target_status']} from the target itself"
     if kind == "released":
+        if event.get("reason") in PUSHBACK_REASONS:
+            return f"released  its origin's pause ({event['reason']}) ended"
         return "released  its origin's robots.txt could be judged again"
+    if kind == "page_pause":
+        return (
+            f"paused    origin {event.get('cause')}: HTTP {event.get('status')} to "
+            f"{event.get('url')}, until {_when(event.get('until'), True)}"
+        )
     return f"{kind:<9} {event.get('reason', '-')}"
 
 

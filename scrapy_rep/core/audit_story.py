@@ -52,6 +52,8 @@ class OriginStory:
     #: use -> the sources that refused it (robots.txt lines, headers)
     refused: dict[str, set[str]] = field(default_factory=dict)
     browser: Counter[str] = field(default_factory=Counter)
+    #: pauses for what its pages said (``page_pause`` records: 429, 503, a block), in order
+    pauses: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def status(self) -> str:
@@ -133,6 +135,10 @@ def story_of(records: Iterable[dict[str, Any]]) -> AuditStory:
             action, reason = str(record.get("action") or ""), str(record.get("reason") or "")
             story.subrequests[(action, reason)] += 1
             story.origin(record.get("origin")).browser[reason if action != "download" else ""] += 1
+        elif kind == "page_pause":
+            story.origin(record.get("origin")).pauses.append(record)
+        elif kind == "page_resume":
+            pass  # the pause's end is in its page_pause record
         elif kind in _HANDED_OVER_RECORDS:  # a dead worker's, or an older log's
             held = held_by_url.get(url)
             if held is not None and not held.fate:

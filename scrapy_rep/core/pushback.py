@@ -31,6 +31,7 @@ what is in flight (:meth:`Pushback.sent`, :meth:`Pushback.done`).
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -171,9 +172,13 @@ class Pause:
 def describe(state: PauseState) -> str:
     """What a pause is, in words: the status, the page, ``Retry-After``, its end."""
     hint = "none" if state.retry_after is None else f"{state.retry_after:g}s"
+    try:
+        end = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(state.until))
+    except (OverflowError, OSError, ValueError):
+        end = f"{state.until:.0f}"
     return (
         f"the origin answered {state.status} to {state.url} (Retry-After: {hint}); "
-        f"paused until {state.until:.3f} ({state.until - state.started:g}s)"
+        f"{state.cause} until {end} ({state.until - state.started:g}s)"
     )
 
 

@@ -43,7 +43,10 @@ RECORDS: Mapping[str, tuple[str, str]] = {
         "a page's pause ended (its requests go again, one in flight at first)",
         "`origin`, `cause`, `started`, `until`",
     ),
-    "released": ("held request handed back to the scheduler", "`url`, `origin`"),
+    "released": (
+        "held request handed back to the scheduler",
+        "`url`, `origin`, `reason` (why it was held)",
+    ),
     "requeued": (
         "held request of a dead worker (its lease expired) this worker pushed back into the "
         "shared scrapy-redis queue, recorded by an older scrapy-rep without what a decision "

@@ -4,6 +4,7 @@ crawler did is read from the server's own request log."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -200,3 +201,40 @@ async def test_with_the_sqlite_store_a_pause_survives_a_restart(
     assert second.dropped == {a.url_for("/2"): "park-expired"}
     assert second.stat("rep/parked/rate-limited") == 1
     assert second.stat("rep/pushback/pauses/rate-limited") == 1  # adopted from the file
+
+
+@pytest_twisted.ensureDeferred
+async def test_every_held_request_says_why_in_records_explain_and_both_reports(
+    pbsite: PushbackSite, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from scrapy_rep.cli.explain import explain
+    from tests.support.audit import records
+
+    a = pbsite.add("a", rate=3.0, burst=2, retry_after=1, pages=8, latency=0.2)
+    log, page = tmp_path / "audit.jsonl", tmp_path / "report.html"
+    settings = {**RETRY_ON, "REP_DECISION_LOG": str(log), "REP_REPORT_HTML": str(page)}
+    with caplog.at_level(logging.INFO, logger="scrapy_rep"):
+        result = await crawl([a.url_for("/")], settings, follow=True)
+    refused = [e for e in pages(a.log()) if e.status == 429]
+    assert refused
+    found = records(log)
+    pauses = [r for r in found if r["type"] == "page_pause"]
+    assert pauses and all(r["cause"] == "rate-limited" and r["status"] == 429 for r in pauses)
+    assert pauses[0]["retry_after"] == 1.0 and pauses[0]["url"].startswith(a.url)
+    assert pauses[0]["until"] > pauses[0]["started"]
+    assert len([r for r in found if r["type"] == "page_resume"]) == len(pauses)
+    held = [r for r in found if r["type"] == "parked" and r["reason"] == "rate-limited"]
+    assert held
+    # the refused page: explain tells the pause, its page, its Retry-After and its end
+    url = a.url_for(refused[0].path)
+    action, lines = explain(str(log), url)
+    text = "\n".join(lines)
+    assert action == "download"  # sent again after the pause, and fetched
+    assert "rate-limited" in text and "HTTP 429" in text and "Retry-After: 1.0s" in text
+    assert "paused    origin rate-limited" in text
+    # the close report and the HTML report show the episodes
+    report = next(r.getMessage() for r in caplog.records if "scrapy-rep report:" in r.getMessage())
+    assert "pauses for what pages said: rate-limited" in report
+    html = page.read_text()
+    assert 'id="t-pauses"' in html and "tl-pause tl-rate-limited" in html
+    assert result.stat("rep/pushback/released/rate-limited") == len(held)

@@ -38,7 +38,10 @@ def released(sink: Telemetry, event: Released) -> None:
         sink.inc(f"rep/pushback/released/{event.reason}")
     sink.counts.released(origin)
     if sink.audit is not None:
-        sink.audit.write("released", {"url": url, "origin": origin})
+        record = {"url": url, "origin": origin}
+        if event.reason:
+            record["reason"] = event.reason
+        sink.audit.write("released", record)
 
 
 def requeued_from_dead_worker(sink: Telemetry, event: RequeuedFromDead) -> None:
