@@ -232,3 +232,19 @@ def test_refusals_in_flight_when_an_origin_was_blocked_start_no_new_block() -> N
     assert pb.on_response(A, 403, {}, f"{A}/2", NOW) is not None
     for i in range(3, 10):
         assert pb.on_response(A, 403, {}, f"{A}/{i}", NOW + 1) is None
+
+
+def test_the_page_status_table_setting_overrides_rows_and_refuses_nonsense() -> None:
+    from scrapy_rep.runtime.settings import SettingError, page_status_actions
+
+    def read(value: object) -> dict[str, str]:
+        return page_status_actions("REP_PAGE_STATUS_ACTIONS", value, {}.get)
+
+    assert read({})["429"] == "pause" and read({})["403"] == "block"
+    assert read({"503": "off", 502: "PAUSE"})["503"] == "off"
+    assert read({"502": "pause"})["502"] == "pause"
+    assert read('{"429": "off"}')["429"] == "off"  # -s on the command line
+    assert read({"403": None})["403"] == "off"
+    for bad in ({"200": "pause"}, {"abc": "pause"}, {"429": "retry"}, "[", ["429"]):
+        with pytest.raises(SettingError, match="REP_PAGE_STATUS_ACTIONS"):
+            read(bad)

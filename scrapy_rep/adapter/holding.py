@@ -276,8 +276,10 @@ class Holding:
         if self.blocked is not None:  # nothing else to do: a blocked origin's held requests end
             for origin in self.blocked():
                 self.give_up(origin, BLOCKED)
+        now = self.clock()
         for origin in self.gate.origins_without_wake():
-            self._plan_wake(origin)
+            if self.gate.page_hold(origin, now) is None:  # a page's pause ends on its own timer
+                self._plan_wake(origin)
         if len(self.gate):
             self._say_waiting()
             raise DontCloseSpider
