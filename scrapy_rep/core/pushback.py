@@ -214,7 +214,10 @@ class Pushback:
         """Seconds of the ``level``-th pushback in a row without ``Retry-After``."""
         c = self.config
         exponent = min(max(level - 1, 0), 60)
-        return min(c.pause_max, c.backoff_start * math.pow(c.backoff_factor, exponent))
+        try:
+            return min(c.pause_max, c.backoff_start * math.pow(c.backoff_factor, exponent))
+        except OverflowError:
+            return c.pause_max
 
     def clamp(self, seconds: float) -> float:
         c = self.config

@@ -202,6 +202,20 @@ def status_actions(name: str, overrides: Any, get: Getter) -> dict[str, Action]:
     return actions
 
 
+def factor(name: str, raw: Any, get: Getter) -> float:
+    """Reader of a growth factor: a finite number from 1 to 1000."""
+    problem = SettingError(f"{name} must be a finite number from 1 to 1000; not {raw!r}")
+    if isinstance(raw, bool):
+        raise problem
+    try:
+        n = float(raw)
+    except (TypeError, ValueError, OverflowError):
+        raise problem from None
+    if not math.isfinite(n) or not 1.0 <= n <= 1000.0:
+        raise problem
+    return n
+
+
 def page_status_actions(name: str, overrides: Any, get: Getter) -> dict[str, str]:
     """Reader of ``REP_PAGE_STATUS_ACTIONS``: the page status table, the overrides applied.
 
@@ -477,8 +491,8 @@ class RepSettings:
     )
     page_backoff_factor = Setting(
         "REP_PAGE_BACKOFF_FACTOR",
-        2.0,
-        _number(float, 1.0, seconds=False),
+        2,
+        factor,
         "factor of the page back-off per pushback in a row (at least 1)",
     )
     page_backoff_reset = Setting(
