@@ -238,3 +238,19 @@ async def test_every_held_request_says_why_in_records_explain_and_both_reports(
     html = page.read_text()
     assert 'id="t-pauses"' in html and "tl-pause tl-rate-limited" in html
     assert result.stat("rep/pushback/released/rate-limited") == len(held)
+
+
+@pytest_twisted.ensureDeferred
+async def test_requests_waiting_in_the_download_slot_are_taken_back_not_sent(
+    pbsite: PushbackSite,
+) -> None:
+    # DOWNLOAD_DELAY keeps judged requests waiting in the origin's slot queue
+    a = pbsite.add("a", rate=3.0, burst=2, retry_after=2, pages=10, fanout=9, latency=0.05)
+    settings = {**RETRY_ON, "DOWNLOAD_DELAY": 0.2}
+    result = await crawl([a.url_for("/")], settings, follow=True)
+    log = a.log()
+    assert [e for e in pages(log) if e.status == 429]
+    assert result.stat("rep/pushback/unsent") > 0  # they were judged and queued already
+    assert sent_during(log, pause_windows(log, 2.0)) == []
+    assert served(log) == set(page_paths(10))
+    no_retry_gave_up(result)
