@@ -203,6 +203,8 @@ class Pushback:
 
     def __init__(self, config: PushbackConfig) -> None:
         self.config = config
+        #: the table by int status, the rows that do something (read per response)
+        self._actions = {int(k): v for k, v in config.actions.items() if k.isdigit() and v != OFF}
         self._origins: dict[str, _Origin] = {}
         #: origins that served pages and refused none since (no state kept beyond this)
         self._served: set[str] = set()
@@ -237,7 +239,7 @@ class Pushback:
 
         ``headers``: lower-cased names (``retry-after`` is read).
         """
-        action = self.config.action(status)
+        action = self._actions.get(status, OFF)
         if action == PAUSE:
             return self._pause(origin, status, headers, url, now)
         state = self._origins.get(origin)
