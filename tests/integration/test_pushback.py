@@ -254,3 +254,12 @@ async def test_requests_waiting_in_the_download_slot_are_taken_back_not_sent(
     assert sent_during(log, pause_windows(log, 2.0)) == []
     assert served(log) == set(page_paths(10))
     no_retry_gave_up(result)
+
+
+@pytest_twisted.ensureDeferred
+async def test_rep_enabled_off_leaves_429_to_scrapy(pbsite: PushbackSite) -> None:
+    a = pbsite.add("a", rate=2.0, burst=2, retry_after=2, pages=8, latency=0.1)
+    result = await crawl([a.url_for("/")], {**RETRY_ON, "REP_ENABLED": False}, follow=True)
+    assert [e for e in pages(a.log()) if e.status == 429]
+    assert result.stat("retry/count") > 0
+    assert not any(key.startswith("rep/") for key in result.stats)
