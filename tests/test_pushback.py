@@ -248,3 +248,29 @@ def test_the_page_status_table_setting_overrides_rows_and_refuses_nonsense() -> 
     for bad in ({"200": "pause"}, {"abc": "pause"}, {"429": "retry"}, "[", ["429"]):
         with pytest.raises(SettingError, match="REP_PAGE_STATUS_ACTIONS"):
             read(bad)
+
+
+def test_a_ramp_refused_at_some_width_stops_below_it_until_a_healthy_run() -> None:
+    pb = make(ramp_max=8, reset_after=4, backoff_start=1.0)
+    pause = pb.on_response(A, 429, ra("1"), f"{A}/", NOW)
+    assert pause is not None
+    t = pause.until
+    pb.resume(A, t)
+    for _ in range(2):  # window 1 -> 3
+        pb.sent(A)
+        pb.done(A)
+        pb.on_response(A, 200, {}, f"{A}/ok", t)
+    assert pb.room(A) == 3
+    again = pb.on_response(A, 429, ra("1"), f"{A}/", t + 0.1)  # refused at width 3
+    assert again is not None
+    t = again.until
+    pb.resume(A, t)
+    for _ in range(3):
+        pb.sent(A)
+        pb.done(A)
+        pb.on_response(A, 200, {}, f"{A}/ok", t)
+    assert pb.room(A) == 2  # stops at 2, below the width refused
+    pb.sent(A)
+    pb.done(A)
+    pb.on_response(A, 200, {}, f"{A}/ok", t)  # the 4th healthy in a row: it may grow again
+    assert pb.room(A) == 3

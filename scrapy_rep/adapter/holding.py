@@ -33,7 +33,6 @@ from scrapy_rep.core.events import Parked, Released
 from scrapy_rep.core.gate import Effects, OriginGate
 from scrapy_rep.core.origin import NotAnOrigin, origin_of
 from scrapy_rep.core.parking import Held
-from scrapy_rep.core.pushback import BLOCKED
 from scrapy_rep.core.pushback import REASONS as PUSHBACK_REASONS
 from scrapy_rep.runtime.clock import Clock, Timer
 from scrapy_rep.runtime.resolver import Fetch, Resolver
@@ -76,8 +75,8 @@ class Holding:
         self._listening = False  # to request_scheduled: see listen
         self.closed = False
         self._said_waiting: tuple[int, tuple[str, ...], int] | None = None
-        #: origins blocked for what their pages said (set by the pushback side)
-        self.blocked: Callable[[], list[str]] | None = None
+        #: what the pushback side does when the crawl is idle (set by it)
+        self.on_idle_pages: Callable[[], None] | None = None
 
     def open(self, records: HeldRecords | None) -> None:
         """The spider opened: record held requests in ``records`` (scrapy-redis's Redis, if
@@ -273,9 +272,8 @@ class Holding:
 
     def on_idle(self, spider: Any = None) -> None:
         self.telemetry.flush()
-        if self.blocked is not None:  # nothing else to do: a blocked origin's held requests end
-            for origin in self.blocked():
-                self.give_up(origin, BLOCKED)
+        if self.on_idle_pages is not None:  # pages' pauses: blocked origins end, ramps go on
+            self.on_idle_pages()
         now = self.clock()
         for origin in self.gate.origins_without_wake():
             if self.gate.page_hold(origin, now) is None:  # a page's pause ends on its own timer

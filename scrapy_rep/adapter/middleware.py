@@ -68,6 +68,8 @@ class RobotsMiddleware:
                     return service.hand_back(request, held)
             return None
         if action == DROP:
+            if service.pushback is not None:  # a ramp's request that will never answer
+                service.pushback.not_sent(origin)
             raise RepIgnoreRequest(record)
         # held by the gate, or REP_*_ACTION = "park": parked before the scheduler takes it
         return service.hand_back(request, record["reason"])

@@ -80,7 +80,7 @@ class PageSignals:
         self.gate = gate
         gate.pushback = self.core
         self.holding = holding
-        holding.blocked = self.blocked
+        holding.on_idle_pages = self.on_idle
         self.telemetry = telemetry
         self.clock = clock.now
         self.timers = clock
@@ -101,6 +101,11 @@ class PageSignals:
         request.meta[M.PUSHBACK_SENT] = origin
         core.sent(origin)
         return None
+
+    def not_sent(self, origin: str) -> None:
+        """A request of ``origin`` was dropped before the network: the ramp lets another go."""
+        if origin in self.core:
+            self._ramp(origin)
 
     def response(self, request: Request, response: Response) -> Request | Response:
         meta = request.meta
@@ -168,15 +173,19 @@ class PageSignals:
             return describe(state)
         return "its origin's pause ended; it starts slowly: one request in flight, then more"
 
-    def blocked(self) -> list[str]:
-        """Origins blocked now that hold requests (their requests end at idle)."""
+    def on_idle(self) -> None:
+        """The crawl has nothing else to do: a blocked origin's held requests end (``blocked``,
+        with their errback) rather than keep it open for hours; a ramp whose requests all
+        ended without a response (dropped by robots.txt, say) lets the next ones go."""
         now = self.clock()
-        found = []
-        for origin in self._timers:
+        for origin in self.gate.held_origins():
+            if origin not in self.core:
+                continue
             state = self.core.paused(origin, now)
-            if state is not None and state.cause == BLOCKED and self.gate.holds(origin):
-                found.append(origin)
-        return found
+            if state is None:
+                self._ramp(origin)
+            elif state.cause == BLOCKED:
+                self.holding.give_up(origin, BLOCKED)
 
     def _set_timer(self, origin: str, until: float) -> None:
         old = self._timers.pop(origin, None)

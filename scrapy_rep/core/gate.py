@@ -353,6 +353,10 @@ class OriginGate(Generic[T]):
         since = self._lot.oldest()
         return since + self.park_timeout if since is not None else None
 
+    def held_origins(self) -> list[str]:
+        """Origins holding requests."""
+        return self._lot.origins()
+
     def origins_without_wake(self) -> list[str]:
         """Origins holding requests with no refetch planned (each needs one)."""
         return [origin for origin in self._lot.origins() if origin not in self._wakes]

@@ -193,6 +193,8 @@ class _Origin:
     healthy: int = 0
     #: slow start: requests allowed in flight (0: not ramping)
     window: int = 0
+    #: the width a ramp stops growing at after a pushback during one (0: ``ramp_max``)
+    ceiling: int = 0
     inflight: int = 0
     served: bool = False
     refused: list[tuple[int, str]] = field(default_factory=list)
@@ -257,6 +259,8 @@ class Pushback:
         ongoing = state.pause is not None and state.pause.until > now
         if not ongoing:  # responses already in flight when it paused add no depth
             state.level += 1
+            if state.window:  # refused during a ramp: the next one stops below this width
+                state.ceiling = max(1, min(state.ceiling or state.window, state.window) - 1)
         state.healthy = 0
         state.refused.clear()
         hint = retry_after(headers, now)
@@ -319,12 +323,14 @@ class Pushback:
         state.served = True
         state.refused.clear()
         state.healthy += 1
-        if state.window:
-            state.window += 1
-            if state.window >= self.config.ramp_max:
-                state.window = 0  # back to its normal concurrency
         if state.healthy >= self.config.reset_after:
             state.level = 0
+            state.ceiling = 0  # it has taken this pace for a while: it may grow again
+        if state.window:
+            if not state.ceiling or state.window < state.ceiling:
+                state.window += 1
+            if state.window >= self.config.ramp_max:
+                state.window = 0  # back to its normal concurrency
         if not state.window and not state.level and state.pause is None and not state.inflight:
             del self._origins[origin]  # nothing left to remember
             self._served.add(origin)

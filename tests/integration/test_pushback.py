@@ -263,3 +263,18 @@ async def test_rep_enabled_off_leaves_429_to_scrapy(pbsite: PushbackSite) -> Non
     assert [e for e in pages(a.log()) if e.status == 429]
     assert result.stat("retry/count") > 0
     assert not any(key.startswith("rep/") for key in result.stats)
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_ramp_whose_requests_robots_txt_drops_goes_on(pbsite: PushbackSite) -> None:
+    robots = b"User-agent: *\nDisallow: /p/1\nDisallow: /p/2\nDisallow: /p/3\n"
+    a = pbsite.add("a", pages=9, robots=robots, unavailable=(0.0, 0.3), unavailable_retry_after=1)
+    # every page asked at once: the first 503 holds them all, the disallowed ones too
+    urls = [a.url_for(p) for p in page_paths(9)]
+    settings = {**RETRY_ON, "REP_PARK_TIMEOUT": 30.0, "CONCURRENT_REQUESTS_PER_DOMAIN": 1}
+    result = await crawl(urls, settings)
+    assert [e for e in pages(a.log()) if e.status == 503]
+    allowed = {p for p in page_paths(9) if p not in ("/p/1", "/p/2", "/p/3")}
+    assert served(a.log()) == allowed
+    assert set(result.dropped.values()) <= {"disallow-rule"}
+    no_retry_gave_up(result)
