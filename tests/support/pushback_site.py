@@ -18,9 +18,10 @@ Per origin (:class:`OriginSpec`):
   given); checked before the bucket;
 - ``wall_after``: after that many pages were served ``200``, every page is
   ``403`` (checked first);
-- ``pages`` / ``fanout``: ``/`` links to ``/p/0``; ``/p/i`` links to
-  ``/p/{fanout*i+1}`` ... ``/p/{fanout*i+fanout}`` below ``pages``, a tree, so
-  every page is linked exactly once and the frontier grows;
+- ``pages`` / ``fanout``: ``/`` links to ``/p/0`` ... ``/p/{fanout-1}``;
+  ``/p/i`` links to ``/p/{fanout*(i+1)}`` ... ``/p/{fanout*(i+1)+fanout-1}``
+  below ``pages``: a tree, so every page is linked exactly once and the
+  frontier grows;
 - ``latency``: seconds every page takes before its answer.
 
 The server-side log (:class:`Entry`, :meth:`PushbackSite.log`) holds every
@@ -269,10 +270,11 @@ class PushbackOrigin:
     def _links(self, bare: str) -> list[str] | None:
         pages, fanout = self.spec.pages, self.spec.fanout
         if bare == "/":
-            return ["/p/0"] if pages else []
-        if not bare.startswith("/p/") or not bare[3:].isdigit() or int(bare[3:]) >= pages:
+            first = 0
+        elif bare.startswith("/p/") and bare[3:].isdigit() and int(bare[3:]) < pages:
+            first = fanout * (int(bare[3:]) + 1)
+        else:
             return None
-        first = fanout * int(bare[3:]) + 1
         return [f"/p/{i}" for i in range(first, min(first + fanout, pages))]
 
     def _done(self) -> None:
