@@ -25,7 +25,7 @@ from tests.support.pushback_site import (
 RETRY_ON = {"RETRY_ENABLED": True, "REP_PAGE_BACKOFF_START": 1.0}
 #: a request sent while the crawler had not yet heard its origin's 429 reaches the server
 #: at most this long after it (loopback): later ones were sent during the pause
-IN_FLIGHT_MARGIN = 0.25
+IN_FLIGHT_MARGIN = 0.5
 
 
 @pytest.fixture
