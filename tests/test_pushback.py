@@ -274,3 +274,16 @@ def test_a_ramp_refused_at_some_width_stops_below_it_until_a_healthy_run() -> No
     pb.done(A)
     pb.on_response(A, 200, {}, f"{A}/ok", t)  # the 4th healthy in a row: it may grow again
     assert pb.room(A) == 3
+
+
+def test_origins_that_served_pages_are_remembered_within_a_bound(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import scrapy_rep.core.pushback as module
+
+    monkeypatch.setattr(module, "SERVED_MAX", 3)
+    pb = make(block_after=1)
+    for i in range(5):
+        pb.on_response(f"http://h{i}.example:80", 200, {}, "u", NOW)
+    assert pb.on_response("http://h0.example:80", 403, {}, "u", NOW) is None  # forgotten
+    assert pb.on_response("http://h4.example:80", 403, {}, "u", NOW) is not None

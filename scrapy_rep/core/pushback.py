@@ -45,6 +45,10 @@ PAGE_ACTIONS = (PAUSE, BLOCK, OFF)
 #: the longest ``Retry-After`` kept as read (seconds; a record stays finite JSON)
 MAX_RETRY_AFTER = 1e9
 
+#: origins remembered as having served a page (only their 403s can be a wall); a broad
+#: crawl forgets the oldest beyond it, ~100 B each
+SERVED_MAX = 100_000
+
 #: the reasons of requests held for what a page said (the cause of the pause)
 RATE_LIMITED, SERVICE_UNAVAILABLE, BLOCKED = "rate-limited", "service-unavailable", "blocked"
 #: a row's cause by status (any other ``pause`` row: ``service-unavailable``)
@@ -209,10 +213,17 @@ class Pushback:
         self._actions = {int(k): v for k, v in config.actions.items() if k.isdigit() and v != OFF}
         self._origins: dict[str, _Origin] = {}
         #: origins that served pages and refused none since (no state kept beyond this)
-        self._served: set[str] = set()
+        self._served: dict[str, None] = {}  # an ordered set, at most SERVED_MAX
 
     def __contains__(self, origin: object) -> bool:
         return origin in self._origins
+
+    def _serve(self, origin: str) -> None:
+        """Remember that ``origin`` served a page (its 403s may then be a wall)."""
+        served = self._served
+        served[origin] = None
+        if len(served) > SERVED_MAX:  # a broad crawl: forget the origin heard of longest ago
+            del served[next(iter(served))]
 
     def backoff(self, level: int) -> float:
         """Seconds of the ``level``-th pushback in a row without ``Retry-After``."""
@@ -318,7 +329,7 @@ class Pushback:
             return  # left to Scrapy's retry: neither healthy nor a pushback
         if state is None:
             if origin not in self._served:
-                self._served.add(origin)
+                self._serve(origin)
             return
         state.served = True
         state.refused.clear()
@@ -333,7 +344,7 @@ class Pushback:
                 state.window = 0  # back to its normal concurrency
         if not state.window and not state.level and state.pause is None and not state.inflight:
             del self._origins[origin]  # nothing left to remember
-            self._served.add(origin)
+            self._serve(origin)
 
     # -- what the gate asks ---------------------------------------------------
 
