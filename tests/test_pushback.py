@@ -287,3 +287,28 @@ def test_origins_that_served_pages_are_remembered_within_a_bound(
         pb.on_response(f"http://h{i}.example:80", 200, {}, "u", NOW)
     assert pb.on_response("http://h0.example:80", 403, {}, "u", NOW) is None  # forgotten
     assert pb.on_response("http://h4.example:80", 403, {}, "u", NOW) is not None
+
+
+def test_a_second_pushback_paces_sends_at_what_the_site_allowed_then_speeds_up() -> None:
+    pb = make(backoff_start=1.0, ramp_max=2, reset_after=100)
+    first = pb.on_response(A, 429, ra("1"), f"{A}/", NOW)
+    assert first is not None and not pb.paced(A)  # one pushback says nothing of a pace
+    pb.resume(A, first.until)
+    t = first.until
+    for _ in range(4):  # 4 healthy answers, then refused 2 s after the first pushback
+        pb.sent(A, t)
+        pb.done(A)
+        pb.on_response(A, 200, {}, f"{A}/ok", t)
+    second = pb.on_response(A, 429, ra("1"), f"{A}/", NOW + 2.0)
+    assert second is not None and pb.paced(A)
+    pb.resume(A, second.until)
+    t = second.until
+    assert pb.wait(A, t) == 0.0
+    pb.sent(A, t)
+    assert pb.wait(A, t) == pytest.approx(0.5)  # 2 s / 4 answers
+    assert pb.hold_reason(A, t + 0.1) == RATE_LIMITED  # too soon
+    pb.done(A)
+    pb.on_response(A, 200, {}, f"{A}/ok", t + 0.4)
+    assert pb.hold_reason(A, t + 0.5) is None
+    pb.sent(A, t + 0.5)
+    assert pb.wait(A, t + 0.5) < 0.5  # each healthy answer: a little faster

@@ -85,6 +85,8 @@ class PageSignals:
         self.clock = clock.now
         self.timers = clock
         self._timers: dict[str, Timer] = {}
+        #: paced origins: the timer that lets their next held request go
+        self._paces: dict[str, Timer] = {}
         #: called with each pause this worker saw, to share it (set by the service)
         self.share: Any = None
 
@@ -95,11 +97,15 @@ class PageSignals:
         core = self.core
         if origin not in core:
             return None
-        reason = core.hold_reason(origin, self.clock())
+        now = self.clock()
+        reason = core.hold_reason(origin, now)
         if reason is not None:
             return reason
         request.meta[M.PUSHBACK_SENT] = origin
-        core.sent(origin)
+        core.sent(origin, now)
+        wait = core.wait(origin, now)
+        if wait > 0:  # paced: the next held request goes when its time comes
+            self._pace(origin, wait)
         return None
 
     def not_sent(self, origin: str) -> None:
@@ -213,8 +219,26 @@ class PageSignals:
         if self.core.paused(origin, self.clock()) is not None or not self.gate.holds(origin):
             return
         room = self.core.room(origin)
-        if room != 0:
-            self.holding.release(origin, room)
+        if room == 0:
+            return
+        wait = self.core.wait(origin, self.clock())
+        if wait > 0:
+            self._pace(origin, wait)
+            return
+        if self.core.paced(origin):
+            room = 1  # one at a time: the next when its send time comes
+        self.holding.release(origin, room)
+
+    def _pace(self, origin: str, wait: float) -> None:
+        """Look at ``origin``'s held requests again in ``wait`` s (one timer per origin)."""
+        if origin in self._paces:
+            return
+        self._paces[origin] = self.timers.call_later(wait, self._paced, origin)
+
+    def _paced(self, origin: str) -> None:
+        self._paces.pop(origin, None)
+        if not self.holding.closed:
+            self._ramp(origin)
 
     def _unsend(self, origin: str, reason: str) -> None:
         """Requests of ``origin`` judged already and waiting in a download slot: held too.
@@ -243,9 +267,10 @@ class PageSignals:
             deferred.errback(Failure(PushbackHeld(reason)))  # type: ignore[no-untyped-call]
 
     def close(self) -> None:
-        for timer in self._timers.values():
+        for timer in [*self._timers.values(), *self._paces.values()]:
             timer.cancel()
         self._timers.clear()
+        self._paces.clear()
 
 
 _NO_HEADERS: dict[str, str] = {}

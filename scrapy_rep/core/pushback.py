@@ -49,6 +49,12 @@ MAX_RETRY_AFTER = 1e9
 #: crawl forgets the oldest beyond it, ~100 B each
 SERVED_MAX = 100_000
 
+#: pacing after a pushback that came after a pause (see Pushback._slow_down): the gap
+#: grows at least this much per pushback, shrinks this much per healthy answer, and is
+#: dropped below MIN_GAP; never above MAX_GAP
+GAP_GROWTH, GAP_DECAY, MIN_GAP, MAX_GAP = 1.25, 0.95, 0.001, 60.0
+MIN_ELAPSED = 0.001
+
 #: the reasons of requests held for what a page said (the cause of the pause)
 RATE_LIMITED, SERVICE_UNAVAILABLE, BLOCKED = "rate-limited", "service-unavailable", "blocked"
 #: a row's cause by status (any other ``pause`` row: ``service-unavailable``)
@@ -199,6 +205,13 @@ class _Origin:
     window: int = 0
     #: the width a ramp stops growing at after a pushback during one (0: ``ramp_max``)
     ceiling: int = 0
+    #: pacing: seconds between sends (0: none), learnt from the pace a pushback came at
+    gap: float = 0.0
+    #: the earliest time the next request may be sent (pacing)
+    next_send: float = 0.0
+    #: when it last pushed back, and the healthy answers since (the pace it allowed)
+    refused_at: float | None = None
+    healthy_since: int = 0
     inflight: int = 0
     served: bool = False
     refused: list[tuple[int, str]] = field(default_factory=list)
@@ -270,6 +283,7 @@ class Pushback:
         ongoing = state.pause is not None and state.pause.until > now
         if not ongoing:  # responses already in flight when it paused add no depth
             state.level += 1
+            self._slow_down(state, now)
             if state.window:  # refused during a ramp: the next one stops below this width
                 state.ceiling = max(1, min(state.ceiling or state.window, state.window) - 1)
         state.healthy = 0
@@ -292,6 +306,20 @@ class Pushback:
         state.cause = cause
         state.window = 0
         return Pause(origin, state.pause, new=not ongoing)
+
+    def _slow_down(self, state: _Origin, now: float) -> None:
+        """A new pushback: from the second on, send no faster than the site allowed since
+        the last one.
+
+        Healthy answers between two pushbacks, over the time between them (the
+        pause included), are the pace the site allows: the gap between sends
+        becomes at least its inverse, and at least :data:`GAP_GROWTH` times the
+        gap kept already.
+        """
+        if state.refused_at is not None and state.healthy_since:
+            allowed = max(now - state.refused_at, MIN_ELAPSED) / state.healthy_since
+            state.gap = min(max(state.gap * GAP_GROWTH, allowed), MAX_GAP)
+        state.refused_at, state.healthy_since = now, 0
 
     def _refused(
         self, origin: str, state: _Origin | None, status: int, url: str, now: float
@@ -334,6 +362,11 @@ class Pushback:
         state.served = True
         state.refused.clear()
         state.healthy += 1
+        state.healthy_since += 1
+        if state.gap:  # each healthy answer: a little faster (until a pushback says no)
+            state.gap *= GAP_DECAY
+            if state.gap < MIN_GAP:
+                state.gap = 0.0
         if state.healthy >= self.config.reset_after:
             state.level = 0
             state.ceiling = 0  # it has taken this pace for a while: it may grow again
@@ -342,7 +375,13 @@ class Pushback:
                 state.window += 1
             if state.window >= self.config.ramp_max:
                 state.window = 0  # back to its normal concurrency
-        if not state.window and not state.level and state.pause is None and not state.inflight:
+        if (
+            not state.window
+            and not state.level
+            and not state.gap
+            and state.pause is None
+            and not state.inflight
+        ):
             del self._origins[origin]  # nothing left to remember
             self._serve(origin)
 
@@ -364,6 +403,8 @@ class Pushback:
             return state.pause.cause
         if state.window and state.inflight >= state.window:
             return state.cause
+        if state.gap and now < state.next_send:
+            return state.cause
         return None
 
     def resume(self, origin: str, now: float) -> PauseState | None:
@@ -383,14 +424,28 @@ class Pushback:
             return None if state is None or state.pause is None else 0
         return max(0, state.window - state.inflight)
 
+    def paced(self, origin: str) -> bool:
+        """Whether ``origin``'s sends are spaced (after a pushback that followed a pause)."""
+        state = self._origins.get(origin)
+        return state is not None and bool(state.gap)
+
     def ramping(self, origin: str) -> bool:
         state = self._origins.get(origin)
         return state is not None and bool(state.window)
 
-    def sent(self, origin: str) -> None:
-        """A request of a tracked origin left for the network."""
+    def wait(self, origin: str, now: float) -> float:
+        """Seconds until the next request of ``origin`` may be sent for its pace (0: now)."""
+        state = self._origins.get(origin)
+        if state is None or not state.gap:
+            return 0.0
+        return max(0.0, state.next_send - now)
+
+    def sent(self, origin: str, now: float = 0.0) -> None:
+        """A request of a tracked origin left for the network (at ``now``: its pace)."""
         state = self._origins.get(origin)
         if state is not None:
+            if state.gap:
+                state.next_send = now + state.gap
             state.inflight += 1
 
     def done(self, origin: str) -> None:
