@@ -52,7 +52,7 @@ SERVED_MAX = 100_000
 #: pacing after a pushback that came after a pause (see Pushback._slow_down): the gap
 #: grows at least this much per pushback, shrinks this much per healthy answer, and is
 #: dropped below MIN_GAP; never above MAX_GAP
-GAP_GROWTH, GAP_DECAY, MIN_GAP, MAX_GAP = 1.25, 0.95, 0.001, 60.0
+GAP_GROWTH, GAP_DECAY, MIN_GAP, MAX_GAP = 1.25, 0.9, 0.001, 60.0
 MIN_ELAPSED = 0.001
 
 #: the reasons of requests held for what a page said (the cause of the pause)
@@ -209,8 +209,9 @@ class _Origin:
     gap: float = 0.0
     #: the earliest time the next request may be sent (pacing)
     next_send: float = 0.0
-    #: when it last pushed back, and the healthy answers since (the pace it allowed)
+    #: when it last pushed back, when its pause ended, and the healthy answers since
     refused_at: float | None = None
+    resumed_at: float | None = None
     healthy_since: int = 0
     inflight: int = 0
     served: bool = False
@@ -246,6 +247,13 @@ class Pushback:
             return min(c.pause_max, c.backoff_start * math.pow(c.backoff_factor, exponent))
         except OverflowError:
             return c.pause_max
+
+    def _growth(self, level: int) -> float:
+        """``backoff_factor ** (level - 1)``, finite."""
+        try:
+            return math.pow(self.config.backoff_factor, min(max(level - 1, 0), 60))
+        except OverflowError:
+            return math.inf
 
     def clamp(self, seconds: float) -> float:
         c = self.config
@@ -293,8 +301,8 @@ class Pushback:
             hint = min(hint, MAX_RETRY_AFTER)
         if hint is None:
             wait = self.backoff(state.level)
-        elif state.level > 1:  # again within a ramp: longer than the last
-            wait = max(hint, self.backoff(state.level))
+        elif state.level > 1:  # again soon after a pause: longer, in the site's own terms
+            wait = hint * self._growth(state.level)
         else:
             wait = hint
         wait = self.clamp(wait)
@@ -317,9 +325,13 @@ class Pushback:
         gap kept already.
         """
         if state.refused_at is not None and state.healthy_since:
-            allowed = max(now - state.refused_at, MIN_ELAPSED) / state.healthy_since
+            # between the pace since the pause ended (too fast: it was refused) and the
+            # pace over both pushbacks, the pause included (too slow: nothing was sent)
+            fast = max(now - (state.resumed_at or state.refused_at), MIN_ELAPSED)
+            slow = max(now - state.refused_at, MIN_ELAPSED)
+            allowed = math.sqrt(fast * slow) / state.healthy_since
             state.gap = min(max(state.gap * GAP_GROWTH, allowed), MAX_GAP)
-        state.refused_at, state.healthy_since = now, 0
+        state.refused_at, state.resumed_at, state.healthy_since = now, None, 0
 
     def _refused(
         self, origin: str, state: _Origin | None, status: int, url: str, now: float
@@ -415,6 +427,7 @@ class Pushback:
         ended = state.pause
         state.pause = None
         state.window = 1
+        state.resumed_at = now
         return ended
 
     def room(self, origin: str) -> int | None:
