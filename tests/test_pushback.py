@@ -147,7 +147,7 @@ def test_a_429_during_the_ramp_pauses_again_for_longer() -> None:
     pb.done(A)
     again = pb.on_response(A, 429, ra("2"), f"{A}/", first.until + 0.5)
     assert again is not None and again.new
-    assert again.until - (first.until + 0.5) == 4.0  # Retry-After x the factor: longer
+    assert again.until - (first.until + 0.5) == 3.0  # Retry-After and half of it: longer
     assert pb.room(A) == 0
 
 

@@ -55,6 +55,10 @@ SERVED_MAX = 100_000
 GAP_GROWTH, GAP_DECAY, MIN_GAP, MAX_GAP = 1.25, 0.9, 0.001, 60.0
 MIN_ELAPSED = 0.001
 
+#: a pushback soon after a pause waits ``Retry-After`` and this much of it again for each
+#: pushback in a row before it (1, 1.5, 2, 2.5 times ...): longer, in the site's own terms
+HINT_GROWTH = 0.5
+
 #: the reasons of requests held for what a page said (the cause of the pause)
 RATE_LIMITED, SERVICE_UNAVAILABLE, BLOCKED = "rate-limited", "service-unavailable", "blocked"
 #: a row's cause by status (any other ``pause`` row: ``service-unavailable``)
@@ -248,13 +252,6 @@ class Pushback:
         except OverflowError:
             return c.pause_max
 
-    def _growth(self, level: int) -> float:
-        """``backoff_factor ** (level - 1)``, finite."""
-        try:
-            return math.pow(self.config.backoff_factor, min(max(level - 1, 0), 60))
-        except OverflowError:
-            return math.inf
-
     def clamp(self, seconds: float) -> float:
         c = self.config
         return min(max(seconds, c.floor), c.pause_max)
@@ -302,7 +299,7 @@ class Pushback:
         if hint is None:
             wait = self.backoff(state.level)
         elif state.level > 1:  # again soon after a pause: longer, in the site's own terms
-            wait = hint * self._growth(state.level)
+            wait = hint * (1 + HINT_GROWTH * (state.level - 1))
         else:
             wait = hint
         wait = self.clamp(wait)
