@@ -15,6 +15,7 @@ from scrapy_rep.adapter.identity import IDENTITY_PRIORITY, IdentityGuard
 from scrapy_rep.adapter.media import MediaUsesMiddleware
 from scrapy_rep.adapter.middleware import RobotsMiddleware
 from scrapy_rep.adapter.page import PageDirectivesMiddleware
+from scrapy_rep.adapter.pushback import PUSHBACK_PRIORITY, PushbackMiddleware
 from scrapy_rep.runtime.settings import SETTINGS, is_enabled
 
 logger = logging.getLogger(__name__)
@@ -85,6 +86,7 @@ class Addon:
         put("DOWNLOADER_MIDDLEWARES", BodyGuard, BODY_GUARD_PRIORITY)
         put("DOWNLOADER_MIDDLEWARES", MediaUsesMiddleware, MEDIA_USES_PRIORITY)
         put("DOWNLOADER_MIDDLEWARES", IdentityGuard, IDENTITY_PRIORITY)  # after every other
+        put("DOWNLOADER_MIDDLEWARES", PushbackMiddleware, PUSHBACK_PRIORITY)
         put("SPIDER_MIDDLEWARES", PageDirectivesMiddleware, PAGE_DIRECTIVES_PRIORITY)
         for row in SETTINGS:
             if row.default is not None:

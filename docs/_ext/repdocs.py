@@ -3,7 +3,6 @@
 ``{rep-table} NAME`` in a page renders one table from its single source, so no
 copy in the docs can drift from the code:
 
-==============  ===============================================================
 ``settings``    ``scrapy_rep.runtime.settings.SETTINGS`` (each row a ``setting``
                 target, for ``{setting}`NAME``` links)
 ``deprecated``  ``scrapy_rep.runtime.settings.DEPRECATED``: the settings still
@@ -14,8 +13,24 @@ copy in the docs can drift from the code:
 ``signals``     the ``#:`` comments of ``scrapy_rep.signals``
 ``decision``    the ``#:`` comments of ``scrapy_rep.core.decision.Decision``
 ``reasons``     ``scrapy_rep.core.decision.REASONS``
+``reasons``      ``scrapy_rep.core.decision.REASONS``
 ``audit``       ``scrapy_rep.runtime.audit.RECORDS``
 ==============  ===============================================================
+=======
+===============  ===============================================================
+``settings``     ``scrapy_rep.runtime.settings.SETTINGS`` (each row a ``setting``
+                 target, for ``{setting}`NAME``` links)
+``deprecated``   ``scrapy_rep.runtime.settings.DEPRECATED``: the settings still
+                 read for one release, and what replaces each
+``status``       ``scrapy_rep.core.policy.DEFAULT_ACTIONS`` and ``RFC_BEHAVIOUR``
+``page-status``  ``scrapy_rep.core.pushback.DEFAULT_PAGE_ACTIONS`` and ``PAGE_BEHAVIOUR``
+``meta``         the ``#:`` comments of ``scrapy_rep.adapter.meta``
+``stats``        ``scrapy_rep.adapter.stats.STATS``
+``signals``      the ``#:`` comments of ``scrapy_rep.signals``
+``decision``     the ``#:`` comments of ``scrapy_rep.core.decision.Decision``
+``reasons``      ``scrapy_rep.core.decision.REASONS``
+``audit``        ``scrapy_rep.runtime.audit.RECORDS``
+===============  ===============================================================
 
 ``{rep-gate-diagram}`` draws ``scrapy_rep.core.gate.TRANSITIONS`` with Graphviz's
 ``dot``, as h11 draws its state machine from its own table.
@@ -135,6 +150,13 @@ def _status(d: RepTable) -> nodes.Node:
     return table("status", ["outcome", "RFC 9309", "scrapy-rep default"], rows)
 
 
+def _page_status(d: RepTable) -> nodes.Node:
+    from scrapy_rep.core.pushback import DEFAULT_PAGE_ACTIONS, PAGE_BEHAVIOUR
+
+    rows = [(code(s), PAGE_BEHAVIOUR[s], code(a)) for s, a in DEFAULT_PAGE_ACTIONS.items()]
+    return table("page-status", ["page status", "what happens", "scrapy-rep default"], rows)
+
+
 def _meta(d: RepTable) -> nodes.Node:
     module = importlib.import_module("scrapy_rep.adapter.meta")
     rows: list[Row] = []
@@ -185,6 +207,7 @@ TABLES: dict[str, Callable[[RepTable], nodes.Node]] = {
     "settings": _settings,
     "deprecated": _deprecated,
     "status": _status,
+    "page-status": _page_status,
     "meta": _meta,
     "stats": _stats,
     "signals": _signals,

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, signals
@@ -33,6 +33,7 @@ from scrapy_rep.core.events import Parked, Released
 from scrapy_rep.core.gate import Effects, OriginGate
 from scrapy_rep.core.origin import NotAnOrigin, origin_of
 from scrapy_rep.core.parking import Held
+from scrapy_rep.core.pushback import REASONS as PUSHBACK_REASONS
 from scrapy_rep.robotstxt.text import printable
 from scrapy_rep.runtime.clock import Clock, Timer
 from scrapy_rep.runtime.resolver import Fetch, Resolver
@@ -76,6 +77,8 @@ class Holding:
         self.closed = False
         self._said_waiting: tuple[int, tuple[str, ...], int] | None = None
         self._said_waiting_at = -IDLE_LINE_EVERY  # when it was said (the crawl clock)
+        #: what the pushback side does when the crawl is idle (set by it)
+        self.on_idle_pages: Callable[[], None] | None = None
 
     def open(self, records: HeldRecords | None) -> None:
         """The spider opened: record held requests in ``records`` (scrapy-redis's Redis, if
@@ -128,7 +131,8 @@ class Holding:
             self.telemetry.record(Parked(origin, request.url, reason))
             if self.records is not None:
                 self.records.parked(request, origin, reason, self.resolver.current(origin))
-            self._plan_wake(origin)
+            if reason not in PUSHBACK_REASONS:  # a page's pause ends on a timer of its own
+                self._plan_wake(origin)
             self._plan_expiry(since + self.gate.park_timeout)
             raise ParkedRequest(reason)
         # The scheduler takes it (its dupefilter has seen it: _seen_before) and
@@ -208,6 +212,26 @@ class Holding:
         if due is not None:
             self._plan_expiry(due)
 
+    def release(self, origin: str, count: int | None) -> int:
+        """Up to ``count`` (None: all) of ``origin``'s held requests back to be judged.
+
+        After a page's pause (the slow start); how many went.
+        """
+        taken = self.gate.release_some(origin, count)
+        for held in taken:
+            self._give_back(held)
+        self.listen(self.gate.watching)
+        return len(taken)
+
+    def give_up(self, origin: str, reason: str) -> int:
+        """Every request ``origin`` holds, back to the downloader to be dropped for ``reason``
+        (its errback hears why); how many."""
+        taken = self.gate.release_some(origin, None)
+        for held in taken:
+            self._give_back(held, drop=reason)
+        self.listen(self.gate.watching)
+        return len(taken)
+
     def refetch_if_held(self, origin: str) -> None:
         """Another crawler's fetch ended without an answer: fetch for what is held here."""
         if not self.closed and self.gate.holds(origin) and not closing(self.crawler):
@@ -234,7 +258,7 @@ class Holding:
         if drop:
             request.meta[M.DROP] = drop  # dropped in the downloader, where its errback hears it
         elif released:
-            self.telemetry.record(Released(held.origin, request.url))
+            self.telemetry.record(Released(held.origin, request.url, held.reason))
         engine = self.crawler.engine
         assert engine is not None
         engine.crawl(request.replace(dont_filter=True))  # the dupefilter has seen it already
@@ -242,14 +266,20 @@ class Holding:
     def _end(self, held: Held[Request], reason: str = "spider-closed") -> None:
         """A held request the engine can no longer take: its final answer, with a reason."""
         policy = self.resolver.current(held.origin)
+        if reason == "spider-closed" and held.reason in PUSHBACK_REASONS:
+            reason = held.reason  # why it was never sent: what the page said
         record = withheld(held.origin, self.token, held.item.url, policy, reason)
         held.item.meta[M.DECISION] = record
         self.telemetry.final(held.origin, record)
 
     def on_idle(self, spider: Any = None) -> None:
         self.telemetry.flush()
+        if self.on_idle_pages is not None:  # pages' pauses: blocked origins end, ramps go on
+            self.on_idle_pages()
+        now = self.clock()
         for origin in self.gate.origins_without_wake():
-            self._plan_wake(origin)
+            if self.gate.page_hold(origin, now) is None:  # a page's pause ends on its own timer
+                self._plan_wake(origin)
         if len(self.gate):
             self._say_waiting()
             raise DontCloseSpider

@@ -61,8 +61,15 @@ class RobotsMiddleware:
             paced = service.pace(request, origin, policy)
             if paced is not None:  # the cluster's send time for a delayed origin
                 await paced
+            pushback = service.pushback
+            if pushback is not None:  # a page paused its origin meanwhile, or its ramp is full
+                held = pushback.sending(request, origin)
+                if held is not None:
+                    return service.hand_back(request, held)
             return None
         if action == DROP:
+            if service.pushback is not None:  # a ramp's request that will never answer
+                service.pushback.not_sent(origin)
             raise RepIgnoreRequest(record)
         # held by the gate, or REP_*_ACTION = "park": parked before the scheduler takes it
         return service.hand_back(request, record["reason"])

@@ -20,9 +20,11 @@ render whose page was never judged has nothing to judge its sub-requests by.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import weakref
 from collections.abc import Awaitable, Coroutine
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast
 
 from scrapy import Request, signals
@@ -39,6 +41,7 @@ from scrapy_rep.adapter.handover import Handover
 from scrapy_rep.adapter.held_records import HeldRecords
 from scrapy_rep.adapter.holding import Holding
 from scrapy_rep.adapter.listener import PolicyListener
+from scrapy_rep.adapter.pushback import PageSignals
 from scrapy_rep.adapter.tdmrep import TdmRep
 from scrapy_rep.adapter.telemetry import Telemetry
 from scrapy_rep.core.decision import (
@@ -55,6 +58,7 @@ from scrapy_rep.core.events import RobotsServedFromCache
 from scrapy_rep.core.gate import JUDGE, WAIT, OriginGate, waiting_bound
 from scrapy_rep.core.origin import origin_of
 from scrapy_rep.core.policy import Policy, Status
+from scrapy_rep.core.pushback import REASONS as PUSHBACK_REASONS
 from scrapy_rep.core.tdmrep import USE as TDM_USE
 from scrapy_rep.runtime.resolver import (
     Resolver,
@@ -177,6 +181,24 @@ class RobotsService:
             else None
         )
         self.listener.serve(self.holding)
+        #: what pages say while they are crawled (429, 503, 403s); None: every row off
+        self.pushback = (
+            PageSignals(
+                crawler,
+                self.gate,
+                self.holding,
+                self.telemetry,
+                replace(config.pushback, ramp_max=_ramp_max(crawler)),
+                clock=self.timers,
+            )
+            if any(action != "off" for action in config.pushback.actions.values())
+            else None
+        )
+        shared = self.resolver.shared
+        if self.pushback is not None and shared is not None and hasattr(shared, "save_pause"):
+            # a page's pause is the cluster's (Redis) or outlives the crawl (SQLite)
+            self.pushback.share = self._share_pause
+            shared.on_pause(self.pushback.adopt)
         connect = crawler.signals.connect
         connect(self._on_opened, signal=signals.spider_opened)
         connect(self.holding.on_idle, signal=signals.spider_idle)
@@ -257,6 +279,8 @@ class RobotsService:
         if not downloader or self.one_shot is None:
             action = PARK if downloader else DROP
             detail = HELD_DETAIL.get(reason, reason)
+            if self.pushback is not None and reason in PUSHBACK_REASONS:
+                detail = self.pushback.detail(origin)
             return unjudged(origin, self.token, request.url, policy, action, reason, detail)
         policy = self.resolver.current(origin)
         said = policy.reason if policy is not None else "its robots.txt fetch did not end"
@@ -363,11 +387,41 @@ class RobotsService:
 
     # -- open and close -----------------------------------------------------
 
-    def _on_opened(self, spider: Any = None) -> None:
+    def _share_pause(self, origin: str, state: Any) -> None:
+        """Save a page's pause in the shared store (in the background; a failure is logged)."""
+        shared = self.resolver.shared
+        assert shared is not None
+        task = asyncio.ensure_future(shared.save_pause(origin, state))
+        task.add_done_callback(_log_store_failure)
+        _BACKGROUND.add(task)
+        task.add_done_callback(_BACKGROUND.discard)
+
+    async def _load_pauses(self) -> None:
+        """The pauses the store holds (another worker's, or the last run's): honoured here."""
+        shared = self.resolver.shared
+        if shared is None or self.pushback is None or not hasattr(shared, "load_pauses"):
+            return
+        try:
+            pauses = await shared.load_pauses()
+        except Exception as exc:
+            logger.warning(
+                "scrapy-rep: could not read the page pauses of the shared store (%(error)s)",
+                {"error": f"{type(exc).__name__}: {exc}"},
+            )
+            return
+        for origin, state in pauses.items():
+            self.pushback.adopt(origin, state)
+
+    def _on_opened(self, spider: Any = None) -> Any:
         _warn_if_builtin_active(self.crawler)
         self.holding.open(HeldRecords.open(self.crawler, self.config, self.telemetry))
+        if self.pushback is not None and self.resolver.shared is not None:
+            return self._load_pauses()  # before the first request is judged
+        return None
 
     def _on_closed(self, spider: Any = None, reason: str = "") -> Any:
+        if self.pushback is not None:
+            self.pushback.close()
         name = getattr(spider or self.crawler.spider, "name", None) or self.crawler.spidercls.name
         self.telemetry.closed(reason, self.holding.close(), spider=name, token=self.token)
         self.listener.leave()
@@ -378,6 +432,25 @@ class RobotsService:
         if SharedResolvers.leave(self.spec) and self.resolver.shared is not None:
             steps.append(self.resolver.shared.close())  # the last user closes the connections
         return _in_turn(steps) if steps else None
+
+
+#: background saves of page pauses, kept until done
+_BACKGROUND: set[asyncio.Future[None]] = set()
+
+
+def _log_store_failure(task: asyncio.Future[None]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        logger.warning(
+            "scrapy-rep: could not share a page pause through the store (%(error)s)",
+            {"error": repr(task.exception())},
+        )
+
+
+def _ramp_max(crawler: Crawler) -> int:
+    """Requests in flight at which a page pause's slow start ends: the origin's concurrency."""
+    per_domain = crawler.settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN")
+    per_ip = crawler.settings.getint("CONCURRENT_REQUESTS_PER_IP")
+    return max(1, per_ip or per_domain or 8)
 
 
 async def _in_turn(steps: list[Awaitable[None]]) -> None:

@@ -46,6 +46,18 @@ STATS: Mapping[str, str] = {
     "rep/pauses/<outcome>": "pause events, by outcome (an origin paused three times in a row "
     "counts three)",
     "rep/resumes": "held origins that recovered",
+    "rep/pushback/pauses/<cause>": "origins paused for what a page said, by cause "
+    "(`rate-limited`: 429, `service-unavailable`: 503, `blocked`: 401/403 in a row); one per "
+    "episode (responses already in flight that push back too do not count again)",
+    "rep/pushback/resumes/<cause>": "page pauses that ended, by cause",
+    "rep/pushback/held/<cause>": "requests held for a page's pause, by cause (also in "
+    "`rep/parked/<reason>`)",
+    "rep/pushback/released/<cause>": "requests held for a page's pause handed back, by cause",
+    "rep/pushback/refused/<status>": "responses that pushed back (429, 503, ...) taken before "
+    "Scrapy's RetryMiddleware: their requests are held and sent again after the pause, not "
+    "retried at once nor given up",
+    "rep/pushback/unsent": "requests waiting on a download slot taken back when their origin "
+    "paused (held, not sent)",
     "rep/robots/with_diagnostics": "files with lines the parser did not understand",
     "rep/crawl_delay/applied": "download slots given a Crawl-delay floor",
     "rep/crawl_delay/capped": "Crawl-delays above `REP_CRAWL_DELAY_MAX`",

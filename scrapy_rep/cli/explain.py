@@ -29,6 +29,7 @@ from typing import Any
 
 from scrapy_rep.core.decision import KEEP, PAGE, REQUEUE, REQUEUED_FROM_DEAD_DETAIL
 from scrapy_rep.core.origin import NotAnOrigin, origin_of
+from scrapy_rep.core.pushback import REASONS as PUSHBACK_REASONS
 from scrapy_rep.core.uses import shown
 from scrapy_rep.robotstxt.text import printable
 
@@ -177,6 +178,7 @@ def explain(
     wanted = _candidates(url)
     events: list[dict[str, Any]] = []
     fetches: list[dict[str, Any]] = []
+    pauses: list[dict[str, Any]] = []  # what the origin's pages said (429, 503, 403s)
     nearby: list[str] = []
     skipped = _Skipped()
     for record in _records(log, skipped):
@@ -185,6 +187,8 @@ def explain(
             events.append(record)
         elif kind == "fetch" and origin is not None and record.get("origin") == origin:
             fetches.append(record)
+        elif kind == "page_pause" and origin is not None and record.get("origin") == origin:
+            pauses.append(record)
         elif (
             kind == "decision"
             and origin is not None
@@ -234,8 +238,9 @@ def explain(
             lines.append(
                 f"  no decision recorded; last seen {last['type']} ({last.get('reason', '-')})"
             )
+    lines += _pause_lines(events, pauses)
     lines.append("  history")
-    for event in events:
+    for event in _merged(events, pauses):
         lines.append(f"    {_when(event.get('at'), True)}  {_event(event)}")
     return final, lines
 
@@ -256,6 +261,37 @@ def _page_lines(pages: list[dict[str, Any]], drops: list[dict[str, Any]]) -> lis
     for (reason, detail), n in items.items():
         lines.append(f"  items     {n} dropped ({reason}): {detail}")
     return lines
+
+
+def _pause_lines(events: list[dict[str, Any]], pauses: list[dict[str, Any]]) -> list[str]:
+    """The pause a page asked for, when the URL was held for one: who said what, until when."""
+    if not pauses or not any(e.get("reason") in PUSHBACK_REASONS for e in events):
+        return []
+    pause = pauses[-1]
+    hint = pause.get("retry_after")
+    lines = [
+        f"  paused    the origin was {pause.get('cause')}: HTTP {pause.get('status')} to "
+        f"{pause.get('url')} (Retry-After: {'none' if hint is None else f'{hint}s'}), "
+        f"from {_when(pause.get('started'), True)} until {_when(pause.get('until'), True)}"
+    ]
+    if pause.get("first_url"):
+        lines.append(
+            f"  refused   {pause.get('first_url')} .. {pause.get('last_url')} "
+            f"(HTTP {'/'.join(str(s) for s in pause.get('statuses') or [])}): stop and diagnose"
+        )
+    return lines
+
+
+def _merged(events: list[dict[str, Any]], pauses: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The URL's records and its origin's pauses, in time order (the log's order kept)."""
+    if not pauses:
+        return events
+    timed = [(e.get("at"), n, e) for n, e in enumerate([*events, *pauses])]
+    return [e for _, _, e in sorted(timed, key=lambda t: (_sort_time(t[0]), t[1]))]
+
+
+def _sort_time(at: Any) -> float:
+    return float(at) if isinstance(at, (int, float)) else 0.0
 
 
 def _decision_lines(
@@ -371,10 +407,17 @@ def _event(event: dict[str, Any]) -> str:
         what = "media     file failed" if event.get("media") else "dropped   an item"
         return f"{what} ({event.get('reason', '-')}): {event.get('detail', '')}"
     if kind == "released":
+        if event.get("reason") in PUSHBACK_REASONS:
+            return f"released  its origin's pause ({event['reason']}) ended"
         return "released  its origin's robots.txt could be judged again"
     if kind == "identity":
         return f"identity  {event.get('reason', '-')} ({event.get('action', '-')}): " + str(
             event.get("detail", "")
+        )
+    if kind == "page_pause":
+        return (
+            f"paused    origin {event.get('cause')}: HTTP {event.get('status')} to "
+            f"{event.get('url')}, until {_when(event.get('until'), True)}"
         )
     return f"{kind:<9} {event.get('reason', '-')}"
 

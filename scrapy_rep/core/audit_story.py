@@ -93,6 +93,8 @@ class OriginStory:
     browser: Counter[str] = field(default_factory=Counter)
     #: tdmrep.json fetch records, in order
     tdmrep: list[dict[str, Any]] = field(default_factory=list)
+    #: pauses for what its pages said (``page_pause`` records: 429, 503, a block), in order
+    pauses: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def status(self) -> str:
@@ -214,6 +216,10 @@ def story_of(records: Iterable[dict[str, Any]]) -> AuditStory:
             action, reason = str(record.get("action") or ""), str(record.get("reason") or "")
             story.subrequests[(action, reason)] += 1
             story.origin(record.get("origin")).browser[reason if action != "download" else ""] += 1
+        elif kind == "page_pause":
+            story.origin(record.get("origin")).pauses.append(record)
+        elif kind == "page_resume":
+            pass  # the pause's end is in its page_pause record
         elif kind in _HANDED_OVER_RECORDS:  # a dead worker's, or an older log's
             held = held_by_url.get(url)
             if held is not None and not held.fate:

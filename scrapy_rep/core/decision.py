@@ -130,6 +130,21 @@ REASONS: dict[str, tuple[str, str]] = {
         "the origin answered 403 or 429 lately to another `User-Agent` or proxy than this "
         "request's; the record keeps the request's robots.txt judgement",
     ),
+    "rate-limited": (
+        "pushback",
+        "held: a page of its origin answered 429; `detail` names the page, the `Retry-After` "
+        "read and the pause's end (`REP_PAGE_STATUS_ACTIONS`)",
+    ),
+    "service-unavailable": (
+        "pushback",
+        "held: a page of its origin answered 503; `detail` names the page, the `Retry-After` "
+        "read and the pause's end",
+    ),
+    "blocked": (
+        "pushback",
+        "held, then ended: its origin answered `REP_BLOCK_AFTER` pages in a row with 401/403 "
+        "after serving pages (a wall: stop and diagnose)",
+    ),
     "guard-error": (
         "the browser guard",
         "it could not judge a sub-request in time, or failed: the sub-request is aborted",
@@ -399,6 +414,13 @@ WITHHELD_DETAIL = {
     "park-expired": "parked longer than REP_PARK_TIMEOUT",
     "spider-closed": "the spider closed while the request was held",
     "unserializable": "held at a stop with JOBDIR, but Scrapy cannot serialise it to keep it",
+    # held for what a page said (core/pushback.py) when the spider closed or gave up on it
+    "rate-limited": "held while its origin was paused after a 429 (rate limited) when the "
+    "crawl ended",
+    "service-unavailable": "held while its origin was paused after a 503 (unavailable) when "
+    "the crawl ended",
+    "blocked": "its origin is blocked (401/403 to pages in a row after serving pages): not "
+    "sent; stop and diagnose",
 }
 
 

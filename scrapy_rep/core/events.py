@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from scrapy_rep.core.policy import FetchResult, Policy
+from scrapy_rep.core.pushback import Pause, PauseState
 from scrapy_rep.core.tdmrep import TdmRules
 from scrapy_rep.robotstxt import Diagnostic
 
@@ -30,10 +31,40 @@ class Parked:
 
 @dataclass(frozen=True, slots=True)
 class Released:
-    """A held request handed back to the scheduler."""
+    """A held request handed back to the scheduler (``reason``: why it was held)."""
 
     origin: str
     url: str
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class PagePaused:
+    """An origin paused (or blocked) for what a page said: 429, 503, 401/403 in a row.
+
+    ``shared``: another worker of the cluster saw it."""
+
+    pause: Pause
+    shared: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class PageResumed:
+    """A page's pause of ``origin`` ended: its requests go again, one at first."""
+
+    origin: str
+    state: PauseState
+
+
+@dataclass(frozen=True, slots=True)
+class PageRefused:
+    """A request whose response pushed back (``status``) is held again, not given up;
+    ``unsent``: it waited on a download slot and was taken back before it was sent."""
+
+    origin: str
+    url: str
+    status: int | None
+    unsent: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,6 +245,9 @@ class IdentityMismatch:
 Event = (
     Parked
     | Released
+    | PagePaused
+    | PageResumed
+    | PageRefused
     | RequeuedFromDead
     | HeldRestored
     | HeldUnrecorded

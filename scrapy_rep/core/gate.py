@@ -32,6 +32,8 @@ from typing import Generic, TypeVar
 
 from scrapy_rep.core.parking import Held, ParkingLot
 from scrapy_rep.core.policy import Policy, PolicyConfig, Status, given_up_at
+from scrapy_rep.core.pushback import REASONS as PUSHBACK_REASONS
+from scrapy_rep.core.pushback import Pushback
 
 T = TypeVar("T")
 
@@ -121,6 +123,8 @@ class OriginGate(Generic[T]):
         self._paused: set[str] = set()
         self._wakes: dict[str, float] = {}  # origin -> when its refetch is due
         self._closed = False
+        #: what pages said (429, 503, 403s): origins paused by them, and their slow start
+        self.pushback: Pushback | None = None
 
     def __len__(self) -> int:
         return len(self._lot)
@@ -129,6 +133,13 @@ class OriginGate(Generic[T]):
     def watching(self) -> bool:
         """Whether requests entering the scheduler may have to be parked."""
         return bool(self._paused or len(self._lot))
+
+    def page_hold(self, origin: str, now: float) -> str | None:
+        """Why a page said to hold ``origin``'s requests now (paused, ramp full); None: not."""
+        pushback = self.pushback
+        if pushback is None or origin not in pushback:
+            return None
+        return pushback.hold_reason(origin, now)
 
     def holds(self, origin: str) -> bool:
         return origin in self._lot
@@ -163,6 +174,11 @@ class OriginGate(Generic[T]):
         self, origin: str, policy: Policy | None, pending_since: float | None, now: float
     ) -> Admission:
         """For a request leaving for the downloader: judge, wait for a fetch, or park."""
+        pushback = self.pushback
+        if pushback is not None and origin in pushback:
+            said = pushback.hold_reason(origin, now)
+            if said is not None:
+                return Admission(HOLD, said)
         if policy is not None:
             planned = origin in self._wakes  # a held origin's refetch is already planned
             if policy.status is Status.PAUSED and (planned or policy.fresh(now)):
@@ -249,9 +265,15 @@ class OriginGate(Generic[T]):
 
         ``handed_back`` is the reason the downloader gave when it returned the
         request. Paused and pending origins are checked again, since the fetch
-        may have ended meanwhile; other reasons (a disallowed or unresolved
-        request the settings say to park) stand.
+        may have ended meanwhile, and so are pauses a page asked for
+        (:mod:`~scrapy_rep.core.pushback`); other reasons (a disallowed or
+        unresolved request the settings say to park) stand.
         """
+        said = self.page_hold(origin, now)
+        if said is not None:
+            return said
+        if handed_back in PUSHBACK_REASONS:
+            handed_back = None
         if handed_back not in (None, ORIGIN_PAUSED, ORIGIN_PENDING):
             return handed_back
         if (
@@ -301,8 +323,18 @@ class OriginGate(Generic[T]):
             self._wakes[origin] = new.expires_at
             effects.wake_at = new.expires_at
         effects.resumed = effect == RESUME
-        effects.release = self._lot.take(origin)
+        if self.page_hold(origin, now) is None:  # a page's pause keeps them
+            effects.release = self._lot.take(origin)
         return effects
+
+    def release_some(self, origin: str, count: int | None) -> list[Held[T]]:
+        """Up to ``count`` (None: all) of ``origin``'s held requests, oldest first, removed.
+
+        After a page's pause: the slow start lets them go a few at a time.
+        """
+        if self._closed:
+            return []
+        return self._lot.take(origin, count)
 
     def state(self, origin: str, policy: Policy | None) -> str:
         """The state of ``origin`` in :data:`TRANSITIONS`, given its current policy."""
@@ -320,6 +352,10 @@ class OriginGate(Generic[T]):
         """When the next held request will have been parked ``park_timeout`` s; None: none."""
         since = self._lot.oldest()
         return since + self.park_timeout if since is not None else None
+
+    def held_origins(self) -> list[str]:
+        """Origins holding requests."""
+        return self._lot.origins()
 
     def origins_without_wake(self) -> list[str]:
         """Origins holding requests with no refetch planned (each needs one)."""

@@ -67,11 +67,18 @@ class ParkingLot(Generic[T]):
         self._count += 1
         return True
 
-    def take(self, origin: str) -> list[Held[T]]:
-        """Everything held for ``origin``, oldest first, removed from the lot."""
-        held = self._by_origin.pop(origin, deque())
-        self._count -= len(held)
-        return list(held)
+    def take(self, origin: str, count: int | None = None) -> list[Held[T]]:
+        """Everything held for ``origin`` (at most ``count``), oldest first, removed."""
+        held = self._by_origin.get(origin)
+        if held is None:
+            return []
+        if count is None or count >= len(held):
+            del self._by_origin[origin]
+            self._count -= len(held)
+            return list(held)
+        taken = [held.popleft() for _ in range(max(0, count))]
+        self._count -= len(taken)
+        return taken
 
     def expire(self, deadline: float) -> list[Held[T]]:
         """Everything parked before ``deadline``, removed from the lot."""

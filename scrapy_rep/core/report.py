@@ -36,6 +36,8 @@ class OriginCounts:
     browser_aborted: dict[str, int] = field(default_factory=dict)
     #: judged requests robots.txt refused for a use, by use
     uses_refused: dict[str, int] = field(default_factory=dict)
+    #: pauses for what its pages said (429, 503, 401/403 in a row), by cause
+    page_pauses: dict[str, int] = field(default_factory=dict)
 
     @property
     def dropped_total(self) -> int:
@@ -59,6 +61,7 @@ class OriginCounts:
             "browser_allowed": self.browser_allowed,
             "browser_aborted": dict(self.browser_aborted),
             "uses_refused": dict(self.uses_refused),
+            "page_pauses": dict(self.page_pauses),
         }
 
 
@@ -154,6 +157,11 @@ class CrawlCounts:
         for counts in (self.of(origin), self.total):
             counts.uses_refused[use] = counts.uses_refused.get(use, 0) + 1
 
+    def page_paused(self, origin: str, cause: str) -> None:
+        """An origin paused for what a page said (``cause``: rate-limited, ...)."""
+        for counts in (self.of(origin), self.total):
+            counts.page_pauses[cause] = counts.page_pauses.get(cause, 0) + 1
+
     def crawl_delay(self, origin: str, delay: float | None) -> None:
         self.of(origin).crawl_delay = delay
 
@@ -217,7 +225,9 @@ def report_lines(counts: CrawlCounts, top: int = TOP, who: str = "") -> list[str
         ]
     ]
     if not ranked:
-        return lines + _browser_lines(counts, top) + _use_lines(counts, top)
+        return (
+            lines + _browser_lines(counts, top) + _use_lines(counts, top) + _page_lines(counts, top)
+        )
     width = max(len("origin"), *(len(origin) for origin, _ in ranked))
     lines.append(
         f"  {'origin':<{width}}  {'status':<11} {'fetch':>5} {'down':>5} {'drop':>5} "
@@ -232,7 +242,23 @@ def report_lines(counts: CrawlCounts, top: int = TOP, who: str = "") -> list[str
     hidden = counts.seen - len(ranked)
     if hidden > 0:
         lines.append(f"  ... and {hidden} more origins (in the totals above)")
-    return lines + _browser_lines(counts, top) + _use_lines(counts, top)
+    return lines + _browser_lines(counts, top) + _use_lines(counts, top) + _page_lines(counts, top)
+
+
+def _page_lines(counts: CrawlCounts, top: int) -> list[str]:
+    """Per origin, its pauses for what its pages said (429, 503, 403s); none if none."""
+    if not counts.total.page_pauses:
+        return []
+    lines = [f"  pauses for what pages said: {_reasons(counts.total.page_pauses)}"]
+    ranked = sorted(
+        ((origin, c.page_pauses) for origin, c in counts.origins.items() if c.page_pauses),
+        key=lambda item: -sum(item[1].values()),
+    )[: max(0, top)]
+    width = max(len("pauses: origin"), *(len(origin) for origin, _ in ranked))
+    lines.append(f"  {'pauses: origin':<{width}}  paused for")
+    for origin, pauses in ranked:
+        lines.append(f"  {origin:<{width}}  {_reasons(pauses)}")
+    return lines
 
 
 def _use_lines(counts: CrawlCounts, top: int) -> list[str]:

@@ -36,7 +36,21 @@ RECORDS: Mapping[str, tuple[str, str]] = {
         "`REP_POLICY_ARCHIVE`, or null), `licenses` (the file's RSL `License` URLs)",
     ),
     "parked": ("request held", "`url`, `origin`, `reason`"),
-    "released": ("held request handed back to the scheduler", "`url`, `origin`"),
+    "page_pause": (
+        "origin paused for what a page said (429, 503; `blocked`: 401/403 in a row)",
+        "`origin`, `cause` (`rate-limited`, `service-unavailable`, `blocked`), `status`, `url` "
+        "(the page that said it), `retry_after` (seconds read, or null), `started`, `until` "
+        "(the pause's end), `level` (pushbacks in a row), `statuses`, `first_url`, `last_url` "
+        "(a block's refusals), `shared` (another worker saw it)",
+    ),
+    "page_resume": (
+        "a page's pause ended (its requests go again, one in flight at first)",
+        "`origin`, `cause`, `started`, `until`",
+    ),
+    "released": (
+        "held request handed back to the scheduler",
+        "`url`, `origin`, `reason` (why it was held)",
+    ),
     "requeued": (
         "held request of a dead worker (its lease expired) this worker pushed back into the "
         "shared scrapy-redis queue, recorded by an older scrapy-rep without what a decision "

@@ -151,7 +151,7 @@ def timeline(story: AuditStory) -> str:
         return '<p class="empty">No records with times.</p>'
     start, end = story.first_at, max(story.last_at, story.first_at + 1)
     origins = sorted(
-        (o for o in story.origins.values() if o.fetches),
+        (o for o in story.origins.values() if o.fetches or o.pauses),
         key=lambda o: -(o.downloaded + sum(o.dropped.values()) + o.parked),
     )[:MAX_TIMELINE]
     if not origins:
@@ -193,6 +193,24 @@ def timeline(story: AuditStory) -> str:
                 f'<circle class="tl-fetch tl-{_e(event)}" cx="{x(begin):.1f}" cy="{y + 10}" '
                 f'r="4"><title>{_e(tip)}</title></circle>'
             )
+        for pause in origin.pauses:  # what its pages said: a hatched band over the row
+            started, ended = _number(pause.get("started")), _number(pause.get("until"))
+            if started is None or ended is None:
+                continue
+            begin, until = started, ended
+            cause = str(pause.get("cause") or "")
+            hint = pause.get("retry_after")
+            tip = (
+                f"{origin.origin}: {cause} from {when(begin)} to {when(until)}: HTTP "
+                f"{pause.get('status')} to {pause.get('url')} (Retry-After: "
+                f"{'none' if hint is None else hint})"
+            )
+            parts.append(
+                f'<rect class="tl-pause tl-{_e(cause)}" x="{x(begin):.1f}" y="{y + 1}" '
+                f'width="{max(x(until) - x(begin), 1.5):.1f}" height="18" fill="none" '
+                f'stroke="{PAUSE_COLOUR}" stroke-width="2" stroke-dasharray="4 2">'
+                f"<title>{_e(tip)}</title></rect>"
+            )
         parts.append("</g>")
     height = 40 + len(origins) * row_h
     axis = (
@@ -207,7 +225,8 @@ def timeline(story: AuditStory) -> str:
     note = f'<p class="note">{more:,} quieter origins are not drawn.</p>' if more > 0 else ""
     return (
         f'<p class="legend">{legend}; a dot is a robots.txt fetch (hover for its status, '
-        f"digest and why).</p>"
+        f"digest and why); a dashed frame is a pause its pages asked for (429, 503, a wall "
+        f"of 403s).</p>"
         f'<svg id="timeline" role="img" aria-label="policy timeline" width="{width}" '
         f'height="{height}" viewBox="0 0 {width} {height}">{axis}{"".join(parts)}</svg>{note}'
     )
@@ -215,6 +234,14 @@ def timeline(story: AuditStory) -> str:
 
 def _reasons(counts: Any) -> str:
     return ", ".join(f"{reason} {n}" for reason, n in counts.most_common())
+
+
+#: the frame of a pause a page asked for, on the timeline
+PAUSE_COLOUR = "#b5179e"
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
 def _sections(story: AuditStory) -> Iterator[tuple[str, str, str]]:
@@ -300,6 +327,40 @@ def _sections(story: AuditStory) -> Iterator[tuple[str, str, str]]:
                 "why",
             ],
             history,
+        ),
+    )
+    pauses = (
+        (
+            Cell(o.origin),
+            Cell(p.get("cause"), cls=f"st-{p.get('cause')}"),
+            Cell(p.get("status")),
+            Cell(p.get("url")),
+            Cell("" if p.get("retry_after") is None else p.get("retry_after")),
+            _time_cell(p.get("started")),
+            _time_cell(p.get("until")),
+            Cell(f"{p.get('first_url')} .. {p.get('last_url')}" if p.get("first_url") else ""),
+            Cell("another worker" if p.get("shared") else ""),
+        )
+        for o in sorted(story.origins.values(), key=lambda o: o.origin)
+        for p in o.pauses
+    )
+    yield (
+        "pauses",
+        "Pauses its pages asked for: 429, 503, a wall of 403s",
+        table(
+            "t-pauses",
+            [
+                "origin",
+                "cause",
+                "HTTP",
+                "page that said it",
+                "Retry-After (s)",
+                "from",
+                "until",
+                "refused (a block)",
+                "seen by",
+            ],
+            pauses,
         ),
     )
     tdm = (

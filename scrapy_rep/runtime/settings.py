@@ -41,6 +41,7 @@ from typing import Any, Generic, TypeVar, cast, overload
 
 from scrapy_rep.core.decision import DROP
 from scrapy_rep.core.policy import DEFAULT_ACTIONS, Action, PolicyConfig
+from scrapy_rep.core.pushback import DEFAULT_PAGE_ACTIONS, PAGE_ACTIONS, PushbackConfig
 from scrapy_rep.core.uses import USES, Declared
 from scrapy_rep.robotstxt import InvalidProductToken, product_token, validate_token
 from scrapy_rep.robotstxt.agent import crawler_token
@@ -207,6 +208,46 @@ def status_actions(name: str, overrides: Any, get: Getter) -> dict[str, Action]:
     return actions
 
 
+def factor(name: str, raw: Any, get: Getter) -> float:
+    """Reader of a growth factor: a finite number from 1 to 1000."""
+    problem = SettingError(f"{name} must be a finite number from 1 to 1000; not {raw!r}")
+    if isinstance(raw, bool):
+        raise problem
+    try:
+        n = float(raw)
+    except (TypeError, ValueError, OverflowError):
+        raise problem from None
+    if not math.isfinite(n) or not 1.0 <= n <= 1000.0:
+        raise problem
+    return n
+
+
+def page_status_actions(name: str, overrides: Any, get: Getter) -> dict[str, str]:
+    """Reader of ``REP_PAGE_STATUS_ACTIONS``: the page status table, the overrides applied.
+
+    Any HTTP status from 400 to 599 may have a row (``pause``, ``block`` or ``off``).
+    """
+    actions = dict(DEFAULT_PAGE_ACTIONS)
+    if isinstance(overrides, str):  # -s REP_PAGE_STATUS_ACTIONS='{"503": "off"}'
+        try:
+            overrides = json.loads(overrides or "{}")
+        except ValueError:
+            raise SettingError(f"{name} is not a JSON object: {overrides!r}") from None
+    if not isinstance(overrides, Mapping):
+        raise SettingError(f"{name} must be a dict, not {overrides!r}")
+    for status, action in overrides.items():
+        key = str(status).strip()
+        if not key.isascii() or not key.isdigit() or not 400 <= int(key) <= 599:
+            raise SettingError(f"{name}: {status!r} is no HTTP status from 400 to 599")
+        chosen = "off" if action is None or action is False else str(action).strip().lower()
+        if chosen not in PAGE_ACTIONS:
+            raise SettingError(
+                f"{name}[{status!r}]: unknown action {action!r}; known: {', '.join(PAGE_ACTIONS)}"
+            )
+        actions[key] = chosen
+    return actions
+
+
 #: what REP_COLLECTION_POLICY accepts
 COLLECTION_POLICY_ACCEPTS = (
     "the import path of a callable(request, spider), e.g. 'myproject.scope.decide'"
@@ -357,6 +398,8 @@ class ReadOnce:
     worker_check_interval: float
     #: the uses declared, for the pure core (``REP_USES``, ``REP_USE_ACTION``, ``REP_USE_TOKENS``)
     declared: Declared
+    #: page-level pushback, for the pure core (its ramp_max is the crawl's, see pushback_for)
+    pushback: PushbackConfig
 
     def __init__(
         self, values: Mapping[str, Any], old: Mapping[str, Any] | None = None, clock: Any = None
@@ -473,6 +516,53 @@ class RepSettings(ReadOnce):
         "first back-off of a paused origin, seconds; doubles per try",
     )
     pause_max = Setting("REP_PAUSE_MAX", 3600.0, seconds(low=0.001), "longest back-off, seconds")
+    # -- what pages say while they are crawled (429, 503, 401/403): core/pushback.py --
+    page_status_actions = Setting(
+        "REP_PAGE_STATUS_ACTIONS",
+        {},
+        page_status_actions,
+        "override rows of the page status table, e.g. `{'503': 'off'}` (actions: pause, "
+        "block, off; defaults: 429 and 503 pause, 401 and 403 block)",
+    )
+    page_pause_min = Setting(
+        "REP_PAGE_PAUSE_MIN",
+        1.0,
+        seconds(),
+        "shortest pause of an origin a page paused (429, 503), whatever `Retry-After` says; "
+        "the longest is `REP_PAUSE_MAX`",
+    )
+    page_backoff_start = Setting(
+        "REP_PAGE_BACKOFF_START",
+        5.0,
+        seconds(low=0.001),
+        "pause after a 429/503 without a usable `Retry-After`, seconds; multiplied by "
+        "`REP_PAGE_BACKOFF_FACTOR` per pushback in a row, at most `REP_PAUSE_MAX`",
+    )
+    page_backoff_factor = Setting(
+        "REP_PAGE_BACKOFF_FACTOR",
+        2,
+        factor,
+        "factor of the page back-off per pushback in a row (at least 1)",
+    )
+    page_backoff_reset = Setting(
+        "REP_PAGE_BACKOFF_RESET",
+        10,
+        whole(low=1),
+        "healthy responses in a row after which an origin's page back-off starts over",
+    )
+    block_after = Setting(
+        "REP_BLOCK_AFTER",
+        3,
+        whole(low=1),
+        "401/403 page responses in a row that stop an origin which served pages (`blocked`)",
+    )
+    block_pause = Setting(
+        "REP_BLOCK_PAUSE",
+        6 * 3600.0,
+        seconds(low=0.001),
+        "how long a blocked origin stops; its held requests end `blocked` when the crawl "
+        "has nothing else to do",
+    )
     pause_max_tries = Setting(
         "REP_PAUSE_MAX_TRIES", 5, whole(low=1), "fetch attempts before a paused origin is given up"
     )
@@ -696,6 +786,16 @@ def derived(config: RepSettings, old: Mapping[str, Any]) -> dict[str, Any]:
         "crawl_delay_shared": old.get("REP_CRAWL_DELAY_SHARED", True),
         "worker_check_interval": old.get("REP_WORKER_CHECK_INTERVAL", config.worker_lease / 3),
         "declared": Declared(config.uses, config.use_action == "drop", config.use_tokens),
+        "pushback": PushbackConfig(
+            actions=config.page_status_actions,
+            floor=min(config.page_pause_min, config.pause_max),
+            pause_max=config.pause_max,
+            backoff_start=config.page_backoff_start,
+            backoff_factor=config.page_backoff_factor,
+            reset_after=config.page_backoff_reset,
+            block_after=config.block_after,
+            block_pause=config.block_pause,
+        ),
     }
 
 

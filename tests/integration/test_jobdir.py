@@ -135,3 +135,31 @@ def test_without_jobdir_held_requests_end_with_a_reason(site: FakeSite, tmp_path
     assert report["stats"].get("rep/dropped/spider-closed") == 1
     assert "rep/held/saved" not in report["stats"]
     assert paused.hits("/1") == 0
+
+
+def test_requests_a_pages_429_held_survive_a_stop_and_the_pause_with_them(
+    site: FakeSite, tmp_path: Path
+) -> None:
+    x = site.add("x").robots(Reply(body=RULES))
+    x.page("/1", Reply(status=429, headers={"Retry-After": "5"}), Reply(body=b"ok"))
+    x.page("/2", Reply(body=b"ok"))
+    x.page("/3", Reply(body=b"ok"))
+    urls = [x.url_for(p) for p in ("/1", "/2", "/3")]
+    settings = {"JOBDIR": str(tmp_path / "job"), "CONCURRENT_REQUESTS": 1, "RETRY_ENABLED": True}
+
+    first = Run(tmp_path, "first", urls, settings)
+    until(lambda: x.hits("/1") == 1 and first.ready.exists(), "the 429")
+    time.sleep(0.5)  # the others reach the gate and are held
+    first.process.send_signal(signal.SIGINT)
+    one = first.finish()
+    assert one["stats"].get("rep/held/saved", 0) == 3, first.logged()
+    assert one["stats"].get("retry/count", 0) == 0
+
+    second = Run(tmp_path, "second", urls, settings)
+    two = second.finish()
+    assert two["stats"].get("rep/held/restored", 0) == 3, second.logged()
+    assert sorted(one["downloaded"] + two["downloaded"]) == sorted(urls)  # none lost
+    refused = x.requests("/1")[0].at
+    later = [h for h in x.requests() if h.path != "/robots.txt"][1:]
+    assert later and all(h.at >= refused + 5 - 0.05 for h in later)  # the pause held across
+    assert two["stats"].get("rep/pushback/pauses/rate-limited", 0) == 1  # read from the JOBDIR

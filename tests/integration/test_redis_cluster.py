@@ -545,3 +545,34 @@ def test_a_killed_worker_loses_none_of_its_held_requests(site: FakeSite, cluster
     # no spinning while paused: each held page parked once, and once more if it was requeued
     assert sum(w.stat("rep/parked") for w in survivors) <= 6 + lost_with_it
     assert held_records(cluster.redis) == {}  # a graceful close leaves no records behind
+
+
+def test_a_pages_429_at_one_worker_pauses_the_origin_for_every_worker(
+    site: FakeSite, cluster: Cluster
+) -> None:
+    x = site.add("x").robots(Reply(body=b"User-agent: *\nAllow: /\n"))
+    x.page("/a1", Reply(status=429, headers={"Retry-After": "3"}), Reply(body=b"ok"))
+    for i in range(4):
+        x.page(f"/b{i}", Reply(body=b"ok"))
+    settings = {"RETRY_ENABLED": True}
+    a, b = cluster.start("a", spider="a", **settings), cluster.start("b", spider="b", **settings)
+    cluster.wait_ready(a, b)
+    cluster.push("a", [x.url_for("/a1")])
+    client = redis.Redis.from_url(cluster.store_url)
+    try:
+        wait_until(lambda: client.hlen("scrapy-rep:v1:pauses") == 1, "the shared pause")
+    finally:
+        client.close()
+    cluster.push("b", [x.url_for(f"/b{i}") for i in range(4)])
+    wait_until(lambda: x.hits("/a1") == 2 and all(x.hits(f"/b{i}") for i in range(4)), "pages")
+    cluster.finish(a, b)
+
+    refused = x.requests("/a1")[0].at
+    later = [h for h in x.requests() if h.path != "/robots.txt" and h is not x.requests("/a1")[0]]
+    # nobody sent to the origin during the pause the 429 asked for (3 s)
+    assert all(h.at >= refused + 3 - 0.05 for h in later), [(h.path, h.at - refused) for h in later]
+    assert len(cluster.downloaded()) == 5  # the refused page too: not lost
+    assert b.stat("rep/parked/rate-limited") >= 1  # b held its requests, told by a
+    assert a.stat("rep/pushback/pauses/rate-limited") == 1
+    assert b.store("pause_heard") >= 1 or b.stat("rep/pushback/pauses/rate-limited") == 1
+    assert x.hits("/robots.txt") == 1

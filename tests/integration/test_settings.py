@@ -149,6 +149,18 @@ def test_values_are_read() -> None:
         ("REP_STATUS_ACTIONS", ["403"], "REP_STATUS_ACTIONS must be a dict"),
         ("REP_STATUS_ACTIONS", {"302": "allow"}, "unknown outcome '302'; known: 2xx, 4xx"),
         ("REP_STATUS_ACTIONS", {"403": "maybe"}, "unknown action 'maybe'; known: rules, allow"),
+        (
+            "REP_PAGE_STATUS_ACTIONS",
+            {"429": "retry"},
+            "unknown action 'retry'; known: pause, block",
+        ),
+        ("REP_PAGE_STATUS_ACTIONS", {"200": "pause"}, "'200' is no HTTP status from 400 to 599"),
+        (
+            "REP_PAGE_BACKOFF_FACTOR",
+            0.5,
+            "REP_PAGE_BACKOFF_FACTOR must be a finite number from 1 to 1000",
+        ),
+        ("REP_BLOCK_AFTER", 0, "REP_BLOCK_AFTER must be a whole number, at least 1"),
         ("REP_USE_STALE", "maybe", "REP_USE_STALE must be a boolean (True/False, 1/0,"),
         ("REP_REPORT_ENABLED", [], "REP_REPORT_ENABLED must be a boolean"),
         ("REP_DECISION_LOG", 42, "REP_DECISION_LOG must be a file path, not 42"),
@@ -183,8 +195,14 @@ NUMERIC = [
 
 
 def test_numeric_settings_are_all_checked() -> None:
-    assert len(NUMERIC) == 22  # 15 settings, 7 deprecated ones
+    assert len(NUMERIC) == 28  # 21 settings, 7 deprecated ones
     assert {
+        "REP_PAGE_PAUSE_MIN",
+        "REP_PAGE_BACKOFF_START",
+        "REP_PAGE_BACKOFF_FACTOR",
+        "REP_PAGE_BACKOFF_RESET",
+        "REP_BLOCK_AFTER",
+        "REP_BLOCK_PAUSE",
         "REP_FETCH_TIMEOUT",
         "REP_PENDING_WAIT",
         "REP_CRAWL_DELAY_MAX",

@@ -346,3 +346,51 @@ async def test_a_paused_origin_is_paused_for_every_worker(backend: Backend) -> N
         assert second.expires_at == first.expires_at and second.failures == 1
 
     await in_loop(backend.run(scenario))
+
+
+# -- page pauses (429, 503, a wall of 403s: core/pushback.py) ----------------------------------
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_page_pause_is_kept_until_it_ends_and_read_by_another_store(
+    backend: Backend,
+) -> None:
+    from scrapy_rep.core.pushback import PauseState
+
+    async def scenario() -> None:
+        now = time.time()
+        first, second = backend.open(), backend.open()
+        live = PauseState(now + 60, "rate-limited", 429, f"{ORIGIN}/x", 60.0, 1, now)
+        over = PauseState(now - 1, "service-unavailable", 503, "http://h:80/", None, 1, now - 9)
+        await first.save_pause(ORIGIN, live)
+        await first.save_pause("http://h:80", over)
+        assert await second.load_pauses() == {ORIGIN: live}  # an ended one is not
+        longer = PauseState(now + 120, "blocked", 403, f"{ORIGIN}/y", None, 2, now)
+        await second.save_pause(ORIGIN, longer)
+        assert await first.load_pauses() == {ORIGIN: longer}  # one pause per origin
+
+    await in_loop(backend.run(scenario))
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_saved_page_pause_reaches_the_listening_stores(backend: Backend) -> None:
+    from scrapy_rep.core.pushback import PauseState
+
+    async def scenario() -> None:
+        worker = backend.open(listening=True)
+        # Redis: every store of the cluster; SQLite: the store that saved it (this process)
+        saver = backend.open() if backend.kind == "redis" else worker
+        heard: list[tuple[str, PauseState]] = []
+        worker.on_pause(lambda origin, state: heard.append((origin, state)))
+        await worker.load_pauses()  # listening from the start, as a crawl does
+        now = time.time()
+        state = PauseState(now + 30, "rate-limited", 429, f"{ORIGIN}/", 30.0, 1, now)
+        await saver.save_pause(ORIGIN, state)
+
+        async def heard_it() -> bool:
+            return bool(heard)
+
+        assert await eventually(heard_it)
+        assert heard == [(ORIGIN, state)]
+
+    await in_loop(backend.run(scenario))

@@ -26,7 +26,7 @@ from scrapy import signals
 
 from scrapy_rep.adapter import job
 from scrapy_rep.adapter import meta as M
-from scrapy_rep.adapter.telemetry import held, identity, origins, pages
+from scrapy_rep.adapter.telemetry import held, identity, origins, pages, pushback
 from scrapy_rep.adapter.telemetry.batch import FLUSH_EVERY, StatsBatch
 from scrapy_rep.adapter.telemetry.closing import CloseReport
 from scrapy_rep.core.decision import DOWNLOAD, DROP, KEEP, REQUEUE, DecisionRecord
@@ -260,6 +260,7 @@ _ON: dict[type, Callable[[Telemetry, Any], None]] = {
     **origins.ON,
     **pages.ON,
     **identity.ON,
+    **pushback.ON,
 }
 
 #: crawler -> its Telemetry (``Telemetry.of``); gone with the crawler

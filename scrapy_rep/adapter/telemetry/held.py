@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy_rep.core.decision import requeued_from_dead
 from scrapy_rep.core.events import HeldRestored, HeldUnrecorded, Parked, Released, RequeuedFromDead
+from scrapy_rep.core.pushback import REASONS as PUSHBACK_REASONS
 
 if TYPE_CHECKING:
     from scrapy_rep.adapter.telemetry import Telemetry
@@ -23,6 +24,8 @@ def parked(sink: Telemetry, event: Parked) -> None:
     origin, url, reason = event.origin, event.url, event.reason
     sink.inc("rep/parked")
     sink.inc(f"rep/parked/{reason}")
+    if reason in PUSHBACK_REASONS:
+        sink.inc(f"rep/pushback/held/{reason}")
     sink.counts.parked(origin)
     if sink.audit is not None:
         sink.audit.write("parked", {"url": url, "origin": origin, "reason": reason})
@@ -31,9 +34,14 @@ def parked(sink: Telemetry, event: Parked) -> None:
 def released(sink: Telemetry, event: Released) -> None:
     origin, url = event.origin, event.url
     sink.inc("rep/released")
+    if event.reason in PUSHBACK_REASONS:
+        sink.inc(f"rep/pushback/released/{event.reason}")
     sink.counts.released(origin)
     if sink.audit is not None:
-        sink.audit.write("released", {"url": url, "origin": origin})
+        record = {"url": url, "origin": origin}
+        if event.reason:
+            record["reason"] = event.reason
+        sink.audit.write("released", record)
 
 
 def requeued_from_dead_worker(sink: Telemetry, event: RequeuedFromDead) -> None:

@@ -6,9 +6,12 @@ from collections.abc import Callable
 from typing import Protocol
 
 from scrapy_rep.core.policy import Policy
+from scrapy_rep.core.pushback import PauseState
 
 #: told a key an operator forgot (``None``: every key)
 Invalidated = Callable[[str | None], None]
+#: told an origin a worker paused for what a page said, and the pause
+Paused = Callable[[str, PauseState], None]
 
 
 class SharedStore(Protocol):
@@ -37,6 +40,20 @@ class SharedStore(Protocol):
 
     def on_invalidate(self, listener: Invalidated) -> None:
         """Call ``listener(key)`` when an operator forgets keys (``scrapy-rep store``)."""
+        ...
+
+    async def save_pause(self, origin: str, state: PauseState) -> None:
+        """Keep an origin's page pause (429, 503, a block) until it ends, and tell the
+        workers listening (:meth:`on_pause`)."""
+        ...
+
+    async def load_pauses(self) -> dict[str, PauseState]:
+        """Every page pause not over yet, by origin (a crawl asks once, as it opens)."""
+        ...
+
+    def on_pause(self, listener: Paused) -> None:
+        """Call ``listener(origin, state)`` when a worker saves a pause (Redis: every worker
+        of the cluster, through pub/sub; SQLite: the crawls of this process)."""
         ...
 
     async def close(self) -> None: ...

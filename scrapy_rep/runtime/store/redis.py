@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import os
 import secrets
@@ -47,8 +48,9 @@ except ImportError as exc:  # pragma: no cover - depends on the installation
     ) from exc
 
 from scrapy_rep.core.policy import Policy
+from scrapy_rep.core.pushback import PauseState
 from scrapy_rep.robotstxt.text import printable
-from scrapy_rep.runtime.store.base import Invalidated
+from scrapy_rep.runtime.store.base import Invalidated, Paused
 from scrapy_rep.runtime.store.codec import SCHEMA as SCHEMA
 from scrapy_rep.runtime.store.codec import StoreDataError as StoreDataError
 from scrapy_rep.runtime.store.codec import as_text as _text
@@ -97,6 +99,10 @@ class RedisStore:
         self.retention = retention
         self.clock = clock
         self.channel = f"{self.base}:invalidate"
+        #: page pauses (429, 503, blocks): a hash origin -> JSON, and their channel
+        self.pauses_key = f"{self.base}:pauses"
+        self.pause_channel = f"{self.base}:pause"
+        self._pause_listeners: list[Paused] = []
         self._release = client.register_script(_RELEASE)
         self._renew = client.register_script(_RENEW)
         self._listeners: list[Invalidated] = []
@@ -213,6 +219,40 @@ class RedisStore:
             self._listener = None
         await self.client.aclose()
 
+    # -- page pauses ---------------------------------------------------------------------
+
+    async def save_pause(self, origin: str, state: PauseState) -> None:
+        """One round trip: the pause into the hash, and published to every worker."""
+        text = json.dumps(state.to_dict())
+        self.counts["round_trips"] += 1
+        self.counts["pause_saved"] += 1
+        async with self.client.pipeline(transaction=True) as pipe:
+            pipe.hset(self.pauses_key, origin, text)
+            pipe.publish(self.pause_channel, f"{origin}\n{text}")
+            await pipe.execute()
+
+    async def load_pauses(self) -> dict[str, PauseState]:
+        """The pauses not over yet (ended ones are deleted on the way)."""
+        await self._watch()
+        self.counts["round_trips"] += 1
+        raw = await self.client.hgetall(self.pauses_key)
+        found: dict[str, PauseState] = {}
+        over: list[Any] = []
+        now = self.clock()
+        for key, value in raw.items():
+            state = _pause(value)
+            if state is None or state.until <= now:
+                over.append(key)
+            else:
+                found[_text(key)] = state
+        if over:
+            self.counts["round_trips"] += 1
+            await self.client.hdel(self.pauses_key, *over)
+        return found
+
+    def on_pause(self, listener: Paused) -> None:
+        self._pause_listeners.append(listener)
+
     # -- administration (the CLI's ``scrapy-rep store``) -------------------------------
 
     async def forget(self, origin: str) -> bool:
@@ -276,7 +316,8 @@ class RedisStore:
         on locally); the next load tries again. Invalidations published while a
         worker is not subscribed are missed: its copy then lives until it expires.
         """
-        if not self._listeners or self._listener is not None or self._closed:
+        listening = self._listeners or self._pause_listeners
+        if not listening or self._listener is not None or self._closed:
             return
         async with self._subscribing:
             if self._listener is not None:
@@ -284,7 +325,7 @@ class RedisStore:
             pubsub = self.client.pubsub(ignore_subscribe_messages=True)
             try:
                 self.counts["round_trips"] += 1
-                await pubsub.subscribe(self.channel)
+                await pubsub.subscribe(self.channel, self.pause_channel)
             except BaseException:
                 await pubsub.aclose()  # type: ignore[no-untyped-call]
                 raise
@@ -304,6 +345,9 @@ class RedisStore:
                     return
                 if message is None or message.get("type") != "message":
                     continue
+                if _text(message.get("channel", b"")) == self.pause_channel:
+                    self._heard_pause(_text(message["data"]))
+                    continue
                 origin = _text(message["data"])
                 self.counts["invalidations"] += 1
                 logger.info(
@@ -317,6 +361,27 @@ class RedisStore:
             self._listener = None
             with contextlib.suppress(Exception):
                 await pubsub.aclose()
+
+    def _heard_pause(self, data: str) -> None:
+        origin, _, text = data.partition("\n")
+        state = _pause(text)
+        if state is None:
+            return
+        self.counts["pause_heard"] += 1
+        for listener in list(self._pause_listeners):
+            try:
+                listener(origin, state)
+            except Exception:
+                logger.exception("scrapy-rep: a page pause listener failed")
+
+
+def _pause(value: Any) -> PauseState | None:
+    """A stored or published pause; None if it is not one."""
+    try:
+        data = json.loads(_text(value))
+    except ValueError:
+        return None
+    return PauseState.from_dict(data) if isinstance(data, dict) else None
 
 
 def _glob_escape(text: str) -> str:

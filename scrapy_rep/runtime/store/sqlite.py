@@ -29,6 +29,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import functools
+import json
 import logging
 import os
 import secrets
@@ -39,8 +40,9 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from scrapy_rep.core.policy import Policy
+from scrapy_rep.core.pushback import PauseState
 from scrapy_rep.robotstxt.text import printable
-from scrapy_rep.runtime.store.base import Invalidated
+from scrapy_rep.runtime.store.base import Invalidated, Paused
 from scrapy_rep.runtime.store.codec import StoreDataError, decode
 from scrapy_rep.runtime.store.sqlite_file import (
     APPLICATION,
@@ -98,6 +100,7 @@ class SqliteStore:
         #: what this store did, for stats and benchmarks (the Redis store's names)
         self.counts: Counter[str] = Counter()
         self._listeners: list[Invalidated] = []
+        self._pause_listeners: list[Paused] = []
         self._closed = False
         self._executor = concurrent.futures.ThreadPoolExecutor(
             max_workers=1, thread_name_prefix="scrapy-rep-sqlite"
@@ -187,6 +190,30 @@ class SqliteStore:
         finally:
             self._closed = True
             self._executor.shutdown(wait=False)
+
+    # -- page pauses ---------------------------------------------------------------------
+
+    async def save_pause(self, origin: str, state: PauseState) -> None:
+        """Kept in the file (a restarted crawl honours it); this process's crawls told."""
+        self.counts["pause_saved"] += 1
+        await self._call(self._file.save_pause, origin, state.until, json.dumps(state.to_dict()))
+        for listener in list(self._pause_listeners):
+            listener(origin, state)
+
+    async def load_pauses(self) -> dict[str, PauseState]:
+        found: dict[str, PauseState] = {}
+        for origin, text in await self._call(self._file.load_pauses):
+            try:
+                data = json.loads(text)
+            except ValueError:
+                continue
+            state = PauseState.from_dict(data) if isinstance(data, dict) else None
+            if state is not None:
+                found[origin] = state
+        return found
+
+    def on_pause(self, listener: Paused) -> None:
+        self._pause_listeners.append(listener)
 
     # -- administration (the CLI's ``scrapy-rep store --sqlite PATH``) -----------------
 

@@ -171,6 +171,11 @@ def _prepare(db: sqlite3.Connection, path: str) -> None:
                     f"{SCHEMA_VERSION}; delete the file (it is a cache) or point "
                     f"{SETTING} elsewhere"
                 )
+        # page pauses (429, 503, blocks): a table of its own, added to older files as is
+        db.execute(
+            "CREATE TABLE IF NOT EXISTS rep_pause (origin TEXT PRIMARY KEY, "
+            "until REAL NOT NULL, state TEXT NOT NULL)"
+        )
         db.execute("COMMIT")
     except BaseException:
         if db.in_transaction:
@@ -259,6 +264,18 @@ class SqliteFile:
         )
         if now - self._last_purge >= PURGE_INTERVAL:
             self.purge()
+
+    def save_pause(self, origin: str, until: float, state: str) -> None:
+        self.db.execute(
+            "INSERT OR REPLACE INTO rep_pause (origin, until, state) VALUES (?, ?, ?)",
+            (origin, until, state),
+        )
+
+    def load_pauses(self) -> list[tuple[str, str]]:
+        """The pauses not over yet (ended ones are deleted)."""
+        now = self.clock()
+        self.db.execute("DELETE FROM rep_pause WHERE until <= ?", (now,))
+        return list(self.db.execute("SELECT origin, state FROM rep_pause WHERE until > ?", (now,)))
 
     def acquire(self, origin: str, token: str, ttl: float) -> bool:
         now = self.clock()

@@ -1,0 +1,316 @@
+"""The Scrapy side of :mod:`scrapy_rep.core.pushback`: what pages say while they are crawled.
+
+:class:`PageSignals` (one per crawler, owned by the service) hears each page
+response through :class:`PushbackMiddleware`, asks the pure core whether it
+pushes back, and carries the answer out through the same gate and parking
+lot the robots.txt pause uses:
+
+- the request whose response said 429/503 is handed back to be held (not
+  retried at once, not given up); the middleware sits at
+  :data:`PUSHBACK_PRIORITY`, above Scrapy's ``RetryMiddleware`` (550), so
+  its ``process_response`` sees the response first and RetryMiddleware never
+  does;
+- requests of that origin already judged and waiting in a download slot's
+  queue are taken out (:meth:`PageSignals._unsend`) and held too: nothing is
+  sent to the origin until the pause ends; requests in flight finish;
+- new requests of the origin are held by the gate
+  (:meth:`~scrapy_rep.core.gate.OriginGate.admit`,
+  :meth:`~scrapy_rep.core.gate.OriginGate.hold_reason`), parked outside
+  Scrapy's queues: no downloader slot, no global concurrency;
+- at the pause's end (a timer on the crawl's clock) one held request goes,
+  then one more for each healthy response (slow start);
+- with a shared store (Redis, SQLite) the pause is saved there, and a worker
+  learns another's pause when it next asks the store about the origin.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from scrapy import Request
+from twisted.python.failure import Failure
+
+from scrapy_rep.adapter import meta as M
+from scrapy_rep.adapter.exceptions import PushbackHeld
+from scrapy_rep.core.events import PagePaused, PageRefused, PageResumed
+from scrapy_rep.core.origin import NotAnOrigin, origin_of
+from scrapy_rep.core.pushback import (
+    BLOCKED,
+    Pause,
+    PauseState,
+    Pushback,
+    PushbackConfig,
+    describe,
+)
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+
+    from scrapy_rep.adapter.holding import Holding
+    from scrapy_rep.adapter.telemetry import Telemetry
+    from scrapy_rep.core.gate import OriginGate
+    from scrapy_rep.runtime.clock import Clock, Timer
+
+logger = logging.getLogger(__name__)
+
+#: above RetryMiddleware (550) and AjaxCrawlMiddleware (560), below MetaRefreshMiddleware
+#: (580): a response reaches this middleware's ``process_response`` before RetryMiddleware's
+PUSHBACK_PRIORITY = 570
+
+
+class PageSignals:
+    """Pauses, slow starts and blocks an origin's pages asked for, carried out in Scrapy."""
+
+    def __init__(
+        self,
+        crawler: Crawler,
+        gate: OriginGate[Request],
+        holding: Holding,
+        telemetry: Telemetry,
+        config: PushbackConfig,
+        *,
+        clock: Clock,
+    ) -> None:
+        self.crawler = crawler
+        self.core = Pushback(config)
+        self.gate = gate
+        gate.pushback = self.core
+        self.holding = holding
+        holding.on_idle_pages = self.on_idle
+        self.telemetry = telemetry
+        self.clock = clock.now
+        self.timers = clock
+        self._timers: dict[str, Timer] = {}
+        #: paced origins: the timer that lets their next held request go
+        self._paces: dict[str, Timer] = {}
+        #: called with each pause this worker saw, to share it (set by the service)
+        self.share: Any = None
+
+    # -- a request leaves, a response comes back --------------------------------
+
+    def sending(self, request: Request, origin: str) -> str | None:
+        """Right before the download: a reason to hold it after all, else it is counted."""
+        core = self.core
+        if origin not in core:
+            return None
+        now = self.clock()
+        reason = core.hold_reason(origin, now)
+        if reason is not None:
+            return reason
+        request.meta[M.PUSHBACK_SENT] = origin
+        core.sent(origin, now)
+        wait = core.wait(origin, now)
+        if wait > 0:  # paced: the next held request goes when its time comes
+            self._pace(origin, wait)
+        return None
+
+    def not_sent(self, origin: str) -> None:
+        """A request of ``origin`` was dropped before the network: the ramp lets another go."""
+        if origin in self.core:
+            self._ramp(origin)
+
+    def response(self, request: Request, response: Response) -> Request | Response:
+        meta = request.meta
+        counted = meta.pop(M.PUSHBACK_SENT, None)
+        if counted is not None:
+            self.core.done(counted)
+        if meta.get(M.DONT_OBEY) or meta.get(M.ROBOTS_REQUEST):
+            return response
+        origin = _origin(request)
+        if origin is None:
+            return response
+        status = response.status
+        raw = response.headers.get(b"Retry-After") if status >= 400 else None
+        headers = {"retry-after": raw.decode("latin-1")} if raw else _NO_HEADERS
+        pause = self.core.on_response(origin, status, headers, request.url, self.clock())
+        if pause is None:
+            if counted is not None or origin in self.core:
+                self._ramp(origin)
+            return response
+        self.paused(pause)
+        if pause.cause == BLOCKED:
+            return response  # the refusal is that URL's answer; the next ones are not sent
+        self.telemetry.record(PageRefused(origin, request.url, status))
+        return self.holding.hand_back(request, pause.cause)
+
+    def exception(self, request: Request, exception: BaseException) -> Request | None:
+        counted = request.meta.pop(M.PUSHBACK_SENT, None)
+        if counted is not None:
+            self.core.done(counted)
+        if isinstance(exception, PushbackHeld):  # taken out of its slot's queue: held
+            origin = _origin(request)
+            if origin is not None:
+                self.telemetry.record(PageRefused(origin, request.url, None, unsent=True))
+            return self.holding.hand_back(request, exception.reason)
+        if counted is not None:
+            self._ramp(counted)
+        return None
+
+    # -- pauses -------------------------------------------------------------------
+
+    def paused(self, pause: Pause, *, shared: bool = False) -> None:
+        """An origin paused (here, or at another worker): hold its requests until the end."""
+        origin = pause.origin
+        if pause.new:
+            self.telemetry.record(PagePaused(pause, shared))
+            if self.share is not None and not shared:
+                self.share(origin, pause.state)
+        self._set_timer(origin, pause.until)
+        self.holding.listen(True)
+        self._unsend(origin, pause.cause)
+
+    def adopt(self, origin: str, state: PauseState) -> None:
+        """A pause another worker saw (from the shared store)."""
+        if self.holding.closed:
+            return
+        pause = self.core.adopt(origin, state, self.clock())
+        if pause is not None:
+            self.paused(pause, shared=True)
+
+    def detail(self, origin: str) -> str:
+        """Why ``origin``'s requests are held, for a decision record: the page, the status,
+        ``Retry-After``, the pause's end; or the slow start after it."""
+        state = self.core.paused(origin, self.clock())
+        if state is not None:
+            return describe(state)
+        return "its origin's pause ended; it starts slowly: one request in flight, then more"
+
+    def on_idle(self) -> None:
+        """The crawl has nothing else to do: a blocked origin's held requests end (``blocked``,
+        with their errback) rather than keep it open for hours; a ramp whose requests all
+        ended without a response (dropped by robots.txt, say) lets the next ones go."""
+        now = self.clock()
+        for origin in self.gate.held_origins():
+            if origin not in self.core:
+                continue
+            state = self.core.paused(origin, now)
+            if state is None:
+                self._ramp(origin)
+            elif state.cause == BLOCKED:
+                self.holding.give_up(origin, BLOCKED)
+
+    def _set_timer(self, origin: str, until: float) -> None:
+        old = self._timers.pop(origin, None)
+        if old is not None:
+            old.cancel()
+        delay = max(0.0, until - self.clock())
+        self._timers[origin] = self.timers.call_later(delay, self._resume, origin)
+
+    def _resume(self, origin: str) -> None:
+        self._timers.pop(origin, None)
+        if self.holding.closed:
+            return
+        now = self.clock()
+        state = self.core.paused(origin, now)
+        if state is not None:  # lengthened meanwhile
+            self._set_timer(origin, state.until)
+            return
+        ended = self.core.resume(origin, now)
+        if ended is not None:
+            self.telemetry.record(PageResumed(origin, ended))
+        self._ramp(origin)
+
+    def _ramp(self, origin: str) -> None:
+        """Let as many held requests go as the slow start has room for."""
+        if self.core.paused(origin, self.clock()) is not None or not self.gate.holds(origin):
+            return
+        room = self.core.room(origin)
+        if room == 0:
+            return
+        wait = self.core.wait(origin, self.clock())
+        if wait > 0:
+            self._pace(origin, wait)
+            return
+        if self.core.paced(origin):
+            room = 1  # one at a time: the next when its send time comes
+        self.holding.release(origin, room)
+
+    def _pace(self, origin: str, wait: float) -> None:
+        """Look at ``origin``'s held requests again in ``wait`` s (one timer per origin)."""
+        if origin in self._paces:
+            return
+        self._paces[origin] = self.timers.call_later(wait, self._paced, origin)
+
+    def _paced(self, origin: str) -> None:
+        self._paces.pop(origin, None)
+        if not self.holding.closed:
+            self._ramp(origin)
+
+    def _unsend(self, origin: str, reason: str) -> None:
+        """Requests of ``origin`` judged already and waiting in a download slot: held too.
+
+        Each is failed with :class:`PushbackHeld`, which the middleware turns into
+        a hand-back; only requests still queued are taken, never one in flight.
+        """
+        engine = self.crawler.engine
+        slots: Mapping[str, Any] = getattr(getattr(engine, "downloader", None), "slots", {})
+        taken: list[Any] = []
+        for slot in list(slots.values()):
+            queue = getattr(slot, "queue", None)
+            if not queue:
+                continue
+            kept: deque[Any] = deque()
+            for entry in queue:
+                request = entry[0]
+                if _origin(request) == origin and not request.meta.get(M.DONT_OBEY):
+                    taken.append(entry)
+                else:
+                    kept.append(entry)
+            if len(kept) != len(queue):
+                queue.clear()
+                queue.extend(kept)
+        for _request, deferred in taken:
+            deferred.errback(Failure(PushbackHeld(reason)))  # type: ignore[no-untyped-call]
+
+    def close(self) -> None:
+        for timer in [*self._timers.values(), *self._paces.values()]:
+            timer.cancel()
+        self._timers.clear()
+        self._paces.clear()
+
+
+_NO_HEADERS: dict[str, str] = {}
+
+
+def _origin(request: Request) -> str | None:
+    decision = request.meta.get(M.DECISION)
+    if decision is not None:
+        found = decision.get("origin")
+        if found:
+            return str(found)
+    try:
+        return origin_of(request.url)
+    except NotAnOrigin:
+        return None
+
+
+class PushbackMiddleware:
+    """Takes a page's 429/503 (and 401/403 walls) before RetryMiddleware; see the module."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        from scrapy_rep.adapter.service import RobotsService
+
+        service = RobotsService.of(crawler)
+        self.signals = service.pushback
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> PushbackMiddleware:
+        return cls(crawler)
+
+    def process_response(
+        self, request: Request, response: Response, spider: Any = None
+    ) -> Request | Response:
+        if self.signals is None:
+            return response
+        return self.signals.response(request, response)
+
+    def process_exception(
+        self, request: Request, exception: BaseException, spider: Any = None
+    ) -> Request | None:
+        if self.signals is None:
+            return None
+        return self.signals.exception(request, exception)

@@ -1,0 +1,280 @@
+"""Pushback end to end: real Scrapy crawls (RetryMiddleware on, at Scrapy's defaults) against
+a loopback site that answers 429 + Retry-After, 503 windows and a wall of 403s; what the
+crawler did is read from the server's own request log."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import pytest_twisted
+
+from tests.support.crawl import CrawlResult, crawl
+from tests.support.fakesite import FakeSite, Reply
+from tests.support.pushback_site import (
+    Entry,
+    PushbackSite,
+    max_in_flight_after,
+    page_paths,
+    pages,
+)
+
+#: Scrapy's defaults for retries (BASE_SETTINGS switches them off for other tests)
+RETRY_ON = {"RETRY_ENABLED": True, "REP_PAGE_BACKOFF_START": 1.0}
+#: a request sent while the crawler had not yet heard its origin's 429 reaches the server
+#: at most this long after it (loopback): later ones were sent during the pause
+IN_FLIGHT_MARGIN = 0.5
+
+
+@pytest.fixture
+def pbsite() -> Iterator[PushbackSite]:
+    with PushbackSite() as s:
+        yield s
+
+
+def served(entries: list[Entry]) -> set[str]:
+    return {e.path for e in pages(entries) if e.status == 200}
+
+
+def pause_windows(
+    entries: list[Entry], seconds: float, status: int = 429
+) -> list[tuple[float, float]]:
+    """The windows in which the crawler must have sent nothing: from each refusal (plus the
+    in-flight margin) to the end of the pause it asked for."""
+    return [(e.at + IN_FLIGHT_MARGIN, e.at + seconds) for e in pages(entries) if e.status == status]
+
+
+def sent_during(entries: list[Entry], windows: list[tuple[float, float]]) -> list[Entry]:
+    return [e for e in pages(entries) if any(a <= e.at < b for a, b in windows)]
+
+
+def no_retry_gave_up(result: CrawlResult) -> None:
+    assert not result.errors, result.errors
+    assert result.stat("retry/max_reached") == 0
+    assert result.stat("retry/reason_count/429 Unknown Status") == 0
+
+
+@pytest_twisted.ensureDeferred
+async def test_429_pauses_the_origin_holds_the_refused_page_and_resumes_with_one_in_flight(
+    pbsite: PushbackSite,
+) -> None:
+    a = pbsite.add("a", rate=4.0, burst=3, retry_after=2, pages=16, latency=0.3)
+    result = await crawl([a.url_for("/")], {**RETRY_ON}, follow=True)
+    log = a.log()
+    refused = [e for e in pages(log) if e.status == 429]
+    assert refused, "the site never pushed back: the test proves nothing"
+    # 0 lost: every page was fetched with a 200 in the end, none given up by RetryMiddleware
+    assert served(log) == set(page_paths(16))
+    no_retry_gave_up(result)
+    assert result.stat("retry/count") == 0  # the 429s were never RetryMiddleware's
+    assert result.stat("rep/pushback/refused/429") == len(refused)
+    assert result.stat("rep/pushback/pauses/rate-limited") >= 1
+    # nothing sent during a pause the site asked for
+    assert sent_during(log, pause_windows(log, 2.0)) == []
+    # one request in flight when each pause ends (the next waits for its healthy answer)
+    for e in refused:
+        after = [x for x in pages(log) if x.at >= e.at + 2.0]
+        if after:
+            assert max_in_flight_after(log, after[0].at, 0.25) == 1, after[:3]
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_503_window_pauses_only_its_origin_others_keep_their_pace(
+    pbsite: PushbackSite,
+) -> None:
+    a = pbsite.add("a", pages=10, latency=0.1, unavailable=(0.0, 0.5), unavailable_retry_after=2)
+    b = pbsite.add("b", pages=40, latency=0.3)
+    # little global concurrency: held requests of `a` taking any of it would slow `b` down
+    settings = {**RETRY_ON, "CONCURRENT_REQUESTS": 4}
+    result = await crawl([a.url_for("/"), b.url_for("/")], settings, follow=True)
+    log_a, log_b = a.log(), b.log()
+    refused = [e for e in pages(log_a) if e.status == 503]
+    assert refused
+    assert served(log_a) == set(page_paths(10))  # the refused page too: 0 lost
+    assert served(log_b) == set(page_paths(40))
+    no_retry_gave_up(result)
+    assert result.stat("rep/pushback/pauses/service-unavailable") >= 1
+    windows = pause_windows(log_a, 2.0, status=503)
+    assert sent_during(log_a, windows) == []
+    # `b` was crawled during `a`'s pause, at its own concurrency
+    during = sent_during(log_b, windows)
+    assert during, "b sent nothing while a was paused"
+    assert max(e.in_flight for e in during) >= 2
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_wall_of_403s_stops_the_origin_after_k_and_its_held_requests_end_blocked(
+    pbsite: PushbackSite, caplog: pytest.LogCaptureFixture
+) -> None:
+    a = pbsite.add("a", pages=40, fanout=4, latency=0.05, wall_after=6)
+    b = pbsite.add("b", pages=10, latency=0.05)
+    settings = {**RETRY_ON, "REP_BLOCK_AFTER": 3}
+    result = await crawl([a.url_for("/"), b.url_for("/")], settings, follow=True)
+    refusals = [e for e in pages(a.log()) if e.status == 403]
+    assert len(refusals) >= 3
+    # K, plus the requests already in flight when the K-th came: nothing sent after it
+    kth = refusals[2].at
+    assert [e.path for e in pages(a.log()) if e.at > kth + IN_FLIGHT_MARGIN] == []
+    assert served(b.log()) == set(page_paths(10))
+    blocked = [url for url, reason in result.dropped.items() if reason == "blocked"]
+    assert blocked, "the held requests of the blocked origin ended without a record"
+    assert all(url.startswith(a.url) for url in blocked)
+    assert result.decisions[blocked[0]]["reason"] == "blocked"
+    assert result.stat("rep/pushback/pauses/blocked") == 1
+    warnings = [r for r in caplog.records if "is blocked" in r.getMessage()]
+    assert len(warnings) == 1
+    text = warnings[0].getMessage()
+    assert a.url in text and "403" in text and "Stop and diagnose" in text
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_lone_403_is_that_urls_answer(site: FakeSite) -> None:
+    a = site.add("a").robots(Reply(body=b"User-agent: *\nAllow: /\n"))
+    a.page("/secret", Reply(status=403, body=b"no"))
+    paths = ["/", "/1", "/secret", "/2", "/3", "/4"]
+    for path in paths:
+        if path != "/secret":
+            a.page(path, Reply(body=b"<html>ok</html>"))
+    result = await crawl([a.url_for(p) for p in paths], {**RETRY_ON, "CONCURRENT_REQUESTS": 1})
+    assert result.stat("rep/pushback/pauses/blocked") == 0
+    assert result.stat("rep/parked") == 0
+    assert result.errors == {a.url_for("/secret"): "HttpError"}  # its own answer, as without us
+    assert sorted(result.downloaded) == sorted(a.url_for(p) for p in paths if p != "/secret")
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_row_switched_off_leaves_429_to_scrapy(pbsite: PushbackSite) -> None:
+    a = pbsite.add("a", rate=2.0, burst=2, retry_after=2, pages=8, latency=0.1)
+    settings = {**RETRY_ON, "REP_PAGE_STATUS_ACTIONS": {"429": "off"}}
+    result = await crawl([a.url_for("/")], settings, follow=True)
+    assert result.stat("retry/count") > 0  # Scrapy's retries, as without scrapy-rep
+    assert result.stat("rep/pushback/refused/429") == 0
+
+
+@pytest_twisted.ensureDeferred
+async def test_dont_obey_robotstxt_requests_are_not_paused(pbsite: PushbackSite) -> None:
+    import scrapy
+
+    a = pbsite.add("a", rate=1.0, burst=1, retry_after=30, pages=4)
+    requests = [
+        scrapy.Request(a.url_for(p), meta={"dont_obey_robotstxt": True}) for p in page_paths(4)
+    ]
+    result = await crawl(requests, {"RETRY_ENABLED": False})
+    assert result.stat("rep/pushback/refused/429") == 0
+    assert result.stat("rep/parked") == 0
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_request_held_past_rep_park_timeout_ends_with_a_record_and_its_errback(
+    pbsite: PushbackSite,
+) -> None:
+    a = pbsite.add("a", rate=1.0, burst=1, retry_after=30, pages=4, fanout=3)
+    urls = [a.url_for(p) for p in page_paths(4)]
+    result = await crawl(urls, {**RETRY_ON, "REP_PARK_TIMEOUT": 1.0})
+    expired = {url for url, reason in result.dropped.items() if reason == "park-expired"}
+    assert expired  # errback heard it, with the decision record
+    assert all(result.decisions[url]["action"] == "drop" for url in expired)
+    assert not result.errors
+    assert len(result.downloaded) + len(expired) == len(urls)
+
+
+@pytest_twisted.ensureDeferred
+async def test_with_the_sqlite_store_a_pause_survives_a_restart(
+    site: FakeSite, tmp_path: Path
+) -> None:
+    a = site.add("a").robots(Reply(body=b"User-agent: *\nAllow: /\n"))
+    a.page("/1", Reply(status=429, headers={"Retry-After": "60"}))
+    a.page("/2", Reply(body=b"ok"))
+    settings = {
+        **RETRY_ON,
+        "REP_STORE": "sqlite",
+        "REP_SQLITE_PATH": str(tmp_path / "rep.sqlite"),
+        "REP_PARK_TIMEOUT": 0.5,
+    }
+    first = await crawl([a.url_for("/1")], settings)
+    assert first.dropped == {a.url_for("/1"): "park-expired"}  # held, then given up
+    hits = a.hits()
+    second = await crawl([a.url_for("/2")], settings)  # a new crawl: the pause stands
+    assert a.hits() == hits  # nothing sent to the paused origin, robots.txt included
+    assert second.dropped == {a.url_for("/2"): "park-expired"}
+    assert second.stat("rep/parked/rate-limited") == 1
+    assert second.stat("rep/pushback/pauses/rate-limited") == 1  # adopted from the file
+
+
+@pytest_twisted.ensureDeferred
+async def test_every_held_request_says_why_in_records_explain_and_both_reports(
+    pbsite: PushbackSite, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from scrapy_rep.cli.explain import explain
+    from tests.support.audit import records
+
+    a = pbsite.add("a", rate=3.0, burst=2, retry_after=1, pages=8, latency=0.2)
+    log, page = tmp_path / "audit.jsonl", tmp_path / "report.html"
+    settings = {**RETRY_ON, "REP_DECISION_LOG": str(log), "REP_REPORT_HTML": str(page)}
+    with caplog.at_level(logging.INFO, logger="scrapy_rep"):
+        result = await crawl([a.url_for("/")], settings, follow=True)
+    refused = [e for e in pages(a.log()) if e.status == 429]
+    assert refused
+    found = records(log)
+    pauses = [r for r in found if r["type"] == "page_pause"]
+    assert pauses and all(r["cause"] == "rate-limited" and r["status"] == 429 for r in pauses)
+    assert pauses[0]["retry_after"] == 1.0 and pauses[0]["url"].startswith(a.url)
+    assert pauses[0]["until"] > pauses[0]["started"]
+    assert len([r for r in found if r["type"] == "page_resume"]) == len(pauses)
+    held = [r for r in found if r["type"] == "parked" and r["reason"] == "rate-limited"]
+    assert held
+    # the refused page: explain tells the pause, its page, its Retry-After and its end
+    url = a.url_for(refused[0].path)
+    action, lines = explain(str(log), url)
+    text = "\n".join(lines)
+    assert action == "download"  # sent again after the pause, and fetched
+    assert "rate-limited" in text and "HTTP 429" in text and "Retry-After: 1.0s" in text
+    assert "paused    origin rate-limited" in text
+    # the close report and the HTML report show the episodes
+    report = next(r.getMessage() for r in caplog.records if "scrapy-rep report:" in r.getMessage())
+    assert "pauses for what pages said: rate-limited" in report
+    html = page.read_text()
+    assert 'id="t-pauses"' in html and "tl-pause tl-rate-limited" in html
+    assert result.stat("rep/pushback/released/rate-limited") == len(held)
+
+
+@pytest_twisted.ensureDeferred
+async def test_requests_waiting_in_the_download_slot_are_taken_back_not_sent(
+    pbsite: PushbackSite,
+) -> None:
+    # DOWNLOAD_DELAY keeps judged requests waiting in the origin's slot queue
+    a = pbsite.add("a", rate=3.0, burst=2, retry_after=2, pages=10, fanout=9, latency=0.05)
+    settings = {**RETRY_ON, "DOWNLOAD_DELAY": 0.2}
+    result = await crawl([a.url_for("/")], settings, follow=True)
+    log = a.log()
+    assert [e for e in pages(log) if e.status == 429]
+    assert result.stat("rep/pushback/unsent") > 0  # they were judged and queued already
+    assert sent_during(log, pause_windows(log, 2.0)) == []
+    assert served(log) == set(page_paths(10))
+    no_retry_gave_up(result)
+
+
+@pytest_twisted.ensureDeferred
+async def test_rep_enabled_off_leaves_429_to_scrapy(pbsite: PushbackSite) -> None:
+    a = pbsite.add("a", rate=2.0, burst=2, retry_after=2, pages=8, latency=0.1)
+    result = await crawl([a.url_for("/")], {**RETRY_ON, "REP_ENABLED": False}, follow=True)
+    assert [e for e in pages(a.log()) if e.status == 429]
+    assert result.stat("retry/count") > 0
+    assert not any(key.startswith("rep/") for key in result.stats)
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_ramp_whose_requests_robots_txt_drops_goes_on(pbsite: PushbackSite) -> None:
+    robots = b"User-agent: *\nDisallow: /p/1\nDisallow: /p/2\nDisallow: /p/3\n"
+    a = pbsite.add("a", pages=9, robots=robots, unavailable=(0.0, 0.3), unavailable_retry_after=1)
+    # every page asked at once: the first 503 holds them all, the disallowed ones too
+    urls = [a.url_for(p) for p in page_paths(9)]
+    settings = {**RETRY_ON, "REP_PARK_TIMEOUT": 30.0, "CONCURRENT_REQUESTS_PER_DOMAIN": 1}
+    result = await crawl(urls, settings)
+    assert [e for e in pages(a.log()) if e.status == 503]
+    allowed = {p for p in page_paths(9) if p not in ("/p/1", "/p/2", "/p/3")}
+    assert served(a.log()) == allowed
+    assert set(result.dropped.values()) <= {"disallow-rule"}
+    no_retry_gave_up(result)

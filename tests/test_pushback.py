@@ -1,0 +1,315 @@
+"""The page-level pushback core (core/pushback.py): pure, with the clock passed in."""
+
+from __future__ import annotations
+
+import email.utils
+
+import pytest
+
+from scrapy_rep.core.gate import HOLD, JUDGE, OriginGate
+from scrapy_rep.core.policy import Policy, Status
+from scrapy_rep.core.pushback import (
+    BLOCKED,
+    RATE_LIMITED,
+    SERVICE_UNAVAILABLE,
+    PauseState,
+    Pushback,
+    PushbackConfig,
+)
+
+A = "http://a.example:80"
+B = "http://b.example:80"
+NOW = 1_000_000.0
+
+
+def make(**knobs: object) -> Pushback:
+    base: dict[str, object] = {"floor": 1.0, "pause_max": 600.0, "backoff_start": 5.0}
+    base.update(knobs)
+    return Pushback(PushbackConfig(**base))  # type: ignore[arg-type]
+
+
+def ra(value: str) -> dict[str, str]:
+    return {"retry-after": value}
+
+
+def test_a_429_with_retry_after_delta_pauses_its_origin_for_that_long() -> None:
+    pb = make()
+    pause = pb.on_response(A, 429, ra("30"), f"{A}/x", NOW)
+    assert pause is not None and pause.new
+    assert pause.cause == RATE_LIMITED
+    assert pause.until == NOW + 30
+    assert pause.state.retry_after == 30 and pause.state.url == f"{A}/x"
+    assert pb.hold_reason(A, NOW + 29) == RATE_LIMITED
+    assert pb.hold_reason(B, NOW + 1) is None  # other origins keep their pace
+
+
+def test_a_503_is_its_own_cause_and_an_http_date_is_read() -> None:
+    pb = make()
+    date = email.utils.formatdate(NOW + 120, usegmt=True)
+    pause = pb.on_response(A, 503, ra(date), f"{A}/", NOW)
+    assert pause is not None and pause.cause == SERVICE_UNAVAILABLE
+    assert pause.until == pytest.approx(NOW + 120, abs=1)
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("-5", 5.0),  # negative: unreadable, the back-off
+        ("soon", 5.0),  # garbage: the back-off
+        ("", 5.0),
+        ("9" * 5000, 600.0),  # huge: REP_PAUSE_MAX
+        ("0", 1.0),  # the floor
+        (email.utils.formatdate(NOW - 3600, usegmt=True), 1.0),  # past: the floor
+        ("Fri, 31 Dec 99999 23:59:59 GMT", 5.0),  # an impossible date: the back-off
+        ("1e400", 5.0),
+    ],
+)
+def test_hostile_retry_after_never_crashes_nor_pauses_unboundedly(
+    value: str, expected: float
+) -> None:
+    pause = make().on_response(A, 429, ra(value), f"{A}/", NOW)
+    assert pause is not None
+    assert pause.until - NOW == pytest.approx(expected)
+
+
+def test_without_retry_after_the_back_off_grows_per_pushback_and_is_capped() -> None:
+    pb = make(backoff_start=5.0, backoff_factor=3.0, pause_max=100.0)
+    now = NOW
+    waits = []
+    for _ in range(5):
+        pause = pb.on_response(A, 503, {}, f"{A}/", now)
+        assert pause is not None
+        waits.append(pause.until - now)
+        now = pause.until
+        pb.resume(A, now)
+    assert waits == [5.0, 15.0, 45.0, 100.0, 100.0]
+
+
+def test_a_run_of_healthy_responses_resets_the_back_off() -> None:
+    pb = make(backoff_start=5.0, reset_after=3, ramp_max=100)
+    pause = pb.on_response(A, 429, {}, f"{A}/", NOW)
+    assert pause is not None
+    pb.resume(A, pause.until)
+    for _ in range(3):
+        pb.sent(A)
+        pb.done(A)
+        assert pb.on_response(A, 200, {}, f"{A}/ok", pause.until) is None
+    again = pb.on_response(A, 429, {}, f"{A}/", pause.until + 1)
+    assert again is not None and again.until - (pause.until + 1) == 5.0  # level 1 again
+
+
+def test_responses_in_flight_when_it_paused_add_no_depth() -> None:
+    pb = make(backoff_start=5.0)
+    first = pb.on_response(A, 429, {}, f"{A}/1", NOW)
+    second = pb.on_response(A, 429, {}, f"{A}/2", NOW + 0.1)
+    assert first is not None and second is not None
+    assert first.new and not second.new
+    assert second.state.level == 1
+    assert second.until == pytest.approx(NOW + 5.1)  # never shorter, never deeper
+
+
+def test_a_later_shorter_retry_after_never_shortens_the_pause() -> None:
+    pb = make()
+    pb.on_response(A, 429, ra("60"), f"{A}/1", NOW)
+    second = pb.on_response(A, 429, ra("1"), f"{A}/2", NOW + 1)
+    assert second is not None and second.until == NOW + 60
+
+
+def test_slow_start_one_in_flight_then_one_more_per_healthy_response() -> None:
+    pb = make(ramp_max=4)
+    pause = pb.on_response(A, 429, ra("10"), f"{A}/", NOW)
+    assert pause is not None
+    t = pause.until
+    assert pb.hold_reason(A, t) == RATE_LIMITED  # until the caller resumes it
+    assert pb.resume(A, t) is not None
+    assert pb.room(A) == 1
+    pb.sent(A)
+    assert pb.hold_reason(A, t) == RATE_LIMITED and pb.room(A) == 0
+    pb.done(A)
+    pb.on_response(A, 200, {}, f"{A}/a", t + 1)
+    assert pb.room(A) == 2
+    pb.sent(A)
+    pb.sent(A)
+    pb.done(A)
+    pb.on_response(A, 200, {}, f"{A}/b", t + 2)
+    assert pb.room(A) == 2  # window 3, one in flight
+    pb.done(A)
+    pb.on_response(A, 200, {}, f"{A}/c", t + 3)
+    assert pb.room(A) is None  # window reached ramp_max: its normal concurrency
+
+
+def test_a_429_during_the_ramp_pauses_again_for_longer() -> None:
+    pb = make(backoff_start=5.0, backoff_factor=2.0)
+    first = pb.on_response(A, 429, ra("2"), f"{A}/", NOW)
+    assert first is not None
+    pb.resume(A, first.until)
+    pb.sent(A)
+    pb.done(A)
+    again = pb.on_response(A, 429, ra("2"), f"{A}/", first.until + 0.5)
+    assert again is not None and again.new
+    assert again.until - (first.until + 0.5) == 3.0  # Retry-After and half of it: longer
+    assert pb.room(A) == 0
+
+
+def test_a_lone_403_is_that_urls_answer_a_wall_of_them_blocks() -> None:
+    pb = make(block_after=3, block_pause=3600.0)
+    assert pb.on_response(A, 403, {}, f"{A}/never-served", NOW) is None  # served nothing yet
+    assert pb.on_response(A, 200, {}, f"{A}/", NOW) is None
+    assert pb.on_response(A, 403, {}, f"{A}/1", NOW) is None
+    assert pb.on_response(A, 200, {}, f"{A}/2", NOW) is None  # a success breaks the run
+    assert pb.on_response(A, 403, {}, f"{A}/3", NOW) is None
+    assert pb.on_response(A, 401, {}, f"{A}/4", NOW) is None
+    block = pb.on_response(A, 403, {}, f"{A}/5", NOW + 1)
+    assert block is not None and block.cause == BLOCKED
+    assert block.statuses == (401, 403)
+    assert (block.first_url, block.last_url, block.refusals) == (f"{A}/3", f"{A}/5", 3)
+    assert block.until == NOW + 1 + 3600
+    assert pb.hold_reason(A, NOW + 2) == BLOCKED
+
+
+def test_an_origin_that_never_served_a_page_is_not_blocked() -> None:
+    pb = make(block_after=2)
+    for i in range(5):
+        assert pb.on_response(A, 403, {}, f"{A}/{i}", NOW) is None
+    assert A not in pb
+
+
+def test_a_row_switched_off_does_nothing_and_other_5xx_are_left_to_scrapy() -> None:
+    pb = make(actions={"429": "off", "503": "pause"})
+    assert pb.on_response(A, 429, ra("30"), f"{A}/", NOW) is None
+    assert pb.on_response(A, 500, ra("30"), f"{A}/", NOW) is None
+    assert pb.on_response(A, 502, {}, f"{A}/", NOW) is None
+    assert A not in pb
+
+
+def test_healthy_origins_leave_no_state_behind() -> None:
+    pb = make()
+    for i in range(100):
+        pb.on_response(f"http://h{i}.example:80", 200, {}, "u", NOW)
+    assert not any(f"http://h{i}.example:80" in pb for i in range(100))
+
+
+def test_a_shared_pause_is_adopted_if_longer_and_round_trips_as_json() -> None:
+    pb = make()
+    state = PauseState(NOW + 50, RATE_LIMITED, 429, f"{A}/", 50.0, 1, NOW)
+    assert PauseState.from_dict(state.to_dict()) == state
+    assert PauseState.from_dict({"until": "x"}) is None
+    assert PauseState.from_dict({**state.to_dict(), "cause": "nonsense"}) is None
+    adopted = pb.adopt(A, state, NOW + 1)
+    assert adopted is not None and pb.hold_reason(A, NOW + 2) == RATE_LIMITED
+    assert pb.adopt(A, state, NOW + 1) is None  # already known
+    assert pb.adopt(B, state, NOW + 60) is None  # over already
+
+
+def _ok_policy() -> Policy:
+    return Policy(Status.OK, "2xx", 200, NOW, NOW + 86_400, "u", "u", "ok", body=b"")
+
+
+def test_the_gate_holds_a_paused_origins_requests_with_the_pages_reason() -> None:
+    gate: OriginGate[str] = OriginGate(10.0, 100, 3600.0)
+    gate.pushback = pb = make()
+    policy = _ok_policy()
+    assert gate.admit(A, policy, None, NOW).action == JUDGE
+    pb.on_response(A, 429, ra("30"), f"{A}/", NOW)
+    held = gate.admit(A, policy, None, NOW + 1)
+    assert (held.action, held.reason) == (HOLD, RATE_LIMITED)
+    assert gate.admit(B, policy, None, NOW + 1).action == JUDGE
+    # entering the scheduler: parked; once resumed and with room, let through
+    assert gate.hold_reason(A, None, policy, None, NOW + 1) == RATE_LIMITED
+    assert gate.park(A, "r1", NOW + 1, RATE_LIMITED) and gate.park(A, "r2", NOW + 1, RATE_LIMITED)
+    # a new robots.txt policy meanwhile does not release what a page's pause holds
+    assert gate.on_policy(A, policy, _ok_policy(), NOW + 2).release == []
+    pb.resume(A, NOW + 31)
+    assert gate.hold_reason(A, RATE_LIMITED, policy, None, NOW + 31) is None
+    assert [h.item for h in gate.release_some(A, pb.room(A))] == ["r1"]
+    assert len(gate) == 1
+
+
+def test_refusals_in_flight_when_an_origin_was_blocked_start_no_new_block() -> None:
+    pb = make(block_after=2)
+    pb.on_response(A, 200, {}, f"{A}/", NOW)
+    pb.on_response(A, 403, {}, f"{A}/1", NOW)
+    assert pb.on_response(A, 403, {}, f"{A}/2", NOW) is not None
+    for i in range(3, 10):
+        assert pb.on_response(A, 403, {}, f"{A}/{i}", NOW + 1) is None
+
+
+def test_the_page_status_table_setting_overrides_rows_and_refuses_nonsense() -> None:
+    from scrapy_rep.runtime.settings import SettingError, page_status_actions
+
+    def read(value: object) -> dict[str, str]:
+        return page_status_actions("REP_PAGE_STATUS_ACTIONS", value, {}.get)
+
+    assert read({})["429"] == "pause" and read({})["403"] == "block"
+    assert read({"503": "off", 502: "PAUSE"})["503"] == "off"
+    assert read({"502": "pause"})["502"] == "pause"
+    assert read('{"429": "off"}')["429"] == "off"  # -s on the command line
+    assert read({"403": None})["403"] == "off"
+    for bad in ({"200": "pause"}, {"abc": "pause"}, {"429": "retry"}, "[", ["429"]):
+        with pytest.raises(SettingError, match="REP_PAGE_STATUS_ACTIONS"):
+            read(bad)
+
+
+def test_a_ramp_refused_at_some_width_stops_below_it_until_a_healthy_run() -> None:
+    pb = make(ramp_max=8, reset_after=4, backoff_start=1.0)
+    pause = pb.on_response(A, 429, ra("1"), f"{A}/", NOW)
+    assert pause is not None
+    t = pause.until
+    pb.resume(A, t)
+    for _ in range(2):  # window 1 -> 3
+        pb.sent(A)
+        pb.done(A)
+        pb.on_response(A, 200, {}, f"{A}/ok", t)
+    assert pb.room(A) == 3
+    again = pb.on_response(A, 429, ra("1"), f"{A}/", t + 0.1)  # refused at width 3
+    assert again is not None
+    t = again.until
+    pb.resume(A, t)
+    for _ in range(3):
+        pb.sent(A)
+        pb.done(A)
+        pb.on_response(A, 200, {}, f"{A}/ok", t)
+    assert pb.room(A) == 2  # stops at 2, below the width refused
+    pb.sent(A)
+    pb.done(A)
+    pb.on_response(A, 200, {}, f"{A}/ok", t)  # the 4th healthy in a row: it may grow again
+    assert pb.room(A) == 3
+
+
+def test_origins_that_served_pages_are_remembered_within_a_bound(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import scrapy_rep.core.pushback as module
+
+    monkeypatch.setattr(module, "SERVED_MAX", 3)
+    pb = make(block_after=1)
+    for i in range(5):
+        pb.on_response(f"http://h{i}.example:80", 200, {}, "u", NOW)
+    assert pb.on_response("http://h0.example:80", 403, {}, "u", NOW) is None  # forgotten
+    assert pb.on_response("http://h4.example:80", 403, {}, "u", NOW) is not None
+
+
+def test_a_second_pushback_paces_sends_at_what_the_site_allowed_then_speeds_up() -> None:
+    pb = make(backoff_start=1.0, ramp_max=2, reset_after=100)
+    first = pb.on_response(A, 429, ra("1"), f"{A}/", NOW)
+    assert first is not None and not pb.paced(A)  # one pushback says nothing of a pace
+    pb.resume(A, first.until)
+    t = first.until
+    for _ in range(4):  # 4 healthy answers, then refused 2 s after the first pushback
+        pb.sent(A, t)
+        pb.done(A)
+        pb.on_response(A, 200, {}, f"{A}/ok", t)
+    second = pb.on_response(A, 429, ra("1"), f"{A}/", NOW + 2.0)
+    assert second is not None and pb.paced(A)
+    pb.resume(A, second.until)
+    t = second.until
+    assert pb.wait(A, t) == 0.0
+    pb.sent(A, t)
+    # between 1 s (since the pause ended) and 2 s (since the first pushback), per answer
+    assert pb.wait(A, t) == pytest.approx((1.0 * 2.0) ** 0.5 / 4)
+    assert pb.hold_reason(A, t + 0.1) == RATE_LIMITED  # too soon
+    pb.done(A)
+    pb.on_response(A, 200, {}, f"{A}/ok", t + 0.3)
+    assert pb.hold_reason(A, t + 0.4) is None
+    pb.sent(A, t + 0.4)
+    assert pb.wait(A, t + 0.4) < 0.35  # each healthy answer: a little faster
