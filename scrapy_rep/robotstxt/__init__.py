@@ -17,7 +17,7 @@ from typing import Any
 
 from scrapy_rep.robotstxt.agent import InvalidProductToken, product_token, validate_token
 from scrapy_rep.robotstxt.intervals import PENDING
-from scrapy_rep.robotstxt.matcher import RuleSet, first_entry, is_robots_txt
+from scrapy_rep.robotstxt.matcher import RuleSet, first_of, is_robots_txt
 from scrapy_rep.robotstxt.parser import (
     MAX_BYTES,
     Agents,
@@ -483,7 +483,7 @@ class RobotsTxt:
         path = url[rules.cut :]
         if rules.hexes and path.encode().translate(None, PLAIN_OCTETS):
             path = normalise_path(path)  # one C pass, unlike a regex
-        entry = first_entry(path, answer[1])
+        entry = first_of(path, answer[1])
         return answer[0] if entry is None else entry[1]
 
     def crawl_delay(self, token: str) -> float | None:

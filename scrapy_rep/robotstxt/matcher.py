@@ -23,6 +23,7 @@ from array import array
 from bisect import bisect_right
 from collections.abc import Iterable
 
+from scrapy_rep.robotstxt import intervals
 from scrapy_rep.robotstxt.intervals import PENDING, Answer, Entry, Frame, compile_rules
 from scrapy_rep.robotstxt.parser import Rule
 from scrapy_rep.robotstxt.paths import AUTHORITY, ROBOTS_TXT
@@ -67,6 +68,114 @@ def first_entry(path: str, entries: tuple[Entry, ...]) -> Entry | None:
     return None
 
 
+#: What judging one URL against a :class:`Chain` may cost, in work units: a character
+#: of the path scanned by ``str.find`` is one, a step of the Python loop ~100. About
+#: 1.5 ms of CPU (measured: benchmarks/bench_engine.py, adversarial rows), whatever the
+#: file (a 2,000-character path: ~470 entries tried).
+#: Past it the entries not tried are *assumed*: a Disallow to match, an Allow not to
+#: (the answer can only be stricter than the exact one; docs/deviations.md).
+MATCH_BUDGET = 1_000_000
+#: the cost of a step of the loop, in characters scanned
+_STEP = 100
+
+
+class Chain:
+    """The entries of an interval's keys, walked frame by frame, never merged.
+
+    Each frame (:data:`~scrapy_rep.robotstxt.intervals.Frame`) holds its own
+    key's entries, heaviest first; the deciding entry is the heaviest that
+    matches among all of them, which is the heaviest of each frame's first
+    match. Used where the chain is too large to merge into one tuple
+    (:data:`~scrapy_rep.robotstxt.intervals.MERGE_LIMIT`): memory stays one
+    reference per interval, and the work per URL is capped by
+    :data:`MATCH_BUDGET` (then the untried entries are assumed, strictly).
+    """
+
+    __slots__ = ("disallows", "frame", "plain", "weight")
+
+    def __init__(self, frame: Frame, disallows: dict[int, tuple[Entry, ...]]) -> None:
+        self.frame = frame
+        self.weight = frame[2]
+        self.plain = frame[1] & 1 == 1
+        #: per frame (by id; the rule set's, shared by its chains): its Disallow entries
+        self.disallows = disallows
+
+    def first(self, path: str) -> Entry | None:
+        """The heaviest entry that matches ``path`` and outweighs the plain rule."""
+        weight, plain = self.weight, self.plain
+        left = MATCH_BUDGET
+        scan = len(path) + _STEP
+        best: Entry | None = None
+        frame: Frame | None = self.frame
+        while frame is not None:
+            found = frame[3]
+            left -= _STEP
+            for entry in found:
+                heft = entry[0]
+                if heft < weight or (heft == weight and (plain or not entry[1])):
+                    break  # this and the lighter ones cannot outweigh the plain rule
+                if best is not None and entry < best:
+                    break
+                after = entry[5]
+                if after is None:  # a literal pattern: anchored (else it would be plain)
+                    left -= _STEP
+                    if left < 0:
+                        return self._assumed(best, entry, frame)
+                    matched = not entry[4] or len(path) == entry[3]
+                elif after.__class__ is str:  # one '*': one C scan
+                    left -= scan
+                    if left < 0:
+                        return self._assumed(best, entry, frame)
+                    if entry[4]:
+                        matched = path.endswith(after) and len(path) - len(after) >= entry[3]
+                    else:
+                        matched = path.find(after, entry[3]) >= 0
+                else:
+                    left -= 2 * scan + _STEP * len(after)
+                    if left < 0:
+                        return self._assumed(best, entry, frame)
+                    matched = _glob(path, entry[3], after, entry[4])  # type: ignore[arg-type]
+                if matched:
+                    best = entry
+                    break
+            frame = frame[4]
+        return best
+
+    def _assumed(self, best: Entry | None, since: Entry, at: Frame) -> Entry | None:
+        """Out of budget: the heaviest of ``best`` and the untried Disallow entries that
+        outweigh the plain rule (each assumed to match; untried Allow entries not).
+
+        Untried: ``since`` and lighter in the frame ``at``, all in the frames above.
+        Each frame's Disallow entries are listed once per rule set; those skipped
+        here were tried already, so this costs no more than the walk did.
+        """
+        weight = self.weight
+        frame: Frame | None = at
+        while frame is not None:
+            disallows = self.disallows.get(id(frame))
+            if disallows is None:
+                disallows = self.disallows[id(frame)] = tuple(
+                    [entry for entry in frame[3] if not entry[1]]
+                )
+            for entry in disallows:
+                if frame is at and entry > since:
+                    continue  # tried already
+                if entry[0] <= weight:  # a Disallow outweighs the plain rule only if heavier
+                    break
+                if best is None or entry > best:
+                    best = entry
+                break
+            frame = frame[4]
+        return best
+
+
+def first_of(path: str, tried: tuple[Entry, ...] | Chain) -> Entry | None:
+    """The entry that decides ``path`` among an interval's entries (a tuple or a chain)."""
+    if tried.__class__ is tuple:
+        return first_entry(path, tried)
+    return tried.first(path)  # type: ignore[union-attr]
+
+
 class RuleSet:
     """The merged rules of the groups that apply to one product token, packed.
 
@@ -105,6 +214,7 @@ class RuleSet:
     """
 
     __slots__ = (
+        "_disallows",
         "_kept",
         "_lines",
         "_made",
@@ -148,12 +258,14 @@ class RuleSet:
         self._plain = array("i", codes)
         #: per interval where entries may outweigh the plain rule and that has been
         #: asked: those entries, heaviest first
-        self._undecided: dict[int, tuple[Entry, ...]] = {}
+        self._undecided: dict[int, tuple[Entry, ...] | Chain] = {}
         self._pending = pending or None
         #: per frame settled (by its id; the frame is kept with it): its entries, answer
-        self._settled: dict[int, tuple[Frame, tuple[Entry, ...], Answer]] | None = None
+        self._settled: dict[int, tuple[Frame, tuple[Entry, ...] | Chain, Answer]] | None = None
         #: the rules made when asked for (:meth:`match`), by number
         self._made: dict[int, Rule] | None = None
+        #: per frame walked out of budget (by id): its Disallow entries (see Chain)
+        self._disallows: dict[int, tuple[Entry, ...]] | None = None
         #: the prefix of the URLs judged last outside the bounds, and how many in a row
         #: (see :meth:`adopt`)
         self._missed: str | None = None
@@ -167,23 +279,38 @@ class RuleSet:
         # intervals under the same keys share their frame: worked out once for them all
         settled = self._settled.get(id(frame)) if self._settled is not None else None
         if settled is None:
-            _, code, weight, found = frame
+            _, code, weight, found, up, _, cost = frame
             plain_answer = code & 1 == 1
-            cut = 0
-            for entry in found:
-                if entry[0] > weight or (entry[0] == weight and entry[1] and not plain_answer):
-                    cut += 1
-                else:
-                    break
-            beats = found if cut == len(found) else found[:cut]
-            # For allowed(), the entries up to the last that says otherwise than the
-            # plain rule (none: the plain rule's answer stands).
-            last = cut
-            while last and beats[last - 1][1] is plain_answer:
-                last -= 1
+            beats: tuple[Entry, ...] | Chain
             answer: Answer = plain_answer
-            if last:
-                answer = (plain_answer, beats if last == cut else beats[:last])
+            if cost > intervals.MERGE_LIMIT:
+                # a large chain: walked at every URL, within a budget (Chain)
+                if self._disallows is None:
+                    self._disallows = {}
+                beats = Chain(frame, self._disallows)
+                answer = (plain_answer, beats)
+            else:
+                # a small one: merged once, heaviest first (bounded by MERGE_LIMIT)
+                if up is not None:
+                    merged = list(found)
+                    while up is not None:
+                        merged += up[3]
+                        up = up[4]
+                    found = tuple(sorted(merged, reverse=True))
+                cut = 0
+                for entry in found:
+                    if entry[0] > weight or (entry[0] == weight and entry[1] and not plain_answer):
+                        cut += 1
+                    else:
+                        break
+                beats = found if cut == len(found) else found[:cut]
+                # For allowed(), the entries up to the last that says otherwise than the
+                # plain rule (none: the plain rule's answer stands).
+                last = cut
+                while last and beats[last - 1][1] is plain_answer:
+                    last -= 1
+                if last:
+                    answer = (plain_answer, beats if last == cut else beats[:last])
             if self._settled is None:
                 self._settled = {}
             self._settled[id(frame)] = settled = (frame, beats, answer)  # the frame kept
@@ -241,7 +368,7 @@ class RuleSet:
             self.settle(at)
             undecided = self._undecided[at]
         if undecided is not None:
-            entry = first_entry(path, undecided)
+            entry = first_of(path, undecided)
             if entry is not None:
                 return -entry[2] << 1 | entry[1]
         return self._plain[at]
