@@ -176,6 +176,14 @@ _NO_SELECTIONS: dict[str, _Selection] = {}
 SMALL_BODY = 1024
 
 
+#: a parsed file's fixed bytes (the object, its counts), beside its body
+FILE_BYTES = 600
+#: bytes per group while its tokens and first line are kept (a tuple each, the tokens)
+GROUP_BYTES = 240
+#: bytes per octet of the body while the whole parse is kept (Rule objects, lines)
+TREE_BYTES = 40
+
+
 class RobotsTxt:
     """A parsed robots.txt. Immutable; answers for any product token.
 
@@ -286,6 +294,28 @@ class RobotsTxt:
         self._agents = self._group_lines = None
         self._selections = _NO_SELECTIONS
         self._derived = None
+
+    @property
+    def footprint(self) -> int:
+        """An upper estimate of the bytes this file holds now (for caches bounded by bytes).
+
+        The body as kept (compressed once released), ``GROUP_BYTES`` per group while
+        the groups' tokens are kept, ``TREE_BYTES`` per octet while the parse is, and
+        each compiled rule set's :attr:`RuleSet.footprint
+        <scrapy_rep.robotstxt.matcher.RuleSet.footprint>`. Cheap: no walk of the file.
+        """
+        size = FILE_BYTES + len(self._body if self._body is not None else self._packed or b"")
+        if self._agents is not None:
+            size += GROUP_BYTES * len(self._agents)
+        if self._tree is not None:
+            size += TREE_BYTES * self.size
+        seen: list[int] = []
+        for selection in self._selections.values():
+            rules = selection.rules
+            if rules is not None and rules is not _NO_RULES and id(rules) not in seen:
+                seen.append(id(rules))
+                size += rules.footprint
+        return size
 
     @property
     def compiled(self) -> bool:

@@ -169,6 +169,47 @@ class Chain:
         return best
 
 
+#: bytes per interval bound: the bound (a str: 49 + its length) rebased on an origin (its
+#: ``scheme://authority``, up to ~40 more), its slots in the bounds, answers and plain
+#: arrays (8 + 8 + 4), and the settled answer shared by its frame
+BOUND_BYTES = 160
+#: bytes per pending interval: its slot in the pending dict (and, once settled, in the
+#: undecided one) and, at worst, its frame's merged entries (MERGE_LIMIT references)
+PENDING_BYTES = 120 + 8 * 64
+#: bytes per wildcard/anchored entry: the entry tuple and its pieces, its pattern kept
+#: (a dict slot and a str), its share of a frame; plus 6 per octet of its pattern (a
+#: piece per two octets at worst, a reference each, and the pattern itself)
+ENTRY_BYTES = 420
+#: bytes per rule: its line in an array, a rule made when asked for (by few)
+RULE_BYTES = 8
+#: a rule set's fixed cost
+SET_BYTES = 600
+
+
+def footprint(
+    bounds: tuple[str, ...],
+    pending: dict[int, Frame],
+    patterns: dict[int, str] | None,
+    written: dict[int, str] | None,
+    rules: int,
+) -> int:
+    """An upper estimate of the bytes a compiled rule set holds, however it is asked
+    (checked with tracemalloc on hostile files: tests/test_engine_adversarial.py).
+
+    Linear in what was compiled: ``BOUND_BYTES`` per bound plus the bounds' text,
+    ``PENDING_BYTES`` per interval whose entries are worked out when asked,
+    ``ENTRY_BYTES`` (and 6 per octet of the pattern) per wildcard or anchored rule, and
+    ``RULE_BYTES`` per rule.
+    """
+    size = SET_BYTES + BOUND_BYTES * len(bounds) + sum(map(len, bounds))
+    size += PENDING_BYTES * len(pending) + RULE_BYTES * rules
+    if patterns:
+        size += ENTRY_BYTES * len(patterns) + 6 * sum(map(len, patterns.values()))
+    if written:
+        size += 80 * len(written) + sum(map(len, written.values()))
+    return size
+
+
 def first_of(path: str, tried: tuple[Entry, ...] | Chain) -> Entry | None:
     """The entry that decides ``path`` among an interval's entries (a tuple or a chain)."""
     if tried.__class__ is tuple:
@@ -230,6 +271,7 @@ class RuleSet:
         "bounds",
         "cut",
         "escaped",
+        "footprint",
         "hexes",
         "prefix",
     )
@@ -260,6 +302,9 @@ class RuleSet:
         #: asked: those entries, heaviest first
         self._undecided: dict[int, tuple[Entry, ...] | Chain] = {}
         self._pending = pending or None
+        #: what the set may come to hold, in bytes (:func:`footprint`): an upper estimate
+        #: made once, for the caches that are bounded by bytes
+        self.footprint = footprint(self.bounds, pending, self._patterns, self._written, len(self))
         #: per frame settled (by its id; the frame is kept with it): its entries, answer
         self._settled: dict[int, tuple[Frame, tuple[Entry, ...] | Chain, Answer]] | None = None
         #: the rules made when asked for (:meth:`match`), by number

@@ -252,6 +252,18 @@ def load_collection_policy(path: Any) -> Callable[..., Any] | None:
     return found  # type: ignore[no-any-return]
 
 
+def _deprecated_count(name: str, value: Any, get: Getter) -> int | None:
+    """Reader of ``REP_CACHE_COMPILED_ORIGINS``: read as before, with a one-line warning."""
+    if value is None:
+        return None
+    found: int = whole(low=1)(name, value, get)
+    logger.warning(
+        "scrapy-rep: %(name)s is deprecated; use REP_CACHE_COMPILED_BYTES (bytes, not files)",
+        {"name": name},
+    )
+    return found
+
+
 def _token(name: str, value: Any, get: Getter) -> str:
     return resolve_token(get)
 
@@ -403,14 +415,31 @@ class RepSettings:
         "times as many evicted ones are kept (~1.3 KiB each) and parsed again when they "
         "come back, so none is fetched again within its TTL",
     )
+    cache_max_bytes = Setting(
+        "REP_CACHE_MAX_BYTES",
+        2 * 2**30,
+        whole(low=1),
+        "bytes the local cache's origins may take, whatever their files: each counts ~1.5 "
+        "KiB plus its compressed robots.txt (at most ~520 KiB, an incompressible 500 KiB "
+        "file), least recently used evicted first; the evicted ones kept compact have as "
+        "much again. 2 GiB holds ~1,000,000 real files, ~4,000 hostile ones",
+    )
+    cache_compiled_bytes = Setting(
+        "REP_CACHE_COMPILED_BYTES",
+        256 * 2**20,
+        whole(low=1),
+        "bytes of compiled rules kept, the files judged most recently (each counted by an "
+        "upper estimate: ~29 KiB for a mean real file holding ~11 KiB; at most ~36 MiB for "
+        "a hostile 500 KiB one; the window may pass it by the file judged last); the others "
+        "are compiled again when next judged (~0.1 ms for a median file, ~0.7 ms on "
+        "average): 256 MiB keeps ~9,000 real files",
+    )
     cache_compiled_origins = Setting(
         "REP_CACHE_COMPILED_ORIGINS",
-        10_000,
-        whole(low=1),
-        "cached origins whose rules stay compiled, the most recently judged (~10 KiB more "
-        "each on real files); the others are compiled again when next judged (~0.1 ms for "
-        "a median file, ~0.7 ms on average): raise it above the number of origins a crawl "
-        "visits in turn",
+        None,
+        _deprecated_count,
+        "deprecated (a count of files bounds no memory): use `REP_CACHE_COMPILED_BYTES`; "
+        "when set, also caps the number of files kept compiled",
     )
     status_actions = Setting(
         "REP_STATUS_ACTIONS",

@@ -178,13 +178,14 @@ NUMERIC = [
 
 
 def test_numeric_settings_are_all_checked() -> None:
-    assert len(NUMERIC) == 20
+    assert len(NUMERIC) == 21
     assert {
         "REP_FETCH_TIMEOUT",
         "REP_PENDING_WAIT",
         "REP_CRAWL_DELAY_MAX",
         "REP_WORKER_LEASE",
-        "REP_CACHE_COMPILED_ORIGINS",
+        "REP_CACHE_COMPILED_BYTES",
+        "REP_CACHE_MAX_BYTES",
     } <= set(NUMERIC)
 
 
