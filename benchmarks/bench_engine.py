@@ -312,84 +312,74 @@ def round_robin(
     """A crawl's access pattern: every file parsed and kept, then URLs asked round-robin
     over the files (one URL of each file in turn, the tokens alternating), full URLs.
 
-    Totals, not medians over files: the expensive files count for what they cost. Per
-    engine: parse µs per file (all files), cold µs (a fresh parse + the first answer
-    for one token, per file), warm ns per answer, retained bytes per file (everything
-    parsed kept alive, tracemalloc), and the same warm figure for the largest 5%.
+    The engines are interleaved at every step (each parse, each cold start, each
+    URL timed for one engine then the next), so that a loaded machine slows both
+    alike. Per engine: parse µs and cold µs (a fresh parse + the first answer for one
+    token) per file, warm ns per answer, and the same for the largest 5% of files, as
+    totals over the files and as medians over files of each file's figure; retained
+    bytes per file (everything parsed kept alive, tracemalloc).
     """
-    out: dict[str, dict[str, float]] = {}
+    measured = [e for e in engines if not e.parses_per_call and e.budget_ns is None]
     sizes = sorted(case.size for case in cases)
     top_size = sizes[-max(1, math.ceil(len(sizes) * 0.05))]
-    top = [n for n, case in enumerate(cases) if case.size >= top_size]
-    for engine in engines:
-        if engine.parses_per_call or engine.budget_ns is not None:
-            continue
-        gc.collect()
-        parsed = []
-        parse_each = []
-        for case in cases:
+    count = len(cases)
+    parse_ns = {e.name: [0] * count for e in measured}
+    cold_ns = {e.name: [0] * count for e in measured}
+    warm_ns = {e.name: [0] * count for e in measured}
+    parsed: dict[str, list[Any]] = {e.name: [] for e in measured}
+    empty = ns()
+    overhead = ns() - empty
+    gc.collect()
+    for n, case in enumerate(cases):
+        for engine in measured:
             start = ns()
-            parsed.append(engine.parse(case.body))
-            parse_each.append(ns() - start)
-        cold_each = []
-        for n, case in enumerate(cases):
+            kept = engine.parse(case.body)
+            parse_ns[engine.name][n] = ns() - start - overhead
+            parsed[engine.name].append(kept)
             start = ns()
             engine.answers(engine.parse(case.body), TOKENS[n % 2], case.urls[:1])
-            cold_each.append(ns() - start)
-        for n, case in enumerate(cases):  # the first answers (compiles), outside the timing
+            cold_ns[engine.name][n] = ns() - start - overhead
+    for engine in measured:  # the first answers (compiles), outside the timing
+        for n, case in enumerate(cases):
             for token in TOKENS:
-                engine.answers(parsed[n], token, case.urls[:1])
-        asks = [
-            (parsed[n], TOKENS[(n + r) % 2], [case.urls[r % len(case.urls)]])
-            for r in range(1, rounds + 1)
-            for n, case in enumerate(cases)
-        ]
-        answers = engine.answers
-        gc.collect()
-        start = ns()
-        for robots, token, urls in asks:
-            answers(robots, token, urls)
-        warm_ns = ns() - start
-        # the same asks timed one by one (the timer's own cost taken off), summed per file
-        per_file = [0] * len(cases)
-        empty = ns()
-        overhead = ns() - empty
-        for at, (robots, token, urls) in enumerate(asks):
-            start = ns()
-            answers(robots, token, urls)
-            per_file[at % len(cases)] += ns() - start - overhead
-        top_asks = [
-            (parsed[n], TOKENS[(n + r) % 2], [cases[n].urls[r % len(cases[n].urls)]])
-            for r in range(1, rounds + 1)
-            for n in top
-        ]
-        start = ns()
-        for robots, token, urls in top_asks:
-            answers(robots, token, urls)
-        top_ns = ns() - start
-        del parsed, asks, top_asks
+                engine.answers(parsed[engine.name][n], token, case.urls[:1])
+    gc.collect()
+    for r in range(1, rounds + 1):
+        for n, case in enumerate(cases):
+            urls = [case.urls[r % len(case.urls)]]
+            token = TOKENS[(n + r) % 2]
+            for engine in measured:
+                robots = parsed[engine.name][n]
+                start = ns()
+                engine.answers(robots, token, urls)
+                warm_ns[engine.name][n] += ns() - start - overhead
+    del parsed
+    out: dict[str, dict[str, float]] = {}
+    top = [n for n, case in enumerate(cases) if case.size >= top_size]
+    for engine in measured:
         gc.collect()
         tracemalloc.start()
         try:
             before = tracemalloc.get_traced_memory()[0]
-            kept = [engine.parse(case.body) for case in cases]
+            kept_all = [engine.parse(case.body) for case in cases]
             for n, case in enumerate(cases):
                 for token in TOKENS:
-                    engine.answers(kept[n], token, case.urls[:1])
+                    engine.answers(kept_all[n], token, case.urls[:1])
             gc.collect()
             retained = tracemalloc.get_traced_memory()[0] - before
-            del kept
+            del kept_all
         finally:
             tracemalloc.stop()
-        out[engine.name] = {
-            "parse_us": sum(parse_each) / len(cases) / 1000,
-            "cold_us": sum(cold_each) / len(cases) / 1000,
-            "parse_median_us": _median(parse_each) / 1000,
-            "cold_median_us": _median(cold_each) / 1000,
-            "warm_median_ns": _median(per_file) / rounds,
-            "warm_ns": warm_ns / (rounds * len(cases)),
-            "top_ns": top_ns / max(1, rounds * len(top)),
-            "retained": retained / len(cases),
+        name = engine.name
+        out[name] = {
+            "parse_us": sum(parse_ns[name]) / count / 1000,
+            "cold_us": sum(cold_ns[name]) / count / 1000,
+            "warm_ns": sum(warm_ns[name]) / (rounds * count),
+            "top_ns": sum(warm_ns[name][n] for n in top) / max(1, rounds * len(top)),
+            "retained": retained / count,
+            "parse_median_us": _median(parse_ns[name]) / 1000,
+            "cold_median_us": _median(cold_ns[name]) / 1000,
+            "warm_median_ns": _median(warm_ns[name]) / rounds,
         }
     return out
 

@@ -153,3 +153,30 @@ def test_budget_fallback_names_a_disallow_rule() -> None:
         verdict = strict.decide("mybot", url)
         assert verdict.rule is not None and verdict.rule.pattern == "/*zzzz"
     assert robots.allowed("mybot", url) in (True, False)
+
+
+def test_a_hostile_tdmrep_json_is_linear_and_within_its_footprint() -> None:
+    # The shape that kept 202 MiB per origin: root wildcards × keys in tdmrep.json.
+    import json
+
+    from scrapy_rep.core.tdmrep import parse_tdmrep
+
+    entries = []
+    for n in range(5000):
+        entries.append({"location": f"/*abc{n}", "tdm-reservation": n % 2})
+        entries.append({"location": f"/abc{n}*", "tdm-reservation": 1})
+    body = json.dumps(entries).encode()
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        rules = parse_tdmrep(body)
+        for n in range(0, 5000, 13):
+            rules.answer(f"https://example.com/abc{n}/x")
+        gc.collect()
+        kept = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert len(rules) == 10_000
+    assert kept <= rules.footprint, (kept, rules.footprint)
+    assert kept < 40 * len(body)  # ~410 KB: a few MiB, not 202

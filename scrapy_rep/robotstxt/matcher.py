@@ -380,7 +380,8 @@ class RuleSet:
 
     def adopt(self, url: str) -> int:
         """Rebase on ``url``'s origin once its URLs keep coming: 8 in a row judged
-        outside the bounds (rebasing costs a string per bound). Origins sharing the
+        outside the bounds (rebasing costs a string per bound), or 2 when the set has
+        never been rebased (the next URLs are bisected whole). Origins sharing the
         file in turn, as a broad crawl asks its hosts, are judged by their paths:
         rebasing at every turn would cost more than the paths do.
 
@@ -394,7 +395,10 @@ class RuleSet:
         if prefix != self._missed:
             self._missed, self._misses = prefix, 0
         self._misses += 1
-        if self._misses >= 8:
+        # never rebased: the first origin is rebased on at its second URL (a file is
+        # usually one origin's, and a crawl asks few URLs of most origins; not at the
+        # first, which a file judged once would pay for nothing)
+        if self._misses >= 8 or (self._misses >= 2 and prefix and not self.prefix):
             self.rebase(prefix)
         return end
 
