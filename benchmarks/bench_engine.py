@@ -303,6 +303,132 @@ def measure_memory(
     gc.collect()
 
 
+# --------------------------------------------------------------------------- round robin
+
+
+def round_robin(
+    cases: Sequence[corpus.Case], engines: Sequence[Engine], rounds: int = 20
+) -> dict[str, dict[str, float]]:
+    """A crawl's access pattern: every file parsed and kept, then URLs asked round-robin
+    over the files (one URL of each file in turn, the tokens alternating), full URLs.
+
+    The engines are interleaved at every step (each parse, each cold start, each
+    URL timed for one engine then the next), so that a loaded machine slows both
+    alike. Per engine: parse µs and cold µs (a fresh parse + the first answer for one
+    token) per file, warm ns per answer, and the same for the largest 5% of files, as
+    totals over the files and as medians over files of each file's figure; retained
+    bytes per file (everything parsed kept alive, tracemalloc).
+    """
+    measured = [e for e in engines if not e.parses_per_call and e.budget_ns is None]
+    sizes = sorted(case.size for case in cases)
+    top_size = sizes[-max(1, math.ceil(len(sizes) * 0.05))]
+    count = len(cases)
+    parse_ns = {e.name: [0] * count for e in measured}
+    cold_ns = {e.name: [0] * count for e in measured}
+    warm_ns = {e.name: [0] * count for e in measured}
+    parsed: dict[str, list[Any]] = {e.name: [] for e in measured}
+    empty = ns()
+    overhead = ns() - empty
+    gc.collect()
+    for n, case in enumerate(cases):
+        for engine in measured:
+            start = ns()
+            kept = engine.parse(case.body)
+            parse_ns[engine.name][n] = ns() - start - overhead
+            parsed[engine.name].append(kept)
+            start = ns()
+            engine.answers(engine.parse(case.body), TOKENS[n % 2], case.urls[:1])
+            cold_ns[engine.name][n] = ns() - start - overhead
+    for engine in measured:  # the first answers (compiles), outside the timing
+        for n, case in enumerate(cases):
+            for token in TOKENS:
+                engine.answers(parsed[engine.name][n], token, case.urls[:1])
+    gc.collect()
+    for r in range(1, rounds + 1):
+        for n, case in enumerate(cases):
+            urls = [case.urls[r % len(case.urls)]]
+            token = TOKENS[(n + r) % 2]
+            for engine in measured:
+                robots = parsed[engine.name][n]
+                start = ns()
+                engine.answers(robots, token, urls)
+                warm_ns[engine.name][n] += ns() - start - overhead
+    del parsed
+    out: dict[str, dict[str, float]] = {}
+    top = [n for n, case in enumerate(cases) if case.size >= top_size]
+    for engine in measured:
+        gc.collect()
+        tracemalloc.start()
+        try:
+            before = tracemalloc.get_traced_memory()[0]
+            kept_all = [engine.parse(case.body) for case in cases]
+            for n, case in enumerate(cases):
+                for token in TOKENS:
+                    engine.answers(kept_all[n], token, case.urls[:1])
+            gc.collect()
+            retained = tracemalloc.get_traced_memory()[0] - before
+            del kept_all
+        finally:
+            tracemalloc.stop()
+        name = engine.name
+        out[name] = {
+            "parse_us": sum(parse_ns[name]) / count / 1000,
+            "cold_us": sum(cold_ns[name]) / count / 1000,
+            "warm_ns": sum(warm_ns[name]) / (rounds * count),
+            "top_ns": sum(warm_ns[name][n] for n in top) / max(1, rounds * len(top)),
+            "retained": retained / count,
+            "parse_median_us": _median(parse_ns[name]) / 1000,
+            "cold_median_us": _median(cold_ns[name]) / 1000,
+            "warm_median_ns": _median(warm_ns[name]) / rounds,
+        }
+    return out
+
+
+def print_round_robin(title: str, figures: dict[str, dict[str, float]]) -> dict[str, float]:
+    base = figures["protego"]
+    print(f"   round robin over the files ({title}; totals, every file kept, full URLs):")
+    print(
+        f"   {'engine':<12} {'parse µs':>9} {'×Prot':>6} {'cold µs':>8} {'×Prot':>6} "
+        f"{'warm ns':>8} {'×Prot':>6} {'top5% ns':>9} {'×Prot':>6} {'kept B/file':>11} {'×Prot':>6}"
+    )
+    for name, f in figures.items():
+        print(
+            f"   {name:<12} {f['parse_us']:>9.1f} {base['parse_us'] / f['parse_us']:>6.2f} "
+            f"{f['cold_us']:>8.1f} {base['cold_us'] / f['cold_us']:>6.2f} "
+            f"{f['warm_ns']:>8.0f} {base['warm_ns'] / f['warm_ns']:>6.2f} "
+            f"{f['top_ns']:>9.0f} {base['top_ns'] / f['top_ns']:>6.2f} "
+            f"{f['retained']:>11,.0f} {f['retained'] / base['retained']:>6.2f}"
+        )
+    print(
+        f"   {'medians over files':<12} {'parse µs':>9} {'×Prot':>6} {'cold µs':>8} {'×Prot':>6} "
+        f"{'warm ns':>8} {'×Prot':>6}"
+    )
+    for name, f in figures.items():
+        print(
+            f"   {name:<12} {f['parse_median_us']:>9.1f} "
+            f"{base['parse_median_us'] / f['parse_median_us']:>6.2f} "
+            f"{f['cold_median_us']:>8.1f} {base['cold_median_us'] / f['cold_median_us']:>6.2f} "
+            f"{f['warm_median_ns']:>8.0f} {base['warm_median_ns'] / f['warm_median_ns']:>6.2f}"
+        )
+    mine = figures["scrapy-rep"]
+    ratios = {
+        "warm": base["warm_ns"] / mine["warm_ns"],
+        "cold": base["cold_us"] / mine["cold_us"],
+        "parse": base["parse_us"] / mine["parse_us"],
+        "memory": mine["retained"] / base["retained"],
+        "top": base["top_ns"] / mine["top_ns"],
+    }
+    checks = [
+        ("warm allowed() >= 3× Protego, round robin", ratios["warm"], ratios["warm"] >= 3),
+        ("cold >= 1× Protego, round robin", ratios["cold"], ratios["cold"] >= 1),
+        ("parse >= 2× Protego, round robin", ratios["parse"], ratios["parse"] >= 2),
+        ("kept memory per file <= 1× Protego", ratios["memory"], ratios["memory"] <= 1),
+    ]
+    for label, value, met in checks:
+        print(f"     {label:<44} {_fmt(value, 2, '×'):>9}  {'met' if met else 'MISSED'}")
+    return ratios
+
+
 # --------------------------------------------------------------------------- hostile
 
 
@@ -343,6 +469,111 @@ def hostile(engines: Sequence[Engine], runs: int = 15) -> dict[str, tuple[float,
                 sink.append((ns() - start) / len(urls))
         out[engine.name] = (statistics.median(times[0]), statistics.median(times[1]))
     return out
+
+
+# --------------------------------------------------------------------------- adversarial
+
+
+def _lines(make: Any, limit: int = corpus.MAX_GENERATED) -> bytes:
+    """``User-agent: *`` then ``make(n)`` lines for n = 0, 1, ... up to ``limit`` octets."""
+    out = ["User-agent: *"]
+    size = len(out[0]) + 1
+    n = 0
+    while True:
+        line = make(n)
+        if size + len(line) + 1 > limit:
+            return ("\n".join(out) + "\n").encode()
+        out.append(line)
+        size += len(line) + 1
+        n += 1
+
+
+#: ~500 KB files built against the engine, each with the URLs (2,000-character paths,
+#: under Scrapy's URLLENGTH_LIMIT) that make it work hardest
+LONG = "x" * 1990
+ADVERSARIAL: list[tuple[str, bytes, list[str]]] = [
+    (
+        "root wildcards × keys (Allow: /*abcN, Allow: /abcN*)",
+        _lines(lambda n: f"Allow: /*abc{n // 2}" if n % 2 == 0 else f"Allow: /abc{n // 2}*"),
+        [f"{corpus.HOST}/abc{n}/{LONG}" for n in range(0, 9000, 450)],
+    ),
+    (
+        "root wildcards, none matching (Disallow: /*qNx)",
+        _lines(lambda n: f"Disallow: /*q{n}x"),
+        [f"{corpus.HOST}/{LONG}{n}" for n in range(20)],
+    ),
+    (
+        "nested keys, each a wildcard (Disallow: /a…a*zN)",
+        _lines(lambda n: f"Disallow: /{'a' * (n % 900 + 1)}*z{n}"),
+        [f"{corpus.HOST}/{'a' * 900}{LONG[:1000]}{n}" for n in range(20)],
+    ),
+    (
+        "many stars (Disallow: /*a*a…*b, 16 KB lines)",
+        _lines(lambda n: "Disallow: /" + "*a" * 8000 + f"*b{n}"),
+        [f"{corpus.HOST}/{'a' * 1999}{n}" for n in range(20)],
+    ),
+    (
+        "anchored wildcards (Allow: /*xN$)",
+        _lines(lambda n: f"Allow: /*x{n}$" if n else "Disallow: /"),
+        [f"{corpus.HOST}/{LONG}y{n}" for n in range(20)],
+    ),
+    (
+        "55,000 plain rules (Disallow: /pN)",
+        _lines(lambda n: f"Disallow: /p{n}"),
+        [f"{corpus.HOST}/p{n}/{LONG}" for n in range(0, 50_000, 2_500)],
+    ),
+]
+
+
+def adversarial(engines: Sequence[Engine]) -> None:
+    """Per shape and engine: parse + compile ms, CPU ms per URL (worst of the URLs,
+    after the first answer), and retained KiB (tracemalloc)."""
+    print()
+    print("== adversarial shapes (500 KB files; 2,000-character paths):")
+    print(
+        f"   {'shape':<54} {'engine':<11} {'parse ms':>9} {'1st ms':>9} {'ms/URL':>8} "
+        f"{'max':>8} {'kept KiB':>9}"
+    )
+    measured = [e for e in engines if not e.parses_per_call and e.budget_ns is None]
+    for title, body, urls in ADVERSARIAL:
+        for engine in measured:
+            gc.collect()
+            tracemalloc.start()
+            try:
+                before = tracemalloc.get_traced_memory()[0]
+                start = time.process_time()
+                parsed = engine.parse(body)
+                engine.answers(parsed, TOKENS[1], urls[:1])
+                parse_ms = (time.process_time() - start) * 1000
+                gc.collect()
+                kept = tracemalloc.get_traced_memory()[0] - before
+            finally:
+                tracemalloc.stop()
+            del parsed
+            gc.collect()
+            start = time.process_time()
+            parsed = engine.parse(body)
+            engine.answers(parsed, TOKENS[1], urls[:1])
+            parse_ms = (time.process_time() - start) * 1000
+            asked = urls[: 5 if engine.name == "protego" else None]
+            start = time.process_time()
+            engine.answers(parsed, TOKENS[1], asked)  # the first pass: intervals settled
+            first_ms = (time.process_time() - start) * 1000 / len(asked)
+            times = []
+            for url in asked:
+                start = time.process_time()
+                engine.answers(parsed, TOKENS[1], [url])
+                times.append((time.process_time() - start) * 1000)
+            del parsed
+            print(
+                f"   {_clip(title, 54):<54} {engine.name:<11} {parse_ms:>9.1f} {first_ms:>9.2f} "
+                f"{_median(times):>8.2f} {max(times):>8.2f} {kept / 1024:>9,.0f}"
+            )
+    print(
+        "   parse ms: parse + the first answer (scrapy-rep compiles then); 1st ms: per URL,"
+        " the first time\n   (an interval settled, the rule set rebased on the origin);"
+        " ms/URL: CPU per URL asked again; kept: tracemalloc"
+    )
 
 
 # --------------------------------------------------------------------------- report
@@ -541,13 +772,27 @@ def run_corpus(
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a sample of files (~45 s)")
+    parser.add_argument(
+        "--only",
+        choices=("round-robin", "adversarial"),
+        help="only the round-robin figures on the real files, or only the adversarial rows",
+    )
     args = parser.parse_args(argv)
     started = time.perf_counter()
     found, google_note = engines()
     print(f"bench_engine: Python {sys.version.split()[0]}; {google_note}")
     print(f"mode: {'quick (samples)' if args.quick else 'full'}")
 
+    if args.only == "adversarial":
+        adversarial(found)
+        return 0
     real_cases, real_note = corpus.real(URLS_PER_FILE, sample=300 if args.quick else None)
+    if args.only == "round-robin":
+        print(f"real corpus: {real_note}")
+        print_round_robin(
+            "real files", round_robin(real_cases, found, rounds=5 if args.quick else 20)
+        )
+        return 0
     print(f"real corpus: {real_note}")
     if not real_cases:
         print("real corpus: skipped, continuing with the generated corpus only")
@@ -559,6 +804,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if real_cases:
         run_corpus("real files", real_cases, found, 150 if args.quick else 800)
     run_corpus("generated files", generated, found, 60 if args.quick else 200)
+
+    if real_cases:
+        print()
+        print("== real files, a crawl's access pattern")
+        print_round_robin(
+            "real files", round_robin(real_cases, found, rounds=5 if args.quick else 20)
+        )
+    adversarial(found)
 
     gc.collect()
     timings = hostile(found)

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from scrapy_rep.core.policy import FetchResult, Policy, PolicyConfig, Status, next_policy
 from scrapy_rep.robotstxt import normalise, normalise_path, parse
-from scrapy_rep.robotstxt.matcher import RuleSet, first_entry
+from scrapy_rep.robotstxt.matcher import RuleSet, first_of
 from scrapy_rep.robotstxt.parser import Rule
 from scrapy_rep.robotstxt.paths import path_of
 from scrapy_rep.robotstxt.reference import _patterns, matches, reference_match
@@ -420,7 +420,7 @@ def test_a_rule_set_asked_many_times_agrees_with_the_reference(
         assert rules.allows(path) is allowed
         answer = rules.answers[bisect_right(rules.bounds, path)]
         if not isinstance(answer, bool):  # the entries allowed() tries, or the plain answer
-            entry = first_entry(path, answer[1])
+            entry = first_of(path, answer[1])
             answer = answer[0] if entry is None else entry[1]
         assert answer is allowed
 

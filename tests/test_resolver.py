@@ -279,6 +279,8 @@ def test_crawlers_share_a_resolver_only_when_every_setting_it_uses_is_equal() ->
         {"REP_STATUS_ACTIONS": {"403": "allow"}},
         {"REP_CACHE_MAX_ORIGINS": 5},
         {"REP_CACHE_COMPILED_ORIGINS": 5},
+        {"REP_CACHE_COMPILED_BYTES": 5_000_000},
+        {"REP_CACHE_MAX_BYTES": 5_000_000},
         {"REP_STORE": "redis", "REP_REDIS_URL": "redis://127.0.0.1:1"},
     ]
     for overrides in different:

@@ -210,7 +210,10 @@ class RobotsService:
 
     def _make_resolver(self) -> Resolver:
         cache = PolicyCache(
-            self.config.cache_max_origins, compiled_max=self.config.cache_compiled_origins
+            self.config.cache_max_origins,
+            compiled_max=self.config.cache_compiled_origins,
+            max_bytes=self.config.cache_max_bytes,
+            compiled_bytes=self.config.cache_compiled_bytes,
         )
         # an operator's ``scrapy-rep store forget`` empties the local cache too
         shared = open_store(self.config, self.jobdir, on_invalidate=cache.forget)

@@ -49,6 +49,8 @@ USE = "train-ai"
 MAX_BYTES = ROBOTS_MAX_BYTES
 #: entries kept; the rest are counted in one diagnostic
 MAX_RULES = 10_000
+#: bytes per kept entry beside its text (TdmRules.footprint)
+ENTRY_BYTES = 400
 #: a diagnostic keeps this much of what it quotes
 _QUOTE = 80
 
@@ -72,7 +74,7 @@ class TdmRule:
 class TdmRules:
     """A parsed tdmrep.json: :meth:`answer` for a URL or path."""
 
-    __slots__ = ("__weakref__", "_by_line", "_rules", "diagnostics", "rules")
+    __slots__ = ("__weakref__", "_by_line", "_rules", "diagnostics", "footprint", "rules")
 
     def __init__(self, rules: Iterable[TdmRule] = (), diagnostics: Iterable[str] = ()) -> None:
         #: the entries that count, the first of each location (``1`` winning a tie)
@@ -82,6 +84,15 @@ class TdmRules:
         self._by_line = {rule.index: rule for rule in self.rules}
         # matched as Disallow lines: longest pattern wins, no Allow-only quirks (index.html)
         self._rules = RuleSet(Rule(False, rule.location, rule.index) for rule in self.rules)
+        #: an upper estimate of the bytes held (a cache counts it with its origin): the
+        #: compiled set, ``ENTRY_BYTES`` per entry (the TdmRule, its Rule, a dict slot)
+        #: and the text of its entries and diagnostics
+        self.footprint = (
+            self._rules.footprint
+            + ENTRY_BYTES * len(self.rules)
+            + sum(len(r.location) + len(r.policy or "") for r in self.rules)
+            + sum(80 + len(d) for d in self.diagnostics)
+        )
 
     def __len__(self) -> int:
         return len(self.rules)

@@ -17,7 +17,7 @@ from typing import Any
 
 from scrapy_rep.robotstxt.agent import InvalidProductToken, product_token, validate_token
 from scrapy_rep.robotstxt.intervals import PENDING
-from scrapy_rep.robotstxt.matcher import RuleSet, first_entry, is_robots_txt
+from scrapy_rep.robotstxt.matcher import RuleSet, first_of, is_robots_txt
 from scrapy_rep.robotstxt.parser import (
     MAX_BYTES,
     Agents,
@@ -176,6 +176,14 @@ _NO_SELECTIONS: dict[str, _Selection] = {}
 SMALL_BODY = 1024
 
 
+#: a parsed file's fixed bytes (the object, its counts), beside its body
+FILE_BYTES = 600
+#: bytes per group while its tokens and first line are kept (a tuple each, the tokens)
+GROUP_BYTES = 240
+#: bytes per octet of the body while the whole parse is kept (Rule objects, lines)
+TREE_BYTES = 40
+
+
 class RobotsTxt:
     """A parsed robots.txt. Immutable; answers for any product token.
 
@@ -286,6 +294,28 @@ class RobotsTxt:
         self._agents = self._group_lines = None
         self._selections = _NO_SELECTIONS
         self._derived = None
+
+    @property
+    def footprint(self) -> int:
+        """An upper estimate of the bytes this file holds now (for caches bounded by bytes).
+
+        The body as kept (compressed once released), ``GROUP_BYTES`` per group while
+        the groups' tokens are kept, ``TREE_BYTES`` per octet while the parse is, and
+        each compiled rule set's :attr:`RuleSet.footprint
+        <scrapy_rep.robotstxt.matcher.RuleSet.footprint>`. Cheap: no walk of the file.
+        """
+        size = FILE_BYTES + len(self._body if self._body is not None else self._packed or b"")
+        if self._agents is not None:
+            size += GROUP_BYTES * len(self._agents)
+        if self._tree is not None:
+            size += TREE_BYTES * self.size
+        seen: list[int] = []
+        for selection in self._selections.values():
+            rules = selection.rules
+            if rules is not None and rules is not _NO_RULES and id(rules) not in seen:
+                seen.append(id(rules))
+                size += rules.footprint
+        return size
 
     @property
     def compiled(self) -> bool:
@@ -483,7 +513,7 @@ class RobotsTxt:
         path = url[rules.cut :]
         if rules.hexes and path.encode().translate(None, PLAIN_OCTETS):
             path = normalise_path(path)  # one C pass, unlike a regex
-        entry = first_entry(path, answer[1])
+        entry = first_of(path, answer[1])
         return answer[0] if entry is None else entry[1]
 
     def crawl_delay(self, token: str) -> float | None:

@@ -17,10 +17,13 @@ import re
 from array import array
 from bisect import bisect_right
 from collections.abc import Iterable
-from typing import NamedTuple, TypeAlias
+from typing import TYPE_CHECKING, NamedTuple, TypeAlias
 
 from scrapy_rep.robotstxt.parser import Rule
 from scrapy_rep.robotstxt.paths import PLAIN_OCTETS, ROBOTS_TXT, literal, normalise
+
+if TYPE_CHECKING:
+    from scrapy_rep.robotstxt.matcher import Chain
 
 #: the octets of a clean pattern, and the newline that joins patterns for one C pass
 _ALLOWED_LINES = PLAIN_OCTETS + b"\n"
@@ -31,22 +34,56 @@ _HEX = re.compile(r"[%0-9A-F]")
 #: key ends in the path, anchored, what follows the key: None if nothing (a literal
 #: pattern), the piece after the one ``*`` (the usual wildcard), else all the pieces)
 Entry = tuple[int, bool, int, int, bool, "str | tuple[str, ...] | None"]
-#: an interval's answer: allowed or not, or (the plain rule's answer, entries to try)
-Answer: TypeAlias = "bool | tuple[bool, tuple[Entry, ...]]"
+#: an interval's answer: allowed or not, or (the plain rule's answer, entries to try:
+#: a tuple, heaviest first, or a :class:`~scrapy_rep.robotstxt.matcher.Chain` of them)
+Answer: TypeAlias = "bool | tuple[bool, tuple[Entry, ...] | Chain]"
 #: an interval's answer not worked out yet (:meth:`RuleSet.settle`)
 PENDING: Answer = (False, ())
 #: a key open over an interval: (key, the heaviest plain rule as ``number << 1 | allow``
-#: or -1, its weight or -1, the entries of the key and those above it, heaviest first)
-Frame = tuple[str, int, int, tuple[Entry, ...]]
+#: or -1, its weight or -1, the key's own entries, heaviest first, the frame above it
+#: (None at the root), the heaviest entry of the key and those above it (or None), and
+#: how many entries and pieces the key and those above it have).
+#:
+#: A frame never copies the entries of the frames above it (the root's wildcards would
+#: be copied into every key: O(root × keys)); the chain of frames is walked instead
+#: (:class:`~scrapy_rep.robotstxt.matcher.Chain`), or merged when it is small
+#: (:data:`MERGE_LIMIT`). Compiling stays linear in the rules.
+Frame = tuple[str, int, int, tuple[Entry, ...], "Frame | None", "Entry | None", int]
+#: a frame's chain is merged into one tuple of entries when it has at most this many
+#: entries and pieces (:meth:`RuleSet.settle`); else it is walked, with a budget
+MERGE_LIMIT = 64
 
 
 def _open(frame: Frame) -> bool:
-    """Can an entry outweigh the frame's plain rule (then the first, the heaviest, can)?"""
-    _, code, weight, found = frame
-    if not found:
+    """Can an entry outweigh the frame's plain rule (then the heaviest can)?"""
+    _, code, weight, _, _, first, _ = frame
+    if first is None:
         return False
-    first = found[0]
     return first[0] > weight or (first[0] == weight and first[1] and not code & 1)
+
+
+def _cost(entries: tuple[Entry, ...]) -> int:
+    """Entries and the pieces they match, what a chain's size is counted in."""
+    return sum(1 if after.__class__ is not tuple else len(after) for *_, after in entries)
+
+
+def _under(key: str, up: Frame, code: int, weight: int, own: list[Entry] | None) -> Frame:
+    """The frame of ``key`` under ``up``: its plain rule and weight, and its own entries."""
+    link = up if up[3] else up[4]  # the chain skips frames without entries of their own
+    top, cost = up[5], up[6]
+    if own is None:
+        return (key, code, weight, (), link, top, cost)
+    found = _heaviest_first(own)
+    first = found[0]
+    return (
+        key,
+        code,
+        weight,
+        found,
+        link,
+        first if top is None or first > top else top,
+        cost + _cost(found),
+    )
 
 
 #: greater than every ASCII character (a normalised path is printable ASCII; a raw
@@ -256,11 +293,15 @@ def _intervals(
     """
     everywhere = [*entries.pop("", ()), *entries.pop("/", ())]
     root_code = plain.pop("/", -1)  # -1 & 1 is 1: no rule allows
+    root_found = _heaviest_first(everywhere) if everywhere else ()
     root: Frame = (
         "/",
         root_code,
         1 if root_code >= 0 else -1,
-        _heaviest_first(everywhere) if everywhere else (),
+        root_found,
+        None,
+        root_found[0] if root_found else None,
+        _cost(root_found),
     )
     root_answer: Answer = PENDING if _open(root) else root_code & 1 == 1
     #: per pending interval: its frame (key, plain rule, weight, entries)
@@ -285,8 +326,8 @@ def _intervals(
         else:
             if root_answer is PENDING:
                 pending = dict.fromkeys(range(1, 2 * count + 2, 2), root)
-            # each key's frame (_open_key and _open, inlined: a call a key costs)
-            _, _, root_weight, root_found = root
+            # each key's frame, under the root (_open, inlined: a call a key costs)
+            root_weight = root[2]
             at = 2
             for key in keys:
                 code = plain.get(key)
@@ -294,13 +335,13 @@ def _intervals(
                     code, weight = root_code, root_weight
                 else:
                     weight = len(key)
-                own = entries.get(key)
-                found = root_found if own is None else _heaviest_first((*root_found, *own))
+                frame = _under(key, root, code, weight, entries.get(key))
+                first = frame[5]
                 codes[at] = code
-                if found and (
-                    found[0][0] > weight or (found[0][0] == weight and found[0][1] and not code & 1)
+                if first is not None and (
+                    first[0] > weight or (first[0] == weight and first[1] and not code & 1)
                 ):
-                    pending[at] = (key, code, weight, found)
+                    pending[at] = frame
                     answers[at] = PENDING
                 else:
                     answers[at] = code & 1 == 1
@@ -342,15 +383,13 @@ def _open_key(
     key: str, under: Frame, plain: dict[str, int], entries: dict[str, list[Entry]]
 ) -> Frame:
     """The frame of ``key``, a prefix of paths inside the key ``under`` is for: its
-    plain rule (else the one above it) and weight, and the entries of both."""
-    _, code, weight, found = under
+    plain rule (else the one above it) and weight, and its own entries (those of
+    the frames above are reached through it)."""
+    code, weight = under[1], under[2]
     own_code = plain.get(key)
     if own_code is not None:
         code, weight = own_code, len(key)
-    own = entries.get(key)
-    if own is not None:
-        found = _heaviest_first((*found, *own))
-    return (key, code, weight, found)
+    return _under(key, under, code, weight, entries.get(key))
 
 
 def _framed(

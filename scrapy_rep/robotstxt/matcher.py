@@ -23,6 +23,7 @@ from array import array
 from bisect import bisect_right
 from collections.abc import Iterable
 
+from scrapy_rep.robotstxt import intervals
 from scrapy_rep.robotstxt.intervals import PENDING, Answer, Entry, Frame, compile_rules
 from scrapy_rep.robotstxt.parser import Rule
 from scrapy_rep.robotstxt.paths import AUTHORITY, ROBOTS_TXT
@@ -67,6 +68,155 @@ def first_entry(path: str, entries: tuple[Entry, ...]) -> Entry | None:
     return None
 
 
+#: What judging one URL against a :class:`Chain` may cost, in work units: a character
+#: of the path scanned by ``str.find`` is one, a step of the Python loop ~100. About
+#: 1.5 ms of CPU (measured: benchmarks/bench_engine.py, adversarial rows), whatever the
+#: file (a 2,000-character path: ~470 entries tried).
+#: Past it the entries not tried are *assumed*: a Disallow to match, an Allow not to
+#: (the answer can only be stricter than the exact one; docs/deviations.md).
+MATCH_BUDGET = 1_000_000
+#: the cost of a step of the loop, in characters scanned
+_STEP = 100
+
+
+class Chain:
+    """The entries of an interval's keys, walked frame by frame, never merged.
+
+    Each frame (:data:`~scrapy_rep.robotstxt.intervals.Frame`) holds its own
+    key's entries, heaviest first; the deciding entry is the heaviest that
+    matches among all of them, which is the heaviest of each frame's first
+    match. Used where the chain is too large to merge into one tuple
+    (:data:`~scrapy_rep.robotstxt.intervals.MERGE_LIMIT`): memory stays one
+    reference per interval, and the work per URL is capped by
+    :data:`MATCH_BUDGET` (then the untried entries are assumed, strictly).
+    """
+
+    __slots__ = ("disallows", "frame", "plain", "weight")
+
+    def __init__(self, frame: Frame, disallows: dict[int, tuple[Entry, ...]]) -> None:
+        self.frame = frame
+        self.weight = frame[2]
+        self.plain = frame[1] & 1 == 1
+        #: per frame (by id; the rule set's, shared by its chains): its Disallow entries
+        self.disallows = disallows
+
+    def first(self, path: str) -> Entry | None:
+        """The heaviest entry that matches ``path`` and outweighs the plain rule."""
+        weight, plain = self.weight, self.plain
+        left = MATCH_BUDGET
+        scan = len(path) + _STEP
+        best: Entry | None = None
+        frame: Frame | None = self.frame
+        while frame is not None:
+            found = frame[3]
+            left -= _STEP
+            for entry in found:
+                heft = entry[0]
+                if heft < weight or (heft == weight and (plain or not entry[1])):
+                    break  # this and the lighter ones cannot outweigh the plain rule
+                if best is not None and entry < best:
+                    break
+                after = entry[5]
+                if after is None:  # a literal pattern: anchored (else it would be plain)
+                    left -= _STEP
+                    if left < 0:
+                        return self._assumed(best, entry, frame)
+                    matched = not entry[4] or len(path) == entry[3]
+                elif after.__class__ is str:  # one '*': one C scan
+                    left -= scan
+                    if left < 0:
+                        return self._assumed(best, entry, frame)
+                    if entry[4]:
+                        matched = path.endswith(after) and len(path) - len(after) >= entry[3]
+                    else:
+                        matched = path.find(after, entry[3]) >= 0
+                else:
+                    left -= 2 * scan + _STEP * len(after)
+                    if left < 0:
+                        return self._assumed(best, entry, frame)
+                    matched = _glob(path, entry[3], after, entry[4])  # type: ignore[arg-type]
+                if matched:
+                    best = entry
+                    break
+            frame = frame[4]
+        return best
+
+    def _assumed(self, best: Entry | None, since: Entry, at: Frame) -> Entry | None:
+        """Out of budget: the heaviest of ``best`` and the untried Disallow entries that
+        outweigh the plain rule (each assumed to match; untried Allow entries not).
+
+        Untried: ``since`` and lighter in the frame ``at``, all in the frames above.
+        Each frame's Disallow entries are listed once per rule set; those skipped
+        here were tried already, so this costs no more than the walk did.
+        """
+        weight = self.weight
+        frame: Frame | None = at
+        while frame is not None:
+            disallows = self.disallows.get(id(frame))
+            if disallows is None:
+                disallows = self.disallows[id(frame)] = tuple(
+                    [entry for entry in frame[3] if not entry[1]]
+                )
+            for entry in disallows:
+                if frame is at and entry > since:
+                    continue  # tried already
+                if entry[0] <= weight:  # a Disallow outweighs the plain rule only if heavier
+                    break
+                if best is None or entry > best:
+                    best = entry
+                break
+            frame = frame[4]
+        return best
+
+
+#: bytes per interval bound: the bound (a str: 49 + its length) rebased on an origin (its
+#: ``scheme://authority``, up to ~40 more), its slots in the bounds, answers and plain
+#: arrays (8 + 8 + 4), and the settled answer shared by its frame
+BOUND_BYTES = 160
+#: bytes per pending interval: its slot in the pending dict (and, once settled, in the
+#: undecided one) and, at worst, its frame's merged entries (MERGE_LIMIT references)
+PENDING_BYTES = 120 + 8 * 64
+#: bytes per wildcard/anchored entry: the entry tuple and its pieces, its pattern kept
+#: (a dict slot and a str), its share of a frame; plus 6 per octet of its pattern (a
+#: piece per two octets at worst, a reference each, and the pattern itself)
+ENTRY_BYTES = 420
+#: bytes per rule: its line in an array, a rule made when asked for (by few)
+RULE_BYTES = 8
+#: a rule set's fixed cost
+SET_BYTES = 600
+
+
+def footprint(
+    bounds: tuple[str, ...],
+    pending: dict[int, Frame],
+    patterns: dict[int, str] | None,
+    written: dict[int, str] | None,
+    rules: int,
+) -> int:
+    """An upper estimate of the bytes a compiled rule set holds, however it is asked
+    (checked with tracemalloc on hostile files: tests/test_engine_adversarial.py).
+
+    Linear in what was compiled: ``BOUND_BYTES`` per bound plus the bounds' text,
+    ``PENDING_BYTES`` per interval whose entries are worked out when asked,
+    ``ENTRY_BYTES`` (and 6 per octet of the pattern) per wildcard or anchored rule, and
+    ``RULE_BYTES`` per rule.
+    """
+    size = SET_BYTES + BOUND_BYTES * len(bounds) + sum(map(len, bounds))
+    size += PENDING_BYTES * len(pending) + RULE_BYTES * rules
+    if patterns:
+        size += ENTRY_BYTES * len(patterns) + 6 * sum(map(len, patterns.values()))
+    if written:
+        size += 80 * len(written) + sum(map(len, written.values()))
+    return size
+
+
+def first_of(path: str, tried: tuple[Entry, ...] | Chain) -> Entry | None:
+    """The entry that decides ``path`` among an interval's entries (a tuple or a chain)."""
+    if tried.__class__ is tuple:
+        return first_entry(path, tried)
+    return tried.first(path)  # type: ignore[union-attr]
+
+
 class RuleSet:
     """The merged rules of the groups that apply to one product token, packed.
 
@@ -105,6 +255,7 @@ class RuleSet:
     """
 
     __slots__ = (
+        "_disallows",
         "_kept",
         "_lines",
         "_made",
@@ -120,6 +271,7 @@ class RuleSet:
         "bounds",
         "cut",
         "escaped",
+        "footprint",
         "hexes",
         "prefix",
     )
@@ -148,12 +300,17 @@ class RuleSet:
         self._plain = array("i", codes)
         #: per interval where entries may outweigh the plain rule and that has been
         #: asked: those entries, heaviest first
-        self._undecided: dict[int, tuple[Entry, ...]] = {}
+        self._undecided: dict[int, tuple[Entry, ...] | Chain] = {}
         self._pending = pending or None
+        #: what the set may come to hold, in bytes (:func:`footprint`): an upper estimate
+        #: made once, for the caches that are bounded by bytes
+        self.footprint = footprint(self.bounds, pending, self._patterns, self._written, len(self))
         #: per frame settled (by its id; the frame is kept with it): its entries, answer
-        self._settled: dict[int, tuple[Frame, tuple[Entry, ...], Answer]] | None = None
+        self._settled: dict[int, tuple[Frame, tuple[Entry, ...] | Chain, Answer]] | None = None
         #: the rules made when asked for (:meth:`match`), by number
         self._made: dict[int, Rule] | None = None
+        #: per frame walked out of budget (by id): its Disallow entries (see Chain)
+        self._disallows: dict[int, tuple[Entry, ...]] | None = None
         #: the prefix of the URLs judged last outside the bounds, and how many in a row
         #: (see :meth:`adopt`)
         self._missed: str | None = None
@@ -167,23 +324,38 @@ class RuleSet:
         # intervals under the same keys share their frame: worked out once for them all
         settled = self._settled.get(id(frame)) if self._settled is not None else None
         if settled is None:
-            _, code, weight, found = frame
+            _, code, weight, found, up, _, cost = frame
             plain_answer = code & 1 == 1
-            cut = 0
-            for entry in found:
-                if entry[0] > weight or (entry[0] == weight and entry[1] and not plain_answer):
-                    cut += 1
-                else:
-                    break
-            beats = found if cut == len(found) else found[:cut]
-            # For allowed(), the entries up to the last that says otherwise than the
-            # plain rule (none: the plain rule's answer stands).
-            last = cut
-            while last and beats[last - 1][1] is plain_answer:
-                last -= 1
+            beats: tuple[Entry, ...] | Chain
             answer: Answer = plain_answer
-            if last:
-                answer = (plain_answer, beats if last == cut else beats[:last])
+            if cost > intervals.MERGE_LIMIT:
+                # a large chain: walked at every URL, within a budget (Chain)
+                if self._disallows is None:
+                    self._disallows = {}
+                beats = Chain(frame, self._disallows)
+                answer = (plain_answer, beats)
+            else:
+                # a small one: merged once, heaviest first (bounded by MERGE_LIMIT)
+                if up is not None:
+                    merged = list(found)
+                    while up is not None:
+                        merged += up[3]
+                        up = up[4]
+                    found = tuple(sorted(merged, reverse=True))
+                cut = 0
+                for entry in found:
+                    if entry[0] > weight or (entry[0] == weight and entry[1] and not plain_answer):
+                        cut += 1
+                    else:
+                        break
+                beats = found if cut == len(found) else found[:cut]
+                # For allowed(), the entries up to the last that says otherwise than the
+                # plain rule (none: the plain rule's answer stands).
+                last = cut
+                while last and beats[last - 1][1] is plain_answer:
+                    last -= 1
+                if last:
+                    answer = (plain_answer, beats if last == cut else beats[:last])
             if self._settled is None:
                 self._settled = {}
             self._settled[id(frame)] = settled = (frame, beats, answer)  # the frame kept
@@ -208,7 +380,8 @@ class RuleSet:
 
     def adopt(self, url: str) -> int:
         """Rebase on ``url``'s origin once its URLs keep coming: 8 in a row judged
-        outside the bounds (rebasing costs a string per bound). Origins sharing the
+        outside the bounds (rebasing costs a string per bound), or 2 when the set has
+        never been rebased (the next URLs are bisected whole). Origins sharing the
         file in turn, as a broad crawl asks its hosts, are judged by their paths:
         rebasing at every turn would cost more than the paths do.
 
@@ -222,7 +395,10 @@ class RuleSet:
         if prefix != self._missed:
             self._missed, self._misses = prefix, 0
         self._misses += 1
-        if self._misses >= 8:
+        # never rebased: the first origin is rebased on at its second URL (a file is
+        # usually one origin's, and a crawl asks few URLs of most origins; not at the
+        # first, which a file judged once would pay for nothing)
+        if self._misses >= 8 or (self._misses >= 2 and prefix and not self.prefix):
             self.rebase(prefix)
         return end
 
@@ -241,7 +417,7 @@ class RuleSet:
             self.settle(at)
             undecided = self._undecided[at]
         if undecided is not None:
-            entry = first_entry(path, undecided)
+            entry = first_of(path, undecided)
             if entry is not None:
                 return -entry[2] << 1 | entry[1]
         return self._plain[at]

@@ -336,7 +336,9 @@ class ResolverSpec:
     policy: PolicyConfig = field(compare=False)
     clock: Now = field(compare=False)
     cache_max_origins: int
-    cache_compiled_origins: int
+    cache_compiled_origins: int | None
+    cache_max_bytes: int
+    cache_compiled_bytes: int
     #: ``memory``, ``redis`` or ``sqlite`` and where: the Redis URL and prefix, the file
     store: str
     store_address: tuple[Any, ...]
@@ -363,6 +365,8 @@ class ResolverSpec:
             clock,
             cache_max_origins=config.cache_max_origins,
             cache_compiled_origins=config.cache_compiled_origins,
+            cache_max_bytes=config.cache_max_bytes,
+            cache_compiled_bytes=config.cache_compiled_bytes,
             store=kind,
             store_address=address,
             retention=retention,

@@ -396,6 +396,7 @@ class ReadOnce:
     crawl_delay_enabled: bool
     crawl_delay_shared: bool
     worker_check_interval: float
+    cache_compiled_origins: int | None
     #: the uses declared, for the pure core (``REP_USES``, ``REP_USE_ACTION``, ``REP_USE_TOKENS``)
     declared: Declared
     #: page-level pushback, for the pure core (its ramp_max is the crawl's, see pushback_for)
@@ -493,14 +494,24 @@ class RepSettings(ReadOnce):
         "times as many evicted ones are kept (~1.3 KiB each) and parsed again when they "
         "come back, so none is fetched again within its TTL",
     )
-    cache_compiled_origins = Setting(
-        "REP_CACHE_COMPILED_ORIGINS",
-        10_000,
+    cache_max_bytes = Setting(
+        "REP_CACHE_MAX_BYTES",
+        2 * 2**30,
         whole(low=1),
-        "cached origins whose rules stay compiled, the most recently judged (~10 KiB more "
-        "each on real files); the others are compiled again when next judged (~0.1 ms for "
-        "a median file, ~0.7 ms on average): raise it above the number of origins a crawl "
-        "visits in turn",
+        "bytes the local cache's origins may take, whatever their files: each counts ~1.5 "
+        "KiB plus its compressed robots.txt (at most ~520 KiB, an incompressible 500 KiB "
+        "file), least recently used evicted first; the evicted ones kept compact have as "
+        "much again. 2 GiB holds ~1,000,000 real files, ~4,000 hostile ones",
+    )
+    cache_compiled_bytes = Setting(
+        "REP_CACHE_COMPILED_BYTES",
+        256 * 2**20,
+        whole(low=1),
+        "bytes of compiled rules kept, the files judged most recently (each counted by an "
+        "upper estimate: ~29 KiB for a mean real file holding ~11 KiB; at most ~36 MiB for "
+        "a hostile 500 KiB one; the window may pass it by the file judged last); the others "
+        "are compiled again when next judged (~0.1 ms for a median file, ~0.7 ms on "
+        "average): 256 MiB keeps ~9,000 real files",
     )
     status_actions = Setting(
         "REP_STATUS_ACTIONS",
@@ -784,6 +795,7 @@ def derived(config: RepSettings, old: Mapping[str, Any]) -> dict[str, Any]:
         "crawl_delay_enabled": delay_on,
         # shared whenever the store is (REP_STORE = 'redis'); memory and SQLite share nothing
         "crawl_delay_shared": old.get("REP_CRAWL_DELAY_SHARED", True),
+        "cache_compiled_origins": old.get("REP_CACHE_COMPILED_ORIGINS"),
         "worker_check_interval": old.get("REP_WORKER_CHECK_INTERVAL", config.worker_lease / 3),
         "declared": Declared(config.uses, config.use_action == "drop", config.use_tokens),
         "pushback": PushbackConfig(
@@ -880,6 +892,13 @@ DEPRECATED: Mapping[str, Deprecated] = {
             choice("drop", "park"),
             "fixed: a disallowed request is dropped",
             fixed=True,
+        ),
+        Deprecated(
+            "REP_CACHE_COMPILED_ORIGINS",
+            10_000,
+            whole(low=1),
+            "`REP_CACHE_COMPILED_BYTES` (bytes, not files: a count of files bounds no memory); "
+            "while set, it also caps the number of files kept compiled",
         ),
         Deprecated(
             "REP_RETRY_AFTER_MAX",

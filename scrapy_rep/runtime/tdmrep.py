@@ -67,7 +67,7 @@ def tdmrep_url_of_key(key: str) -> str:
 class TdmCache(PolicyCache):
     """A :class:`PolicyCache` whose bodies are tdmrep.json files."""
 
-    COMPILED_MAX = None  # a parsed tdmrep.json is small and has nothing to release
+    WINDOW = False  # a parsed tdmrep.json has nothing to release: its footprint is counted
 
     def read(self, body: bytes) -> Any:
         return parse_tdmrep(body)

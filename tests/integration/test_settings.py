@@ -195,7 +195,7 @@ NUMERIC = [
 
 
 def test_numeric_settings_are_all_checked() -> None:
-    assert len(NUMERIC) == 28  # 21 settings, 7 deprecated ones
+    assert len(NUMERIC) == 30  # 22 settings, 8 deprecated ones
     assert {
         "REP_PAGE_PAUSE_MIN",
         "REP_PAGE_BACKOFF_START",
@@ -207,7 +207,8 @@ def test_numeric_settings_are_all_checked() -> None:
         "REP_PENDING_WAIT",
         "REP_CRAWL_DELAY_MAX",
         "REP_WORKER_LEASE",
-        "REP_CACHE_COMPILED_ORIGINS",
+        "REP_CACHE_COMPILED_BYTES",
+        "REP_CACHE_MAX_BYTES",
     } <= set(NUMERIC)
 
 

@@ -39,40 +39,87 @@ from scrapy_rep.robotstxt import RobotsTxt, parse
 #: spares a refetch for little less than a cached origin costs; 3 per cached origin add
 #: at most ~2.5 times the cache's memory
 EVICTED_PER_CACHED = 3
-#: parsed files kept compiled, the most recently asked (``REP_CACHE_COMPILED_ORIGINS``);
-#: the others are released to the compact form and compiled again when next asked
-COMPILED_ORIGINS = 10_000
+#: parsed files kept compiled, the most recently asked (the deprecated count
+#: of files: a count bounds no memory); the others are released to the compact form
+#: and compiled again when next asked. None: only the bytes bound the window
+COMPILED_ORIGINS: int | None = None
+#: the compiled window's budget (``REP_CACHE_COMPILED_BYTES``), in estimated bytes
+#: (:attr:`RobotsTxt.footprint`, an upper estimate: ~29 KiB for a mean real file that
+#: holds ~11 KiB, ~36 MiB at most for a 500 KiB file): 256 MiB is ~9,000 real files
+COMPILED_BYTES = 256 * 2**20
+#: the cache's budget (``REP_CACHE_MAX_BYTES``): cached origins, each counted as
+#: ``ORIGIN_BYTES`` plus its compressed body (and a non-robots.txt parse's footprint)
+MAX_BYTES = 2 * 2**30
+#: a cached origin beside its compressed body: its entry and policy, its slot, a parsed
+#: file released (measured ~1.2 KiB on real files, body excluded)
+ORIGIN_BYTES = 1_536
+#: an evicted origin kept compact beside its compressed body: its policy and slot
+EVICTED_BYTES = 1_024
+#: what one file of the deprecated count of compiled files is read as
+COMPILED_FILE_BYTES = 26 * 1024
 
 
 class _Entry:
-    __slots__ = ("packed", "policy", "robots")
+    __slots__ = ("packed", "policy", "robots", "size")
 
-    def __init__(self, policy: Policy, robots: RobotsTxt | None, packed: bytes | None) -> None:
+    def __init__(self, policy: Policy, robots: Any, packed: bytes | None) -> None:
         self.policy = policy  # without its body
         self.robots = robots  # keeps the shared parse alive while this origin uses it
         self.packed = packed  # the body, compressed
+        #: what the origin is counted as, in bytes (PolicyCache.max_bytes)
+        self.size = ORIGIN_BYTES + (len(packed) if packed is not None else 0)
+        if robots is not None and not isinstance(robots, RobotsTxt):
+            self.size += getattr(robots, "footprint", 0)
 
 
 class PolicyCache:
-    """Policies by origin, at most ``max_origins``; least recently used go first.
+    """Policies by origin, at most ``max_origins`` and ``max_bytes``; least recently
+    used go first.
 
-    Of the parsed files, only the ``compiled_max`` asked for most recently
-    (:meth:`robots`) stay compiled; the others are released
-    (:meth:`RobotsTxt.release`) and compiled again on their next judgement.
+    Bytes are counted, not files: a cached origin is ``ORIGIN_BYTES`` plus its
+    compressed body (at most ~520 KiB, an incompressible 500 KiB file); the parsed
+    files asked for most recently (:meth:`robots`) stay compiled while their
+    :attr:`RobotsTxt.footprint` adds up to at most ``compiled_bytes`` (and, if
+    given, the deprecated count ``compiled_max``); the others are released
+    (:meth:`RobotsTxt.release`) and compiled again on their next judgement. The
+    file asked last stays compiled whatever its size: the window holds at most
+    ``compiled_bytes`` plus one file. The evicted origins kept compact count
+    ``EVICTED_BYTES`` plus their compressed body, within ``evicted_bytes``.
     """
 
-    #: the window's size unless given; None: the parsed files are not robots.txt, kept as read
+    #: whether the parsed files are robots.txt, kept in a compiled window (False: another
+    #: file, kept as read; its ``footprint`` counted with its origin)
+    WINDOW = True
+    #: the deprecated count window's size unless given
     COMPILED_MAX: int | None = COMPILED_ORIGINS
 
     def __init__(
-        self, max_origins: int = 1_000_000, evicted_max: int = 0, compiled_max: int | None = None
+        self,
+        max_origins: int = 1_000_000,
+        evicted_max: int = 0,
+        compiled_max: int | None = None,
+        *,
+        max_bytes: int = MAX_BYTES,
+        compiled_bytes: int = COMPILED_BYTES,
+        evicted_bytes: int | None = None,
     ) -> None:
         self.max_origins = max_origins
-        #: parsed files kept compiled (the most recently asked), or None for no window
+        self.max_bytes = max_bytes
+        #: parsed files kept compiled (the most recently asked), or None: no count
         self.compiled_max = compiled_max if compiled_max is not None else self.COMPILED_MAX
-        self._compiled: OrderedDict[RobotsTxt, None] | None = (
-            OrderedDict() if self.compiled_max is not None else None
-        )
+        #: the compiled window's budget, in estimated bytes
+        self.compiled_bytes = compiled_bytes
+        #: file -> its footprint when last weighed; their sum
+        self._compiled: OrderedDict[RobotsTxt, int] | None = OrderedDict() if self.WINDOW else None
+        self._window_bytes = 0
+        #: the file handed out last (compiled after :meth:`robots` returned): weighed again
+        #: at the next call
+        self._handed: RobotsTxt | None = None
+        #: the cached origins' bytes, and the evicted ones'
+        self._bytes = 0
+        self._evicted_bytes = 0
+        #: the evicted keep's budget (default: as much as the cache's)
+        self.evicted_bytes = evicted_bytes if evicted_bytes is not None else max_bytes
         #: the entry used last: the parse a judgement asks for next
         self._last: _Entry | None = None
         #: evicted origins kept compact (policy and compressed body), least recent dropped
@@ -115,11 +162,13 @@ class PolicyCache:
         if kept is None:
             return None
         policy, packed = kept
+        self._evicted_bytes -= EVICTED_BYTES + (len(packed) if packed is not None else 0)
         robots = None
         if policy.digest is not None and packed is not None:
             robots = self._parse(policy.digest, zlib.decompress(packed), packed)
         self.restored += 1
         entry = self._last = self._entries[origin] = _Entry(policy, robots, packed)
+        self._bytes += entry.size
         self._bound()
         return entry
 
@@ -136,20 +185,49 @@ class PolicyCache:
                 packed = packed or zlib.compress(policy.body)
             policy = replace(policy, body=None) if policy.body is not None else policy
         policy = _compact(policy)
-        self._evicted.pop(origin, None)
-        self._entries[origin] = self._last = _Entry(policy, robots, packed)
+        self._drop_evicted(origin)
+        entry = _Entry(policy, robots, packed)
+        old_entry = self._entries.get(origin)
+        if old_entry is not None:
+            self._bytes -= old_entry.size
+        self._entries[origin] = self._last = entry
+        self._bytes += entry.size
         self._entries.move_to_end(origin)
         self._bound()
 
+    def _drop_evicted(self, origin: str) -> None:
+        kept = self._evicted.pop(origin, None)
+        if kept is not None:
+            self._evicted_bytes -= EVICTED_BYTES + (len(kept[1]) if kept[1] is not None else 0)
+
     def _bound(self) -> None:
-        """Evict past ``max_origins``: into the compact form, if there is room for one."""
-        while len(self._entries) > self.max_origins:
-            origin, entry = self._entries.popitem(last=False)
+        """Evict past ``max_origins`` or ``max_bytes`` (never the origin used last): into
+        the compact form, if there is room for one."""
+        entries = self._entries
+        while len(entries) > self.max_origins or (
+            self._bytes > self.max_bytes and len(entries) > 1
+        ):
+            origin, entry = entries.popitem(last=False)
+            self._bytes -= entry.size
             self.evictions += 1
             if self.evicted_max > 0:
                 self._evicted[origin] = (entry.policy, entry.packed)
-                if len(self._evicted) > self.evicted_max:
-                    self._evicted.popitem(last=False)
+                self._evicted_bytes += EVICTED_BYTES + (
+                    len(entry.packed) if entry.packed is not None else 0
+                )
+                while self._evicted and (
+                    len(self._evicted) > self.evicted_max
+                    or self._evicted_bytes > self.evicted_bytes
+                ):
+                    _, (_, packed) = self._evicted.popitem(last=False)
+                    self._evicted_bytes -= EVICTED_BYTES + (
+                        len(packed) if packed is not None else 0
+                    )
+
+    @property
+    def size(self) -> int:
+        """The bytes the cache counts now: cached origins, the evicted keep, the window."""
+        return self._bytes + self._evicted_bytes + self._window_bytes
 
     def forget(self, origin: str | None = None) -> None:
         """Drop one origin, or everything."""
@@ -157,11 +235,15 @@ class PolicyCache:
         if origin is None:
             self._entries.clear()
             self._evicted.clear()
+            self._bytes = self._evicted_bytes = self._window_bytes = 0
+            self._handed = None
             if self._compiled is not None:
                 self._compiled.clear()
         else:
-            self._entries.pop(origin, None)
-            self._evicted.pop(origin, None)
+            entry = self._entries.pop(origin, None)
+            if entry is not None:
+                self._bytes -= entry.size
+            self._drop_evicted(origin)
 
     def robots(self, policy: Policy) -> RobotsTxt | None:
         """The parsed file behind an ``ok`` policy (parsed when the policy was cached).
@@ -179,13 +261,36 @@ class PolicyCache:
                 robots = self._parse(policy.digest, policy.body)
         window = self._compiled
         if window is not None and robots is not None:
-            try:
-                window.move_to_end(robots)
-            except KeyError:
-                window[robots] = None
-                if len(window) > self.compiled_max:  # type: ignore[operator]
-                    window.popitem(last=False)[0].release()
+            handed = self._handed
+            if handed is not None and handed is not robots:
+                # compiled since it was handed out: weighed again (one sum of a few ints)
+                was = window.get(handed)
+                if was is not None:
+                    now = handed.footprint
+                    window[handed] = now
+                    self._window_bytes += now - was
+            size = robots.footprint
+            was = window.pop(robots, None)
+            window[robots] = size
+            self._window_bytes += size - (was or 0)
+            self._handed = robots
+            limit = self.compiled_max
+            while len(window) > 1 and (
+                self._window_bytes > self.compiled_bytes
+                or (limit is not None and len(window) > limit)
+            ):
+                released, weighed = window.popitem(last=False)
+                self._window_bytes -= weighed
+                released.release()
+                if released is self._handed:
+                    self._handed = None
         return robots
+
+    @property
+    def window_bytes(self) -> int:
+        """The compiled window's bytes, as last weighed (the file asked last may have
+        compiled since)."""
+        return self._window_bytes
 
     @property
     def compiled(self) -> int:

@@ -1,0 +1,182 @@
+"""Adversarial shapes of robots.txt: compiling stays linear in memory, a large chain of
+wildcard entries is walked (never merged) and agrees with the reference, and past the
+matching budget the answer is only ever stricter than the reference's.
+
+No timing is asserted here (benchmarks/bench_engine.py measures the budget); memory is,
+with tracemalloc.
+"""
+
+from __future__ import annotations
+
+import gc
+import tracemalloc
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from scrapy_rep.robotstxt import intervals, matcher, parse
+from scrapy_rep.robotstxt.matcher import RuleSet
+from scrapy_rep.robotstxt.parser import Rule
+from scrapy_rep.robotstxt.paths import normalise_path
+from scrapy_rep.robotstxt.reference import _patterns, reference_match
+from tests.support.examples import examples
+
+_HEADS = ["/", "/a", "/ab", "/abc", "/abcd", "/abd", "/b", "/ba", "/*", "/a*", "*"]
+many_rules = st.lists(
+    st.builds(
+        Rule,
+        st.booleans(),
+        st.tuples(st.sampled_from(_HEADS), st.text("abcd/*$.", max_size=6)).map("".join),
+        st.integers(1, 1000),
+    ),
+    max_size=40,
+)
+raw_paths = st.lists(st.text("abcd/.", max_size=12).map(lambda p: "/" + p), min_size=1, max_size=20)
+
+
+def reference(rules: list[Rule], path: str) -> tuple[int, bool] | None:
+    best = reference_match(rules, path)
+    if best is None:
+        return None
+    weight = max(len(p) for p in _patterns(best) if reference_match([Rule(best.allow, p, 0)], path))
+    return weight, best.allow
+
+
+@contextmanager
+def limits(merge: int, budget: int | None = None) -> Iterator[None]:
+    """Every chain walked (``merge`` 0), and a matching budget, for the time of a test."""
+    saved = intervals.MERGE_LIMIT, matcher.MATCH_BUDGET
+    intervals.MERGE_LIMIT = merge
+    if budget is not None:
+        matcher.MATCH_BUDGET = budget
+    try:
+        yield
+    finally:
+        intervals.MERGE_LIMIT, matcher.MATCH_BUDGET = saved
+
+
+@settings(max_examples=examples(400), deadline=None)
+@given(rule_list=many_rules, paths=raw_paths)
+def test_a_walked_chain_agrees_with_the_reference(rule_list: list[Rule], paths: list[str]) -> None:
+    # MERGE_LIMIT 0: every interval with entries walks its chain of frames, as a file
+    # with thousands of wildcards does; the answers and rules are the reference's.
+    with limits(0):
+        rules = RuleSet(rule_list, keep=False)
+        for raw in paths * 2:
+            path = normalise_path(raw)
+            expected = reference(rule_list, path)
+            chosen = rules.match(path)
+            assert (None if chosen is None else reference([chosen], path)) == expected
+            assert rules.allows(path) is (expected is None or expected[1])
+
+
+@settings(max_examples=examples(400), deadline=None)
+@given(rule_list=many_rules, paths=raw_paths, budget=st.integers(-1, 400))
+def test_out_of_budget_the_answer_is_only_ever_stricter(
+    rule_list: list[Rule], paths: list[str], budget: int
+) -> None:
+    # A budget that runs out after a few entries: untried Disallow entries are assumed
+    # to match, untried Allow entries not. Never allowed where the reference disallows.
+    body = "User-agent: *\n" + "".join(
+        f"{'Allow' if r.allow else 'Disallow'}: {r.pattern}\n" for r in rule_list
+    )
+    with limits(0, budget):
+        robots = parse(body)
+        parsed = [rule for group in robots.groups for rule in group.rules]
+        for raw in paths:
+            path = normalise_path(raw)
+            expected = reference(parsed, path)
+            if path != "/robots.txt" and expected is not None and not expected[1]:
+                assert robots.allowed("mybot", "https://example.com" + raw) is False
+                assert robots.decide("mybot", "https://example.com" + raw).allowed is False
+
+
+def _retained(body: bytes, urls: list[str]) -> int:
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        robots = parse(body)
+        for url in urls:
+            robots.allowed("mybot", url)
+        gc.collect()
+        return tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+
+
+def _root_and_keys(count: int) -> bytes:
+    lines = ["User-agent: *"]
+    for n in range(count):
+        lines += [f"Allow: /*abc{n}", f"Allow: /abc{n}*", f"Disallow: /abc{n}"]
+    return ("\n".join(lines) + "\n").encode()
+
+
+def test_root_wildcards_are_not_copied_into_every_key() -> None:
+    # The shape that took 711 MiB (9,000 root wildcards × 9,000 keys): memory per
+    # octet of the file must not grow with the file. Compiled and every key asked.
+    small, large = _root_and_keys(500), _root_and_keys(2000)
+    ask = [f"https://example.com/abc{n}/x" for n in range(0, 2000, 7)]
+    per_small = _retained(small, ask[:72]) / len(small)
+    per_large = _retained(large, ask) / len(large)
+    assert per_large < 2 * per_small + 10, (per_small, per_large)
+    assert per_large < 60  # bytes kept per octet of the file (measured ~25-35)
+
+
+def test_nested_keys_do_not_copy_their_parents_entries() -> None:
+    # Keys that are prefixes of each other, each with a wildcard: a frame per key,
+    # the entries above reached through the chain, not copied (O(depth²) before).
+    lines = ["User-agent: *"]
+    for n in range(1, 600):
+        lines.append(f"Disallow: /{'a' * n}*z{n}")
+    body = ("\n".join(lines) + "\n").encode()
+    ask = [f"https://example.com/{'a' * n}/q" for n in range(1, 600, 5)]
+    assert _retained(body, ask) < 60 * len(body)
+
+
+def test_budget_fallback_names_a_disallow_rule() -> None:
+    # 3,000 root wildcards that do not match a long path: past the budget the heaviest
+    # untried Disallow decides (strict); with room in the budget the exact answer.
+    lines = ["User-agent: *", "Allow: /"]
+    lines += [f"Allow: /*q{n}x" for n in range(3000)]
+    lines += ["Disallow: /*zzzz"]
+    robots = parse("\n".join(lines) + "\n")
+    url = "https://example.com/" + "y" * 2000
+    with limits(intervals.MERGE_LIMIT, 10**12):
+        exact = parse("\n".join(lines) + "\n")
+        assert exact.allowed("mybot", url) is True
+    with limits(intervals.MERGE_LIMIT, 10_000):
+        strict = parse("\n".join(lines) + "\n")
+        assert strict.allowed("mybot", url) is False
+        verdict = strict.decide("mybot", url)
+        assert verdict.rule is not None and verdict.rule.pattern == "/*zzzz"
+    assert robots.allowed("mybot", url) in (True, False)
+
+
+def test_a_hostile_tdmrep_json_is_linear_and_within_its_footprint() -> None:
+    # The shape that kept 202 MiB per origin: root wildcards × keys in tdmrep.json.
+    import json
+
+    from scrapy_rep.core.tdmrep import parse_tdmrep
+
+    entries = []
+    for n in range(5000):
+        entries.append({"location": f"/*abc{n}", "tdm-reservation": n % 2})
+        entries.append({"location": f"/abc{n}*", "tdm-reservation": 1})
+    body = json.dumps(entries).encode()
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        rules = parse_tdmrep(body)
+        for n in range(0, 5000, 13):
+            rules.answer(f"https://example.com/abc{n}/x")
+        gc.collect()
+        kept = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert len(rules) == 10_000
+    assert kept <= rules.footprint, (kept, rules.footprint)
+    assert kept < 40 * len(body)  # ~410 KB: a few MiB, not 202
