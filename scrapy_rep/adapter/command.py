@@ -44,7 +44,7 @@ def _when(timestamp: float | None) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(timestamp))
 
 
-def format_decision(decision: Decision, policy: Policy) -> list[str]:
+def format_decision(decision: Decision, policy: Policy | None) -> list[str]:
     """A few aligned lines: verdict, rule, group, use answers, policy."""
     verdict = {"allow": "ALLOW", "disallow": "DISALLOW"}.get(decision.rep_decision, "HELD")
     lines = [f"{verdict:9} {decision.url}", f"  action  {decision.action} ({decision.reason})"]
@@ -55,6 +55,8 @@ def format_decision(decision: Decision, policy: Policy) -> list[str]:
     if decision.detail:
         lines.append(f"  why     {decision.detail}")
     lines.extend(f"  use     {line}" for line in shown(decision.uses))
+    if policy is None:  # an excluded site (REP_EXCLUDE): no robots.txt asked for
+        return lines
     source = policy.final_url if policy.final_url != policy.url else policy.url
     digest = f", digest {policy.digest}" if policy.digest else ""
     lines.append(
@@ -130,7 +132,7 @@ class RobotsCommand(ScrapyCommand):
                 )
                 self.exitcode = EXIT_ERROR
                 return
-        answers: list[tuple[Decision, Policy]] = []
+        answers: list[tuple[Decision, Policy | None]] = []
         problems: list[str] = []
 
         async def start(spider: Spider) -> AsyncIterator[Any]:

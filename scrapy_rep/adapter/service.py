@@ -51,6 +51,7 @@ from scrapy_rep.core.decision import (
     PARK,
     Decision,
     DecisionRecord,
+    excluded_site,
     judge_record,
     unjudged,
 )
@@ -132,6 +133,8 @@ class RobotsService:
         )
         hook = load_collection_policy(config.collection_policy)
         self.collection = CollectionHook(hook) if hook is not None else None
+        #: REP_EXCLUDE: sites dropped before any fetch (None: no list, no cost)
+        self.excluded = config.exclude
         self.telemetry = Telemetry.of(crawler)
         self.resolver = SharedResolvers.acquire(self.spec, self._make_resolver)
         #: the resolver's fetch for this crawler and its listener (serving once holding is made)
@@ -235,8 +238,13 @@ class RobotsService:
         recorded here, and a held one comes back with action ``park``, to be
         handed back. Any other request (a browser's sub-request) takes no
         slot; a held one is dropped with the gate's reason, and its client
-        records it with what only it knows.
+        records it with what only it knows. A request to a site on
+        ``REP_EXCLUDE`` is dropped (``excluded-site``) before anything is asked.
         """
+        if self.excluded is not None:
+            excluded = self._excluded(origin, request, downloader)
+            if excluded is not None:
+                return excluded, None
         policy = self.resolver.current(origin)
         now = self.clock()
         cache = "miss" if policy is None else "hit" if policy.fresh(now) else "expired"
@@ -271,6 +279,22 @@ class RobotsService:
             if self.one_shot is not None and record["action"] == DROP:
                 oneshot.say(record)
         return record, policy
+
+    def _excluded(self, origin: str, request: Request, downloader: bool) -> DecisionRecord | None:
+        """The record of a request to an excluded site (recorded for the downloader), or None."""
+        assert self.excluded is not None
+        found = self.excluded.match_origin(origin)
+        if found is None:
+            return None
+        record = excluded_site(
+            origin, self.token, request.url, found.entry, found.line, found.where()
+        )
+        if downloader:
+            request.meta[M.DECISION] = record
+            self.telemetry.final(origin, record)
+            if self.one_shot is not None:
+                oneshot.say(record)
+        return record
 
     def _held(
         self, origin: str, request: Request, policy: Policy | None, reason: str, downloader: bool
@@ -351,6 +375,8 @@ class RobotsService:
 
     async def robots_for_spider(self, origin: str, request: Request) -> Response | None:
         """A spider's own robots.txt request, answered from the cache when it is fresh and ok."""
+        if self.excluded is not None and self.excluded.match_origin(origin) is not None:
+            return None  # not fetched: answer() drops it, as every request to the site
         policy = self.resolver.current(origin)
         if policy is None or not policy.fresh(self.clock()):
             policy = await self._wait_for_fetch(origin, self.config.pending_wait, request)
@@ -361,9 +387,13 @@ class RobotsService:
         self.telemetry.record(RobotsServedFromCache(origin))
         return cached_robots_response(request, kept.body, robots.sitemaps)
 
-    async def ask(self, url: str) -> tuple[Decision, Policy]:
+    async def ask(self, url: str) -> tuple[Decision, Policy | None]:
         """The answer a crawl would give for ``url`` now, recording nothing (``scrapy robots``)."""
         origin = origin_of(url)
+        if self.excluded is not None:
+            excluded = self._excluded(origin, Request(url), downloader=False)
+            if excluded is not None:
+                return Decision(**cast(dict[str, Any], excluded)), None
         policy = self.resolver.current(origin)
         if policy is None or not policy.fresh(self.clock()):
             policy = await self.resolver.resolve(origin, self.fetch)

@@ -27,7 +27,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from scrapy_rep.core.decision import KEEP, PAGE, REQUEUE, REQUEUED_FROM_DEAD_DETAIL
+from scrapy_rep.core.decision import EXCLUDED, KEEP, PAGE, REQUEUE, REQUEUED_FROM_DEAD_DETAIL
 from scrapy_rep.core.origin import NotAnOrigin, origin_of
 from scrapy_rep.core.pushback import REASONS as PUSHBACK_REASONS
 from scrapy_rep.core.uses import shown
@@ -310,6 +310,10 @@ def _decision_lines(
         lines.append(f"  scope     the collection policy said {decision['collection_decision']}")
     if decision.get("matched_rule") and decision.get("policy_status") == PAGE:
         lines.append(f"  directive {decision['matched_rule']}")
+    elif decision.get("policy_status") == EXCLUDED:  # REP_EXCLUDE's entry, and its line
+        entry = str(decision.get("matched_rule") or "").removeprefix("exclude: ")
+        line = decision.get("matched_line")
+        lines.append(f"  excluded  by the entry {entry!r}" + (f" (line {line})" if line else ""))
     elif decision.get("matched_rule"):
         lines.append(f"  rule      {decision['matched_rule']} (line {decision['matched_line']})")
     if decision.get("group"):
@@ -322,6 +326,9 @@ def _decision_lines(
         lines.extend(f"  {label}{line}" for line in shown(uses))
     if decision.get("policy_status") == PAGE:  # the linking page decided, not robots.txt
         lines.append("  source    the page's directives, not robots.txt")
+        return lines
+    if decision.get("policy_status") == EXCLUDED:
+        lines.append("  source    REP_EXCLUDE, not robots.txt (never fetched)")
         return lines
     fetch = next(
         (f for f in reversed(fetches) if f.get("fetched_at") == decision.get("policy_fetched_at")),

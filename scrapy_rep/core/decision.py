@@ -145,6 +145,11 @@ REASONS: dict[str, tuple[str, str]] = {
         "held, then ended: its origin answered `REP_BLOCK_AFTER` pages in a row with 401/403 "
         "after serving pages (a wall: stop and diagnose)",
     ),
+    "excluded-site": (
+        "`REP_EXCLUDE`",
+        "the URL's host is on the exclusion list (or a subdomain of an entry): dropped before "
+        "anything is fetched, robots.txt included; `matched_rule` names the entry",
+    ),
     "guard-error": (
         "the browser guard",
         "it could not judge a sub-request in time, or failed: the sub-request is aborted",
@@ -175,7 +180,7 @@ class Decision:
     #: the request URL
     url: str
     #: the policy's status (``ok``, ``unavailable``, ``unreachable``, ``paused``,
-    #: ``unresolved``; ``pending`` and ``page`` in records no rule gave)
+    #: ``unresolved``; ``pending``, ``page`` and ``excluded`` in records no rule gave)
     policy_status: str
     #: the robots.txt HTTP status (never the target's)
     policy_http_status: int | None
@@ -525,6 +530,8 @@ def unjudged(
 
 #: ``policy_status`` of a decision that rests on the linking page, not on robots.txt
 PAGE = "page"
+#: the reason, and the ``policy_status``, of a request to a site on ``REP_EXCLUDE``
+EXCLUDED_SITE, EXCLUDED = "excluded-site", "excluded"
 
 
 def page_drop(
@@ -571,3 +578,29 @@ def identity_drop(
         "reason": reason,
         "detail": detail,
     }
+
+
+def excluded_site(
+    origin: str, token: str, url: str, entry: str, line: int | None, where: str
+) -> DecisionRecord:
+    """The record of a request to a site on ``REP_EXCLUDE``: dropped before any fetch.
+
+    ``entry`` is the list's entry that covers the URL's host, kept in
+    ``matched_rule`` (``exclude: <entry>``) with its ``line`` in the list's
+    file; ``where`` names the list (``REP_EXCLUDE`` or the file and line).
+    No robots.txt was asked for, so no policy: ``policy_status`` ``excluded``.
+    """
+    return decision_record(
+        origin,
+        token,
+        url,
+        None,
+        "disallow",
+        UNRESOLVED,
+        DROP,
+        EXCLUDED_SITE,
+        f"the site is excluded by the entry {entry!r} of REP_EXCLUDE ({where})",
+        rule=f"exclude: {entry}",
+        line=line,
+        policy_status=EXCLUDED,
+    )

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, cast, overload
 
 from scrapy_rep.core.decision import DROP
+from scrapy_rep.core.exclusion import ExcludedSites, ExclusionError
 from scrapy_rep.core.policy import DEFAULT_ACTIONS, Action, PolicyConfig
 from scrapy_rep.core.pushback import DEFAULT_PAGE_ACTIONS, PAGE_ACTIONS, PushbackConfig
 from scrapy_rep.core.uses import USES, Declared
@@ -327,6 +328,70 @@ def _report_html(name: str, value: Any, get: Getter) -> str | None:
 
 def _redis_url(name: str, value: Any, get: Getter) -> str | None:
     return value or get("REDIS_URL") or None
+
+
+# -- REP_EXCLUDE, REP_ITEM_PROVENANCE, REP_CONTACT (the dataset builder's settings) --------------
+
+
+def read_exclude(name: str, value: Any, get: Getter) -> ExcludedSites | None:
+    """Reader of ``REP_EXCLUDE``: a list of domains, or the path of a file of them.
+
+    A file holds one domain a line; ``#`` comments and blank lines are skipped.
+    On the command line, a JSON list (``-s 'REP_EXCLUDE=["a.example"]'``) or a path.
+    """
+    if value is None or value == "" or value is False:
+        return None
+    if isinstance(value, str) and value.strip()[:1] == "[":
+        value = _from_command_line(name, value, list)
+    try:
+        if isinstance(value, (str, os.PathLike)):
+            found = os.fspath(value)
+            try:
+                with open(found, encoding="utf-8") as f:
+                    sites = ExcludedSites.parse(f, source=str(found))
+            except OSError as exc:
+                raise SettingError(
+                    f"{name} = {value!r}: cannot read the list of excluded sites "
+                    f"({exc.strerror or exc}); give a file of domains or a list"
+                ) from None
+            except UnicodeDecodeError:
+                raise SettingError(f"{name} = {value!r}: the file is not UTF-8 text") from None
+        elif isinstance(value, Iterable) and not isinstance(value, (bytes, Mapping)):
+            sites = ExcludedSites.parse(list(value))
+        else:
+            raise SettingError(f"{name} must be a list of domains or a file path, not {value!r}")
+    except ExclusionError as exc:
+        raise SettingError(f"{name}: {exc}") from None
+    return sites or None
+
+
+def read_provenance(name: str, value: Any, get: Getter) -> str | None:
+    """Reader of ``REP_ITEM_PROVENANCE``: the item field to fill, or off."""
+    if value is None or value is False or value == "":
+        return None
+    if value is True:
+        return "_rep"
+    if isinstance(value, str):
+        text = value.strip()
+        if text.lower() in _FALSE:
+            return None
+        if text.lower() in _TRUE:
+            return "_rep"
+        if text.isidentifier():
+            return text
+    raise SettingError(
+        f"{name} must be an item field name (e.g. '_rep'), True (for '_rep') or off, not {value!r}"
+    )
+
+
+def read_provenance_missing(name: str, value: Any, get: Getter) -> str:
+    """Reader of ``REP_ITEM_PROVENANCE_MISSING``: ``error`` or the sidecar file's path."""
+    if isinstance(value, str) and value.strip().lower() == "error":
+        return "error"
+    found = path(directory=False)(name, value, get)
+    if found is None:
+        raise SettingError(f"{name} must be 'error' or a file path, not {value!r}")
+    return found
 
 
 # -- the table ----------------------------------------------------------------------------------
@@ -755,6 +820,16 @@ class RepSettings(ReadOnce):
         "a request to an origin that answered 403 or 429 lately, sent with another "
         "`User-Agent` or proxy than the refused one: `drop` it (`identity-changed`), `warn` "
         "(sent; one WARNING per origin), or `off`",
+    )
+
+    # -- excluded sites (issue 39: core/exclusion.py) -----------------------------------
+    exclude = Setting(
+        "REP_EXCLUDE",
+        None,
+        read_exclude,
+        "sites never requested, robots.txt included: a list of domains, or the path of a "
+        "file of them one a line (`#` comments); each covers its subdomains; dropped with "
+        "`excluded-site`",
     )
 
 
