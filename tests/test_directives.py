@@ -298,3 +298,55 @@ def test_rel_nofollow_links_use_base_href() -> None:
 
 def test_link_key_drops_the_fragment() -> None:
     assert link_key("http://h/p?q=1#f") == "http://h/p?q=1"
+
+
+# -- Robots-Tag (draft-illyes-repext) ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("values", "noindex", "nofollow", "said"),
+    [
+        # the draft's own example: rules for everyone, none for ExampleBot
+        ([b"*;noindex;nosnippet, ExampleBot"], True, False, "Robots-Tag (*): noindex"),
+        ([b"testbot;nofollow"], False, True, "Robots-Tag (testbot): nofollow"),
+        ([b"TestBot;nofollow"], False, True, "Robots-Tag (TestBot): nofollow"),
+        ([b"otherbot;noindex;nofollow"], False, False, ""),
+        ([b"otherbot;noindex, testbot;nofollow"], False, True, "Robots-Tag (testbot): nofollow"),
+        # * and the token add up; one member's rules across two lines add up
+        ([b"*;noindex", b"testbot;nofollow"], True, True, "Robots-Tag (*): noindex"),
+        ([b"testbot;noindex, testbot;nofollow"], True, True, "Robots-Tag (testbot): noindex"),
+        ([b"*;none"], True, True, "Robots-Tag (*): none"),
+        ([b"testbot;noindex=?0;nofollow"], False, True, "Robots-Tag (testbot): nofollow"),
+        # legacy forms: a bare directive is for everyone; a line that is no List is X-Robots-Tag's
+        ([b"noindex, nofollow"], True, True, "Robots-Tag: noindex"),
+        ([b"testbot: nofollow"], False, True, "Robots-Tag (testbot:): nofollow"),
+        ([b"otherbot: noindex"], False, False, ""),
+        ([b"unavailable_after: 25 Jun 2010 15:00:00 GMT"], True, False, "Robots-Tag: unavail"),
+        ([b'testbot;unavailable_after="2010-06-25"'], True, False, "Robots-Tag (testbot): unav"),
+        # a broken line does not silence the good one
+        ([b"*;noindex,,", b"testbot;nofollow"], False, True, "Robots-Tag (testbot): nofollow"),
+    ],
+)
+def test_robots_tag_members_for_the_token_and_star_add_up(
+    values: list[bytes], noindex: bool, nofollow: bool, said: str
+) -> None:
+    page = page_directives(TOKEN, NOW, robots_tag=values)
+    assert (page.noindex, page.nofollow) == (noindex, nofollow)
+    first = page.source("noindex" if noindex else "nofollow")
+    assert first.startswith(said)
+
+
+def test_robots_tag_and_x_robots_tag_add_up() -> None:
+    page = page_directives(TOKEN, NOW, headers=[b"noindex"], robots_tag=[b"testbot;nofollow"])
+    assert page.noindex and page.nofollow
+    assert page.source("noindex") == "X-Robots-Tag: noindex"
+    assert page.source("nofollow") == "Robots-Tag (testbot): nofollow"
+
+
+def test_robots_tag_is_read_up_to_its_limit() -> None:
+    from scrapy_rep.core.directives import ROBOTS_TAG_LIMIT
+
+    filler = b"otherbot;noindex, " * (ROBOTS_TAG_LIMIT // 18)
+    page = page_directives(TOKEN, NOW, robots_tag=[filler + b"x;a", b"testbot;nofollow"])
+    assert not page.nofollow  # past the first 8 KiB: not read
+    assert page_directives(TOKEN, NOW, robots_tag=[b"testbot;nofollow"]).nofollow

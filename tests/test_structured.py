@@ -7,7 +7,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scrapy_rep.core.structured import StructuredFieldError, Token, parse_dictionary
+from scrapy_rep.core.structured import StructuredFieldError, Token, parse_dictionary, parse_list
 from tests.support.examples import examples
 
 
@@ -136,6 +136,50 @@ def test_agrees_with_http_sf_on_generated_input(text: str) -> None:
         expected = {key: _plain(value) for key, value in parsed.items()}
     try:
         got: dict[str, object] | None = parse_dictionary(data)
+    except StructuredFieldError:
+        got = None
+    assert got == expected
+
+
+def test_a_list_keeps_members_and_their_parameters() -> None:
+    """The Robots-Tag draft's example: members keyed by product token, rules as parameters."""
+    members = parse_list(b"*;noindex;nosnippet, ExampleBot")
+    assert members == [(Token("*"), [("noindex", True), ("nosnippet", True)]), ("ExampleBot", [])]
+    assert parse_list(b'mybot;unavailable_after="2025-01-01";max-snippet=20') == [
+        ("mybot", [("unavailable_after", "2025-01-01"), ("max-snippet", 20)])
+    ]
+    with pytest.raises(StructuredFieldError):
+        parse_list(b"mybot: nofollow")  # X-Robots-Tag's syntax is no List
+
+
+_LIST_MEMBERS = st.tuples(
+    st.sampled_from(["*", "mybot", "ExampleBot", '"s"', "(a b)", "7", "noindex", ""]),
+    st.sampled_from(["", ";noindex", ";nofollow;noai", ";a=?0", ';u="x"', ";X", "; none", ";"]),
+).map("".join)
+_NEAR_LISTS = st.one_of(
+    _NOISE,
+    st.lists(st.tuples(_LIST_MEMBERS, _SEPARATORS), max_size=4).map(
+        lambda parts: "".join(member + sep for member, sep in parts).rstrip(" ,\t")
+    ),
+)
+
+
+@settings(max_examples=examples(2000), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_NEAR_LISTS)
+def test_lists_agree_with_http_sf_on_generated_input(text: str) -> None:
+    data = text.encode()
+    try:
+        parsed = http_sf.parse(data, tltype="list")
+    except http_sf.StructuredFieldError:
+        expected = None
+    else:
+        expected = [
+            (_plain(value), {k: _plain(v) for k, v in params.items()}) for value, params in parsed
+        ]
+    try:
+        got: list[tuple[object, dict[str, object]]] | None = [
+            (value, dict(params)) for value, params in parse_list(data)
+        ]
     except StructuredFieldError:
         got = None
     assert got == expected

@@ -197,3 +197,18 @@ def test_the_combined_request_record_gives_each_response_the_answer_of_the_separ
 def test_request_answers_skip_what_is_no_answer() -> None:
     assert request_answers(None) == ([], None)
     assert request_answers({"train-ai": {"answer": "perhaps", "source": "?"}}) == ([], None)
+
+
+@pytest.mark.parametrize(
+    ("values", "source"),
+    [
+        ([b"*;noai"], "Robots-Tag (*) noai"),
+        ([b"otherbot;noindex, testbot;noai"], "Robots-Tag (testbot) noai"),
+        ([b"testbot: noai"], "Robots-Tag (testbot:) noai"),
+        ([b"noai"], "Robots-Tag noai"),
+    ],
+)
+def test_noai_in_robots_tag_refuses_too(values: list[bytes], source: str) -> None:
+    signals = response_signals(TOKEN, robots_tag=values)
+    assert uses(signals)["train-ai"] == ("refused", source)
+    assert response_signals(TOKEN, robots_tag=[b"otherbot;noai"]) is NO_SIGNALS

@@ -573,6 +573,7 @@ class PageRoute:
             content_signal=headers.get("content-signal", []),
             tdm_reservation=headers.get("tdm-reservation", []),
             x_robots_tag=headers.get("x-robots-tag", []),
+            robots_tag=headers.get("robots-tag", []),
             body=await response.body() if html else None,
             image=content_type.startswith(b"image/"),
         )

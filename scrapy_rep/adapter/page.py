@@ -180,11 +180,13 @@ class PageDirectivesMiddleware:
         """What the page directives filter in this response's output; None when nothing."""
         html = isinstance(response, HtmlResponse)
         headers = response.headers.getlist(b"X-Robots-Tag")
-        if headers or html:
+        robots_tag = response.headers.getlist(b"Robots-Tag")  # draft-illyes-repext
+        if headers or robots_tag or html:
             directives = page_directives(
                 self.token,
                 self.clock(),
                 headers=headers,
+                robots_tag=robots_tag,
                 body=response.body if html and metas is None else None,
                 metas=metas,
             )
@@ -279,6 +281,7 @@ def response_answers(
         content_signal=headers.getlist(b"Content-Signal"),
         tdm_reservation=headers.getlist(b"tdm-reservation"),
         x_robots_tag=headers.getlist(b"X-Robots-Tag"),
+        robots_tag=headers.getlist(b"Robots-Tag"),
         metas=metas,
         image=(headers.get(b"Content-Type") or b"").lstrip()[:6].lower() == b"image/",
     )

@@ -10,6 +10,13 @@ Pure (no Scrapy): bytes, header values and a clock reading in, a frozen
   after it, up to the next prefix or the end of that header, apply to that
   crawler only. A name followed by ``:`` is a prefix unless it is a directive
   that takes a value (``unavailable_after``, ``max-snippet``, ...).
+- ``Robots-Tag`` (draft-illyes-repext) is an RFC 9651 List whose members are
+  product tokens (or ``*``) and whose parameters are the directives
+  (``*;noindex, mybot;nofollow``): the members for ``*`` and for the token
+  add up. A member that is a directive with no parameters (``Robots-Tag:
+  noindex``) is read as that directive for everyone, and a field line that is
+  no List (``Robots-Tag: mybot: nofollow``) is read as an ``X-Robots-Tag``
+  value (:func:`robots_tag_list`; docs/page-directives.md says why).
 - Everything that applies combines; the most restrictive wins. ``none`` is
   ``noindex, nofollow``; ``unavailable_after: <date>`` at or before ``now`` is
   ``noindex``. The date (ISO 8601, RFC 822/1123, RFC 850, asctime) is read
@@ -36,10 +43,13 @@ from urllib.parse import urljoin
 from w3lib.html import strip_html5_whitespace
 from w3lib.url import safe_url_string
 
+from scrapy_rep.core.structured import StructuredFieldError, parse_list
 from scrapy_rep.robotstxt.text import SHOWN_ITEMS, clip
 
 #: bytes of a body searched for the end of its ``<head>``; nothing after it is read
 HEAD_LIMIT = 64 * 1024
+#: bytes of ``Robots-Tag`` field lines read per response (the draft: a limit of at least 8 KiB)
+ROBOTS_TAG_LIMIT = 8 * 1024
 
 #: directives written ``name: value``; any other ``name:`` is a crawler's product token
 VALUED = frozenset({"unavailable_after", "max-snippet", "max-image-preview", "max-video-preview"})
@@ -192,8 +202,11 @@ def page_directives(
     headers: Iterable[str | bytes] = (),
     body: bytes | None = None,
     metas: Iterable[tuple[str, str]] | None = None,
+    robots_tag: Iterable[str | bytes] = (),
 ) -> PageDirectives:
     """The directives for ``token`` in ``X-Robots-Tag`` values and an HTML ``body``'s head.
+
+    ``robots_tag``: the ``Robots-Tag`` field lines (:func:`robots_tag_list`).
 
     Pass ``body`` only for HTML responses; ``now`` is epoch seconds. ``metas``
     instead of ``body``: the head's ``<meta>`` tags already read
@@ -205,6 +218,8 @@ def page_directives(
         for prefix, name, argument in directive_list(text, token):
             where = f"X-Robots-Tag ({prefix}:)" if prefix else "X-Robots-Tag"
             found.add(name, argument, where)
+    for label, name, argument in robots_tag_list(robots_tag, token):
+        found.add(name, argument, f"Robots-Tag ({label})" if label else "Robots-Tag")
     if metas is None and body:
         metas = meta_robots(body, token)
     if metas is not None:
@@ -256,6 +271,49 @@ def directive_list(value: str, token: str) -> Iterator[tuple[str | None, str, st
                 if word in _KNOWN:
                     yield prefix, word, ""
         pos = stop
+
+
+def robots_tag_list(
+    values: Iterable[str | bytes], token: str
+) -> Iterator[tuple[str | None, str, str]]:
+    """(label, directive, argument) of each ``Robots-Tag`` directive that applies to ``token``.
+
+    Each field line is read on its own (a line that is no List does not
+    silence the others), the first :data:`ROBOTS_TAG_LIMIT` bytes in all.
+    A List member names a product token or ``*``; its parameters are the
+    directives (``?0`` switches one off; unknown names are skipped). The
+    label is the member (``*``, ``mybot``) as written. A member with no
+    parameters that is a directive's name is that directive for everyone
+    (label None): ``Robots-Tag: noindex, nofollow``. A line that is no List is
+    read as an ``X-Robots-Tag`` value (label ``mybot:`` after a prefix, else None).
+    """
+    wanted = token.lower()
+    budget = ROBOTS_TAG_LIMIT
+    for value in values:
+        raw = value if isinstance(value, bytes) else value.encode("latin-1", "replace")
+        budget -= len(raw)
+        if budget < 0:
+            return
+        try:
+            members = parse_list(raw.strip(b" \t"))
+        except StructuredFieldError:
+            for prefix, name, argument in directive_list(raw.decode("latin-1"), token):
+                yield (f"{prefix}:" if prefix else None), name, argument
+            continue
+        for item, parameters in members:
+            if not isinstance(item, str):  # an inner list, a number: no product token
+                continue
+            member = item.lower()
+            if not parameters:
+                if member in _KNOWN and member not in VALUED:
+                    yield None, member, ""
+                continue
+            if member != "*" and member != wanted:
+                continue
+            for key, param in parameters:
+                if param is False or key not in _KNOWN:
+                    continue
+                yield item, key, "" if param is True else str(param)
 
 
 def _comma(value: str, pos: int) -> int:

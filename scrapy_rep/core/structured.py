@@ -17,7 +17,7 @@ import base64
 import binascii
 import string
 
-__all__ = ["StructuredFieldError", "Token", "parse_dictionary"]
+__all__ = ["StructuredFieldError", "Token", "parse_dictionary", "parse_list"]
 
 
 class StructuredFieldError(ValueError):
@@ -107,6 +107,43 @@ def parse_dictionary(value: bytes) -> dict[str, object]:
     return members
 
 
+#: a List member: its value (an inner list is a ``list``) and its parameters, in order
+Member = tuple[object, list[tuple[str, object]]]
+
+
+def parse_list(value: bytes) -> list[Member]:
+    """The members of an RFC 9651 List (§4.2.1), each with its parameters (key, value).
+
+    Raises :class:`StructuredFieldError`. A parameter without a value is
+    ``True``; parameters are kept as written (a duplicate key appears twice:
+    the caller decides, as the Robots-Tag draft merges them).
+    """
+    try:
+        text = value.decode("ascii")
+    except UnicodeDecodeError:
+        raise StructuredFieldError("not ASCII") from None
+    reader = _Reader(text)
+    reader.skip(" ")
+    members: list[Member] = []
+    while reader.peek():
+        params: list[tuple[str, object]] = []
+        if reader.peek() == "(":
+            found: object = _inner_list(reader, params)
+        else:
+            found = _bare_item(reader)
+            _parameters(reader, params)
+        members.append((found, params))
+        reader.skip(_OWS)
+        if not reader.peek():
+            break
+        if reader.take() != ",":
+            raise reader.fail("expected ','")
+        reader.skip(_OWS)
+        if not reader.peek():
+            raise reader.fail("a trailing ','")
+    return members
+
+
 def _key(reader: _Reader) -> str:
     if reader.peek() not in _KEY_START or not reader.peek():
         raise reader.fail("a key must start with a-z or '*'")
@@ -118,14 +155,17 @@ def _key(reader: _Reader) -> str:
     return text[start : reader.at]
 
 
-def _parameters(reader: _Reader) -> None:
+def _parameters(reader: _Reader, into: list[tuple[str, object]] | None = None) -> None:
     while reader.peek() == ";":
         reader.at += 1
         reader.skip(" ")
-        _key(reader)
+        key = _key(reader)
+        value: object = True
         if reader.peek() == "=":
             reader.at += 1
-            _bare_item(reader)
+            value = _bare_item(reader)
+        if into is not None:
+            into.append((key, value))
 
 
 def _item(reader: _Reader) -> object:
@@ -134,14 +174,14 @@ def _item(reader: _Reader) -> object:
     return value
 
 
-def _inner_list(reader: _Reader) -> list[object]:
+def _inner_list(reader: _Reader, into: list[tuple[str, object]] | None = None) -> list[object]:
     reader.at += 1  # "("
     items: list[object] = []
     while reader.peek():
         reader.skip(" ")
         if reader.peek() == ")":
             reader.at += 1
-            _parameters(reader)
+            _parameters(reader, into)
             return items
         items.append(_item(reader))
         if reader.peek() not in (" ", ")") or not reader.peek():

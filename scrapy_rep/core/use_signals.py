@@ -17,11 +17,11 @@ The response's signals, and how they meet the request-time answers
   the tdmrep.json entry for the URL, then the ``tdm-reservation`` header,
   then ``<meta name="tdm-reservation">``; its one answer for ``train-ai``
   then joins the combine;
-- ``noai`` in ``X-Robots-Tag`` or ``<meta name="robots">`` / ``<meta
-  name="<token>">`` (with or without a ``<token>:`` prefix, read as the page
-  directives are): refuses ``train-ai`` and ``ai-input``. ``noimageai``
-  does the same for a response that is an image (``Content-Type: image/*``);
-  on a page it speaks of the page's images, not its text, and changes nothing.
+- ``noai`` in ``X-Robots-Tag``, ``Robots-Tag`` (a ``*`` or the token's member) or ``<meta
+  name="robots">`` / ``<meta name="<token>">`` (with or without a ``<token>:`` prefix, read as the
+  page directives are): refuses ``train-ai`` and ``ai-input``. ``noimageai`` does the same for a
+  response that is an image (``Content-Type: image/*``); on a page it speaks of the page's images,
+  not its text, and changes nothing.
 
 A use nothing speaks of is ``unknown``.
 """
@@ -31,7 +31,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from scrapy_rep.core.directives import directive_list, head_metas
+from scrapy_rep.core.directives import directive_list, head_metas, robots_tag_list
 from scrapy_rep.core.tdmrep import reservation_answer, reservation_value
 from scrapy_rep.core.uses import (
     AIPREF_LABELS,
@@ -76,6 +76,7 @@ def response_signals(
     content_signal: Sequence[bytes] = (),
     tdm_reservation: Sequence[bytes] = (),
     x_robots_tag: Sequence[bytes] = (),
+    robots_tag: Sequence[bytes] = (),
     body: bytes | None = None,
     metas: Iterable[tuple[str, str]] | None = None,
     image: bool = False,
@@ -101,6 +102,10 @@ def response_signals(
             answers.append(UseAnswer(use, ALLOWED if allowed else REFUSED, said))
     for raw in x_robots_tag:
         _noai(token, raw.decode("latin-1"), "X-Robots-Tag", image, answers)
+    for who, name, _argument in robots_tag_list(robots_tag, token) if robots_tag else ():
+        if name == "noai" or (name == "noimageai" and image):
+            said = f"Robots-Tag ({who}) {name}" if who else f"Robots-Tag {name}"
+            answers.extend(UseAnswer(use, "refused", said) for use in NOAI_USES)
     tdm = None
     reserved = reservation_value(tdm_reservation)
     if reserved is not None:
