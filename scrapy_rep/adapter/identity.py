@@ -33,6 +33,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.misc import load_object
 
 from scrapy_rep import signals as rep_signals
+from scrapy_rep.adapter import compat
 from scrapy_rep.adapter import meta as M
 from scrapy_rep.adapter.exceptions import RepIgnoreRequest
 from scrapy_rep.adapter.service import RobotsService
@@ -218,7 +219,7 @@ def _order(crawler: Crawler) -> list[tuple[str, int]]:
     Warns once of any ordered at or after the guard (it would see requests after us)."""
     from scrapy_rep.adapter.middleware import RobotsMiddleware
 
-    found = crawler.settings.get_component_priority_dict_with_base("DOWNLOADER_MIDDLEWARES")
+    found = compat.component_priority_dict(crawler.settings, "DOWNLOADER_MIDDLEWARES")
     rows: list[tuple[str, int, Any]] = []
     for component, priority in found.items():
         if priority is None:
