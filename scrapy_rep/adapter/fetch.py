@@ -134,7 +134,9 @@ class RobotsFetcher:
         """
         spider = self.crawler.spider
         offsite = self._offsite_mw()
-        if offsite is None or spider is None:
+        # host_regex is set at spider_opened (Scrapy 2.14 has no other default): not yet
+        # opened, the middleware would filter nothing either
+        if offsite is None or spider is None or not hasattr(offsite, "host_regex"):
             return None
         probe = Request(target)
         if offsite.should_follow(probe, spider):
