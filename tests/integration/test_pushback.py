@@ -108,7 +108,7 @@ async def test_a_503_window_pauses_only_its_origin_others_keep_their_pace(
 async def test_a_wall_of_403s_stops_the_origin_after_k_and_its_held_requests_end_blocked(
     pbsite: PushbackSite, caplog: pytest.LogCaptureFixture
 ) -> None:
-    a = pbsite.add("a", pages=40, fanout=4, latency=0.05, wall_after=6)
+    a = pbsite.add("a", pages=80, fanout=8, latency=0.05, wall_after=6)
     b = pbsite.add("b", pages=10, latency=0.05)
     settings = {**RETRY_ON, "REP_BLOCK_AFTER": 3}
     result = await crawl([a.url_for("/"), b.url_for("/")], settings, follow=True)
