@@ -26,10 +26,18 @@ many requests of that origin were in flight when each arrived):
   median origin, over the span from its first request to its last page
   served plus one token's time (1/R), and at least the time all its pages
   take at R/s: a complete crawl at exactly R/s gives 1.0, and a crawler
-  that gives up early is not counted as quick;
+  that gives up early is not counted as quick; *steady*: the same over the
+  second half of its pages served (from the middle one to the last), the
+  pace once the crawler has learnt the site's (a site that limits its rate
+  does not say the rate: the first pushbacks are how a crawler finds it);
 - *in flight at resume*: the most requests of one origin in flight among
   those arriving in the first second after a pause the origin asked for
   (``Retry-After`` from a 429 or 503; overlapping asks are one pause) ended;
+- *into pauses*: page requests of the rate-limited and 503 origins that
+  arrived during a pause the origin had asked for (from 50 ms after the 429
+  or 503 left, the time a reply takes to arrive, to the end of its
+  ``Retry-After``): what a crawler sent after it was told to wait, or sent
+  at a pause's end into a refusal again beyond the first (goal: 0);
 - *403s*: pages the wall origin answered 403 (10 pages were 200).
 
 ``--redis``: scrapy-rep with ``REP_STORE = "redis"`` as one scrapy-redis
@@ -130,16 +138,20 @@ def figures(log: list[Entry], kinds: dict[str, Any], rate: float) -> dict[str, f
     for o in counted:
         ok = {e.path for e in by_origin.get(o.name, ()) if e.status == 200}
         lost += sum(1 for p in page_paths(o.spec.pages) if p not in ok)
-    uses = []
+    uses, steady = [], []
     for o in limited:
         entries = by_origin.get(o.name, [])
         ok_at = [e.at for e in entries if e.status == 200]
         if ok_at:  # N pages at R/s take N/R s; a crawl that gives up is not quicker
             span = max(ok_at[-1] - entries[0].at + 1 / rate, len(page_paths(o.spec.pages)) / rate)
             uses.append(len(ok_at) / span / rate)
-    at_resume, episodes = 0, 0
+            half = ok_at[len(ok_at) // 2 :]
+            if len(half) > 1 and len(ok_at) == len(page_paths(o.spec.pages)):
+                steady.append((len(half) - 1) / (half[-1] - half[0]) / rate)
+    at_resume, episodes, into = 0, 0, 0
     for o in counted:
         entries = by_origin.get(o.name, [])
+        into += len(into_pauses(entries, o.spec))
         for end in pause_ends(entries, o.spec):
             episodes += 1
             at_resume = max(at_resume, max_in_flight_after(entries, end, 1.0))
@@ -153,11 +165,32 @@ def figures(log: list[Entry], kinds: dict[str, Any], rate: float) -> dict[str, f
         "429_per_100": 100 * too_many / served if served else float("inf"),
         "lost": lost,
         "rate_use": statistics.median(uses) if uses else 0.0,
+        "steady": statistics.median(steady) if steady else 0.0,
         "episodes": episodes,
+        "into_pauses": into,
         "in_flight_at_resume": at_resume,
         "403": walled,
         "503": sum(1 for e in pages(log) if e.status == 503),
     }
+
+
+def into_pauses(entries: list[Entry], spec: Any, heard: float = 0.05) -> list[Entry]:
+    """Requests that arrived while a pause the origin asked for lasted (see the docstring)."""
+    asks = [
+        (e.at + LATENCY + heard, e.at + seconds)
+        for e in pages(entries)
+        if (seconds := _asked(e, spec)) is not None
+    ]
+    return [e for e in pages(entries) if any(start <= e.at < end for start, end in asks)]
+
+
+def _asked(entry: Entry, spec: Any) -> float | None:
+    if entry.status == 429:
+        return float(spec.retry_after) if spec.retry_after is not None else None
+    if entry.status == 503:
+        value = spec.unavailable_retry_after
+        return float(value) if value is not None else None
+    return None
 
 
 # --------------------------------------------------------------------------- one crawl (child)
@@ -291,7 +324,8 @@ def run_cluster(
 def table(rows: dict[str, dict[str, Any]]) -> None:
     head = (
         f"{'variant':34} {'429/100 pages':>13} {'429s':>5} {'lost':>5} {'gave up':>7} "
-        f"{'rate use':>8} {'pauses':>6} {'in flight at resume':>19} {'403s':>5} {'503s':>5} "
+        f"{'rate use':>8} {'steady':>6} {'pauses':>6} {'into pauses':>11} "
+        f"{'in flight at resume':>19} {'403s':>5} {'503s':>5} "
         f"{'wall s':>6}"
     )
     say(head)
@@ -299,7 +333,8 @@ def table(rows: dict[str, dict[str, Any]]) -> None:
     for name, r in rows.items():
         say(
             f"{name:34} {r['429_per_100']:>13.1f} {r['429']:>5.0f} {r['lost']:>5.0f} "
-            f"{r['gave_up']:>7.0f} {r['rate_use']:>8.2f} {r['episodes']:>6.0f} "
+            f"{r['gave_up']:>7.0f} {r['rate_use']:>8.2f} {r['steady']:>6.2f} "
+            f"{r['episodes']:>6.0f} {r['into_pauses']:>11.0f} "
             f"{r['in_flight_at_resume']:>19.0f} {r['403']:>5.0f} {r['503']:>5.0f} "
             f"{r.get('elapsed', float('nan')):>6.1f}"
         )
@@ -315,7 +350,7 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=None, help="longest crawl, seconds")
     args = parser.parse_args()
     args.origins = args.origins or (2 if args.quick else 6)
-    args.pages = args.pages or (20 if args.quick else 60)
+    args.pages = args.pages or (20 if args.quick else 120)
     timeout = args.timeout or (30.0 if args.quick else 120.0)
     say(
         f"{args.origins} origins at {args.rate:g} pages/s (429 + Retry-After: {RETRY_AFTER} "
@@ -334,7 +369,8 @@ def main() -> None:
         rows[LABELS[variant]] = row
     table(rows)
     say(
-        "\n429/100 pages, 429s, rate use: the rate-limited origins; lost: pages of those and "
+        "\n429/100 pages, 429s, rate use, steady (its second half, all pages served): the "
+        "rate-limited origins; lost: pages of those and "
         "the 503 origin never served;\nin flight at resume: the most requests of one origin in "
         "flight in the first second after a pause it asked for ended\n(goal for scrapy-rep: 1; "
         "0: nothing was asked in that second, the pages were given up or never found)."

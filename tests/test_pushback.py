@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import email.utils
+from dataclasses import replace
 
 import pytest
 
@@ -10,6 +11,11 @@ from scrapy_rep.core.gate import HOLD, JUDGE, OriginGate
 from scrapy_rep.core.policy import Policy, Status
 from scrapy_rep.core.pushback import (
     BLOCKED,
+    COARSE,
+    DECAY,
+    FINE,
+    GAP_GROWTH,
+    START_GAP,
     RATE_LIMITED,
     SERVICE_UNAVAILABLE,
     PauseState,
@@ -289,27 +295,94 @@ def test_origins_that_served_pages_are_remembered_within_a_bound(
     assert pb.on_response("http://h4.example:80", 403, {}, "u", NOW) is not None
 
 
-def test_a_second_pushback_paces_sends_at_what_the_site_allowed_then_speeds_up() -> None:
-    pb = make(backoff_start=1.0, ramp_max=2, reset_after=100)
-    first = pb.on_response(A, 429, ra("1"), f"{A}/", NOW)
-    assert first is not None and not pb.paced(A)  # one pushback says nothing of a pace
-    pb.resume(A, first.until)
-    t = first.until
-    for _ in range(4):  # 4 healthy answers, then refused 2 s after the first pushback
+def _answers(pb: Pushback, t: float, spacing: float, n: int, status: int = 200) -> float:
+    """``n`` requests of A sent ``spacing`` s apart from ``t``, each answered ``status``."""
+    for _ in range(n):
+        t += spacing
         pb.sent(A, t)
         pb.done(A)
-        pb.on_response(A, 200, {}, f"{A}/ok", t)
-    second = pb.on_response(A, 429, ra("1"), f"{A}/", NOW + 2.0)
-    assert second is not None and pb.paced(A)
-    pb.resume(A, second.until)
-    t = second.until
-    assert pb.wait(A, t) == 0.0
+        pb.on_response(A, status, {}, f"{A}/p", t)
+    return t
+
+
+def test_a_first_pushback_paces_sends_from_a_start_gap_that_shrinks_per_healthy_answer() -> None:
+    pb = make(ramp_max=2, reset_after=1_000)
+    assert not pb.paced(A)
+    first = pb.on_response(A, 429, ra("2"), f"{A}/", NOW)
+    assert first is not None and pb.gap(A) == START_GAP
+    assert first.state.gap == START_GAP  # shared with the pause: the cluster paces too
+    pb.resume(A, first.until)
+    t = first.until
     pb.sent(A, t)
-    # between 1 s (since the pause ended) and 2 s (since the first pushback), per answer
-    assert pb.wait(A, t) == pytest.approx((1.0 * 2.0) ** 0.5 / 4)
-    assert pb.hold_reason(A, t + 0.1) == RATE_LIMITED  # too soon
     pb.done(A)
-    pb.on_response(A, 200, {}, f"{A}/ok", t + 0.3)
-    assert pb.hold_reason(A, t + 0.4) is None
-    pb.sent(A, t + 0.4)
-    assert pb.wait(A, t + 0.4) < 0.35  # each healthy answer: a little faster
+    assert pb.wait(A, t) == START_GAP and pb.hold_reason(A, t + 0.5) == RATE_LIMITED
+    assert pb.hold_reason(A, t + 0.5, paced=False) is None  # the cluster gave it its moment
+    pb.on_response(A, 200, {}, f"{A}/ok", t)
+    assert pb.gap(A) == pytest.approx(START_GAP * DECAY[COARSE])  # quickly faster
+    assert pb.hold_reason(A, t + START_GAP) is None
+
+
+def test_the_next_pushbacks_go_back_to_the_last_healthy_pace_then_keep_it() -> None:
+    pb = make(ramp_max=2, reset_after=1_000)
+    first = pb.on_response(A, 429, ra("2"), f"{A}/", NOW)
+    assert first is not None
+    pb.resume(A, first.until)
+    t = _answers(pb, first.until, 0.5, 3)  # healthy at 0.5 s apart
+    t += 0.3
+    pb.sent(A, t)
+    pb.done(A)
+    second = pb.on_response(A, 429, ra("2"), f"{A}/", t)  # refused at 0.3 s apart
+    assert second is not None and second.new
+    assert second.until - t == 2.0  # after healthy answers: not deeper, Retry-After as said
+    assert pb.gap(A) == 0.5  # the last healthy pace, shrinking slowly from here
+    pb.resume(A, second.until)
+    t = _answers(pb, second.until, 0.45, 2)
+    assert pb.gap(A) == pytest.approx(0.5 * DECAY[FINE] ** 2)
+    t += 0.44
+    pb.sent(A, t)
+    pb.done(A)
+    third = pb.on_response(A, 429, ra("2"), f"{A}/", t)
+    assert third is not None
+    kept = 0.45 / DECAY[FINE]  # the last healthy pace, one fine step slower
+    assert pb.gap(A) == pytest.approx(kept)
+    pb.resume(A, third.until)
+    _answers(pb, third.until, kept, 50)
+    assert pb.gap(A) == pytest.approx(kept)  # settled: healthy answers keep it
+
+
+def test_a_pushback_at_a_settled_pace_slows_it_a_long_healthy_run_probes_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import scrapy_rep.core.pushback as module
+
+    monkeypatch.setattr(module, "REPROBE", 20)
+    pb = make(ramp_max=2, reset_after=1_000)
+    t = NOW
+    for spacing in (0.5, 0.4):  # the first pushback, then two that each find a healthy pace
+        pause = pb.on_response(A, 429, ra("1"), f"{A}/", t)
+        assert pause is not None
+        pb.resume(A, pause.until)
+        t = _answers(pb, pause.until, spacing, 2)
+    pause = pb.on_response(A, 429, ra("1"), f"{A}/", t)
+    assert pause is not None
+    kept = pb.gap(A)
+    assert kept == pytest.approx(0.4 / DECAY[FINE])
+    pb.resume(A, pause.until)
+    t = _answers(pb, pause.until, kept, 2)
+    slower = pb.on_response(A, 429, ra("1"), f"{A}/", t)  # refused at the kept pace
+    assert slower is not None and pb.gap(A) == pytest.approx(kept * GAP_GROWTH)
+    pb.resume(A, slower.until)
+    _answers(pb, slower.until, kept * GAP_GROWTH, 20)  # REPROBE healthy in a row
+    assert pb.gap(A) < kept * GAP_GROWTH  # it tries a little faster again
+
+
+def test_a_shared_pace_is_adopted_when_slower_and_a_bad_one_is_ignored() -> None:
+    pb = make()
+    state = PauseState(NOW + 5, RATE_LIMITED, 429, f"{A}/", 5.0, 1, NOW, gap=0.75)
+    assert PauseState.from_dict(state.to_dict()) == state
+    assert PauseState.from_dict({**state.to_dict(), "gap": -1}) == replace(state, gap=0.0)
+    assert PauseState.from_dict({**state.to_dict(), "gap": 1e300}) == replace(state, gap=0.0)
+    legacy = {k: v for k, v in state.to_dict().items() if k != "gap"}  # an older worker's
+    assert PauseState.from_dict(legacy) == replace(state, gap=0.0)
+    assert pb.adopt(A, state, NOW) is not None
+    assert pb.gap(A) == 0.75

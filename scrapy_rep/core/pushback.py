@@ -33,7 +33,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from scrapy_rep.core.policy import retry_after
@@ -49,14 +49,21 @@ MAX_RETRY_AFTER = 1e9
 #: crawl forgets the oldest beyond it, ~100 B each
 SERVED_MAX = 100_000
 
-#: pacing after a pushback that came after a pause (see Pushback._slow_down): the gap
-#: grows at least this much per pushback, shrinks this much per healthy answer, and is
-#: dropped below MIN_GAP; never above MAX_GAP
-GAP_GROWTH, GAP_DECAY, MIN_GAP, MAX_GAP = 1.25, 0.9, 0.001, 60.0
-MIN_ELAPSED = 0.001
+#: pacing (see Pushback._slow_down): after an origin's first pause it is sent one
+#: request each START_GAP s; the gap shrinks per healthy answer by the stage's factor
+#: (COARSE, then FINE), and a pushback moves to the next stage at the pace of the last
+#: healthy answer; SETTLED keeps that pace less one FINE step (a margin for the jitter
+#: between the crawler's sends and the site's clock); a pushback there slows it by
+#: GAP_GROWTH; REPROBE
+#: healthy answers in a row at a settled pace try the FINE stage again
+START_GAP, GAP_GROWTH, MIN_GAP, MAX_GAP = 1.0, 1.1, 0.001, 60.0
+COARSE, FINE, SETTLED = 0, 1, 2
+DECAY = {COARSE: 0.75, FINE: 0.97, SETTLED: 1.0}
+REPROBE = 1_000
 
-#: a pushback soon after a pause waits ``Retry-After`` and this much of it again for each
-#: pushback in a row before it (1, 1.5, 2, 2.5 times ...): longer, in the site's own terms
+#: a pushback before any healthy answer since the last pause (during the ramp) waits
+#: ``Retry-After`` and this much of it again for each pushback in a row before it (1, 1.5,
+#: 2, 2.5 times ...): longer, in the site's own terms
 HINT_GROWTH = 0.5
 
 #: the reasons of requests held for what a page said (the cause of the pause)
@@ -122,6 +129,8 @@ class PauseState:
     #: pushbacks in a row (the back-off's exponent)
     level: int
     started: float
+    #: the pace learnt: seconds between sends after the pause (0: none)
+    gap: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -132,6 +141,7 @@ class PauseState:
             "retry_after": self.retry_after,
             "level": self.level,
             "started": self.started,
+            "gap": self.gap,
         }
 
     @classmethod
@@ -147,11 +157,14 @@ class PauseState:
                 None if hint is None else float(hint),
                 int(data["level"]),
                 float(data["started"]),
+                float(data.get("gap") or 0.0),
             )
         except (KeyError, TypeError, ValueError, AttributeError):
             return None
         if state.cause not in REASONS or not math.isfinite(state.until):
             return None
+        if not 0.0 <= state.gap <= MAX_GAP:  # not a pace: the pause without one
+            state = replace(state, gap=0.0)
         return state
 
 
@@ -209,13 +222,18 @@ class _Origin:
     window: int = 0
     #: the width a ramp stops growing at after a pushback during one (0: ``ramp_max``)
     ceiling: int = 0
-    #: pacing: seconds between sends (0: none), learnt from the pace a pushback came at
+    #: pacing: seconds between sends (0: none)
     gap: float = 0.0
+    #: how the gap changes per healthy answer: COARSE, FINE, SETTLED (see _slow_down)
+    stage: int = COARSE
     #: the earliest time the next request may be sent (pacing)
     next_send: float = 0.0
-    #: when it last pushed back, when its pause ended, and the healthy answers since
-    refused_at: float | None = None
-    resumed_at: float | None = None
+    #: when the last request was sent, and how long after the one before it
+    last_send: float | None = None
+    spacing: float = math.inf
+    #: the spacing of the latest healthy answer's request while paced (inf: none)
+    good: float = math.inf
+    #: healthy answers since the last pause ended
     healthy_since: int = 0
     inflight: int = 0
     served: bool = False
@@ -287,8 +305,10 @@ class Pushback:
             state = self._origins[origin] = _Origin(served=origin in self._served)
         ongoing = state.pause is not None and state.pause.until > now
         if not ongoing:  # responses already in flight when it paused add no depth
-            state.level += 1
-            self._slow_down(state, now)
+            # deeper only if refused before any healthy answer since the last pause (during
+            # the ramp); a pushback after some is the edge of the site's pace, found
+            state.level = state.level + 1 if not state.healthy_since else max(state.level, 1)
+            self._slow_down(state)
             if state.window:  # refused during a ramp: the next one stops below this width
                 state.ceiling = max(1, min(state.ceiling or state.window, state.window) - 1)
         state.healthy = 0
@@ -307,28 +327,34 @@ class Pushback:
         if state.pause is not None and state.pause.until > until:
             until = state.pause.until  # never shortened by a later response
         cause = _CAUSE_BY_STATUS.get(status, SERVICE_UNAVAILABLE)
-        state.pause = PauseState(until, cause, status, url, hint, state.level, now)
+        state.pause = PauseState(until, cause, status, url, hint, state.level, now, state.gap)
         state.cause = cause
         state.window = 0
         return Pause(origin, state.pause, new=not ongoing)
 
-    def _slow_down(self, state: _Origin, now: float) -> None:
-        """A new pushback: from the second on, send no faster than the site allowed since
-        the last one.
+    def _slow_down(self, state: _Origin) -> None:
+        """A new pushback: pace the origin's sends, at a pace learnt from its answers.
 
-        Healthy answers between two pushbacks, over the time between them (the
-        pause included), are the pace the site allows: the gap between sends
-        becomes at least its inverse, and at least :data:`GAP_GROWTH` times the
-        gap kept already.
+        A site that limits its rate does not say the rate; the pace is found from
+        its answers. The first pushback starts pacing at :data:`START_GAP` between
+        sends, shrinking quickly (``COARSE``) per healthy answer. The next pushback
+        means the pace went one step too far: back to the pace of the last healthy
+        answer, shrinking slowly (``FINE``); the one after that keeps the last
+        healthy pace (``SETTLED``), within a FINE step of what the site allows.
+        A pushback at a settled pace slows it by :data:`GAP_GROWTH`. So an origin
+        costs three pushbacks to learn its pace, and one more each
+        :data:`REPROBE` healthy answers, to notice a site that allows more again.
         """
-        if state.refused_at is not None and state.healthy_since:
-            # between the pace since the pause ended (too fast: it was refused) and the
-            # pace over both pushbacks, the pause included (too slow: nothing was sent)
-            fast = max(now - (state.resumed_at or state.refused_at), MIN_ELAPSED)
-            slow = max(now - state.refused_at, MIN_ELAPSED)
-            allowed = math.sqrt(fast * slow) / state.healthy_since
-            state.gap = min(max(state.gap * GAP_GROWTH, allowed), MAX_GAP)
-        state.refused_at, state.resumed_at, state.healthy_since = now, None, 0
+        if not state.gap:
+            state.gap, state.stage = START_GAP, COARSE
+        elif state.stage != SETTLED and math.isfinite(state.good):
+            state.stage += 1
+            margin = DECAY[FINE] if state.stage == SETTLED else 1.0
+            state.gap = min(max(state.good / margin, MIN_GAP), MAX_GAP)
+        else:  # refused at the kept pace, or before any healthy answer at this one
+            state.gap = min(state.gap * GAP_GROWTH, MAX_GAP)
+        state.good = math.inf
+        state.healthy_since = 0
 
     def _refused(
         self, origin: str, state: _Origin | None, status: int, url: str, now: float
@@ -372,10 +398,8 @@ class Pushback:
         state.refused.clear()
         state.healthy += 1
         state.healthy_since += 1
-        if state.gap:  # each healthy answer: a little faster (until a pushback says no)
-            state.gap *= GAP_DECAY
-            if state.gap < MIN_GAP:
-                state.gap = 0.0
+        if state.gap:
+            self._speed_up(state)
         if state.healthy >= self.config.reset_after:
             state.level = 0
             state.ceiling = 0  # it has taken this pace for a while: it may grow again
@@ -394,6 +418,17 @@ class Pushback:
             del self._origins[origin]  # nothing left to remember
             self._serve(origin)
 
+    def _speed_up(self, state: _Origin) -> None:
+        """A healthy answer of a paced origin: its pace is good; a little faster, by stage."""
+        if math.isfinite(state.spacing):
+            state.good = state.spacing
+        if state.stage == SETTLED and state.healthy >= REPROBE:
+            state.stage = FINE  # it has taken this pace for long: try a little faster
+            state.healthy = 0
+        state.gap *= DECAY[state.stage]
+        if state.gap < MIN_GAP:
+            state.gap = 0.0
+
     # -- what the gate asks ---------------------------------------------------
 
     def paused(self, origin: str, now: float) -> PauseState | None:
@@ -403,8 +438,9 @@ class Pushback:
             return None
         return state.pause
 
-    def hold_reason(self, origin: str, now: float) -> str | None:
-        """Why a request of ``origin`` may not be sent now: paused, or its ramp is full."""
+    def hold_reason(self, origin: str, now: float, *, paced: bool = True) -> str | None:
+        """Why a request of ``origin`` may not be sent now: paused, its ramp is full, or
+        (unless ``paced`` is False: the cluster's pacing gave it its moment) too soon."""
         state = self._origins.get(origin)
         if state is None:
             return None
@@ -412,7 +448,7 @@ class Pushback:
             return state.pause.cause
         if state.window and state.inflight >= state.window:
             return state.cause
-        if state.gap and now < state.next_send:
+        if paced and state.gap and now < state.next_send:
             return state.cause
         return None
 
@@ -424,7 +460,6 @@ class Pushback:
         ended = state.pause
         state.pause = None
         state.window = 1
-        state.resumed_at = now
         return ended
 
     def room(self, origin: str) -> int | None:
@@ -443,6 +478,11 @@ class Pushback:
         state = self._origins.get(origin)
         return state is not None and bool(state.window)
 
+    def gap(self, origin: str) -> float:
+        """Seconds between sends to ``origin`` (0: not paced)."""
+        state = self._origins.get(origin)
+        return 0.0 if state is None else state.gap
+
     def wait(self, origin: str, now: float) -> float:
         """Seconds until the next request of ``origin`` may be sent for its pace (0: now)."""
         state = self._origins.get(origin)
@@ -456,6 +496,9 @@ class Pushback:
         if state is not None:
             if state.gap:
                 state.next_send = now + state.gap
+            last = state.last_send
+            state.spacing = math.inf if last is None else now - last
+            state.last_send = now
             state.inflight += 1
 
     def done(self, origin: str) -> None:
@@ -478,5 +521,7 @@ class Pushback:
         state.pause = shared
         state.cause = shared.cause
         state.level = max(state.level, shared.level)
+        if shared.gap > state.gap:  # the pace another worker learnt: no faster than it
+            state.gap = shared.gap
         state.window = 0
         return Pause(origin, shared)
