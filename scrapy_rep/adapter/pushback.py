@@ -19,15 +19,21 @@ lot the robots.txt pause uses:
   Scrapy's queues: no downloader slot, no global concurrency;
 - at the pause's end (a timer on the crawl's clock) one held request goes,
   then one more for each healthy response (slow start);
-- with a shared store (Redis, SQLite) the pause is saved there, and a worker
-  learns another's pause when it next asks the store about the origin.
+- after a pause the origin is paced (see :meth:`~scrapy_rep.core.pushback.Pushback._slow_down`):
+  one held request goes each gap; with a cluster's Redis store each send of a
+  paced origin also reserves its moment there (:meth:`PageSignals.turn`, the
+  Crawl-delay's :class:`~scrapy_rep.runtime.store.pacing.SharedPacing`), so
+  three workers send no faster than one;
+- with a shared store (Redis, SQLite) the pause is saved there, with the pace
+  learnt, and a worker learns another's pause when it next asks the store
+  about the origin.
 """
 
 from __future__ import annotations
 
 import logging
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Coroutine, Mapping
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request
@@ -45,6 +51,7 @@ from scrapy_rep.core.pushback import (
     PushbackConfig,
     describe,
 )
+from scrapy_rep.runtime.clock import sleep
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -54,12 +61,16 @@ if TYPE_CHECKING:
     from scrapy_rep.adapter.telemetry import Telemetry
     from scrapy_rep.core.gate import OriginGate
     from scrapy_rep.runtime.clock import Clock, Timer
+    from scrapy_rep.runtime.store.pacing import SharedPacing
 
 logger = logging.getLogger(__name__)
 
 #: above RetryMiddleware (550) and AjaxCrawlMiddleware (560), below MetaRefreshMiddleware
 #: (580): a response reaches this middleware's ``process_response`` before RetryMiddleware's
 PUSHBACK_PRIORITY = 570
+
+#: the cluster's send times of a paced origin, beside Crawl-delay's ``rep-delay:``
+PACE_PREFIX = "rep-pushback:"
 
 
 class PageSignals:
@@ -74,6 +85,7 @@ class PageSignals:
         config: PushbackConfig,
         *,
         clock: Clock,
+        pacing: SharedPacing | None = None,
     ) -> None:
         self.crawler = crawler
         self.core = Pushback(config)
@@ -89,16 +101,48 @@ class PageSignals:
         self._paces: dict[str, Timer] = {}
         #: called with each pause this worker saw, to share it (set by the service)
         self.share: Any = None
+        #: the cluster's send times (Redis); None: each worker paces its own sends
+        self.pacing = pacing
+        self._pacing_down = False  # warn once per outage
 
     # -- a request leaves, a response comes back --------------------------------
 
-    def sending(self, request: Request, origin: str) -> str | None:
-        """Right before the download: a reason to hold it after all, else it is counted."""
+    def turn(self, origin: str) -> Coroutine[Any, Any, bool] | None:
+        """Before a paced origin's download, with a cluster: wait for the moment reserved
+        for it in the shared store (True), so the cluster's sends keep the pace; None
+        when there is nothing to wait for (no round trip, no await)."""
+        if self.pacing is None:
+            return None
+        gap = self.core.gap(origin)
+        if not gap:
+            return None
+        return self._turn(self.pacing, origin, gap)
+
+    async def _turn(self, pacing: SharedPacing, origin: str, gap: float) -> bool:
+        try:
+            wait = await pacing.reserve(PACE_PREFIX + origin, gap)
+        except Exception as exc:  # the store is down: this worker's own pace meanwhile
+            log = logger.debug if self._pacing_down else logger.warning
+            self._pacing_down = True
+            log(
+                "scrapy-rep: the shared pace of pushed-back origins failed (%(error)s); "
+                "each worker paces its own sends meanwhile",
+                {"error": f"{type(exc).__name__}: {exc}"},
+            )
+            return False
+        self._pacing_down = False
+        await sleep(self.timers, wait)
+        return True
+
+    def sending(self, request: Request, origin: str, *, turned: bool = False) -> str | None:
+        """Right before the download: a reason to hold it after all, else it is counted.
+
+        ``turned``: it waited for its moment in the cluster's pace (:meth:`turn`)."""
         core = self.core
         if origin not in core:
             return None
         now = self.clock()
-        reason = core.hold_reason(origin, now)
+        reason = core.hold_reason(origin, now, paced=not turned)
         if reason is not None:
             return reason
         request.meta[M.PUSHBACK_SENT] = origin

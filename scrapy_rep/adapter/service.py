@@ -193,6 +193,7 @@ class RobotsService:
                 self.telemetry,
                 replace(config.pushback, ramp_max=_ramp_max(crawler)),
                 clock=self.timers,
+                pacing=shared_pacing(self.resolver.shared),
             )
             if any(action != "off" for action in config.pushback.actions.values())
             else None

@@ -571,6 +571,11 @@ def test_a_pages_429_at_one_worker_pauses_the_origin_for_every_worker(
     later = [h for h in x.requests() if h.path != "/robots.txt" and h is not x.requests("/a1")[0]]
     # nobody sent to the origin during the pause the 429 asked for (3 s)
     assert all(h.at >= refused + 3 - 0.05 for h in later), [(h.path, h.at - refused) for h in later]
+    # then one pace for the cluster: at the pause's end a and b each let a request go, and
+    # the moments reserved in Redis space them (each worker alone would send at once)
+    times = sorted(h.at for h in later)
+    assert min(b - a for a, b in itertools.pairwise(times)) >= 0.2, [t - refused for t in times]
+    assert a.store("pace") + b.store("pace") >= len(later)
     assert len(cluster.downloaded()) == 5  # the refused page too: not lost
     assert b.stat("rep/parked/rate-limited") >= 1  # b held its requests, told by a
     assert a.stat("rep/pushback/pauses/rate-limited") == 1
