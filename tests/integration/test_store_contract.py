@@ -373,6 +373,25 @@ async def test_a_page_pause_is_kept_until_it_ends_and_read_by_another_store(
 
 
 @pytest_twisted.ensureDeferred
+async def test_forget_and_flush_clear_page_pauses_too(backend: Backend) -> None:
+    from scrapy_rep.core.pushback import PauseState
+
+    async def scenario() -> None:
+        now = time.time()
+        store = backend.open()
+        for origin in (ORIGIN, "http://h:80"):
+            await store.save_pause(
+                origin, PauseState(now + 60, "blocked", 403, origin, None, 1, now)
+            )
+        assert await store.forget(ORIGIN)  # the operator lifts the pause with the policy
+        assert set(await store.load_pauses()) == {"http://h:80"}
+        await store.flush()
+        assert await store.load_pauses() == {}
+
+    await in_loop(backend.run(scenario))
+
+
+@pytest_twisted.ensureDeferred
 async def test_a_saved_page_pause_reaches_the_listening_stores(backend: Backend) -> None:
     from scrapy_rep.core.pushback import PauseState
 

@@ -260,10 +260,11 @@ class RedisStore:
         self.counts["round_trips"] += 1
         async with self.client.pipeline(transaction=True) as pipe:
             pipe.delete(self.policy_key(origin))
+            pipe.hdel(self.pauses_key, origin)  # a page's pause too: the operator says so
             pipe.publish(self.channel, origin)
-            deleted, notified = await pipe.execute()
+            deleted, unpaused, notified = await pipe.execute()
         self.counts["notified"] += notified
-        return bool(deleted)
+        return bool(deleted or unpaused)
 
     async def flush(self) -> int:
         """Delete every key of this prefix and version, tell the workers; the number deleted."""

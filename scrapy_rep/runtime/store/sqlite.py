@@ -218,14 +218,15 @@ class SqliteStore:
     # -- administration (the CLI's ``scrapy-rep store --sqlite PATH``) -----------------
 
     async def forget(self, origin: str | None) -> int:
-        """Delete the policy of ``origin`` (``None``: every policy); how many went.
+        """Delete the policy and page pause of ``origin`` (``None``: all); how many went.
 
         Running crawls on the file hear of it (:meth:`on_invalidate`).
         """
         return await self._call(self._file.forget, origin)
 
     async def flush(self) -> int:
-        """Delete every policy and every lock; how many rows went. Running crawls hear of it."""
+        """Delete every policy, page pause and lock; how many rows went. Running crawls hear
+        of it."""
         return await self._call(self._file.flush)
 
     async def show(self, origin: str) -> dict[str, Any]:

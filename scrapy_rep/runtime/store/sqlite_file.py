@@ -317,8 +317,10 @@ class SqliteFile:
         try:
             if origin is None:
                 deleted = db.execute("DELETE FROM rep_policy").rowcount
+                deleted += db.execute("DELETE FROM rep_pause").rowcount
             else:
                 deleted = db.execute("DELETE FROM rep_policy WHERE origin = ?", (origin,)).rowcount
+                deleted += db.execute("DELETE FROM rep_pause WHERE origin = ?", (origin,)).rowcount
             if locks:
                 deleted += db.execute("DELETE FROM rep_lock").rowcount
             db.execute(
