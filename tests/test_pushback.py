@@ -376,13 +376,18 @@ def test_a_pushback_at_a_settled_pace_slows_it_a_long_healthy_run_probes_again(
     assert pb.gap(A) < kept * GAP_GROWTH  # it tries a little faster again
 
 
-def test_a_shared_pace_is_adopted_when_slower_and_a_bad_one_is_ignored() -> None:
+def test_a_shared_pace_is_adopted_and_a_bad_one_is_ignored() -> None:
     pb = make()
-    state = PauseState(NOW + 5, RATE_LIMITED, 429, f"{A}/", 5.0, 1, NOW, gap=0.75)
+    state = PauseState(NOW + 5, RATE_LIMITED, 429, f"{A}/", 5.0, 1, NOW, gap=0.75, stage=FINE)
     assert PauseState.from_dict(state.to_dict()) == state
-    assert PauseState.from_dict({**state.to_dict(), "gap": -1}) == replace(state, gap=0.0)
-    assert PauseState.from_dict({**state.to_dict(), "gap": 1e300}) == replace(state, gap=0.0)
-    legacy = {k: v for k, v in state.to_dict().items() if k != "gap"}  # an older worker's
-    assert PauseState.from_dict(legacy) == replace(state, gap=0.0)
+    unpaced = replace(state, gap=0.0, stage=COARSE)
+    assert PauseState.from_dict({**state.to_dict(), "gap": -1}) == unpaced
+    assert PauseState.from_dict({**state.to_dict(), "gap": 1e300}) == unpaced
+    assert PauseState.from_dict({**state.to_dict(), "stage": 7}) == unpaced
+    legacy = {k: v for k, v in state.to_dict().items() if k not in ("gap", "stage")}
+    assert PauseState.from_dict(legacy) == unpaced  # an older worker's
     assert pb.adopt(A, state, NOW) is not None
-    assert pb.gap(A) == 0.75
+    assert pb.gap(A) == 0.75  # the pace the cluster learnt last, where its learning is
+    pb.resume(A, state.until)
+    _answers(pb, state.until, 0.75, 1)
+    assert pb.gap(A) == pytest.approx(0.75 * DECAY[FINE])

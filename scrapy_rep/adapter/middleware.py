@@ -63,9 +63,9 @@ class RobotsMiddleware:
                 await paced
             pushback = service.pushback
             if pushback is not None:  # a page paused its origin meanwhile, or its ramp is full
-                turn = pushback.turn(origin)  # a paced origin's moment in a cluster
-                turned = await turn if turn is not None else False
-                held = pushback.sending(request, origin, turned=turned)
+                waiting = pushback.turn(origin)  # a paced origin's moment in a cluster
+                turn = await waiting if waiting is not None else None
+                held = pushback.sending(request, origin, turn)
                 if held is not None:
                     return service.hand_back(request, held)
             return None

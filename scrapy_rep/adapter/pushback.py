@@ -34,6 +34,7 @@ from __future__ import annotations
 import logging
 from collections import deque
 from collections.abc import Coroutine, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request
@@ -73,6 +74,14 @@ PUSHBACK_PRIORITY = 570
 PACE_PREFIX = "rep-pushback:"
 
 
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """A send's moment, reserved in the cluster's pace; ``spacing``: seconds since the
+    send reserved before it, by any worker (None: the first known)."""
+
+    spacing: float | None
+
+
 class PageSignals:
     """Pauses, slow starts and blocks an origin's pages asked for, carried out in Scrapy."""
 
@@ -107,10 +116,11 @@ class PageSignals:
 
     # -- a request leaves, a response comes back --------------------------------
 
-    def turn(self, origin: str) -> Coroutine[Any, Any, bool] | None:
+    def turn(self, origin: str) -> Coroutine[Any, Any, Turn | None] | None:
         """Before a paced origin's download, with a cluster: wait for the moment reserved
-        for it in the shared store (True), so the cluster's sends keep the pace; None
-        when there is nothing to wait for (no round trip, no await)."""
+        for it in the shared store, so the cluster's sends keep the pace; the turn taken
+        (None: the store failed). None when there is nothing to wait for (no round trip,
+        no await)."""
         if self.pacing is None:
             return None
         gap = self.core.gap(origin)
@@ -118,9 +128,9 @@ class PageSignals:
             return None
         return self._turn(self.pacing, origin, gap)
 
-    async def _turn(self, pacing: SharedPacing, origin: str, gap: float) -> bool:
+    async def _turn(self, pacing: SharedPacing, origin: str, gap: float) -> Turn | None:
         try:
-            wait = await pacing.reserve(PACE_PREFIX + origin, gap)
+            wait, spacing = await pacing.reserve_spaced(PACE_PREFIX + origin, gap)
         except Exception as exc:  # the store is down: this worker's own pace meanwhile
             log = logger.debug if self._pacing_down else logger.warning
             self._pacing_down = True
@@ -129,24 +139,24 @@ class PageSignals:
                 "each worker paces its own sends meanwhile",
                 {"error": f"{type(exc).__name__}: {exc}"},
             )
-            return False
+            return None
         self._pacing_down = False
         await sleep(self.timers, wait)
-        return True
+        return Turn(spacing)
 
-    def sending(self, request: Request, origin: str, *, turned: bool = False) -> str | None:
+    def sending(self, request: Request, origin: str, turn: Turn | None = None) -> str | None:
         """Right before the download: a reason to hold it after all, else it is counted.
 
-        ``turned``: it waited for its moment in the cluster's pace (:meth:`turn`)."""
+        ``turn``: it waited for its moment in the cluster's pace (:meth:`turn`)."""
         core = self.core
         if origin not in core:
             return None
         now = self.clock()
-        reason = core.hold_reason(origin, now, paced=not turned)
+        reason = core.hold_reason(origin, now, paced=turn is None)
         if reason is not None:
             return reason
         request.meta[M.PUSHBACK_SENT] = origin
-        core.sent(origin, now)
+        core.sent(origin, now, None if turn is None else turn.spacing)
         wait = core.wait(origin, now)
         if wait > 0:  # paced: the next held request goes when its time comes
             self._pace(origin, wait)

@@ -129,8 +129,10 @@ class PauseState:
     #: pushbacks in a row (the back-off's exponent)
     level: int
     started: float
-    #: the pace learnt: seconds between sends after the pause (0: none)
+    #: the pace learnt: seconds between sends after the pause (0: none), and how far the
+    #: learning is (COARSE, FINE, SETTLED)
     gap: float = 0.0
+    stage: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -142,6 +144,7 @@ class PauseState:
             "level": self.level,
             "started": self.started,
             "gap": self.gap,
+            "stage": self.stage,
         }
 
     @classmethod
@@ -158,13 +161,14 @@ class PauseState:
                 int(data["level"]),
                 float(data["started"]),
                 float(data.get("gap") or 0.0),
+                int(data.get("stage") or 0),
             )
         except (KeyError, TypeError, ValueError, AttributeError):
             return None
         if state.cause not in REASONS or not math.isfinite(state.until):
             return None
-        if not 0.0 <= state.gap <= MAX_GAP:  # not a pace: the pause without one
-            state = replace(state, gap=0.0)
+        if not 0.0 <= state.gap <= MAX_GAP or state.stage not in DECAY:  # not a pace
+            state = replace(state, gap=0.0, stage=COARSE)
         return state
 
 
@@ -327,7 +331,9 @@ class Pushback:
         if state.pause is not None and state.pause.until > until:
             until = state.pause.until  # never shortened by a later response
         cause = _CAUSE_BY_STATUS.get(status, SERVICE_UNAVAILABLE)
-        state.pause = PauseState(until, cause, status, url, hint, state.level, now, state.gap)
+        state.pause = PauseState(
+            until, cause, status, url, hint, state.level, now, state.gap, state.stage
+        )
         state.cause = cause
         state.window = 0
         return Pause(origin, state.pause, new=not ongoing)
@@ -490,14 +496,19 @@ class Pushback:
             return 0.0
         return max(0.0, state.next_send - now)
 
-    def sent(self, origin: str, now: float = 0.0) -> None:
-        """A request of a tracked origin left for the network (at ``now``: its pace)."""
+    def sent(self, origin: str, now: float = 0.0, spacing: float | None = None) -> None:
+        """A request of a tracked origin left for the network (at ``now``: its pace).
+
+        ``spacing``: the seconds since the origin's previous send as the cluster's
+        pacing knows it (another worker's send included); else since this one's."""
         state = self._origins.get(origin)
         if state is not None:
             if state.gap:
                 state.next_send = now + state.gap
             last = state.last_send
-            state.spacing = math.inf if last is None else now - last
+            if spacing is None:
+                spacing = math.inf if last is None else now - last
+            state.spacing = spacing
             state.last_send = now
             state.inflight += 1
 
@@ -521,7 +532,7 @@ class Pushback:
         state.pause = shared
         state.cause = shared.cause
         state.level = max(state.level, shared.level)
-        if shared.gap > state.gap:  # the pace another worker learnt: no faster than it
-            state.gap = shared.gap
+        if shared.gap:  # the pace the cluster learnt last: one pace for every worker
+            state.gap, state.stage = shared.gap, shared.stage
         state.window = 0
         return Pause(origin, shared)
