@@ -15,6 +15,7 @@ from scrapy_rep.adapter.identity import IDENTITY_PRIORITY, IdentityGuard
 from scrapy_rep.adapter.media import MediaUsesMiddleware
 from scrapy_rep.adapter.middleware import RobotsMiddleware
 from scrapy_rep.adapter.page import PageDirectivesMiddleware
+from scrapy_rep.adapter.provenance import ItemProvenanceMiddleware
 from scrapy_rep.adapter.pushback import PUSHBACK_PRIORITY, PushbackMiddleware
 from scrapy_rep.runtime.settings import SETTINGS, is_enabled
 
@@ -31,6 +32,9 @@ PAGE_DIRECTIVES_PRIORITY = 950
 #: media pipelines' downloads (no callback), answered for the declared uses: outside
 #: RetryMiddleware (550) and RedirectMiddleware (600), so it reads the final response
 MEDIA_USES_PRIORITY = 540
+#: on the engine side of the page directives middleware: marks only the items it keeps
+#: (not configured, so no cost, unless REP_ITEM_PROVENANCE is set)
+ITEM_PROVENANCE_PRIORITY = 940
 
 
 def _builtin_priority(settings: Any) -> int:
@@ -88,6 +92,7 @@ class Addon:
         put("DOWNLOADER_MIDDLEWARES", IdentityGuard, IDENTITY_PRIORITY)  # after every other
         put("DOWNLOADER_MIDDLEWARES", PushbackMiddleware, PUSHBACK_PRIORITY)
         put("SPIDER_MIDDLEWARES", PageDirectivesMiddleware, PAGE_DIRECTIVES_PRIORITY)
+        put("SPIDER_MIDDLEWARES", ItemProvenanceMiddleware, ITEM_PROVENANCE_PRIORITY)
         for row in SETTINGS:
             if row.default is not None:
                 settings.set(row.name, row.default, priority="addon")

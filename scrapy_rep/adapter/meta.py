@@ -61,6 +61,8 @@ BROWSER_GUARD = "_rep_browser_guard"
 BROWSER_PAGE_INIT = "_rep_page_init"
 #: Internal: on a rendered request, the record of the navigation the guard refused
 BROWSER_NAVIGATION_DROP = "_rep_navigation_drop"
+#: Internal: with ``REP_ITEM_PROVENANCE``, when the downloader received the response
+FETCHED_AT = "_rep_fetched_at"
 
 
 def exempt(meta: dict[str, object]) -> bool:

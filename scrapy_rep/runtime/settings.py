@@ -330,7 +330,7 @@ def _redis_url(name: str, value: Any, get: Getter) -> str | None:
     return value or get("REDIS_URL") or None
 
 
-# -- REP_EXCLUDE, REP_ITEM_PROVENANCE, REP_CONTACT (the dataset builder's settings) --------------
+# -- REP_EXCLUDE, REP_ITEM_PROVENANCE (the dataset builder's settings) ------------------------
 
 
 def read_exclude(name: str, value: Any, get: Getter) -> ExcludedSites | None:
@@ -382,16 +382,6 @@ def read_provenance(name: str, value: Any, get: Getter) -> str | None:
     raise SettingError(
         f"{name} must be an item field name (e.g. '_rep'), True (for '_rep') or off, not {value!r}"
     )
-
-
-def read_provenance_missing(name: str, value: Any, get: Getter) -> str:
-    """Reader of ``REP_ITEM_PROVENANCE_MISSING``: ``error`` or the sidecar file's path."""
-    if isinstance(value, str) and value.strip().lower() == "error":
-        return "error"
-    found = path(directory=False)(name, value, get)
-    if found is None:
-        raise SettingError(f"{name} must be 'error' or a file path, not {value!r}")
-    return found
 
 
 # -- the table ----------------------------------------------------------------------------------
@@ -830,6 +820,17 @@ class RepSettings(ReadOnce):
         "sites never requested, robots.txt included: a list of domains, or the path of a "
         "file of them one a line (`#` comments); each covers its subdomains; dropped with "
         "`excluded-site`",
+    )
+
+    # -- provenance on every item (issue 39: adapter/provenance.py) --------------------------
+    item_provenance = Setting(
+        "REP_ITEM_PROVENANCE",
+        None,
+        read_provenance,
+        "item field (e.g. `'_rep'`) every item a callback yields, and every file a media "
+        "pipeline stores, gets: the URL, the REP decision, the policy's version and each "
+        "declared use's answer (see docs/uses.md); an item type without the field is "
+        "logged once as an error and yielded unchanged",
     )
 
 

@@ -59,8 +59,10 @@ def fetched(sink: Telemetry, event: Fetched) -> None:
             "to read: rules past them are not obeyed (decision records say policy_truncated)",
         )
     sink.counts.fetched(origin, policy.status.value)
+    # archived with or without the audit log: item provenance links the file too
+    archived = _archive(sink, policy) if sink.archive is not None else None
     if sink.audit is not None:
-        record = {**fetch_record(origin, policy), "archive": _archive(sink, policy)}
+        record = {**fetch_record(origin, policy), "archive": archived}
         sink.audit.write("fetch", {**record, "licenses": list(event.licenses)})
 
 

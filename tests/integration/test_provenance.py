@@ -1,0 +1,166 @@
+"""REP_ITEM_PROVENANCE end to end: ``scrapy crawl -O`` as a user runs it, the feed read back."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from scrapy_rep.core.policy import digest_of
+from tests.support.fakesite import FakeSite, Reply
+from tests.support.scrapy_command import make_project, scrapy
+
+ROBOTS = b"User-agent: *\nDisallow: /private\nContent-Usage: train-ai=y\n"
+
+SPIDERS = """\
+import dataclasses
+
+import attrs
+import scrapy
+
+
+class Page(scrapy.Item):
+    url = scrapy.Field()
+    _rep = scrapy.Field()
+
+
+class Bare(scrapy.Item):
+    url = scrapy.Field()
+
+
+@dataclasses.dataclass
+class PageData:
+    url: str
+    _rep: dict = None
+
+
+@attrs.define
+class PageAttrs:
+    url: str
+    _rep: dict = None
+
+
+class FromUrl(scrapy.Spider):
+    def __init__(self, url, **kwargs):
+        super().__init__(**kwargs)
+        self.start_urls = [url]
+
+
+class KindsSpider(FromUrl):
+    name = "kinds"
+
+    def parse(self, response):
+        yield {"url": response.url, "kind": "dict"}
+        yield Page(url=response.url)
+        yield PageData(url=response.url)
+        yield PageAttrs(url=response.url)
+        for href in response.css("a::attr(href)").getall():
+            yield response.follow(href)
+
+
+class BareSpider(FromUrl):
+    name = "bare"
+
+    def parse(self, response):
+        yield Bare(url=response.url)
+        yield {"url": response.url, "kind": "dict"}
+        yield Bare(url=response.url)
+"""
+
+
+def project(tmp_path: Path, **settings: Any) -> Path:
+    where = make_project(tmp_path / "project")
+    (where / "oneshot_spiders.py").write_text(SPIDERS)
+    with open(where / "oneshot_settings.py", "a") as f:
+        for name, value in settings.items():
+            f.write(f"{name} = {value!r}\n")
+    return where
+
+
+def feed(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+@pytest.fixture
+def origin(site: FakeSite) -> Any:
+    a = site.add("a").robots(Reply(body=ROBOTS))
+    a.links("/", ["/open", "/private/x"])
+    body = b"<html><head><title>t</title></head><body>open</body></html>"
+    a.page("/open", Reply(body=body, headers={"Content-Usage": "train-ai=n"}))
+    return a
+
+
+def test_every_kind_of_item_carries_its_provenance_in_the_feed(origin: Any, tmp_path: Path) -> None:
+    archive = tmp_path / "archive"
+    where = project(
+        tmp_path,
+        REP_ITEM_PROVENANCE="_rep",
+        REP_USES=["train-ai"],
+        REP_POLICY_ARCHIVE=str(archive),
+    )
+    out = tmp_path / "out.jsonl"
+    done = scrapy(where, "crawl", "kinds", "-a", f"url={origin.url_for('/')}", "-O", str(out))
+    assert done.returncode == 0, done.stderr
+    items = feed(out)
+    assert origin.hits("/private/x") == 0
+    assert len(items) == 8  # four kinds, two pages
+    digest = digest_of(ROBOTS)
+    for item in items:
+        rep = item["_rep"]
+        assert rep["url"] == item["url"]
+        assert rep["origin"] == f"http://127.0.0.1:{origin.port}"
+        assert rep["product_token"] == "testbot"
+        assert rep["status"] == 200
+        assert isinstance(rep["fetched_at"], float) and rep["fetched_at_iso"].endswith("+00:00")
+        decision = rep["decision"]
+        assert (decision["rep_decision"], decision["action"]) == ("allow", "download")
+        assert decision["reason"] == "no-matching-rule"
+        assert decision["group"] == "user-agent: * (line 1)"
+        policy = rep["policy"]
+        assert (policy["status"], policy["http_status"], policy["digest"]) == ("ok", 200, digest)
+        assert policy["fetched_at"] <= rep["fetched_at"]
+        assert policy["archived"] == str(archive / f"{digest}.txt")
+        assert Path(policy["archived"]).read_bytes() == ROBOTS
+    by_url = {item["url"]: item["_rep"] for item in items}
+    # robots.txt says yes for train-ai; the page's own header says no, and wins
+    assert by_url[origin.url_for("/")]["uses"] == {
+        "train-ai": {
+            "answer": "allowed",
+            "source": "robots.txt line 3 in group user-agent: * (line 1): "
+            "Content-Usage: train-ai=y",
+        }
+    }
+    assert by_url[origin.url_for("/open")]["uses"]["train-ai"] == {
+        "answer": "refused",
+        "source": "header Content-Usage: train-ai=n",
+    }
+
+
+def test_an_item_type_without_the_field_is_logged_once_and_yielded_unchanged(
+    origin: Any, tmp_path: Path
+) -> None:
+    where = project(tmp_path, REP_ITEM_PROVENANCE="_rep")
+    out = tmp_path / "out.jsonl"
+    start = f"url={origin.url_for('/open')}"
+    done = scrapy(where, "crawl", "bare", "-a", start, "-O", str(out))
+    assert done.returncode == 0, done.stderr
+    said = done.stderr
+    line = "ERROR: scrapy-rep: Bare has no field '_rep' for REP_ITEM_PROVENANCE"
+    assert said.count(line) == 1, said  # once per item type, however many items
+    items = feed(out)
+    # the dict still gets its provenance; the Bare items leave unchanged
+    assert {item.get("kind") for item in items} == {None, "dict"}
+    bare = [item for item in items if "kind" not in item]
+    assert bare == [{"url": origin.url_for("/open")}] * 2
+    assert all(item["_rep"]["url"] == origin.url_for("/open") for item in items if "kind" in item)
+
+
+def test_off_by_default_nothing_changes(origin: Any, tmp_path: Path) -> None:
+    where = project(tmp_path)
+    out = tmp_path / "out.jsonl"
+    done = scrapy(where, "crawl", "kinds", "-a", f"url={origin.url_for('/open')}", "-O", str(out))
+    assert done.returncode == 0, done.stderr
+    assert "ItemProvenanceMiddleware" not in done.stderr  # not enabled, nothing said
+    assert all(item.get("_rep") is None for item in feed(out))
