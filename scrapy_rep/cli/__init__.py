@@ -16,6 +16,7 @@ import urllib.request
 from collections.abc import Callable, Sequence
 
 from scrapy_rep import __version__
+from scrapy_rep.cli.describe import add_parser as add_describe_parser
 from scrapy_rep.cli.explain import add_parser as add_explain_parser
 from scrapy_rep.cli.report import add_parser as add_report_parser
 from scrapy_rep.cli.store import add_parser as add_store_parser
@@ -141,6 +142,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_store_parser(commands)
     add_explain_parser(commands)
     add_report_parser(commands)
+    add_describe_parser(commands)
     return parser
 
 

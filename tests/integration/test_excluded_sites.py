@@ -8,6 +8,7 @@ import pytest
 import pytest_twisted
 
 from scrapy_rep import cli
+from tests.support import doc_examples
 from tests.support.audit import audited_crawl, of
 from tests.support.fakesite import FakeSite, Reply
 
@@ -56,6 +57,12 @@ async def test_excluded_sites_are_never_requested_and_explain_names_the_entry(
     assert "DISALLOW -> drop (excluded-site)" in out
     assert "excluded  by the entry 'localhost' (line 4)" in out
     assert "REP_EXCLUDE, not robots.txt (never fetched)" in out
+    # the worked example of docs/uses.md
+    text = f"$ scrapy-rep explain audit.jsonl {named}/b\n{out}"
+    stable = doc_examples.stable(
+        text, **{"8000": str(by_name.port), "/srv/crawl/infringing.txt": str(listed)}
+    )
+    doc_examples.check("explain-excluded.txt", stable)
 
 
 @pytest_twisted.ensureDeferred

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from scrapy_rep.core.policy import digest_of
+from tests.support import doc_examples
 from tests.support.fakesite import FakeSite, Reply
 from tests.support.scrapy_command import make_project, scrapy
 
@@ -136,6 +137,16 @@ def test_every_kind_of_item_carries_its_provenance_in_the_feed(origin: Any, tmp_
         "answer": "refused",
         "source": "header Content-Usage: train-ai=n",
     }
+    # the worked example of docs/uses.md: this item, as the feed holds it
+    (example,) = [i for i in items if i.get("kind") == "dict" and i["url"].endswith("/open")]
+    for part in (example["_rep"], example["_rep"]["policy"]):
+        part["fetched_at"] = 1796117400.0  # the example's clock
+    text = json.dumps(example, indent=2, ensure_ascii=False) + "\n"
+    port = str(origin.port)
+    doc_examples.check(
+        "provenance-item.json",
+        doc_examples.stable(text, **{"8000": port, "/srv/crawl/archive": str(archive)}),
+    )
 
 
 def test_an_item_type_without_the_field_is_logged_once_and_yielded_unchanged(
