@@ -6,7 +6,8 @@ that spider's ``custom_settings``) and prints, as Markdown (default) or JSON
 (``--json``): the product token and User-Agent, the declared uses and their
 policy tokens, what scrapy-rep honours (the robots.txt status table with the
 project's overrides, Crawl-delay, the use signals, the page directives), how
-to block the crawler, and the contact from ``REP_CONTACT``.
+to block the crawler, and how to reach its operator (``--contact``, else the
+``+https://...`` URL in the User-Agent).
 
 Every line comes from the settings and scrapy-rep's own tables
 (:data:`~scrapy_rep.core.policy.DEFAULT_ACTIONS`, the uses and directives
@@ -53,13 +54,19 @@ def add_parser(subparsers: Any) -> None:
     )
     describe.add_argument("--json", action="store_true", help="print JSON, not Markdown")
     describe.add_argument("--spider", metavar="NAME", help="take this spider's custom_settings too")
+    describe.add_argument(
+        "--contact",
+        metavar="TEXT",
+        help="how site owners reach the operator (a URL or an e-mail address); "
+        "default: the +https://... URL in USER_AGENT",
+    )
     describe.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     try:
         settings = project_settings(args.spider)
-        found = describe(settings.get)
+        found = describe(settings.get, contact=args.contact)
     except (SettingError, _NoProject) as exc:
         print(f"scrapy-rep: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
@@ -93,8 +100,12 @@ def project_settings(spider: str | None = None) -> Any:
     return settings
 
 
-def describe(get: Any) -> dict[str, Any]:
-    """The description, as data: from the settings (``get``) and scrapy-rep's tables."""
+def describe(get: Any, contact: str | None = None) -> dict[str, Any]:
+    """The description, as data: from the settings (``get``) and scrapy-rep's tables.
+
+    ``contact`` is the ``--contact`` option; without it, the information URL a
+    User-Agent carries (``mybot/1.0 (+https://example.org/bot)``), if any.
+    """
     config = RepSettings.from_settings(get)
     token = config.token
     user_agent = str(get("ROBOTSTXT_USER_AGENT") or get("USER_AGENT") or "")
@@ -115,7 +126,7 @@ def describe(get: Any) -> dict[str, Any]:
         "enabled": is_enabled(get) and _addon_enabled(get),
         "product_token": token,
         "user_agent": user_agent,
-        "contact": config.contact or (info.group(1) if info else None),
+        "contact": contact or (info.group(1) if info else None),
         "uses": {
             "declared": declared,
             "action": config.use_action if declared else None,
@@ -130,7 +141,7 @@ def describe(get: Any) -> dict[str, Any]:
                 "honoured": config.crawl_delay_enabled,
                 "max_seconds": config.crawl_delay_max if config.crawl_delay_enabled else None,
             },
-            "retry_after_max_seconds": config.retry_after_max,
+            "retry_after_max_seconds": config.policy.retry_after_max,
         },
         "page_directives": {
             "honoured": config.page_directives,
@@ -205,7 +216,7 @@ def markdown(found: dict[str, Any]) -> str:
     out += [
         f"- Product token (matched against robots.txt `User-agent` lines): `{token}`",
         f"- User-Agent header: `{found['user_agent']}`",
-        f"- Contact: {found['contact'] or 'not given (set REP_CONTACT)'}",
+        f"- Contact: {found['contact'] or 'not given (--contact, or a +URL in USER_AGENT)'}",
         f"- Enforced by scrapy-rep {found['scrapy_rep']}",
         "",
         "## What it collects for",

@@ -13,7 +13,6 @@ from tests.support.scrapy_command import ROOT, make_project
 
 SETTINGS = """\
 USER_AGENT = "mybot/2.1 (+https://example.org/bot)"
-REP_CONTACT = "crawl-team@example.org"
 REP_USES = ["train-ai", "search"]
 REP_USE_ACTION = "drop"
 REP_USE_TOKENS = {"train-ai": "mybot-training"}
@@ -49,7 +48,7 @@ def project(tmp_path: Path) -> Path:
 
 
 def test_markdown_says_what_the_project_obeys_and_how_to_block_it(tmp_path: Path) -> None:
-    done = describe(project(tmp_path))
+    done = describe(project(tmp_path), "--contact", "crawl-team@example.org")
     assert done.returncode == 0, done.stderr
     page = done.stdout
     assert page.startswith("# The `mybot` crawler\n")
@@ -79,7 +78,8 @@ def test_json_and_a_spiders_custom_settings(tmp_path: Path) -> None:
     found = json.loads(done.stdout)
     assert found["product_token"] == "mybot"
     assert found["enabled"] is True
-    assert found["contact"] == "crawl-team@example.org"
+    # no --contact: the information URL the User-Agent carries
+    assert found["contact"] == "https://example.org/bot"
     assert found["uses"]["policy_tokens"] == {"train-ai": "mybot-training"}
     assert {r["outcome"]: r["action"] for r in found["robots_txt"]["status"]}["403"] == "allow"
     assert found["robots_txt"]["crawl_delay"] == {"honoured": False, "max_seconds": None}
