@@ -89,6 +89,11 @@ STATS: Mapping[str, str] = {
     "JSON, an entry without a path pattern, a reservation neither 0 nor 1)",
     "rep/tdmrep/html": "tdmrep.json answered by an HTML page that is no JSON (a soft 404): "
     "no file, named in one INFO line at close, not warned about per origin",
+    "rep/walls/<kind>": "responses that are a licence or payment wall, by `payment` (`402`) "
+    "and `licence` (`401` with `WWW-Authenticate: License`): never retried, their items "
+    "never produced",
+    "rep/walls/origins-walled": "origins walled off after `REP_BLOCK_AFTER` walls: their "
+    "other requests are dropped (`rep/dropped/licence-required`)",
     "rep/browser/allowed": "browser sub-requests (scrapy-playwright renders) let through, each "
     "judged URL counting once (a redirect hop too)",
     "rep/browser/aborted/<reason>": "browser sub-requests aborted, by reason: the drop "

@@ -152,6 +152,10 @@ def describe(get: Any, contact: str | None = None) -> dict[str, Any]:
             "rel_nofollow": config.rel_nofollow,
         },
         "excluded_sites": len(config.exclude) if config.exclude is not None else 0,
+        "licence_walls": {
+            "statuses": ["402", "401 WWW-Authenticate: License"],
+            "walled_after": config.block_after,
+        },
         "block": _block(token, policy_tokens, declared),
     }
 
@@ -269,6 +273,16 @@ def markdown(found: dict[str, Any]) -> str:
             out.append('Links marked `rel="nofollow"` are not followed.')
     else:
         out.append("Page directives are not read.")
+    walls = found["licence_walls"]
+    after = walls["walled_after"]
+    out += [
+        "",
+        "## Licence and payment walls",
+        "",
+        f"A page answering {' or '.join(f'`{s}`' for s in walls['statuses'])} is not retried, "
+        "nor retried around (no other identity or route), and nothing of it is collected"
+        + (f"; after {after} such answers a site is not crawled further." if after else "."),
+    ]
     if found["excluded_sites"]:
         out += ["", f"{found['excluded_sites']} sites are excluded and never requested."]
     block = found["block"]

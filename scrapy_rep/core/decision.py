@@ -150,6 +150,11 @@ REASONS: dict[str, tuple[str, str]] = {
         "the URL's host is on the exclusion list (or a subdomain of an entry): dropped before "
         "anything is fetched, robots.txt included; `matched_rule` names the entry",
     ),
+    "licence-required": (
+        "licence walls",
+        "the response was a licence or payment wall (`402`, or `401` with `WWW-Authenticate: "
+        "License`): not retried, its items never produced; `matched_rule` says what it asked",
+    ),
     "guard-error": (
         "the browser guard",
         "it could not judge a sub-request in time, or failed: the sub-request is aborted",
@@ -180,7 +185,7 @@ class Decision:
     #: the request URL
     url: str
     #: the policy's status (``ok``, ``unavailable``, ``unreachable``, ``paused``,
-    #: ``unresolved``; ``pending``, ``page`` and ``excluded`` in records no rule gave)
+    #: ``unresolved``; ``pending``, ``page``, ``excluded`` and ``wall`` in records no rule gave)
     policy_status: str
     #: the robots.txt HTTP status (never the target's)
     policy_http_status: int | None
@@ -603,4 +608,30 @@ def excluded_site(
         rule=f"exclude: {entry}",
         line=line,
         policy_status=EXCLUDED,
+    )
+
+
+#: ``policy_status`` of an answer that rests on a licence or payment wall, not on robots.txt
+WALL = "wall"
+
+
+def licence_required(origin: str, token: str, url: str, said: str, detail: str) -> dict[str, Any]:
+    """The record of a request refused for a licence or payment wall (``licence-required``).
+
+    ``said`` is what the wall asked (``402 payment, crawler-price: USD 0.01``),
+    kept in ``matched_rule``; ``detail`` says whether this response was the wall
+    or its origin is walled off (``REP_BLOCK_AFTER`` walls met there).
+    """
+    return decision_record(
+        origin,
+        token,
+        url,
+        None,
+        UNRESOLVED,
+        UNRESOLVED,
+        DROP,
+        "licence-required",
+        detail,
+        rule=said,
+        policy_status=WALL,
     )

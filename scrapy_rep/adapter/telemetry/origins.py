@@ -14,6 +14,7 @@ from scrapy_rep.core.events import (
     CrawlDelaySet,
     DelayWaited,
     Fetched,
+    LicenceWall,
     Parsed,
     Reused,
     RobotsServedFromCache,
@@ -254,6 +255,27 @@ def _note_once(sink: Telemetry, key: str, origin: str, level: int, text: str) ->
 
 
 #: event class -> its handler here
+def licence_wall(sink: Telemetry, event: LicenceWall) -> None:
+    """A licence or payment wall met: counted, per origin for the report, and audited."""
+    wall = event.wall
+    sink.inc(f"rep/walls/{wall['kind']}")
+    if event.walled:
+        sink.inc("rep/walls/origins-walled")
+    sink.counts.wall(event.origin, wall["said"])
+    logger.info(
+        "scrapy-rep: %(url)s is behind a %(kind)s wall (%(said)s)%(walled)s",
+        {
+            "url": event.url,
+            "kind": wall["kind"],
+            "said": wall["said"],
+            "walled": "; its origin's other requests are dropped now" if event.walled else "",
+        },
+    )
+    if sink.audit is not None:
+        record = {"url": event.url, "origin": event.origin, **wall, "walled": event.walled}
+        sink.audit.write("licence_wall", {**record, "licenses": list(event.licenses)})
+
+
 ON: Mapping[type, Callable[[Telemetry, Any], None]] = {
     Fetched: fetched,
     Reused: reused,
@@ -265,4 +287,5 @@ ON: Mapping[type, Callable[[Telemetry, Any], None]] = {
     SlotDelayRaised: slot_delay_raised,
     DelayWaited: delay_waited,
     TdmrepFetched: tdmrep,
+    LicenceWall: licence_wall,
 }

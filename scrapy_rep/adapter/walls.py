@@ -1,0 +1,75 @@
+"""Licence and payment walls in a crawl: the downloader middleware that meets them.
+
+A response that is a wall (:mod:`scrapy_rep.core.walls`: ``402``, or ``401``
+with ``WWW-Authenticate: License``) never reaches the spider: it is dropped
+with :class:`RepIgnoreRequest` (reason ``licence-required``, the wall's
+answer in ``matched_rule``), so its errback hears why and no item comes of
+it; it is not retried, and nothing is tried around it (no other identity or
+route). The wall is recorded with what it asks (``crawler-price``, the
+licence server, the ``Link`` headers) beside the origin's robots.txt RSL
+``License:`` lines. After ``REP_BLOCK_AFTER`` walls at one origin, the
+service drops the origin's other requests before they are fetched
+(:meth:`RobotsService.answer <scrapy_rep.adapter.service.RobotsService.answer>`).
+
+Checking costs one comparison of the status per response.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from scrapy_rep.adapter import meta as M
+from scrapy_rep.adapter.exceptions import RepIgnoreRequest
+from scrapy_rep.adapter.service import RobotsService
+from scrapy_rep.core.decision import licence_required
+from scrapy_rep.core.events import LicenceWall
+from scrapy_rep.core.origin import NotAnOrigin, origin_of
+from scrapy_rep.core.policy import Status
+from scrapy_rep.core.walls import wall_of
+
+if TYPE_CHECKING:
+    from scrapy import Request
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+
+
+class LicenceWallMiddleware:
+    """Drops a wall response before the spider, records what it asks, walls off origins."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        self.crawler = crawler
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> LicenceWallMiddleware:
+        return cls(crawler)
+
+    def process_response(
+        self, request: Request, response: Response, spider: Any = None
+    ) -> Response:
+        if response.status not in (401, 402) or M.exempt(request.meta):
+            return response
+        headers = response.headers
+        wall = wall_of(
+            response.status,
+            lambda name: [v.decode("latin-1") for v in headers.getlist(name)],
+        )
+        service = RobotsService.running(self.crawler)
+        if wall is None or service is None:
+            return response
+        try:
+            origin = origin_of(request.url)
+        except NotAnOrigin:
+            return response
+        walled = service.walls.hit(origin, wall)
+        policy = service.resolver.current(origin)
+        robots = (
+            service.resolver.cache.robots(policy)
+            if policy is not None and policy.status is Status.OK
+            else None
+        )
+        licenses = tuple(robots.licenses) if robots is not None else ()
+        said = wall.said()
+        event = LicenceWall(origin, request.url, {**wall.to_dict(), "said": said}, walled, licenses)
+        service.telemetry.record(event)
+        detail = f"the page answered {said}: not retried, its items not produced"
+        raise RepIgnoreRequest(licence_required(origin, service.token, request.url, said, detail))
