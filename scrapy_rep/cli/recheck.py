@@ -35,7 +35,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from scrapy_rep.core.origin import NotAnOrigin, origin_of
-from scrapy_rep.core.recheck import ALLOWED, REFUSED, UNKNOWN, VERDICTS, Verdict, verdict
+from scrapy_rep.core.recheck import ALLOWED, REFUSED, UNKNOWN, VERDICTS, ItemVerdict, verdict
 from scrapy_rep.core.uses import USES
 from scrapy_rep.robotstxt.text import printable
 
@@ -106,7 +106,7 @@ def _write(
     kind: str,
     out_kind: str,
     urls: list[str | None],
-    verdicts: dict[str, Verdict],
+    verdicts: dict[str, ItemVerdict],
     records: dict[str, dict[str, Any]],
 ) -> int:
     counts = dict.fromkeys(VERDICTS, 0)
@@ -117,7 +117,7 @@ def _write(
         for item, url in zip(_items(args.feed, kind), urls, strict=True):
             found = verdicts.get(url) if url is not None else None
             if found is None:
-                found = Verdict(UNKNOWN, f"no http(s) URL in field {args.url_field!r}")
+                found = ItemVerdict(UNKNOWN, f"no http(s) URL in field {args.url_field!r}")
             counts[found.verdict] += 1
             if found.verdict != ALLOWED:
                 print(printable(f"{found.verdict:8} {url}  {found.why}"))

@@ -26,27 +26,27 @@ _UNKNOWN_REASONS = frozenset(
 
 
 @dataclass(frozen=True, slots=True)
-class Verdict:
+class ItemVerdict:
     """One item's verdict and why."""
 
     verdict: str
     why: str
 
 
-def verdict(record: Mapping[str, Any]) -> Verdict:
+def verdict(record: Mapping[str, Any]) -> ItemVerdict:
     """The verdict a decision record (``Decision.to_dict()``) gives an item now."""
     reason = record.get("reason", "")
     if reason in _UNKNOWN_REASONS:
         status = record.get("policy_http_status")
         said = f"robots.txt {status}" if status else "robots.txt not read"
-        return Verdict(UNKNOWN, f"{said}: {record.get('detail') or reason}")
+        return ItemVerdict(UNKNOWN, f"{said}: {record.get('detail') or reason}")
     if record.get("rep_decision") == "disallow" or reason.startswith("collection-"):
         rule = record.get("matched_rule")
         where = f"{rule} (line {record.get('matched_line')})" if rule else reason
-        return Verdict(REFUSED, f"{reason}: {where}")
+        return ItemVerdict(REFUSED, f"{reason}: {where}")
     for use, said in (record.get("uses") or {}).items():
         if said.get("answer") == "refused":
-            return Verdict(REFUSED, f"use-refused: {use} by {said.get('source', '')}")
+            return ItemVerdict(REFUSED, f"use-refused: {use} by {said.get('source', '')}")
     if record.get("action") == "download" or record.get("rep_decision") == "allow":
-        return Verdict(ALLOWED, reason)
-    return Verdict(UNKNOWN, f"{reason}: {record.get('detail', '')}")
+        return ItemVerdict(ALLOWED, reason)
+    return ItemVerdict(UNKNOWN, f"{reason}: {record.get('detail', '')}")
