@@ -18,7 +18,7 @@ from scrapy_rep.adapter.page import PageDirectivesMiddleware
 from scrapy_rep.adapter.provenance import ItemProvenanceMiddleware
 from scrapy_rep.adapter.pushback import PUSHBACK_PRIORITY, PushbackMiddleware
 from scrapy_rep.adapter.walls import LicenceWallMiddleware
-from scrapy_rep.runtime.settings import SETTINGS, is_enabled
+from scrapy_rep.runtime.settings import SETTINGS, SettingError, is_enabled, read_spidermon
 
 logger = logging.getLogger(__name__)
 
@@ -101,5 +101,28 @@ class Addon:
         for row in SETTINGS:
             if row.default is not None:
                 settings.set(row.name, row.default, priority="addon")
+        if read_spidermon("REP_SPIDERMON", settings.get("REP_SPIDERMON"), settings.get):
+            _enable_spidermon(settings)
         if browser.wanted(settings):  # scrapy-playwright installed, configured, guard on
             browser.configure(settings)
+
+
+#: Spidermon's extension (the ``spidermon`` extra), and where it runs in EXTENSIONS
+SPIDERMON_EXTENSION = "spidermon.contrib.scrapy.extensions.Spidermon"
+SPIDERMON_PRIORITY = 500
+
+
+def _enable_spidermon(settings: Any) -> None:
+    """``REP_SPIDERMON``: Spidermon on, scrapy-rep's suite run when the engine stops."""
+    import importlib.util
+
+    if importlib.util.find_spec("spidermon") is None:
+        raise SettingError("REP_SPIDERMON needs Spidermon: pip install 'scrapy-rep[spidermon]'")
+    from scrapy_rep.adapter.monitors import SUITE
+
+    settings.set("SPIDERMON_ENABLED", True, priority="addon")
+    put = settings.set_in_component_priority_dict
+    put("EXTENSIONS", SPIDERMON_EXTENSION, SPIDERMON_PRIORITY)
+    suites = list(settings.getlist("SPIDERMON_ENGINE_STOP_MONITORS"))
+    if SUITE not in suites:
+        settings.set("SPIDERMON_ENGINE_STOP_MONITORS", [*suites, SUITE], priority="addon")

@@ -14,6 +14,8 @@ STATS: Mapping[str, str] = {
     "rep/judgements/<rep_decision>": "the same, by `allow`, `disallow`, `unresolved`",
     "rep/downloaded": "requests let through to the downloader (each request's final answer "
     "counts once: `rep/downloaded` + `rep/dropped/*` = requests)",
+    "rep/downloaded/not-allowed": "requests let through whose REP decision was not `allow`: "
+    "never, by construction; the Spidermon suite's check (`REP_SPIDERMON`)",
     "rep/dropped/<reason>": "requests dropped, by reason (`page-nofollow` and `link-nofollow` "
     "from page directives)",
     "rep/parked": "requests parked",
