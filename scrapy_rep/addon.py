@@ -17,7 +17,6 @@ from scrapy_rep.adapter.middleware import RobotsMiddleware
 from scrapy_rep.adapter.page import PageDirectivesMiddleware
 from scrapy_rep.adapter.provenance import ItemProvenanceMiddleware
 from scrapy_rep.adapter.pushback import PUSHBACK_PRIORITY, PushbackMiddleware
-from scrapy_rep.adapter.walls import LicenceWallMiddleware
 from scrapy_rep.runtime.settings import SETTINGS, SettingError, is_enabled, read_spidermon
 
 logger = logging.getLogger(__name__)
@@ -33,9 +32,6 @@ PAGE_DIRECTIVES_PRIORITY = 950
 #: media pipelines' downloads (no callback), answered for the declared uses: outside
 #: RetryMiddleware (550) and RedirectMiddleware (600), so it reads the final response
 MEDIA_USES_PRIORITY = 540
-#: licence and payment walls: a response's status looked at on its way out, before the
-#: retry middleware (550), which leaves 401 and 402 alone anyway
-LICENCE_WALL_PRIORITY = 560
 #: on the engine side of the page directives middleware: marks only the items it keeps
 #: (not configured, so no cost, unless REP_ITEM_PROVENANCE is set)
 ITEM_PROVENANCE_PRIORITY = 940
@@ -95,7 +91,6 @@ class Addon:
         put("DOWNLOADER_MIDDLEWARES", MediaUsesMiddleware, MEDIA_USES_PRIORITY)
         put("DOWNLOADER_MIDDLEWARES", IdentityGuard, IDENTITY_PRIORITY)  # after every other
         put("DOWNLOADER_MIDDLEWARES", PushbackMiddleware, PUSHBACK_PRIORITY)
-        put("DOWNLOADER_MIDDLEWARES", LicenceWallMiddleware, LICENCE_WALL_PRIORITY)
         put("SPIDER_MIDDLEWARES", PageDirectivesMiddleware, PAGE_DIRECTIVES_PRIORITY)
         put("SPIDER_MIDDLEWARES", ItemProvenanceMiddleware, ITEM_PROVENANCE_PRIORITY)
         for row in SETTINGS:

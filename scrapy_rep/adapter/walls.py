@@ -1,4 +1,4 @@
-"""Licence and payment walls in a crawl: the downloader middleware that meets them.
+"""Licence and payment walls in a crawl: what meets them on a response's way out.
 
 A response that is a wall (:mod:`scrapy_rep.core.walls`: ``402``, or ``401``
 with ``WWW-Authenticate: License``) never reaches the spider: it is dropped
@@ -11,12 +11,15 @@ licence server, the ``Link`` headers) beside the origin's robots.txt RSL
 service drops the origin's other requests before they are fetched
 (:meth:`RobotsService.answer <scrapy_rep.adapter.service.RobotsService.answer>`).
 
-Checking costs one comparison of the status per response.
+It is no middleware of its own (a middleware costs each response a few µs
+in Scrapy's chain): :class:`~scrapy_rep.adapter.fetch.BodyGuard`, which sees
+every response already, hands it the rare ``401`` and ``402``
+(:data:`~scrapy_rep.core.walls.WALL_STATUSES`), so checking costs one set lookup per response.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from scrapy_rep.adapter import meta as M
 from scrapy_rep.adapter.exceptions import RepIgnoreRequest
@@ -33,20 +36,15 @@ if TYPE_CHECKING:
     from scrapy.http import Response
 
 
-class LicenceWallMiddleware:
+class LicenceWalls:
     """Drops a wall response before the spider, records what it asks, walls off origins."""
 
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
 
-    @classmethod
-    def from_crawler(cls, crawler: Crawler) -> LicenceWallMiddleware:
-        return cls(crawler)
-
-    def process_response(
-        self, request: Request, response: Response, spider: Any = None
-    ) -> Response:
-        if response.status not in (401, 402) or M.exempt(request.meta):
+    def process_response(self, request: Request, response: Response) -> Response:
+        """``response`` (a 401 or 402), or :class:`RepIgnoreRequest` if it is a wall."""
+        if M.exempt(request.meta):
             return response
         headers = response.headers
         wall = wall_of(

@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 PAYMENT, LICENCE = "payment", "licence"
+#: the statuses a wall answers with; no other response is looked at
+WALL_STATUSES = frozenset({401, 402})
 #: the reason of a request dropped for a wall
 LICENCE_REQUIRED = "licence-required"
 #: response headers that say what a wall asks for, recorded as they are
@@ -66,7 +68,7 @@ class Wall:
 
 def wall_of(status: int, header: Callable[[str], Iterable[str]]) -> Wall | None:
     """The wall a response is, or None. ``header(name)``: that header's values, as text."""
-    if status not in (401, 402):
+    if status not in WALL_STATUSES:
         return None
     challenges = [value for value in header("www-authenticate") if value]
     licence = [c for c in challenges if c.strip().lower().split(" ", 1)[0] == "license"]
