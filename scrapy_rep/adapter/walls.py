@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from scrapy_rep.adapter import meta as M
 from scrapy_rep.adapter.exceptions import RepIgnoreRequest
 from scrapy_rep.adapter.service import RobotsService
 from scrapy_rep.core.decision import licence_required
@@ -43,9 +42,11 @@ class LicenceWalls:
         self.crawler = crawler
 
     def process_response(self, request: Request, response: Response) -> Response:
-        """``response`` (a 401 or 402), or :class:`RepIgnoreRequest` if it is a wall."""
-        if M.exempt(request.meta):
-            return response
+        """``response`` (a 401 or 402), or :class:`RepIgnoreRequest` if it is a wall.
+
+        A ``dont_obey_robotstxt`` request's wall too: it opts out of robots.txt, and a
+        wall is no robots.txt (robots.txt fetches never come here).
+        """
         headers = response.headers
         wall = wall_of(
             response.status,

@@ -54,11 +54,14 @@ async def test_walls_are_recorded_never_retried_and_wall_off_their_origin(
     b.page("/paid", Reply(status=402))
     c = site.add("c", host="127.0.0.3").robots(Reply(body=b"User-agent: *\nAllow: /\n"))
     c.page("/basic", Reply(status=401, headers={"WWW-Authenticate": 'Basic realm="x"'}))
+    c.page("/paid", Reply(status=402))
     log, html = tmp_path / "audit.jsonl", tmp_path / "report.html"
     first = [a.url_for("/paid"), a.url_for("/licensed"), b.url_for("/paid"), c.url_for("/basic")]
     # asked for after the walls (a lower priority, one request at a time)
     later = [scrapy.Request(a.url_for("/after"), priority=-10)]
     later.append(scrapy.Request(b.url_for("/after"), priority=-10))
+    # dont_obey_robotstxt opts out of robots.txt, not of a wall
+    later.append(scrapy.Request(c.url_for("/paid"), meta={"dont_obey_robotstxt": True}))
     settings = {
         "REP_DECISION_LOG": str(log),
         "REP_REPORT_HTML": str(html),
@@ -77,10 +80,11 @@ async def test_walls_are_recorded_never_retried_and_wall_off_their_origin(
         a.url_for("/licensed"): "licence-required",
         b.url_for("/paid"): "licence-required",
         a.url_for("/after"): "licence-required",
+        c.url_for("/paid"): "licence-required",
     }
     # no item of a wall; a 401 that is no licence wall is a page as before
     assert sorted(result.items) == sorted([c.url_for("/basic"), b.url_for("/after")])
-    assert result.stat("rep/walls/payment") == 2 and result.stat("rep/walls/licence") == 1
+    assert result.stat("rep/walls/payment") == 3 and result.stat("rep/walls/licence") == 1
     assert result.stat("rep/walls/origins-walled") == 1
     assert result.stat("rep/dropped/licence-required") == 1  # /after, dropped before a fetch
     licensed = result.decisions[a.url_for("/licensed")]
@@ -93,7 +97,7 @@ async def test_walls_are_recorded_never_retried_and_wall_off_their_origin(
     # the close report and the HTML report list the origins behind walls
     assert result.crawler is not None
     lines = report_lines(Telemetry.of(result.crawler).counts)
-    assert "  licence and payment walls: 3 responses" in lines
+    assert "  licence and payment walls: 4 responses" in lines
     page = html.read_text()
     assert "Origins behind licence and payment walls" in page
     assert "https://license.example/token" in page and "https://a.example/license.xml" in page

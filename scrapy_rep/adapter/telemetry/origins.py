@@ -254,7 +254,6 @@ def _note_once(sink: Telemetry, key: str, origin: str, level: int, text: str) ->
         _note(level, origin, text)
 
 
-#: event class -> its handler here
 def licence_wall(sink: Telemetry, event: LicenceWall) -> None:
     """A licence or payment wall met: counted, per origin for the report, and audited."""
     wall = event.wall
@@ -276,6 +275,7 @@ def licence_wall(sink: Telemetry, event: LicenceWall) -> None:
         sink.audit.write("licence_wall", {**record, "licenses": list(event.licenses)})
 
 
+#: event class -> its handler here
 ON: Mapping[type, Callable[[Telemetry, Any], None]] = {
     Fetched: fetched,
     Reused: reused,
