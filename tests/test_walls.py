@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from scrapy_rep.core.pushback import BLOCKED, Pushback, PushbackConfig
 from scrapy_rep.core.report import CrawlCounts, report_lines
-from scrapy_rep.core.walls import LICENCE, PAYMENT, Walls, wall_of
+from scrapy_rep.core.walls import LICENCE, PAYMENT, wall_of
+
+NOW = 1_000_000.0
 
 
 def headers(**values: list[str]) -> object:
@@ -35,17 +38,24 @@ def test_other_401s_and_other_statuses_are_no_walls() -> None:
     assert wall_of(403, headers(www_authenticate=["License"])) is None  # type: ignore[arg-type]
 
 
-def test_an_origin_is_walled_off_at_the_limit_once() -> None:
-    wall = wall_of(402, headers())  # type: ignore[arg-type]
-    assert wall is not None
-    walls = Walls(2)
-    assert walls.hit("https://a:443", wall) is False
-    assert walls.hit("https://a:443", wall) is True
-    assert walls.hit("https://a:443", wall) is False  # already walled
-    assert list(walls.walled) == ["https://a:443"]
-    never = Walls(0)
-    assert not any(never.hit("https://a:443", wall) for _ in range(10))
-    assert never.walled == {}
+def test_block_after_walls_in_a_row_hold_the_origin_like_a_block() -> None:
+    a = "https://a:443"
+    pb = Pushback(PushbackConfig(block_after=2, block_pause=600.0))
+    # a wall counts from the first response: no page served first is needed
+    assert pb.on_wall(a, 402, f"{a}/1", NOW) is None
+    assert pb.on_response(a, 200, {}, f"{a}/2", NOW) is None  # a page breaks the run
+    assert pb.on_wall(a, 402, f"{a}/3", NOW) is None
+    block = pb.on_wall(a, 401, f"{a}/4", NOW)
+    assert block is not None and block.cause == BLOCKED
+    assert (block.statuses, block.refusals) == ((401, 402), 2)
+    assert pb.hold_reason(a, NOW + 1) == BLOCKED
+    assert pb.paused(a, NOW + 601) is None  # then a slow start, as after any block
+    # walls and the 403s the page status table blocks for make one run
+    b = "https://b:443"
+    assert pb.on_response(b, 200, {}, f"{b}/", NOW) is None
+    assert pb.on_wall(b, 402, f"{b}/1", NOW) is None
+    blocked = pb.on_response(b, 403, {}, f"{b}/2", NOW)
+    assert blocked is not None and blocked.statuses == (402, 403)
 
 
 def test_the_close_report_lists_the_origins_behind_walls() -> None:

@@ -53,7 +53,6 @@ from scrapy_rep.core.decision import (
     DecisionRecord,
     excluded_site,
     judge_record,
-    licence_required,
     unjudged,
 )
 from scrapy_rep.core.events import RobotsServedFromCache
@@ -62,7 +61,6 @@ from scrapy_rep.core.origin import origin_of
 from scrapy_rep.core.policy import Policy, Status
 from scrapy_rep.core.pushback import REASONS as PUSHBACK_REASONS
 from scrapy_rep.core.tdmrep import USE as TDM_USE
-from scrapy_rep.core.walls import Walls
 from scrapy_rep.runtime.resolver import (
     Resolver,
     ResolverSpec,
@@ -137,10 +135,6 @@ class RobotsService:
         self.collection = CollectionHook(hook) if hook is not None else None
         #: REP_EXCLUDE: sites dropped before any fetch (None: no list, no cost)
         self.excluded = config.exclude
-        #: licence and payment walls met, per origin; ``walled``: the origins walled off
-        #: (empty, so one truth test, until REP_BLOCK_AFTER walls at one origin)
-        self.walls = Walls(config.block_after)
-        self.walled = self.walls.walled
         self.telemetry = Telemetry.of(crawler)
         self.resolver = SharedResolvers.acquire(self.spec, self._make_resolver)
         #: the resolver's fetch for this crawler and its listener (serving once holding is made)
@@ -251,8 +245,6 @@ class RobotsService:
             excluded = self.excluded_record(origin, request, downloader)
             if excluded is not None:
                 return excluded, None
-        if self.walled and origin in self.walled:
-            return self._walled(origin, request, downloader), None
         policy = self.resolver.current(origin)
         now = self.clock()
         cache = "miss" if policy is None else "hit" if policy.fresh(now) else "expired"
@@ -307,17 +299,6 @@ class RobotsService:
             self.telemetry.final(origin, record)
             if self.one_shot is not None:
                 oneshot.say(record)
-        return record
-
-    def _walled(self, origin: str, request: Request, downloader: bool) -> DecisionRecord:
-        """The record of a request to an origin walled off (REP_BLOCK_AFTER walls)."""
-        said = self.walled[origin].said()
-        met = self.walls.met[origin]
-        detail = f"{met} responses of this origin were licence or payment walls ({said})"
-        record = licence_required(origin, self.token, request.url, said, detail)
-        if downloader:
-            request.meta[M.DECISION] = record
-            self.telemetry.final(origin, record)
         return record
 
     def _held(

@@ -94,8 +94,8 @@ STATS: Mapping[str, str] = {
     "rep/walls/<kind>": "responses that are a licence or payment wall, by `payment` (`402`) "
     "and `licence` (`401` with `WWW-Authenticate: License`): never retried, their items "
     "never produced",
-    "rep/walls/origins-walled": "origins walled off after `REP_BLOCK_AFTER` walls: their "
-    "other requests are dropped (`rep/dropped/licence-required`)",
+    "rep/walls/origins-walled": "origins held like a block by a wall: `REP_BLOCK_AFTER` "
+    "refusals in a row, walls among them (their other requests end `blocked`)",
     "rep/browser/allowed": "browser sub-requests (scrapy-playwright renders) let through, each "
     "judged URL counting once (a redirect hop too)",
     "rep/browser/aborted/<reason>": "browser sub-requests aborted, by reason: the drop "

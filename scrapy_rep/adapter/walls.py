@@ -7,9 +7,12 @@ answer in ``matched_rule``), so its errback hears why and no item comes of
 it; it is not retried, and nothing is tried around it (no other identity or
 route). The wall is recorded with what it asks (``crawler-price``, the
 licence server, the ``Link`` headers) beside the origin's robots.txt RSL
-``License:`` lines. After ``REP_BLOCK_AFTER`` walls at one origin, the
-service drops the origin's other requests before they are fetched
-(:meth:`RobotsService.answer <scrapy_rep.adapter.service.RobotsService.answer>`).
+``License:`` lines. ``REP_BLOCK_AFTER`` refusals in a row at one origin
+(walls, and the 401/403s the page status table blocks for) hold the origin
+like a block (:meth:`PageSignals.wall <scrapy_rep.adapter.pushback.PageSignals.wall>`):
+its other requests wait ``REP_BLOCK_PAUSE`` and end ``blocked`` when the crawl
+has nothing else to do. Until then (a wall may cover a path only) they are
+judged as before.
 
 It is no middleware of its own (a middleware costs each response a few µs
 in Scrapy's chain): :class:`~scrapy_rep.adapter.fetch.BodyGuard`, which sees
@@ -59,7 +62,9 @@ class LicenceWalls:
             origin = origin_of(request.url)
         except NotAnOrigin:
             return response
-        walled = service.walls.hit(origin, wall)
+        # REP_BLOCK_AFTER refusals in a row (walls, 401/403s) hold the origin like a block
+        pushback = service.pushback
+        walled = pushback.wall(origin, response.status, request.url) if pushback else False
         policy = service.resolver.current(origin)
         robots = (
             service.resolver.cache.robots(policy)

@@ -281,7 +281,12 @@ def markdown(found: dict[str, Any]) -> str:
         "",
         f"A page answering {' or '.join(f'`{s}`' for s in walls['statuses'])} is not retried, "
         "nor retried around (no other identity or route), and nothing of it is collected"
-        + (f"; after {after} such answers a site is not crawled further." if after else "."),
+        + (
+            f"; after {after} refusals in a row (such answers, 401, 403) a site is not "
+            "crawled for a while."
+            if after
+            else "."
+        ),
     ]
     if found["excluded_sites"]:
         out += ["", f"{found['excluded_sites']} sites are excluded and never requested."]

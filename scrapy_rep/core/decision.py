@@ -143,7 +143,7 @@ REASONS: dict[str, tuple[str, str]] = {
     "blocked": (
         "pushback",
         "held, then ended: its origin answered `REP_BLOCK_AFTER` pages in a row with 401/403 "
-        "after serving pages (a wall: stop and diagnose)",
+        "after serving pages, or with licence or payment walls (stop and diagnose)",
     ),
     "excluded-site": (
         "`REP_EXCLUDE`",
@@ -619,8 +619,7 @@ def licence_required(origin: str, token: str, url: str, said: str, detail: str) 
     """The record of a request refused for a licence or payment wall (``licence-required``).
 
     ``said`` is what the wall asked (``402 payment, crawler-price: USD 0.01``),
-    kept in ``matched_rule``; ``detail`` says whether this response was the wall
-    or its origin is walled off (``REP_BLOCK_AFTER`` walls met there).
+    kept in ``matched_rule``; ``detail`` says what became of it.
     """
     return decision_record(
         origin,

@@ -11,8 +11,8 @@ Pure: a status and the response's headers in, a :class:`Wall` (or None) out.
 A wall is not retried, nor retried around (no other identity, no other
 route): the page's items are never produced, and what the wall asks for is
 recorded. An origin is judged on after a wall (it may cover a path only)
-until :class:`Walls` has counted ``limit`` of them there; then its other
-requests are dropped before they are fetched (``licence-required``).
+until ``REP_BLOCK_AFTER`` refusals in a row there; then it is held like a
+block (:meth:`scrapy_rep.core.pushback.Pushback.on_wall`).
 """
 
 from __future__ import annotations
@@ -90,25 +90,3 @@ def _unquote(value: str) -> str:
     if len(value) >= 2 and value[0] == value[-1] == '"':
         return re.sub(r"\\(.)", r"\1", value[1:-1])
     return value
-
-
-class Walls:
-    """Walls met per origin; past ``limit`` of them an origin's requests are dropped.
-
-    ``limit`` 0: never (each wall response is still not produced). Bounded by
-    the origins that met a wall, which are few.
-    """
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.met: dict[str, int] = {}
-        #: the origins walled off, and the last wall each met there
-        self.walled: dict[str, Wall] = {}
-
-    def hit(self, origin: str, wall: Wall) -> bool:
-        """Count a wall at ``origin``; True when the origin is walled off by it."""
-        count = self.met[origin] = self.met.get(origin, 0) + 1
-        if self.limit and count >= self.limit and origin not in self.walled:
-            self.walled[origin] = wall
-            return True
-        return False

@@ -109,8 +109,8 @@ RECORDS: Mapping[str, tuple[str, str]] = {
         "`url`, `origin`, `kind` (`payment`, `licence`), `status`, `said` (one line), "
         "`server` (the licence server a `License` challenge names), `price` "
         "(`crawler-price`), `headers` (`www-authenticate`, `crawler-price`, `link`, as sent), "
-        "`walled` (the origin's other requests are dropped from now: "
-        "`REP_BLOCK_AFTER`), `licenses` (the origin's robots.txt RSL `License` URLs)",
+        "`walled` (the `REP_BLOCK_AFTER`-th refusal in a row: the origin is held like a "
+        "block from now), `licenses` (the origin's robots.txt RSL `License` URLs)",
     ),
 }
 

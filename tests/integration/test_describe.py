@@ -66,7 +66,7 @@ def test_markdown_says_what_the_project_obeys_and_how_to_block_it(tmp_path: Path
     assert "`Crawl-delay` is honoured, up to 30 s between requests." in page
     assert "`X-Robots-Tag`, `Robots-Tag`" in page
     assert "2 sites are excluded and never requested." in page
-    assert "after 3 such answers a site is not crawled further." in page
+    assert "after 3 refusals in a row (such answers, 401, 403) a site is not crawled" in page
     assert "```text\nUser-agent: mybot\nDisallow: /\n```" in page
     assert "Only for `train-ai`:\n\n```text\nUser-agent: mybot-training\nDisallow: /\n```" in page
     assert "User-agent: mybot\nContent-Usage: train-ai=n" in page

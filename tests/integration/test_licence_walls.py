@@ -73,20 +73,22 @@ async def test_walls_are_recorded_never_retried_and_wall_off_their_origin(
     result = await crawl([*first, *later], settings, spider=ItemSpider)
 
     assert a.hits("/paid") == 1 and a.hits("/licensed") == 1 and b.hits("/paid") == 1
-    # a walled origin's other requests are not fetched; one wall alone walls nothing off
+    # REP_BLOCK_AFTER walls in a row hold their origin like a block: its other requests
+    # are not fetched and end blocked; one wall alone blocks nothing
     assert a.hits("/after") == 0 and b.hits("/after") == 1
     assert result.dropped == {
         a.url_for("/paid"): "licence-required",
         a.url_for("/licensed"): "licence-required",
         b.url_for("/paid"): "licence-required",
-        a.url_for("/after"): "licence-required",
+        a.url_for("/after"): "blocked",
         c.url_for("/paid"): "licence-required",
     }
     # no item of a wall; a 401 that is no licence wall is a page as before
     assert sorted(result.items) == sorted([c.url_for("/basic"), b.url_for("/after")])
     assert result.stat("rep/walls/payment") == 3 and result.stat("rep/walls/licence") == 1
     assert result.stat("rep/walls/origins-walled") == 1
-    assert result.stat("rep/dropped/licence-required") == 1  # /after, dropped before a fetch
+    assert result.stat("rep/dropped/licence-required") == 0  # walls count in rep/walls/*
+    assert result.stat("rep/dropped/blocked") == 1  # /after, never fetched
     licensed = result.decisions[a.url_for("/licensed")]
     assert licensed["matched_rule"] == "401 licence, licence server https://license.example/token"
     walls = {r["url"]: r for r in of(records(log), "licence_wall")}
