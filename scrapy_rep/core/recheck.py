@@ -39,7 +39,8 @@ def verdict(record: Mapping[str, Any]) -> ItemVerdict:
     if reason in _UNKNOWN_REASONS:
         status = record.get("policy_http_status")
         said = f"robots.txt {status}" if status else "robots.txt not read"
-        return ItemVerdict(UNKNOWN, f"{said}: {record.get('detail') or reason}")
+        detail = str(record.get("detail") or reason)
+        return ItemVerdict(UNKNOWN, detail if detail.startswith(said) else f"{said}: {detail}")
     if record.get("rep_decision") == "disallow" or reason.startswith("collection-"):
         rule = record.get("matched_rule")
         where = f"{rule} (line {record.get('matched_line')})" if rule else reason

@@ -8,7 +8,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from tests.support import processes
+from tests.support import doc_examples, processes
 from tests.support.fakesite import FakeSite, Reply
 from tests.support.scrapy_command import ROOT, make_project, scrapy
 
@@ -89,6 +89,13 @@ def test_recheck_sorts_a_crawls_feed_by_what_the_sites_say_now(
     after = {origin.name: origin.hits("/robots.txt") for origin in (same, closed, down, opted)}
     assert {name: after[name] - before[name] for name in after} == dict.fromkeys(after, 1)
     assert same.hits("/a") == 1 and same.hits("/b") == 1  # the crawl's, not the recheck's
+    # the worked example of docs/uses.md
+    command = (
+        "$ scrapy-rep recheck items.jsonl -o kept.jsonl --use train-ai --report verdicts.jsonl"
+    )
+    hosts = {f"{o.name}.example": f"127.0.0.1:{o.port}" for o in (same, closed, down, opted)}
+    paths = {"kept.jsonl": str(kept), "items.jsonl": str(feed)}
+    doc_examples.check("recheck.txt", doc_examples.stable(f"{command}\n{out}", **hosts, **paths))
 
 
 def test_recheck_reads_csv_and_json_and_says_unknown_without_refusals(
