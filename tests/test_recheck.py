@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from scrapy_rep.core.decision import decision_record, excluded_site, unjudged
 from scrapy_rep.core.recheck import ALLOWED, REFUSED, UNKNOWN, verdict
 
@@ -34,3 +36,18 @@ def test_an_excluded_site_and_a_rejected_collection_are_refused() -> None:
     excluded = excluded_site(ORIGIN, "mybot", URL, "a.example", None, "REP_EXCLUDE")
     assert verdict(excluded).verdict == REFUSED
     assert verdict(record("allow", "drop", "collection-rejected")).verdict == REFUSED
+
+
+def test_a_large_feed_shows_its_progress_at_each_tenth(capsys: pytest.CaptureFixture[str]) -> None:
+    from scrapy_rep.cli.recheck import _progress
+
+    progress = _progress(2000, 40)
+    for done in range(50, 2001, 50):  # an origin's URLs judged at a time
+        progress(done)
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 10
+    assert lines[0] == "recheck: 200 of 2000 URLs judged (40 origins)"
+    assert lines[-1] == "recheck: 2000 of 2000 URLs judged (40 origins)"
+    small = _progress(999, 3)
+    small(999)
+    assert capsys.readouterr().err == ""
