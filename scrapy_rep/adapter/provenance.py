@@ -44,8 +44,9 @@ from scrapy.exceptions import NotConfigured
 from scrapy.http import HtmlResponse
 
 from scrapy_rep.adapter import meta as M
+from scrapy_rep.adapter.page import response_answers
 from scrapy_rep.core.directives import head_metas
-from scrapy_rep.core.use_signals import meta_names, request_answers, response_signals, response_uses
+from scrapy_rep.core.use_signals import meta_names
 from scrapy_rep.core.uses import record
 from scrapy_rep.runtime.clock import clock_of
 from scrapy_rep.runtime.settings import RepSettings, is_enabled
@@ -68,11 +69,7 @@ class ItemProvenanceMiddleware:
         if config.item_provenance is None:
             raise NotConfigured
         self.field: str = config.item_provenance
-        self.token = config.token
-        self.uses: tuple[str, ...] = tuple(config.uses)
-        self._meta_names = meta_names(config.token)
-        self.archive = config.policy_archive
-        self._archived: dict[str, str | None] = {}
+        self.source = ProvenanceSource(config)
         #: item types without the field, said once each
         self._missing: set[type] = set()
         self.clock = clock_of(crawler.settings.get("REP_CLOCK")).now
@@ -112,7 +109,7 @@ class ItemProvenanceMiddleware:
             return
         made = self._made.get(response)
         if made is None:
-            made = self._made[response] = provenance(self, response)
+            made = self._made[response] = provenance(self.source, response)
         adapter = ItemAdapter(item)
         try:
             adapter[self.field] = dict(made)  # one level copied: a pipeline may edit its own
@@ -128,6 +125,17 @@ class ItemProvenanceMiddleware:
                     self.field,
                     self.field,
                 )
+
+
+class ProvenanceSource:
+    """What a provenance is made with: the crawl's token, uses and policy archive."""
+
+    def __init__(self, config: RepSettings) -> None:
+        self.token = config.token
+        self.uses: tuple[str, ...] = tuple(config.uses)
+        self.meta_names = meta_names(config.token)
+        self.archive = config.policy_archive
+        self._archived: dict[str, str | None] = {}
 
     def archived(self, digest: str | None) -> str | None:
         """The archived robots.txt's path for ``digest``, if ``REP_POLICY_ARCHIVE`` kept it."""
@@ -162,7 +170,7 @@ _POLICY = (
 )
 
 
-def provenance(mw: ItemProvenanceMiddleware, response: Response) -> dict[str, Any]:
+def provenance(mw: ProvenanceSource, response: Response) -> dict[str, Any]:
     """The provenance of ``response``'s items (see the module's docstring)."""
     meta = response.meta
     decision = meta.get(M.DECISION)
@@ -176,7 +184,7 @@ def provenance(mw: ItemProvenanceMiddleware, response: Response) -> dict[str, An
         "fetched_at_iso": _iso(fetched_at),
         "decision": None,
         "policy": None,
-        "uses": _uses(mw, response, decision),
+        "uses": _uses(mw, response),
     }
     if decision:
         found["decision"] = {name: decision.get(key) for name, key in _DECISION}
@@ -195,26 +203,14 @@ def provenance(mw: ItemProvenanceMiddleware, response: Response) -> dict[str, An
     return found
 
 
-def _uses(
-    mw: ItemProvenanceMiddleware, response: Response, decision: dict[str, Any] | None
-) -> dict[str, dict[str, str]]:
-    """Each declared use's answer and source after the page's own signals."""
+def _uses(mw: ProvenanceSource, response: Response) -> dict[str, dict[str, str]]:
+    """Each declared use's answer and source after the page's own signals: the page
+    directives middleware's and the media middleware's answer (``response_answers``)."""
     if not mw.uses:
         return {}
-    headers = response.headers
     html = isinstance(response, HtmlResponse)
-    signals_ = response_signals(
-        mw.token,
-        content_usage=headers.getlist(b"Content-Usage"),
-        content_signal=headers.getlist(b"Content-Signal"),
-        tdm_reservation=headers.getlist(b"tdm-reservation"),
-        x_robots_tag=headers.getlist(b"X-Robots-Tag"),
-        robots_tag=headers.getlist(b"Robots-Tag"),
-        metas=head_metas(response.body, mw._meta_names) if html else None,
-        image=(headers.get(b"Content-Type") or b"").lstrip()[:6].lower() == b"image/",
-    )
-    before, tdm_file = request_answers(decision.get("uses") if decision else None)
-    return record(response_uses(mw.uses, before, tdm_file, signals_))
+    metas = head_metas(response.body, mw.meta_names) if html else None
+    return record(response_answers(mw.token, mw.uses, response, response.request, metas))
 
 
 def _iso(when: Any) -> str | None:

@@ -175,3 +175,63 @@ def test_off_by_default_nothing_changes(origin: Any, tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "ItemProvenanceMiddleware" not in done.stderr  # not enabled, nothing said
     assert all(item.get("_rep") is None for item in feed(out))
+
+
+FILE_SPIDER = """\
+import scrapy
+
+
+class FilesSpider(scrapy.Spider):
+    name = "files"
+
+    def __init__(self, url, files, **kwargs):
+        super().__init__(**kwargs)
+        self.start_urls = [url]
+        self.files = files.split(",")
+
+    def parse(self, response):
+        yield {"url": response.url, "file_urls": self.files}
+"""
+
+
+def test_each_file_a_media_pipeline_stores_carries_its_provenance(
+    site: FakeSite, tmp_path: Path
+) -> None:
+    a = site.add("a").robots(Reply(body=b"User-agent: *\nDisallow: /private\n"))
+    a.page("/doc.pdf", Reply(body=b"%PDF-1.4 ...", headers={"X-Robots-Tag": "noai"}))
+    a.page("/private/x.pdf", Reply(body=b"%PDF-1.4 ..."))
+    where = project(
+        tmp_path,
+        REP_ITEM_PROVENANCE="_rep",
+        REP_USES=["train-ai"],
+        ITEM_PIPELINES={"scrapy_rep.FilesPipeline": 1},
+        FILES_STORE=str(tmp_path / "files"),
+    )
+    (where / "oneshot_spiders.py").write_text(FILE_SPIDER)
+    files = f"{a.url_for('/doc.pdf')},{a.url_for('/private/x.pdf')}"
+    out = tmp_path / "out.jsonl"
+    done = scrapy(
+        where,
+        "crawl",
+        "files",
+        "-a",
+        f"url={a.url_for('/')}",
+        "-a",
+        f"files={files}",
+        "-O",
+        str(out),
+    )
+    assert done.returncode == 0, done.stderr
+    (item,) = feed(out)
+    assert a.hits("/private/x.pdf") == 0
+    (stored,) = item["files"]  # the disallowed file was not fetched, nor stored
+    assert stored["url"] == a.url_for("/doc.pdf")
+    rep = stored["_rep"]
+    assert rep["url"] == a.url_for("/doc.pdf")
+    assert (rep["decision"]["action"], rep["decision"]["reason"]) == (
+        "download",
+        "no-matching-rule",
+    )
+    assert rep["policy"]["digest"] == digest_of(b"User-agent: *\nDisallow: /private\n")
+    assert rep["uses"]["train-ai"] == {"answer": "refused", "source": "X-Robots-Tag noai"}
+    assert item["_rep"]["url"] == a.url_for("/")  # the item's own, from its page
