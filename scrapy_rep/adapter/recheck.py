@@ -22,6 +22,7 @@ from scrapy.utils.misc import load_object
 
 from scrapy_rep.adapter.service import RobotsService
 from scrapy_rep.addon import Addon
+from scrapy_rep.core.decision import DecisionRecord
 
 #: quiet by default, as ``scrapy robots``: the report is the output
 _QUIET = {"LOG_LEVEL": "WARNING", "REP_REPORT_ENABLED": False}
@@ -35,7 +36,7 @@ def recheck(
     settings: Settings,
     origins: Mapping[str, Sequence[str]],
     progress: Callable[[int], None] | None = None,
-) -> tuple[dict[str, dict[str, Any]], list[str]]:
+) -> tuple[dict[str, DecisionRecord], list[str]]:
     """Each URL's decision record as a crawl would make it now; and problems, if any.
 
     ``origins``: origin -> its distinct URLs. ``progress`` hears the number of
@@ -46,7 +47,7 @@ def recheck(
             settings.set(name, value, priority="cmdline")
     if not any(_is_addon(c) for c in settings.getdict("ADDONS")):
         settings.set_in_component_priority_dict("ADDONS", Addon, 100)
-    found: dict[str, dict[str, Any]] = {}
+    found: dict[str, DecisionRecord] = {}
     problems: list[str] = []
     concurrency = max(1, settings.getint("CONCURRENT_REQUESTS"))
 

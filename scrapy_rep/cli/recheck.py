@@ -31,7 +31,7 @@ import csv
 import json
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from scrapy_rep.core.origin import NotAnOrigin, origin_of
@@ -107,7 +107,7 @@ def _write(
     out_kind: str,
     urls: list[str | None],
     verdicts: dict[str, ItemVerdict],
-    records: dict[str, dict[str, Any]],
+    records: Mapping[str, Mapping[str, Any]],
 ) -> int:
     counts = dict.fromkeys(VERDICTS, 0)
     keep = {ALLOWED, UNKNOWN} if args.keep_unknown else {ALLOWED}

@@ -615,7 +615,7 @@ def excluded_site(
 WALL = "wall"
 
 
-def licence_required(origin: str, token: str, url: str, said: str, detail: str) -> dict[str, Any]:
+def licence_required(origin: str, token: str, url: str, said: str, detail: str) -> DecisionRecord:
     """The record of a request refused for a licence or payment wall (``licence-required``).
 
     ``said`` is what the wall asked (``402 payment, crawler-price: USD 0.01``),
