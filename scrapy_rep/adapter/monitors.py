@@ -9,7 +9,8 @@ fails above its threshold, a key of ``REP_SPIDERMON``'s dict (default):
   (``rep/downloaded/not-allowed``; ``not_allowed``, 0);
 - requests still held at close (``rep/dropped/spider-closed``, ``rep/requeued``,
   ``rep/held/saved``; ``held_at_close``, 0);
-- origins paused, unresolved or walled off at close (``blocked_origins``, 10);
+- origins whose robots.txt left them paused or unresolved at close, or that
+  their pages blocked (401/403s, licence walls; ``blocked_origins``, 10);
 - the share of judged requests refused for a declared use
   (``rep/use/<use>/refused``; ``uses_refused``, 50 %);
 - the share of items dropped for a use their page refuses
@@ -29,6 +30,7 @@ from spidermon import MonitorSuite, monitors
 from spidermon.contrib.scrapy.monitors.base import BaseScrapyMonitor
 
 from scrapy_rep.adapter.telemetry import Telemetry
+from scrapy_rep.core.pushback import BLOCKED
 from scrapy_rep.runtime.settings import SPIDERMON_THRESHOLDS, RepSettings
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -37,6 +39,10 @@ F = TypeVar("F", bound=Callable[..., Any])
 def _named(title: str) -> Callable[[F], F]:
     """Spidermon's ``monitors.name``, typed."""
     return cast("Callable[[F], F]", monitors.name(title))
+
+
+def _some(origins: list[str]) -> str:
+    return ", ".join(origins[:5]) + (" ..." if len(origins) > 5 else "")
 
 
 #: origin statuses that hold or refuse an origin's requests
@@ -83,19 +89,20 @@ class RepMonitor(_RepMonitor):
             found, most, f"{found:g} requests were still held at close (at most {most})"
         )
 
-    @_named("Origins paused, unresolved or walled off")
+    @_named("Origins paused, unresolved or blocked")
     def test_blocked_origins(self) -> None:
         counts = Telemetry.of(self.crawler).counts
-        blocked = sorted(o for o, c in counts.origins.items() if c.status in _BLOCKED)
-        walled = int(self.stat("rep/walls/origins-walled"))
+        origins = counts.origins.items()
+        # robots.txt could not be read, or its pages stopped the crawl: 401/403s or walls
+        paused = sorted(o for o, c in origins if c.status in _BLOCKED)
+        blocked = sorted(o for o, c in origins if c.page_pauses.get(BLOCKED) and o not in paused)
         most = self.most("blocked_origins")
-        found = len(blocked) + walled
-        shown = ", ".join(blocked[:5]) + (" ..." if len(blocked) > 5 else "")
+        found = len(paused) + len(blocked)
         self.assertLessEqual(
             found,
             most,
-            f"{len(blocked)} origins paused or unresolved ({shown}), {walled} walled off "
-            f"(at most {most} in all)",
+            f"{len(paused)} origins paused or unresolved ({_some(paused)}), {len(blocked)} "
+            f"blocked by their pages ({_some(blocked)}) (at most {most} in all)",
         )
 
     @_named("Requests refused for a declared use")

@@ -50,7 +50,7 @@ def test_a_clean_crawl_passes_every_monitor(site: FakeSite, tmp_path: Path) -> N
     for name in (
         "No request let through that robots.txt did not allow",
         "Requests held at close",
-        "Origins paused, unresolved or walled off",
+        "Origins paused, unresolved or blocked",
         "Requests refused for a declared use",
         "Items dropped for a use their page refuses",
     ):
@@ -62,19 +62,29 @@ def test_a_clean_crawl_passes_every_monitor(site: FakeSite, tmp_path: Path) -> N
 def test_a_monitor_above_its_threshold_fails_the_run(site: FakeSite, tmp_path: Path) -> None:
     ok = site.add("ok").robots(Reply(body=b"User-agent: *\nAllow: /\nContent-Usage: train-ai=n\n"))
     down = site.add("down", host="127.0.0.2").robots(Reply(status=503))
+    # two payment walls in a row (REP_BLOCK_AFTER = 2): blocked like a wall of 403s
+    walled = site.add("walled", host="127.0.0.3").robots(Reply(body=b"User-agent: *\nAllow: /\n"))
+    walled.page("/p1", Reply(status=402))
+    walled.page("/p2", Reply(status=402))
     log = run(
         tmp_path,
-        [ok.url_for("/a"), ok.url_for("/b"), down.url_for("/a")],
+        [ok.url_for(p) for p in ("/a", "/b")]
+        + [down.url_for("/a")]
+        + [walled.url_for(p) for p in ("/p1", "/p2")],
         REP_USES=["train-ai"],
+        REP_BLOCK_AFTER=2,
         # one setting: the thresholds changed, the others at their defaults
         REP_SPIDERMON={"uses_refused": 25, "blocked_origins": 0},
     )
     assert "scrapy-rep/Requests held at close... FAIL" in log
     assert "1 requests were still held at close (at most 0)" in log
-    assert "scrapy-rep/Origins paused, unresolved or walled off... FAIL" in log
-    assert f"1 origins paused or unresolved (http://127.0.0.2:{down.port})" in log
+    assert "scrapy-rep/Origins paused, unresolved or blocked... FAIL" in log
+    assert (
+        f"1 origins paused or unresolved (http://127.0.0.2:{down.port}), "
+        f"1 blocked by their pages (http://127.0.0.3:{walled.port}) (at most 0 in all)"
+    ) in log
     assert "scrapy-rep/Requests refused for a declared use... FAIL" in log
-    assert "2 of 2 judged requests refused for a declared use (100%; at most 25%)" in log
+    assert "2 of 4 judged requests refused for a declared use (50%; at most 25%)" in log
     assert "scrapy-rep/No request let through that robots.txt did not allow... OK" in log
     assert "[Spidermon] FAILED (failures=3)" in log
 
