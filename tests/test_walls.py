@@ -1,4 +1,4 @@
-"""Licence and payment walls, pure: what a wall is and asks; when an origin is walled off."""
+"""Licence and payment walls, pure: what a wall is and asks; when walls block an origin."""
 
 from __future__ import annotations
 

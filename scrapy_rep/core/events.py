@@ -218,8 +218,9 @@ class ItemDropped:
 @dataclass(frozen=True, slots=True)
 class LicenceWall:
     """A response that is a licence or payment wall (:mod:`scrapy_rep.core.walls`);
-    ``walled``: its origin is walled off by it; ``licenses``: the RSL ``License:`` URLs
-    of the origin's robots.txt, shown beside it."""
+    ``walled``: it was the ``REP_BLOCK_AFTER``-th refusal in a row, and blocked its
+    origin; ``licenses``: the RSL ``License:`` URLs of the origin's robots.txt, shown
+    beside it."""
 
     origin: str
     url: str

@@ -487,7 +487,7 @@ def _sections(story: AuditStory) -> Iterator[tuple[str, str, str]]:
             "Origins behind licence and payment walls",
             table(
                 "t-walls",
-                ["origin", "walls", "the last asked", "its URL", "walled off", "RSL licences"],
+                ["origin", "walls", "the last asked", "its URL", "blocked", "RSL licences"],
                 walls,
             ),
         )
