@@ -19,6 +19,8 @@ from scrapy_rep.robotstxt import (
 __all__ = [
     "Addon",
     "BrowserGuard",
+    "FilesPipeline",
+    "ImagesPipeline",
     "InvalidProductToken",
     "PageDirectivesMiddleware",
     "RepIgnoreRequest",
@@ -35,6 +37,8 @@ __version__ = "0.2.0"
 _LAZY = {
     "Addon": "scrapy_rep.addon",
     "BrowserGuard": "scrapy_rep.adapter.browser",
+    "FilesPipeline": "scrapy_rep.adapter.media_provenance",
+    "ImagesPipeline": "scrapy_rep.adapter.media_provenance",
     "PageDirectivesMiddleware": "scrapy_rep.adapter.page",
     "RepIgnoreRequest": "scrapy_rep.adapter.exceptions",
     "RobotsMiddleware": "scrapy_rep.adapter.middleware",

@@ -15,8 +15,9 @@ from scrapy_rep.adapter.identity import IDENTITY_PRIORITY, IdentityGuard
 from scrapy_rep.adapter.media import MediaUsesMiddleware
 from scrapy_rep.adapter.middleware import RobotsMiddleware
 from scrapy_rep.adapter.page import PageDirectivesMiddleware
+from scrapy_rep.adapter.provenance import ItemProvenanceMiddleware
 from scrapy_rep.adapter.pushback import PUSHBACK_PRIORITY, PushbackMiddleware
-from scrapy_rep.runtime.settings import SETTINGS, is_enabled
+from scrapy_rep.runtime.settings import SETTINGS, SettingError, is_enabled, read_spidermon
 
 logger = logging.getLogger(__name__)
 
@@ -31,6 +32,9 @@ PAGE_DIRECTIVES_PRIORITY = 950
 #: media pipelines' downloads (no callback), answered for the declared uses: outside
 #: RetryMiddleware (550) and RedirectMiddleware (600), so it reads the final response
 MEDIA_USES_PRIORITY = 540
+#: on the engine side of the page directives middleware: marks only the items it keeps
+#: (not configured, so no cost, unless REP_ITEM_PROVENANCE is set)
+ITEM_PROVENANCE_PRIORITY = 940
 
 
 def _builtin_priority(settings: Any) -> int:
@@ -88,8 +92,32 @@ class Addon:
         put("DOWNLOADER_MIDDLEWARES", IdentityGuard, IDENTITY_PRIORITY)  # after every other
         put("DOWNLOADER_MIDDLEWARES", PushbackMiddleware, PUSHBACK_PRIORITY)
         put("SPIDER_MIDDLEWARES", PageDirectivesMiddleware, PAGE_DIRECTIVES_PRIORITY)
+        put("SPIDER_MIDDLEWARES", ItemProvenanceMiddleware, ITEM_PROVENANCE_PRIORITY)
         for row in SETTINGS:
             if row.default is not None:
                 settings.set(row.name, row.default, priority="addon")
+        if read_spidermon("REP_SPIDERMON", settings.get("REP_SPIDERMON"), settings.get):
+            _enable_spidermon(settings)
         if browser.wanted(settings):  # scrapy-playwright installed, configured, guard on
             browser.configure(settings)
+
+
+#: Spidermon's extension (the ``spidermon`` extra), and where it runs in EXTENSIONS
+SPIDERMON_EXTENSION = "spidermon.contrib.scrapy.extensions.Spidermon"
+SPIDERMON_PRIORITY = 500
+
+
+def _enable_spidermon(settings: Any) -> None:
+    """``REP_SPIDERMON``: Spidermon on, scrapy-rep's suite run when the engine stops."""
+    import importlib.util
+
+    if importlib.util.find_spec("spidermon") is None:
+        raise SettingError("REP_SPIDERMON needs Spidermon: pip install 'scrapy-rep[spidermon]'")
+    from scrapy_rep.adapter.monitors import SUITE
+
+    settings.set("SPIDERMON_ENABLED", True, priority="addon")
+    put = settings.set_in_component_priority_dict
+    put("EXTENSIONS", SPIDERMON_EXTENSION, SPIDERMON_PRIORITY)
+    suites = list(settings.getlist("SPIDERMON_ENGINE_STOP_MONITORS"))
+    if SUITE not in suites:
+        settings.set("SPIDERMON_ENGINE_STOP_MONITORS", [*suites, SUITE], priority="addon")

@@ -65,6 +65,7 @@ from scrapy.utils.misc import load_object
 from scrapy_rep.adapter import meta as M
 from scrapy_rep.adapter.exceptions import RepIgnoreRequest
 from scrapy_rep.core.decision import DOWNLOAD, DROP, USE_REFUSED, DecisionRecord, unjudged
+from scrapy_rep.core.directives import meta_robots
 from scrapy_rep.core.origin import NotAnOrigin, origin_of
 from scrapy_rep.core.use_signals import (
     NO_SIGNALS,
@@ -408,6 +409,8 @@ class PageRoute:
         #: the declared uses (REP_USES), and the page's own answer for each: its request's,
         #: then its response's once the guard has fetched the navigation
         self.uses: tuple[str, ...] = tuple(config.uses) if config is not None else ()
+        #: REP_PAGE_DIRECTIVES: the initial HTML's robots meta tags are kept for the page's
+        self.directives = config.page_directives if config is not None else False
         self.page_use: dict[str, UseAnswer] | None = None
         if self.uses and request is not None:
             self.page_use = self._page_use(request.meta.get(M.DECISION), NO_SIGNALS)
@@ -527,6 +530,8 @@ class PageRoute:
                     self.page_use = self._page_use(
                         self.request.meta.get(M.DECISION), await self._signals(response)
                     )
+                if navigation and self.directives and self.request is not None:
+                    await self._initial_metas(response, self.request)
                 await route.fulfill(response=response)
                 return
             target = urljoin(current, location)
@@ -577,6 +582,20 @@ class PageRoute:
             body=await response.body() if html else None,
             image=content_type.startswith(b"image/"),
         )
+
+    async def _initial_metas(self, response: Any, request: Request) -> None:
+        """The initial HTML's robots meta tags, for the page directives middleware.
+
+        A script can remove ``<meta name="robots" content="nofollow">`` before the
+        callback sees the DOM: what the page said before it ran still counts.
+        """
+        content_type = (response.headers.get("content-type") or "").lower()
+        if "html" not in content_type:
+            return
+        token = self.guard.token if self.guard is not None else ""
+        found = meta_robots(await response.body(), token)
+        if found:
+            request.meta[M.BROWSER_INITIAL_METAS] = found
 
     def _drop_page(self, judgement: Judgement) -> None:
         """The render fails; the request's errback hears a drop with this record."""

@@ -25,6 +25,7 @@ from scrapy.utils.log import logformatter_adapter
 from scrapy_rep.adapter import meta as M
 from scrapy_rep.core.origin import robots_url
 from scrapy_rep.core.policy import Conditional, FetchResult
+from scrapy_rep.core.walls import WALL_STATUSES
 from scrapy_rep.robotstxt import MAX_BYTES
 from scrapy_rep.robotstxt.text import printable
 
@@ -32,6 +33,8 @@ if TYPE_CHECKING:
     from scrapy.core.engine import ExecutionEngine
     from scrapy.crawler import Crawler
     from scrapy.http import Response
+
+    from scrapy_rep.adapter.walls import LicenceWalls
 
 logger = logging.getLogger(__name__)
 
@@ -327,15 +330,24 @@ class BodyGuard:
 
     Sits between Scrapy's HttpCompressionMiddleware and the downloader, so
     a gzip bomb served as robots.txt is cut at the cap instead of inflated
-    whole. Other responses pass untouched.
+    whole. Other responses pass untouched, but for a ``401`` or ``402``, handed
+    to :class:`~scrapy_rep.adapter.walls.LicenceWalls` (a licence or payment
+    wall is dropped here, before the retry middleware): one set lookup a response.
     """
+
+    def __init__(self, walls: LicenceWalls | None = None) -> None:
+        self.walls = walls
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> BodyGuard:
-        return cls()
+        from scrapy_rep.adapter.walls import LicenceWalls
+
+        return cls(LicenceWalls(crawler))
 
     def process_response(self, request: Request, response: Response, spider: Any = None) -> Any:
         if not request.meta.get(M.ROBOTS_REQUEST):
+            if response.status in WALL_STATUSES and self.walls is not None:
+                return self.walls.process_response(request, response)
             return response
         encodings = [
             e.strip().lower()

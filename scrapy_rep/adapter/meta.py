@@ -61,6 +61,11 @@ BROWSER_GUARD = "_rep_browser_guard"
 BROWSER_PAGE_INIT = "_rep_page_init"
 #: Internal: on a rendered request, the record of the navigation the guard refused
 BROWSER_NAVIGATION_DROP = "_rep_navigation_drop"
+#: Internal: on a rendered request, the robots ``<meta>`` tags of the page's initial HTML
+#: (the page directives are those of the initial HTML and the final DOM together)
+BROWSER_INITIAL_METAS = "_rep_initial_metas"
+#: Internal: with ``REP_ITEM_PROVENANCE``, when the downloader received the response
+FETCHED_AT = "_rep_fetched_at"
 
 
 def exempt(meta: dict[str, object]) -> bool:

@@ -41,6 +41,8 @@ class RobotsMiddleware:
     ) -> Request | Response | None:
         meta = request.meta
         if meta.get(M.DONT_OBEY) or meta.get(M.ROBOTS_REQUEST):
+            if self.service.excluded is not None and not meta.get(M.ROBOTS_REQUEST):
+                self._excluded_unobeyed(request)  # REP_EXCLUDE holds for it too
             return None
         try:
             origin = origin_of(request.url)
@@ -75,3 +77,13 @@ class RobotsMiddleware:
             raise RepIgnoreRequest(record)
         # held by the gate, or REP_*_ACTION = "park": parked before the scheduler takes it
         return service.hand_back(request, record["reason"])
+
+    def _excluded_unobeyed(self, request: Request) -> None:
+        """A ``dont_obey_robotstxt`` request to a site on ``REP_EXCLUDE``: dropped all the same."""
+        try:
+            origin = origin_of(request.url)
+        except NotAnOrigin:
+            return
+        record = self.service.excluded_record(origin, request, downloader=True)
+        if record is not None:
+            raise RepIgnoreRequest(record)

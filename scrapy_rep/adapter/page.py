@@ -45,6 +45,7 @@ from scrapy_rep.core.directives import (
     PageDirectives,
     head_metas,
     link_key,
+    meta_robots,
     nofollow_only,
     page_directives,
 )
@@ -179,6 +180,8 @@ class PageDirectivesMiddleware:
     ) -> _Page | None:
         """What the page directives filter in this response's output; None when nothing."""
         html = isinstance(response, HtmlResponse)
+        if html and M.BROWSER_INITIAL_METAS in response.meta:  # a render: its first HTML too
+            metas = _with_initial(response, metas, self.token)
         headers = response.headers.getlist(b"X-Robots-Tag")
         robots_tag = response.headers.getlist(b"Robots-Tag")  # draft-illyes-repext
         if headers or robots_tag or html:
@@ -304,6 +307,18 @@ def _origin(url: str) -> str | None:
         return origin_of(url)
     except NotAnOrigin:
         return None
+
+
+def _with_initial(
+    response: Response, metas: list[tuple[str, str]] | None, token: str
+) -> list[tuple[str, str]]:
+    """A rendered page's robots meta tags: the final DOM's and its initial HTML's, together.
+
+    The browser guard keeps the initial HTML's (``BROWSER_INITIAL_METAS``) when it
+    fetches the page's navigation; a script that removes a ``nofollow`` does not undo it.
+    """
+    final = metas if metas is not None else meta_robots(response.body, token)
+    return [*final, *response.meta[M.BROWSER_INITIAL_METAS]]
 
 
 def _exempt(response: Response) -> bool:

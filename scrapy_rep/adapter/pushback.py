@@ -191,6 +191,15 @@ class PageSignals:
         self.telemetry.record(PageRefused(origin, request.url, status))
         return self.holding.hand_back(request, pause.cause)
 
+    def wall(self, origin: str, status: int, url: str) -> bool:
+        """A licence or payment wall at ``origin`` (:mod:`scrapy_rep.adapter.walls`): True
+        when it is the ``REP_BLOCK_AFTER``-th refusal in a row, and the origin is blocked."""
+        pause = self.core.on_wall(origin, status, url, self.clock())
+        if pause is None:
+            return False
+        self.paused(pause)
+        return True
+
     def exception(self, request: Request, exception: BaseException) -> Request | None:
         counted = request.meta.pop(M.PUSHBACK_SENT, None)
         if counted is not None:

@@ -243,7 +243,7 @@ class RobotsService:
         ``REP_EXCLUDE`` is dropped (``excluded-site``) before anything is asked.
         """
         if self.excluded is not None:
-            excluded = self._excluded(origin, request, downloader)
+            excluded = self.excluded_record(origin, request, downloader)
             if excluded is not None:
                 return excluded, None
         policy = self.resolver.current(origin)
@@ -281,8 +281,13 @@ class RobotsService:
                 oneshot.say(record)
         return record, policy
 
-    def _excluded(self, origin: str, request: Request, downloader: bool) -> DecisionRecord | None:
-        """The record of a request to an excluded site (recorded for the downloader), or None."""
+    def excluded_record(
+        self, origin: str, request: Request, downloader: bool
+    ) -> DecisionRecord | None:
+        """The record of a request to a site on ``REP_EXCLUDE`` (recorded for the downloader,
+        which drops it), or None. Asked first by :meth:`answer`, and by the downloader
+        middleware for a ``dont_obey_robotstxt`` request: that opts out of robots.txt, not of
+        the list."""
         assert self.excluded is not None
         found = self.excluded.match_origin(origin)
         if found is None:
@@ -392,7 +397,7 @@ class RobotsService:
         """The answer a crawl would give for ``url`` now, recording nothing (``scrapy robots``)."""
         origin = origin_of(url)
         if self.excluded is not None:
-            excluded = self._excluded(origin, Request(url), downloader=False)
+            excluded = self.excluded_record(origin, Request(url), downloader=False)
             if excluded is not None:
                 return Decision(**cast(dict[str, Any], excluded)), None
         policy = self.resolver.current(origin)

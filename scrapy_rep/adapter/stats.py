@@ -14,6 +14,8 @@ STATS: Mapping[str, str] = {
     "rep/judgements/<rep_decision>": "the same, by `allow`, `disallow`, `unresolved`",
     "rep/downloaded": "requests let through to the downloader (each request's final answer "
     "counts once: `rep/downloaded` + `rep/dropped/*` = requests)",
+    "rep/downloaded/not-allowed": "requests let through whose REP decision was not `allow`: "
+    "never, by construction; the Spidermon suite's check (`REP_SPIDERMON`)",
     "rep/dropped/<reason>": "requests dropped, by reason (`page-nofollow` and `link-nofollow` "
     "from page directives)",
     "rep/parked": "requests parked",
@@ -89,6 +91,11 @@ STATS: Mapping[str, str] = {
     "JSON, an entry without a path pattern, a reservation neither 0 nor 1)",
     "rep/tdmrep/html": "tdmrep.json answered by an HTML page that is no JSON (a soft 404): "
     "no file, named in one INFO line at close, not warned about per origin",
+    "rep/walls/<kind>": "responses that are a licence or payment wall, by `payment` (`402`) "
+    "and `licence` (`401` with `WWW-Authenticate: License`): never retried, their items "
+    "never produced",
+    "rep/walls/origins-walled": "origins held like a block by a wall: `REP_BLOCK_AFTER` "
+    "refusals in a row, walls among them (their other requests end `blocked`)",
     "rep/browser/allowed": "browser sub-requests (scrapy-playwright renders) let through, each "
     "judged URL counting once (a redirect hop too)",
     "rep/browser/aborted/<reason>": "browser sub-requests aborted, by reason: the drop "

@@ -16,7 +16,9 @@ import urllib.request
 from collections.abc import Callable, Sequence
 
 from scrapy_rep import __version__
+from scrapy_rep.cli.describe import add_parser as add_describe_parser
 from scrapy_rep.cli.explain import add_parser as add_explain_parser
+from scrapy_rep.cli.recheck import add_parser as add_recheck_parser
 from scrapy_rep.cli.report import add_parser as add_report_parser
 from scrapy_rep.cli.store import add_parser as add_store_parser
 from scrapy_rep.core.uses import USES, Declared, diagnose, record, robots_answers, shown
@@ -141,6 +143,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_store_parser(commands)
     add_explain_parser(commands)
     add_report_parser(commands)
+    add_describe_parser(commands)
+    add_recheck_parser(commands)
     return parser
 
 

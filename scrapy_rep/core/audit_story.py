@@ -95,6 +95,8 @@ class OriginStory:
     tdmrep: list[dict[str, Any]] = field(default_factory=list)
     #: pauses for what its pages said (``page_pause`` records: 429, 503, a block), in order
     pauses: list[dict[str, Any]] = field(default_factory=list)
+    #: ``licence_wall`` records: the licence and payment walls met there
+    walls: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def status(self) -> str:
@@ -220,6 +222,8 @@ def story_of(records: Iterable[dict[str, Any]]) -> AuditStory:
             story.origin(record.get("origin")).pauses.append(record)
         elif kind == "page_resume":
             pass  # the pause's end is in its page_pause record
+        elif kind == "licence_wall":
+            story.origin(record.get("origin")).walls.append(record)
         elif kind in _HANDED_OVER_RECORDS:  # a dead worker's, or an older log's
             held = held_by_url.get(url)
             if held is not None and not held.fate:

@@ -143,12 +143,17 @@ REASONS: dict[str, tuple[str, str]] = {
     "blocked": (
         "pushback",
         "held, then ended: its origin answered `REP_BLOCK_AFTER` pages in a row with 401/403 "
-        "after serving pages (a wall: stop and diagnose)",
+        "after serving pages, or with licence or payment walls (stop and diagnose)",
     ),
     "excluded-site": (
         "`REP_EXCLUDE`",
         "the URL's host is on the exclusion list (or a subdomain of an entry): dropped before "
         "anything is fetched, robots.txt included; `matched_rule` names the entry",
+    ),
+    "licence-required": (
+        "licence walls",
+        "the response was a licence or payment wall (`402`, or `401` with `WWW-Authenticate: "
+        "License`): not retried, its items never produced; `matched_rule` says what it asked",
     ),
     "guard-error": (
         "the browser guard",
@@ -180,7 +185,7 @@ class Decision:
     #: the request URL
     url: str
     #: the policy's status (``ok``, ``unavailable``, ``unreachable``, ``paused``,
-    #: ``unresolved``; ``pending``, ``page`` and ``excluded`` in records no rule gave)
+    #: ``unresolved``; ``pending``, ``page``, ``excluded`` and ``wall`` in records no rule gave)
     policy_status: str
     #: the robots.txt HTTP status (never the target's)
     policy_http_status: int | None
@@ -603,4 +608,29 @@ def excluded_site(
         rule=f"exclude: {entry}",
         line=line,
         policy_status=EXCLUDED,
+    )
+
+
+#: ``policy_status`` of an answer that rests on a licence or payment wall, not on robots.txt
+WALL = "wall"
+
+
+def licence_required(origin: str, token: str, url: str, said: str, detail: str) -> DecisionRecord:
+    """The record of a request refused for a licence or payment wall (``licence-required``).
+
+    ``said`` is what the wall asked (``402 payment, crawler-price: USD 0.01``),
+    kept in ``matched_rule``; ``detail`` says what became of it.
+    """
+    return decision_record(
+        origin,
+        token,
+        url,
+        None,
+        UNRESOLVED,
+        UNRESOLVED,
+        DROP,
+        "licence-required",
+        detail,
+        rule=said,
+        policy_status=WALL,
     )

@@ -69,6 +69,8 @@ _HARMLESS = frozenset(
 #: use preferences written in the same lists (DeviantArt's noai); see core/use_signals.py
 USE_DIRECTIVES = frozenset({"noai", "noimageai"})
 _KNOWN = frozenset(_SETS) | _HARMLESS | VALUED | USE_DIRECTIVES
+#: the directives that restrict what a crawler does with a page (``scrapy-rep describe``)
+DIRECTIVES: tuple[str, ...] = (*_SETS, "unavailable_after")
 
 _HEAD_END = re.compile(rb"</head\s*>|<body[\s>/]", re.I)
 _SEP = re.compile(r"[\s,]*")

@@ -216,6 +216,20 @@ class ItemDropped:
 
 
 @dataclass(frozen=True, slots=True)
+class LicenceWall:
+    """A response that is a licence or payment wall (:mod:`scrapy_rep.core.walls`);
+    ``walled``: it was the ``REP_BLOCK_AFTER``-th refusal in a row, and blocked its
+    origin; ``licenses``: the RSL ``License:`` URLs of the origin's robots.txt, shown
+    beside it."""
+
+    origin: str
+    url: str
+    wall: dict[str, Any]
+    walled: bool
+    licenses: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class TdmrepFetched:
     """A tdmrep.json fetch this crawler made and the policy it gave (None: none came of it);
     ``rules``: what the file says, None when it could not be read."""
@@ -264,6 +278,7 @@ Event = (
     | NoindexItem
     | RobotsServedFromCache
     | ItemDropped
+    | LicenceWall
     | TdmrepFetched
     | IdentityMismatch
 )

@@ -362,14 +362,27 @@ class Pushback:
         state.good = math.inf
         state.healthy_since = 0
 
+    def on_wall(self, origin: str, status: int, url: str, now: float) -> Pause | None:
+        """A licence or payment wall (:mod:`scrapy_rep.core.walls`) at ``origin``: a refusal
+        toward a block, as a ``block`` row's status is, but whether or not the origin served
+        a page first (a wall asks the same of every page behind it). ``block_after`` of them
+        (with 401/403s) in a row stop the origin for ``block_pause``; the Pause, else None."""
+        return self._refused(origin, self._origins.get(origin), status, url, now, wall=True)
+
     def _refused(
-        self, origin: str, state: _Origin | None, status: int, url: str, now: float
+        self,
+        origin: str,
+        state: _Origin | None,
+        status: int,
+        url: str,
+        now: float,
+        wall: bool = False,
     ) -> Pause | None:
         if state is None:
-            if origin not in self._served:
+            if origin not in self._served and not wall:
                 return None  # never served a page: a 403 here is that URL's answer
-            state = self._origins[origin] = _Origin(served=True)
-        if not state.served:
+            state = self._origins[origin] = _Origin(served=origin in self._served or not wall)
+        if not state.served and not wall:
             return None
         if state.pause is not None and state.pause.until > now:
             return None  # a refusal in flight when it paused: that URL's answer, no new episode

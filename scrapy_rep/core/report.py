@@ -38,6 +38,9 @@ class OriginCounts:
     uses_refused: dict[str, int] = field(default_factory=dict)
     #: pauses for what its pages said (429, 503, 401/403 in a row), by cause
     page_pauses: dict[str, int] = field(default_factory=dict)
+    #: licence or payment walls met (responses), and what the last one asked
+    walls: int = 0
+    wall: str = ""
 
     @property
     def dropped_total(self) -> int:
@@ -62,6 +65,8 @@ class OriginCounts:
             "browser_aborted": dict(self.browser_aborted),
             "uses_refused": dict(self.uses_refused),
             "page_pauses": dict(self.page_pauses),
+            "walls": self.walls,
+            "wall": self.wall,
         }
 
 
@@ -162,6 +167,13 @@ class CrawlCounts:
         for counts in (self.of(origin), self.total):
             counts.page_pauses[cause] = counts.page_pauses.get(cause, 0) + 1
 
+    def wall(self, origin: str, said: str) -> None:
+        """A licence or payment wall met at ``origin`` (``said``: what it asked)."""
+        self.total.walls += 1
+        counts = self.of(origin)
+        counts.walls += 1
+        counts.wall = said
+
     def crawl_delay(self, origin: str, delay: float | None) -> None:
         self.of(origin).crawl_delay = delay
 
@@ -226,7 +238,11 @@ def report_lines(counts: CrawlCounts, top: int = TOP, who: str = "") -> list[str
     ]
     if not ranked:
         return (
-            lines + _browser_lines(counts, top) + _use_lines(counts, top) + _page_lines(counts, top)
+            lines
+            + _browser_lines(counts, top)
+            + _use_lines(counts, top)
+            + _page_lines(counts, top)
+            + _walls(counts, top)
         )
     width = max(len("origin"), *(len(origin) for origin, _ in ranked))
     lines.append(
@@ -242,7 +258,13 @@ def report_lines(counts: CrawlCounts, top: int = TOP, who: str = "") -> list[str
     hidden = counts.seen - len(ranked)
     if hidden > 0:
         lines.append(f"  ... and {hidden} more origins (in the totals above)")
-    return lines + _browser_lines(counts, top) + _use_lines(counts, top) + _page_lines(counts, top)
+    return (
+        lines
+        + _browser_lines(counts, top)
+        + _use_lines(counts, top)
+        + _page_lines(counts, top)
+        + _walls(counts, top)
+    )
 
 
 def _page_lines(counts: CrawlCounts, top: int) -> list[str]:
@@ -258,6 +280,22 @@ def _page_lines(counts: CrawlCounts, top: int) -> list[str]:
     lines.append(f"  {'pauses: origin':<{width}}  paused for")
     for origin, pauses in ranked:
         lines.append(f"  {origin:<{width}}  {_reasons(pauses)}")
+    return lines
+
+
+def _walls(counts: CrawlCounts, top: int) -> list[str]:
+    """The origins behind licence or payment walls, most walls first; none if none."""
+    if not counts.total.walls:
+        return []
+    ranked = sorted(
+        ((printable(origin), c) for origin, c in counts.origins.items() if c.walls),
+        key=lambda item: -item[1].walls,
+    )[: max(0, top)]
+    lines = [f"  licence and payment walls: {counts.total.walls} responses"]
+    if ranked:
+        width = max(len("walls: origin"), *(len(origin) for origin, _ in ranked))
+        lines.append(f"  {'walls: origin':<{width}}  {'walls':>5}  the last asked")
+        lines.extend(f"  {o:<{width}}  {c.walls:>5}  {printable(c.wall)}" for o, c in ranked)
     return lines
 
 

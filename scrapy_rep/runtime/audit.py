@@ -101,7 +101,16 @@ RECORDS: Mapping[str, tuple[str, str]] = {
         "`released`, `fetches` (made by this crawler), `reused` (policies another crawler "
         "or the shared store fetched), `status`, `crawl_delay`, `browser_allowed`, "
         "`browser_aborted` (reason -> count), `uses_refused` (use -> judged requests robots.txt "
-        "refused it for)",
+        "refused it for), `walls` (licence or payment walls met), `wall` (what the last asked)",
+    ),
+    "licence_wall": (
+        "response that is a licence or payment wall (`402`, or `401` with "
+        "`WWW-Authenticate: License`): not retried, its items never produced",
+        "`url`, `origin`, `kind` (`payment`, `licence`), `status`, `said` (one line), "
+        "`server` (the licence server a `License` challenge names), `price` "
+        "(`crawler-price`), `headers` (`www-authenticate`, `crawler-price`, `link`, as sent), "
+        "`walled` (the `REP_BLOCK_AFTER`-th refusal in a row: the origin is held like a "
+        "block from now), `licenses` (the origin's robots.txt RSL `License` URLs)",
     ),
 }
 

@@ -469,6 +469,28 @@ def _sections(story: AuditStory) -> Iterator[tuple[str, str, str]]:
             note=" (no decision record carries a refused use)",
         ),
     )
+    walled = [o for o in sorted(story.origins.values(), key=lambda o: o.origin) if o.walls]
+    if walled:
+        walls = (
+            (
+                Cell(o.origin),
+                _num(len(o.walls)),
+                Cell(str(o.walls[-1].get("said") or "")),
+                Cell(str(o.walls[-1].get("url") or "")),
+                Cell("yes" if any(w.get("walled") for w in o.walls) else "no"),
+                Cell(", ".join(str(u) for u in o.walls[-1].get("licenses") or ())),
+            )
+            for o in walled
+        )
+        yield (
+            "walls",
+            "Origins behind licence and payment walls",
+            table(
+                "t-walls",
+                ["origin", "walls", "the last asked", "its URL", "blocked", "RSL licences"],
+                walls,
+            ),
+        )
     if story.subrequests:
         sub = (
             (Cell(action), Cell(reason), _num(n))

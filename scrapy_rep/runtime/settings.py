@@ -330,7 +330,7 @@ def _redis_url(name: str, value: Any, get: Getter) -> str | None:
     return value or get("REDIS_URL") or None
 
 
-# -- REP_EXCLUDE, REP_ITEM_PROVENANCE, REP_CONTACT (the dataset builder's settings) --------------
+# -- REP_EXCLUDE, REP_ITEM_PROVENANCE (the dataset builder's settings) ------------------------
 
 
 def read_exclude(name: str, value: Any, get: Getter) -> ExcludedSites | None:
@@ -365,6 +365,13 @@ def read_exclude(name: str, value: Any, get: Getter) -> ExcludedSites | None:
     return sites or None
 
 
+def _ratio(name: str, value: Any, get: Getter) -> float:
+    found: float = _number(float, 0, seconds=False)(name, value, get)
+    if found > 1:
+        raise SettingError(f"{name} must be a share from 0 to 1, not {value!r}")
+    return found
+
+
 def read_provenance(name: str, value: Any, get: Getter) -> str | None:
     """Reader of ``REP_ITEM_PROVENANCE``: the item field to fill, or off."""
     if value is None or value is False or value == "":
@@ -384,13 +391,37 @@ def read_provenance(name: str, value: Any, get: Getter) -> str | None:
     )
 
 
-def read_provenance_missing(name: str, value: Any, get: Getter) -> str:
-    """Reader of ``REP_ITEM_PROVENANCE_MISSING``: ``error`` or the sidecar file's path."""
-    if isinstance(value, str) and value.strip().lower() == "error":
-        return "error"
-    found = path(directory=False)(name, value, get)
-    if found is None:
-        raise SettingError(f"{name} must be 'error' or a file path, not {value!r}")
+#: ``REP_SPIDERMON``'s thresholds and their defaults (the last two in whole percent)
+SPIDERMON_THRESHOLDS: Mapping[str, int] = {
+    "not_allowed": 0,
+    "held_at_close": 0,
+    "blocked_origins": 10,
+    "uses_refused": 50,
+    "items_dropped": 50,
+}
+_PERCENT_THRESHOLDS = frozenset({"uses_refused", "items_dropped"})
+
+
+def read_spidermon(name: str, value: Any, get: Getter) -> dict[str, int] | None:
+    """Reader of ``REP_SPIDERMON``: off (None), on with the default thresholds, or a dict
+    of thresholds to change (:data:`SPIDERMON_THRESHOLDS`); a JSON dict on the command line."""
+    if isinstance(value, str) and value.strip()[:1] == "{":
+        value = _from_command_line(name, value, dict)
+    if not isinstance(value, Mapping):
+        if value is None or not flag(name, value):
+            return None
+        return dict(SPIDERMON_THRESHOLDS)
+    found = dict(SPIDERMON_THRESHOLDS)
+    for key, raw in value.items():
+        if key not in SPIDERMON_THRESHOLDS:
+            known = ", ".join(SPIDERMON_THRESHOLDS)
+            raise SettingError(f"{name}: no threshold {key!r}; the thresholds are {known}")
+        number: int = whole()(f"{name}[{key!r}]", raw, get)
+        if key in _PERCENT_THRESHOLDS and number > 100:
+            raise SettingError(
+                f"{name}[{key!r}] is a whole number of percent, 0 to 100; not {raw!r}"
+            )
+        found[key] = number
     return found
 
 
@@ -830,6 +861,29 @@ class RepSettings(ReadOnce):
         "sites never requested, robots.txt included: a list of domains, or the path of a "
         "file of them one a line (`#` comments); each covers its subdomains; dropped with "
         "`excluded-site`",
+    )
+
+    # -- provenance on every item (issue 39: adapter/provenance.py) --------------------------
+    item_provenance = Setting(
+        "REP_ITEM_PROVENANCE",
+        None,
+        read_provenance,
+        "item field (e.g. `'_rep'`) every item a callback yields, and every file a media "
+        "pipeline stores, gets: the URL, the REP decision, the policy's version and each "
+        "declared use's answer (see docs/uses.md); an item type without the field is "
+        "logged once as an error and yielded unchanged",
+    )
+
+    # -- monitors (issue 39: adapter/monitors.py, the spidermon extra) -----------------------
+    spidermon = Setting(
+        "REP_SPIDERMON",
+        None,
+        read_spidermon,
+        "run scrapy-rep's Spidermon monitor suite when the engine stops (needs "
+        "`scrapy-rep[spidermon]`; enables Spidermon): `True` for the default thresholds, or "
+        "a dict of the ones to change: `not_allowed` (0), `held_at_close` (0), "
+        "`blocked_origins` (10), `uses_refused` (50, percent), `items_dropped` (50, percent); "
+        "see docs/report.md",
     )
 
 

@@ -6,8 +6,10 @@ from pathlib import Path
 
 import pytest
 import pytest_twisted
+import scrapy
 
 from scrapy_rep import cli
+from tests.support import doc_examples
 from tests.support.audit import audited_crawl, of
 from tests.support.fakesite import FakeSite, Reply
 
@@ -56,15 +58,37 @@ async def test_excluded_sites_are_never_requested_and_explain_names_the_entry(
     assert "DISALLOW -> drop (excluded-site)" in out
     assert "excluded  by the entry 'localhost' (line 4)" in out
     assert "REP_EXCLUDE, not robots.txt (never fetched)" in out
+    # the worked example of docs/uses.md
+    text = f"$ scrapy-rep explain audit.jsonl {named}/b\n{out}"
+    stable = doc_examples.stable(
+        text, **{"8000": str(by_name.port), "/srv/crawl/infringing.txt": str(listed)}
+    )
+    doc_examples.check("explain-excluded.txt", stable)
 
 
 @pytest_twisted.ensureDeferred
 async def test_a_list_in_the_settings_excludes_too(site: FakeSite, tmp_path: Path) -> None:
     kept = site.add("kept").robots(Reply(body=RULES))
     gone = site.add("gone", host="127.0.0.2")
+    # dont_obey_robotstxt opts out of robots.txt, not of the list
+    unobeyed = scrapy.Request(gone.url_for("/b"), meta={"dont_obey_robotstxt": True})
     result, _ = await audited_crawl(
-        tmp_path, [kept.url_for("/a"), gone.url_for("/a")], REP_EXCLUDE=["127.0.0.2"]
+        tmp_path, [kept.url_for("/a"), gone.url_for("/a"), unobeyed], REP_EXCLUDE=["127.0.0.2"]
     )
     assert gone.hit_paths() == []
-    assert result.dropped == {gone.url_for("/a"): "excluded-site"}
+    assert result.dropped == {
+        gone.url_for("/a"): "excluded-site",
+        gone.url_for("/b"): "excluded-site",
+    }
     assert result.decisions[gone.url_for("/a")]["matched_line"] is None
+
+
+def test_scrapy_robots_says_an_excluded_site_is_dropped_without_fetching(site: FakeSite) -> None:
+    from tests.integration.test_scrapy_robots import scrapy_robots
+
+    gone = site.add("gone", host="127.0.0.2").robots(Reply(body=RULES))
+    done = scrapy_robots("-s", 'REP_EXCLUDE=["127.0.0.2"]', gone.url_for("/x"))
+    assert done.returncode == 1, done.stderr
+    assert "action  drop (excluded-site)" in done.stdout
+    assert "rule    exclude: 127.0.0.2" in done.stdout
+    assert gone.hit_paths() == []

@@ -147,6 +147,8 @@ class Telemetry:
         action = record["action"]
         if action == DOWNLOAD:
             self.inc("rep/downloaded")
+            if record["rep_decision"] != "allow":  # never, by construction: a monitor's check
+                self.inc("rep/downloaded/not-allowed")
             if origin is not None:
                 self.counts.downloaded(origin)
         elif action in _HANDED_OVER:

@@ -14,6 +14,7 @@ from scrapy_rep.core.events import (
     CrawlDelaySet,
     DelayWaited,
     Fetched,
+    LicenceWall,
     Parsed,
     Reused,
     RobotsServedFromCache,
@@ -59,8 +60,10 @@ def fetched(sink: Telemetry, event: Fetched) -> None:
             "to read: rules past them are not obeyed (decision records say policy_truncated)",
         )
     sink.counts.fetched(origin, policy.status.value)
+    # archived with or without the audit log: item provenance links the file too
+    archived = _archive(sink, policy) if sink.archive is not None else None
     if sink.audit is not None:
-        record = {**fetch_record(origin, policy), "archive": _archive(sink, policy)}
+        record = {**fetch_record(origin, policy), "archive": archived}
         sink.audit.write("fetch", {**record, "licenses": list(event.licenses)})
 
 
@@ -251,6 +254,27 @@ def _note_once(sink: Telemetry, key: str, origin: str, level: int, text: str) ->
         _note(level, origin, text)
 
 
+def licence_wall(sink: Telemetry, event: LicenceWall) -> None:
+    """A licence or payment wall met: counted, per origin for the report, and audited."""
+    wall = event.wall
+    sink.inc(f"rep/walls/{wall['kind']}")
+    if event.walled:
+        sink.inc("rep/walls/origins-walled")
+    sink.counts.wall(event.origin, wall["said"])
+    logger.info(
+        "scrapy-rep: %(url)s is behind a %(kind)s wall (%(said)s)%(walled)s",
+        {
+            "url": event.url,
+            "kind": wall["kind"],
+            "said": wall["said"],
+            "walled": "; its origin's other requests are dropped now" if event.walled else "",
+        },
+    )
+    if sink.audit is not None:
+        record = {"url": event.url, "origin": event.origin, **wall, "walled": event.walled}
+        sink.audit.write("licence_wall", {**record, "licenses": list(event.licenses)})
+
+
 #: event class -> its handler here
 ON: Mapping[type, Callable[[Telemetry, Any], None]] = {
     Fetched: fetched,
@@ -263,4 +287,5 @@ ON: Mapping[type, Callable[[Telemetry, Any], None]] = {
     SlotDelayRaised: slot_delay_raised,
     DelayWaited: delay_waited,
     TdmrepFetched: tdmrep,
+    LicenceWall: licence_wall,
 }

@@ -27,7 +27,7 @@ def page_paused(sink: Telemetry, event: PagePaused) -> None:
         statuses = "/".join(str(s) for s in pause.statuses) or str(state.status)
         logger.warning(
             "scrapy-rep: %(origin)s is blocked: it answered %(statuses)s to %(n)s pages in a "
-            "row after serving pages (first %(first)s, last %(last)s); no more requests are "
+            "row (first %(first)s, last %(last)s); no more requests are "
             "sent to it until %(until)s. Stop and diagnose: the site refuses this crawler; do "
             "not change its identity to get past it",
             {

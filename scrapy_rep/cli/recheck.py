@@ -1,0 +1,226 @@
+"""``scrapy-rep recheck FEED -o KEPT``: re-judge a dataset against what its sites say now.
+
+Before training on a dataset collected weeks ago, ask each site again: each
+origin's robots.txt (and tdmrep.json when ``train-ai`` is declared) is
+fetched once, through a real Scrapy crawler with the project's settings and
+the add-on (the same fetch, status table, cache and shared store as a
+crawl; nothing else is downloaded), and every item's URL is judged:
+
+- ``allowed``: still allowed, for every declared use;
+- ``refused``: a rule disallows it now, or a declared use is refused (which
+  rule, line, or use-preference line);
+- ``unknown``: the origin's robots.txt could not be read (its status).
+
+The feed is JSON Lines (``.jsonl``, ``.jl``, ``.ndjson``), JSON (an array) or
+CSV, by its extension; the URL is the field ``--url-field`` (default ``url``).
+The items still allowed (and, with ``--keep-unknown``, the unknown ones) are
+written to ``-o`` in the feed's format; ``--report`` writes one JSON line per
+item with its verdict and why. Every item not allowed is listed on stdout,
+then a summary line; progress goes to stderr.
+
+Exit status: 0 every item still allowed, 1 some now refused, 3 none refused
+but some unknown, 2 a usage or input error. Inside a Scrapy project the
+project's settings apply (its token, uses, proxies, store); ``-s NAME=VALUE``
+and ``--use`` override them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import sys
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from scrapy_rep.core.origin import NotAnOrigin, origin_of
+from scrapy_rep.core.recheck import ALLOWED, REFUSED, UNKNOWN, VERDICTS, ItemVerdict, verdict
+from scrapy_rep.core.uses import USES
+from scrapy_rep.robotstxt.text import printable
+
+EXIT_ALLOWED, EXIT_REFUSED, EXIT_ERROR, EXIT_UNKNOWN = 0, 1, 2, 3
+_FORMATS = {".jsonl": "jsonl", ".jl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".csv": "csv"}
+
+
+class _InputError(Exception):
+    """A feed or option problem, said in one line."""
+
+
+def add_parser(subparsers: Any) -> None:
+    """Register ``recheck`` on the ``scrapy-rep`` command's subparsers."""
+    recheck = subparsers.add_parser(
+        "recheck",
+        help="re-judge a dataset's items against what their sites say now",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    recheck.add_argument("feed", metavar="FEED", help="JSON Lines, JSON or CSV items")
+    recheck.add_argument("-o", "--output", metavar="KEPT", help="write the kept items here")
+    recheck.add_argument("--url-field", default="url", help="the items' URL field (url)")
+    recheck.add_argument("--report", metavar="PATH", help="one JSON line per item: its verdict")
+    recheck.add_argument(
+        "--keep-unknown", action="store_true", help="keep items whose site could not be asked"
+    )
+    recheck.add_argument(
+        "--use", action="append", choices=USES, help="declare this use (repeatable): REP_USES"
+    )
+    recheck.add_argument(
+        "-s", "--set", action="append", default=[], metavar="NAME=VALUE", help="a setting"
+    )
+    recheck.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        kind = _format(args.feed)
+        out_kind = _format(args.output) if args.output else kind
+        urls = [_url(item, args.url_field) for item in _items(args.feed, kind)]
+        settings = _settings(args)
+    except _InputError as exc:
+        print(printable(f"scrapy-rep: error: {exc}"), file=sys.stderr)
+        return EXIT_ERROR
+    except OSError as exc:
+        print(f"scrapy-rep: error: cannot read {args.feed}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_ERROR
+    origins: dict[str, list[str]] = {}
+    for url in dict.fromkeys(u for u in urls if u is not None):
+        try:
+            origins.setdefault(origin_of(url), []).append(url)
+        except NotAnOrigin:
+            continue
+    total = sum(len(found) for found in origins.values())
+    from scrapy_rep.adapter.recheck import recheck  # Scrapy only when there is work
+
+    records, problems = recheck(settings, origins, _progress(total, len(origins)))
+    if problems:
+        for problem in problems:
+            print(f"scrapy-rep: error: {problem}", file=sys.stderr)
+        return EXIT_ERROR
+    verdicts = {url: verdict(record) for url, record in records.items()}
+    return _write(args, kind, out_kind, urls, verdicts, records)
+
+
+def _write(
+    args: argparse.Namespace,
+    kind: str,
+    out_kind: str,
+    urls: list[str | None],
+    verdicts: dict[str, ItemVerdict],
+    records: Mapping[str, Mapping[str, Any]],
+) -> int:
+    counts = dict.fromkeys(VERDICTS, 0)
+    keep = {ALLOWED, UNKNOWN} if args.keep_unknown else {ALLOWED}
+    report = open(args.report, "w", encoding="utf-8") if args.report else None  # noqa: SIM115
+    kept: list[dict[str, Any]] = []
+    try:
+        for item, url in zip(_items(args.feed, kind), urls, strict=True):
+            found = verdicts.get(url) if url is not None else None
+            if found is None:
+                found = ItemVerdict(UNKNOWN, f"no http(s) URL in field {args.url_field!r}")
+            counts[found.verdict] += 1
+            if found.verdict != ALLOWED:
+                print(printable(f"{found.verdict:8} {url}  {found.why}"))
+            if found.verdict in keep:
+                kept.append(item)
+            if report is not None:
+                record = records.get(url or "", {})
+                line: dict[str, Any] = {
+                    "url": url,
+                    "verdict": found.verdict,
+                    "why": found.why,
+                    "policy_status": record.get("policy_status"),
+                    "policy_fetched_at": record.get("policy_fetched_at"),
+                    "uses": record.get("uses") or {},
+                }
+                report.write(json.dumps(line, ensure_ascii=False) + "\n")
+    finally:
+        if report is not None:
+            report.close()
+    if args.output:
+        _dump(args.output, out_kind, kept)
+    where = f"; kept {len(kept)} in {args.output}" if args.output else ""
+    print(
+        f"{len(urls)} items: {counts[ALLOWED]} allowed, {counts[REFUSED]} refused, "
+        f"{counts[UNKNOWN]} unknown{where}"
+    )
+    if counts[REFUSED]:
+        return EXIT_REFUSED
+    return EXIT_UNKNOWN if counts[UNKNOWN] else EXIT_ALLOWED
+
+
+def _format(path: str) -> str:
+    found = _FORMATS.get(os.path.splitext(path)[1].lower())
+    if found is None:
+        raise _InputError(f"{path}: not a feed scrapy-rep reads (.jsonl, .jl, .json, .csv)")
+    return found
+
+
+def _items(path: str, kind: str) -> Iterator[Any]:
+    with open(path, encoding="utf-8", newline="" if kind == "csv" else None) as f:
+        if kind == "csv":
+            yield from csv.DictReader(f)
+        elif kind == "json":
+            try:
+                items = json.load(f)
+            except ValueError as exc:
+                raise _InputError(f"{path}: not JSON ({exc})") from None
+            if not isinstance(items, list):
+                raise _InputError(f"{path}: a JSON feed is an array of items")
+            yield from items
+        else:
+            for number, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                try:
+                    yield json.loads(line)
+                except ValueError:
+                    raise _InputError(f"{path}, line {number}: not JSON") from None
+
+
+def _url(item: Any, field: str) -> str | None:
+    value = item.get(field) if isinstance(item, dict) else None
+    return value if isinstance(value, str) and value.startswith(("http://", "https://")) else None
+
+
+def _dump(path: str, kind: str, items: list[Any]) -> None:
+    with open(path, "w", encoding="utf-8", newline="" if kind == "csv" else None) as f:
+        if kind == "csv":
+            names = list(dict.fromkeys(name for item in items for name in item))
+            writer = csv.DictWriter(f, fieldnames=names)
+            writer.writeheader()
+            writer.writerows(items)
+        elif kind == "json":
+            json.dump(items, f, ensure_ascii=False)
+        else:
+            for item in items:
+                f.write(json.dumps(item, ensure_ascii=False) + "\n")
+
+
+def _settings(args: argparse.Namespace) -> Any:
+    """The project's settings (if inside one), then ``-s`` and ``--use`` on top."""
+    from scrapy.settings import Settings
+    from scrapy.utils.project import get_project_settings, inside_project
+
+    settings = get_project_settings() if inside_project() else Settings()
+    for pair in args.set:
+        name, sep, value = pair.partition("=")
+        if not sep or not name:
+            raise _InputError(f"-s {pair!r}: expected NAME=VALUE")
+        settings.set(name, value, priority="cmdline")
+    if args.use:
+        settings.set("REP_USES", list(dict.fromkeys(args.use)), priority="cmdline")
+    return settings
+
+
+def _progress(total: int, origins: int) -> Any:
+    """Progress on stderr for a large feed: a line at each tenth of its URLs."""
+    step = max(1, total // 10)
+    said = [0]
+
+    def progress(done: int) -> None:
+        if total >= 1000 and done // step > said[0]:
+            said[0] = done // step
+            print(f"recheck: {done} of {total} URLs judged ({origins} origins)", file=sys.stderr)
+
+    return progress
