@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import inspect
 import logging
+from collections import deque
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import scrapy
@@ -89,6 +91,39 @@ def scheduler_of(engine: Any) -> Any:
     if ENGINE_SCHEDULER:
         return engine.scheduler
     return getattr(getattr(engine, "_slot", None), "scheduler", None)
+
+
+def engine_slot(engine: Any) -> Any:
+    """The engine's private slot (its in-progress set, ``closing``), or None."""
+    return getattr(engine, "_slot", None)
+
+
+def downloader_enqueue(downloader: Any) -> Any:
+    """The downloader's private ``_enqueue_request`` (into a download slot), or None."""
+    return getattr(downloader, "_enqueue_request", None)
+
+
+def take_queued(engine: Any, take: Callable[[Any], bool]) -> list[tuple[Any, Any]]:
+    """Take the requests ``take`` picks out of the download slots' queues (private: each
+    slot's ``queue`` of ``(request, deferred)``), never one in flight; what was taken."""
+    slots: Mapping[str, Any] = getattr(getattr(engine, "downloader", None), "slots", {})
+    taken: list[tuple[Any, Any]] = []
+    for slot in list(slots.values()):
+        queue = getattr(slot, "queue", None)
+        if not queue:
+            continue
+        kept: deque[Any] = deque()
+        for entry in queue:
+            (taken if take(entry[0]) else kept).append(entry)
+        if len(kept) != len(queue):
+            queue.clear()
+            queue.extend(kept)
+    return taken
+
+
+def encode_for_queue(queue: Any, request: Any) -> Any:
+    """A request as scrapy-redis's queue stores it (its private ``_encode_request``)."""
+    return queue._encode_request(request)
 
 
 def missing_features() -> list[str]:

@@ -22,6 +22,7 @@ from scrapy.http.request import NO_CALLBACK
 from scrapy.utils.httpobj import urlparse_cached
 from scrapy.utils.log import logformatter_adapter
 
+from scrapy_rep.adapter import compat
 from scrapy_rep.adapter import meta as M
 from scrapy_rep.core.origin import robots_url
 from scrapy_rep.core.policy import Conditional, FetchResult
@@ -244,8 +245,8 @@ async def download_aside(engine: ExecutionEngine, request: Request) -> Response:
     them this is ``engine.download_async``.
     """
     downloader = getattr(engine, "downloader", None)
-    enqueue = getattr(downloader, "_enqueue_request", None)
-    slot: Any = getattr(engine, "_slot", None)
+    enqueue = compat.downloader_enqueue(downloader)
+    slot: Any = compat.engine_slot(engine)
     spider = getattr(engine, "spider", None)
     if downloader is None or enqueue is None or not hasattr(slot, "add_request") or spider is None:
         return await engine.download_async(request)

@@ -103,7 +103,7 @@ class HeldRecords:
         queue would encode it) with what its decision record will need."""
         request.meta.pop(M.HELD_ID, None)
         try:
-            data = self.queue._encode_request(request.replace(dont_filter=True))
+            data = compat.encode_for_queue(self.queue, request.replace(dont_filter=True))
         except Exception as exc:  # a lambda callback, an unpicklable meta value, ...
             error = f"{type(exc).__name__}: {exc}"
             self.telemetry.record(HeldUnrecorded(request.url, error))

@@ -351,5 +351,5 @@ def when(timestamp: float, now: float) -> str:
 def closing(crawler: Crawler) -> bool:
     """Whether the engine is closing the spider (requests given to it now would be lost)."""
     engine = crawler.engine
-    slot = getattr(engine, "_slot", None)
+    slot = compat.engine_slot(engine)
     return engine is None or slot is None or getattr(slot, "closing", None) is not None

@@ -32,14 +32,14 @@ lot the robots.txt pause uses:
 from __future__ import annotations
 
 import logging
-from collections import deque
-from collections.abc import Coroutine, Mapping
+from collections.abc import Coroutine
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request
 from twisted.python.failure import Failure
 
+from scrapy_rep.adapter import compat
 from scrapy_rep.adapter import meta as M
 from scrapy_rep.adapter.exceptions import PushbackHeld
 from scrapy_rep.core.events import PagePaused, PageRefused, PageResumed
@@ -309,23 +309,10 @@ class PageSignals:
         Each is failed with :class:`PushbackHeld`, which the middleware turns into
         a hand-back; only requests still queued are taken, never one in flight.
         """
-        engine = self.crawler.engine
-        slots: Mapping[str, Any] = getattr(getattr(engine, "downloader", None), "slots", {})
-        taken: list[Any] = []
-        for slot in list(slots.values()):
-            queue = getattr(slot, "queue", None)
-            if not queue:
-                continue
-            kept: deque[Any] = deque()
-            for entry in queue:
-                request = entry[0]
-                if _origin(request) == origin and not request.meta.get(M.DONT_OBEY):
-                    taken.append(entry)
-                else:
-                    kept.append(entry)
-            if len(kept) != len(queue):
-                queue.clear()
-                queue.extend(kept)
+        taken = compat.take_queued(
+            self.crawler.engine,
+            lambda request: _origin(request) == origin and not request.meta.get(M.DONT_OBEY),
+        )
         for _request, deferred in taken:
             deferred.errback(Failure(PushbackHeld(reason)))  # type: ignore[no-untyped-call]
 
