@@ -52,3 +52,11 @@ def test_items_dropped_for_what_pages_said_are_counted_by_reason() -> None:
         "  for what pages said: 3 items dropped (use-refused 2, page-noindex 1); "
         "1 media files failed (use-refused 1)"
     )
+
+
+def test_report_lines_without_refusals_say_nothing_of_uses() -> None:
+    counts = CrawlCounts()
+    counts.downloaded("https://a.example:443")
+    assert not any("uses" in line for line in report_lines(counts))
+    counts.use_refused("https://a.example:443", "train-ai")
+    assert "uses refused by robots.txt: train-ai 1 (requests)" in "\n".join(report_lines(counts))

@@ -24,10 +24,8 @@ from scrapy_rep.core.decision import judge_record
 from scrapy_rep.core.policy import (
     Conditional,
     FetchResult,
-    Policy,
     PolicyConfig,
     Status,
-    next_policy,
 )
 from scrapy_rep.core.report import CrawlCounts, report_lines
 from scrapy_rep.runtime.resolver import Resolver
@@ -90,23 +88,6 @@ async def test_without_a_store_evicted_origins_are_kept_compact() -> None:
     assert len(cache) == BOUND and cache.restored == len(ORIGINS)
     assert counts.seen == len(ORIGINS) and counts.evicted > len(ORIGINS)
     assert report_lines(counts)[0].startswith("scrapy-rep report: 2000 origins")
-
-
-def test_the_compact_form_is_bounded_too() -> None:
-    cache = PolicyCache(2, evicted_max=3)
-    for n in range(10):
-        origin = f"http://o{n}:80"
-        url = f"{origin}/robots.txt"
-        cache.put(origin, _ok(url))
-    assert (len(cache), cache.evicted) == (2, 3)
-    assert cache.get("http://o4:80") is None  # beyond both bounds: gone
-    assert cache.get("http://o5:80") is not None  # compact: back, parsed again
-    cache.forget()
-    assert (len(cache), cache.evicted) == (0, 0)
-
-
-def _ok(url: str) -> Policy:
-    return next_policy(None, FetchResult(url, url, 200, b"Disallow: /x\n"), 0.0, PolicyConfig())
 
 
 async def _with_store(store: SharedStore) -> None:
