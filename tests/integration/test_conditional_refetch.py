@@ -14,8 +14,10 @@ import scrapy
 from scrapy.crawler import Crawler
 
 from scrapy_rep.adapter import compat
-from tests.integration.test_middleware_behaviour import FakeClock, StepSpider, crawl, hit_order
+from tests.support.clock import ManualClock
+from tests.support.crawl import crawl
 from tests.support.fakesite import FakeSite, Reply
+from tests.support.steps import StepSpider, hit_order
 
 RULES = b"User-agent: *\nDisallow: /private\n"
 CHANGED = b"User-agent: *\nDisallow: /later\n"
@@ -51,11 +53,11 @@ def robots_requests(site: FakeSite, name: str) -> list[dict[str, str]]:
 async def test_an_expired_policy_is_renewed_by_a_304(site: FakeSite) -> None:
     validators = {"ETag": ETAG, "Last-Modified": MODIFIED}
     a = site.add("a").robots(Reply(body=RULES, headers=validators), Reply(status=304))
-    clock = FakeClock()
+    clock = ManualClock()
     pages = [a.url_for(p) for p in ("/p1", "/p2", "/private/x", "/p3")]
     result = await crawl(
         pages,
-        {"REP_CLOCK": clock, "REP_CACHE_TTL": 100, "REP_CACHE_MIN_TTL": 0},
+        {"REP_CLOCK": clock.now, "REP_CACHE_TTL": 100, "REP_CACHE_MIN_TTL": 0},
         spider=HearingSpider,
         advances=[150, 10, 50],  # expired at t=150: the 304 makes it fresh until t=250
         clock=clock,
@@ -86,11 +88,11 @@ async def test_a_server_that_ignores_the_validators_gives_the_new_file(site: Fak
     a = site.add("a").robots(
         Reply(body=RULES, headers=validators), Reply(body=CHANGED, headers={"ETag": '"v2"'})
     )
-    clock = FakeClock()
+    clock = ManualClock()
     pages = [a.url_for(p) for p in ("/later", "/private/x", "/later?again")]
     result = await crawl(
         pages,
-        {"REP_CLOCK": clock, "REP_CACHE_TTL": 100, "REP_CACHE_MIN_TTL": 0},
+        {"REP_CLOCK": clock.now, "REP_CACHE_TTL": 100, "REP_CACHE_MIN_TTL": 0},
         spider=StepSpider,
         advances=[150, 1],
         clock=clock,

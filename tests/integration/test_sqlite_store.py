@@ -34,6 +34,7 @@ from scrapy_rep.runtime.store.sqlite import SqliteStore
 from scrapy_rep.runtime.tdmrep import tdm_key
 from tests.support import processes
 from tests.support import sqlite as sqlite_fixtures
+from tests.support.clock import ManualClock
 from tests.support.policies import BODY, bare_policy, full_policy
 from tests.support.store_cli import store_cli
 
@@ -48,16 +49,6 @@ ORIGIN = "https://example.com:443"
 def aio(coro: Awaitable[T]) -> Deferred[T]:
     """Await an asyncio coroutine from a pytest-twisted test."""
     return Deferred.fromFuture(asyncio.ensure_future(coro))
-
-
-class Clock:
-    """A wall clock the test moves by hand."""
-
-    def __init__(self, now: float = 1_800_000_000.0) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def column(db: sqlite3.Connection, origin: str, name: str) -> Any:
@@ -123,16 +114,16 @@ async def test_a_version_1_file_gains_the_validator_columns(
 
 @pytest_twisted.ensureDeferred
 async def test_a_lease_expires_unless_renewed(path: Path) -> None:
-    clock = Clock()
-    holder, waiter = SqliteStore(path, clock=clock), SqliteStore(path, clock=clock)
+    clock = ManualClock(1_800_000_000.0)
+    holder, waiter = SqliteStore(path, clock=clock.now), SqliteStore(path, clock=clock.now)
     try:
         token = await aio(holder.acquire(ORIGIN, 10))
         assert token is not None
-        clock.now += 9
+        clock.advance(9)
         assert await aio(holder.renew(ORIGIN, token, 10)) is True  # now until +19
-        clock.now += 9
+        clock.advance(9)
         assert await aio(waiter.acquire(ORIGIN, 10)) is None  # renewed: still held
-        clock.now += 1.5  # past the renewed expiry
+        clock.advance(1.5)  # past the renewed expiry
         assert await aio(holder.renew(ORIGIN, token, 10)) is False  # too late
         taken = await aio(waiter.acquire(ORIGIN, 10))
         assert taken is not None
@@ -152,12 +143,12 @@ async def test_a_lease_expires_unless_renewed(path: Path) -> None:
 async def test_an_expired_release_is_reported_lost(
     path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    clock = Clock()
-    store = SqliteStore(path, clock=clock)
+    clock = ManualClock(1_800_000_000.0)
+    store = SqliteStore(path, clock=clock.now)
     try:
         token = await aio(store.acquire(ORIGIN, 5))
         assert token is not None
-        clock.now += 6
+        clock.advance(6)
         with caplog.at_level(logging.INFO, logger="scrapy_rep.runtime.store.sqlite"):
             await aio(store.release(ORIGIN, token))
         assert store.counts["lock_lost"] == 1 and "expired before the fetch" in caplog.text
@@ -173,17 +164,17 @@ async def test_an_expired_release_is_reported_lost(
 async def test_retention_outlives_freshness_and_rows_are_purged(
     path: Path, raw: sqlite3.Connection
 ) -> None:
-    clock = Clock()
-    store = SqliteStore(path, clock=clock, retention=3600)
+    clock = ManualClock(1_800_000_000.0)
+    store = SqliteStore(path, clock=clock.now, retention=3600)
     try:
-        now = clock.now
+        now = clock.time
         fresh_for_a_minute = replace(full_policy(), fetched_at=now, expires_at=now + 60)
         paused_for_two_hours = replace(bare_policy(), fetched_at=now, expires_at=now + 7200)
         await aio(store.save(ORIGIN, fresh_for_a_minute))
         await aio(store.save("http://h:80", paused_for_two_hours))
-        clock.now += 600  # stale, but kept: an unreachable origin may fall back on it
+        clock.advance(600)  # stale, but kept: an unreachable origin may fall back on it
         assert await aio(store.load(ORIGIN)) == fresh_for_a_minute
-        clock.now = now + 3601  # past the retention
+        clock.time = now + 3601  # past the retention
         assert await aio(store.load(ORIGIN)) is None
         assert (await aio(store.show(ORIGIN)))["stored"] is False
         # a pause longer than the retention is kept until it ends
@@ -191,7 +182,7 @@ async def test_retention_outlives_freshness_and_rows_are_purged(
         assert raw.execute("SELECT count(*) FROM rep_policy").fetchone()[0] == 2
         assert await aio(store.purge()) == 1
         assert raw.execute("SELECT origin FROM rep_policy").fetchall() == [("http://h:80",)]
-        clock.now = now + 7261
+        clock.time = now + 7261
         assert await aio(store.purge()) == 1
         assert store.counts["purged"] == 2
     finally:
@@ -218,13 +209,13 @@ async def test_forgetting_every_origin_keeps_the_locks(path: Path, raw: sqlite3.
 
 @pytest_twisted.ensureDeferred
 async def test_show_and_entries(path: Path) -> None:
-    clock = Clock(1_700_000_100.0)
-    store = SqliteStore(path, clock=clock)
+    clock = ManualClock(1_700_000_100.0)
+    store = SqliteStore(path, clock=clock.now)
     try:
         assert (await aio(store.show(ORIGIN)))["stored"] is False
         assert await aio(store.entries()) == []
         await aio(store.save(ORIGIN, full_policy()))
-        await aio(store.save("http://h:80", replace(bare_policy(), expires_at=clock.now + 60)))
+        await aio(store.save("http://h:80", replace(bare_policy(), expires_at=clock.time + 60)))
         token = await aio(store.acquire(ORIGIN, 30))
         info = await aio(store.show(ORIGIN))
         assert info["stored"] is True and info["path"] == str(path)
