@@ -2,12 +2,13 @@
 
 The resolver knows nothing of Scrapy: it is handed a ``fetch`` coroutine
 function and a :class:`~scrapy_rep.runtime.clock.Clock`, whose timers end its
-waits (``REP_PENDING_WAIT``, another worker's fetch, the lock lease's
-renewal), so a test's clock moved by hand expires them without wall time. It keeps the in-flight task per origin (single-flight),
-turns each :class:`FetchResult` into a :class:`Policy` with the pure status
-table, and keeps the result in the local cache and, if there is one, the
-shared store. A shared store is asked before fetching and holds a per-origin
-lock while a worker fetches, so a cluster fetches each file once.
+waits (``REP_PENDING_WAIT``, another worker's fetch, the lock lease's renewal),
+so a test's clock moved by hand expires them without wall time. It keeps the
+in-flight task per origin (single-flight), turns each :class:`FetchResult`
+into a :class:`Policy` with the pure status table, and keeps the result in the
+local cache and, if there is one, the shared store. A shared store is asked
+before fetching and holds a per-origin lock while a worker fetches, so a
+cluster fetches each file once.
 """
 
 from __future__ import annotations

@@ -43,9 +43,28 @@ class Answer:
     flags: tuple[str, ...] = ()
 
 
+class Stall:
+    """A fetch that hangs until the test calls ``release()``, then answers ``then``."""
+
+    def __init__(self, then: tuple[int, Mapping[str, str], bytes] | Answer = (404, {}, b"")):
+        self.then = then
+        self._released: asyncio.Event | None = None
+
+    def _event(self) -> asyncio.Event:
+        if self._released is None:  # made in the running loop, at the first fetch
+            self._released = asyncio.Event()
+        return self._released
+
+    async def wait(self) -> None:
+        await self._event().wait()
+
+    def release(self) -> None:
+        self._event().set()
+
+
 #: what a key of the transport's mapping may answer: ``(status, headers, body)``, an Answer,
-#: an exception (raised as the download's failure), or a list of those, one per request
-Reply = tuple[int, Mapping[str, str], bytes] | Answer | BaseException
+#: an exception (raised as the download's failure), a Stall, or a list of those, one per request
+Reply = tuple[int, Mapping[str, str], bytes] | Answer | BaseException | Stall
 
 
 class FakeTransport:
@@ -76,6 +95,9 @@ class FakeTransport:
     async def __call__(self, request: Request) -> Response:
         self.sent.append(request)
         reply = self._reply(request.url)
+        if isinstance(reply, Stall):
+            await reply.wait()
+            reply = reply.then
         if isinstance(reply, BaseException):
             raise reply
         answer = reply if isinstance(reply, Answer) else Answer(reply[0], reply[1], reply[2])
