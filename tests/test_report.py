@@ -60,3 +60,15 @@ def test_report_lines_without_refusals_say_nothing_of_uses() -> None:
     assert not any("uses" in line for line in report_lines(counts))
     counts.use_refused("https://a.example:443", "train-ai")
     assert "uses refused by robots.txt: train-ai 1 (requests)" in "\n".join(report_lines(counts))
+
+
+def test_report_counts_browser_subrequests_per_origin() -> None:
+    counts = CrawlCounts()
+    counts.downloaded("http://a")
+    counts.subrequest("http://a", None)
+    counts.subrequest("http://b", "disallow-rule")
+    counts.subrequest("http://b", "origin-paused")
+    text = "\n".join(report_lines(counts))
+    assert "browser sub-requests: 3: 1 allowed, 2 aborted" in text
+    assert "disallow-rule 1, origin-paused 1" in text
+    assert "browser sub-requests" not in "\n".join(report_lines(CrawlCounts()))
