@@ -73,7 +73,7 @@ async def policy_within(
     Never cancels the fetch (others wait for it too): ``wait_for(shield(task))``
     in fewer objects. At a broad crawl's start thousands of requests wait like
     this, and each object that outlives a young collection brings the next
-    full one nearer (see docs/performance.md).
+    full one nearer (see benchmarks/NOTEBOOK.md).
     """
     if not task.done():
         waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()

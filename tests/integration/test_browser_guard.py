@@ -3,7 +3,8 @@
 Real Chromium, real loopback origins (``tests/browsersite.py``), real Scrapy
 crawls: what the guard does is judged by what the servers saw. Each test that
 shows the guard stopping something has a twin, or an assertion, showing the
-same page without the guard does ask for it.
+same page without the guard does ask for it. The routing itself, on a fake
+Playwright page: ``tests/test_browser_guard.py``.
 """
 
 from __future__ import annotations
