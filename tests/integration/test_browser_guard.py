@@ -1,6 +1,6 @@
 """The robots.txt guard for pages rendered with scrapy-playwright.
 
-Real Chromium, real loopback origins (``tests/browsersite.py``), real Scrapy
+Real Chromium, real loopback origins (``tests/support/browsersite.py``), real Scrapy
 crawls: what the guard does is judged by what the servers saw. Each test that
 shows the guard stopping something has a twin, or an assertion, showing the
 same page without the guard does ask for it. The routing itself, on a fake
