@@ -10,7 +10,7 @@ Chromium calls is proven by ``tests/integration/test_browser_guard.py``.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -95,10 +95,6 @@ async def scrapy_playwrights_route(route: FakeRoute, pw_request: FakeRequest) ->
     await route.continue_()
 
 
-def run(rig: Rig, scenario: Callable[[], Awaitable[None]]) -> Any:
-    return in_loop(scenario())
-
-
 # -- sub-requests: abort, or carry out -----------------------------------------------------------
 
 
@@ -114,7 +110,7 @@ async def test_a_disallowed_subrequest_is_aborted_and_an_allowed_one_fetched(rig
         assert render.network.fetched == [("GET", "http://a.example/ok.png")]  # one, not two
         assert stats(rig) == {"rep/browser/allowed": 1, "rep/browser/aborted/disallow-rule": 1}
 
-    await run(rig, scenario)
+    await in_loop(scenario())
 
 
 @pytest_twisted.ensureDeferred
@@ -125,7 +121,7 @@ async def test_data_urls_fall_back_to_the_routes_before_the_guard(rig: Rig) -> N
         assert route.outcome == "continued"  # no route after ours: the browser's own
         assert render.network.fetched == [] and stats(rig) == {}
 
-    await run(rig, scenario)
+    await in_loop(scenario())
 
 
 # -- redirects, hop by hop ------------------------------------------------------------------------
@@ -155,7 +151,7 @@ async def test_each_location_is_judged_before_it_is_fetched(rig: Rig) -> None:
         ]
         assert stats(rig)["rep/browser/aborted/disallow-rule"] == 1
 
-    await run(rig, scenario)
+    await in_loop(scenario())
 
 
 @pytest_twisted.ensureDeferred
@@ -180,7 +176,7 @@ async def test_a_303_and_a_posts_301_go_on_as_get(rig: Rig) -> None:
             ("POST", "http://a.example/there"),  # 307 keeps the method
         ]
 
-    await run(rig, scenario)
+    await in_loop(scenario())
 
 
 @pytest_twisted.ensureDeferred
@@ -194,7 +190,7 @@ async def test_past_rep_max_redirects_the_last_redirect_is_the_answer(rig: Rig) 
         assert route.response.status == 302
         assert len(render.network.fetched) == 6  # the first URL and REP_MAX_REDIRECTS (5) hops
 
-    await run(rig, scenario)
+    await in_loop(scenario())
 
 
 # -- the page's own navigation ---------------------------------------------------------------------
@@ -222,7 +218,7 @@ async def test_the_pages_own_navigation_is_not_judged_again_but_its_redirects_ar
             guard.process_exception(render.request, RuntimeError("net::ERR_BLOCKED_BY_CLIENT"))
         assert render.request.meta[M.DECISION] is dropped
 
-    await run(rig, scenario)
+    await in_loop(scenario())
 
 
 @pytest_twisted.ensureDeferred
@@ -245,7 +241,7 @@ async def test_only_the_first_main_frame_navigation_to_the_page_is_the_pages_own
         assert moved.outcome == "aborted"
         assert stats(rig) == {"rep/browser/allowed": 1, "rep/browser/aborted/disallow-rule": 2}
 
-    await run(rig, scenario)
+    await in_loop(scenario())
 
 
 # -- the user's hooks, chained --------------------------------------------------------------------
@@ -286,7 +282,7 @@ async def test_the_users_page_init_and_route_run_after_the_guard(rig: Rig) -> No
         BrowserGuard(rig.crawler).process_response(render.request, scrapy.http.Response(PAGE))
         assert render.request.meta["playwright_page_init_callback"] == user  # given back
 
-    await run(rig, scenario)
+    await in_loop(scenario())
 
 
 # -- failing closed -------------------------------------------------------------------------------
@@ -299,7 +295,7 @@ async def test_without_the_robots_middleware_everything_is_aborted(rig: Rig) -> 
         route = await render.load("http://a.example/ok.png")
         assert route.outcome == "aborted" and render.network.fetched == []
 
-    await run(rig, scenario)
+    await in_loop(scenario())
 
 
 @pytest_twisted.ensureDeferred
@@ -314,7 +310,7 @@ async def test_a_fetch_that_fails_is_aborted(rig: Rig) -> None:
         route = await render.load("http://a.example/ok.png")
         assert route.outcome == "aborted"
 
-    await run(rig, scenario)
+    await in_loop(scenario())
 
 
 @pytest_twisted.ensureDeferred
@@ -337,7 +333,7 @@ async def test_a_subrequest_waits_rep_pending_wait_on_the_crawls_clock(rig: Rig)
         assert stats(rig) == {"rep/browser/aborted/origin-pending": 1}
         stall.release()
 
-    await run(rig, scenario)
+    await in_loop(scenario())
 
 
 # -- what scrapy-playwright did not open: popups, WebSockets --------------------------------------
@@ -359,7 +355,7 @@ async def test_a_popup_is_judged_by_the_contexts_route_and_carried_out_there(rig
         assert (allowed.outcome, refused.outcome) == ("fulfilled", "aborted")
         assert render.network.fetched == [("GET", "http://a.example/popup-ok.html")]
 
-    await run(rig, scenario)
+    await in_loop(scenario())
 
 
 @pytest_twisted.ensureDeferred
@@ -374,7 +370,7 @@ async def test_websockets_are_judged_by_origin_and_path(rig: Rig) -> None:
         assert not no.connected and no.closed == (1008, "robots.txt: disallow-rule")
         assert stats(rig) == {"rep/browser/allowed": 1, "rep/browser/aborted/disallow-rule": 1}
 
-    await run(rig, scenario)
+    await in_loop(scenario())
 
 
 # -- the add-on's side ----------------------------------------------------------------------------
