@@ -3,7 +3,7 @@
 Usage: ``python benchmarks/bench_browser.py [--pages N] [--runs N]``
 
 The same pages are rendered with ``REP_BROWSER_GUARD`` on and off, on
-loopback (``tests/fakesite.py``): each page loads 13 sub-resources from three
+loopback (``tests/support/fakesite.py``): each page loads 13 sub-resources from three
 origins (images, scripts, a stylesheet with a background image and a font,
 fetch calls), all allowed by robots.txt, so both modes ask the servers for
 exactly the same things; the guard judges each one, fetches it through the

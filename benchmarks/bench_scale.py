@@ -1130,7 +1130,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=0,
         metavar="N",
         help="diagnostic: one more scrapy-rep crawl with N small tracked objects kept alive "
-        "(the collector's trigger; see docs/performance.md)",
+        "(the collector's trigger; see benchmarks/NOTEBOOK.md)",
     )
     parser.add_argument(
         "--promotions",

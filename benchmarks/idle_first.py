@@ -3,7 +3,7 @@
 Scrapy's ``DownloaderAwarePriorityQueue`` builds an ``(active downloads,
 host)`` tuple for every host with queued requests on every pick (~3,400 in
 the 4,000-origin full frontier) and takes the least: about a quarter of
-every variant's CPU there (``docs/performance.md``). This queue picks the
+every variant's CPU there (``benchmarks/NOTEBOOK.md``). This queue picks the
 same way, least active downloads first, without the scan: hosts are kept in
 the order they were last picked, and the first idle one from the front is
 taken (the least recently picked; a full scan only when no host is idle).

@@ -11,8 +11,9 @@ from scrapy.utils.test import get_crawler
 
 from scrapy_rep.adapter.middleware import RobotsMiddleware
 from scrapy_rep.runtime.clock import WALL_CLOCK, Clock, LoopClock, clock_of, sleep
+from tests.support.clock import ManualClock
 from tests.support.crawl import BASE_SETTINGS
-from tests.support.rig import ManualClock, in_loop
+from tests.support.rig import in_loop
 
 
 def test_unset_is_the_wall_clock_on_the_loops_timers() -> None:

@@ -25,6 +25,7 @@ from scrapy_rep.core.decision import (
 )
 from scrapy_rep.core.policy import FetchResult, Policy, PolicyConfig, Status, next_policy
 from scrapy_rep.core.uses import Declared, UseAnswer
+from tests.support.decision import FIELDS
 
 NOW = 1_700_000_000.0
 ORIGIN = "https://example.com:443"
@@ -36,27 +37,6 @@ Allow: /private/open
 User-agent: otherbot
 Disallow: /
 """
-#: the record's fields, as docs/design.md lists them
-FIELDS = [
-    "origin",
-    "product_token",
-    "url",
-    "policy_status",
-    "policy_http_status",
-    "policy_fetched_at",
-    "policy_digest",
-    "policy_url",
-    "policy_final_url",
-    "group",
-    "matched_rule",
-    "matched_line",
-    "rep_decision",
-    "collection_decision",
-    "action",
-    "reason",
-    "detail",
-    "uses",
-]
 
 
 def policy_for(status: int | None, body: bytes = b"") -> Policy:

@@ -24,7 +24,7 @@ from jwm.robotstxt import googlebot
 from scrapy_rep.robotstxt import RobotsTxt, normalise_path, parse
 from scrapy_rep.robotstxt.paths import path_of
 from tests.support.examples import examples
-from tests.test_properties import reference
+from tests.support.matching import reference
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "deviations.md"
 TOKENS = ("mybot", "other")

@@ -78,3 +78,39 @@ def test_the_check_sees_a_forbidden_import(tmp_path: Path) -> None:
 def test_top_of_the_package_is_only_entry_points() -> None:
     modules = {p.name for p in PACKAGE.glob("*.py")}
     assert modules == {"__init__.py", "addon.py", "signals.py"}
+
+
+TESTS = Path(__file__).resolve().parent
+
+
+def imported_test_modules(path: Path) -> set[str]:
+    """The test modules (``test_*``, anywhere under tests/) that ``path`` imports."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            base = node.module if node.level == 0 else f"<relative>.{node.module}"
+            names = [base, *(f"{base}.{alias.name}" for alias in node.names)]
+        found.update(n for n in names if any(p.startswith("test_") for p in n.split(".")))
+    return found
+
+
+def test_no_test_module_imports_another() -> None:
+    """Shared helpers live in tests/support/; a test module is imported only by pytest."""
+    offenders = {
+        str(path.relative_to(TESTS)): sorted(imported_test_modules(path))
+        for path in sorted(TESTS.rglob("*.py"))
+    }
+    assert {k: v for k, v in offenders.items() if v} == {}
+
+
+def test_the_check_sees_a_test_module_imported(tmp_path: Path) -> None:
+    module = tmp_path / "test_x.py"
+    module.write_text("from tests.integration.test_y import helper\nimport tests.test_z\n")
+    assert imported_test_modules(module) == {
+        "tests.integration.test_y",
+        "tests.integration.test_y.helper",
+        "tests.test_z",
+    }

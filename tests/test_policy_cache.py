@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 
 from scrapy_rep import robotstxt
-from scrapy_rep.core.policy import FetchResult, PolicyConfig, next_policy
+from scrapy_rep.core.policy import FetchResult, Policy, PolicyConfig, next_policy
 from scrapy_rep.core.uses import USES, Declared, robots_record
 from scrapy_rep.robotstxt import parse
 from scrapy_rep.runtime.store.memory import PolicyCache
@@ -288,3 +288,20 @@ def test_the_old_count_setting_is_read_with_a_warning(caplog: pytest.LogCaptureF
     assert config.cache_compiled_origins is None
     assert config.cache_compiled_bytes == 256 * 2**20
     assert not caplog.records
+
+
+def test_the_compact_form_is_bounded_too() -> None:
+    cache = PolicyCache(2, evicted_max=3)
+    for n in range(10):
+        origin = f"http://o{n}:80"
+        url = f"{origin}/robots.txt"
+        cache.put(origin, _ok(url))
+    assert (len(cache), cache.evicted) == (2, 3)
+    assert cache.get("http://o4:80") is None  # beyond both bounds: gone
+    assert cache.get("http://o5:80") is not None  # compact: back, parsed again
+    cache.forget()
+    assert (len(cache), cache.evicted) == (0, 0)
+
+
+def _ok(url: str) -> Policy:
+    return next_policy(None, FetchResult(url, url, 200, b"Disallow: /x\n"), 0.0, PolicyConfig())

@@ -21,8 +21,9 @@ from scrapy_rep.robotstxt import normalise, normalise_path, parse
 from scrapy_rep.robotstxt.matcher import RuleSet, first_of
 from scrapy_rep.robotstxt.parser import Rule
 from scrapy_rep.robotstxt.paths import path_of
-from scrapy_rep.robotstxt.reference import _patterns, matches, reference_match
+from scrapy_rep.robotstxt.reference import _patterns, matches
 from tests.support.examples import examples
+from tests.support.matching import reference
 
 TOKEN = "mybot"
 FAST = settings(
@@ -156,15 +157,6 @@ def _regex(pattern: str) -> re.Pattern[str]:
     pieces = [piece.replace("%2A", "*").replace("%24", "$") for piece in body.split("*")]
     text = ".*".join(map(re.escape, pieces))
     return re.compile(text + (r"\Z" if anchored else ""), re.DOTALL)
-
-
-def reference(rule_list: list[Rule], path: str) -> tuple[int, bool] | None:
-    """(weight, allow) of the rule the reference matcher chooses, or None."""
-    rule = reference_match(rule_list, path)
-    if rule is None:
-        return None
-    weight = max(len(p) for p in _patterns(rule) if matches(p, path))
-    return weight, rule.allow
 
 
 # --- robustness -----------------------------------------------------------------------

@@ -6,6 +6,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,6 +23,8 @@ from scrapy_rep.runtime.resolver import (
 )
 from scrapy_rep.runtime.settings import RepSettings
 from scrapy_rep.runtime.store.memory import PolicyCache
+from scrapy_rep.runtime.store.sqlite import SqliteStore
+from tests.support.clock import ManualClock
 
 A = "https://a.example:443"
 RULES = b"User-agent: *\nDisallow: /x\n"
@@ -286,6 +289,13 @@ def test_crawlers_share_a_resolver_only_when_every_setting_it_uses_is_equal() ->
     for overrides in different:
         assert ResolverSpec.of(settings(**overrides), clock, None) != base, overrides
     assert ResolverSpec.of(settings(), lambda: 0.0, None) != base  # another clock
+    # one REP_CLOCK callable, read by each crawler into a clock of its own: still one resolver
+    assert ResolverSpec.of(settings(), settings(REP_CLOCK=clock).clock, None) == base
+    manual = ManualClock()  # a whole clock: by identity
+    assert ResolverSpec.of(settings(), manual, None) == ResolverSpec.of(settings(), manual, None)
+    assert ResolverSpec.of(settings(), manual, None) != ResolverSpec.of(
+        settings(), ManualClock(), None
+    )
     redis = settings(REP_STORE="redis", REP_REDIS_URL="redis://127.0.0.1:1")
     assert ResolverSpec.of(redis, clock, None) != ResolverSpec.of(
         settings(REP_STORE="redis", REP_REDIS_URL="redis://127.0.0.1:1", REP_STORE_RETENTION=99),
@@ -310,3 +320,56 @@ def test_shared_resolvers_live_while_someone_uses_them() -> None:
     assert SharedResolvers.acquire(spec, make) is not first
     assert SharedResolvers.leave(spec)
     assert len(made) == 2
+
+
+# -- a worker's lease, on the manual clock ---------------------------------------------------------
+
+
+async def _until(done: Callable[[], bool]) -> None:
+    """Let the loop and the store's thread run until ``done()``; the ManualClock stands still."""
+    for _ in range(2000):
+        if done():
+            return
+        await asyncio.sleep(0.001)
+    raise AssertionError("never got there")
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_dead_workers_lease_expires_on_the_manual_clock(tmp_path: Path) -> None:
+    """Another worker took the fetch lock and died: this one fetches once its lease ends.
+
+    The poll between looks at the store and the lease's end are both on the
+    resolver's clock, so the 10 s lease passes with ``advance``, not in 10 s.
+    """
+    clock = ManualClock()
+    path = tmp_path / "shared.sqlite"
+    dead, live = SqliteStore(path, clock=clock.now), SqliteStore(path, clock=clock.now)
+
+    async def scenario() -> None:
+        try:
+            start = clock.time
+            assert await dead.acquire(A, 10.0) is not None  # never renewed, never released
+            fetch = FakeFetch([ok()])
+            fetch.gate.set()
+            r = Resolver(PolicyCache(), PolicyConfig(), clock, shared=live, lock_ttl=10.0)
+            task = r.resolve(A, fetch)
+            waited = 0.0
+            while waited < 9.5:  # the lease holds: this worker looks again, and waits
+                await _until(lambda: bool(clock.planned))
+                step = clock.planned[0] - clock.time
+                clock.advance(step)
+                waited += step
+            assert fetch.calls == [] and not task.done()
+            clock.advance(1.0)  # past the lease's end: a look soon after takes the lock
+            while not fetch.calls:
+                await _until(lambda: bool(clock.planned) or bool(fetch.calls))
+                if not fetch.calls:
+                    clock.advance(clock.planned[0] - clock.time)
+            assert 10.0 <= clock.time - start <= 10.6  # fetched as the lease ended
+            policy = await task  # saved and unlocked: no time passes for that
+            assert policy.status is Status.OK and fetch.calls == [A]
+        finally:
+            await dead.close()
+            await live.close()
+
+    await deferred(scenario())

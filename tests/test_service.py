@@ -24,7 +24,7 @@ from scrapy_rep.adapter.service import HELD_DETAIL, RobotsService
 from scrapy_rep.adapter.telemetry import Telemetry
 from scrapy_rep.core.decision import Decision
 from scrapy_rep.runtime.store.memory import EVICTED_PER_CACHED
-from tests.support.rig import Rig, in_loop
+from tests.support.rig import Rig, Stall, in_loop
 
 A = "http://a.example:80"
 P = "http://paused.example:80"
@@ -199,3 +199,47 @@ async def test_the_browser_guard_asks_the_service_and_without_it_fails_closed() 
     finally:
         rig.crawler.signals.send_catch_log(signals.spider_closed, spider=rig.crawler.spider)
         rig.close()
+
+
+# -- waits end on the crawl's clock ---------------------------------------------------------------
+
+
+async def _turns(until: Any, most: int = 200) -> None:
+    """Let the loop run (no time passes on the ManualClock) until ``until()`` holds."""
+    for _ in range(most):
+        if until():
+            return
+        await asyncio.sleep(0)
+    raise AssertionError("the loop did not get there")
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_pending_wait_expires_on_the_manual_clock(rig: Rig) -> None:
+    """REP_PENDING_WAIT (5 s here) ends when the ManualClock passes it, not the wall clock."""
+    slow = "http://slow.example:80"
+    stall = Stall(RULES)
+    rig.transport.answers[slow] = stall
+
+    async def scenario() -> None:
+        service = RobotsService.of(rig.crawler)
+        request = Request("http://slow.example/1")
+        answer = asyncio.ensure_future(service.answer(slow, request, downloader=True))
+        await _turns(lambda: rig.clock.planned)  # the wait is planned on the clock
+        assert rig.clock.planned == [rig.clock.time + 5]
+        rig.clock.advance(4.9)
+        for _ in range(20):  # many loop turns, no time
+            await asyncio.sleep(0)
+        assert not answer.done()  # still waiting for the fetch
+        rig.clock.advance(0.2)
+        record, policy = await answer
+        assert (record["action"], record["reason"]) == ("park", "origin-pending")
+        assert policy is None
+        assert rig.transport.urls() == ["http://slow.example/robots.txt"]
+        # the fetch ends later: the origin's rules answer the next request at once
+        stall.release()
+        await _turns(lambda: service.resolver.current(slow) is not None)
+        record, _ = await service.answer(slow, Request("http://slow.example/private/2"))
+        assert (record["action"], record["reason"]) == ("drop", "disallow-rule")
+        assert len(rig.transport.sent) == 1
+
+    await in_loop(scenario())

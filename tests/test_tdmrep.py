@@ -8,9 +8,11 @@ public sub-folder, and a pattern by file type.
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
+from scrapy_rep.core.policy import FetchResult, PolicyConfig, Status, next_policy
 from scrapy_rep.core.tdmrep import (
     MAX_BYTES,
     MAX_RULES,
@@ -20,6 +22,7 @@ from scrapy_rep.core.tdmrep import (
     reservation_value,
 )
 from scrapy_rep.core.uses import UseAnswer
+from scrapy_rep.runtime.tdmrep import tdm_config
 
 POLICY = "https://publisher.example/policies/tdm-offer.json"
 
@@ -176,3 +179,18 @@ def test_a_long_location_is_quoted_escaped_and_clipped() -> None:
     assert source.isprintable() and len(source) < 1_200
     assert source.startswith("tdmrep.json location /\\x1b[31maaa")
     assert source.endswith("more characters)")
+
+
+def test_the_status_table_of_tdmrep_json() -> None:
+    config = tdm_config(PolicyConfig(ttl=3600.0))
+    url = "http://h/.well-known/tdmrep.json"
+
+    def after(**result: Any) -> Any:
+        return next_policy(None, FetchResult(url, url, **result), 1000.0, config)
+
+    assert after(status=200, body=b"[]").status is Status.OK
+    for status in (404, 401, 403, 429, 410):
+        assert after(status=status).status is Status.UNAVAILABLE  # no reservation
+    for failed in (after(status=500), after(status=503), after(error="TimeoutError")):
+        assert failed.status is Status.UNREACHABLE  # unknown, never paused
+        assert failed.expires_at == 1000.0 + 3600.0  # refetched at the next TTL

@@ -119,7 +119,7 @@ class RobotsService:
             crawler, config.fetch_timeout, config.max_redirects, token=config.token
         )
         self.jobdir: str | None = crawler.settings.get("JOBDIR") or None
-        self.spec = ResolverSpec.of(config, self.clock, self.jobdir)
+        self.spec = ResolverSpec.of(config, self.timers, self.jobdir)
         #: ``scrapy fetch`` and the like: wait for the whole fetch, then answer; hold nothing
         self.one_shot = oneshot.command_of(crawler)
         wait = config.pending_wait if self.one_shot is None else self.spec.fetch_budget
@@ -329,7 +329,7 @@ class RobotsService:
         task = self.resolver.resolve(origin, self.fetch)
         if not task.done():
             self.fetcher.asking(origin, request)
-        return await policy_within(task, budget)
+        return await policy_within(task, budget, self.timers)
 
     async def _decide(self, origin: str, request: Request, policy: Policy) -> DecisionRecord:
         """The decision record for ``request`` (asking the collection hook, if there is one)."""

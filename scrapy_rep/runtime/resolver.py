@@ -1,11 +1,14 @@
 """One robots.txt fetch per origin at a time, shared by everyone who asks.
 
 The resolver knows nothing of Scrapy: it is handed a ``fetch`` coroutine
-function and a clock. It keeps the in-flight task per origin (single-flight),
-turns each :class:`FetchResult` into a :class:`Policy` with the pure status
-table, and keeps the result in the local cache and, if there is one, the
-shared store. A shared store is asked before fetching and holds a per-origin
-lock while a worker fetches, so a cluster fetches each file once.
+function and a :class:`~scrapy_rep.runtime.clock.Clock`, whose timers end its
+waits (``REP_PENDING_WAIT``, another worker's fetch, the lock lease's renewal),
+so a test's clock moved by hand expires them without wall time. It keeps the
+in-flight task per origin (single-flight), turns each :class:`FetchResult`
+into a :class:`Policy` with the pure status table, and keeps the result in the
+local cache and, if there is one, the shared store. A shared store is asked
+before fetching and holds a per-origin lock while a worker fetches, so a
+cluster fetches each file once.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from scrapy_rep.core.policy import (
     next_policy,
 )
 from scrapy_rep.robotstxt.text import printable
+from scrapy_rep.runtime.clock import WALL_CLOCK, Clock, clock_of, sleep
 from scrapy_rep.runtime.settings import RepSettings
 from scrapy_rep.runtime.store.base import SharedStore
 from scrapy_rep.runtime.store.factory import sqlite_path, store_kind
@@ -61,20 +65,21 @@ class Listener(Protocol):
         """A fetch for ``origin`` ended without an answer (its crawler closed)."""
 
 
-async def policy_within(task: asyncio.Future[Policy], seconds: float) -> Policy | None:
-    """The policy of an origin's shared fetch, if it ends within ``seconds`` with one.
+async def policy_within(
+    task: asyncio.Future[Policy], seconds: float, timers: Clock = WALL_CLOCK
+) -> Policy | None:
+    """The policy of an origin's shared fetch, if it ends within ``seconds`` (on ``timers``).
 
     Never cancels the fetch (others wait for it too): ``wait_for(shield(task))``
     in fewer objects. At a broad crawl's start thousands of requests wait like
     this, and each object that outlives a young collection brings the next
-    full one nearer (see docs/performance.md).
+    full one nearer (see benchmarks/NOTEBOOK.md).
     """
     if not task.done():
-        loop = asyncio.get_running_loop()
-        waiter: asyncio.Future[None] = loop.create_future()
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         wake = partial(_wake, waiter)
         task.add_done_callback(wake)
-        timer = loop.call_later(max(seconds, 0.0), wake, task)
+        timer = timers.call_later(max(seconds, 0.0), wake, task)
         try:
             await waiter
         finally:
@@ -102,7 +107,7 @@ class Resolver:
         self,
         cache: PolicyCache,
         config: PolicyConfig,
-        clock: Now,
+        clock: Clock | Now,
         shared: SharedStore | None = None,
         lock_ttl: float = 10.0,
         poll_interval: float = 0.1,
@@ -110,7 +115,9 @@ class Resolver:
     ) -> None:
         self.cache = cache
         self.config = config
-        self.clock = clock
+        #: the time and the timers its waits end on (a plain callable: that time, the loop's timers)
+        self.timers = clock_of(clock)
+        self.clock: Now = self.timers.now
         self.shared = shared
         #: the shared store's lock is a lease of this many seconds, renewed while fetching
         self.lock_ttl = lock_ttl
@@ -223,7 +230,7 @@ class Resolver:
             token = await self._acquire(origin)
             if token is not None or self.clock() >= deadline:
                 break
-            await asyncio.sleep(pause)
+            await sleep(self.timers, pause)
             pause = min(pause * 2, self.poll_interval)
         lease = asyncio.ensure_future(self._keep_lease(origin, token)) if token else None
         try:
@@ -245,7 +252,7 @@ class Resolver:
             return
         assert self.shared is not None
         while True:
-            await asyncio.sleep(self.lock_ttl / 3)
+            await sleep(self.timers, self.lock_ttl / 3)
             try:
                 if not await self.shared.renew(origin, token, self.lock_ttl):
                     logger.info(
@@ -330,11 +337,12 @@ def _tell(hear: Callable[..., None], *args: Any) -> None:
 class ResolverSpec:
     """Every setting a resolver uses: crawlers with equal specs share one resolver.
 
-    Compared by value (the policy by every field of it), the clock by identity.
+    Compared by value (the policy by every field of it), the clock as clocks compare: a
+    test's clock by identity, the wall clock around one ``REP_CLOCK`` callable by that callable.
     """
 
     policy: PolicyConfig = field(compare=False)
-    clock: Now = field(compare=False)
+    clock: Clock
     cache_max_origins: int
     cache_compiled_origins: int | None
     cache_max_bytes: int
@@ -348,10 +356,9 @@ class ResolverSpec:
     #: how long one fetch may take, redirects included
     fetch_budget: float
     policy_key: tuple[Any, ...] = field(init=False)
-    clock_id: int = field(init=False)
 
     @classmethod
-    def of(cls, config: RepSettings, clock: Now, jobdir: str | None) -> ResolverSpec:
+    def of(cls, config: RepSettings, clock: Clock | Now, jobdir: str | None) -> ResolverSpec:
         """The spec of a crawler's settings (and JOBDIR, which may choose the store)."""
         kind = store_kind(config, jobdir)
         address: tuple[Any, ...] = ()
@@ -362,7 +369,7 @@ class ResolverSpec:
             address, retention = (sqlite_path(config, jobdir),), config.store_retention
         return cls(
             config.policy,
-            clock,
+            clock_of(clock),
             cache_max_origins=config.cache_max_origins,
             cache_compiled_origins=config.cache_compiled_origins,
             cache_max_bytes=config.cache_max_bytes,
@@ -382,7 +389,6 @@ class ResolverSpec:
             for value in (getattr(self.policy, f.name) for f in fields(self.policy))
         )
         object.__setattr__(self, "policy_key", key)
-        object.__setattr__(self, "clock_id", id(self.clock))
 
 
 class SharedResolvers:

@@ -91,7 +91,7 @@ class TdmFiles:
             resolver = _RESOLVERS[robots] = Resolver(
                 TdmCache(robots.cache.max_origins),
                 tdm_config(robots.config),
-                robots.clock,
+                robots.timers,
                 shared=robots.shared,
                 lock_ttl=robots.lock_ttl,
                 poll_interval=robots.poll_interval,

@@ -8,8 +8,7 @@ from pathlib import Path
 import pytest_twisted
 
 from scrapy_rep.core.policy import digest_of
-from scrapy_rep.runtime.audit import AuditLog
-from tests.support.audit import audited_crawl, of, records
+from tests.support.audit import audited_crawl, of
 from tests.support.fakesite import FakeSite, Reply
 
 RULES = b"User-agent: *\nDisallow: /private\n"
@@ -132,16 +131,3 @@ async def test_per_origin_counters_at_close(site: FakeSite, tmp_path: Path) -> N
     # the counters agree with the stats
     assert sum(c["downloaded"] for c in counters.values()) == result.stat("rep/downloaded")
     assert found[-1]["type"] == "origin"  # written last, and flushed at close
-
-
-def test_log_lines_are_whole_and_late_writes_are_ignored(tmp_path: Path) -> None:
-    path = tmp_path / "log.jsonl"
-    first, second = AuditLog(str(path), buffer_records=3), AuditLog(str(path), buffer_records=2)
-    for n in range(10):
-        first.write("decision", {"n": n, "by": "first"})
-        second.write("decision", {"n": n, "by": "second"})
-    first.close()
-    second.close()
-    second.write("decision", {"n": 99})  # after close: dropped, no exception
-    found = records(path)
-    assert Counter(r["by"] for r in found) == {"first": 10, "second": 10}

@@ -1,9 +1,10 @@
 """The robots.txt guard for pages rendered with scrapy-playwright.
 
-Real Chromium, real loopback origins (``tests/browsersite.py``), real Scrapy
+Real Chromium, real loopback origins (``tests/support/browsersite.py``), real Scrapy
 crawls: what the guard does is judged by what the servers saw. Each test that
 shows the guard stopping something has a twin, or an assertion, showing the
-same page without the guard does ask for it.
+same page without the guard does ask for it. The routing itself, on a fake
+Playwright page: ``tests/test_browser_guard.py``.
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ from scrapy_playwright.page import PageMethod
 from scrapy_rep.adapter import browser
 from scrapy_rep.adapter.service import RobotsService
 from scrapy_rep.cli.explain import explain
-from scrapy_rep.core.report import CrawlCounts, report_lines
 from tests.support.audit import of, records
 from tests.support.browsersite import ALLOWED, DISALLOWED, PAGE, SharedChromium, build, hits
 from tests.support.crawl import CrawlResult, ListSpider, crawl
@@ -314,18 +314,6 @@ async def test_audit_log_and_explain_name_the_page_and_resource(
     assert any("browser" in line and "font of" in line for line in lines), lines
 
 
-def test_report_counts_browser_subrequests_per_origin() -> None:
-    counts = CrawlCounts()
-    counts.downloaded("http://a")
-    counts.subrequest("http://a", None)
-    counts.subrequest("http://b", "disallow-rule")
-    counts.subrequest("http://b", "origin-paused")
-    text = "\n".join(report_lines(counts))
-    assert "browser sub-requests: 3: 1 allowed, 2 aborted" in text
-    assert "disallow-rule 1, origin-paused 1" in text
-    assert "browser sub-requests" not in "\n".join(report_lines(CrawlCounts()))
-
-
 WEBSOCKET_PAGE = """<!doctype html><script>
 window.__done = false;
 var left = 2;
@@ -355,34 +343,6 @@ async def test_websockets_are_judged_by_origin_and_path(site: FakeSite, guard: b
             "rep/browser/allowed": 1,
             "rep/browser/aborted/disallow-rule": 1,
         }
-
-
-def _addon_settings(**values: Any) -> Any:
-    from scrapy.settings import Settings
-
-    from scrapy_rep.addon import Addon
-
-    settings = Settings(values, priority="project")
-    Addon().update_settings(settings)
-    return settings
-
-
-def test_addon_enables_the_guard_only_with_scrapy_playwright_configured() -> None:
-    configured = _addon_settings(DOWNLOAD_HANDLERS=BROWSER["DOWNLOAD_HANDLERS"])
-    assert browser.BrowserGuard in configured.getdict("DOWNLOADER_MIDDLEWARES")
-    assert browser.BrowserGuard not in _addon_settings().getdict("DOWNLOADER_MIDDLEWARES")
-    off = _addon_settings(DOWNLOAD_HANDLERS=BROWSER["DOWNLOAD_HANDLERS"], REP_BROWSER_GUARD="False")
-    assert browser.BrowserGuard not in off.getdict("DOWNLOADER_MIDDLEWARES")
-
-
-def test_addon_blocks_service_workers_in_named_contexts_unless_allowed_explicitly() -> None:
-    settings = _addon_settings(
-        DOWNLOAD_HANDLERS=BROWSER["DOWNLOAD_HANDLERS"],
-        PLAYWRIGHT_CONTEXTS={"plain": {"locale": "de-DE"}, "mine": {"service_workers": "allow"}},
-    )
-    contexts = settings.getdict("PLAYWRIGHT_CONTEXTS")
-    assert contexts["plain"] == {"service_workers": "block", "locale": "de-DE"}
-    assert contexts["mine"] == {"service_workers": "allow"}  # the user's word stands (warned)
 
 
 POPUP_PAGE = """<!doctype html><script>

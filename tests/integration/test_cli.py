@@ -16,9 +16,9 @@ import pytest
 import redis
 
 from scrapy_rep.runtime.store.redis import encode
-from tests.integration.test_redis_store import full_policy
 from tests.support import processes
 from tests.support.fakesite import FakeSite, Reply
+from tests.support.policies import full_policy
 from tests.support.redis_fixture import free_port
 
 ROOT = Path(__file__).resolve().parents[2]

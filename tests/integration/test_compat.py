@@ -7,55 +7,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
 import pytest_twisted
-from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 from scrapy.http import Response
-from scrapy.settings import Settings
-from scrapy.utils.conf import build_component_list
-from scrapy.utils.misc import load_object
 
 from scrapy_rep.adapter import compat
-from scrapy_rep.adapter.middleware import RobotsMiddleware
-from scrapy_rep.addon import Addon
 from tests.support.crawl import ListSpider, crawl
 from tests.support.fakesite import FakeSite, Reply
-
-
-def _chain(settings: Settings) -> list[Any]:
-    components = compat.component_priority_dict(settings, "DOWNLOADER_MIDDLEWARES")
-    return [load_object(c) for c in build_component_list(components)]
-
-
-@pytest.mark.parametrize(
-    "project",
-    [
-        {},
-        {"DOWNLOADER_MIDDLEWARES": {RobotsTxtMiddleware: 543}},
-        {
-            "DOWNLOADER_MIDDLEWARES": {
-                "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": 7
-            }
-        },
-    ],
-    ids=["base-only", "class-key", "path-key"],
-)
-def test_the_addon_leaves_one_robots_middleware(project: dict[str, Any]) -> None:
-    settings = Settings({"ROBOTSTXT_OBEY": True, **project})
-    Addon().update_settings(settings)
-    chain = _chain(settings)
-    assert RobotsTxtMiddleware not in chain
-    assert chain.count(RobotsMiddleware) == 1
-
-
-def test_missing_features_name_the_scrapy_version_they_need() -> None:
-    missing = compat.missing_features()
-    assert (compat.ROBOTS_PARSED is None) == any("robots_parsed" in m for m in missing)
-    assert all(">= 2." in m for m in missing)
-
-
-def test_scheduler_of_no_engine_is_none() -> None:
-    assert compat.scheduler_of(None) is None
 
 
 class SchedulerSpider(ListSpider):

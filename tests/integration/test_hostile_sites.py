@@ -22,9 +22,8 @@ import scrapy
 from scrapy.http import Response
 
 from scrapy_rep.robotstxt.text import MAX_RECORD
-from scrapy_rep.runtime.audit import AuditLog
 from tests.support import processes
-from tests.support.audit import audited_crawl
+from tests.support.audit import audited_crawl, longest_line
 from tests.support.crawl import ListSpider, crawl
 from tests.support.fakesite import FakeSite, Reply
 from tests.support.store_cli import store_cli
@@ -283,15 +282,6 @@ async def test_explain_skips_malformed_records_as_report_does(
 # -- bounded records and lines: no audit record, no log line over MAX_RECORD ----------------------
 
 
-def longest_line(path: Path) -> int:
-    """The longest line of a file, in characters (UTF-8), read in pieces."""
-    longest = 0
-    with path.open(encoding="utf-8", errors="replace") as f:
-        for line in f:
-            longest = max(longest, len(line.rstrip("\n")))
-    return longest
-
-
 async def bounded_crawl(
     tmp_path: Path, urls: list[str], settings: dict[str, Any] | None = None, **spider: Any
 ) -> tuple[Path, Path, Any]:
@@ -419,24 +409,6 @@ def test_a_group_of_16000_agents_and_8500_usage_lines_stays_small(
     assert "and 15990 more (line 1)" in source, source
     rss = report["maxrss_kib"] / 1024
     assert rss < HOSTILE_RSS_MIB, f"peak RSS {rss:.0f} MiB"
-
-
-def test_the_audit_log_clips_any_record_still_over_the_limit(tmp_path: Path) -> None:
-    """The last line of defence: whatever a future record carries, its line fits."""
-    path = tmp_path / "audit.jsonl"
-    log = AuditLog(str(path))
-    rule = "disallow: /" + "a" * 16_652  # the longest line a robots.txt is read with
-    log.write("decision", {"url": "http://a/", "matched_rule": rule, "detail": rule})
-    log.write("decision", {"url": "http://a/x", "detail": "\x1b" * 600_000, "uses": {"u": {}}})
-    log.write("tdmrep", {"origin": "http://a", "diagnostics": ["entry: bad"] * 100_000})
-    log.write("origin", {"origin": "http://a", "dropped": {f"r{n}": n for n in range(50_000)}})
-    log.close()
-    quoted, escaped, diagnosed, counted = map(json.loads, path.open())
-    assert quoted["detail"] == rule and "clipped" not in quoted  # a rule quoted twice fits
-    assert longest_line(path) <= MAX_RECORD
-    assert escaped["url"] == "http://a/x" and escaped["clipped"] > 600_000 * 6
-    assert diagnosed["diagnostics"][-1] == f"and {100_000 - 10} more"
-    assert counted["origin"] == "http://a" and counted["clipped"]
 
 
 def hostile_origins(site: FakeSite, copies: int) -> list[str]:

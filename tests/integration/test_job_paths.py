@@ -5,14 +5,11 @@ job writes files of its own instead of one file every job overwrites."""
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-import pytest
 import pytest_twisted
 
-from scrapy_rep.adapter.job import params_of, with_params
 from tests.support.audit import records
 from tests.support.crawl import crawl
 from tests.support.fakesite import FakeSite, Reply
@@ -38,27 +35,3 @@ async def test_a_crawl_names_its_log_and_report_after_the_spider_its_job_and_tim
     assert re.fullmatch(r"j7-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d\+00-00%20x\.html", pages[0].name)
     assert "private/a" in pages[0].read_text()
     assert not list(tmp_path.rglob("*%(*")), "a placeholder was taken literally"
-
-
-class Spider:
-    name = "shop"
-    _job = "abc123"
-
-    @property
-    def broken(self) -> str:
-        raise AttributeError("not yet")
-
-
-def test_placeholders_are_the_ones_feed_uris_take() -> None:
-    now = datetime(2026, 12, 3, 10, 4, 5, 678, tzinfo=timezone.utc)
-    params = params_of(Spider(), now)
-    assert with_params("/x/%(name)s/%(_job)s-%(time)s.jsonl", params, "S") == (
-        "/x/shop/abc123-2026-12-03T10-04-05+00-00.jsonl"
-    )
-    assert with_params("%(batch_time)s-%(batch_id)d", params, "S") == (
-        "2026-12-03T10-04-05.000678+00-00-1"
-    )
-    assert with_params("/a%20b/100%", params, "S") == "/a%20b/100%"  # no placeholder: as given
-    assert with_params("/a%20b/%(name)s", params, "S") == "/a%20b/shop"
-    with pytest.raises(ValueError, match=r"REP_REPORT_HTML = .*%\(nope\)s.*nope"):
-        with_params("%(nope)s.html", params, "REP_REPORT_HTML")

@@ -24,10 +24,8 @@ from scrapy_rep.core.decision import judge_record
 from scrapy_rep.core.policy import (
     Conditional,
     FetchResult,
-    Policy,
     PolicyConfig,
     Status,
-    next_policy,
 )
 from scrapy_rep.core.report import CrawlCounts, report_lines
 from scrapy_rep.runtime.resolver import Resolver
@@ -35,8 +33,10 @@ from scrapy_rep.runtime.store.base import SharedStore
 from scrapy_rep.runtime.store.memory import EVICTED_PER_CACHED, PolicyCache
 from scrapy_rep.runtime.store.redis import RedisStore
 from scrapy_rep.runtime.store.sqlite import SqliteStore
-from tests.integration.test_middleware_behaviour import FakeClock, StepSpider, crawl
+from tests.support.clock import ManualClock
+from tests.support.crawl import crawl
 from tests.support.fakesite import FakeSite, Reply
+from tests.support.steps import StepSpider
 
 T = TypeVar("T")
 ORIGINS = [f"http://o{n}.example:80" for n in range(2_000)]
@@ -83,7 +83,7 @@ def each_fetched_once(fetch: CountingFetch) -> None:
 @pytest_twisted.ensureDeferred
 async def test_without_a_store_evicted_origins_are_kept_compact() -> None:
     cache = PolicyCache(BOUND, evicted_max=EVICTED_PER_CACHED * BOUND)
-    resolver = Resolver(cache, PolicyConfig(), FakeClock())
+    resolver = Resolver(cache, PolicyConfig(), ManualClock().now)
     fetch, counts = CountingFetch(), CrawlCounts(BOUND)
     await aio(round_robin_twice(resolver, fetch, counts))
     each_fetched_once(fetch)
@@ -92,26 +92,9 @@ async def test_without_a_store_evicted_origins_are_kept_compact() -> None:
     assert report_lines(counts)[0].startswith("scrapy-rep report: 2000 origins")
 
 
-def test_the_compact_form_is_bounded_too() -> None:
-    cache = PolicyCache(2, evicted_max=3)
-    for n in range(10):
-        origin = f"http://o{n}:80"
-        url = f"{origin}/robots.txt"
-        cache.put(origin, _ok(url))
-    assert (len(cache), cache.evicted) == (2, 3)
-    assert cache.get("http://o4:80") is None  # beyond both bounds: gone
-    assert cache.get("http://o5:80") is not None  # compact: back, parsed again
-    cache.forget()
-    assert (len(cache), cache.evicted) == (0, 0)
-
-
-def _ok(url: str) -> Policy:
-    return next_policy(None, FetchResult(url, url, 200, b"Disallow: /x\n"), 0.0, PolicyConfig())
-
-
 async def _with_store(store: SharedStore) -> None:
     cache = PolicyCache(BOUND)  # nothing kept past the bound: the store answers
-    resolver = Resolver(cache, PolicyConfig(), FakeClock(), shared=store)
+    resolver = Resolver(cache, PolicyConfig(), ManualClock().now, shared=store)
     fetch, counts = CountingFetch(), CrawlCounts(BOUND)
     try:
         await round_robin_twice(resolver, fetch, counts)
@@ -141,11 +124,11 @@ async def test_a_crawl_past_the_bound_fetches_each_robots_txt_once(
         site.add(f"o{n}").robots(Reply(body=b"User-agent: *\nDisallow: /x\n")) for n in range(24)
     ]
     pages = [o.url_for(f"/round{r}") for r in (1, 2) for o in origins]
-    clock = FakeClock()
+    clock = ManualClock()
     with caplog.at_level(logging.INFO, logger="scrapy_rep"):
         result = await crawl(
             pages,
-            {"REP_CLOCK": clock, "REP_CACHE_MAX_ORIGINS": 6},
+            {"REP_CLOCK": clock.now, "REP_CACHE_MAX_ORIGINS": 6},
             spider=StepSpider,
             advances=[1.0] * (len(pages) - 1),
             clock=clock,

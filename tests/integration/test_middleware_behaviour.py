@@ -1,7 +1,8 @@
 """The middleware in real crawls: origins, single-flight, expiry, parking, tokens, hooks.
 
 Every test runs a real Scrapy crawl against the loopback fake site. The only
-thing mocked is the clock (``REP_CLOCK``), advanced from inside the crawl.
+thing faked is the time (``REP_CLOCK``, a ManualClock's ``now``), advanced from inside
+the crawl.
 """
 
 from __future__ import annotations
@@ -21,14 +22,15 @@ from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 from scrapy.downloadermiddlewares.useragent import UserAgentMiddleware
 from scrapy.http import Response
 from scrapy.utils.misc import load_object
-from twisted.python.failure import Failure
 
 from scrapy_rep.adapter import compat
 from scrapy_rep.adapter.middleware import RobotsMiddleware
 from scrapy_rep.runtime.settings import SettingError
+from tests.support.clock import ManualClock
 from tests.support.crawl import CrawlResult, ListSpider, crawl, crawl_many
+from tests.support.decision import FIELDS as RECORD_FIELDS
 from tests.support.fakesite import FakeSite, Reply
-from tests.test_decision import FIELDS as RECORD_FIELDS
+from tests.support.steps import StepSpider, hit_order
 
 
 def slot_jitter(slot: Any) -> float:
@@ -39,57 +41,6 @@ def slot_jitter(slot: Any) -> float:
 
 
 RULES = b"User-agent: *\nDisallow: /private\n"
-
-
-class FakeClock:
-    """Epoch seconds that move only when a test says so.
-
-    Scrapy deep-copies settings; the copy must be this same clock.
-    """
-
-    def __init__(self, now: float = 1_700_000_000.0) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += seconds
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> FakeClock:
-        return self
-
-    def __copy__(self) -> FakeClock:
-        return self
-
-
-class StepSpider(ListSpider):
-    """Requests its URLs one after another; advances the clock before each next one."""
-
-    name = "steps"
-
-    def __init__(self, urls: list[str], advances: list[float], clock: FakeClock, **kw: Any):
-        super().__init__(urls=urls[:1], **kw)
-        self.pending = list(zip(advances, urls[1:], strict=True))
-        self.clock = clock
-
-    def _next(self) -> Iterator[scrapy.Request]:
-        if self.pending:
-            advance, url = self.pending.pop(0)
-            self.clock.advance(advance)
-            yield self.request(url)
-
-    def parse(self, response: Response) -> Iterator[scrapy.Request]:
-        yield from super().parse(response)
-        yield from self._next()
-
-    def failed(self, failure: Failure) -> Iterator[scrapy.Request]:  # type: ignore[override]
-        super().failed(failure)
-        yield from self._next()
-
-
-def hit_order(site: FakeSite, name: str) -> list[str]:
-    return [path for origin, path in site.hits_log() if origin == name]
 
 
 # -- origins -------------------------------------------------------------------------------------
@@ -142,11 +93,11 @@ async def test_single_flight_one_fetch_for_50_concurrent_requests(site: FakeSite
 @pytest_twisted.ensureDeferred
 async def test_policy_expires_after_the_ttl(site: FakeSite) -> None:
     a = site.add("a").robots(Reply(body=RULES))
-    clock = FakeClock()
+    clock = ManualClock()
     pages = [a.url_for(p) for p in ("/p1", "/p2", "/p3", "/p4")]
     result = await crawl(
         pages,
-        {"REP_CLOCK": clock, "REP_CACHE_TTL": 100},
+        {"REP_CLOCK": clock.now, "REP_CACHE_TTL": 100},
         spider=StepSpider,
         advances=[50, 60, 99],  # t=50 fresh, t=110 expired, t=209 fresh again
         clock=clock,
@@ -159,11 +110,11 @@ async def test_policy_expires_after_the_ttl(site: FakeSite) -> None:
 @pytest_twisted.ensureDeferred
 async def test_cache_control_max_age_is_respected(site: FakeSite) -> None:
     a = site.add("a").robots(Reply(body=RULES, headers={"Cache-Control": "max-age=200"}))
-    clock = FakeClock()
+    clock = ManualClock()
     pages = [a.url_for(p) for p in ("/p1", "/p2", "/p3")]
     result = await crawl(
         pages,
-        {"REP_CLOCK": clock, "REP_CACHE_TTL": 86_400, "REP_CACHE_MIN_TTL": 0},
+        {"REP_CLOCK": clock.now, "REP_CACHE_TTL": 86_400, "REP_CACHE_MIN_TTL": 0},
         spider=StepSpider,
         advances=[150, 100],  # t=150 fresh, t=250 past max-age
         clock=clock,
@@ -177,7 +128,7 @@ class AdvanceOnHeaders(ListSpider):
 
     name = "advance"
 
-    def __init__(self, clock: FakeClock, advance_on: dict[str, float], **kw: Any) -> None:
+    def __init__(self, clock: ManualClock, advance_on: dict[str, float], **kw: Any) -> None:
         super().__init__(**kw)
         self.clock = clock
         self.advance_on = advance_on
@@ -202,12 +153,12 @@ async def test_new_policy_stops_an_already_queued_url(site: FakeSite) -> None:
         Reply(body=b"User-agent: *\nAllow: /\n", headers={"Cache-Control": "max-age=10"}),
         Reply(body=b"User-agent: *\nDisallow: /late\n"),
     )
-    clock = FakeClock()
+    clock = ManualClock()
     early, late = a.url_for("/early"), a.url_for("/late")
     result = await crawl(
         [scrapy.Request(early, priority=10), scrapy.Request(late, priority=0)],
         {
-            "REP_CLOCK": clock,
+            "REP_CLOCK": clock.now,
             "REP_CACHE_MIN_TTL": 0,
             "CONCURRENT_REQUESTS": 1,
             "CONCURRENT_REQUESTS_PER_DOMAIN": 1,

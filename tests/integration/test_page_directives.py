@@ -1,5 +1,7 @@
 """Page-level directives in real crawls on loopback, with the add-on.
 
+The middleware by itself, on responses made in the test: ``tests/test_page_directives.py``.
+
 Each test asserts what the server saw (hits) and what the spider's callbacks
 and the item pipelines got, plus the stats that say why.
 """
@@ -14,87 +16,25 @@ from urllib.parse import urlparse
 import pytest
 import pytest_twisted
 import scrapy
-from scrapy import signals
-from scrapy.crawler import Crawler
-from scrapy.http import HtmlResponse, Response, TextResponse
+from scrapy.http import Response
 from scrapy.spiders import SitemapSpider
-from scrapy.utils.test import get_crawler
 
-from scrapy_rep.adapter.page import PageDirectivesMiddleware
 from scrapy_rep.adapter.telemetry import Telemetry
-from scrapy_rep.addon import PAGE_DIRECTIVES_PRIORITY
 from scrapy_rep.cli.explain import explain
 from scrapy_rep.core.decision import Decision
-from scrapy_rep.runtime.settings import SettingError
 from tests.support.audit import records
-from tests.support.crawl import BASE_SETTINGS, CrawlResult, ListSpider, crawl
-from tests.support.fakesite import FakeSite, Origin, Reply
-
-
-class PageSpider(ListSpider):
-    """An item per page; follows every ``<a href>`` and ``<area href>``, and ``also[path]``.
-
-    URLs containing ``exempt`` are requested with ``dont_obey_robotstxt``.
-    """
-
-    name = "pages"
-
-    def __init__(self, urls: Any = (), also: dict[str, list[str]] | None = None, **kw: Any):
-        super().__init__(urls, follow=True, **kw)
-        self.also = also or {}
-        self.page_meta: dict[str, Any] = {}
-
-    @classmethod
-    def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> PageSpider:
-        spider = super().from_crawler(crawler, *args, **kwargs)
-        crawler.signals.connect(spider.scraped, signal=signals.item_scraped)
-        return spider
-
-    def scraped(self, item: Any) -> None:
-        self.result.items.append(item["url"])
-
-    def parse(self, response: Response) -> Iterator[Any]:
-        self.result.downloaded.append(response.url)
-        self.page_meta[response.url] = response.meta.get("rep_page")
-        yield {"url": response.url}
-        hrefs = response.css("a::attr(href), area::attr(href)").getall() if _html(response) else []
-        for href in [*hrefs, *self.also.get(urlparse(response.url).path, [])]:
-            request = self.request(response.urljoin(href))
-            if "exempt" in request.url:
-                request.meta["dont_obey_robotstxt"] = True
-            yield request
-
-
-def _html(response: Response) -> bool:
-    return isinstance(response, TextResponse) and hasattr(response, "css")
-
-
-def page(head: str = "", links: tuple[str, ...] = (), **reply: Any) -> Reply:
-    anchors = "".join(f'<a href="{href}">{href}</a>' for href in links)
-    body = f"<html><head><title>t</title>{head}</head><body>{anchors}</body></html>"
-    return Reply(body=body.encode(), **reply)
-
-
-def paths(result: CrawlResult) -> list[str]:
-    return sorted(urlparse(url).path for url in result.downloaded)
-
-
-def items(result: CrawlResult) -> list[str]:
-    return sorted(urlparse(url).path for url in result.items)
-
-
-def spider_of(result: CrawlResult) -> PageSpider:
-    assert result.crawler is not None
-    spider = result.crawler.spider
-    assert isinstance(spider, PageSpider)
-    return spider
-
-
-async def crawl_pages(
-    origin: Origin, settings: dict[str, Any] | None = None, **kw: Any
-) -> CrawlResult:
-    return await crawl([origin.url_for("/")], settings, spider=PageSpider, **kw)
-
+from tests.support.crawl import CrawlResult, crawl
+from tests.support.fakesite import FakeSite, Reply
+from tests.support.pages import (
+    FORMS,
+    REL_PAGE,
+    PageSpider,
+    crawl_pages,
+    items,
+    page,
+    paths,
+    spider_of,
+)
 
 # -- nofollow ------------------------------------------------------------------------------------
 
@@ -121,48 +61,6 @@ async def test_nofollow_page_links_are_not_crawled_while_a_normal_pages_are(
     # counted where every drop counts: the close report's per-origin counters
     assert result.crawler is not None
     assert Telemetry.of(result.crawler).counts.total.dropped == {"page-nofollow": 1}
-
-
-#: (how the page says it, noindex, nofollow)
-FORMS: list[tuple[str, dict[str, Any], bool, bool]] = [
-    ("meta robots", {"head": '<meta name="robots" content="noindex, nofollow">'}, True, True),
-    ("meta token", {"head": '<meta name="TestBot" content="nofollow">'}, False, True),
-    ("meta other", {"head": '<meta name="otherbot" content="noindex, nofollow">'}, False, False),
-    ("header", {"headers": {"X-Robots-Tag": "noindex"}}, True, False),
-    ("header prefix", {"headers": {"X-Robots-Tag": "testbot: nofollow"}}, False, True),
-    ("header other", {"headers": {"X-Robots-Tag": "otherbot: noindex, nofollow"}}, False, False),
-    ("none", {"headers": {"X-Robots-Tag": "NONE"}}, True, True),
-    (
-        "unavailable_after past",
-        {"headers": {"X-Robots-Tag": "unavailable_after: Sat, 01 Jan 2000 00:00:00 GMT"}},
-        True,
-        False,
-    ),
-    (
-        "unavailable_after future",
-        {"head": '<meta name="robots" content="unavailable_after: 2999-01-01">'},
-        False,
-        False,
-    ),
-    (
-        "unavailable_after invalid",
-        {"headers": {"X-Robots-Tag": "unavailable_after: someday, nofollow"}},
-        False,
-        True,
-    ),
-    (
-        "combination",
-        {
-            "head": '<meta name="robots" content="index, follow">',
-            "extra_headers": [
-                ("X-Robots-Tag", "otherbot: none"),
-                ("X-Robots-Tag", "testbot: noindex"),
-            ],
-        },
-        True,
-        False,
-    ),
-]
 
 
 @pytest.mark.parametrize(("form", "reply", "noindex", "nofollow"), FORMS, ids=[f[0] for f in FORMS])
@@ -229,14 +127,6 @@ async def test_noindex_items_dropped_or_kept(site: FakeSite, action: str) -> Non
 
 
 # -- rel=nofollow --------------------------------------------------------------------------------
-
-REL_PAGE = (
-    '<a href="/sponsored" rel="nofollow sponsored">ad</a>'
-    '<a href="/both#x" rel="nofollow">both</a><a href="/both">both again</a>'
-    '<a href="/ugc" rel="ugc">ugc</a>'
-    '<map><area href="/area" rel="nofollow"></map>'
-    '<a href="/exempt-nf" rel="nofollow">exempt</a>'
-)
 
 
 @pytest.mark.parametrize("rel_nofollow", [False, True])
@@ -348,45 +238,6 @@ async def test_drops_are_decision_records_in_the_audit_log(site: FakeSite, tmp_p
     assert action == "drop"
     assert "  directive X-Robots-Tag (testbot:): nofollow" in lines
     assert not [line for line in lines if line.startswith("  policy")]
-
-
-# -- the middleware by itself: settings, the synchronous hook ------------------------------------
-
-
-def _middleware(**settings: Any) -> PageDirectivesMiddleware:
-    crawler = get_crawler(settings_dict={**BASE_SETTINGS, **settings})
-    return PageDirectivesMiddleware.from_crawler(crawler)
-
-
-def test_addon_enables_the_spider_middleware() -> None:
-    crawler = get_crawler(settings_dict=BASE_SETTINGS)
-    found = crawler.settings.getdict("SPIDER_MIDDLEWARES")
-    assert found[PageDirectivesMiddleware] == PAGE_DIRECTIVES_PRIORITY
-
-
-@pytest.mark.parametrize(
-    ("name", "value"),
-    [
-        ("REP_PAGE_NOINDEX_ACTION", "hide"),
-        ("REP_REL_NOFOLLOW", "perhaps"),
-        ("REP_PAGE_DIRECTIVES", 2),
-    ],
-)
-def test_bad_settings_name_the_setting_and_value(name: str, value: Any) -> None:
-    with pytest.raises(SettingError, match=rf"{name}.*{value!r}"):
-        _middleware(**{name: value})
-
-
-def test_synchronous_output_hook_filters_too() -> None:
-    middleware = _middleware()
-    request = scrapy.Request("http://127.0.0.1:1/p")
-    body = b'<html><head><meta name="robots" content="none"></head><body></body></html>'
-    response = HtmlResponse(request.url, body=body, request=request)
-    output = [{"url": request.url}, scrapy.Request("http://127.0.0.1:1/c")]
-    keep = scrapy.Request("http://127.0.0.1:1/k", meta={"dont_obey_robotstxt": True})
-    assert list(middleware.process_spider_output(response, [*output, keep])) == [keep]
-    untouched = HtmlResponse(request.url, body=b"<html></html>", request=request)
-    assert list(middleware.process_spider_output(untouched, output)) == output
 
 
 class ErrbackSpider(PageSpider):

@@ -7,42 +7,8 @@ import logging
 import pytest
 import pytest_twisted
 
-from scrapy_rep.core.report import CrawlCounts, report_lines
 from tests.support.crawl import ListSpider, crawl_many
 from tests.support.fakesite import FakeSite, Reply
-
-
-def test_report_is_bounded_and_totals_stay_exact() -> None:
-    counts = CrawlCounts(max_origins=3)
-    for n in range(12):
-        origin = f"http://h{n}:80"
-        for _ in range(n):
-            counts.downloaded(origin)
-        counts.dropped(origin, "disallow-rule")
-        counts.fetched(origin, "ok")
-    counts.dropped(None, "spider-closed")  # a URL with no origin still counts in the totals
-
-    assert len(counts.origins) == 3 and counts.evicted == 9  # the least recently used went
-    assert counts.total.downloaded == sum(range(12))
-    assert counts.total.dropped == {"disallow-rule": 12, "spider-closed": 1}
-    lines = report_lines(counts, top=2)
-    assert lines[0].startswith("scrapy-rep report: 12 origins, 79 requests: 66 downloaded, 13")
-    assert [line.split()[0] for line in lines[2:4]] == ["http://h11:80", "http://h10:80"]
-    assert lines[-1] == "  ... and 10 more origins (in the totals above)"
-    assert len(lines) == 5
-
-
-def test_report_says_what_the_cluster_cost_only_when_it_cost_something() -> None:
-    counts = CrawlCounts()
-    counts.downloaded("http://h:80")
-    assert not any("cluster:" in line for line in report_lines(counts))
-    counts.delay_waited(2.1)
-    counts.delay_waited(4.3)
-    counts.requeued_dead(3)
-    assert report_lines(counts)[1] == (
-        "  cluster: 2 waits for the shared Crawl-delay (6.4 s in all), 3 held requests of dead "
-        "workers requeued"
-    )
 
 
 class AlphaSpider(ListSpider):
@@ -82,16 +48,3 @@ async def test_two_crawlers_in_one_process_name_their_spider_and_token(
     beta = next(r for r in reports if r.endswith(" (spider 'beta' as 'betabot')"))
     assert alpha.startswith("scrapy-rep report: 1 origins, 2 requests: 0 downloaded, 2 dropped")
     assert beta.startswith("scrapy-rep report: 1 origins, 1 requests: 0 downloaded, 1 dropped")
-
-
-def test_items_dropped_for_what_pages_said_are_counted_by_reason() -> None:
-    counts = CrawlCounts()
-    counts.downloaded("http://a")
-    assert not any("for what pages said" in line for line in report_lines(counts))
-    for reason in ("use-refused", "use-refused", "page-noindex"):
-        counts.item_dropped(reason)
-    counts.media_dropped("use-refused")
-    assert report_lines(counts)[1] == (
-        "  for what pages said: 3 items dropped (use-refused 2, page-noindex 1); "
-        "1 media files failed (use-refused 1)"
-    )

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import pytest_twisted
 
-from tests.integration.test_page_directives import crawl_pages, items, page, paths
 from tests.support.fakesite import FakeSite
+from tests.support.pages import crawl_pages, items, page, paths
 
 MYBOT = {"REP_PRODUCT_TOKEN": "mybot", "USER_AGENT": "mybot/1.0 (+http://127.0.0.1/)"}
 

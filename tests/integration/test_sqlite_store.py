@@ -13,13 +13,12 @@ import asyncio
 import json
 import logging
 import os
-import random
 import sqlite3
 import subprocess
 import sys
 import time
 import zlib
-from collections.abc import Awaitable, Iterator
+from collections.abc import Awaitable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
@@ -31,12 +30,16 @@ from twisted.internet.defer import Deferred
 from scrapy_rep.core.policy import Status
 from scrapy_rep.runtime.settings import RepSettings, SettingError
 from scrapy_rep.runtime.store import open_store
-from scrapy_rep.runtime.store.codec import FIELDS, encode
-from scrapy_rep.runtime.store.sqlite import SCHEMA_VERSION, SqliteStore
+from scrapy_rep.runtime.store.sqlite import SqliteStore
 from scrapy_rep.runtime.tdmrep import tdm_key
 from tests.support import processes
+from tests.support import sqlite as sqlite_fixtures
+from tests.support.clock import ManualClock
 from tests.support.policies import BODY, bare_policy, full_policy
 from tests.support.store_cli import store_cli
+
+path = sqlite_fixtures.path  # the fixtures, by their names here
+raw = sqlite_fixtures.raw
 
 T = TypeVar("T")
 ROOT = Path(__file__).resolve().parents[2]
@@ -48,44 +51,12 @@ def aio(coro: Awaitable[T]) -> Deferred[T]:
     return Deferred.fromFuture(asyncio.ensure_future(coro))
 
 
-class Clock:
-    """A wall clock the test moves by hand."""
-
-    def __init__(self, now: float = 1_800_000_000.0) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
-
-
-@pytest.fixture
-def path(tmp_path: Path) -> Path:
-    return tmp_path / "jobdir" / "rep-policies.sqlite"
-
-
-@pytest.fixture
-def raw(path: Path) -> Iterator[sqlite3.Connection]:
-    """A plain connection for looking at the file (after a store made it)."""
-    SqliteStore(path)  # creates the file; left to the garbage collector unclosed
-    db = sqlite3.connect(path, isolation_level=None)
-    try:
-        yield db
-    finally:
-        db.close()
-
-
 def column(db: sqlite3.Connection, origin: str, name: str) -> Any:
     row = db.execute(f'SELECT "{name}" FROM rep_policy WHERE origin = ?', (origin,)).fetchone()
     return None if row is None else row[0]
 
 
 # -- what is stored --------------------------------------------------------------------
-
-
-def test_the_codec_names_every_field_it_writes() -> None:
-    """The SQLite columns are the codec's FIELDS: a field written but not listed would be lost."""
-    assert set(encode(full_policy(), saved_at=1.0)) == set(FIELDS)
-    assert set(encode(bare_policy(), saved_at=1.0)) < set(FIELDS)
 
 
 # What every shared store does is in test_store_contract.py; here, how SQLite keeps it.
@@ -113,26 +84,6 @@ async def test_a_policy_is_one_row_with_its_body_compressed(path: Path) -> None:
         db.close()
 
 
-# -- the file: WAL, schema version, files that are not ours ----------------------------
-
-
-def test_a_new_file_is_wal_and_versioned(path: Path, raw: sqlite3.Connection) -> None:
-    assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    meta = dict(raw.execute("SELECT key, value FROM rep_meta").fetchall())
-    assert meta == {"application": "scrapy-rep policy store", "schema_version": "2"}
-    assert SCHEMA_VERSION == 2
-    SqliteStore(path)  # an existing file of this version opens
-
-
-def test_another_schema_version_is_refused(path: Path, raw: sqlite3.Connection) -> None:
-    raw.execute("UPDATE rep_meta SET value = '3' WHERE key = 'schema_version'")
-    with pytest.raises(SettingError) as refused:
-        SqliteStore(path)
-    message = str(refused.value)
-    assert "REP_SQLITE_PATH" in message and str(path) in message
-    assert "schema version 3" in message and "reads version 2" in message
-
-
 @pytest_twisted.ensureDeferred
 async def test_a_version_1_file_gains_the_validator_columns(
     path: Path, raw: sqlite3.Connection
@@ -158,72 +109,21 @@ async def test_a_version_1_file_gains_the_validator_columns(
     assert meta["schema_version"] == "2"
 
 
-def test_a_foreign_sqlite_file_is_refused_and_left_alone(tmp_path: Path) -> None:
-    path = tmp_path / "places.sqlite"
-    db = sqlite3.connect(path)
-    db.execute("CREATE TABLE moz_places (url TEXT)")
-    db.execute("INSERT INTO moz_places VALUES ('http://a/')")
-    db.commit()
-    db.close()
-    with pytest.raises(SettingError) as refused:
-        SqliteStore(path)
-    message = str(refused.value)
-    assert message.startswith("REP_SQLITE_PATH: ") and str(path) in message
-    assert "something else (tables: moz_places)" in message
-    db = sqlite3.connect(path)
-    try:
-        tables = db.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
-        assert tables == [("moz_places",)]  # nothing of ours was added
-    finally:
-        db.close()
-
-
-def test_another_applications_meta_table_is_refused(tmp_path: Path) -> None:
-    path = tmp_path / "other.sqlite"
-    db = sqlite3.connect(path)
-    db.execute("CREATE TABLE rep_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-    db.commit()
-    db.close()
-    with pytest.raises(SettingError, match=r"REP_SQLITE_PATH: .* something else"):
-        SqliteStore(path)
-
-
-@pytest.mark.parametrize("size", [100, 8192])
-def test_a_corrupt_file_is_refused_and_left_alone(tmp_path: Path, size: int) -> None:
-    path = tmp_path / "garbage.sqlite"
-    garbage = random.Random(size).randbytes(size)
-    path.write_bytes(garbage)
-    with pytest.raises(SettingError) as refused:
-        SqliteStore(path)
-    message = str(refused.value)
-    assert message.startswith("REP_SQLITE_PATH: ") and str(path) in message
-    assert "not a usable scrapy-rep policy store" in message
-    assert path.read_bytes() == garbage
-
-
-def test_an_unopenable_path_is_a_setting_error(tmp_path: Path) -> None:
-    (tmp_path / "a-file").write_text("")
-    with pytest.raises(SettingError, match="REP_SQLITE_PATH: cannot"):
-        SqliteStore(tmp_path / "a-file" / "below-a-file.sqlite")
-    with pytest.raises(SettingError, match=r"REP_SQLITE_PATH: .* does not exist"):
-        SqliteStore(tmp_path / "missing.sqlite", create=False)
-
-
 # -- leases ----------------------------------------------------------------------------
 
 
 @pytest_twisted.ensureDeferred
 async def test_a_lease_expires_unless_renewed(path: Path) -> None:
-    clock = Clock()
-    holder, waiter = SqliteStore(path, clock=clock), SqliteStore(path, clock=clock)
+    clock = ManualClock(1_800_000_000.0)
+    holder, waiter = SqliteStore(path, clock=clock.now), SqliteStore(path, clock=clock.now)
     try:
         token = await aio(holder.acquire(ORIGIN, 10))
         assert token is not None
-        clock.now += 9
+        clock.advance(9)
         assert await aio(holder.renew(ORIGIN, token, 10)) is True  # now until +19
-        clock.now += 9
+        clock.advance(9)
         assert await aio(waiter.acquire(ORIGIN, 10)) is None  # renewed: still held
-        clock.now += 1.5  # past the renewed expiry
+        clock.advance(1.5)  # past the renewed expiry
         assert await aio(holder.renew(ORIGIN, token, 10)) is False  # too late
         taken = await aio(waiter.acquire(ORIGIN, 10))
         assert taken is not None
@@ -243,12 +143,12 @@ async def test_a_lease_expires_unless_renewed(path: Path) -> None:
 async def test_an_expired_release_is_reported_lost(
     path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    clock = Clock()
-    store = SqliteStore(path, clock=clock)
+    clock = ManualClock(1_800_000_000.0)
+    store = SqliteStore(path, clock=clock.now)
     try:
         token = await aio(store.acquire(ORIGIN, 5))
         assert token is not None
-        clock.now += 6
+        clock.advance(6)
         with caplog.at_level(logging.INFO, logger="scrapy_rep.runtime.store.sqlite"):
             await aio(store.release(ORIGIN, token))
         assert store.counts["lock_lost"] == 1 and "expired before the fetch" in caplog.text
@@ -264,17 +164,17 @@ async def test_an_expired_release_is_reported_lost(
 async def test_retention_outlives_freshness_and_rows_are_purged(
     path: Path, raw: sqlite3.Connection
 ) -> None:
-    clock = Clock()
-    store = SqliteStore(path, clock=clock, retention=3600)
+    clock = ManualClock(1_800_000_000.0)
+    store = SqliteStore(path, clock=clock.now, retention=3600)
     try:
-        now = clock.now
+        now = clock.time
         fresh_for_a_minute = replace(full_policy(), fetched_at=now, expires_at=now + 60)
         paused_for_two_hours = replace(bare_policy(), fetched_at=now, expires_at=now + 7200)
         await aio(store.save(ORIGIN, fresh_for_a_minute))
         await aio(store.save("http://h:80", paused_for_two_hours))
-        clock.now += 600  # stale, but kept: an unreachable origin may fall back on it
+        clock.advance(600)  # stale, but kept: an unreachable origin may fall back on it
         assert await aio(store.load(ORIGIN)) == fresh_for_a_minute
-        clock.now = now + 3601  # past the retention
+        clock.time = now + 3601  # past the retention
         assert await aio(store.load(ORIGIN)) is None
         assert (await aio(store.show(ORIGIN)))["stored"] is False
         # a pause longer than the retention is kept until it ends
@@ -282,7 +182,7 @@ async def test_retention_outlives_freshness_and_rows_are_purged(
         assert raw.execute("SELECT count(*) FROM rep_policy").fetchone()[0] == 2
         assert await aio(store.purge()) == 1
         assert raw.execute("SELECT origin FROM rep_policy").fetchall() == [("http://h:80",)]
-        clock.now = now + 7261
+        clock.time = now + 7261
         assert await aio(store.purge()) == 1
         assert store.counts["purged"] == 2
     finally:
@@ -309,13 +209,13 @@ async def test_forgetting_every_origin_keeps_the_locks(path: Path, raw: sqlite3.
 
 @pytest_twisted.ensureDeferred
 async def test_show_and_entries(path: Path) -> None:
-    clock = Clock(1_700_000_100.0)
-    store = SqliteStore(path, clock=clock)
+    clock = ManualClock(1_700_000_100.0)
+    store = SqliteStore(path, clock=clock.now)
     try:
         assert (await aio(store.show(ORIGIN)))["stored"] is False
         assert await aio(store.entries()) == []
         await aio(store.save(ORIGIN, full_policy()))
-        await aio(store.save("http://h:80", replace(bare_policy(), expires_at=clock.now + 60)))
+        await aio(store.save("http://h:80", replace(bare_policy(), expires_at=clock.time + 60)))
         token = await aio(store.acquire(ORIGIN, 30))
         info = await aio(store.show(ORIGIN))
         assert info["stored"] is True and info["path"] == str(path)

@@ -16,8 +16,8 @@ from scrapy.http import Response
 from scrapy_rep.adapter.service import RobotsService
 from scrapy_rep.adapter.tdmrep import TdmRep
 from scrapy_rep.core.origin import origin_of
-from scrapy_rep.core.policy import FetchResult, PolicyConfig, Status, next_policy
-from scrapy_rep.runtime.tdmrep import tdm_config, tdm_key
+from scrapy_rep.core.policy import FetchResult
+from scrapy_rep.runtime.tdmrep import tdm_key
 from tests.support.crawl import CrawlResult, ListSpider, crawl
 from tests.support.fakesite import FakeSite, Origin, Reply
 from tests.support.store_cli import store_cli
@@ -206,21 +206,6 @@ async def test_a_running_crawl_told_to_forget_an_origin_fetches_its_tdmrep_json_
     assert origin.hits(TDMREP) == 2 and origin.hits("/robots.txt") == 2
     assert result.stat("rep/tdmrep/fetch/count") == 2
     assert result.stat("rep/dropped/use-refused") == 6
-
-
-def test_the_status_table_of_tdmrep_json() -> None:
-    config = tdm_config(PolicyConfig(ttl=3600.0))
-    url = "http://h/.well-known/tdmrep.json"
-
-    def after(**result: Any) -> Any:
-        return next_policy(None, FetchResult(url, url, **result), 1000.0, config)
-
-    assert after(status=200, body=b"[]").status is Status.OK
-    for status in (404, 401, 403, 429, 410):
-        assert after(status=status).status is Status.UNAVAILABLE  # no reservation
-    for failed in (after(status=500), after(status=503), after(error="TimeoutError")):
-        assert failed.status is Status.UNREACHABLE  # unknown, never paused
-        assert failed.expires_at == 1000.0 + 3600.0  # refetched at the next TTL
 
 
 @pytest_twisted.ensureDeferred

@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 import pytest_twisted
 
-from scrapy_rep.core.report import CrawlCounts, report_lines
 from tests.support import processes
 from tests.support.audit import audited_crawl, of, records
 from tests.support.crawl import ListSpider, crawl
@@ -126,14 +125,6 @@ async def test_close_report_and_audit_log_say_which_uses_were_refused(
     assert decisions[a.url_for("/a")]["uses"]["train-ai"]["answer"] == "refused"
     origins = of(found, "origin")
     assert origins and origins[0]["uses_refused"] == {"train-ai": 2}
-
-
-def test_report_lines_without_refusals_say_nothing_of_uses() -> None:
-    counts = CrawlCounts()
-    counts.downloaded("https://a.example:443")
-    assert not any("uses" in line for line in report_lines(counts))
-    counts.use_refused("https://a.example:443", "train-ai")
-    assert "uses refused by robots.txt: train-ai 1 (requests)" in "\n".join(report_lines(counts))
 
 
 # -- the commands, run as a user runs them -------------------------------------------

@@ -33,3 +33,12 @@ async def audited_crawl(
         },
     )
     return result, records(log)
+
+
+def longest_line(path: Path) -> int:
+    """The longest line of a file, in characters (UTF-8), read in pieces."""
+    longest = 0
+    with path.open(encoding="utf-8", errors="replace") as f:
+        for line in f:
+            longest = max(longest, len(line.rstrip("\n")))
+    return longest

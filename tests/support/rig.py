@@ -8,9 +8,7 @@ The rig fakes exactly two things, the clock and the robots.txt fetch seam
 from __future__ import annotations
 
 import asyncio
-import heapq
-import itertools
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,70 +20,8 @@ from scrapy.utils.test import get_crawler
 from twisted.internet.defer import Deferred
 
 from scrapy_rep.core.origin import NotAnOrigin, origin_of, robots_url
+from tests.support.clock import ManualClock
 from tests.support.crawl import BASE_SETTINGS
-
-#: calls one advance() may fire: a callback that keeps rescheduling itself at once is a bug
-MAX_CALLS_PER_ADVANCE = 10_000
-
-
-@dataclass(order=True)
-class ManualCall:
-    """A call ``ManualClock.call_later`` planned; ``cancel()`` stops it."""
-
-    when: float
-    seq: int
-    fn: Callable[..., object] = field(compare=False)
-    args: tuple[Any, ...] = field(compare=False)
-    cancelled: bool = field(default=False, compare=False)
-
-    def cancel(self) -> None:
-        self.cancelled = True
-
-
-class ManualClock:
-    """A :class:`~scrapy_rep.runtime.clock.Clock` that moves only when a test says.
-
-    ``advance(seconds)`` fires every call due by then, earliest first (in the
-    order planned for equal times), each seeing ``now()`` at its own time.
-    Settings are deep-copied by Scrapy: a copy of the clock is the clock itself.
-    """
-
-    def __init__(self, start: float = 1_700_000_000.0) -> None:
-        self.time = start
-        self._calls: list[ManualCall] = []
-        self._seq = itertools.count()
-
-    def now(self) -> float:
-        return self.time
-
-    def call_later(self, delay: float, fn: Callable[..., object], *args: Any) -> ManualCall:
-        call = ManualCall(self.time + max(0.0, delay), next(self._seq), fn, args)
-        heapq.heappush(self._calls, call)
-        return call
-
-    def advance(self, seconds: float) -> int:
-        """Move the time on by ``seconds``, firing what falls due; how many calls fired."""
-        target = self.time + seconds
-        fired = 0
-        while self._calls and self._calls[0].when <= target:
-            call = heapq.heappop(self._calls)
-            if call.cancelled:
-                continue
-            fired += 1
-            if fired > MAX_CALLS_PER_ADVANCE:
-                raise RuntimeError(f"more than {MAX_CALLS_PER_ADVANCE} calls in one advance")
-            self.time = max(self.time, call.when)
-            call.fn(*call.args)
-        self.time = target
-        return fired
-
-    @property
-    def planned(self) -> list[float]:
-        """When the calls still to come are due, earliest first."""
-        return sorted(call.when for call in self._calls if not call.cancelled)
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> ManualClock:
-        return self
 
 
 def in_loop(coro: Awaitable[Any]) -> Deferred[Any]:
@@ -107,9 +43,28 @@ class Answer:
     flags: tuple[str, ...] = ()
 
 
+class Stall:
+    """A fetch that hangs until the test calls ``release()``, then answers ``then``."""
+
+    def __init__(self, then: tuple[int, Mapping[str, str], bytes] | Answer = (404, {}, b"")):
+        self.then = then
+        self._released: asyncio.Event | None = None
+
+    def _event(self) -> asyncio.Event:
+        if self._released is None:  # made in the running loop, at the first fetch
+            self._released = asyncio.Event()
+        return self._released
+
+    async def wait(self) -> None:
+        await self._event().wait()
+
+    def release(self) -> None:
+        self._event().set()
+
+
 #: what a key of the transport's mapping may answer: ``(status, headers, body)``, an Answer,
-#: an exception (raised as the download's failure), or a list of those, one per request
-Reply = tuple[int, Mapping[str, str], bytes] | Answer | BaseException
+#: an exception (raised as the download's failure), a Stall, or a list of those, one per request
+Reply = tuple[int, Mapping[str, str], bytes] | Answer | BaseException | Stall
 
 
 class FakeTransport:
@@ -140,6 +95,9 @@ class FakeTransport:
     async def __call__(self, request: Request) -> Response:
         self.sent.append(request)
         reply = self._reply(request.url)
+        if isinstance(reply, Stall):
+            await reply.wait()
+            reply = reply.then
         if isinstance(reply, BaseException):
             raise reply
         answer = reply if isinstance(reply, Answer) else Answer(reply[0], reply[1], reply[2])

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import scrapy_rep
 
-REFERENCE = Path(__file__).resolve().parents[2] / "docs" / "reference.md"
+REFERENCE = Path(__file__).resolve().parents[1] / "docs" / "reference.md"
 
 
 def documented_names() -> set[str]:

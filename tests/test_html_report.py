@@ -1,0 +1,144 @@
+"""The crawl report from hand-written audit records: fates, uses refused, escaping.
+
+No crawl and no browser; the page of a real crawl read in Chromium is in
+``tests/integration/test_html_report.py``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from scrapy_rep.core.audit_story import story_of
+from scrapy_rep.runtime.html_report import read_audit_log, render
+
+
+def test_a_held_request_is_followed_to_its_fate() -> None:
+    story = story_of(
+        [
+            {"type": "parked", "at": 1.0, "url": "u1", "origin": "o", "reason": "origin-paused"},
+            {"type": "parked", "at": 1.0, "url": "u2", "origin": "o", "reason": "origin-paused"},
+            {"type": "released", "at": 2.0, "url": "u1", "origin": "o"},
+            {"type": "decision", "at": 2.1, "url": "u1", "origin": "o", "action": "download"},
+            {"type": "decision", "at": 9.0, "url": "u2", "origin": "o", "action": "drop",
+             "reason": "park-expired"},
+        ]
+    )  # fmt: skip
+    assert [(h.url, h.released_at, h.fate) for h in story.held] == [
+        ("u1", 2.0, "download"),
+        ("u2", None, "drop (park-expired)"),
+    ]
+
+
+def test_a_held_request_requeued_or_kept_at_close_has_that_fate_and_is_no_drop() -> None:
+    def parked(url: str) -> dict[str, Any]:
+        return {"type": "parked", "at": 1.0, "url": url, "origin": "o", "reason": "origin-paused"}
+
+    story = story_of(
+        [
+            parked("u1"), parked("u2"), parked("u3"), parked("u4"),
+            {"type": "decision", "at": 5.0, "url": "u1", "origin": "o", "action": "requeue",
+             "reason": "origin-paused"},
+            {"type": "decision", "at": 5.0, "url": "u2", "origin": "o", "action": "keep",
+             "reason": "origin-paused"},
+            # how an older version said it: records of their own
+            {"type": "requeued", "at": 6.0, "url": "u3", "reason": "spider-closed"},
+            {"type": "kept", "at": 6.0, "url": "u4", "reason": "jobdir"},
+        ]
+    )  # fmt: skip
+    assert [(h.url, h.fate, h.fate_at) for h in story.held] == [
+        ("u1", "requeued into the shared queue", 5.0),
+        ("u2", "kept in the JOBDIR for the resumed crawl", 5.0),
+        ("u3", "requeued into the shared queue", 6.0),
+        ("u4", "kept in the JOBDIR for the resumed crawl", 6.0),
+    ]
+    assert story.unknown == 0 and story.dropped == [] and story.origin("o").dropped == {}
+    assert story.handed_over == 2
+    page = render(story)
+    assert "<b>0</b> dropped" in page
+    assert "(0 still held when the log ends, 2 requeued or kept at close)" in page
+
+
+def test_uses_a_site_refused_are_listed_by_origin_with_where_it_says_so() -> None:
+    uses = {
+        "train-ai": {"answer": "refused", "source": "robots.txt line 4"},
+        "search": {"answer": "allowed", "source": "robots.txt line 4"},
+    }
+    story = story_of(
+        [{"type": "decision", "url": "u", "origin": "o", "action": "download", "uses": uses}]
+    )
+    assert story.origins["o"].refused == {"train-ai": {"robots.txt line 4"}}
+    html = render(story)
+    assert "train-ai" in html and "robots.txt line 4" in html
+
+
+def test_a_broken_log_still_gives_a_page_that_says_what_it_left_out(tmp_path: Path) -> None:
+    log = tmp_path / "audit.jsonl"
+    log.write_text(
+        '{"type": "fetch", "at": 1, "origin": "o", "status": "ok"}\n'
+        "not json\n[1, 2]\n"
+        '{"type": "future-thing", "at": 2}\n'
+        '{"type": "decision", "at": "yesterday", "origin": null, "action": 5}\n'
+        '{"type": "fetch", "at": 3, "origin": "</script><b>x', encoding="utf-8"
+    )  # fmt: skip
+    read = read_audit_log(str(log))
+    assert read.bad_lines == 3 and len(read.records) == 3
+    html = render(story_of(read.records), bad_lines=read.bad_lines)
+    assert "3 lines of the log could not be read" in html
+    assert "1 records of a type this version does not know" in html
+
+
+def test_everything_from_the_site_is_escaped() -> None:
+    evil = '"><script>alert(1)</script>'
+    story = story_of(
+        [
+            {"type": "fetch", "at": 1.0, "origin": evil, "status": evil, "reason": evil,
+             "digest": evil},
+            {"type": "decision", "at": 2.0, "origin": evil, "url": evil, "action": "drop",
+             "reason": evil, "matched_rule": evil, "group": evil, "product_token": evil},
+        ]
+    )  # fmt: skip
+    html = render(story, source=evil)
+    assert "<script>alert(1)" not in html and "&lt;script&gt;alert(1)" in html
+    assert html.count("<script>") == 1  # the page's own
+
+
+def test_rep_report_html_needs_the_audit_log_it_is_made_from(tmp_path: Path) -> None:
+    import pytest
+
+    from scrapy_rep.runtime.settings import RepSettings, SettingError
+
+    page = str(tmp_path / "r.html")
+    with pytest.raises(SettingError, match="REP_REPORT_HTML needs REP_DECISION_LOG"):
+        RepSettings.from_settings({"USER_AGENT": "testbot/1.0", "REP_REPORT_HTML": page}.get)
+    log = str(tmp_path / "a.jsonl")
+    config = RepSettings.from_settings(
+        {"USER_AGENT": "testbot/1.0", "REP_REPORT_HTML": page, "REP_DECISION_LOG": log}.get
+    )
+    assert config.report_html == page
+
+
+def test_a_use_refused_drop_names_the_source_that_refused_not_the_rule_it_passed() -> None:
+    from scrapy_rep.core.audit_story import dropped_by
+
+    signal = "robots.txt line 29 in group user-agent: * (line 27): Content-Signal: ai-train=no"
+    record = {
+        "reason": "use-refused",
+        "matched_rule": "allow: /",
+        "matched_line": 30,
+        "group": "user-agent: * (line 27)",
+        "detail": f"refused for train-ai by {signal}",
+        "uses": {
+            "search": {"answer": "allowed", "source": "robots.txt line 28"},
+            "train-ai": {"answer": "refused", "source": signal},
+        },
+    }
+    assert dropped_by(record) == (f"train-ai refused by {signal}", 29, "user-agent: * (line 27)")
+    tdm = "tdmrep.json location /articles/*"
+    record.update(
+        detail=f"refused for train-ai by {tdm}",
+        uses={"train-ai": {"answer": "refused", "source": tdm}},
+    )
+    assert dropped_by(record) == (f"train-ai refused by {tdm}", None, "")
+    disallowed = {"reason": "disallow-rule", "matched_rule": "disallow: /x", "matched_line": 3}
+    assert dropped_by(disallowed) == ("disallow: /x", 3, "")
