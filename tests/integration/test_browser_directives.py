@@ -13,8 +13,7 @@ from typing import Any
 import pytest
 import pytest_twisted
 
-from tests.integration.test_browser_guard import page_request
-from tests.support.browsersite import SharedChromium
+from tests.support.browsersite import SharedChromium, page_request
 from tests.support.crawl import crawl
 from tests.support.fakesite import FakeSite, Reply
 

@@ -24,7 +24,15 @@ from scrapy_rep.adapter import browser
 from scrapy_rep.adapter.service import RobotsService
 from scrapy_rep.cli.explain import explain
 from tests.support.audit import of, records
-from tests.support.browsersite import ALLOWED, DISALLOWED, PAGE, SharedChromium, build, hits
+from tests.support.browsersite import (
+    ALLOWED,
+    DISALLOWED,
+    PAGE,
+    SharedChromium,
+    build,
+    hits,
+    page_request,
+)
 from tests.support.crawl import CrawlResult, ListSpider, crawl
 from tests.support.fakesite import FakeSite, Reply
 
@@ -42,16 +50,6 @@ def chromium(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     finally:
         BROWSER.clear()
         shared.stop()
-
-
-WAIT_FOR_SCRIPT = PageMethod("wait_for_function", "window.__done === true", timeout=15_000)
-
-
-def page_request(url: str, wait: bool = True, **meta: Any) -> scrapy.Request:
-    methods = [WAIT_FOR_SCRIPT] if wait else []
-    return scrapy.Request(
-        url, meta={"playwright": True, "playwright_page_methods": methods, **meta}
-    )
 
 
 def rep_stats(result: CrawlResult) -> dict[str, Any]:

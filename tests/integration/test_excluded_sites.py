@@ -84,7 +84,7 @@ async def test_a_list_in_the_settings_excludes_too(site: FakeSite, tmp_path: Pat
 
 
 def test_scrapy_robots_says_an_excluded_site_is_dropped_without_fetching(site: FakeSite) -> None:
-    from tests.integration.test_scrapy_robots import scrapy_robots
+    from tests.support.scrapy_command import scrapy_robots
 
     gone = site.add("gone", host="127.0.0.2").robots(Reply(body=RULES))
     done = scrapy_robots("-s", 'REP_EXCLUDE=["127.0.0.2"]', gone.url_for("/x"))

@@ -2,27 +2,10 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-from pathlib import Path
-
-from tests.support import processes
 from tests.support.fakesite import FakeSite, Reply
+from tests.support.scrapy_command import scrapy_robots
 
 RULES = b"User-agent: *\nDisallow: /private\n"
-PROJECT = Path(__file__).resolve().parents[2] / "example_project"
-
-
-def scrapy_robots(*args: str) -> subprocess.CompletedProcess[str]:
-    """``scrapy robots ARGS`` in the example project, as a user runs it."""
-    return processes.run(
-        "scrapy",
-        ["robots", *args],
-        cwd=PROJECT,
-        # the project, and this checkout's scrapy_rep (not another one installed)
-        env={**os.environ, "PYTHONPATH": os.pathsep.join((str(PROJECT), str(PROJECT.parent)))},
-        timeout=120,
-    )
 
 
 def test_scrapy_robots_gives_the_crawls_answer(site: FakeSite) -> None:

@@ -20,6 +20,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+import scrapy
+from scrapy_playwright.page import PageMethod
+
 from tests.support.fakesite import FakeSite, Origin, Reply
 
 HANDLER = "scrapy_playwright.handler.ScrapyPlaywrightDownloadHandler"
@@ -230,3 +233,14 @@ class SharedChromium:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait(10)
+
+
+#: a page's own script has run (it sets ``window.__done``)
+WAIT_FOR_SCRIPT = PageMethod("wait_for_function", "window.__done === true", timeout=15_000)
+
+
+def page_request(url: str, wait: bool = True, **meta: Any) -> scrapy.Request:
+    methods = [WAIT_FOR_SCRIPT] if wait else []
+    return scrapy.Request(
+        url, meta={"playwright": True, "playwright_page_methods": methods, **meta}
+    )

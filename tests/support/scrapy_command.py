@@ -12,6 +12,8 @@ from pathlib import Path
 from tests.support import processes
 
 ROOT = Path(__file__).resolve().parent.parent.parent
+#: the example project the README's commands run in
+PROJECT = ROOT / "example_project"
 #: seconds a command may take before the test fails (a held request would take ~15 minutes)
 TIMEOUT = 60
 
@@ -51,3 +53,15 @@ def scrapy(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env["PYTHONPATH"] = os.pathsep.join([str(project), str(ROOT)])
     env["BROWSER"] = "true"  # scrapy view opens a browser: a command that does nothing
     return processes.run("scrapy", args, cwd=project, env=env, timeout=TIMEOUT)
+
+
+def scrapy_robots(*args: str) -> subprocess.CompletedProcess[str]:
+    """``scrapy robots ARGS`` in the example project, as a user runs it."""
+    return processes.run(
+        "scrapy",
+        ["robots", *args],
+        cwd=PROJECT,
+        # the project, and this checkout's scrapy_rep (not another one installed)
+        env={**os.environ, "PYTHONPATH": os.pathsep.join((str(PROJECT), str(PROJECT.parent)))},
+        timeout=120,
+    )
