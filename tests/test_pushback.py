@@ -391,3 +391,18 @@ def test_a_shared_pace_is_adopted_and_a_bad_one_is_ignored() -> None:
     pb.resume(A, state.until)
     _answers(pb, state.until, 0.75, 1)
     assert pb.gap(A) == pytest.approx(0.75 * DECAY[FINE])
+
+
+def test_paced_origins_are_remembered_within_a_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    import scrapy_rep.core.pushback as module
+
+    monkeypatch.setattr(module, "TRACKED_MAX", 3)
+    pb = make()
+    origins = [f"http://h{i}.example:80" for i in range(5)]
+    for origin in origins:
+        pause = pb.on_response(origin, 429, ra("1"), f"{origin}/", NOW)
+        assert pause is not None
+        if origin != origins[2]:
+            pb.resume(origin, pause.until)  # paced now, not paused
+    assert [o in pb for o in origins] == [False, False, True, True, True]
+    assert pb.paused(origins[2], NOW) is not None  # a paused one is never forgotten

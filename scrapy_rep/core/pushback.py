@@ -49,6 +49,10 @@ MAX_RETRY_AFTER = 1e9
 #: crawl forgets the oldest beyond it, ~100 B each
 SERVED_MAX = 100_000
 
+#: origins with a state (paused, ramping or paced); beyond it the oldest quiet one is
+#: forgotten (~300 B each): its pace is learnt again if it pushes back again
+TRACKED_MAX = 100_000
+
 #: pacing (see Pushback._slow_down): after an origin's first pause it is sent one
 #: request each START_GAP s; the gap shrinks per healthy answer by the stage's factor
 #: (COARSE, then FINE), and a pushback moves to the next stage at the pace of the last
@@ -265,6 +269,18 @@ class Pushback:
         if len(served) > SERVED_MAX:  # a broad crawl: forget the origin heard of longest ago
             del served[next(iter(served))]
 
+    def _track(self, origin: str, served: bool) -> _Origin:
+        """A new state for ``origin``; beyond :data:`TRACKED_MAX` the state tracked longest
+        (paced, not paused, nothing in flight) is forgotten: a broad crawl stays bounded."""
+        origins = self._origins
+        if len(origins) >= TRACKED_MAX:
+            for old, state in origins.items():
+                if state.pause is None and not state.inflight:
+                    del origins[old]
+                    break
+        state = origins[origin] = _Origin(served=served)
+        return state
+
     def backoff(self, level: int) -> float:
         """Seconds of the ``level``-th pushback in a row without ``Retry-After``."""
         c = self.config
@@ -306,7 +322,7 @@ class Pushback:
     ) -> Pause:
         state = self._origins.get(origin)
         if state is None:
-            state = self._origins[origin] = _Origin(served=origin in self._served)
+            state = self._track(origin, origin in self._served)
         ongoing = state.pause is not None and state.pause.until > now
         if not ongoing:  # responses already in flight when it paused add no depth
             # deeper only if refused before any healthy answer since the last pause (during
@@ -381,7 +397,7 @@ class Pushback:
         if state is None:
             if origin not in self._served and not wall:
                 return None  # never served a page: a 403 here is that URL's answer
-            state = self._origins[origin] = _Origin(served=origin in self._served or not wall)
+            state = self._track(origin, origin in self._served or not wall)
         if not state.served and not wall:
             return None
         if state.pause is not None and state.pause.until > now:
@@ -539,7 +555,7 @@ class Pushback:
             return None
         state = self._origins.get(origin)
         if state is None:
-            state = self._origins[origin] = _Origin(served=origin in self._served)
+            state = self._track(origin, origin in self._served)
         if state.pause is not None and state.pause.until >= shared.until:
             return None
         state.pause = shared
