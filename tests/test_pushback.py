@@ -8,16 +8,12 @@ from dataclasses import replace
 import pytest
 
 from scrapy_rep.core.gate import HOLD, JUDGE, OriginGate
+from scrapy_rep.core.pace import COARSE, DECAY, FINE, GAP_GROWTH, START_GAP
 from scrapy_rep.core.policy import Policy, Status
 from scrapy_rep.core.pushback import (
     BLOCKED,
-    COARSE,
-    DECAY,
-    FINE,
-    GAP_GROWTH,
     RATE_LIMITED,
     SERVICE_UNAVAILABLE,
-    START_GAP,
     PauseState,
     Pushback,
     PushbackConfig,
@@ -353,7 +349,7 @@ def test_the_next_pushbacks_go_back_to_the_last_healthy_pace_then_keep_it() -> N
 def test_a_pushback_at_a_settled_pace_slows_it_a_long_healthy_run_probes_again(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import scrapy_rep.core.pushback as module
+    import scrapy_rep.core.pace as module
 
     monkeypatch.setattr(module, "REPROBE", 20)
     pb = make(ramp_max=2, reset_after=1_000)

@@ -20,7 +20,9 @@ answers with a :class:`Pause` when the origin must stop being sent to:
 After a pause the origin starts slowly (:meth:`Pushback.room`): one request
 in flight, one more for each healthy response, until ``ramp_max``; a
 pushback during the ramp pauses again, with the back-off of one more
-failure (at least what ``Retry-After`` says).
+failure (at least what ``Retry-After`` says). From its first pause an
+origin's sends are also spaced, at a pace learnt from its answers
+(:class:`~scrapy_rep.core.pace.Pace`).
 
 The caller (the Scrapy adapter) holds requests through the gate
 (:class:`~scrapy_rep.core.gate.OriginGate`), keeps the timers and counts
@@ -36,6 +38,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from scrapy_rep.core.pace import COARSE, DECAY, MAX_GAP, Pace, SlowStart
 from scrapy_rep.core.policy import retry_after
 
 #: what a row of the page status table does
@@ -52,18 +55,6 @@ SERVED_MAX = 100_000
 #: origins with a state (paused, ramping or paced); beyond it the oldest quiet one is
 #: forgotten (~300 B each): its pace is learnt again if it pushes back again
 TRACKED_MAX = 100_000
-
-#: pacing (see Pushback._slow_down): after an origin's first pause it is sent one
-#: request each START_GAP s; the gap shrinks per healthy answer by the stage's factor
-#: (COARSE, then FINE), and a pushback moves to the next stage at the pace of the last
-#: healthy answer; SETTLED keeps that pace less one FINE step (a margin for the jitter
-#: between the crawler's sends and the site's clock); a pushback there slows it by
-#: GAP_GROWTH; REPROBE
-#: healthy answers in a row at a settled pace try the FINE stage again
-START_GAP, GAP_GROWTH, MIN_GAP, MAX_GAP = 1.0, 1.1, 0.001, 60.0
-COARSE, FINE, SETTLED = 0, 1, 2
-DECAY = {COARSE: 0.75, FINE: 0.97, SETTLED: 1.0}
-REPROBE = 1_000
 
 #: a pushback before any healthy answer since the last pause (during the ramp) waits
 #: ``Retry-After`` and this much of it again for each pushback in a row before it (1, 1.5,
@@ -118,6 +109,26 @@ class PushbackConfig:
 
     def action(self, status: int) -> str:
         return self.actions.get(str(status), OFF)
+
+    def backoff(self, level: int) -> float:
+        """Seconds of the ``level``-th pushback in a row without ``Retry-After``."""
+        exponent = min(max(level - 1, 0), 60)
+        try:
+            return min(self.pause_max, self.backoff_start * math.pow(self.backoff_factor, exponent))
+        except OverflowError:
+            return self.pause_max
+
+    def pause_for(self, hint: float | None, level: int) -> float:
+        """Seconds a pushback pauses its origin: what ``Retry-After`` said (``hint``), longer
+        for each pushback in a row before it (``level``), else the back-off; clamped to
+        ``[floor, pause_max]``."""
+        if hint is None:
+            wait = self.backoff(level)
+        elif level > 1:  # again soon after a pause: longer, in the site's own terms
+            wait = hint * (1 + HINT_GROWTH * (level - 1))
+        else:
+            wait = hint
+        return min(max(wait, self.floor), self.pause_max)
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,21 +237,10 @@ class _Origin:
     cause: str = RATE_LIMITED
     level: int = 0
     healthy: int = 0
-    #: slow start: requests allowed in flight (0: not ramping)
-    window: int = 0
-    #: the width a ramp stops growing at after a pushback during one (0: ``ramp_max``)
-    ceiling: int = 0
-    #: pacing: seconds between sends (0: none)
-    gap: float = 0.0
-    #: how the gap changes per healthy answer: COARSE, FINE, SETTLED (see _slow_down)
-    stage: int = COARSE
-    #: the earliest time the next request may be sent (pacing)
-    next_send: float = 0.0
-    #: when the last request was sent, and how long after the one before it
-    last_send: float | None = None
-    spacing: float = math.inf
-    #: the spacing of the latest healthy answer's request while paced (inf: none)
-    good: float = math.inf
+    #: requests allowed in flight after a pause (core/pace.py)
+    ramp: SlowStart = field(default_factory=SlowStart)
+    #: the space kept between sends, learnt after the first pause (core/pace.py)
+    pace: Pace = field(default_factory=Pace)
     #: healthy answers since the last pause ended
     healthy_since: int = 0
     inflight: int = 0
@@ -281,19 +281,6 @@ class Pushback:
         state = origins[origin] = _Origin(served=served)
         return state
 
-    def backoff(self, level: int) -> float:
-        """Seconds of the ``level``-th pushback in a row without ``Retry-After``."""
-        c = self.config
-        exponent = min(max(level - 1, 0), 60)
-        try:
-            return min(c.pause_max, c.backoff_start * math.pow(c.backoff_factor, exponent))
-        except OverflowError:
-            return c.pause_max
-
-    def clamp(self, seconds: float) -> float:
-        c = self.config
-        return min(max(seconds, c.floor), c.pause_max)
-
     # -- what a response says ------------------------------------------------
 
     def on_response(
@@ -328,55 +315,24 @@ class Pushback:
             # deeper only if refused before any healthy answer since the last pause (during
             # the ramp); a pushback after some is the edge of the site's pace, found
             state.level = state.level + 1 if not state.healthy_since else max(state.level, 1)
-            self._slow_down(state)
-            if state.window:  # refused during a ramp: the next one stops below this width
-                state.ceiling = max(1, min(state.ceiling or state.window, state.window) - 1)
+            state.pace.pushed_back()
+            state.healthy_since = 0
         state.healthy = 0
         state.refused.clear()
         hint = retry_after(headers, now)
         if hint is not None:  # 5,000 digits read as infinity: as long as any pause may be
             hint = min(hint, MAX_RETRY_AFTER)
-        if hint is None:
-            wait = self.backoff(state.level)
-        elif state.level > 1:  # again soon after a pause: longer, in the site's own terms
-            wait = hint * (1 + HINT_GROWTH * (state.level - 1))
-        else:
-            wait = hint
-        wait = self.clamp(wait)
+        wait = self.config.pause_for(hint, state.level)
         until = now + wait
         if state.pause is not None and state.pause.until > until:
             until = state.pause.until  # never shortened by a later response
         cause = _CAUSE_BY_STATUS.get(status, SERVICE_UNAVAILABLE)
         state.pause = PauseState(
-            until, cause, status, url, hint, state.level, now, state.gap, state.stage
+            until, cause, status, url, hint, state.level, now, state.pace.gap, state.pace.stage
         )
         state.cause = cause
-        state.window = 0
+        state.ramp.stop()
         return Pause(origin, state.pause, new=not ongoing)
-
-    def _slow_down(self, state: _Origin) -> None:
-        """A new pushback: pace the origin's sends, at a pace learnt from its answers.
-
-        A site that limits its rate does not say the rate; the pace is found from
-        its answers. The first pushback starts pacing at :data:`START_GAP` between
-        sends, shrinking quickly (``COARSE``) per healthy answer. The next pushback
-        means the pace went one step too far: back to the pace of the last healthy
-        answer, shrinking slowly (``FINE``); the one after that keeps the last
-        healthy pace (``SETTLED``), within a FINE step of what the site allows.
-        A pushback at a settled pace slows it by :data:`GAP_GROWTH`. So an origin
-        costs three pushbacks to learn its pace, and one more each
-        :data:`REPROBE` healthy answers, to notice a site that allows more again.
-        """
-        if not state.gap:
-            state.gap, state.stage = START_GAP, COARSE
-        elif state.stage != SETTLED and math.isfinite(state.good):
-            state.stage += 1
-            margin = DECAY[FINE] if state.stage == SETTLED else 1.0
-            state.gap = min(max(state.good / margin, MIN_GAP), MAX_GAP)
-        else:  # refused at the kept pace, or before any healthy answer at this one
-            state.gap = min(state.gap * GAP_GROWTH, MAX_GAP)
-        state.good = math.inf
-        state.healthy_since = 0
 
     def on_wall(self, origin: str, status: int, url: str, now: float) -> Pause | None:
         """A licence or payment wall (:mod:`scrapy_rep.core.walls`) at ``origin``: a refusal
@@ -412,7 +368,7 @@ class Pushback:
         until = now + self.config.block_pause
         state.pause = PauseState(until, BLOCKED, status, url, None, state.level, now)
         state.cause = BLOCKED
-        state.window = 0
+        state.ramp.stop(lower=False)
         return Pause(
             origin,
             state.pause,
@@ -433,36 +389,20 @@ class Pushback:
         state.refused.clear()
         state.healthy += 1
         state.healthy_since += 1
-        if state.gap:
-            self._speed_up(state)
-        if state.healthy >= self.config.reset_after:
+        state.pace.healthy()
+        lifted = state.healthy >= self.config.reset_after  # this pace for a while: grow again
+        if lifted:
             state.level = 0
-            state.ceiling = 0  # it has taken this pace for a while: it may grow again
-        if state.window:
-            if not state.ceiling or state.window < state.ceiling:
-                state.window += 1
-            if state.window >= self.config.ramp_max:
-                state.window = 0  # back to its normal concurrency
+        state.ramp.healthy(self.config.ramp_max, lifted)
         if (
-            not state.window
+            not state.ramp
             and not state.level
-            and not state.gap
+            and not state.pace
             and state.pause is None
             and not state.inflight
         ):
             del self._origins[origin]  # nothing left to remember
             self._serve(origin)
-
-    def _speed_up(self, state: _Origin) -> None:
-        """A healthy answer of a paced origin: its pace is good; a little faster, by stage."""
-        if math.isfinite(state.spacing):
-            state.good = state.spacing
-        if state.stage == SETTLED and state.healthy >= REPROBE:
-            state.stage = FINE  # it has taken this pace for long: try a little faster
-            state.healthy = 0
-        state.gap *= DECAY[state.stage]
-        if state.gap < MIN_GAP:
-            state.gap = 0.0
 
     # -- what the gate asks ---------------------------------------------------
 
@@ -481,9 +421,9 @@ class Pushback:
             return None
         if state.pause is not None:  # until it is resumed (the caller's timer at its end)
             return state.pause.cause
-        if state.window and state.inflight >= state.window:
+        if state.ramp.full(state.inflight):
             return state.cause
-        if paced and state.gap and now < state.next_send:
+        if paced and state.pace and now < state.pace.next_send:
             return state.cause
         return None
 
@@ -494,36 +434,34 @@ class Pushback:
             return None
         ended = state.pause
         state.pause = None
-        state.window = 1
+        state.ramp.start()
         return ended
 
     def room(self, origin: str) -> int | None:
         """How many more requests may be sent now (None: no limit)."""
         state = self._origins.get(origin)
-        if state is None or not state.window:
+        if state is None or not state.ramp:
             return None if state is None or state.pause is None else 0
-        return max(0, state.window - state.inflight)
+        return state.ramp.room(state.inflight)
 
     def paced(self, origin: str) -> bool:
         """Whether ``origin``'s sends are spaced (after a pushback that followed a pause)."""
         state = self._origins.get(origin)
-        return state is not None and bool(state.gap)
+        return state is not None and bool(state.pace)
 
     def ramping(self, origin: str) -> bool:
         state = self._origins.get(origin)
-        return state is not None and bool(state.window)
+        return state is not None and bool(state.ramp)
 
     def gap(self, origin: str) -> float:
         """Seconds between sends to ``origin`` (0: not paced)."""
         state = self._origins.get(origin)
-        return 0.0 if state is None else state.gap
+        return 0.0 if state is None else state.pace.gap
 
     def wait(self, origin: str, now: float) -> float:
         """Seconds until the next request of ``origin`` may be sent for its pace (0: now)."""
         state = self._origins.get(origin)
-        if state is None or not state.gap:
-            return 0.0
-        return max(0.0, state.next_send - now)
+        return 0.0 if state is None else state.pace.wait(now)
 
     def sent(self, origin: str, now: float = 0.0, spacing: float | None = None) -> None:
         """A request of a tracked origin left for the network (at ``now``: its pace).
@@ -532,13 +470,7 @@ class Pushback:
         pacing knows it (another worker's send included); else since this one's."""
         state = self._origins.get(origin)
         if state is not None:
-            if state.gap:
-                state.next_send = now + state.gap
-            last = state.last_send
-            if spacing is None:
-                spacing = math.inf if last is None else now - last
-            state.spacing = spacing
-            state.last_send = now
+            state.pace.sent(now, spacing)
             state.inflight += 1
 
     def done(self, origin: str) -> None:
@@ -561,7 +493,6 @@ class Pushback:
         state.pause = shared
         state.cause = shared.cause
         state.level = max(state.level, shared.level)
-        if shared.gap:  # the pace the cluster learnt last: one pace for every worker
-            state.gap, state.stage = shared.gap, shared.stage
-        state.window = 0
+        state.pace.adopt(shared.gap, shared.stage)  # the cluster's last: one pace for all
+        state.ramp.stop(lower=False)
         return Pause(origin, shared)
