@@ -184,12 +184,10 @@ async def test_a_timeout_after_a_redirect_is_the_timeout_of_that_hop(rig: Rig) -
 async def test_an_unforeseen_failure_is_a_network_error_with_one_traceback(
     rig: Rig, caplog: pytest.LogCaptureFixture
 ) -> None:
-    robots = fetcher(rig)
-
     def broken(origin: str) -> str:
         raise LookupError("no URL for " + origin)
 
-    robots.url_of = broken
+    robots = RobotsFetcher(rig.crawler, 5.0, 5, token="testbot", url_of=broken)
     with caplog.at_level(logging.DEBUG, logger="scrapy_rep"):
         first = await in_loop(robots(A))
         second = await in_loop(robots(B))

@@ -49,7 +49,19 @@ _FTP_LOGIN = ("ftp_user", "ftp_password", "ftp_passive")
 class RobotsFetcher:
     """``await fetcher(origin)`` -> :class:`FetchResult`; never raises for network trouble."""
 
-    def __init__(self, crawler: Crawler, timeout: float, max_redirects: int, token: str) -> None:
+    def __init__(
+        self,
+        crawler: Crawler,
+        timeout: float,
+        max_redirects: int,
+        token: str,
+        *,
+        url_of: Callable[[str], str] = robots_url,
+        check_agent: bool = True,
+    ) -> None:
+        """``url_of``: the file fetched for an origin (robots.txt, or another well-known
+        file); ``check_agent``: say once if the User-Agent sent lacks the token (one
+        fetcher of a crawler does)."""
         self.crawler = crawler
         self.token = token
         self.timeout = timeout
@@ -59,8 +71,8 @@ class RobotsFetcher:
         #: origin -> the request its fetch in flight was started for (Scrapy's robots_parsed
         #: sends it); the entry goes when the fetch ends, whatever its outcome
         self.asked: dict[str, Request] = {}
-        #: the file fetched for an origin: robots.txt, or another well-known file
-        self.url_of: Callable[[str], str] = robots_url
+        self.url_of = url_of
+        self.check_agent = check_agent
         #: fetch in a download slot of its own (``rep-robots:<host>``), not the host's: set by
         #: the browser guard, whose renders hold the host's slot while they wait for robots.txt
         self.own_slot = False
@@ -206,7 +218,8 @@ class RobotsFetcher:
             if self.user_agent_sent is None:
                 sent = request.headers.get(b"User-Agent") or b""
                 self.user_agent_sent = sent.decode("latin-1")
-                self._check_user_agent(self.user_agent_sent)
+                if self.check_agent:
+                    self._check_user_agent(self.user_agent_sent)
             if "dataloss" in response.flags:  # cut short (DOWNLOAD_FAIL_ON_DATALOSS ignored)
                 return FetchResult(first, url, error="ResponseDataLossError", redirects=hop)
             location = response.headers.get(b"Location")

@@ -55,10 +55,13 @@ class TdmRep:
         self.telemetry = telemetry
         self._closing = closing
         self.fetcher = RobotsFetcher(
-            crawler, config.fetch_timeout, config.max_redirects, config.token
+            crawler,
+            config.fetch_timeout,
+            config.max_redirects,
+            config.token,
+            url_of=tdmrep_url,
+            check_agent=False,  # the robots.txt fetcher says it once, if need be
         )
-        self.fetcher.url_of = tdmrep_url
-        self.fetcher.user_agent_sent = ""  # the robots.txt fetcher says it once, if need be
         self.files = TdmFiles(resolver)
         #: key -> this crawler's fetch result, until the policy it gives is recorded with it
         self._results: dict[str, FetchResult] = {}

@@ -112,7 +112,10 @@ class Resolver:
         lock_ttl: float = 10.0,
         poll_interval: float = 0.1,
         fetch_budget: float = 60.0,
+        url_of: Callable[[str], str] = robots_url,
     ) -> None:
+        """``url_of``: the URL a key's file is fetched from (a key is an origin for
+        robots.txt; tdmrep.json's keys differ)."""
         self.cache = cache
         self.config = config
         #: the time and the timers its waits end on (a plain callable: that time, the loop's timers)
@@ -129,8 +132,7 @@ class Resolver:
         self._store_down = False  # warn once per outage of the shared store, not per call
         #: exception names a failed fetch was logged with (a traceback once for each)
         self._failures_logged: set[str] = set()
-        #: the URL a key's file is fetched from (a key is an origin here; tdmrep.json's differ)
-        self.url_of: Callable[[str], str] = robots_url
+        self.url_of = url_of
         #: the crawlers told of every new policy
         self.listeners: list[Listener] = []
 
@@ -232,7 +234,8 @@ class Resolver:
                 break
             await sleep(self.timers, pause)
             pause = min(pause * 2, self.poll_interval)
-        lease = asyncio.ensure_future(self._keep_lease(origin, token)) if token else None
+        held = token if isinstance(token, str) else None  # a lock the store gave: keep it
+        lease = asyncio.ensure_future(self._keep_lease(origin, held)) if held else None
         try:
             stored = await self._load(origin)  # another worker may have just finished
             if stored is not None and stored.fresh(self.clock()):
@@ -243,13 +246,11 @@ class Resolver:
         finally:
             if lease is not None:
                 lease.cancel()
-            if token is not None:
-                await self._release(origin, token)
+            if held is not None:
+                await self._release(origin, held)
 
     async def _keep_lease(self, origin: str, token: str) -> None:
         """Renew the fetch lock while the fetch runs: a live worker keeps it, a dead one not."""
-        if token == "local":
-            return
         assert self.shared is not None
         while True:
             await sleep(self.timers, self.lock_ttl / 3)
@@ -299,18 +300,18 @@ class Resolver:
         except Exception as exc:
             self._store_failed("save", exc)
 
-    async def _acquire(self, origin: str) -> str | None:
+    async def _acquire(self, origin: str) -> str | Unshared | None:
+        """The store's lock token; None: another worker holds the lock; :data:`UNSHARED`:
+        the store failed, so this worker fetches on its own rather than wait on it."""
         assert self.shared is not None
         try:
             return await self.shared.acquire(origin, self.lock_ttl)
         except Exception as exc:
             self._store_failed("lock", exc)
-            return "local"  # fetch ourselves rather than wait on a store that is down
+            return UNSHARED
 
     async def _release(self, origin: str, token: str) -> None:
         assert self.shared is not None
-        if token == "local":
-            return
         try:
             await self.shared.release(origin, token)
         except Exception as exc:
@@ -323,6 +324,13 @@ class Resolver:
             "scrapy-rep: shared policy store failed (%(what)s: %(error)s); using the local cache",
             {"what": what, "error": f"{type(exc).__name__}: {exc}"},
         )
+
+
+class Unshared:
+    """The lock of a fetch the store could not be asked about: no token to renew or free."""
+
+
+UNSHARED = Unshared()
 
 
 def _tell(hear: Callable[..., None], *args: Any) -> None:

@@ -96,10 +96,10 @@ class TdmFiles:
                 lock_ttl=robots.lock_ttl,
                 poll_interval=robots.poll_interval,
                 fetch_budget=robots.fetch_budget,
+                url_of=tdmrep_url_of_key,
             )
             if robots.shared is not None:  # an operator's ``store forget`` reaches this cache too
                 robots.shared.on_invalidate(resolver.cache.forget)
-        resolver.url_of = tdmrep_url_of_key
         self.resolver = resolver
         self.clock = robots.clock
 
