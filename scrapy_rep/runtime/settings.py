@@ -960,6 +960,7 @@ def derived(config: RepSettings, old: Mapping[str, Any]) -> dict[str, Any]:
         ),
         "max_redirects": fixed("REP_MAX_REDIRECTS"),
         "worker_check_interval": old.get("REP_WORKER_CHECK_INTERVAL", config.worker_lease / 3),
+        "declared": Declared(config.uses, config.use_action == "drop", config.use_tokens),
         # REP_STORE read: its kind and where (a URL or path in it wins over the old settings)
         "store": store.kind,
         "redis_url": store.redis_url

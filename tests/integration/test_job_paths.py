@@ -1,4 +1,4 @@
-"""``REP_DECISION_LOG`` and ``REP_REPORT_HTML`` take the placeholders of Scrapy's ``FEEDS``
+"""``REP_DECISION_LOG`` and ``REP_REPORT`` take the placeholders of Scrapy's ``FEEDS``
 URIs: ``%(name)s``, ``%(time)s`` and spider attributes (scrapyd's ``%(_job)s``), so each
 job writes files of its own instead of one file every job overwrites."""
 
@@ -25,7 +25,7 @@ async def test_a_crawl_names_its_log_and_report_after_the_spider_its_job_and_tim
     origin = site.add("a").robots(Reply(body=b"User-agent: *\nDisallow: /private\n"))
     settings: dict[str, Any] = {
         "REP_DECISION_LOG": str(tmp_path / "logs" / "%(name)s-%(_job)s.jsonl"),
-        "REP_REPORT_HTML": str(tmp_path / "%(name)s" / "%(_job)s-%(time)s%20x.html"),
+        "REP_REPORT": str(tmp_path / "%(name)s" / "%(_job)s-%(time)s%20x.html"),
     }
     result = await crawl([origin.url_for("/"), origin.url_for("/private/a")], settings, _job="j7")
     assert result.stat("rep/downloaded") == 1
@@ -60,5 +60,5 @@ def test_placeholders_are_the_ones_feed_uris_take() -> None:
     )
     assert with_params("/a%20b/100%", params, "S") == "/a%20b/100%"  # no placeholder: as given
     assert with_params("/a%20b/%(name)s", params, "S") == "/a%20b/shop"
-    with pytest.raises(ValueError, match=r"REP_REPORT_HTML = .*%\(nope\)s.*nope"):
-        with_params("%(nope)s.html", params, "REP_REPORT_HTML")
+    with pytest.raises(ValueError, match=r"REP_REPORT = .*%\(nope\)s.*nope"):
+        with_params("%(nope)s.html", params, "REP_REPORT")

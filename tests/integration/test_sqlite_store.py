@@ -129,7 +129,7 @@ def test_another_schema_version_is_refused(path: Path, raw: sqlite3.Connection) 
     with pytest.raises(SettingError) as refused:
         SqliteStore(path)
     message = str(refused.value)
-    assert "REP_SQLITE_PATH" in message and str(path) in message
+    assert "REP_STORE" in message and str(path) in message
     assert "schema version 3" in message and "reads version 2" in message
 
 
@@ -168,7 +168,7 @@ def test_a_foreign_sqlite_file_is_refused_and_left_alone(tmp_path: Path) -> None
     with pytest.raises(SettingError) as refused:
         SqliteStore(path)
     message = str(refused.value)
-    assert message.startswith("REP_SQLITE_PATH: ") and str(path) in message
+    assert message.startswith("REP_STORE: ") and str(path) in message
     assert "something else (tables: moz_places)" in message
     db = sqlite3.connect(path)
     try:
@@ -184,7 +184,7 @@ def test_another_applications_meta_table_is_refused(tmp_path: Path) -> None:
     db.execute("CREATE TABLE rep_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
     db.commit()
     db.close()
-    with pytest.raises(SettingError, match=r"REP_SQLITE_PATH: .* something else"):
+    with pytest.raises(SettingError, match=r"REP_STORE: .* something else"):
         SqliteStore(path)
 
 
@@ -196,16 +196,16 @@ def test_a_corrupt_file_is_refused_and_left_alone(tmp_path: Path, size: int) -> 
     with pytest.raises(SettingError) as refused:
         SqliteStore(path)
     message = str(refused.value)
-    assert message.startswith("REP_SQLITE_PATH: ") and str(path) in message
+    assert message.startswith("REP_STORE: ") and str(path) in message
     assert "not a usable scrapy-rep policy store" in message
     assert path.read_bytes() == garbage
 
 
 def test_an_unopenable_path_is_a_setting_error(tmp_path: Path) -> None:
     (tmp_path / "a-file").write_text("")
-    with pytest.raises(SettingError, match="REP_SQLITE_PATH: cannot"):
+    with pytest.raises(SettingError, match="REP_STORE: cannot"):
         SqliteStore(tmp_path / "a-file" / "below-a-file.sqlite")
-    with pytest.raises(SettingError, match=r"REP_SQLITE_PATH: .* does not exist"):
+    with pytest.raises(SettingError, match=r"REP_STORE: .* does not exist"):
         SqliteStore(tmp_path / "missing.sqlite", create=False)
 
 
@@ -554,8 +554,7 @@ async def test_open_store_follows_rep_store_and_jobdir(tmp_path: Path) -> None:
         assert Path(auto.path).exists()
         explicit = open_store(
             settings(
-                REP_STORE="sqlite",
-                REP_SQLITE_PATH=str(tmp_path / "mine.sqlite"),
+                REP_STORE=f"sqlite:{tmp_path / 'mine.sqlite'}",
                 REP_STORE_RETENTION=60,
             ),
             jobdir,
@@ -565,7 +564,7 @@ async def test_open_store_follows_rep_store_and_jobdir(tmp_path: Path) -> None:
         assert explicit.path == str(tmp_path / "mine.sqlite") and explicit.retention == 60
         heard: list[str | None] = []
         redis = open_store(
-            settings(REP_STORE="redis", REP_REDIS_URL="redis://127.0.0.1:1/0"),
+            settings(REP_STORE="redis://127.0.0.1:1/0"),
             jobdir,
             on_invalidate=heard.append,
         )
@@ -579,13 +578,11 @@ async def test_open_store_follows_rep_store_and_jobdir(tmp_path: Path) -> None:
         )
         opened.append(watched)
         assert isinstance(watched, SqliteStore) and watched._listeners == [heard.append]
-        with pytest.raises(SettingError, match="needs REP_SQLITE_PATH or a JOBDIR"):
+        with pytest.raises(SettingError, match="needs a JOBDIR, or a file"):
             open_store(settings(REP_STORE="sqlite"), None)
         (tmp_path / "bad.sqlite").write_bytes(b"\0" * 4096)
-        with pytest.raises(SettingError, match="REP_SQLITE_PATH"):
-            open_store(
-                settings(REP_STORE="sqlite", REP_SQLITE_PATH=str(tmp_path / "bad.sqlite")), None
-            )
+        with pytest.raises(SettingError, match="REP_STORE"):
+            open_store(settings(REP_STORE=f"sqlite:{tmp_path / 'bad.sqlite'}"), None)
     finally:
         for store in opened:
             await aio(store.close())
@@ -624,7 +621,7 @@ async def test_cli_show_forget_flush(tmp_path: Path) -> None:
     assert store_cli("show", "--sqlite", str(path)).returncode == 1  # nothing left to list
     path.write_bytes(b"not a database, really" * 100)
     broken = store_cli("flush", "--sqlite", str(path))
-    assert broken.returncode == 2 and "REP_SQLITE_PATH" in broken.stderr
+    assert broken.returncode == 2 and "REP_STORE" in broken.stderr
     assert "Traceback" not in broken.stderr
     no_origin = store_cli("show", "--redis-url", "redis://127.0.0.1:1")
     assert no_origin.returncode == 2 and "needs an ORIGIN" in no_origin.stderr
@@ -639,7 +636,7 @@ async def test_cli_finds_the_projects_sqlite_file(tmp_path: Path) -> None:
     (project / "proj" / "__init__.py").write_text("")
     path = tmp_path / "crawl" / "policies.sqlite"
     settings_py = project / "proj" / "settings.py"
-    settings_py.write_text(f"REP_STORE = 'sqlite'\nREP_SQLITE_PATH = {str(path)!r}\n")
+    settings_py.write_text(f"REP_STORE = {'sqlite:' + str(path)!r}\n")
     store = SqliteStore(path)
     await aio(store.save(ORIGIN, full_policy()))
     await aio(store.close())
