@@ -1202,7 +1202,7 @@ DEPRECATED: Mapping[str, Deprecated] = {
         ),
         Deprecated(
             "REP_PAGE_BACKOFF_FACTOR",
-            PushbackConfig.backoff_factor,
+            2,  # a factor, not seconds: PushbackConfig.backoff_factor
             factor,
             "fixed: the page back-off doubles per pushback in a row, up to `REP_PAUSE_MAX`",
             fixed=True,
