@@ -112,13 +112,16 @@ def spawn(
             "batch": 16,
             "settings": {
                 "REDIS_URL": queue.url,
-                "REP_REDIS_URL": store.url,
                 "CONCURRENT_REQUESTS": 16,
                 "CONCURRENT_REQUESTS_PER_DOMAIN": 8,
                 "LOG_LEVEL": "WARNING",
                 "CLOSESPIDER_TIMEOUT": WAIT,
-                "REP_REPORT_ENABLED": False,
+                "REP_REPORT": False,
                 **variant.settings,
+                # the policy store on a Redis of its own, not the queue's
+                **(
+                    {"REP_STORE": store.url} if variant.settings.get("REP_STORE") == "redis" else {}
+                ),
             },
         }
         log = open(f"{stem}.log", "wb")  # noqa: SIM115

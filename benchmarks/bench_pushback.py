@@ -227,7 +227,7 @@ def child_crawl(config: dict[str, Any]) -> dict[str, Any]:
         "CONCURRENT_REQUESTS_PER_DOMAIN": 8,
         "DOWNLOAD_TIMEOUT": 10,
         "CLOSESPIDER_TIMEOUT": config["timeout"],
-        "REP_REPORT_ENABLED": False,
+        "REP_REPORT": False,
         **_common.VARIANTS[config["variant"]],
     }
     keep = ("rep/", "retry/", "downloader/response_status_count/", "downloader/request_count")
@@ -261,15 +261,14 @@ def run_cluster(
                 "batch": 16,
                 "settings": {
                     "REDIS_URL": queue.url,
-                    "REP_REDIS_URL": store.url,
-                    "REP_STORE": "redis",
+                    "REP_STORE": store.url,
                     "USER_AGENT": USER_AGENT,
                     "RETRY_ENABLED": True,
                     "CONCURRENT_REQUESTS": 16,
                     "CONCURRENT_REQUESTS_PER_DOMAIN": 8,
                     "LOG_LEVEL": "WARNING",
                     "CLOSESPIDER_TIMEOUT": timeout,
-                    "REP_REPORT_ENABLED": False,
+                    "REP_REPORT": False,
                 },
             }
             with open(f"{stem}.log", "wb") as log:

@@ -103,17 +103,17 @@ def test_everything_from_the_site_is_escaped() -> None:
     assert html.count("<script>") == 1  # the page's own
 
 
-def test_rep_report_html_needs_the_audit_log_it_is_made_from(tmp_path: Path) -> None:
+def test_rep_report_page_needs_the_audit_log_it_is_made_from(tmp_path: Path) -> None:
     import pytest
 
     from scrapy_rep.runtime.settings import RepSettings, SettingError
 
     page = str(tmp_path / "r.html")
-    with pytest.raises(SettingError, match="REP_REPORT_HTML needs REP_DECISION_LOG"):
-        RepSettings.from_settings({"USER_AGENT": "testbot/1.0", "REP_REPORT_HTML": page}.get)
+    with pytest.raises(SettingError, match="REP_REPORT needs REP_DECISION_LOG"):
+        RepSettings.from_settings({"USER_AGENT": "testbot/1.0", "REP_REPORT": page}.get)
     log = str(tmp_path / "a.jsonl")
     config = RepSettings.from_settings(
-        {"USER_AGENT": "testbot/1.0", "REP_REPORT_HTML": page, "REP_DECISION_LOG": log}.get
+        {"USER_AGENT": "testbot/1.0", "REP_REPORT": page, "REP_DECISION_LOG": log}.get
     )
     assert config.report_html == page
 

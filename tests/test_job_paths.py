@@ -1,4 +1,4 @@
-"""The placeholders REP_DECISION_LOG and REP_REPORT_HTML take: the ones FEED_URI takes.
+"""The placeholders REP_DECISION_LOG and REP_REPORT take: the ones FEED_URI takes.
 
 The files a crawl writes there: ``tests/integration/test_job_paths.py``.
 """
@@ -32,5 +32,5 @@ def test_placeholders_are_the_ones_feed_uris_take() -> None:
     )
     assert with_params("/a%20b/100%", params, "S") == "/a%20b/100%"  # no placeholder: as given
     assert with_params("/a%20b/%(name)s", params, "S") == "/a%20b/shop"
-    with pytest.raises(ValueError, match=r"REP_REPORT_HTML = .*%\(nope\)s.*nope"):
-        with_params("%(nope)s.html", params, "REP_REPORT_HTML")
+    with pytest.raises(ValueError, match=r"REP_REPORT = .*%\(nope\)s.*nope"):
+        with_params("%(nope)s.html", params, "REP_REPORT")

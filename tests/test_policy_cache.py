@@ -281,7 +281,10 @@ def test_the_old_count_setting_is_read_with_a_warning(caplog: pytest.LogCaptureF
     warned = [r.getMessage() for r in caplog.records if "deprecated" in r.getMessage()]
     assert len(warned) == 1
     assert "REP_CACHE_COMPILED_ORIGINS = 5 is deprecated" in warned[0]
-    assert "REP_CACHE_COMPILED_BYTES (bytes, not files" in warned[0]
+    assert (
+        "REP_CACHE_MAX_BYTES, an eighth of which is for compiled rules (bytes, not files"
+        in warned[0]
+    )
     caplog.clear()
     with caplog.at_level("WARNING"):
         config = RepSettings.from_settings({"REP_PRODUCT_TOKEN": "mybot"}.get)

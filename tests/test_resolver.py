@@ -284,7 +284,7 @@ def test_crawlers_share_a_resolver_only_when_every_setting_it_uses_is_equal() ->
         {"REP_CACHE_COMPILED_ORIGINS": 5},
         {"REP_CACHE_COMPILED_BYTES": 5_000_000},
         {"REP_CACHE_MAX_BYTES": 5_000_000},
-        {"REP_STORE": "redis", "REP_REDIS_URL": "redis://127.0.0.1:1"},
+        {"REP_STORE": "redis://127.0.0.1:1"},
     ]
     for overrides in different:
         assert ResolverSpec.of(settings(**overrides), clock, None) != base, overrides
@@ -296,9 +296,9 @@ def test_crawlers_share_a_resolver_only_when_every_setting_it_uses_is_equal() ->
     assert ResolverSpec.of(settings(), manual, None) != ResolverSpec.of(
         settings(), ManualClock(), None
     )
-    redis = settings(REP_STORE="redis", REP_REDIS_URL="redis://127.0.0.1:1")
+    redis = settings(REP_STORE="redis://127.0.0.1:1")
     assert ResolverSpec.of(redis, clock, None) != ResolverSpec.of(
-        settings(REP_STORE="redis", REP_REDIS_URL="redis://127.0.0.1:1", REP_STORE_RETENTION=99),
+        settings(REP_STORE="redis://127.0.0.1:1", REP_STORE_RETENTION=99),
         clock,
         None,
     )

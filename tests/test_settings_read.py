@@ -134,7 +134,9 @@ def test_values_are_read() -> None:
         (
             "REP_STORE",
             "mongo",
-            "REP_STORE must be one of ('memory', 'redis', 'sqlite', 'auto'), not 'mongo'",
+            "REP_STORE must be one of ('memory', 'redis', 'sqlite', 'auto'), a Redis URL "
+            "(redis://host:6379/0?prefix=p) or sqlite:///abs/path, sqlite:relative/path; "
+            "not 'mongo'",
         ),
         (
             "REP_SQLITE_RETENTION",
@@ -190,7 +192,7 @@ NUMERIC = [
 
 
 def test_numeric_settings_are_all_checked() -> None:
-    assert len(NUMERIC) == 30  # 22 settings, 8 deprecated ones
+    assert len(NUMERIC) == 30  # 11 settings, 19 deprecated ones
     assert {
         "REP_PAGE_PAUSE_MIN",
         "REP_PAGE_BACKOFF_START",

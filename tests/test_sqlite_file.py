@@ -44,7 +44,7 @@ def test_another_schema_version_is_refused(path: Path, raw: sqlite3.Connection) 
     with pytest.raises(SettingError) as refused:
         SqliteStore(path)
     message = str(refused.value)
-    assert "REP_SQLITE_PATH" in message and str(path) in message
+    assert "REP_STORE" in message and str(path) in message
     assert "schema version 3" in message and "reads version 2" in message
 
 
@@ -58,7 +58,7 @@ def test_a_foreign_sqlite_file_is_refused_and_left_alone(tmp_path: Path) -> None
     with pytest.raises(SettingError) as refused:
         SqliteStore(path)
     message = str(refused.value)
-    assert message.startswith("REP_SQLITE_PATH: ") and str(path) in message
+    assert message.startswith("REP_STORE: ") and str(path) in message
     assert "something else (tables: moz_places)" in message
     db = sqlite3.connect(path)
     try:
@@ -74,7 +74,7 @@ def test_another_applications_meta_table_is_refused(tmp_path: Path) -> None:
     db.execute("CREATE TABLE rep_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
     db.commit()
     db.close()
-    with pytest.raises(SettingError, match=r"REP_SQLITE_PATH: .* something else"):
+    with pytest.raises(SettingError, match=r"REP_STORE: .* something else"):
         SqliteStore(path)
 
 
@@ -86,14 +86,14 @@ def test_a_corrupt_file_is_refused_and_left_alone(tmp_path: Path, size: int) -> 
     with pytest.raises(SettingError) as refused:
         SqliteStore(path)
     message = str(refused.value)
-    assert message.startswith("REP_SQLITE_PATH: ") and str(path) in message
+    assert message.startswith("REP_STORE: ") and str(path) in message
     assert "not a usable scrapy-rep policy store" in message
     assert path.read_bytes() == garbage
 
 
 def test_an_unopenable_path_is_a_setting_error(tmp_path: Path) -> None:
     (tmp_path / "a-file").write_text("")
-    with pytest.raises(SettingError, match="REP_SQLITE_PATH: cannot"):
+    with pytest.raises(SettingError, match="REP_STORE: cannot"):
         SqliteStore(tmp_path / "a-file" / "below-a-file.sqlite")
-    with pytest.raises(SettingError, match=r"REP_SQLITE_PATH: .* does not exist"):
+    with pytest.raises(SettingError, match=r"REP_STORE: .* does not exist"):
         SqliteStore(tmp_path / "missing.sqlite", create=False)

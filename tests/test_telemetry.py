@@ -176,7 +176,7 @@ def test_the_close_names_the_spider_and_token_of_what_was_never_downloaded(
 def test_without_the_report_the_close_says_nothing_when_all_went_well(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    sink = Telemetry.of(get_crawler(settings_dict={**ADDON, "REP_REPORT_ENABLED": False}))
+    sink = Telemetry.of(get_crawler(settings_dict={**ADDON, "REP_REPORT": False}))
     with caplog.at_level(logging.INFO, logger="scrapy_rep"):
         sink.closed("finished", 0, spider="books", token="testbot")
     assert caplog.records == []

@@ -69,7 +69,7 @@ def format_decision(decision: Decision, policy: Policy | None) -> list[str]:
 
 
 #: quiet by default: the answer goes to stdout; -L INFO (or -s NAME=VALUE) brings the log back
-_QUIET = {"LOG_LEVEL": "WARNING", "REP_REPORT_ENABLED": False}
+_QUIET = {"LOG_LEVEL": "WARNING", "REP_REPORT": False}
 
 
 class RobotsCommand(ScrapyCommand):

@@ -76,7 +76,7 @@ class IdentityGuard:
         self.token_action: str = config.identity_token_action
         self.change_action: str = config.identity_change_action
         if self.token_action == "off" and self.change_action == "off":
-            raise NotConfigured("REP_IDENTITY_TOKEN_ACTION and REP_IDENTITY_CHANGE_ACTION off")
+            raise NotConfigured("REP_IDENTITY_ACTION off")
         self.service = service
         self.token = service.token
         self.clock = service.clock

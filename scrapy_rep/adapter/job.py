@@ -5,7 +5,7 @@ Several crawls may write one audit log: the crawlers of one process
 the same settings. Each record says which crawl wrote it (``crawl``), so the
 close's HTML report, ``scrapy-rep report`` and ``explain`` keep crawls apart.
 
-``REP_DECISION_LOG`` and ``REP_REPORT_HTML`` take the placeholders Scrapy's
+``REP_DECISION_LOG`` and ``REP_REPORT`` take the placeholders Scrapy's
 ``FEEDS`` URIs take (``scrapy.extensions.feedexport``): ``%(name)s`` and any
 other spider attribute (scrapyd's ``%(_job)s``), ``%(time)s`` (UTC, to the
 second, ISO 8601 with ``-`` for ``:``), ``%(batch_time)s`` (the same with

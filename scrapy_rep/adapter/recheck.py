@@ -25,7 +25,7 @@ from scrapy_rep.addon import Addon
 from scrapy_rep.core.decision import DecisionRecord
 
 #: quiet by default, as ``scrapy robots``: the report is the output
-_QUIET = {"LOG_LEVEL": "WARNING", "REP_REPORT_ENABLED": False}
+_QUIET = {"LOG_LEVEL": "WARNING", "REP_REPORT": False}
 
 
 class _RecheckSpider(Spider):

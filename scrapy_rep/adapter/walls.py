@@ -10,7 +10,7 @@ licence server, the ``Link`` headers) beside the origin's robots.txt RSL
 ``License:`` lines. ``REP_BLOCK_AFTER`` refusals in a row at one origin
 (walls, and the 401/403s the page status table blocks for) hold the origin
 like a block (:meth:`PageSignals.wall <scrapy_rep.adapter.pushback.PageSignals.wall>`):
-its other requests wait ``REP_BLOCK_PAUSE`` and end ``blocked`` when the crawl
+its other requests wait the block's pause (6 h) and end ``blocked`` when the crawl
 has nothing else to do. Until then (a wall may cover a path only) they are
 judged as before.
 

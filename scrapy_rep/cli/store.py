@@ -1,7 +1,7 @@
 """``scrapy-rep store show|forget|flush``: look at or clear the shared policy store.
 
 The store is the cluster's Redis (``--redis-url``), or a SQLite file
-(``--sqlite PATH``; a crawl's is ``REP_SQLITE_PATH``, by default
+(``--sqlite PATH``; a crawl's is ``REP_STORE = 'sqlite:<path>'``, by default
 ``<JOBDIR>/rep-policies.sqlite``). Without either option, inside a Scrapy
 project whose settings choose the SQLite store, its file is used; else Redis.
 ``forget`` and ``flush`` also tell running crawls (Redis: pub/sub; a SQLite file:
@@ -12,9 +12,9 @@ for all of them.
 
 Which Redis: ``--redis-url``; else, run inside a Scrapy project (a
 ``scrapy.cfg`` here or above, or ``SCRAPY_SETTINGS_MODULE``), the project
-settings' ``REP_REDIS_URL``, then ``REDIS_URL``, as a crawl reads them; else
+settings' ``REP_STORE`` (a Redis URL), then ``REDIS_URL``, as a crawl reads them; else
 ``$REDIS_URL``; else redis://127.0.0.1:6379. The key prefix: ``--prefix``,
-else the project's ``REP_REDIS_PREFIX``, else ``scrapy-rep``. A spider's
+else the ``prefix`` of the project's ``REP_STORE`` URL, else ``scrapy-rep``. A spider's
 ``custom_settings`` are not read: pass ``--redis-url`` / ``--prefix`` for those.
 
 Exit status: 0 done, 1 nothing stored (``show``, ``forget``), 2 an error.
@@ -75,19 +75,20 @@ def _connection_options(parser: argparse.ArgumentParser, default: Any) -> None:
         "--redis-url",
         default=default,
         metavar="URL",
-        help="Redis to use (default: the project's REP_REDIS_URL or REDIS_URL, "
+        help="Redis to use (default: the project's REP_STORE URL or REDIS_URL, "
         f"else $REDIS_URL, else {DEFAULT_URL})",
     )
     parser.add_argument(
         "--prefix",
         default=default,
-        help=f"key prefix (default: the project's REP_REDIS_PREFIX, else {DEFAULT_PREFIX})",
+        help="key prefix (default: the prefix of the project's REP_STORE URL, "
+        f"else {DEFAULT_PREFIX})",
     )
     parser.add_argument(
         "--sqlite",
         default=default,
         metavar="PATH",
-        help="use this SQLite policy file (REP_SQLITE_PATH) instead of Redis "
+        help="use this SQLite policy file (REP_STORE = 'sqlite:PATH') instead of Redis "
         "(default: the project's, if its settings choose one)",
     )
 
@@ -116,11 +117,17 @@ def connection(redis_url: str | None, prefix: str | None) -> tuple[str, str, str
     project = _project_settings()
     url, source = redis_url, "--redis-url"
     if project is not None:
+        from scrapy_rep.runtime.settings import RepSettings, SettingError
+
         settings, where = project
-        for name in ("REP_REDIS_URL", "REDIS_URL"):
-            if not url and settings.get(name):
-                url, source = str(settings.get(name)), f"{name} of the project at {where}"
-        prefix = prefix or settings.get("REP_REDIS_PREFIX") or None
+        try:  # as a crawl reads them: REP_STORE's URL, else REDIS_URL
+            config = RepSettings.from_settings(settings.get)
+        except SettingError as exc:
+            raise _ProjectError(f"the project's settings ({where}): {exc}") from exc
+        if not url and config.redis_url:
+            name = "REDIS_URL" if config.redis_url == settings.get("REDIS_URL") else "REP_STORE"
+            url, source = config.redis_url, f"{name} of the project at {where}"
+        prefix = prefix or config.redis_prefix
     if not url and os.environ.get("REDIS_URL"):
         url, source = os.environ["REDIS_URL"], "$REDIS_URL"
     if not url:

@@ -83,7 +83,7 @@ REASONS: dict[str, tuple[str, str]] = {
     ),
     "policy-unresolved": (
         "the status table",
-        "robots.txt still failing after `REP_PAUSE_MAX_TRIES` fetches: dropped, never downloaded",
+        "robots.txt still failing after 5 fetches: dropped, never downloaded",
     ),
     "collection-rejected": ("the collection hook", "`REP_COLLECTION_POLICY` answered `rejected`"),
     "collection-unresolved": (
@@ -122,7 +122,7 @@ REASONS: dict[str, tuple[str, str]] = {
     ),
     "token-missing": (
         "the identity guard",
-        'with `REP_IDENTITY_TOKEN_ACTION = "drop"`: the `User-Agent` leaving for the network '
+        'with `REP_IDENTITY_ACTION = "drop"`: the `User-Agent` leaving for the network '
         "does not carry the product token",
     ),
     "identity-changed": (

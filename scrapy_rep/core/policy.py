@@ -97,7 +97,7 @@ class FetchResult:
     error: str | None = None  # exception class name for network errors
     truncated: bool = False
     redirects: int = 0
-    #: the last hop still redirected: more than REP_MAX_REDIRECTS hops
+    #: the last hop still redirected: more than 5 hops
     redirect_limit: bool = False
     #: the last hop was asked with the validators of the copy in hand (a 304 may answer)
     conditional: bool = False
@@ -263,7 +263,7 @@ def given_up_at(policy: Policy, config: PolicyConfig) -> float | None:
     """When a paused origin is given up if every fetch fails as the last did; None if not paused.
 
     The next fetch is at ``expires_at``; each failure after it waits its
-    back-off, and the ``REP_PAUSE_MAX_TRIES``-th gives the origin up. (A 429's
+    back-off, and the ``pause_max_tries``-th gives the origin up. (A 429's
     ``Retry-After`` can push it later; ``REP_PARK_TIMEOUT`` bounds every wait.)
     """
     if policy.status is not Status.PAUSED:

@@ -82,7 +82,7 @@ PAGE_BEHAVIOUR: Mapping[str, str] = {
     "request is held and sent again after the pause",
     "503": "`service-unavailable`: as 429",
     "401": "`blocked` after `REP_BLOCK_AFTER` in a row from an origin that served pages: "
-    "the origin stops for `REP_BLOCK_PAUSE`; a lone one is that URL's answer",
+    "the origin stops for 6 h; a lone one is that URL's answer",
     "403": "as 401",
 }
 

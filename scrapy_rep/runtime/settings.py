@@ -330,6 +330,108 @@ def _redis_url(name: str, value: Any, get: Getter) -> str | None:
     return value or get("REDIS_URL") or None
 
 
+def read_report(name: str, value: Any, get: Getter) -> str | bool:
+    """Reader of ``REP_REPORT``: on, off, or the path of an HTML page (the log summary too)."""
+    if isinstance(value, (str, os.PathLike)) and not (
+        isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE
+    ):
+        found = _report_html(name, value, get)
+        return found if found is not None else False
+    try:
+        return flag(name, value)
+    except SettingError:
+        raise SettingError(
+            f"{name} must be True, False or the path of an HTML page, not {value!r}"
+        ) from None
+
+
+#: ``REP_STORE``'s kinds; the URL forms are ``redis://``, ``rediss://``, ``unix://``, ``sqlite:``
+STORE_KINDS = ("memory", "redis", "sqlite", "auto")
+_REDIS_SCHEMES = ("redis", "rediss", "unix")
+#: the prefix of the shared store's Redis keys when ``REP_STORE`` names none
+REDIS_PREFIX = "scrapy-rep"
+
+
+@dataclass(frozen=True)
+class StoreChoice:
+    """``REP_STORE`` read: the kind, and where when the value said (else ``None``)."""
+
+    kind: str
+    #: the Redis URL given in ``REP_STORE``, else ``REDIS_URL``, else ``None`` (the default)
+    redis_url: str | None = None
+    #: the URL was given in ``REP_STORE`` itself (it wins over any other)
+    url_given: bool = False
+    #: ``?prefix=`` of the URL
+    redis_prefix: str | None = None
+    #: the file of ``sqlite:<path>``
+    sqlite_path: str | None = None
+
+
+def read_store(name: str, value: Any, get: Getter) -> StoreChoice:
+    """Reader of ``REP_STORE``: a kind (:data:`STORE_KINDS`), a Redis URL or ``sqlite:<path>``."""
+    from urllib.parse import parse_qsl, urlencode
+
+    accepted = (
+        f"one of {STORE_KINDS}, a Redis URL (redis://host:6379/0?prefix=p) or "
+        "sqlite:///abs/path, sqlite:relative/path"
+    )
+    text = str(value).strip()
+    kind = text.lower()
+    if kind in STORE_KINDS:
+        return StoreChoice(kind, redis_url=get("REDIS_URL") or None)
+    scheme, _, rest = text.partition(":")
+    scheme = scheme.lower()
+    if scheme == "sqlite":
+        if rest.startswith("///"):
+            found = rest[2:]  # sqlite:///abs/path: an empty authority, an absolute path
+        elif rest.startswith("//"):
+            raise SettingError(f"{name} = {value!r}: a sqlite: URL names no host; {accepted}")
+        else:
+            found = rest
+        if not found:
+            raise SettingError(f"{name} = {value!r}: no file; {accepted}")
+        return StoreChoice("sqlite", sqlite_path=found)
+    if scheme in _REDIS_SCHEMES and rest.startswith("//"):
+        url, _, query = text.partition("?")
+        pairs = parse_qsl(query, keep_blank_values=True)
+        prefixes = [v for k, v in pairs if k == "prefix"]
+        if prefixes and not prefixes[-1]:
+            raise SettingError(f"{name} = {value!r}: an empty prefix; {accepted}")
+        if prefixes:  # the rest of the query is the client's (ssl_cert_reqs=..., ...)
+            others = urlencode([(k, v) for k, v in pairs if k != "prefix"])
+            query = others
+        return StoreChoice(
+            "redis",
+            redis_url=f"{url}?{query}" if query else url,
+            url_given=True,
+            redis_prefix=prefixes[-1] if prefixes else None,
+        )
+    raise SettingError(f"{name} must be {accepted}; not {value!r}")
+
+
+#: ``REP_IDENTITY_ACTION``'s parts (the reasons of their drops) and their defaults
+IDENTITY_ACTIONS: Mapping[str, str] = {"token-missing": "warn", "identity-changed": "drop"}
+_IDENTITY_CHOICES = ("warn", "drop", "off")
+
+
+def read_identity_action(name: str, value: Any, get: Getter) -> dict[str, str]:
+    """Reader of ``REP_IDENTITY_ACTION``: one action for both parts, or a dict of some."""
+    one = choice(*_IDENTITY_CHOICES)
+    if isinstance(value, str) and value.strip()[:1] == "{":
+        value = _from_command_line(name, value, dict)
+    if not isinstance(value, Mapping):
+        chosen = one(name, value, get)
+        return dict.fromkeys(IDENTITY_ACTIONS, chosen)
+    found = dict(IDENTITY_ACTIONS)
+    for part, action in value.items():
+        if part not in IDENTITY_ACTIONS:
+            raise SettingError(
+                f"{name}: unknown part {part!r}; known: {', '.join(IDENTITY_ACTIONS)}"
+            )
+        found[part] = one(f"{name}[{part!r}]", action, get)
+    return found
+
+
 # -- REP_EXCLUDE, REP_ITEM_PROVENANCE (the dataset builder's settings) ------------------------
 
 
@@ -493,6 +595,24 @@ class ReadOnce:
     crawl_delay_shared: bool
     worker_check_interval: float
     cache_compiled_origins: int | None
+    #: from ``REP_CACHE_MAX_BYTES``
+    cache_max_origins: int
+    cache_compiled_bytes: int
+    max_redirects: int
+    #: from ``REP_STORE``: ``memory``, ``redis``, ``sqlite`` or ``auto``, and where
+    store: str
+    redis_url: str | None
+    redis_prefix: str
+    sqlite_path: str | None
+    store_retention: float
+    #: the shared store's robots.txt fetch lock, from ``REP_FETCH_TIMEOUT``
+    lock_timeout: float
+    #: from ``REP_REPORT``: the summary in the log, and the HTML page's path
+    report_enabled: bool
+    report_html: str | None
+    #: from ``REP_IDENTITY_ACTION``
+    identity_token_action: str
+    identity_change_action: str
     #: the uses declared, for the pure core (``REP_USES``, ``REP_USE_ACTION``, ``REP_USE_TOKENS``)
     declared: Declared
     #: page-level pushback, for the pure core (its ramp_max is the crawl's, see pushback_for)
@@ -566,29 +686,17 @@ class RepSettings(ReadOnce):
         "(`Mozilla/5.0 (compatible; shopbot/1.0)` gives `shopbot`)",
     )
     fetch_timeout = Setting(
-        "REP_FETCH_TIMEOUT", 30.0, seconds(low=0.001), "seconds a robots.txt download may take"
-    )
-    max_redirects = Setting(
-        "REP_MAX_REDIRECTS",
-        5,
-        whole(),
-        "redirect hops followed for robots.txt (RFC 9309: at least 5)",
+        "REP_FETCH_TIMEOUT",
+        30.0,
+        seconds(low=0.001),
+        "seconds a robots.txt download may take; a third of it (at least 1 s) is how long a "
+        "dead worker's fetch lock blocks the others (Redis, SQLite; a live worker renews it)",
     )
     cache_ttl = Setting(
         "REP_CACHE_TTL",
         DAY,
         seconds(low=1),
         "longest a policy is used before a refetch (RFC 9309 §2.4: 24 h)",
-    )
-    cache_max_origins = Setting(
-        "REP_CACHE_MAX_ORIGINS",
-        1_000_000,
-        whole(low=1),
-        "origins kept in the local cache (LRU), each with its policy and compressed "
-        "robots.txt (~1.6 KiB on real files), and their per-origin report counters "
-        "(~0.4 KiB): ~2 GiB when full at the default; without a shared store, up to 3 "
-        "times as many evicted ones are kept (~1.3 KiB each) and parsed again when they "
-        "come back, so none is fetched again within its TTL",
     )
     cache_max_bytes = Setting(
         "REP_CACHE_MAX_BYTES",
@@ -597,17 +705,11 @@ class RepSettings(ReadOnce):
         "bytes the local cache's origins may take, whatever their files: each counts ~1.5 "
         "KiB plus its compressed robots.txt (at most ~520 KiB, an incompressible 500 KiB "
         "file), least recently used evicted first; the evicted ones kept compact have as "
-        "much again. 2 GiB holds ~1,000,000 real files, ~4,000 hostile ones",
-    )
-    cache_compiled_bytes = Setting(
-        "REP_CACHE_COMPILED_BYTES",
-        256 * 2**20,
-        whole(low=1),
-        "bytes of compiled rules kept, the files judged most recently (each counted by an "
-        "upper estimate: ~29 KiB for a mean real file holding ~11 KiB; at most ~36 MiB for "
-        "a hostile 500 KiB one; the window may pass it by the file judged last); the others "
-        "are compiled again when next judged (~0.1 ms for a median file, ~0.7 ms on "
-        "average): 256 MiB keeps ~9,000 real files",
+        "much again. 2 GiB holds ~1,000,000 real files, ~4,000 hostile ones. It also sets "
+        "the origins cached, one per 2 KiB (1,048,576; their per-origin report counters too), "
+        "and the compiled rules kept, an eighth (256 MiB: ~9,000 real files, each counted "
+        "~29 KiB; a hostile 500 KiB one at most ~36 MiB); the others are compiled again when "
+        "next judged (~0.1 ms for a median file)",
     )
     status_actions = Setting(
         "REP_STATUS_ACTIONS",
@@ -631,47 +733,11 @@ class RepSettings(ReadOnce):
         "override rows of the page status table, e.g. `{'503': 'off'}` (actions: pause, "
         "block, off; defaults: 429 and 503 pause, 401 and 403 block)",
     )
-    page_pause_min = Setting(
-        "REP_PAGE_PAUSE_MIN",
-        1.0,
-        seconds(),
-        "shortest pause of an origin a page paused (429, 503), whatever `Retry-After` says; "
-        "the longest is `REP_PAUSE_MAX`",
-    )
-    page_backoff_start = Setting(
-        "REP_PAGE_BACKOFF_START",
-        5.0,
-        seconds(low=0.001),
-        "pause after a 429/503 without a usable `Retry-After`, seconds; multiplied by "
-        "`REP_PAGE_BACKOFF_FACTOR` per pushback in a row, at most `REP_PAUSE_MAX`",
-    )
-    page_backoff_factor = Setting(
-        "REP_PAGE_BACKOFF_FACTOR",
-        2,
-        factor,
-        "factor of the page back-off per pushback in a row (at least 1)",
-    )
-    page_backoff_reset = Setting(
-        "REP_PAGE_BACKOFF_RESET",
-        10,
-        whole(low=1),
-        "healthy responses in a row after which an origin's page back-off starts over",
-    )
     block_after = Setting(
         "REP_BLOCK_AFTER",
         3,
         whole(low=1),
         "401/403 page responses in a row that stop an origin which served pages (`blocked`)",
-    )
-    block_pause = Setting(
-        "REP_BLOCK_PAUSE",
-        6 * 3600.0,
-        seconds(low=0.001),
-        "how long a blocked origin stops; its held requests end `blocked` when the crawl "
-        "has nothing else to do",
-    )
-    pause_max_tries = Setting(
-        "REP_PAUSE_MAX_TRIES", 5, whole(low=1), "fetch attempts before a paused origin is given up"
     )
     pending_wait = Setting(
         "REP_PENDING_WAIT",
@@ -725,59 +791,25 @@ class RepSettings(ReadOnce):
         path(directory=True),
         "directory keeping each distinct robots.txt body once, as `<digest>.txt`",
     )
-    report_enabled = Setting(
-        "REP_REPORT_ENABLED",
+    report = Setting(
+        "REP_REPORT",
         True,
-        switch,
-        "log a per-origin summary (top origins, totals) at close",
+        read_report,
+        "`True`: log a per-origin summary (top origins, totals) at close; `False`: not; a "
+        "path: that summary, and an HTML page written there at close from this crawl's audit "
+        "log records (`scrapy-rep report`; needs `REP_DECISION_LOG`; takes the placeholders "
+        "of `FEEDS` URIs, as `REP_DECISION_LOG` does)",
     )
-    report_html = Setting(
-        "REP_REPORT_HTML",
-        None,
-        _report_html,
-        "path of an HTML page written at close from this crawl's audit log records "
-        "(`scrapy-rep report`); needs `REP_DECISION_LOG`; takes the placeholders of "
-        "`FEEDS` URIs, as `REP_DECISION_LOG` does",
-    )
-    store = Setting(
+    #: read into a kind and an address; ``config.store`` is the kind (:func:`derived`)
+    store_choice = Setting(
         "REP_STORE",
         "auto",
-        choice("memory", "redis", "sqlite", "auto"),
-        "`memory`; `redis` to share policies across a cluster; `sqlite` to keep them in a "
-        "file; `auto`: `sqlite` with a JOBDIR, else `memory`",
-    )
-    redis_url = Setting(
-        "REP_REDIS_URL",
-        None,
-        _redis_url,
-        "Redis URL for `REP_STORE = 'redis'`; falls back to `REDIS_URL`",
-    )
-    redis_prefix = Setting(
-        "REP_REDIS_PREFIX",
-        "scrapy-rep",
-        text,
-        "prefix of the shared store's Redis keys (`:v1:` follows)",
-    )
-    sqlite_path = Setting(
-        "REP_SQLITE_PATH",
-        None,
-        optional_text,
-        "SQLite file of `REP_STORE = 'sqlite'` (or `'auto'` with a JOBDIR); "
-        "default `<JOBDIR>/rep-policies.sqlite`",
-    )
-    store_retention = Setting(
-        "REP_STORE_RETENTION",
-        30 * DAY,
-        seconds(low=1),
-        "seconds the shared store (Redis, SQLite) keeps an origin's last fetch; longer than "
-        "freshness, so an unreachable origin can fall back to its last good copy",
-    )
-    lock_timeout = Setting(
-        "REP_STORE_LOCK_TIMEOUT",
-        10.0,
-        seconds(low=0.1),
-        "seconds a dead worker's robots.txt fetch lock blocks the others (Redis, SQLite); "
-        "a live worker renews it while its fetch runs",
+        read_store,
+        "`memory`; `redis` to share policies across a cluster (at `REDIS_URL`, else "
+        "redis://127.0.0.1:6379), or a Redis URL, e.g. `redis://host:6379/0?prefix=shop` "
+        "(keys start `<prefix>:v1:`, by default `scrapy-rep`); `sqlite` to keep them in "
+        "`<JOBDIR>/rep-policies.sqlite`, or `sqlite:///abs/path.sqlite`, "
+        "`sqlite:relative/path.sqlite`; `auto`: `sqlite` with a JOBDIR, else `memory`",
     )
     worker_lease = Setting(
         "REP_WORKER_LEASE",
@@ -836,21 +868,16 @@ class RepSettings(ReadOnce):
     )
 
     # -- identity (issue 35 items 8 and 9: adapter/identity.py, core/identity.py) ----------
-    identity_token_action = Setting(
-        "REP_IDENTITY_TOKEN_ACTION",
-        "warn",
-        choice("warn", "drop", "off"),
-        "a request leaving for the network (after every downloader middleware) whose "
-        "`User-Agent` does not carry the product token: `warn` (sent; one WARNING per "
-        "origin), `drop` it (`token-missing`), or `off`",
-    )
-    identity_change_action = Setting(
-        "REP_IDENTITY_CHANGE_ACTION",
-        "drop",
-        choice("drop", "warn", "off"),
-        "a request to an origin that answered 403 or 429 lately, sent with another "
-        "`User-Agent` or proxy than the refused one: `drop` it (`identity-changed`), `warn` "
-        "(sent; one WARNING per origin), or `off`",
+    identity_action = Setting(
+        "REP_IDENTITY_ACTION",
+        dict(IDENTITY_ACTIONS),
+        read_identity_action,
+        "what is done with a request leaving for the network (after every downloader "
+        "middleware) whose `User-Agent` does not carry the product token (`token-missing`), "
+        "or sent to an origin that answered 403 or 429 lately with another `User-Agent` or "
+        "proxy than the refused one (`identity-changed`): `drop` it, `warn` (sent; one "
+        "WARNING per origin) or `off`; one for both, or a dict of the ones to change, e.g. "
+        "`{'token-missing': 'drop'}`",
     )
 
     # -- excluded sites (issue 39: core/exclusion.py) -----------------------------------
@@ -911,12 +938,15 @@ def derived(config: RepSettings, old: Mapping[str, Any]) -> dict[str, Any]:
         min_ttl=fixed("REP_CACHE_MIN_TTL"),
         pause_initial=config.pause_initial,
         pause_max=config.pause_max,
-        pause_max_tries=config.pause_max_tries,
+        pause_max_tries=fixed("REP_PAUSE_MAX_TRIES"),
         retry_after_max=old.get("REP_RETRY_AFTER_MAX", config.pause_max),
         use_stale=fixed("REP_USE_STALE"),
         unreachable_max_age=fixed("REP_UNREACHABLE_MAX_AGE"),
     )
     delay_on = config.crawl_delay_max > 0 and old.get("REP_CRAWL_DELAY_ENABLED", True)
+    store = config.store_choice
+    report = config.report
+    identity = config.identity_action
     return {
         "policy": policy,
         "disallowed_action": fixed("REP_DISALLOWED_ACTION"),
@@ -925,19 +955,67 @@ def derived(config: RepSettings, old: Mapping[str, Any]) -> dict[str, Any]:
         # shared whenever the store is (REP_STORE = 'redis'); memory and SQLite share nothing
         "crawl_delay_shared": old.get("REP_CRAWL_DELAY_SHARED", True),
         "cache_compiled_origins": old.get("REP_CACHE_COMPILED_ORIGINS"),
+        # the local cache's bounds, from its byte budget (see CACHE_ORIGIN_BYTES)
+        "cache_max_origins": old.get(
+            "REP_CACHE_MAX_ORIGINS", max(1, config.cache_max_bytes // CACHE_ORIGIN_BYTES)
+        ),
+        "cache_compiled_bytes": old.get(
+            "REP_CACHE_COMPILED_BYTES", max(1, config.cache_max_bytes // COMPILED_SHARE)
+        ),
+        "max_redirects": fixed("REP_MAX_REDIRECTS"),
         "worker_check_interval": old.get("REP_WORKER_CHECK_INTERVAL", config.worker_lease / 3),
         "declared": Declared(config.uses, config.use_action == "drop", config.use_tokens),
+        # REP_STORE read: its kind and where (a URL or path in it wins over the old settings)
+        "store": store.kind,
+        "redis_url": store.redis_url
+        if store.url_given
+        else old.get("REP_REDIS_URL") or store.redis_url,
+        "redis_prefix": store.redis_prefix or old.get("REP_REDIS_PREFIX") or REDIS_PREFIX,
+        "sqlite_path": store.sqlite_path or old.get("REP_SQLITE_PATH"),
+        # as long as a last good copy may stand in for an unreachable origin's robots.txt
+        "store_retention": old.get(
+            "REP_STORE_RETENTION",
+            old.get("REP_REDIS_RETENTION", fixed("REP_SQLITE_RETENTION")),
+        ),
+        "lock_timeout": old.get(
+            "REP_STORE_LOCK_TIMEOUT",
+            old.get("REP_REDIS_LOCK_TIMEOUT", max(LOCK_MIN, config.fetch_timeout / 3)),
+        ),
+        "report_enabled": old.get("REP_REPORT_ENABLED", report is not False),
+        "report_html": report if isinstance(report, str) else old.get("REP_REPORT_HTML"),
+        "identity_token_action": identity["token-missing"],
+        "identity_change_action": identity["identity-changed"],
         "pushback": PushbackConfig(
             actions=config.page_status_actions,
-            floor=min(config.page_pause_min, config.pause_max),
+            floor=min(fixed("REP_PAGE_PAUSE_MIN"), config.pause_max),
             pause_max=config.pause_max,
-            backoff_start=config.page_backoff_start,
-            backoff_factor=config.page_backoff_factor,
-            reset_after=config.page_backoff_reset,
+            backoff_start=fixed("REP_PAGE_BACKOFF_START"),
+            backoff_factor=fixed("REP_PAGE_BACKOFF_FACTOR"),
+            reset_after=fixed("REP_PAGE_BACKOFF_RESET"),
             block_after=config.block_after,
-            block_pause=config.block_pause,
+            block_pause=fixed("REP_BLOCK_PAUSE"),
         ),
     }
+
+
+#: the local cache's origins: one per this many bytes of ``REP_CACHE_MAX_BYTES``, the least
+#: an origin is counted in it (``ORIGIN_BYTES``, 1.5 KiB) and its report counters (~0.4
+#: KiB): 2 GiB holds 1,048,576 origins
+CACHE_ORIGIN_BYTES = 2048
+#: the compiled rules' share of ``REP_CACHE_MAX_BYTES``: an eighth (256 MiB of 2 GiB)
+COMPILED_SHARE = 8
+#: what replaces the store's retention and fetch lock settings
+RETENTION_FIXED = (
+    "fixed: the shared store keeps an origin's last fetch 30 days, as long as a last good "
+    "copy may stand in for an unreachable origin's robots.txt"
+)
+LOCK_DERIVED = (
+    "a third of `REP_FETCH_TIMEOUT` (at least 1 s): a dead worker's robots.txt fetch lock "
+    "blocks the others that long; a live worker renews it while its fetch runs"
+)
+#: the shortest robots.txt fetch lock; it is a third of ``REP_FETCH_TIMEOUT`` (10 s at 30 s),
+#: renewed every third of itself while the fetch runs
+LOCK_MIN = 1.0
 
 
 # -- deprecated settings: read, checked and honoured for one release ---------------------------
@@ -968,12 +1046,23 @@ class Deprecated:
     to: str = ""
     #: no longer configurable: the code does what the default did
     fixed: bool = False
+    #: the key of ``to`` (a dict setting) this one was: its value is read as that key's
+    part: str = ""
+    #: the setting whose value now says it too (``REP_STORE``'s URL or path), not renamed
+    within: str = ""
 
     def warning(self, value: Any) -> str:
         """The one line logged when the setting is set to ``value``."""
         instead = self.instead.replace("`", "")
+        if self.to and self.part:
+            return (
+                f"{self.name} is deprecated: use {self.to} = {{{self.part!r}: ...}} "
+                "(read as it until the next release)"
+            )
         if self.to:
             return f"{self.name} is deprecated: use {self.to} (read as it until the next release)"
+        if self.within:
+            return f"{self.name} is deprecated: use {instead} (honoured until the next release)"
         if self.fixed and value == self.default:
             return f"{self.name} is deprecated and can be removed: {instead}"
         return (
@@ -1026,8 +1115,8 @@ DEPRECATED: Mapping[str, Deprecated] = {
             "REP_CACHE_COMPILED_ORIGINS",
             10_000,
             whole(low=1),
-            "`REP_CACHE_COMPILED_BYTES` (bytes, not files: a count of files bounds no memory); "
-            "while set, it also caps the number of files kept compiled",
+            "`REP_CACHE_MAX_BYTES`, an eighth of which is for compiled rules (bytes, not files: "
+            "a count of files bounds no memory); while set, it also caps the files kept compiled",
         ),
         Deprecated(
             "REP_RETRY_AFTER_MAX",
@@ -1057,22 +1146,149 @@ DEPRECATED: Mapping[str, Deprecated] = {
             "REP_REDIS_RETENTION",
             30 * DAY,
             seconds(low=1),
-            "`REP_STORE_RETENTION`",
-            to="REP_STORE_RETENTION",
+            RETENTION_FIXED + " (with `REP_STORE_RETENTION` also set, that one is read)",
+            fixed=True,
         ),
         Deprecated(
             "REP_SQLITE_RETENTION",
             30 * DAY,
             seconds(low=1),
-            "`REP_STORE_RETENTION` (with `REP_REDIS_RETENTION` also set, that one is read)",
-            to="REP_STORE_RETENTION",
+            RETENTION_FIXED + " (with `REP_REDIS_RETENTION` also set, that one is read)",
+            fixed=True,
         ),
         Deprecated(
             "REP_REDIS_LOCK_TIMEOUT",
             10.0,
             seconds(low=0.1),
-            "`REP_STORE_LOCK_TIMEOUT` (it governs SQLite's lock too)",
-            to="REP_STORE_LOCK_TIMEOUT",
+            LOCK_DERIVED + " (with `REP_STORE_LOCK_TIMEOUT` also set, that one is read)",
+        ),
+        # -- issue 38 item 3: the settings diet ---------------------------------------------
+        Deprecated(
+            "REP_MAX_REDIRECTS",
+            5,
+            whole(),
+            "fixed: 5 redirect hops are followed for robots.txt (RFC 9309 §2.3.1.2: at least 5)",
+            fixed=True,
+        ),
+        Deprecated(
+            "REP_CACHE_MAX_ORIGINS",
+            1_000_000,
+            whole(low=1),
+            f"`REP_CACHE_MAX_BYTES`: one origin per {CACHE_ORIGIN_BYTES} bytes of it "
+            "(1,048,576 at 2 GiB)",
+        ),
+        Deprecated(
+            "REP_CACHE_COMPILED_BYTES",
+            256 * 2**20,
+            whole(low=1),
+            "`REP_CACHE_MAX_BYTES`: an eighth of it is for compiled rules (256 MiB at 2 GiB)",
+        ),
+        Deprecated(
+            "REP_PAUSE_MAX_TRIES",
+            PolicyConfig.pause_max_tries,
+            whole(low=1),
+            "fixed: a paused origin is given up after 5 robots.txt fetch attempts",
+            fixed=True,
+        ),
+        Deprecated(
+            "REP_PAGE_PAUSE_MIN",
+            PushbackConfig.floor,
+            seconds(),
+            "fixed: a page's pause (429, 503) lasts at least 1 s, whatever `Retry-After` says",
+            fixed=True,
+        ),
+        Deprecated(
+            "REP_PAGE_BACKOFF_START",
+            PushbackConfig.backoff_start,
+            seconds(low=0.001),
+            "fixed: after a 429/503 without a usable `Retry-After` a page's pause starts at 5 s",
+            fixed=True,
+        ),
+        Deprecated(
+            "REP_PAGE_BACKOFF_FACTOR",
+            2,  # a factor, not seconds: PushbackConfig.backoff_factor
+            factor,
+            "fixed: the page back-off doubles per pushback in a row, up to `REP_PAUSE_MAX`",
+            fixed=True,
+        ),
+        Deprecated(
+            "REP_PAGE_BACKOFF_RESET",
+            PushbackConfig.reset_after,
+            whole(low=1),
+            "fixed: an origin's page back-off starts over after 10 healthy responses in a row",
+            fixed=True,
+        ),
+        Deprecated(
+            "REP_BLOCK_PAUSE",
+            PushbackConfig.block_pause,
+            seconds(low=0.001),
+            "fixed: a blocked origin stops for 6 h (the crawl's own limits end it sooner)",
+            fixed=True,
+        ),
+        Deprecated(
+            "REP_STORE_LOCK_TIMEOUT",
+            10.0,
+            seconds(low=0.1),
+            LOCK_DERIVED,
+        ),
+        Deprecated(
+            "REP_STORE_RETENTION",
+            30 * DAY,
+            seconds(low=1),
+            RETENTION_FIXED,
+            fixed=True,
+        ),
+        Deprecated(
+            "REP_REDIS_URL",
+            None,
+            _redis_url,
+            "`REP_STORE = 'redis://host:6379/0'` (a Redis URL; `'redis'` reads `REDIS_URL`)",
+            within="REP_STORE",
+        ),
+        Deprecated(
+            "REP_REDIS_PREFIX",
+            REDIS_PREFIX,
+            text,
+            "`REP_STORE = 'redis://host:6379/0?prefix=...'` (the URL's `prefix`)",
+            within="REP_STORE",
+        ),
+        Deprecated(
+            "REP_SQLITE_PATH",
+            None,
+            optional_text,
+            "`REP_STORE = 'sqlite:///abs/path.sqlite'` or `'sqlite:relative/path.sqlite'`",
+            within="REP_STORE",
+        ),
+        # read before REP_REPORT_ENABLED: with both set, the page is written, no log summary
+        Deprecated(
+            "REP_REPORT_HTML",
+            None,
+            _report_html,
+            "`REP_REPORT = 'path.html'` (the log summary and the page)",
+            to="REP_REPORT",
+        ),
+        Deprecated(
+            "REP_REPORT_ENABLED",
+            True,
+            switch,
+            "`REP_REPORT` (`False`: no summary at close)",
+            to="REP_REPORT",
+        ),
+        Deprecated(
+            "REP_IDENTITY_TOKEN_ACTION",
+            "warn",
+            choice(*_IDENTITY_CHOICES),
+            "`REP_IDENTITY_ACTION`, its `token-missing` part",
+            to="REP_IDENTITY_ACTION",
+            part="token-missing",
+        ),
+        Deprecated(
+            "REP_IDENTITY_CHANGE_ACTION",
+            "drop",
+            choice(*_IDENTITY_CHOICES),
+            "`REP_IDENTITY_ACTION`, its `identity-changed` part",
+            to="REP_IDENTITY_ACTION",
+            part="identity-changed",
         ),
     )
 }
@@ -1094,7 +1310,9 @@ def renamed(get: Getter, old: Mapping[str, Any]) -> Getter:
     """``get``, where a new name left unset (or at its default) reads its old name's value."""
     feeds: dict[str, Any] = {}
     for entry in DEPRECATED.values():
-        if entry.to and entry.name in old:
+        if entry.to and entry.name in old and entry.part:  # one key of a dict setting
+            feeds.setdefault(entry.to, {}).setdefault(entry.part, old[entry.name])
+        elif entry.to and entry.name in old:
             feeds.setdefault(entry.to, old[entry.name])  # the first in the table wins
     if not feeds:
         return get

@@ -269,22 +269,21 @@ def test_scrapy_robots_unknown_spider_is_one_line_exit_2(project: Path) -> None:
 
 
 def test_store_reads_the_projects_redis_settings(project: Path, redis_server: str) -> None:
-    """Inside a project, `store` uses its REDIS_URL and REP_REDIS_PREFIX, as the crawl does."""
+    """Inside a project, `store` uses its REP_STORE URL and prefix, as the crawl does."""
     origin = "https://example.com:443"
     redis.Redis.from_url(redis_server).hset(
         f"shopprefix:v1:policy:{origin}",
         mapping=encode(full_policy(), saved_at=0.0),  # type: ignore[arg-type]
     )
     settings = project / "shop" / "settings.py"
-    settings.write_text(
-        settings.read_text() + f'\nREDIS_URL = "{redis_server}"\nREP_REDIS_PREFIX = "shopprefix"\n'
-    )
+    original = settings.read_text()
+    settings.write_text(original + f'\nREP_STORE = "{redis_server}?prefix=shopprefix"\n')
     nobody = f"redis://127.0.0.1:{free_port()}"  # $REDIS_URL, outranked by the project's
     shown = rep("store", "show", "https://example.com/", cwd=project / "shop", REDIS_URL=nobody)
     assert shown.returncode == 0, shown.stderr
     assert '"http_status": "503"' in shown.stdout
     assert shown.stderr == (
-        f"scrapy-rep: Redis at {redis_server} (REDIS_URL of the project at "
+        f"scrapy-rep: Redis at {redis_server} (REP_STORE of the project at "
         f"{project / 'scrapy.cfg'}), prefix 'shopprefix'\n"
     )
     # outside the project: $REDIS_URL, and it says so when it cannot connect
@@ -296,3 +295,15 @@ def test_store_reads_the_projects_redis_settings(project: Path, redis_server: st
         "store", "show", origin, "--redis-url", redis_server, "--prefix", "other", cwd=project
     )
     assert flagged.returncode == 1 and flagged.stderr == ""
+    # the deprecated names, for this release: REDIS_URL and REP_REDIS_PREFIX, with a warning
+    settings.write_text(
+        original + f'\nREDIS_URL = "{redis_server}"\nREP_REDIS_PREFIX = "shopprefix"\n'
+    )
+    old = rep("store", "show", "https://example.com/", cwd=project / "shop", REDIS_URL=nobody)
+    assert old.returncode == 0, old.stderr
+    assert '"http_status": "503"' in old.stdout
+    assert old.stderr.endswith(
+        f"scrapy-rep: Redis at {redis_server} (REDIS_URL of the project at "
+        f"{project / 'scrapy.cfg'}), prefix 'shopprefix'\n"
+    )
+    assert "REP_REDIS_PREFIX is deprecated" in old.stderr

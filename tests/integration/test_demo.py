@@ -85,7 +85,7 @@ def test_demo_policy_statuses(demo: run_demo.Run) -> None:
     assert flaky[-1] == ("ok", 200) and set(flaky[:-1]) == {("paused", 503)}
     forbidden = story("forbidden")
     assert forbidden[-1] == ("unresolved", 403)
-    assert len(forbidden) == 5  # REP_PAUSE_MAX_TRIES in demo/settings.py
+    assert len(forbidden) == 5  # given up after 5 tries (fixed)
     assert decided["moved"].policy(demo) == "ok(200) via hub"
     assert decided["big"].fetches[0]["truncated"] is True
     assert decided["big"].fetches[0]["size"] == 512_000

@@ -222,7 +222,7 @@ async def test_store_show_escapes_what_the_site_wrote(site: FakeSite, tmp_path: 
     etag = '"\u202e\u0085"'.encode().decode("latin-1")  # its UTF-8 octets, as sent
     origin = site.add("stored").robots(Reply(body=body, headers={"ETag": etag}))
     path = tmp_path / "rep-policies.sqlite"
-    settings = {"REP_STORE": "sqlite", "REP_SQLITE_PATH": str(path)}
+    settings = {"REP_STORE": f"sqlite:{path}"}
     await crawl([origin.url_for("/")], settings)
     shown = store_cli("show", origin.url, "--sqlite", str(path))
     assert shown.returncode == 0, shown.stderr

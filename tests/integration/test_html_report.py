@@ -2,7 +2,7 @@
 
 The crawl is real (loopback origins: one with rules, one that pauses then
 recovers, one that never answers but 403); the page is written at close
-(``REP_REPORT_HTML``) and by ``scrapy-rep report``, then loaded in Debian's
+(``REP_REPORT``) and by ``scrapy-rep report``, then loaded in Debian's
 Chromium through Playwright, and what a person sees is checked: the rows, the
 timeline, sorting and filtering, a hostile rule shown as text, no network.
 """
@@ -50,7 +50,7 @@ async def crawl_three_origins(site: FakeSite, tmp_path: Path) -> tuple[Path, Pat
     log, page = tmp_path / "audit.jsonl", tmp_path / "report.html"
     settings = {
         "REP_DECISION_LOG": str(log),
-        "REP_REPORT_HTML": str(page),
+        "REP_REPORT": str(page),
         "REP_USES": ["train-ai"],
     }
     await crawl(urls, {**PAUSE, **settings})
@@ -114,7 +114,7 @@ async def what_a_person_sees(page_path: Path) -> dict[str, Any]:
 async def test_the_report_of_a_real_crawl_reads_in_chromium(site: FakeSite, tmp_path: Path) -> None:
     log, page, origin = await crawl_three_origins(site, tmp_path)
     found = records(log)
-    assert page.exists(), "REP_REPORT_HTML was not written at close"
+    assert page.exists(), "REP_REPORT was not written at close"
     # the command makes the same page from the same log
     command = ["-m", "scrapy_rep.cli", "report", str(log), "-o", str(tmp_path / "cli.html")]
     done = processes.python(*command, cwd=ROOT, timeout=60)
@@ -155,11 +155,11 @@ async def test_a_page_that_cannot_be_written_is_a_warning_and_only_this_crawls_r
     bad, good = tmp_path / "blocked" / "r.html", tmp_path / "r.html"
     common = {"REP_DECISION_LOG": str(log)}
     result = await crawl(
-        [a.url_for("/"), a.url_for("/private/x")], {**common, "REP_REPORT_HTML": str(bad)}
+        [a.url_for("/"), a.url_for("/private/x")], {**common, "REP_REPORT": str(bad)}
     )
     assert result.stat("rep/downloaded") == 1  # the crawl itself is unharmed
     assert any("cannot write the HTML report" in r.getMessage() for r in caplog.records)
-    await crawl([a.url_for("/")], {**common, "REP_REPORT_HTML": str(good)})
+    await crawl([a.url_for("/")], {**common, "REP_REPORT": str(good)})
     html = good.read_text(encoding="utf-8")
     assert "earlier.example" not in html  # written at close from this crawl's records only
     assert a.url in html and 'id="t-dropped-none"' in html  # the first crawl's drop is not

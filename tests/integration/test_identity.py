@@ -113,7 +113,7 @@ async def test_a_user_agent_without_the_token_is_not_sent_when_asked(
     log = tmp_path / "audit.jsonl"
     settings = {
         "DOWNLOADER_MIDDLEWARES": {BrowserAgents: 600},
-        "REP_IDENTITY_TOKEN_ACTION": "drop",
+        "REP_IDENTITY_ACTION": {"token-missing": "drop"},
         "REP_DECISION_LOG": str(log),
     }
     with caplog.at_level(logging.WARNING, logger="scrapy_rep"):
@@ -179,7 +179,7 @@ async def test_user_agent_changes_after_a_403_are_only_warned_when_relaxed(
     settings = {
         **ONE_AT_A_TIME,
         "DOWNLOADER_MIDDLEWARES": {TokenAgents: 600},
-        "REP_IDENTITY_CHANGE_ACTION": "warn",
+        "REP_IDENTITY_ACTION": {"identity-changed": "warn"},
     }
     with caplog.at_level(logging.WARNING, logger="scrapy_rep"):
         result = await crawl([a.url_for("/")], settings, follow=True)
@@ -219,7 +219,7 @@ async def test_dont_obey_requests_and_rep_disabled_are_not_checked(site: Pushbac
     a = site.add("a", pages=2)
     strict = {
         "DOWNLOADER_MIDDLEWARES": {BrowserAgents: 600},
-        "REP_IDENTITY_TOKEN_ACTION": "drop",
+        "REP_IDENTITY_ACTION": {"token-missing": "drop"},
     }
     free = scrapy.Request(a.url_for("/"), meta={"dont_obey_robotstxt": True})
     result = await crawl([free], strict)

@@ -1,4 +1,4 @@
-"""``REP_DECISION_LOG`` and ``REP_REPORT_HTML`` take the placeholders of Scrapy's ``FEEDS``
+"""``REP_DECISION_LOG`` and ``REP_REPORT`` take the placeholders of Scrapy's ``FEEDS``
 URIs: ``%(name)s``, ``%(time)s`` and spider attributes (scrapyd's ``%(_job)s``), so each
 job writes files of its own instead of one file every job overwrites."""
 
@@ -22,7 +22,7 @@ async def test_a_crawl_names_its_log_and_report_after_the_spider_its_job_and_tim
     origin = site.add("a").robots(Reply(body=b"User-agent: *\nDisallow: /private\n"))
     settings: dict[str, Any] = {
         "REP_DECISION_LOG": str(tmp_path / "logs" / "%(name)s-%(_job)s.jsonl"),
-        "REP_REPORT_HTML": str(tmp_path / "%(name)s" / "%(_job)s-%(time)s%20x.html"),
+        "REP_REPORT": str(tmp_path / "%(name)s" / "%(_job)s-%(time)s%20x.html"),
     }
     result = await crawl([origin.url_for("/"), origin.url_for("/private/a")], settings, _job="j7")
     assert result.stat("rep/downloaded") == 1

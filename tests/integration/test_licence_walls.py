@@ -64,7 +64,7 @@ async def test_walls_are_recorded_never_retried_and_wall_off_their_origin(
     later.append(scrapy.Request(c.url_for("/paid"), meta={"dont_obey_robotstxt": True}))
     settings = {
         "REP_DECISION_LOG": str(log),
-        "REP_REPORT_HTML": str(html),
+        "REP_REPORT": str(html),
         "REP_BLOCK_AFTER": 2,
         "RETRY_ENABLED": True,
         "RETRY_HTTP_CODES": [401, 402, 503],  # even then: a wall is not retried

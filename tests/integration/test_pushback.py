@@ -189,8 +189,7 @@ async def test_with_the_sqlite_store_a_pause_survives_a_restart(
     a.page("/2", Reply(body=b"ok"))
     settings = {
         **RETRY_ON,
-        "REP_STORE": "sqlite",
-        "REP_SQLITE_PATH": str(tmp_path / "rep.sqlite"),
+        "REP_STORE": f"sqlite:{tmp_path / 'rep.sqlite'}",
         "REP_PARK_TIMEOUT": 0.5,
     }
     first = await crawl([a.url_for("/1")], settings)
@@ -212,7 +211,7 @@ async def test_every_held_request_says_why_in_records_explain_and_both_reports(
 
     a = pbsite.add("a", rate=3.0, burst=2, retry_after=1, pages=8, latency=0.2)
     log, page = tmp_path / "audit.jsonl", tmp_path / "report.html"
-    settings = {**RETRY_ON, "REP_DECISION_LOG": str(log), "REP_REPORT_HTML": str(page)}
+    settings = {**RETRY_ON, "REP_DECISION_LOG": str(log), "REP_REPORT": str(page)}
     with caplog.at_level(logging.INFO, logger="scrapy_rep"):
         result = await crawl([a.url_for("/")], settings, follow=True)
     refused = [e for e in pages(a.log()) if e.status == 429]

@@ -104,7 +104,7 @@ class Cluster:
         self, name: str, spider: str = "cluster", follow: bool = False, **settings: Any
     ) -> Worker:
         """A worker process; ``follow``: its spider follows the links of the pages it gets."""
-        base = {"REDIS_URL": self.queue_url, "REP_REDIS_URL": self.store_url}
+        base = {"REDIS_URL": self.queue_url, "REP_STORE": self.store_url}
         worker = Worker(self, name, spider, {**base, **settings}, follow)
         self.workers.append(worker)
         return worker

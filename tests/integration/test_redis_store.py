@@ -263,8 +263,7 @@ async def test_requests_waiting_on_another_workers_lock_are_downloaded(
     finally:
         await aio(other.close())
     settings = {
-        "REP_STORE": "redis",
-        "REP_REDIS_URL": redis_server,
+        "REP_STORE": redis_server,
         "REP_PENDING_WAIT": 0.2,
         "CLOSESPIDER_TIMEOUT": 20,
     }

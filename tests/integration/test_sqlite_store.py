@@ -454,8 +454,7 @@ async def test_open_store_follows_rep_store_and_jobdir(tmp_path: Path) -> None:
         assert Path(auto.path).exists()
         explicit = open_store(
             settings(
-                REP_STORE="sqlite",
-                REP_SQLITE_PATH=str(tmp_path / "mine.sqlite"),
+                REP_STORE=f"sqlite:{tmp_path / 'mine.sqlite'}",
                 REP_STORE_RETENTION=60,
             ),
             jobdir,
@@ -465,7 +464,7 @@ async def test_open_store_follows_rep_store_and_jobdir(tmp_path: Path) -> None:
         assert explicit.path == str(tmp_path / "mine.sqlite") and explicit.retention == 60
         heard: list[str | None] = []
         redis = open_store(
-            settings(REP_STORE="redis", REP_REDIS_URL="redis://127.0.0.1:1/0"),
+            settings(REP_STORE="redis://127.0.0.1:1/0"),
             jobdir,
             on_invalidate=heard.append,
         )
@@ -479,13 +478,11 @@ async def test_open_store_follows_rep_store_and_jobdir(tmp_path: Path) -> None:
         )
         opened.append(watched)
         assert isinstance(watched, SqliteStore) and watched._listeners == [heard.append]
-        with pytest.raises(SettingError, match="needs REP_SQLITE_PATH or a JOBDIR"):
+        with pytest.raises(SettingError, match="needs a JOBDIR, or a file"):
             open_store(settings(REP_STORE="sqlite"), None)
         (tmp_path / "bad.sqlite").write_bytes(b"\0" * 4096)
-        with pytest.raises(SettingError, match="REP_SQLITE_PATH"):
-            open_store(
-                settings(REP_STORE="sqlite", REP_SQLITE_PATH=str(tmp_path / "bad.sqlite")), None
-            )
+        with pytest.raises(SettingError, match="REP_STORE"):
+            open_store(settings(REP_STORE=f"sqlite:{tmp_path / 'bad.sqlite'}"), None)
     finally:
         for store in opened:
             await aio(store.close())
@@ -524,7 +521,7 @@ async def test_cli_show_forget_flush(tmp_path: Path) -> None:
     assert store_cli("show", "--sqlite", str(path)).returncode == 1  # nothing left to list
     path.write_bytes(b"not a database, really" * 100)
     broken = store_cli("flush", "--sqlite", str(path))
-    assert broken.returncode == 2 and "REP_SQLITE_PATH" in broken.stderr
+    assert broken.returncode == 2 and "REP_STORE" in broken.stderr
     assert "Traceback" not in broken.stderr
     no_origin = store_cli("show", "--redis-url", "redis://127.0.0.1:1")
     assert no_origin.returncode == 2 and "needs an ORIGIN" in no_origin.stderr
@@ -539,7 +536,7 @@ async def test_cli_finds_the_projects_sqlite_file(tmp_path: Path) -> None:
     (project / "proj" / "__init__.py").write_text("")
     path = tmp_path / "crawl" / "policies.sqlite"
     settings_py = project / "proj" / "settings.py"
-    settings_py.write_text(f"REP_STORE = 'sqlite'\nREP_SQLITE_PATH = {str(path)!r}\n")
+    settings_py.write_text(f"REP_STORE = {'sqlite:' + str(path)!r}\n")
     store = SqliteStore(path)
     await aio(store.save(ORIGIN, full_policy()))
     await aio(store.close())

@@ -131,7 +131,7 @@ async def test_a_redirected_file_is_followed(site: FakeSite) -> None:
 
 def sqlite_store(path: Path) -> dict[str, Any]:
     """Settings for a crawl on the SQLite policy file at ``path``."""
-    return {"REP_STORE": "sqlite", "REP_SQLITE_PATH": str(path)}
+    return {"REP_STORE": f"sqlite:{path}"}
 
 
 @pytest_twisted.ensureDeferred

@@ -1,7 +1,7 @@
 """Two crawls writing at once: each one's numbers are its own.
 
 Two spiders in one ``CrawlerProcess`` (a real process, as a script author runs
-it: different tokens, origins and ``REP_REPORT_HTML``, one audit log) share one
+it: different tokens, origins and ``REP_REPORT``, one audit log) share one
 resolver, since their settings are equal; two scrapyd-style jobs (two processes
 at once, ``_job`` given) share one audit log. Neither may count, report or
 explain the other's origins.
@@ -113,7 +113,7 @@ def test_two_spiders_of_one_process_each_count_report_and_audit_their_own(
                 "urls": [f"{fast}/", f"{fast}/b", f"{fast}/private/x"],
                 "custom_settings": {
                     "USER_AGENT": "alphabot/1.0",
-                    "REP_REPORT_HTML": str(tmp_path / "alpha.html"),
+                    "REP_REPORT": str(tmp_path / "alpha.html"),
                 },
             },
             {
@@ -121,7 +121,7 @@ def test_two_spiders_of_one_process_each_count_report_and_audit_their_own(
                 "urls": [f"{slow}/a"],
                 "custom_settings": {
                     "USER_AGENT": "betabot/1.0",
-                    "REP_REPORT_HTML": str(tmp_path / "beta.html"),
+                    "REP_REPORT": str(tmp_path / "beta.html"),
                 },
             },
         ],

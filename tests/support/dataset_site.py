@@ -186,7 +186,7 @@ def run(site: FakeSite, where: Path, *extra: str) -> DatasetCrawl:
         "-s",
         f"REP_DECISION_LOG={project / 'audit.jsonl'}",
         "-s",
-        f"REP_REPORT_HTML={project / 'report.html'}",
+        f"REP_REPORT={project / 'report.html'}",
         *extra,
     )
     return DatasetCrawl(shop, press, project, done.stdout, done.stderr, done.returncode)

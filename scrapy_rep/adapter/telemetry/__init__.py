@@ -75,7 +75,7 @@ class Telemetry:
                 else None,
                 archive=PolicyArchive(config.policy_archive) if config.policy_archive else None,
                 report=config.report_enabled,
-                report_html=job.with_params(html, params, "REP_REPORT_HTML") if html else None,
+                report_html=job.with_params(html, params, "REP_REPORT") if html else None,
             )
             # batched counts reach Scrapy's stats even in a crawl without the downloader side
             crawler.signals.connect(found.flush, signal=signals.spider_closed)

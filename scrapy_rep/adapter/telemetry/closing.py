@@ -16,7 +16,7 @@ class CloseReport:
     """The crawl's closing words, from its counts and its audit log.
 
     ``report``: the summary in the log (``REP_REPORT``); ``html``: where the
-    audit log is written as a page (``REP_REPORT_HTML``), or None.
+    audit log is written as a page (``REP_REPORT``), or None.
     """
 
     def __init__(

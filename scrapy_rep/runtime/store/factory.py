@@ -4,8 +4,8 @@
 REP_STORE  store
 =========  ===========================================================
 memory     none: the in-process :class:`~scrapy_rep.runtime.store.memory.PolicyCache` only
-redis      :class:`~scrapy_rep.runtime.store.redis.RedisStore` (``REP_REDIS_*``)
-sqlite     :class:`~scrapy_rep.runtime.store.sqlite.SqliteStore` at ``REP_SQLITE_PATH``,
+redis      :class:`~scrapy_rep.runtime.store.redis.RedisStore` (``redis://...`` gives the URL)
+sqlite     :class:`~scrapy_rep.runtime.store.sqlite.SqliteStore` at ``sqlite:<path>``,
            else ``<JOBDIR>/rep-policies.sqlite``; neither is a :class:`SettingError`
 auto       ``sqlite`` when ``JOBDIR`` is set, else ``memory``
 =========  ===========================================================
@@ -31,14 +31,16 @@ def store_kind(config: RepSettings, jobdir: str | None) -> str:
 
 
 def sqlite_path(config: RepSettings, jobdir: str | None) -> str:
-    """The SQLite file: ``REP_SQLITE_PATH``, else the default one in the JOBDIR."""
+    """The SQLite file: ``REP_STORE = 'sqlite:<path>'``, else the default one in the JOBDIR."""
     from scrapy_rep.runtime.store.sqlite import default_path
 
     if config.sqlite_path:
         return config.sqlite_path
     if jobdir:
         return default_path(jobdir)
-    raise SettingError("REP_STORE = 'sqlite' needs REP_SQLITE_PATH or a JOBDIR")
+    raise SettingError(
+        "REP_STORE = 'sqlite' needs a JOBDIR, or a file: REP_STORE = 'sqlite:///path/to/file'"
+    )
 
 
 def open_store(

@@ -43,7 +43,7 @@ EVICTED_PER_CACHED = 3
 #: of files: a count bounds no memory); the others are released to the compact form
 #: and compiled again when next asked. None: only the bytes bound the window
 COMPILED_ORIGINS: int | None = None
-#: the compiled window's budget (``REP_CACHE_COMPILED_BYTES``), in estimated bytes
+#: the compiled window's budget (an eighth of ``REP_CACHE_MAX_BYTES``), in estimated bytes
 #: (:attr:`RobotsTxt.footprint`, an upper estimate: ~29 KiB for a mean real file that
 #: holds ~11 KiB, ~36 MiB at most for a 500 KiB file): 256 MiB is ~9,000 real files
 COMPILED_BYTES = 256 * 2**20

@@ -206,7 +206,7 @@ class RedisStore:
             self.counts["lock_lost"] += 1
             logger.info(
                 "scrapy-rep: the robots.txt fetch lock of %(origin)s expired before the fetch "
-                "ended (REP_STORE_LOCK_TIMEOUT, renewed while the fetch runs)",
+                "ended (a third of REP_FETCH_TIMEOUT, renewed while the fetch runs)",
                 {"origin": printable(origin)},
             )
 

@@ -75,7 +75,7 @@ DEFAULT_FILENAME = "rep-policies.sqlite"
 
 
 def default_path(jobdir: str) -> str:
-    """Where the store lives in a JOBDIR when ``REP_SQLITE_PATH`` is not set."""
+    """Where the store lives in a JOBDIR when ``REP_STORE`` names no file."""
     return os.path.join(jobdir, DEFAULT_FILENAME)
 
 

@@ -22,9 +22,9 @@ forgotten origin from its local cache, as Redis pub/sub does for a cluster.
 an older version is brought up to date in place (:data:`_MIGRATIONS`), one of
 a newer or unknown version, another application's SQLite file or something that is not
 SQLite at all is refused with a :class:`~scrapy_rep.runtime.settings.SettingError`
-naming ``REP_SQLITE_PATH``.
+naming ``REP_STORE``.
 
-Several processes may use one file (two crawls sharing a ``REP_SQLITE_PATH``,
+Several processes may use one file (two crawls sharing a ``sqlite:`` file,
 or the CLI while a crawl runs): the file is in WAL mode (readers do not block
 the writer), each write is one statement or one ``BEGIN IMMEDIATE``
 transaction, and a connection waits up to ``busy_timeout`` seconds for
@@ -68,7 +68,7 @@ DEFAULT_RETENTION = 30 * 86_400.0
 DEFAULT_BUSY_TIMEOUT = 10.0
 #: seconds between purges of rows past their retention (and dead locks)
 PURGE_INTERVAL = 3_600.0
-SETTING = "REP_SQLITE_PATH"
+SETTING = "REP_STORE"
 
 _COLUMNS = ", ".join(f'"{name}"' for name in FIELDS)
 _PLACEHOLDERS = ", ".join("?" for _ in FIELDS)
@@ -90,7 +90,7 @@ def connect(path: str, *, busy_timeout: float, create: bool) -> sqlite3.Connecti
     """An autocommit connection to a checked store file (made if new and ``create``).
 
     Every way the file can be unusable is a :class:`SettingError` naming
-    ``REP_SQLITE_PATH``; the connection is closed again on any failure.
+    ``REP_STORE``; the connection is closed again on any failure.
     """
     if sqlite3.sqlite_version_info < (3, 24, 0):  # upsert
         raise SettingError(
