@@ -405,8 +405,14 @@ class RobotsTxt:
             selection = self._select(token)
         if not selection.compiled:
             groups = self._groups_of(selection)
-            rules = groups[0].rules if len(groups) == 1 else [r for g in groups for r in g.rules]
-            compiled = RuleSet(rules, keep=False)
+            if len(groups) == 1:
+                parsed = groups[0].patterns, groups[0].codes
+            else:
+                parsed = (
+                    [p for g in groups for p in g.patterns],
+                    [c for g in groups for c in g.codes],
+                )
+            compiled = RuleSet((), keep=False, parsed=parsed)
             selection.rules = compiled if compiled else _NO_RULES
             selection.compiled = True
             self._tree = None  # the body is kept
