@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import zlib
 from bisect import bisect_right
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -405,6 +405,7 @@ class RobotsTxt:
             selection = self._select(token)
         if not selection.compiled:
             groups = self._groups_of(selection)
+            parsed: tuple[Sequence[str], Sequence[int]]
             if len(groups) == 1:
                 parsed = groups[0].patterns, groups[0].codes
             else:

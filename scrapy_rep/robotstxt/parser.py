@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import re
+from array import array
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -125,7 +126,7 @@ class Group:
     #: and each full collection walks them all (profiled: the collector took a third
     #: of a cold parse + first answer in benchmarks/bench_engine.py's round robin)
     patterns: list[str] = field(default_factory=list)
-    codes: list[int] = field(default_factory=list)
+    codes: array[int] = field(default_factory=lambda: array("I"))  # untracked, too
     runs: list[Agents] = field(default_factory=list)
     usage: list[UsageRule] = field(default_factory=list)
 
