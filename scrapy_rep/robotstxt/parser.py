@@ -41,7 +41,6 @@ MAX_DIAGNOSTICS = 50
 _BOM = b"\xef\xbb\xbf"
 #: UTF-16 byte order marks (little, big endian): such a file is not UTF-8.
 _UTF16_BOMS = {b"\xff\xfe": "FF FE, UTF-16 little-endian", b"\xfe\xff": "FE FF, UTF-16 big-endian"}
-_NEWLINES = re.compile(r"\r\n|\r|\n")
 _SURROGATE = re.compile("[\udc80-\udcff]")
 #: Whitespace around keys and values: ASCII only, as Google's parser (RFC 9309
 #: WS is SP/HT); str.strip() would also eat NBSP, U+0085 and \x1c-\x1f.
@@ -318,7 +317,9 @@ def parse_records(data: bytes | str) -> Parsed:
                 data = data[n:]
                 break
     text, has_invalid_utf8 = _decode(data)
-    lines = _NEWLINES.split(text) if "\r" in text else text.split("\n")
+    if "\r" in text:  # CRLF, then CR alone, each one line end (as \r\n|\r|\n splits; in C)
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    lines = text.split("\n")
 
     groups: list[Group] = []
     sitemaps: list[str] = []
