@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 import re
 from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from scrapy_rep.robotstxt.agent import group_token
@@ -105,7 +105,9 @@ class Agents:
     crawl_delay: float | None = None
     #: seconds per request, from ``Request-rate: n/Ts``
     request_interval: float | None = None
-    signals: list[Signal] = field(default_factory=list)
+    #: an empty tuple until the run has one (most have none: a list each is an object
+    #: the garbage collector tracks for as long as the parse is kept)
+    signals: Sequence[Signal] = ()
 
 
 @dataclass(slots=True)
@@ -127,7 +129,8 @@ class Group:
     patterns: list[str] = field(default_factory=list)
     codes: array[int] = field(default_factory=lambda: array("I"))  # untracked, too
     runs: list[Agents] = field(default_factory=list)
-    usage: list[UsageRule] = field(default_factory=list)
+    #: an empty tuple until the group has one (as ``Agents.signals``)
+    usage: Sequence[UsageRule] = ()
 
     @property
     def rules(self) -> list[Rule]:
@@ -437,7 +440,11 @@ def parse_records(data: bytes | str) -> Parsed:
             continue
         if directive == _CONTENT_USAGE:
             in_agents = in_run = False  # a rule, too: it closes the run of user-agent lines
-            current.usage.append(_usage(value, number, note, line))
+            usage = _usage(value, number, note, line)
+            if isinstance(current.usage, list):
+                current.usage.append(usage)
+            else:
+                current.usage = [usage]
             continue
         in_run = False  # the lines below attach to the run above them
         if directive == _CRAWL_DELAY:
@@ -453,7 +460,10 @@ def parse_records(data: bytes | str) -> Parsed:
             else:
                 run.request_interval = interval
         else:
-            run.signals.append(Signal(value, number))
+            if isinstance(run.signals, list):
+                run.signals.append(Signal(value, number))
+            else:
+                run.signals = [Signal(value, number)]
 
     if dropped:
         note(len(lines), "diagnostics-dropped", f"{dropped} more diagnostics not kept", keep=True)
