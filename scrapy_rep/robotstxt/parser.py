@@ -127,7 +127,8 @@ class Group:
     #: and each full collection walks them all (profiled: the collector took a third
     #: of a cold parse + first answer in benchmarks/bench_engine.py's round robin)
     patterns: list[str] = field(default_factory=list)
-    codes: array[int] = field(default_factory=lambda: array("I"))  # untracked, too
+    #: 4 bytes a rule, not a pointer to an int object
+    codes: array[int] = field(default_factory=lambda: array("I"))
     runs: list[Agents] = field(default_factory=list)
     #: an empty tuple until the group has one (as ``Agents.signals``)
     usage: Sequence[UsageRule] = ()
