@@ -61,6 +61,7 @@ from scrapy_rep.core.origin import origin_of
 from scrapy_rep.core.policy import Policy, Status
 from scrapy_rep.core.pushback import REASONS as PUSHBACK_REASONS
 from scrapy_rep.core.tdmrep import USE as TDM_USE
+from scrapy_rep.runtime.logs import bound_lines
 from scrapy_rep.runtime.resolver import (
     Resolver,
     ResolverSpec,
@@ -110,6 +111,7 @@ class RobotsService:
                 "'twisted.internet.asyncioreactor.AsyncioSelectorReactor' (Scrapy's default)"
             )
         self.crawler = crawler
+        bound_lines()  # no log line past MAX_RECORD, whatever a call site forgets
         self.config = config = RepSettings.of(crawler)
         self.token = config.token
         #: the time and the timers (refetches, park expiry): a test's clock, given in REP_CLOCK

@@ -34,7 +34,7 @@ from scrapy_rep.core.structured import StructuredFieldError, Token, parse_dictio
 from scrapy_rep.robotstxt import Group, RobotsTxt, Rule, Signal, UsageRule, runs_in
 from scrapy_rep.robotstxt.matcher import RuleSet
 from scrapy_rep.robotstxt.paths import normalise, normalise_path, path_of
-from scrapy_rep.robotstxt.text import ITEM_TEXT, clip, summarise
+from scrapy_rep.robotstxt.text import ITEM_TEXT, clip, printable, summarise
 
 __all__ = [
     "AIPREF_LABELS",
@@ -367,7 +367,9 @@ def _policy_answer(
         answer = made[key] = UseAnswer(
             use,
             ALLOWED if verdict.allowed else REFUSED,
-            _shown(f"policy token {policy_token}: {clip(str(verdict), 2 * ITEM_TEXT)}"),
+            printable(
+                f"policy token {policy_token}: {clip(str(verdict), 2 * ITEM_TEXT)}", keep_tab=False
+            ),
         )
     return answer
 
@@ -453,20 +455,14 @@ def _signal_answers(lines: Iterable[tuple[Group | None, Signal]]) -> Iterable[Us
 def _source(line: int, group: Group | None, text: str) -> str:
     # a group of 16,000 agents, a line of 16 KiB: each line's source names them summarised
     where = f"in group {_group_name(group)}" if group is not None else "before any group"
-    return _shown(f"robots.txt line {line} {where}: {clip(text)}")
+    # a record is printable text, TAB escaped too (as tests/test_uses_core.py holds)
+    return printable(f"robots.txt line {line} {where}: {clip(text)}", keep_tab=False)
 
 
 def _group_name(group: Group) -> str:
     """A group as ``str(group)`` names it, its agents summarised (first few, and how many more)."""
     agents = summarise(group.agents, ", ") if group.agents else "(empty)"
     return f"user-agent: {agents} (line {group.line})"
-
-
-def _shown(text: str) -> str:
-    """Text from the file as a record may carry it: valid, printable (escapes otherwise)."""
-    if text.isprintable():
-        return text
-    return "".join(char if char.isprintable() else ascii(char)[1:-1] for char in text)
 
 
 # -- lint ----------------------------------------------------------------------
@@ -482,7 +478,7 @@ def diagnose(robots: RobotsTxt) -> list[tuple[int, str, str]]:
     found: list[tuple[int, str, str]] = []
     for group in robots.groups:
         for usage in group.usage:
-            text = _shown(str(usage).rpartition(" (line ")[0])
+            text = printable(str(usage).rpartition(" (line ")[0], keep_tab=False)
             prefs = parse_usage_prefs(usage.prefs.encode("utf-8", "surrogateescape"))
             if prefs is None:
                 found.append(
@@ -502,7 +498,7 @@ def diagnose(robots: RobotsTxt) -> list[tuple[int, str, str]]:
                 )
     signals = [s for group in robots.groups for run in group.runs for s in run.signals]
     for signal in sorted([*signals, *robots.signals], key=lambda s: s.line):
-        text = _shown(f"Content-Signal: {signal.value}")
+        text = printable(f"Content-Signal: {signal.value}", keep_tab=False)
         prefs = parse_content_signal(signal.value)
         if prefs is None:
             found.append(

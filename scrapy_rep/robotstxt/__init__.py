@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import zlib
 from bisect import bisect_right
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -405,8 +405,15 @@ class RobotsTxt:
             selection = self._select(token)
         if not selection.compiled:
             groups = self._groups_of(selection)
-            rules = groups[0].rules if len(groups) == 1 else [r for g in groups for r in g.rules]
-            compiled = RuleSet(rules, keep=False)
+            parsed: tuple[Sequence[str], Sequence[int]]
+            if len(groups) == 1:
+                parsed = groups[0].patterns, groups[0].codes
+            else:
+                parsed = (
+                    [p for g in groups for p in g.patterns],
+                    [c for g in groups for c in g.codes],
+                )
+            compiled = RuleSet((), keep=False, parsed=parsed)
             selection.rules = compiled if compiled else _NO_RULES
             selection.compiled = True
             self._tree = None  # the body is kept

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from array import array
 from bisect import bisect_right
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, NamedTuple, TypeAlias
 
 from scrapy_rep.robotstxt.parser import Rule
@@ -155,14 +155,22 @@ class Intervals(NamedTuple):
     pending: dict[int, Frame]
 
 
-def compile_rules(rules: Iterable[Rule], keep: bool = True) -> Intervals:
-    """The intervals of a token's merged rules and what each answers; the rules
-    themselves too if ``keep``."""
-    given = list(rules)
-    written_all = [rule.pattern for rule in given]
+def compile_rules(
+    written_rules: Sequence[str], codes: Sequence[int], keep: Sequence[Rule] | None = None
+) -> Intervals:
+    """The intervals of a token's merged rules (their patterns as written and, beside
+    them, their ``line << 1 | allow``, in file order) and what each answers; the rules
+    of ``keep`` (the same rules as objects, in the same order) kept too if given."""
+    written_all = written_rules
+    given = codes
+    kept_from = keep
     if "" in written_all:  # an empty pattern matches nothing (see parser)
-        given = [rule for rule in given if rule.pattern]
-        written_all = [rule.pattern for rule in given]
+        if kept_from is not None:
+            kept_from = [
+                obj for obj, pattern in zip(kept_from, written_rules, strict=True) if pattern
+            ]
+        given = [code for code, pattern in zip(codes, written_rules, strict=True) if pattern]
+        written_all = [pattern for pattern in written_rules if pattern]
     text = "\n".join(written_all)
     # Nothing to normalise in any pattern (one C pass over them all): no '%' either.
     clean = text.isascii() and not text.encode().translate(None, _ALLOWED_LINES)
@@ -176,12 +184,12 @@ def compile_rules(rules: Iterable[Rule], keep: bool = True) -> Intervals:
     ):
         # The usual file: every rule a plain prefix of paths, as written, numbered in
         # file order; unless a pattern comes twice (then the loop below decides).
-        lines = [rule.line << 1 | rule.allow for rule in given]
+        lines = list(given)
         numbers = [n << 1 | (code & 1) for n, code in enumerate(lines)]
         plain = dict(zip(written_all, numbers, strict=True))
         if len(plain) == len(lines):
             codes_of_lines = array("I", lines)
-            kept = tuple(given) if keep else None
+            kept = tuple(kept_from) if kept_from is not None else None
             keys = sorted(plain)
             if keys[0] != "/" and not any(map(str.startswith, keys[1:], keys)):
                 # and no key is a prefix of another: FIRST, key, its end, key...,
@@ -211,23 +219,24 @@ def compile_rules(rules: Iterable[Rule], keep: bool = True) -> Intervals:
     # else no rule is an index.html one (normalising may decode one: "/%69ndex.htm")
     index_html = not clean or "/index.htm" in text
     number = -1
-    for rule in given:
-        pattern = rule.pattern
+    for index, pattern in enumerate(written_all):
+        as_written = pattern
         if not clean:
             # normalise, its common case inlined: a pattern with nothing to change
             if not pattern.isascii() or pattern.encode().translate(None, PLAIN_OCTETS):
                 pattern = normalise(pattern)
             if pattern[0] not in "/*":
                 continue  # matches nothing: no leading '/' (see parser)
-            if pattern != rule.pattern:
-                written[number + 1] = rule.pattern
+            if pattern != as_written:
+                written[number + 1] = as_written
         elif pattern[0] not in "/*":
             continue
         number += 1
-        allow = rule.allow
-        lines.append(rule.line << 1 | allow)
-        if keep:
-            keeping.append(rule)
+        code = given[index]
+        allow = code & 1 == 1
+        lines.append(code)
+        if kept_from is not None:
+            keeping.append(kept_from[index])
         if (
             "*" not in pattern
             and pattern[-1] != "$"
@@ -272,7 +281,7 @@ def compile_rules(rules: Iterable[Rule], keep: bool = True) -> Intervals:
         codes_of_lines,
         patterns or None,
         written or None,
-        tuple(keeping) if keep else None,
+        tuple(keeping) if kept_from is not None else None,
         escaped,
         bool(_HEX.search(pieces)),
         *_framed(codes_of_lines, *_intervals(plain, entries)),

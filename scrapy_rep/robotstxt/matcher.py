@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_right
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from scrapy_rep.robotstxt import intervals
 from scrapy_rep.robotstxt.intervals import PENDING, Answer, Entry, Frame, compile_rules
@@ -276,7 +276,24 @@ class RuleSet:
         "prefix",
     )
 
-    def __init__(self, rules: Iterable[Rule], keep: bool = True) -> None:
+    def __init__(
+        self,
+        rules: Iterable[Rule],
+        keep: bool = True,
+        *,
+        parsed: tuple[Sequence[str], Sequence[int]] | None = None,
+    ) -> None:
+        if parsed is None:  # Rule objects: their fields, and the objects to keep
+            given = list(rules)
+            patterns: Sequence[str] = [rule.pattern for rule in given]
+            rule_codes: Sequence[int] = [rule.line << 1 | rule.allow for rule in given]
+            kept: Sequence[Rule] | None = given if keep else None
+        else:  # a parse's patterns and codes (Group.patterns, Group.codes): ``rules`` unread
+            patterns, rule_codes = parsed
+            kept = None
+            if keep:
+                pairs = zip(patterns, rule_codes, strict=True)
+                kept = [Rule(code & 1 == 1, pattern, code >> 1) for pattern, code in pairs]
         (
             self._lines,
             self._patterns,
@@ -288,7 +305,7 @@ class RuleSet:
             codes,
             self.answers,
             pending,
-        ) = compile_rules(rules, keep)
+        ) = compile_rules(patterns, rule_codes, kept)
         #: the sorted interval bounds, each ``prefix`` + a path (but for an empty set:
         #: no bound); a path's interval is ``bisect_right(bounds, prefix + path)``
         self.bounds: tuple[str, ...] = tuple(bounds)

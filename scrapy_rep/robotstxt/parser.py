@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
+from array import array
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from scrapy_rep.robotstxt.agent import group_token
@@ -40,7 +41,6 @@ MAX_DIAGNOSTICS = 50
 _BOM = b"\xef\xbb\xbf"
 #: UTF-16 byte order marks (little, big endian): such a file is not UTF-8.
 _UTF16_BOMS = {b"\xff\xfe": "FF FE, UTF-16 little-endian", b"\xfe\xff": "FE FF, UTF-16 big-endian"}
-_NEWLINES = re.compile(r"\r\n|\r|\n")
 _SURROGATE = re.compile("[\udc80-\udcff]")
 #: Whitespace around keys and values: ASCII only, as Google's parser (RFC 9309
 #: WS is SP/HT); str.strip() would also eat NBSP, U+0085 and \x1c-\x1f.
@@ -63,15 +63,6 @@ class Rule:
     def __str__(self) -> str:
         shown = printable(self.pattern)  # the site's own text
         return f"{'Allow' if self.allow else 'Disallow'}: {shown} (line {self.line})"
-
-
-#: Rule(allow, pattern, line) without the frozen dataclass's __init__, which sets
-#: each field through object.__setattr__: the slots' own setters cost half as much,
-#: and a file has a rule a line
-_new_rule = object.__new__
-_set_allow: Callable[[Rule, bool], None] = Rule.__dict__["allow"].__set__
-_set_pattern: Callable[[Rule, str], None] = Rule.__dict__["pattern"].__set__
-_set_line: Callable[[Rule, int], None] = Rule.__dict__["line"].__set__
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,7 +105,9 @@ class Agents:
     crawl_delay: float | None = None
     #: seconds per request, from ``Request-rate: n/Ts``
     request_interval: float | None = None
-    signals: list[Signal] = field(default_factory=list)
+    #: an empty tuple until the run has one (most have none: a list each is an object
+    #: the garbage collector tracks for as long as the parse is kept)
+    signals: Sequence[Signal] = ()
 
 
 @dataclass(slots=True)
@@ -128,9 +121,25 @@ class Group:
 
     agents: list[str]
     line: int
-    rules: list[Rule] = field(default_factory=list)
+    #: the rules' patterns as written, in file order, and beside them (``codes``)
+    #: each rule's ``line << 1 | allow``. Two lists, not a :class:`Rule` a line: an
+    #: object a line is tracked by the garbage collector as long as the parse is kept,
+    #: and each full collection walks them all (profiled: the collector took a third
+    #: of a cold parse + first answer in benchmarks/bench_engine.py's round robin)
+    patterns: list[str] = field(default_factory=list)
+    #: 4 bytes a rule, not a pointer to an int object
+    codes: array[int] = field(default_factory=lambda: array("I"))
     runs: list[Agents] = field(default_factory=list)
-    usage: list[UsageRule] = field(default_factory=list)
+    #: an empty tuple until the group has one (as ``Agents.signals``)
+    usage: Sequence[UsageRule] = ()
+
+    @property
+    def rules(self) -> list[Rule]:
+        """The group's Allow and Disallow lines, in file order (made when asked)."""
+        return [
+            Rule(code & 1 == 1, pattern, code >> 1)
+            for pattern, code in zip(self.patterns, self.codes, strict=True)
+        ]
 
     def runs_for(self, token: str) -> list[Agents]:
         """The runs naming ``token`` (lower-cased, or ``*``)."""
@@ -312,7 +321,9 @@ def parse_records(data: bytes | str) -> Parsed:
                 data = data[n:]
                 break
     text, has_invalid_utf8 = _decode(data)
-    lines = _NEWLINES.split(text) if "\r" in text else text.split("\n")
+    if "\r" in text:  # CRLF, then CR alone, each one line end (as \r\n|\r|\n splits; in C)
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    lines = text.split("\n")
 
     groups: list[Group] = []
     sitemaps: list[str] = []
@@ -369,7 +380,10 @@ def parse_records(data: bytes | str) -> Parsed:
                 if not line:
                     continue
                 # Google: a missing colon is forgiven when exactly two words remain.
-                words = _WORDS.split(line)
+                if " " not in line and "\t" not in line:  # one word (no regex call)
+                    note(number, "not-a-record", line)
+                    continue
+                words = _WORDS.split(line, 2)  # a third item: more than two words
                 if len(words) != 2:
                     note(number, "not-a-record", line)
                     continue
@@ -392,11 +406,8 @@ def parse_records(data: bytes | str) -> Parsed:
                 # Google anchors every pattern at the path's leading '/', so
                 # such a rule can never match; the RFC grammar forbids it.
                 note(number, "pattern-without-slash", line)
-            rule = _new_rule(Rule)
-            _set_allow(rule, directive == _ALLOW)
-            _set_pattern(rule, value)
-            _set_line(rule, number)
-            current.rules.append(rule)
+            current.patterns.append(value)
+            current.codes.append(number << 1 | (directive == _ALLOW))
             continue
         if directive == _USER_AGENT:
             token = group_token(value)
@@ -430,7 +441,11 @@ def parse_records(data: bytes | str) -> Parsed:
             continue
         if directive == _CONTENT_USAGE:
             in_agents = in_run = False  # a rule, too: it closes the run of user-agent lines
-            current.usage.append(_usage(value, number, note, line))
+            usage = _usage(value, number, note, line)
+            if isinstance(current.usage, list):
+                current.usage.append(usage)
+            else:
+                current.usage = [usage]
             continue
         in_run = False  # the lines below attach to the run above them
         if directive == _CRAWL_DELAY:
@@ -446,7 +461,10 @@ def parse_records(data: bytes | str) -> Parsed:
             else:
                 run.request_interval = interval
         else:
-            run.signals.append(Signal(value, number))
+            if isinstance(run.signals, list):
+                run.signals.append(Signal(value, number))
+            else:
+                run.signals = [Signal(value, number)]
 
     if dropped:
         note(len(lines), "diagnostics-dropped", f"{dropped} more diagnostics not kept", keep=True)

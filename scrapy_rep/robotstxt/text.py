@@ -20,8 +20,9 @@ SHOWN_ITEMS = 10
 ITEM_TEXT = 1024
 
 
-def printable(text: str) -> str:
-    """``text`` with every non-printable character but TAB escaped as Python writes it.
+def printable(text: str, keep_tab: bool = True) -> str:
+    """``text`` with every non-printable character but TAB (unless not ``keep_tab``)
+    escaped as Python writes it.
 
     A robots.txt line can carry ESC sequences, BEL, NUL, NEL, U+2028, bidi
     overrides or a no-break space; printed raw they recolour or retitle the
@@ -33,7 +34,8 @@ def printable(text: str) -> str:
     """
     if text.isprintable():
         return text
-    return "".join(ch if ch.isprintable() or ch == "\t" else _escape(ch) for ch in text)
+    tab = "\t" if keep_tab else ""
+    return "".join(ch if ch.isprintable() or ch == tab else _escape(ch) for ch in text)
 
 
 def _escape(ch: str) -> str:

@@ -1,0 +1,50 @@
+"""A bound on the length of every log line scrapy-rep writes, behind the summaries.
+
+Every call site that logs a site's text summarises it (``robotstxt/text.py``:
+:func:`~scrapy_rep.robotstxt.text.summarise`, :func:`~scrapy_rep.robotstxt.text.clip`);
+:class:`LineLimit` is the last line of defence, as ``runtime/audit.py`` is for
+records: a message still longer than :data:`MESSAGE_LIMIT` is clipped, so no
+line of scrapy-rep's is longer than :data:`~scrapy_rep.robotstxt.text.MAX_RECORD`
+whatever a future call site forgets.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from scrapy_rep.robotstxt.text import MAX_RECORD, clip
+
+#: the longest message kept whole: a line's time, logger name and level fit beside it,
+#: and the "… (N more characters)" a clipped message ends with
+MESSAGE_LIMIT = MAX_RECORD - 256
+
+
+class LineLimit(logging.Filter):
+    """Clips a record's message past :data:`MESSAGE_LIMIT` characters (never drops one)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.args or not isinstance(record.msg, str):
+            message = record.getMessage()
+        else:
+            message = record.msg  # no formatting: the usual line costs a len()
+        if len(message) > MESSAGE_LIMIT:
+            record.msg, record.args = clip(message, MESSAGE_LIMIT), None
+        return True
+
+
+_FILTER = LineLimit()
+
+
+def bound_lines(package: str = "scrapy_rep") -> int:
+    """Put :class:`LineLimit` on every logger of ``package`` made so far (a logger's filters
+    see only its own records, not its children's); how many got it now. Idempotent."""
+    added = 0
+    for name, logger in list(logging.root.manager.loggerDict.items()):
+        if not isinstance(logger, logging.Logger):
+            continue  # a placeholder of a logger not made yet
+        if name != package and not name.startswith(package + "."):
+            continue
+        if _FILTER not in logger.filters:
+            logger.addFilter(_FILTER)
+            added += 1
+    return added

@@ -1,0 +1,57 @@
+"""No scrapy-rep log line is longer than MAX_RECORD, even from a call site that forgot to
+summarise (runtime/logs.py, put on the package's loggers when the service starts)."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+import scrapy_rep.adapter.service  # noqa: F401  (the crawl's loggers, as a crawl makes them)
+from scrapy_rep.robotstxt.text import MAX_RECORD
+from scrapy_rep.runtime.logs import MESSAGE_LIMIT, bound_lines
+
+
+@pytest.fixture
+def bounded() -> None:
+    bound_lines()
+
+
+@pytest.mark.parametrize("name", ["scrapy_rep.adapter.service", "scrapy_rep.adapter.telemetry"])
+def test_a_message_past_the_limit_is_clipped(
+    bounded: None, name: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    logger = logging.getLogger(name)
+    site_text = "/" + "a" * 900_000
+    with caplog.at_level(logging.DEBUG, logger=name):
+        logger.info("robots.txt of %s says %s", "http://a.example", site_text)
+        logger.warning("forgot to summarise: " + site_text)
+    formatter = logging.Formatter("%(asctime)s [%(name)s] %(levelname)s: %(message)s")
+    lines = [formatter.format(record) for record in caplog.records]
+    assert len(lines) == 2
+    assert all(len(line) <= MAX_RECORD for line in lines), [len(line) for line in lines]
+    assert lines[0].split(": ", 1)[1].startswith("robots.txt of http://a.example says /aaa")
+    assert lines[1].endswith("more characters)")
+
+
+def test_a_short_message_is_left_as_it_is(bounded: None, caplog: pytest.LogCaptureFixture) -> None:
+    logger = logging.getLogger("scrapy_rep.adapter.service")
+    with caplog.at_level(logging.DEBUG, logger=logger.name):
+        logger.info("%d origins paused", 3)
+        logger.info("x" * MESSAGE_LIMIT)
+    assert caplog.records[0].msg == "%d origins paused" and caplog.records[0].args == (3,)
+    assert caplog.records[1].getMessage() == "x" * MESSAGE_LIMIT
+
+
+def test_every_logger_of_the_package_gets_the_filter_once() -> None:
+    logging.getLogger("scrapy_rep.a_future_module")
+    bound_lines()
+    assert bound_lines() == 0
+    names = [
+        name
+        for name, logger in logging.root.manager.loggerDict.items()
+        if name.startswith("scrapy_rep") and isinstance(logger, logging.Logger)
+    ]
+    assert "scrapy_rep.a_future_module" in names
+    for name in names:
+        assert len(logging.getLogger(name).filters) >= 1, name
