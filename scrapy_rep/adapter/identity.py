@@ -41,8 +41,8 @@ from scrapy_rep.core.decision import identity_drop
 from scrapy_rep.core.events import IdentityMismatch
 from scrapy_rep.core.identity import (
     IDENTITY_CHANGED,
-    KEEP,
     MAX_ORIGINS,
+    REFUSAL_MEMORY,
     REFUSING_STATUSES,
     TOKEN_MISSING,
     Identity,
@@ -81,7 +81,7 @@ class IdentityGuard:
         self.token = service.token
         self.clock = service.clock
         self.telemetry = service.telemetry
-        self.refused = RefusedIdentities(KEEP, MAX_ORIGINS)
+        self.refused = RefusedIdentities(REFUSAL_MEMORY, MAX_ORIGINS)
         self.warned = Once(MAX_ORIGINS)
         self.user_agent = str(crawler.settings.get("USER_AGENT") or "")
         self.order = _order(crawler)

@@ -36,7 +36,7 @@ IDENTITY_CHANGED = "identity-changed"
 OVERRULING = frozenset({TOKEN_MISSING, IDENTITY_CHANGED})
 #: how long an origin's refused identity is kept at most after its last refusal (seconds),
 #: when its pause's end is not known sooner
-KEEP = 3600.0
+REFUSAL_MEMORY = 3600.0
 #: origins whose refused identity is kept at most (LRU, ~0.3 KiB each)
 MAX_ORIGINS = 100_000
 #: a token is a whole product name: not part of a longer ``[a-zA-Z_-]`` word

@@ -16,7 +16,7 @@ from functools import lru_cache
 from typing import Any
 
 from scrapy_rep.robotstxt.agent import InvalidProductToken, product_token, validate_token
-from scrapy_rep.robotstxt.intervals import PENDING
+from scrapy_rep.robotstxt.intervals import UNSETTLED
 from scrapy_rep.robotstxt.matcher import RuleSet, first_of, is_robots_txt
 from scrapy_rep.robotstxt.parser import (
     MAX_BYTES,
@@ -170,7 +170,7 @@ _NO_RULES = RuleSet(())
 #: the selections of a file no token has been asked of: one empty dict for all, never written
 _NO_SELECTIONS: dict[str, _Selection] = {}
 
-#: bodies up to this size are kept as they are when released, not compressed (zlib
+#: bodies up to this size are kept as they are when compacted, not compressed (zlib
 #: saves little on them and costs a parse ~15 µs); a cache compresses every body
 #: (:meth:`RobotsTxt.packed`)
 SMALL_BODY = 1024
@@ -193,7 +193,7 @@ class RobotsTxt:
     Request-rate, Content-Usage and Content-Signal lines, sitemaps, licences,
     diagnostics); judging compiles the rules of the token's groups into a
     packed :class:`RuleSet` and lets the parse go,
-    keeping the body, zlib-compressed once released (:meth:`release`, unless
+    keeping the body, zlib-compressed once compacted (:meth:`compact`, unless
     it is under ``SMALL_BODY``): compressing costs ~20 µs whatever the size,
     as much as compiling a median file, and a compiled file is larger than
     its body anyway.
@@ -223,7 +223,7 @@ class RobotsTxt:
         parsed = parse_records(data)
         self._tree: Parsed | None = parsed
         #: each group's product tokens: a token is selected without the parse (None once
-        #: released: made again from the parse that compiling needs anyway)
+        #: compacted: made again from the parse that compiling needs anyway)
         self._agents: tuple[tuple[str, ...], ...] | None = _agents_of(parsed)
         #: each group's first line, for naming the groups without the parse (the same)
         self._group_lines: tuple[int, ...] | None = _group_lines_of(parsed)
@@ -280,7 +280,7 @@ class RobotsTxt:
         if self._packed is None:
             self._packed, self._body = packed, None
 
-    def release(self) -> None:
+    def compact(self) -> None:
         """Go back to the compact form: the body and a few counts, nothing compiled.
 
         The compiled rule sets, the token selections and what other layers
@@ -299,7 +299,7 @@ class RobotsTxt:
     def footprint(self) -> int:
         """An upper estimate of the bytes this file holds now (for caches bounded by bytes).
 
-        The body as kept (compressed once released), ``GROUP_BYTES`` per group while
+        The body as kept (compressed once compacted), ``GROUP_BYTES`` per group while
         the groups' tokens are kept, ``TREE_BYTES`` per octet while the parse is, and
         each compiled rule set's :attr:`RuleSet.footprint
         <scrapy_rep.robotstxt.matcher.RuleSet.footprint>`. Cheap: no walk of the file.
@@ -353,7 +353,7 @@ class RobotsTxt:
 
     def _label_of(self, selection: _Selection) -> str:
         """The selection's groups named as :func:`_label` names them, without the parse
-        (unless the file was released since)."""
+        (unless the file was compacted since)."""
         agents, lines = self._agents, self._group_lines
         if agents is None or lines is None:
             return _label(self._groups_of(selection))
@@ -379,7 +379,7 @@ class RobotsTxt:
             selection = self._selections.get(key)
             if selection is None:
                 agents = self._agents
-                if agents is None:  # released: the parse is kept for the compile that follows
+                if agents is None:  # compacted: the parse is kept for the compile that follows
                     self._tree = tree = self._parsed()
                     agents = self._agents = _agents_of(tree)
                     self._group_lines = _group_lines_of(tree)
@@ -509,7 +509,7 @@ class RobotsTxt:
             if rules.hexes and path.encode().translate(None, PLAIN_OCTETS):
                 path = normalise_path(path)  # but for the wildcard rules
             return path == ROBOTS_TXT or rules.allows(path)
-        if answer is PENDING:  # the interval's first URL
+        if answer is UNSETTLED:  # the interval's first URL
             answer = rules.settle(at)
             if answer is True or answer is False:
                 return answer

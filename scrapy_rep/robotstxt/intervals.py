@@ -7,7 +7,7 @@ same keys are prefixes of every path, so what each interval's rules answer
 is worked out here, once: the heaviest plain rule among them (a literal
 pattern, whose weight is its length: the usual rule) and, where a wildcard,
 anchored or index.html pattern (an *entry*) under one of them could outweigh
-it, those entries, heaviest first; or :data:`PENDING`, worked out when first
+it, those entries, heaviest first; or :data:`UNSETTLED`, worked out when first
 asked (:meth:`RuleSet.settle <scrapy_rep.robotstxt.matcher.RuleSet.settle>`).
 """
 
@@ -38,7 +38,7 @@ Entry = tuple[int, bool, int, int, bool, "str | tuple[str, ...] | None"]
 #: a tuple, heaviest first, or a :class:`~scrapy_rep.robotstxt.matcher.Chain` of them)
 Answer: TypeAlias = "bool | tuple[bool, tuple[Entry, ...] | Chain]"
 #: an interval's answer not worked out yet (:meth:`RuleSet.settle`)
-PENDING: Answer = (False, ())
+UNSETTLED: Answer = (False, ())
 #: a key open over an interval: (key, the heaviest plain rule as ``number << 1 | allow``
 #: or -1, its weight or -1, the key's own entries, heaviest first, the frame above it
 #: (None at the root), the heaviest entry of the key and those above it (or None), and
@@ -149,7 +149,7 @@ class Intervals(NamedTuple):
     bounds: list[str]
     #: per interval: the heaviest plain rule as ``number << 1 | allow``, or -1
     codes: list[int]
-    #: per interval: its answer, PENDING until worked out, None outside every bound
+    #: per interval: its answer, UNSETTLED until worked out, None outside every bound
     answers: list[Answer | None]
     #: per pending interval: its frame
     pending: dict[int, Frame]
@@ -298,7 +298,7 @@ def _intervals(
     which every interval inherits. Bounds run from :data:`FIRST`: interval 0,
     before it, and the last, past :data:`LAST`, hold no path (their answer is
     None). Where entries may outweigh the plain rule, the interval's answer is
-    :data:`PENDING` until first asked (:meth:`settle`): most intervals never are.
+    :data:`UNSETTLED` until first asked (:meth:`settle`): most intervals never are.
     """
     everywhere = [*entries.pop("", ()), *entries.pop("/", ())]
     root_code = plain.pop("/", -1)  # -1 & 1 is 1: no rule allows
@@ -312,7 +312,7 @@ def _intervals(
         root_found[0] if root_found else None,
         _cost(root_found),
     )
-    root_answer: Answer = PENDING if _open(root) else root_code & 1 == 1
+    root_answer: Answer = UNSETTLED if _open(root) else root_code & 1 == 1
     #: per pending interval: its frame (key, plain rule, weight, entries)
     pending: dict[int, Frame] = {}
     keys = sorted(plain.keys() | entries.keys()) if entries else sorted(plain)
@@ -328,12 +328,12 @@ def _intervals(
         answers: list[Answer | None] = [root_answer] * (2 * count + 3)
         codes[0] = codes[-1] = -1
         answers[0] = answers[-1] = None
-        if not entries and root_answer is not PENDING:
+        if not entries and root_answer is not UNSETTLED:
             own_codes = [plain[key] for key in keys]
             codes[2:-1:2] = own_codes
             answers[2:-1:2] = [code & 1 == 1 for code in own_codes]
         else:
-            if root_answer is PENDING:
+            if root_answer is UNSETTLED:
                 pending = dict.fromkeys(range(1, 2 * count + 2, 2), root)
             # each key's frame, under the root (_open, inlined: a call a key costs)
             root_weight = root[2]
@@ -351,7 +351,7 @@ def _intervals(
                     first[0] > weight or (first[0] == weight and first[1] and not code & 1)
                 ):
                     pending[at] = frame
-                    answers[at] = PENDING
+                    answers[at] = UNSETTLED
                 else:
                     answers[at] = code & 1 == 1
                 at += 2
@@ -362,7 +362,7 @@ def _intervals(
         bounds = [FIRST]
         codes = [-1, root_code]
         answers = [None, root_answer]
-        if root_answer is PENDING:
+        if root_answer is UNSETTLED:
             pending[1] = root
         stack: list[Frame] = []
         at = 0
@@ -379,7 +379,7 @@ def _intervals(
             codes.append(frame[1])
             if _open(frame):
                 pending[len(answers)] = frame
-                answers.append(PENDING)
+                answers.append(UNSETTLED)
             else:
                 answers.append(frame[1] & 1 == 1)
         bounds.append(LAST)

@@ -24,7 +24,7 @@ from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 
 from scrapy_rep.robotstxt import intervals
-from scrapy_rep.robotstxt.intervals import PENDING, Answer, Entry, Frame, compile_rules
+from scrapy_rep.robotstxt.intervals import UNSETTLED, Answer, Entry, Frame, compile_rules
 from scrapy_rep.robotstxt.parser import Rule
 from scrapy_rep.robotstxt.paths import AUTHORITY, ROBOTS_TXT
 
@@ -378,7 +378,7 @@ class RuleSet:
             self._settled[id(frame)] = settled = (frame, beats, answer)  # the frame kept
         _, beats, answer = settled
         self._undecided[at] = beats
-        if self.answers[at] is PENDING:  # (not the interval of /robots.txt alone)
+        if self.answers[at] is UNSETTLED:  # (not the interval of /robots.txt alone)
             self.answers[at] = answer
         return self.answers[at]  # type: ignore[return-value]  # settled: not None
 

@@ -40,7 +40,7 @@ from scrapy_rep.robotstxt import RobotsTxt, parse
 #: at most ~2.5 times the cache's memory
 EVICTED_PER_CACHED = 3
 #: parsed files kept compiled, the most recently asked (the deprecated count
-#: of files: a count bounds no memory); the others are released to the compact form
+#: of files: a count bounds no memory); the others are compacted
 #: and compiled again when next asked. None: only the bytes bound the window
 COMPILED_ORIGINS: int | None = None
 #: the compiled window's budget (an eighth of ``REP_CACHE_MAX_BYTES``), in estimated bytes
@@ -51,7 +51,7 @@ COMPILED_BYTES = 256 * 2**20
 #: ``ORIGIN_BYTES`` plus its compressed body (and a non-robots.txt parse's footprint)
 MAX_BYTES = 2 * 2**30
 #: a cached origin beside its compressed body: its entry and policy, its slot, a parsed
-#: file released (measured ~1.2 KiB on real files, body excluded)
+#: file compacted (measured ~1.2 KiB on real files, body excluded)
 ORIGIN_BYTES = 1_536
 #: an evicted origin kept compact beside its compressed body: its policy and slot
 EVICTED_BYTES = 1_024
@@ -80,8 +80,8 @@ class PolicyCache:
     compressed body (at most ~520 KiB, an incompressible 500 KiB file); the parsed
     files asked for most recently (:meth:`robots`) stay compiled while their
     :attr:`RobotsTxt.footprint` adds up to at most ``compiled_bytes`` (and, if
-    given, the deprecated count ``compiled_max``); the others are released
-    (:meth:`RobotsTxt.release`) and compiled again on their next judgement. The
+    given, the deprecated count ``compiled_max``); the others are compacted
+    (:meth:`RobotsTxt.compact`) and compiled again on their next judgement. The
     file asked last stays compiled whatever its size: the window holds at most
     ``compiled_bytes`` plus one file. The evicted origins kept compact count
     ``EVICTED_BYTES`` plus their compressed body, within ``evicted_bytes``.
@@ -279,10 +279,10 @@ class PolicyCache:
                 self._window_bytes > self.compiled_bytes
                 or (limit is not None and len(window) > limit)
             ):
-                released, weighed = window.popitem(last=False)
+                compacted, weighed = window.popitem(last=False)
                 self._window_bytes -= weighed
-                released.release()
-                if released is self._handed:
+                compacted.compact()
+                if compacted is self._handed:
                     self._handed = None
         return robots
 

@@ -1,7 +1,7 @@
-"""A parsed file released to its compact form answers exactly as the compiled one.
+"""A parsed file compacted answers exactly as the compiled one.
 
 The policy cache keeps only the files asked for lately compiled
-(:meth:`RobotsTxt.release` for the rest); a released file selects and
+(:meth:`RobotsTxt.compact` for the rest); a compacted file selects and
 compiles again on its next question. Every answer a crawl reads must be the
 same: the decision record (verdict, rule, line, group, reason, use answers),
 ``allowed``, Crawl-delay, the groups and diagnostics.
@@ -98,21 +98,21 @@ def everything(robots: RobotsTxt, body: str, paths: tuple[str, ...]) -> list[obj
     return seen
 
 
-def test_a_released_file_answers_as_it_did_compiled() -> None:
+def test_a_compacted_file_answers_as_it_did_compiled() -> None:
     robots = parse(FILE)
     robots.packed()  # as the policy cache keeps it
     compiled = everything(robots, FILE, PATHS)
     assert robots.compiled
-    robots.release()
+    robots.compact()
     assert not robots.compiled
     assert everything(robots, FILE, PATHS) == compiled
-    # released between every question, in the other order
+    # compacted between every question, in the other order
     fresh = parse(FILE)
     for token in reversed(TOKENS):
         for path in PATHS:
             url = "https://example.com" + path
             want = fresh.decide(token, url)
-            robots.release()
+            robots.compact()
             got = robots.decide(token, url)
             assert (got.allowed, got.rule, got.reason, got.group_label) == (
                 want.allowed,
@@ -120,22 +120,22 @@ def test_a_released_file_answers_as_it_did_compiled() -> None:
                 want.reason,
                 want.group_label,
             )
-            robots.release()
+            robots.compact()
             assert robots.allowed(token, url) is want.allowed
-        robots.release()
+        robots.compact()
         assert robots.crawl_delay(token) == fresh.crawl_delay(token)
 
 
-def test_a_small_body_released_is_kept_as_it_is() -> None:
+def test_a_small_body_compacted_is_kept_as_it_is() -> None:
     body = "User-agent: *\nDisallow: /x\n"
     robots = parse(body)
     assert robots.allowed("mybot", "/y") and not robots.allowed("mybot", "/x")
-    robots.release()
+    robots.compact()
     assert not robots.compiled
     assert not robots.allowed("mybot", "/x") and robots.decide("mybot", "/x").rule is not None
 
 
-def test_a_large_body_is_compressed_when_released_not_when_judged() -> None:
+def test_a_large_body_is_compressed_when_compacted_not_when_judged() -> None:
     # Compressing costs ~20 µs whatever the size, as much as compiling a median
     # file: the first question does not pay it; the compact form does.
     body = FILE + "".join(f"Disallow: /filler/{n}/\n" for n in range(60))
@@ -143,7 +143,7 @@ def test_a_large_body_is_compressed_when_released_not_when_judged() -> None:
     robots = parse(body)
     assert not robots.allowed("examplebot-ai", "/filler/7/x")
     assert robots._packed is None
-    robots.release()
+    robots.compact()
     assert robots._packed is not None and zlib.decompress(robots._packed) == body.encode()
     assert not robots.allowed("examplebot-ai", "/filler/7/x")
     assert robots.allowed("examplebot-ai", "/filler/")
@@ -176,8 +176,8 @@ paths = st.lists(
 
 @settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(body=files, asked=paths)
-def test_released_and_compiled_answers_are_the_same(body: str, asked: tuple[str, ...]) -> None:
+def test_compacted_and_compiled_answers_are_the_same(body: str, asked: tuple[str, ...]) -> None:
     robots = parse(body)
     compiled = everything(robots, body, asked)
-    robots.release()
+    robots.compact()
     assert everything(robots, body, asked) == compiled
