@@ -56,11 +56,12 @@ from scrapy_rep.core.decision import (
     unjudged,
 )
 from scrapy_rep.core.events import RobotsServedFromCache
-from scrapy_rep.core.gate import JUDGE, WAIT, OriginGate, waiting_bound
+from scrapy_rep.core.gate import JUDGE, WAIT, OriginGate
 from scrapy_rep.core.origin import origin_of
 from scrapy_rep.core.policy import Policy, Status
 from scrapy_rep.core.pushback import REASONS as PUSHBACK_REASONS
 from scrapy_rep.core.tdmrep import USE as TDM_USE
+from scrapy_rep.core.waiting_room import waiting_bound
 from scrapy_rep.runtime.resolver import (
     Resolver,
     ResolverSpec,
@@ -257,11 +258,11 @@ class RobotsService:
             if not downloader:  # takes no downloader slot: the gate's waiting bound is not its
                 policy = await self._wait_for_fetch(origin, admission.budget, request)
             else:  # takes a downloader slot while it waits: the gate says for how long
-                budget = self.gate.wait_budget(admission.budget, now)
-                with self.gate.waiting_room(now):
+                budget = self.gate.room.wait_budget(admission.budget, now)
+                with self.gate.room.enter(now):
                     policy = await self._wait_for_fetch(origin, budget, request)
             if policy is not None:  # the fetch ended: how long fetches take now
-                self.gate.fetched(self.clock() - (now if fetch_since is None else fetch_since))
+                self.gate.room.fetched(self.clock() - (now if fetch_since is None else fetch_since))
             admission = self.gate.admit_fetched(policy)
         if admission.action != JUDGE:
             return self._held(origin, request, policy, admission.reason, downloader), policy
