@@ -11,8 +11,9 @@ admission logic of their own.
 The service owns what lives as long as the crawl: the robots.txt fetcher,
 the resolver and this crawler's :class:`~scrapy_rep.adapter.listener.PolicyListener`
 (its fetches, and what each new policy means here), the gate and
-:class:`Holding` (where held requests wait), Crawl-delay, TDMRep, the collection hook, the sink and
-the open and close handlers. The downloader middleware makes it
+:class:`Holding` (where held requests wait), Crawl-delay, TDMRep, the collection hook,
+the page pauses and their sharing (:class:`~scrapy_rep.adapter.shared_pauses.SharedPauses`),
+the sink and the open and close handlers. The downloader middleware makes it
 (:meth:`RobotsService.of`); the other clients find it
 (:meth:`RobotsService.running`), and without it they fail closed: a browser
 render whose page was never judged has nothing to judge its sub-requests by.
@@ -20,7 +21,6 @@ render whose page was never judged has nothing to judge its sub-requests by.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import weakref
 from collections.abc import Awaitable, Coroutine
@@ -42,6 +42,7 @@ from scrapy_rep.adapter.held_records import HeldRecords
 from scrapy_rep.adapter.holding import Holding
 from scrapy_rep.adapter.listener import PolicyListener
 from scrapy_rep.adapter.pushback import PageSignals
+from scrapy_rep.adapter.shared_pauses import SharedPauses
 from scrapy_rep.adapter.tdmrep import TdmRep
 from scrapy_rep.adapter.telemetry import Telemetry
 from scrapy_rep.core.decision import (
@@ -200,10 +201,12 @@ class RobotsService:
             else None
         )
         shared = self.resolver.shared
-        if self.pushback is not None and shared is not None and hasattr(shared, "save_pause"):
-            # a page's pause is the cluster's (Redis) or outlives the crawl (SQLite)
-            self.pushback.share = self._share_pause
-            shared.on_pause(self.pushback.adopt)
+        #: a page's pause is the cluster's (Redis) or outlives the crawl (SQLite)
+        self.pauses = (
+            SharedPauses(self.pushback, shared)
+            if self.pushback is not None and shared is not None
+            else None
+        )
         connect = crawler.signals.connect
         connect(self._on_opened, signal=signals.spider_opened)
         connect(self.holding.on_idle, signal=signals.spider_idle)
@@ -427,36 +430,11 @@ class RobotsService:
 
     # -- open and close -----------------------------------------------------
 
-    def _share_pause(self, origin: str, state: Any) -> None:
-        """Save a page's pause in the shared store (in the background; a failure is logged)."""
-        shared = self.resolver.shared
-        assert shared is not None
-        task = asyncio.ensure_future(shared.save_pause(origin, state))
-        task.add_done_callback(_log_store_failure)
-        _BACKGROUND.add(task)
-        task.add_done_callback(_BACKGROUND.discard)
-
-    async def _load_pauses(self) -> None:
-        """The pauses the store holds (another worker's, or the last run's): honoured here."""
-        shared = self.resolver.shared
-        if shared is None or self.pushback is None or not hasattr(shared, "load_pauses"):
-            return
-        try:
-            pauses = await shared.load_pauses()
-        except Exception as exc:
-            logger.warning(
-                "scrapy-rep: could not read the page pauses of the shared store (%(error)s)",
-                {"error": f"{type(exc).__name__}: {exc}"},
-            )
-            return
-        for origin, state in pauses.items():
-            self.pushback.adopt(origin, state)
-
     def _on_opened(self, spider: Any = None) -> Any:
         _warn_if_builtin_active(self.crawler)
         self.holding.open(HeldRecords.open(self.crawler, self.config, self.telemetry))
-        if self.pushback is not None and self.resolver.shared is not None:
-            return self._load_pauses()  # before the first request is judged
+        if self.pauses is not None:
+            return self.pauses.load()  # before the first request is judged
         return None
 
     def _on_closed(self, spider: Any = None, reason: str = "") -> Any:
@@ -472,18 +450,6 @@ class RobotsService:
         if SharedResolvers.leave(self.spec) and self.resolver.shared is not None:
             steps.append(self.resolver.shared.close())  # the last user closes the connections
         return _in_turn(steps) if steps else None
-
-
-#: background saves of page pauses, kept until done
-_BACKGROUND: set[asyncio.Future[None]] = set()
-
-
-def _log_store_failure(task: asyncio.Future[None]) -> None:
-    if not task.cancelled() and task.exception() is not None:
-        logger.warning(
-            "scrapy-rep: could not share a page pause through the store (%(error)s)",
-            {"error": repr(task.exception())},
-        )
 
 
 def _ramp_max(crawler: Crawler) -> int:
