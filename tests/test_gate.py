@@ -11,14 +11,12 @@ from scrapy_rep.core.gate import (
     JUDGE,
     ORIGIN_PAUSED,
     ORIGIN_PENDING,
-    QUICK_FETCH,
-    SLOW_FETCH,
     WAIT,
     OriginGate,
     Waiting,
-    waiting_bound,
 )
 from scrapy_rep.core.policy import Policy, PolicyConfig, Status
+from scrapy_rep.core.waiting_room import QUICK_FETCH, SLOW_FETCH, waiting_bound
 
 A = "https://a.example:443"
 
@@ -48,50 +46,54 @@ def test_no_policy_waits_for_the_fetch_with_what_is_left_of_the_budget() -> None
 
 def test_at_most_max_waiting_requests_wait_their_whole_budget() -> None:
     g: OriginGate[str] = OriginGate(2.0, 10, park_timeout=50.0, max_waiting=2)
-    assert g.wait_budget(2.0, 10.0) == 2.0
-    with g.waiting_room(10.0):
-        assert g.wait_budget(1.5, 10.0) == 1.5
-        with g.waiting_room(10.0):
+    assert g.room.wait_budget(2.0, 10.0) == 2.0
+    with g.room.enter(10.0):
+        assert g.room.wait_budget(1.5, 10.0) == 1.5
+        with g.room.enter(10.0):
             # past the bound, while the fetches are quick: a short wait, never longer
-            assert g.wait_budget(2.0, 10.0 + QUICK_FETCH / 2) == QUICK_FETCH
-            assert g.wait_budget(0.1, 10.0 + QUICK_FETCH / 2) == 0.1
+            assert g.room.wait_budget(2.0, 10.0 + QUICK_FETCH / 2) == QUICK_FETCH
+            assert g.room.wait_budget(0.1, 10.0 + QUICK_FETCH / 2) == 0.1
             # one of them has waited a quick fetch's time: parked at once
-            assert g.wait_budget(2.0, 10.0 + QUICK_FETCH) == 0.0
-        assert g.wait_budget(2.0, 99.0) == 2.0
+            assert g.room.wait_budget(2.0, 10.0 + QUICK_FETCH) == 0.0
+        assert g.room.wait_budget(2.0, 99.0) == 2.0
     try:
-        with g.waiting_room(10.0):
+        with g.room.enter(10.0):
             raise RuntimeError("a wait cut short")
     except RuntimeError:
         pass
-    with g.waiting_room(10.0):  # counted out however the wait ends: one waits, not two
-        assert g.wait_budget(2.0, 10.0) == 2.0
-    assert gate().wait_budget(2.0, 10.0) == 2.0  # no bound by default
+    with g.room.enter(10.0):  # counted out however the wait ends: one waits, not two
+        assert g.room.wait_budget(2.0, 10.0) == 2.0
+    assert gate().room.wait_budget(2.0, 10.0) == 2.0  # no bound by default
 
 
 def test_the_longest_waiting_request_decides_whether_fetches_are_quick() -> None:
     g: OriginGate[str] = OriginGate(2.0, 10, park_timeout=50.0, max_waiting=1)
-    with g.waiting_room(10.0), g.waiting_room(11.0):
-        assert g.wait_budget(2.0, 11.0) == 0.0  # the one since 10.0 is slow, though 11.0 is not
-    with g.waiting_room(11.0), g.waiting_room(10.9):
-        assert g.wait_budget(2.0, 11.0) == QUICK_FETCH
+    with g.room.enter(10.0), g.room.enter(11.0):
+        assert (
+            g.room.wait_budget(2.0, 11.0) == 0.0
+        )  # the one since 10.0 is slow, though 11.0 is not
+    with g.room.enter(11.0), g.room.enter(10.9):
+        assert g.room.wait_budget(2.0, 11.0) == QUICK_FETCH
 
 
 def test_what_counts_as_a_quick_fetch_follows_how_long_fetches_lately_took() -> None:
     g: OriginGate[str] = OriginGate(2.0, 10, park_timeout=50.0, max_waiting=1)
-    assert g.quick_fetch == QUICK_FETCH  # nothing measured yet
-    g.fetched(0.6)  # the first fetch to end sets the pace: a busy crawl, 0.6 s a fetch
-    assert g.quick_fetch == SLOW_FETCH * 0.6
-    g.fetched(0.2)  # one quicker fetch moves it by an eighth of the difference
-    assert g.quick_fetch == pytest.approx(SLOW_FETCH * 0.55)
-    with g.waiting_room(10.0):
-        assert g.wait_budget(2.0, 10.9) == g.quick_fetch  # 0.9 s is not slow in this crawl
-        assert g.wait_budget(2.0, 11.2) == 0.0  # twice what fetches take is
+    assert g.room.quick_fetch == QUICK_FETCH  # nothing measured yet
+    g.room.fetched(0.6)  # the first fetch to end sets the pace: a busy crawl, 0.6 s a fetch
+    assert g.room.quick_fetch == SLOW_FETCH * 0.6
+    g.room.fetched(0.2)  # one quicker fetch moves it by an eighth of the difference
+    assert g.room.quick_fetch == pytest.approx(SLOW_FETCH * 0.55)
+    with g.room.enter(10.0):
+        assert (
+            g.room.wait_budget(2.0, 10.9) == g.room.quick_fetch
+        )  # 0.9 s is not slow in this crawl
+        assert g.room.wait_budget(2.0, 11.2) == 0.0  # twice what fetches take is
     for _ in range(40):  # quick again: the window shrinks back, never below QUICK_FETCH
-        g.fetched(0.01)
-    assert g.quick_fetch == QUICK_FETCH
+        g.room.fetched(0.01)
+    assert g.room.quick_fetch == QUICK_FETCH
     for _ in range(40):  # fetches slower than REP_PENDING_WAIT: never past it
-        g.fetched(5.0)
-    assert g.quick_fetch == 2.0
+        g.room.fetched(5.0)
+    assert g.room.quick_fetch == 2.0
 
 
 def test_half_the_downloader_may_wait_for_robots_txt() -> None:

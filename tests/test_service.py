@@ -18,9 +18,10 @@ import pytest_twisted
 from scrapy import Request, signals
 
 from scrapy_rep.adapter import meta as M
+from scrapy_rep.adapter.admission import HELD_DETAIL
 from scrapy_rep.adapter.browser import HANDLER, BrowserGuard
 from scrapy_rep.adapter.middleware import RobotsMiddleware
-from scrapy_rep.adapter.service import HELD_DETAIL, RobotsService
+from scrapy_rep.adapter.service import RobotsService
 from scrapy_rep.adapter.telemetry import Telemetry
 from scrapy_rep.core.decision import Decision
 from scrapy_rep.runtime.store.memory import EVICTED_PER_CACHED

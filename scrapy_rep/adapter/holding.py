@@ -45,7 +45,11 @@ logger = logging.getLogger(__name__)
 
 
 class Holding:
-    """Parks, wakes, releases and, at close, ends the requests the gate holds."""
+    """Parks, releases, gives up and, at close, ends the requests the gate holds.
+
+    Its refetch timers are :class:`Refetches`; the line an idle crawl says is
+    :class:`IdleLine`.
+    """
 
     def __init__(
         self,
@@ -70,13 +74,12 @@ class Holding:
         self.handover = handover  # where held requests go at close, if anywhere
         #: held requests recorded in the shared queue's Redis (set once the spider is open)
         self.records: HeldRecords | None = None
-        self._timers: dict[str, Timer] = {}
+        self.refetches = Refetches(gate, resolver, fetch, clock)
+        self.idle_line = IdleLine(gate, resolver, clock.now)
         #: the one park-expiry timer, and when it is due (the earliest give-up time)
         self._expiry: tuple[Timer, float] | None = None
         self._listening = False  # to request_scheduled: see listen
         self.closed = False
-        self._said_waiting: tuple[int, tuple[str, ...], int] | None = None
-        self._said_waiting_at = -IDLE_LINE_EVERY  # when it was said (the crawl clock)
         #: what the pushback side does when the crawl is idle (set by it)
         self.on_idle_pages: Callable[[], None] | None = None
 
@@ -132,7 +135,7 @@ class Holding:
             if self.records is not None:
                 self.records.parked(request, origin, reason, self.resolver.current(origin))
             if reason not in PUSHBACK_REASONS:  # a page's pause ends on a timer of its own
-                self._plan_wake(origin)
+                self.refetches.plan(origin)
             self._plan_expiry(since + self.gate.park_timeout)
             raise ParkedRequest(reason)
         # The scheduler takes it (its dupefilter has seen it: _seen_before) and
@@ -164,30 +167,6 @@ class Holding:
         request.meta[M.DECISION] = record
         self.telemetry.final(origin, record)
         raise RepIgnoreRequest(record)
-
-    # -- waking ---------------------------------------------------------------
-
-    def _plan_wake(self, origin: str) -> None:
-        """Make sure a held origin will be refetched (unless a fetch is under way)."""
-        if self.resolver.pending_since(origin) is not None:
-            return
-        when = self.gate.wake_due(origin, self.resolver.current(origin), self.clock())
-        if when is not None:
-            self._set_timer(origin, when)
-
-    def _set_timer(self, origin: str, when: float) -> None:
-        """Refetch ``origin``'s robots.txt at ``when`` (one timer per origin)."""
-        old = self._timers.pop(origin, None)
-        if old is not None:
-            old.cancel()
-        delay = max(0.0, when - self.clock())
-        self._timers[origin] = self.timers.call_later(delay, self._wake, origin)
-
-    def _wake(self, origin: str) -> None:
-        """Refetch for the requests held here; with none held, the next request will."""
-        self._timers.pop(origin, None)
-        if self.gate.woken(origin) and not self.closed:
-            self.resolver.resolve(origin, self.fetch)
 
     # -- giving up ------------------------------------------------------------
 
@@ -242,7 +221,7 @@ class Holding:
     def carry_out(self, origin: str, effects: Effects[Request], *, released: bool) -> None:
         """What the gate said a new policy means: a refetch time, requests to give back."""
         if effects.wake_at is not None:
-            self._set_timer(origin, effects.wake_at)
+            self.refetches.at(origin, effects.wake_at)
         for held in effects.release:
             self._give_back(held, released=released)
         self.listen(self.gate.watching)
@@ -279,23 +258,103 @@ class Holding:
         now = self.clock()
         for origin in self.gate.origins_without_wake():
             if self.gate.page_hold(origin, now) is None:  # a page's pause ends on its own timer
-                self._plan_wake(origin)
+                self.refetches.plan(origin)
         if len(self.gate):
-            self._say_waiting()
+            self.idle_line.say()
             raise DontCloseSpider
 
-    def _say_waiting(self) -> None:
-        """The engine is idle but for held requests: say how many, whose, until when (once)."""
+    # -- the end --------------------------------------------------------------
+
+    def close(self) -> int:
+        """End all still held: handed over (shared queue, JOBDIR) or dropped; the dropped count."""
+        self.closed = True
+        self.refetches.stop()
+        if self._expiry is not None:
+            self._expiry[0].cancel()
+            self._expiry = None
+        left = self.handover.take(self.gate.close())
+        for each, reason in left:
+            self._end(each, reason)
+        return len(left)
+
+
+class Refetches:
+    """One robots.txt refetch timer per held origin, on the crawl's clock.
+
+    Its own class because the timers are a schedule of their own: the gate says
+    when each held origin is due (``wake_due``, a new policy's ``wake_at``);
+    this keeps one timer per origin to that time and starts the fetch then.
+    """
+
+    def __init__(
+        self, gate: OriginGate[Request], resolver: Resolver, fetch: Fetch, clock: Clock
+    ) -> None:
+        self.gate = gate
+        self.resolver = resolver
+        self.fetch = fetch
+        self.timers = clock  # a test's clock moves them
+        self._timers: dict[str, Timer] = {}
+        self._stopped = False
+
+    def plan(self, origin: str) -> None:
+        """Make sure a held origin will be refetched (unless a fetch is under way)."""
+        if self.resolver.pending_since(origin) is not None:
+            return
+        when = self.gate.wake_due(origin, self.resolver.current(origin), self.timers.now())
+        if when is not None:
+            self.at(origin, when)
+
+    def at(self, origin: str, when: float) -> None:
+        """Refetch ``origin``'s robots.txt at ``when`` (one timer per origin)."""
+        old = self._timers.pop(origin, None)
+        if old is not None:
+            old.cancel()
+        delay = max(0.0, when - self.timers.now())
+        self._timers[origin] = self.timers.call_later(delay, self._wake, origin)
+
+    def _wake(self, origin: str) -> None:
+        """Refetch for the requests held here; with none held, the next request will."""
+        self._timers.pop(origin, None)
+        if self.gate.woken(origin) and not self._stopped:
+            self.resolver.resolve(origin, self.fetch)
+
+    def stop(self) -> None:
+        """The crawl closes: no timer fires any more."""
+        self._stopped = True
+        for timer in self._timers.values():
+            timer.cancel()
+        self._timers.clear()
+
+
+class IdleLine:
+    """The log line of a spider idle but for held requests: how many, whose, until when.
+
+    Its own class because it remembers what it said and when: a settled state
+    is said once, and one changing fast (origins given up one by one) not at
+    every idle tick.
+    """
+
+    def __init__(
+        self, gate: OriginGate[Request], resolver: Resolver, clock: Callable[[], float]
+    ) -> None:
+        self.gate = gate
+        self.resolver = resolver
+        self.clock = clock
+        self._said: tuple[int, tuple[str, ...], int] | None = None
+        self._said_at = -IDLE_LINE_EVERY  # when it was said (the crawl clock)
+
+    def say(self) -> None:
+        """The engine is idle but for held requests: say so, once for each settled state."""
         waiting = self.gate.waiting(self.resolver.current, self.resolver.config)
         said = (
             None if waiting is None else (waiting.held, waiting.origins, round(waiting.given_up_by))
         )
-        if waiting is None or said == self._said_waiting:
+        if waiting is None or said == self._said:
             return
         now = self.clock()
-        if now < self._said_waiting_at + IDLE_LINE_EVERY:
+        if now < self._said_at + IDLE_LINE_EVERY:
             return  # changing fast (origins given up one by one): said once it settles
-        self._said_waiting, self._said_waiting_at = said, now
+        self._said, self._said_at = said, now
         shown = ", ".join(printable(o) for o in waiting.origins[:SHOWN_ORIGINS])
         more = len(waiting.origins) - SHOWN_ORIGINS
         if more > 0:
@@ -311,22 +370,6 @@ class Holding:
                 "when": when(waiting.given_up_by, self.clock()),
             },
         )
-
-    # -- the end --------------------------------------------------------------
-
-    def close(self) -> int:
-        """End all still held: handed over (shared queue, JOBDIR) or dropped; the dropped count."""
-        self.closed = True
-        for timer in self._timers.values():
-            timer.cancel()
-        self._timers.clear()
-        if self._expiry is not None:
-            self._expiry[0].cancel()
-            self._expiry = None
-        left = self.handover.take(self.gate.close())
-        for each, reason in left:
-            self._end(each, reason)
-        return len(left)
 
 
 #: seconds after its give-up time a request counts as parked longer than REP_PARK_TIMEOUT

@@ -1,18 +1,16 @@
 """The crawl's robots.txt service: one per crawler, one admission path for every client.
 
-Data flows one way: request -> origin -> resolver (cache, or one shared
-fetch) -> policy -> :class:`~scrapy_rep.core.gate.OriginGate` (judge, wait or
-hold) -> :func:`~scrapy_rep.core.decision.judge_record` -> the sink
-(:class:`~scrapy_rep.adapter.telemetry.Telemetry`). :meth:`RobotsService.answer`
-is that path; the downloader middleware, the browser guard, ``scrapy robots``
-and the SitemapSpider's robots.txt request are its clients and hold no
-admission logic of their own.
+:meth:`RobotsService.answer` is the one admission path (carried out by
+:class:`~scrapy_rep.adapter.admission.AdmissionPath`); the downloader middleware,
+the browser guard, ``scrapy robots`` and the SitemapSpider's robots.txt
+request are its clients and hold no admission logic of their own.
 
 The service owns what lives as long as the crawl: the robots.txt fetcher,
 the resolver and this crawler's :class:`~scrapy_rep.adapter.listener.PolicyListener`
 (its fetches, and what each new policy means here), the gate and
-:class:`Holding` (where held requests wait), Crawl-delay, TDMRep, the collection hook, the sink and
-the open and close handlers. The downloader middleware makes it
+:class:`Holding` (where held requests wait), Crawl-delay, TDMRep, the collection hook,
+the page pauses and their sharing (:class:`~scrapy_rep.adapter.shared_pauses.SharedPauses`),
+the sink and the open and close handlers. The downloader middleware makes it
 (:meth:`RobotsService.of`); the other clients find it
 (:meth:`RobotsService.running`), and without it they fail closed: a browser
 render whose page was never judged has nothing to judge its sub-requests by.
@@ -20,12 +18,11 @@ render whose page was never judged has nothing to judge its sub-requests by.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import weakref
 from collections.abc import Awaitable, Coroutine
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, signals
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
@@ -33,41 +30,25 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.asyncio import is_asyncio_available
 
 from scrapy_rep.adapter import compat, oneshot
-from scrapy_rep.adapter import meta as M
+from scrapy_rep.adapter.admission import AdmissionPath
 from scrapy_rep.adapter.collection import CollectionHook, load_collection_policy
 from scrapy_rep.adapter.crawl_delay import CrawlDelay
-from scrapy_rep.adapter.fetch import RobotsFetcher, cached_robots_response
+from scrapy_rep.adapter.fetch import RobotsFetcher
 from scrapy_rep.adapter.handover import Handover
 from scrapy_rep.adapter.held_records import HeldRecords
 from scrapy_rep.adapter.holding import Holding
 from scrapy_rep.adapter.listener import PolicyListener
 from scrapy_rep.adapter.pushback import PageSignals
+from scrapy_rep.adapter.shared_pauses import SharedPauses
 from scrapy_rep.adapter.tdmrep import TdmRep
 from scrapy_rep.adapter.telemetry import Telemetry
-from scrapy_rep.core.decision import (
-    APPROVED,
-    DOWNLOAD,
-    DROP,
-    PARK,
-    Decision,
-    DecisionRecord,
-    excluded_site,
-    judge_record,
-    unjudged,
-)
-from scrapy_rep.core.events import RobotsServedFromCache
-from scrapy_rep.core.gate import JUDGE, WAIT, OriginGate, waiting_bound
-from scrapy_rep.core.origin import origin_of
+from scrapy_rep.core.decision import Decision, DecisionRecord
+from scrapy_rep.core.gate import OriginGate
 from scrapy_rep.core.policy import Policy, Status
-from scrapy_rep.core.pushback import REASONS as PUSHBACK_REASONS
 from scrapy_rep.core.tdmrep import USE as TDM_USE
+from scrapy_rep.core.waiting_room import waiting_bound
 from scrapy_rep.runtime.logs import bound_lines
-from scrapy_rep.runtime.resolver import (
-    Resolver,
-    ResolverSpec,
-    SharedResolvers,
-    policy_within,
-)
+from scrapy_rep.runtime.resolver import Resolver, ResolverSpec, SharedResolvers
 from scrapy_rep.runtime.settings import RepSettings, SettingError, is_enabled
 from scrapy_rep.runtime.store import open_store
 from scrapy_rep.runtime.store.factory import shared_pacing
@@ -79,15 +60,9 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-#: why a request the gate holds is not judged, for a client that cannot hold it
-HELD_DETAIL = {
-    "origin-paused": "the origin is paused: its robots.txt could not be read",
-    "origin-pending": "its robots.txt did not arrive within REP_PENDING_WAIT",
-}
-
 
 class RobotsService:
-    """Answers, for every client, what a request of this crawl may do; records the answer."""
+    """Builds and owns the crawl's parts, opens and closes them; every client asks it."""
 
     @classmethod
     def of(cls, crawler: Crawler) -> RobotsService:
@@ -134,7 +109,7 @@ class RobotsService:
             max_waiting=waiting_bound(concurrency) if self.one_shot is None else None,
         )
         hook = load_collection_policy(config.collection_policy)
-        self.collection = CollectionHook(hook) if hook is not None else None
+        collection = CollectionHook(hook) if hook is not None else None
         #: REP_EXCLUDE: sites dropped before any fetch (None: no list, no cost)
         self.excluded = config.exclude
         self.telemetry = Telemetry.of(crawler)
@@ -201,10 +176,27 @@ class RobotsService:
             else None
         )
         shared = self.resolver.shared
-        if self.pushback is not None and shared is not None and hasattr(shared, "save_pause"):
-            # a page's pause is the cluster's (Redis) or outlives the crawl (SQLite)
-            self.pushback.share = self._share_pause
-            shared.on_pause(self.pushback.adopt)
+        #: a page's pause is the cluster's (Redis) or outlives the crawl (SQLite)
+        self.pauses = (
+            SharedPauses(self.pushback, shared)
+            if self.pushback is not None and shared is not None
+            else None
+        )
+        self.admission = AdmissionPath(
+            crawler,
+            config,
+            gate=self.gate,
+            resolver=self.resolver,
+            fetcher=self.fetcher,
+            fetch=self.fetch,
+            telemetry=self.telemetry,
+            clock=self.timers,
+            excluded=self.excluded,
+            one_shot=self.one_shot,
+            collection=collection,
+            tdmrep=self.tdmrep,
+            pushback=self.pushback,
+        )
         connect = crawler.signals.connect
         connect(self._on_opened, signal=signals.spider_opened)
         connect(self.holding.on_idle, signal=signals.spider_idle)
@@ -227,140 +219,29 @@ class RobotsService:
             cache.evicted_max = EVICTED_PER_CACHED * self.config.cache_max_origins
         return Resolver.of(self.spec, cache, shared)
 
-    # -- the one admission path -----------------------------------------------
+    # -- the one admission path (AdmissionPath) --------------------------------
 
-    async def answer(
+    def answer(
         self, origin: str, request: Request, *, downloader: bool = False
-    ) -> tuple[DecisionRecord, Policy | None]:
-        """The decision record for ``request`` and the policy it rests on.
-
-        Policy for the origin, then the gate: judge now, wait for the origin's
-        one shared fetch, or hold. ``downloader``: the request is on its way to
-        be downloaded by the crawl and holds a downloader slot while it waits
-        (the gate's waiting bound); its answer is its final one and is
-        recorded here, and a held one comes back with action ``park``, to be
-        handed back. Any other request (a browser's sub-request) takes no
-        slot; a held one is dropped with the gate's reason, and its client
-        records it with what only it knows. A request to a site on
-        ``REP_EXCLUDE`` is dropped (``excluded-site``) before anything is asked.
-        """
-        if self.excluded is not None:
-            excluded = self.excluded_record(origin, request, downloader)
-            if excluded is not None:
-                return excluded, None
-        policy = self.resolver.current(origin)
-        now = self.clock()
-        cache = "miss" if policy is None else "hit" if policy.fresh(now) else "expired"
-        fetch_since = self.resolver.pending_since(origin)
-        admission = self.gate.admit(origin, policy, fetch_since, now)
-        if admission.action == WAIT:
-            if self.tdmrep is not None:
-                self.tdmrep.start(origin)  # beside the robots.txt fetch, not after it
-            if not downloader:  # takes no downloader slot: the gate's waiting bound is not its
-                policy = await self._wait_for_fetch(origin, admission.budget, request)
-            else:  # takes a downloader slot while it waits: the gate says for how long
-                budget = self.gate.wait_budget(admission.budget, now)
-                with self.gate.waiting_room(now):
-                    policy = await self._wait_for_fetch(origin, budget, request)
-            if policy is not None:  # the fetch ended: how long fetches take now
-                self.gate.fetched(self.clock() - (now if fetch_since is None else fetch_since))
-            admission = self.gate.admit_fetched(policy)
-        if admission.action != JUDGE:
-            return self._held(origin, request, policy, admission.reason, downloader), policy
-        assert policy is not None
-        if self.collection is None:  # no await on the hot path
-            record = self._record(origin, request.url, policy)
-            if self.tdmrep is not None:  # REP_USES names train-ai
-                await self.tdmrep.join(origin, request.url, record)
-        else:
-            record = await self._decide(origin, request, policy)
-        if downloader:
-            request.meta[M.DECISION] = record
-            if self.one_shot is not None and record["action"] not in (DOWNLOAD, DROP):
-                record["action"] = DROP  # a one-shot command holds nothing
-            self.telemetry.judged(origin, record, cache)
-            if self.one_shot is not None and record["action"] == DROP:
-                oneshot.say(record)
-        return record, policy
+    ) -> Coroutine[Any, Any, tuple[DecisionRecord, Policy | None]]:
+        """The decision record for ``request`` and the policy it rests on, to await (see
+        :meth:`AdmissionPath.answer <scrapy_rep.adapter.admission.AdmissionPath.answer>`; its own
+        coroutine, so the hot path awaits one frame, not two)."""
+        return self.admission.answer(origin, request, downloader=downloader)
 
     def excluded_record(
         self, origin: str, request: Request, downloader: bool
     ) -> DecisionRecord | None:
-        """The record of a request to a site on ``REP_EXCLUDE`` (recorded for the downloader,
-        which drops it), or None. Asked first by :meth:`answer`, and by the downloader
-        middleware for a ``dont_obey_robotstxt`` request: that opts out of robots.txt, not of
-        the list."""
-        assert self.excluded is not None
-        found = self.excluded.match_origin(origin)
-        if found is None:
-            return None
-        record = excluded_site(
-            origin, self.token, request.url, found.entry, found.line, found.where()
-        )
-        if downloader:
-            request.meta[M.DECISION] = record
-            self.telemetry.final(origin, record)
-            if self.one_shot is not None:
-                oneshot.say(record)
-        return record
+        """The record of a request to a site on ``REP_EXCLUDE``, or None."""
+        return self.admission.excluded_record(origin, request, downloader)
 
-    def _held(
-        self, origin: str, request: Request, policy: Policy | None, reason: str, downloader: bool
-    ) -> DecisionRecord:
-        """The record of a request the gate holds: ``park`` it (downloader), else drop it.
+    async def robots_for_spider(self, origin: str, request: Request) -> Response | None:
+        """A spider's own robots.txt request, answered from the cache when it is fresh and ok."""
+        return await self.admission.robots_for_spider(origin, request)
 
-        A one-shot command holds nothing: its request is dropped now, saying why.
-        """
-        if not downloader or self.one_shot is None:
-            action = PARK if downloader else DROP
-            detail = HELD_DETAIL.get(reason, reason)
-            if self.pushback is not None and reason in PUSHBACK_REASONS:
-                detail = self.pushback.detail(origin)
-            return unjudged(origin, self.token, request.url, policy, action, reason, detail)
-        policy = self.resolver.current(origin)
-        said = policy.reason if policy is not None else "its robots.txt fetch did not end"
-        detail = f"{said}; scrapy {self.one_shot} does not wait for robots.txt to be retried"
-        record = unjudged(origin, self.token, request.url, policy, DROP, reason, detail)
-        request.meta[M.DECISION] = record
-        self.telemetry.final(origin, record)
-        oneshot.say(record)
-        return record
-
-    async def _wait_for_fetch(self, origin: str, budget: float, request: Request) -> Policy | None:
-        """The new policy, if the origin's fetch (for ``request``) ends within ``budget`` s."""
-        task = self.resolver.resolve(origin, self.fetch)
-        if not task.done():
-            self.fetcher.asking(origin, request)
-        return await policy_within(task, budget, self.timers)
-
-    async def _decide(self, origin: str, request: Request, policy: Policy) -> DecisionRecord:
-        """The decision record for ``request`` (asking the collection hook, if there is one)."""
-        if self.collection is None or policy.status not in (Status.OK, Status.UNAVAILABLE):
-            record = self._record(origin, request.url, policy)
-        else:
-            collection, problem = await self.collection(request, self.crawler.spider)
-            record = self._record(origin, request.url, policy, collection)
-            if problem is not None:
-                record["detail"] = problem
-        if self.tdmrep is not None:
-            await self.tdmrep.join(origin, request.url, record)
-        return record
-
-    def _record(
-        self, origin: str, url: str, policy: Policy, collection: str = APPROVED
-    ) -> DecisionRecord:
-        robots = self.resolver.cache.robots(policy) if policy.status is Status.OK else None
-        return judge_record(
-            origin,
-            self.token,
-            url,
-            policy,
-            robots,
-            collection=collection,
-            disallowed_action=self.config.disallowed_action,
-            unresolved_collection_action=self.config.collection_unresolved_action,
-            declared=self.config.declared,
-        )
+    async def ask(self, url: str) -> tuple[Decision, Policy | None]:
+        """The answer a crawl would give for ``url`` now, recording nothing (``scrapy robots``)."""
+        return await self.admission.ask(url)
 
     # -- what the clients ask besides ---------------------------------------------
 
@@ -380,33 +261,6 @@ class RobotsService:
     def withhold(self, origin: str, request: Request, reason: str) -> None:
         """Drop a held request for a reason of its own (raises :class:`RepIgnoreRequest`)."""
         self.holding.withhold(origin, request, reason)
-
-    async def robots_for_spider(self, origin: str, request: Request) -> Response | None:
-        """A spider's own robots.txt request, answered from the cache when it is fresh and ok."""
-        if self.excluded is not None and self.excluded.match_origin(origin) is not None:
-            return None  # not fetched: answer() drops it, as every request to the site
-        policy = self.resolver.current(origin)
-        if policy is None or not policy.fresh(self.clock()):
-            policy = await self._wait_for_fetch(origin, self.config.pending_wait, request)
-        kept = self.resolver.cache.with_body(origin)
-        robots = self.resolver.cache.robots(policy) if policy is not None else None
-        if kept is None or kept.status is not Status.OK or kept.body is None or robots is None:
-            return None  # 404, paused, unreachable, pending: to the network, as without us
-        self.telemetry.record(RobotsServedFromCache(origin))
-        return cached_robots_response(request, kept.body, robots.sitemaps)
-
-    async def ask(self, url: str) -> tuple[Decision, Policy | None]:
-        """The answer a crawl would give for ``url`` now, recording nothing (``scrapy robots``)."""
-        origin = origin_of(url)
-        if self.excluded is not None:
-            excluded = self.excluded_record(origin, Request(url), downloader=False)
-            if excluded is not None:
-                return Decision(**cast(dict[str, Any], excluded)), None
-        policy = self.resolver.current(origin)
-        if policy is None or not policy.fresh(self.clock()):
-            policy = await self.resolver.resolve(origin, self.fetch)
-        record = cast(dict[str, Any], await self._decide(origin, Request(url), policy))
-        return Decision(**record), policy
 
     def subrequest(self, origin: str | None, record: DecisionRecord, **where: Any) -> None:
         """A browser's sub-request judged: recorded with the page and hop it came from."""
@@ -428,36 +282,11 @@ class RobotsService:
 
     # -- open and close -----------------------------------------------------
 
-    def _share_pause(self, origin: str, state: Any) -> None:
-        """Save a page's pause in the shared store (in the background; a failure is logged)."""
-        shared = self.resolver.shared
-        assert shared is not None
-        task = asyncio.ensure_future(shared.save_pause(origin, state))
-        task.add_done_callback(_log_store_failure)
-        _BACKGROUND.add(task)
-        task.add_done_callback(_BACKGROUND.discard)
-
-    async def _load_pauses(self) -> None:
-        """The pauses the store holds (another worker's, or the last run's): honoured here."""
-        shared = self.resolver.shared
-        if shared is None or self.pushback is None or not hasattr(shared, "load_pauses"):
-            return
-        try:
-            pauses = await shared.load_pauses()
-        except Exception as exc:
-            logger.warning(
-                "scrapy-rep: could not read the page pauses of the shared store (%(error)s)",
-                {"error": f"{type(exc).__name__}: {exc}"},
-            )
-            return
-        for origin, state in pauses.items():
-            self.pushback.adopt(origin, state)
-
     def _on_opened(self, spider: Any = None) -> Any:
         _warn_if_builtin_active(self.crawler)
         self.holding.open(HeldRecords.open(self.crawler, self.config, self.telemetry))
-        if self.pushback is not None and self.resolver.shared is not None:
-            return self._load_pauses()  # before the first request is judged
+        if self.pauses is not None:
+            return self.pauses.load()  # before the first request is judged
         return None
 
     def _on_closed(self, spider: Any = None, reason: str = "") -> Any:
@@ -473,18 +302,6 @@ class RobotsService:
         if SharedResolvers.leave(self.spec) and self.resolver.shared is not None:
             steps.append(self.resolver.shared.close())  # the last user closes the connections
         return _in_turn(steps) if steps else None
-
-
-#: background saves of page pauses, kept until done
-_BACKGROUND: set[asyncio.Future[None]] = set()
-
-
-def _log_store_failure(task: asyncio.Future[None]) -> None:
-    if not task.cancelled() and task.exception() is not None:
-        logger.warning(
-            "scrapy-rep: could not share a page pause through the store (%(error)s)",
-            {"error": repr(task.exception())},
-        )
 
 
 def _ramp_max(crawler: Crawler) -> int:

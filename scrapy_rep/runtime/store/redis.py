@@ -106,12 +106,17 @@ class RedisStore:
         self._release = client.register_script(_RELEASE)
         self._renew = client.register_script(_RENEW)
         self._listeners: list[Invalidated] = []
-        self._listener: asyncio.Task[None] | None = None
-        self._subscribing = asyncio.Lock()  # concurrent first loads subscribe once
-        self._closed = False
         #: what this store did, for stats and benchmarks; ``round_trips`` counts
         #: requests sent to Redis (a pipeline is one)
         self.counts: Counter[str] = Counter()
+        self._subscription = _Subscription(
+            client,
+            channel=self.channel,
+            pause_channel=self.pause_channel,
+            listeners=self._listeners,
+            pause_listeners=self._pause_listeners,
+            counts=self.counts,
+        )
 
     @classmethod
     def from_url(
@@ -150,7 +155,7 @@ class RedisStore:
     # -- SharedStore --------------------------------------------------------------------
 
     async def load(self, origin: str) -> Policy | None:
-        await self._watch()
+        await self._subscription.start()
         self.counts["round_trips"] += 1
         self.counts["load"] += 1
         fields = await self.client.hgetall(self.policy_key(origin))
@@ -211,12 +216,7 @@ class RedisStore:
             )
 
     async def close(self) -> None:
-        self._closed = True
-        if self._listener is not None:
-            self._listener.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._listener
-            self._listener = None
+        await self._subscription.stop()
         await self.client.aclose()
 
     # -- page pauses ---------------------------------------------------------------------
@@ -233,7 +233,7 @@ class RedisStore:
 
     async def load_pauses(self) -> dict[str, PauseState]:
         """The pauses not over yet (ended ones are deleted on the way)."""
-        await self._watch()
+        await self._subscription.start()
         self.counts["round_trips"] += 1
         raw = await self.client.hgetall(self.pauses_key)
         found: dict[str, PauseState] = {}
@@ -310,18 +310,49 @@ class RedisStore:
         """Call ``listener(origin)`` (``None``: everything) when an operator forgets a policy."""
         self._listeners.append(listener)
 
-    async def _watch(self) -> None:
-        """Subscribe to invalidations, before anything from the store is cached locally.
+
+class _Subscription:
+    """The store's one pub/sub connection: what other workers publish, told to the listeners.
+
+    Forgotten origins (``forget``, ``flush``) and page pauses arrive on it. Its
+    own class because it has a life of its own beside the store's commands:
+    opened by the first load, and only if someone listens; lost with the
+    connection and opened again by the next load; stopped at close.
+    """
+
+    def __init__(
+        self,
+        client: aioredis.Redis,
+        *,
+        channel: str,
+        pause_channel: str,
+        listeners: list[Invalidated],
+        pause_listeners: list[Paused],
+        counts: Counter[str],
+    ) -> None:
+        self.client = client
+        self.channel = channel
+        self.pause_channel = pause_channel
+        # the store's lists: listeners added later count
+        self._listeners = listeners
+        self._pause_listeners = pause_listeners
+        self.counts = counts
+        self._task: asyncio.Task[None] | None = None
+        self._subscribing = asyncio.Lock()  # concurrent first loads subscribe once
+        self._closed = False
+
+    async def start(self) -> None:
+        """Subscribe, before anything from the store is cached locally.
 
         A failure to subscribe fails the load that asked (the resolver then carries
         on locally); the next load tries again. Invalidations published while a
         worker is not subscribed are missed: its copy then lives until it expires.
         """
         listening = self._listeners or self._pause_listeners
-        if not listening or self._listener is not None or self._closed:
+        if not listening or self._task is not None or self._closed:
             return
         async with self._subscribing:
-            if self._listener is not None:
+            if self._task is not None:
                 return
             pubsub = self.client.pubsub(ignore_subscribe_messages=True)
             try:
@@ -330,7 +361,15 @@ class RedisStore:
             except BaseException:
                 await pubsub.aclose()  # type: ignore[no-untyped-call]
                 raise
-            self._listener = asyncio.ensure_future(self._listen(pubsub))
+            self._task = asyncio.ensure_future(self._listen(pubsub))
+
+    async def stop(self) -> None:
+        self._closed = True
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._task
+            self._task = None
 
     async def _listen(self, pubsub: Any) -> None:
         try:
@@ -359,7 +398,7 @@ class RedisStore:
                 for listener in list(self._listeners):
                     listener(None if origin == "*" else origin)
         finally:
-            self._listener = None
+            self._task = None
             with contextlib.suppress(Exception):
                 await pubsub.aclose()
 

@@ -1,0 +1,94 @@
+"""How much of the downloader requests waiting for their origin's robots.txt may take.
+
+A request waiting in the downloader for its origin's fetch counts in
+Scrapy's ``CONCURRENT_REQUESTS``: the first requests of origins whose
+robots.txt hangs would take all of it and stall every healthy origin.
+:class:`WaitingRoom` bounds that, from how long fetches lately took; the
+gate (:class:`~scrapy_rep.core.gate.OriginGate`) owns one. Pure: the clock
+is passed in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+#: seconds within which a robots.txt fetch always counts as quick (WaitingRoom.quick_fetch)
+QUICK_FETCH = 0.25
+#: a fetch is slow once it takes this many times what fetches lately took
+SLOW_FETCH = 2.0
+#: the weight of the newest fetch in what fetches lately took (a moving average)
+FETCH_WEIGHT = 1 / 8
+
+
+class WaitingRoom:
+    """The requests waiting in the downloader for a fetch, and how long one more may wait.
+
+    Its own class because it keeps its own measure (when each waiting request
+    began, how long fetches take) that no decision of the gate's depends on.
+    """
+
+    def __init__(self, pending_wait: float, max_waiting: int | None = None) -> None:
+        self.pending_wait = pending_wait
+        #: requests that may wait in the downloader for a fetch at once (None: any number)
+        self.max_waiting = max_waiting
+        #: when each request waiting in the downloader for a fetch began
+        self._waiting_since: list[float] = []
+        #: how long the fetches requests waited for have lately taken (a moving average, s)
+        self._fetch_time: float | None = None
+
+    def wait_budget(self, budget: float, now: float) -> float:
+        """How long one more request may wait in the downloader for its origin's fetch.
+
+        ``max_waiting`` requests may wait their whole ``budget``; past them, a
+        request waits only while the fetches are quick (none of the waiting
+        requests has waited longer than :attr:`quick_fetch`), and at most that
+        long, else it is parked at once (budget 0) and released when its
+        origin's fetch ends. While fetches are answered as fast as they lately
+        were, as when a broad crawl starts, nothing is parked for want of
+        room; when some hang, at most :attr:`quick_fetch` of the downloader
+        goes to them beyond ``max_waiting``.
+        """
+        if self.max_waiting is None or len(self._waiting_since) < self.max_waiting:
+            return budget
+        quick = self.quick_fetch
+        waited = now - min(self._waiting_since)
+        return min(budget, quick) if waited < quick else 0.0
+
+    @property
+    def quick_fetch(self) -> float:
+        """How long a fetch may take and still count as quick: twice what fetches lately took.
+
+        At least ``QUICK_FETCH`` s (before any fetch ended, too), at most
+        ``pending_wait``. A crawl whose machine is busy (a broad crawl is
+        CPU-bound: each of Scrapy's picks scans every queued host) answers
+        every fetch late, and its requests should wait for them, not be
+        parked and picked again; a robots.txt that hangs never ends, so it
+        never lengthens what counts as quick.
+        """
+        lately = self._fetch_time or 0.0
+        return min(max(QUICK_FETCH, SLOW_FETCH * lately), self.pending_wait)
+
+    def fetched(self, seconds: float) -> None:
+        """A fetch a request waited for ended, ``seconds`` after it started."""
+        lately = self._fetch_time
+        self._fetch_time = seconds if lately is None else lately + (seconds - lately) * FETCH_WEIGHT
+
+    @contextmanager
+    def enter(self, now: float) -> Iterator[None]:
+        """Count a request as waiting in the downloader (since ``now``) while the block runs."""
+        self._waiting_since.append(now)
+        try:
+            yield
+        finally:
+            self._waiting_since.remove(now)
+
+
+def waiting_bound(concurrent_requests: int) -> int | None:
+    """Requests that may wait in the downloader for robots.txt their whole budget: half of it.
+
+    The other half is left to requests that can be judged now (but for
+    :attr:`WaitingRoom.quick_fetch` while fetches are quick), so origins whose robots.txt
+    hangs never stall the others (None: CONCURRENT_REQUESTS is unbounded).
+    """
+    return max(1, concurrent_requests // 2) if concurrent_requests > 0 else None
