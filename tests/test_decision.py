@@ -316,7 +316,7 @@ def test_more_uses_join_robots_txt_even_without_rules() -> None:
 
 def test_the_record_made_once_per_rule_equals_the_answers() -> None:
     # robots_record keeps one record per matching rule: the same as answering afresh
-    from scrapy_rep.core.uses import USES, record, robots_answers, robots_record
+    from scrapy_rep.core.uses import USES, robots_answers, robots_record, uses_field
 
     for declared in (Declared(), TRAIN, Declared(USES)):
         for path in ("/x", "/open/x", "/open/", "/private/x", "/robots.txt"):
@@ -324,7 +324,9 @@ def test_the_record_made_once_per_rule_equals_the_answers() -> None:
             crawlable = robots.allowed("testbot", path)
             first = robots_record(robots, "testbot", path, crawlable, declared)
             again = robots_record(robots, "testbot", path, crawlable, declared)
-            fresh = record(robots_answers(parse(SIGNALLED), "testbot", path, crawlable, declared))
+            fresh = uses_field(
+                robots_answers(parse(SIGNALLED), "testbot", path, crawlable, declared)
+            )
             assert first == again == fresh
             with pytest.raises(TypeError):  # shared by the requests it answers: read-only
                 first.clear()

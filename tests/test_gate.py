@@ -7,10 +7,10 @@ from dataclasses import replace
 import pytest
 
 from scrapy_rep.core.gate import (
-    HOLD,
     JUDGE,
     ORIGIN_PAUSED,
     ORIGIN_PENDING,
+    PARK,
     WAIT,
     OriginGate,
     Waiting,
@@ -41,7 +41,7 @@ def test_no_policy_waits_for_the_fetch_with_what_is_left_of_the_budget() -> None
     late = g.admit(A, None, 9.5, 10.0)  # the fetch started half a second ago
     assert (late.action, late.budget) == (WAIT, 1.5)
     too_late = g.admit(A, None, 7.0, 10.0)
-    assert (too_late.action, too_late.reason) == (HOLD, ORIGIN_PENDING)
+    assert (too_late.action, too_late.reason) == (PARK, ORIGIN_PENDING)
 
 
 def test_at_most_max_waiting_requests_wait_their_whole_budget() -> None:
@@ -205,7 +205,7 @@ def test_a_request_that_waited_is_judged_by_the_policy_it_waited_for() -> None:
 
 def test_every_transition_of_the_table_is_what_on_policy_does() -> None:
     """TRANSITIONS is the gate's own table (the docs draw it): each row, carried out."""
-    from scrapy_rep.core.gate import KEEP, RESUME, TRANSITIONS
+    from scrapy_rep.core.gate import RESUME, STAY, TRANSITIONS
 
     before = {
         gate_state: old
@@ -227,7 +227,7 @@ def test_every_transition_of_the_table_is_what_on_policy_does() -> None:
             assert g.park(A, "held", 1.0, ORIGIN_PAUSED)
             new = policy(status, fetched_at=2.0)
             effects = g.on_policy(A, before[state], new, 2.0)
-            assert [h.item for h in effects.release] == ([] if effect == KEEP else ["held"])
+            assert [h.item for h in effects.release] == ([] if effect == STAY else ["held"])
             assert effects.resumed == (effect == RESUME), (state, status)
             assert effects.paused == (after == "paused")
             assert g.state(A, new) == after, (state, status)

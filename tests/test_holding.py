@@ -52,7 +52,7 @@ async def park(service: RobotsService, url: str) -> Request:
     request = Request(url)
     record, _ = await service.answer(A if "a.example" in url else B, request, downloader=True)
     assert (record["action"], record["reason"]) == ("park", "origin-paused")
-    handed = service.hand_back(request, record["reason"])
+    handed = service.to_parking(request, record["reason"])
     with pytest.raises(ParkedRequest):
         service.holding.on_scheduled(handed)
     return handed

@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import pytest
 
-from scrapy_rep.core.gate import HOLD, JUDGE, OriginGate
+from scrapy_rep.core.gate import JUDGE, PARK, OriginGate
 from scrapy_rep.core.pace import COARSE, DECAY, FINE, GAP_GROWTH, START_GAP
 from scrapy_rep.core.policy import Policy, Status
 from scrapy_rep.core.pushback import (
@@ -214,7 +214,7 @@ def test_the_gate_holds_a_paused_origins_requests_with_the_pages_reason() -> Non
     assert gate.admit(A, policy, None, NOW).action == JUDGE
     pb.on_response(A, 429, ra("30"), f"{A}/", NOW)
     held = gate.admit(A, policy, None, NOW + 1)
-    assert (held.action, held.reason) == (HOLD, RATE_LIMITED)
+    assert (held.action, held.reason) == (PARK, RATE_LIMITED)
     assert gate.admit(B, policy, None, NOW + 1).action == JUDGE
     # entering the scheduler: parked; once resumed and with room, let through
     assert gate.hold_reason(A, None, policy, None, NOW + 1) == RATE_LIMITED

@@ -78,9 +78,9 @@ def test_parked_and_released_each_leave_a_record(tmp_path: Path) -> None:
     log = tmp_path / "audit.jsonl"
     crawler = get_crawler(settings_dict={**ADDON, "REP_DECISION_LOG": str(log)})
     sink = Telemetry.of(crawler)
-    sink.record(Parked(A, "http://a.example/1", "origin-paused"))
-    sink.record(Released(A, "http://a.example/1"))
-    sink.record(Parked(A, "http://a.example/2", "origin-pending"))
+    sink.emit(Parked(A, "http://a.example/1", "origin-paused"))
+    sink.emit(Released(A, "http://a.example/1"))
+    sink.emit(Parked(A, "http://a.example/2", "origin-pending"))
     sink.closed("finished", 0, spider="s", token="testbot")
     kinds = [(r["type"], r["url"]) for r in records(log) if r["type"] != "origin"]
     assert kinds == [
@@ -134,7 +134,7 @@ def test_a_dead_workers_requeued_requests_get_the_decision_records_it_would_have
     ]
     urls = [f"http://a.example/{n}" for n in range(4)]
     with caplog.at_level(logging.INFO, logger="scrapy_rep"):
-        sink.record(RequeuedFromDead("host:41:ab", urls, held))
+        sink.emit(RequeuedFromDead("host:41:ab", urls, held))
     sink.closed("finished", 0, spider="s", token="testbot")
 
     found = records(log)
@@ -186,7 +186,7 @@ def test_every_kind_of_event_has_one_handler_and_nothing_else_is_taken() -> None
     assert set(_ON) == set(get_args(Event))
     sink = Telemetry.of(get_crawler(settings_dict=ADDON))
     with pytest.raises(TypeError, match="not a scrapy-rep event"):
-        sink.record(("parked", A, "http://a.example/1"))  # type: ignore[arg-type]
+        sink.emit(("parked", A, "http://a.example/1"))  # type: ignore[arg-type]
 
 
 def test_events_are_values_that_cannot_change() -> None:

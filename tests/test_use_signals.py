@@ -13,7 +13,7 @@ from scrapy_rep.core.use_signals import (
     response_signals,
     response_uses,
 )
-from scrapy_rep.core.uses import UseAnswer, combine, record
+from scrapy_rep.core.uses import UseAnswer, combine, uses_field
 
 TOKEN = "testbot"
 ROBOTS_NO = UseAnswer("train-ai", "refused", "robots.txt line 2 in group user-agent: * : x")
@@ -188,7 +188,7 @@ def test_the_combined_request_record_gives_each_response_the_answer_of_the_separ
     """The request path records one combined answer; split again, nothing is lost."""
     robots_answers = [robots] if robots is not None else []
     expected = response_uses(["train-ai"], robots_answers, tdm_file, signals)["train-ai"]
-    recorded = record(combine([*robots_answers, *([tdm_file] if tdm_file else [])]))
+    recorded = uses_field(combine([*robots_answers, *([tdm_file] if tdm_file else [])]))
     before, split_file = request_answers(recorded)
     found = response_uses(["train-ai"], before, split_file, signals)["train-ai"]
     assert found.answer == expected.answer

@@ -15,8 +15,8 @@ from scrapy_rep.core.uses import (
     diagnose,
     parse_content_signal,
     parse_usage_prefs,
-    record,
     robots_answers,
+    uses_field,
 )
 from scrapy_rep.robotstxt import parse
 from tests.support.examples import examples
@@ -127,7 +127,7 @@ def test_combine_of_nothing_is_empty() -> None:
 def test_record_is_plain_data() -> None:
     source = "robots.txt line 7 in group user-agent: * : Content-Signal: ai-train=no"
     combined = combine([answer("train-ai", "refused", source)])
-    assert record(combined) == {"train-ai": {"answer": "refused", "source": source}}
+    assert uses_field(combined) == {"train-ai": {"answer": "refused", "source": source}}
 
 
 # -- robots.txt at request time ---------------------------------------------

@@ -243,7 +243,7 @@ class AdmissionPath:
         robots = self.resolver.cache.robots(policy) if policy is not None else None
         if kept is None or kept.status is not Status.OK or kept.body is None or robots is None:
             return None  # 404, paused, unreachable, pending: to the network, as without us
-        self.telemetry.record(RobotsServedFromCache(origin))
+        self.telemetry.emit(RobotsServedFromCache(origin))
         return cached_robots_response(request, kept.body, robots.sitemaps)
 
     async def ask(self, url: str) -> tuple[Decision, Policy | None]:

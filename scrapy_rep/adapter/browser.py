@@ -74,8 +74,7 @@ from scrapy_rep.core.use_signals import (
     response_signals,
     response_uses,
 )
-from scrapy_rep.core.uses import REFUSED, UseAnswer
-from scrapy_rep.core.uses import record as as_record
+from scrapy_rep.core.uses import REFUSED, UseAnswer, uses_field
 from scrapy_rep.runtime.settings import RepSettings, is_enabled
 
 if TYPE_CHECKING:
@@ -286,15 +285,15 @@ class BrowserGuard:
             return Judgement(origin, _record(origin, token, url, DROP, GUARD_ERROR, detail))
         judgement = Judgement(origin, record)
         if page_use:
-            judgement.record["page_use"] = as_record(page_use)
+            judgement.record["page_use"] = uses_field(page_use)
             refused = next((a for a in page_use.values() if a.answer == REFUSED), None)
             if judgement.allowed and refused is not None and self.config.use_action == "drop":
                 detail = f"the page {page} refuses {refused.use}: {refused.source}"
                 record = _record(origin, token, url, DROP, USE_REFUSED, detail)
-                judgement = Judgement(origin, {**record, "page_use": as_record(page_use)})
+                judgement = Judgement(origin, {**record, "page_use": uses_field(page_use)})
         return judgement
 
-    def record(
+    def note(
         self,
         judgement: Judgement,
         *,
@@ -479,7 +478,7 @@ class PageRoute:
     ) -> None:
         if self.guard is None:
             return
-        self.guard.record(
+        self.guard.note(
             judgement,
             page=self._page_of(pw_request),
             first_url=first_url,
@@ -616,7 +615,7 @@ class PageRoute:
         judgement = await self.guard.judge(
             http, page=self.page_url, resource_type="websocket", method="GET", hop=0
         )
-        self.guard.record(
+        self.guard.note(
             judgement,
             page=self.page_url,
             first_url=url,

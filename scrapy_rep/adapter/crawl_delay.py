@@ -120,7 +120,7 @@ class CrawlDelay:
             delay = entry[1]
         else:
             delay = self._decide(origin, policy.digest, self.asked_by(policy))
-            self.telemetry.record(CrawlDelaySet(origin, delay))
+            self.telemetry.emit(CrawlDelaySet(origin, delay))
         if not delay:
             return None
         if self.pacing is None:
@@ -147,7 +147,7 @@ class CrawlDelay:
                     self._pacing_down = False
                     logger.info("scrapy-rep: the shared Crawl-delay answers again")
                 if wait > 0:
-                    self.telemetry.record(DelayWaited(wait))
+                    self.telemetry.emit(DelayWaited(wait))
                     await sleep(self.clock, wait)
         finally:
             self._queued[key] -= 1
@@ -167,7 +167,7 @@ class CrawlDelay:
         """The delay to apply for a body asking ``asked`` seconds: capped, remembered."""
         delay = asked
         if delay is not None and delay > self.cap:
-            self.telemetry.record(CrawlDelayCapped(origin, delay, self.cap))
+            self.telemetry.emit(CrawlDelayCapped(origin, delay, self.cap))
             delay = self.cap
         known = self._known
         known.pop(origin, None)
@@ -192,7 +192,7 @@ class CrawlDelay:
         if not self._floors:  # listen only once there is a floor to keep (~9 µs a response)
             self.crawler.signals.connect(self._keep_floor, signal=signals.response_downloaded)
         self._floors[key] = floor
-        self.telemetry.record(SlotDelayRaised(str(key), floor))
+        self.telemetry.emit(SlotDelayRaised(str(key), floor))
         slot_settings = downloader.per_slot_settings.setdefault(key, {})
         slot_settings["delay"] = max(float(slot_settings.get("delay", 0)), floor)
         compat.no_jitter_slot_settings(slot_settings)

@@ -92,7 +92,7 @@ class Handover:
         for each in held:
             engine.crawl(each.item.replace(dont_filter=True))  # the dupefilter saw it last run
         if held:
-            self.telemetry.record(HeldRestored(len(held)))
+            self.telemetry.emit(HeldRestored(len(held)))
 
     def _shared_queue(self) -> Any:
         """A scrapy-redis scheduler, whose queue the cluster shares, or None.

@@ -89,7 +89,7 @@ class HeldRecords:
                 (queue.key, kind),
                 lease=config.worker_lease,
                 check_interval=config.worker_check_interval,
-                on_requeued=lambda worker, moved: telemetry.record(requeued_event(worker, moved)),
+                on_requeued=lambda worker, moved: telemetry.emit(requeued_event(worker, moved)),
             ),
             queue,
             telemetry,
@@ -106,13 +106,13 @@ class HeldRecords:
             data = compat.encode_for_queue(self.queue, request.replace(dont_filter=True))
         except Exception as exc:  # a lambda callback, an unpicklable meta value, ...
             error = f"{type(exc).__name__}: {exc}"
-            self.telemetry.record(HeldUnrecorded(request.url, error))
+            self.telemetry.emit(HeldUnrecorded(request.url, error))
             return
         held_id = secrets.token_hex(8)
         request.meta[M.HELD_ID] = held_id
         about = json.dumps(held_fields(origin, self.token, policy, reason)).encode()
         score = -request.priority if self.scored else 0
-        self.ledger.record(held_id, request.url, score, data, about)
+        self.ledger.add(held_id, request.url, score, data, about)
 
     def left(self, request: Request) -> None:
         """``request`` is released or dropped: its record goes."""

@@ -131,7 +131,7 @@ class Holding:
             return  # a duplicate: the scheduler's dupefilter drops it, as it would unparked
         since = meta.setdefault(M.PARKED_AT, now)
         if self.gate.park(origin, request, since, reason):
-            self.telemetry.record(Parked(origin, request.url, reason))
+            self.telemetry.emit(Parked(origin, request.url, reason))
             if self.records is not None:
                 self.records.parked(request, origin, reason, self.resolver.current(origin))
             if reason not in PUSHBACK_REASONS:  # a page's pause ends on a timer of its own
@@ -150,7 +150,7 @@ class Holding:
             return False
         return bool(dupefilter.request_seen(request))
 
-    def hand_back(self, request: Request, reason: str) -> Request:
+    def to_parking(self, request: Request, reason: str) -> Request:
         """From the downloader: give the request back to the engine, to be parked here.
 
         It has passed the dupefilter once: if it is not parked after all, the
@@ -161,7 +161,7 @@ class Holding:
         self.listen(True)  # the engine schedules it next: be there to park it
         return request
 
-    def withhold(self, origin: str, request: Request, reason: str) -> None:
+    def drop_held(self, origin: str, request: Request, reason: str) -> None:
         """In the downloader: drop a held request for a reason of its own, so its errback hears."""
         record = withheld(origin, self.token, request.url, self.resolver.current(origin), reason)
         request.meta[M.DECISION] = record
@@ -186,7 +186,7 @@ class Holding:
         if self.closed:
             return
         for held in self.gate.expire(self.clock()):
-            self._give_back(held, drop="park-expired")
+            self._rejudge(held, drop="park-expired")
         due = self.gate.next_expiry()
         if due is not None:
             self._plan_expiry(due)
@@ -198,7 +198,7 @@ class Holding:
         """
         taken = self.gate.release_some(origin, count)
         for held in taken:
-            self._give_back(held)
+            self._rejudge(held)
         self.listen(self.gate.watching)
         return len(taken)
 
@@ -207,7 +207,7 @@ class Holding:
         (its errback hears why); how many."""
         taken = self.gate.release_some(origin, None)
         for held in taken:
-            self._give_back(held, drop=reason)
+            self._rejudge(held, drop=reason)
         self.listen(self.gate.watching)
         return len(taken)
 
@@ -223,10 +223,10 @@ class Holding:
         if effects.wake_at is not None:
             self.refetches.at(origin, effects.wake_at)
         for held in effects.release:
-            self._give_back(held, released=released)
+            self._rejudge(held, released=released)
         self.listen(self.gate.watching)
 
-    def _give_back(self, held: Held[Request], *, released: bool = True, drop: str = "") -> None:
+    def _rejudge(self, held: Held[Request], *, released: bool = True, drop: str = "") -> None:
         """Hand a held request back to the engine, to be judged (or dropped: ``drop``)."""
         if closing(self.crawler):
             self._end(held)
@@ -237,7 +237,7 @@ class Holding:
         if drop:
             request.meta[M.DROP] = drop  # dropped in the downloader, where its errback hears it
         elif released:
-            self.telemetry.record(Released(held.origin, request.url, held.reason))
+            self.telemetry.emit(Released(held.origin, request.url, held.reason))
         engine = self.crawler.engine
         assert engine is not None
         engine.crawl(request.replace(dont_filter=True))  # the dupefilter has seen it already

@@ -147,7 +147,7 @@ class IdentityGuard:
         self, origin: str, request: Request, reason: str, action: str, detail: str
     ) -> None:
         drop = action == "drop"
-        self.telemetry.record(
+        self.telemetry.emit(
             IdentityMismatch(
                 origin,
                 request.url,

@@ -98,7 +98,7 @@ class PolicyListener:
         result = self._results.pop(origin, None) if here else None
         if holding.closed:
             if result is not None:
-                self.telemetry.record(Fetched(origin, result, None))
+                self.telemetry.emit(Fetched(origin, result, None))
             return
         parsed = here and new.status is Status.OK and new.outcome != NOT_MODIFIED
         robots = self.resolver.cache.robots(new) if parsed else None
@@ -106,14 +106,14 @@ class PolicyListener:
         ours = here or asked is not None or self.gate.holds(origin)
         if here:  # one fetch, one record: what was fetched and the policy it gave
             licenses = robots.licenses if robots is not None else ()
-            self.telemetry.record(Fetched(origin, result, new, licenses))
+            self.telemetry.emit(Fetched(origin, result, new, licenses))
         elif ours:
-            self.telemetry.record(Reused(origin, new))
+            self.telemetry.emit(Reused(origin, new))
         effects = self.gate.on_policy(origin, old, new, self.clock())
         if not ours:
             holding.carry_out(origin, effects, released=new.status is not Status.UNRESOLVED)
             return
-        self.telemetry.record(Standing(origin, new, effects.paused, effects.resumed))
+        self.telemetry.emit(Standing(origin, new, effects.paused, effects.resumed))
         if effects.paused:
             self._send(rep_signals.origin_paused, origin, new)
         if effects.resumed:
@@ -129,13 +129,13 @@ class PolicyListener:
         self.fetcher.answered(origin)
         result = self._results.pop(origin, None)
         if result is not None:  # fetched, but no policy came of it
-            self.telemetry.record(Fetched(origin, result, None))
+            self.telemetry.emit(Fetched(origin, result, None))
         if self.holding is not None:
             self.holding.refetch_if_held(origin)
 
     def _parsed(self, origin: str, robots: RobotsTxt, asked: Request) -> None:
         """Scrapy's ``robots_parsed``, with the request the fetch was for, as Scrapy sends it."""
-        self.telemetry.record(Parsed(origin, robots.diagnostics))
+        self.telemetry.emit(Parsed(origin, robots.diagnostics))
         compat.send_robots_parsed(self.crawler, RepRobotParser(robots, self.token), asked)
 
     def _send(self, signal: object, origin: str, policy: Policy) -> None:

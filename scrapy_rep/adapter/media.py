@@ -40,7 +40,7 @@ from scrapy_rep.core.directives import head_metas
 from scrapy_rep.core.events import ItemDropped, PageUses
 from scrapy_rep.core.origin import NotAnOrigin, origin_of
 from scrapy_rep.core.use_signals import meta_names
-from scrapy_rep.core.uses import record
+from scrapy_rep.core.uses import uses_field
 from scrapy_rep.runtime.settings import RepSettings, is_enabled
 
 if TYPE_CHECKING:
@@ -85,10 +85,10 @@ class MediaUsesMiddleware:
             origin: str | None = origin_of(response.url)
         except NotAnOrigin:
             origin = None
-        self.telemetry.record(PageUses(origin, response.url, record(answers)))
+        self.telemetry.emit(PageUses(origin, response.url, uses_field(answers)))
         refused = first_refusal(answers) if self.drop_refused else None
         if refused is None:
             return response
         detail = f"{refused.use} refused: {refused.source}"
-        self.telemetry.record(ItemDropped(response.url, USE_REFUSED, detail, media=True))
+        self.telemetry.emit(ItemDropped(response.url, USE_REFUSED, detail, media=True))
         raise MediaUseRefused(f"{USE_REFUSED}: {detail}")

@@ -51,7 +51,7 @@ class RobotsMiddleware:
         service = self.service
         withheld_reason = meta.pop(M.DROP, None)
         if withheld_reason is not None:
-            service.withhold(origin, request, withheld_reason)
+            service.drop_held(origin, request, withheld_reason)
         if request.url.endswith("/robots.txt") and request.url == robots_url(origin):
             cached = await service.robots_for_spider(origin, request)
             if cached is not None:
@@ -69,14 +69,14 @@ class RobotsMiddleware:
                 turn = await waiting if waiting is not None else None
                 held = pushback.sending(request, origin, turn)
                 if held is not None:
-                    return service.hand_back(request, held)
+                    return service.to_parking(request, held)
             return None
         if action == DROP:
             if service.pushback is not None:  # a ramp's request that will never answer
                 service.pushback.not_sent(origin)
             raise RepIgnoreRequest(record)
         # held by the gate, or REP_*_ACTION = "park": parked before the scheduler takes it
-        return service.hand_back(request, record["reason"])
+        return service.to_parking(request, record["reason"])
 
     def _excluded_unobeyed(self, request: Request) -> None:
         """A ``dont_obey_robotstxt`` request to a site on ``REP_EXCLUDE``: dropped all the same."""

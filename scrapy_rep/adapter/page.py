@@ -57,7 +57,7 @@ from scrapy_rep.core.use_signals import (
     response_signals,
     response_uses,
 )
-from scrapy_rep.core.uses import REFUSED, UseAnswer, record
+from scrapy_rep.core.uses import REFUSED, UseAnswer, uses_field
 from scrapy_rep.runtime.settings import RepSettings, is_enabled
 
 if TYPE_CHECKING:
@@ -170,7 +170,7 @@ class PageDirectivesMiddleware:
         """``meta["rep_use"]`` for the response; the refusal that drops its items, if any."""
         request = response.request
         answers = response_answers(self.token, self.uses, response, request, metas)
-        self.telemetry.record(PageUses(_origin(response.url), response.url, record(answers)))
+        self.telemetry.emit(PageUses(_origin(response.url), response.url, uses_field(answers)))
         if not self.drop_refused or request is None or M.exempt(request.meta):
             return None
         return first_refusal(answers)
@@ -219,7 +219,7 @@ class PageDirectivesMiddleware:
             said,
             directives.invalid_dates,
         )
-        self.telemetry.record(event)
+        self.telemetry.emit(event)
 
     # -- filtering its output -------------------------------------------------------------------
 
@@ -248,7 +248,7 @@ class PageDirectivesMiddleware:
                 self._drop_item(response, page.refused)
                 return False
             return True
-        self.telemetry.record(
+        self.telemetry.emit(
             NoindexItem(response.url, directives.source("noindex"), self.keep_noindex)
         )
         return self.keep_noindex
@@ -256,7 +256,7 @@ class PageDirectivesMiddleware:
     def _drop_item(self, response: Response, refused: UseAnswer) -> None:
         """An item of a response that refuses a declared use, under REP_USE_ACTION = "drop"."""
         detail = f"{refused.use} refused: {refused.source}"
-        self.telemetry.record(ItemDropped(response.url, USE_REFUSED, detail))
+        self.telemetry.emit(ItemDropped(response.url, USE_REFUSED, detail))
 
     def _drop(self, request: Request, response: Response, reason: str, said: str, why: str) -> None:
         origin = _origin(request.url)

@@ -47,7 +47,7 @@ from scrapy_rep.adapter import meta as M
 from scrapy_rep.adapter.page import response_answers
 from scrapy_rep.core.directives import head_metas
 from scrapy_rep.core.use_signals import meta_names
-from scrapy_rep.core.uses import record
+from scrapy_rep.core.uses import uses_field
 from scrapy_rep.runtime.clock import clock_of
 from scrapy_rep.runtime.settings import RepSettings, is_enabled
 
@@ -210,7 +210,7 @@ def _uses(mw: ProvenanceSource, response: Response) -> dict[str, dict[str, str]]
         return {}
     html = isinstance(response, HtmlResponse)
     metas = head_metas(response.body, mw.meta_names) if html else None
-    return record(response_answers(mw.token, mw.uses, response, response.request, metas))
+    return uses_field(response_answers(mw.token, mw.uses, response, response.request, metas))
 
 
 def _iso(when: Any) -> str | None:

@@ -188,8 +188,8 @@ class PageSignals:
         self.paused(pause)
         if pause.cause == BLOCKED:
             return response  # the refusal is that URL's answer; the next ones are not sent
-        self.telemetry.record(PageRefused(origin, request.url, status))
-        return self.holding.hand_back(request, pause.cause)
+        self.telemetry.emit(PageRefused(origin, request.url, status))
+        return self.holding.to_parking(request, pause.cause)
 
     def wall(self, origin: str, status: int, url: str) -> bool:
         """A licence or payment wall at ``origin`` (:mod:`scrapy_rep.adapter.walls`): True
@@ -207,8 +207,8 @@ class PageSignals:
         if isinstance(exception, PushbackHeld):  # taken out of its slot's queue: held
             origin = _origin(request)
             if origin is not None:
-                self.telemetry.record(PageRefused(origin, request.url, None, unsent=True))
-            return self.holding.hand_back(request, exception.reason)
+                self.telemetry.emit(PageRefused(origin, request.url, None, unsent=True))
+            return self.holding.to_parking(request, exception.reason)
         if counted is not None:
             self._ramp(counted)
         return None
@@ -219,7 +219,7 @@ class PageSignals:
         """An origin paused (here, or at another worker): hold its requests until the end."""
         origin = pause.origin
         if pause.new:
-            self.telemetry.record(PagePaused(pause, shared))
+            self.telemetry.emit(PagePaused(pause, shared))
             if self.share is not None and not shared:
                 self.share(origin, pause.state)
         self._set_timer(origin, pause.until)
@@ -274,7 +274,7 @@ class PageSignals:
             return
         ended = self.core.resume(origin, now)
         if ended is not None:
-            self.telemetry.record(PageResumed(origin, ended))
+            self.telemetry.emit(PageResumed(origin, ended))
         self._ramp(origin)
 
     def _ramp(self, origin: str) -> None:

@@ -254,13 +254,13 @@ class RobotsService:
             return None
         return self.crawl_delay.keep(request, origin, policy)
 
-    def hand_back(self, request: Request, reason: str) -> Request:
+    def to_parking(self, request: Request, reason: str) -> Request:
         """A held request, handed back to the engine, to be parked before the scheduler."""
-        return self.holding.hand_back(request, reason)
+        return self.holding.to_parking(request, reason)
 
-    def withhold(self, origin: str, request: Request, reason: str) -> None:
+    def drop_held(self, origin: str, request: Request, reason: str) -> None:
         """Drop a held request for a reason of its own (raises :class:`RepIgnoreRequest`)."""
-        self.holding.withhold(origin, request, reason)
+        self.holding.drop_held(origin, request, reason)
 
     def subrequest(self, origin: str | None, record: DecisionRecord, **where: Any) -> None:
         """A browser's sub-request judged: recorded with the page and hop it came from."""

@@ -23,8 +23,7 @@ from scrapy_rep.core.events import TdmrepFetched
 from scrapy_rep.core.policy import Conditional, FetchResult, Policy
 from scrapy_rep.core.tdmrep import tdmrep_url
 from scrapy_rep.core.use_signals import request_answers
-from scrapy_rep.core.uses import REFUSED, UNKNOWN, UseAnswer, combine
-from scrapy_rep.core.uses import record as as_record
+from scrapy_rep.core.uses import REFUSED, UNKNOWN, UseAnswer, combine, uses_field
 from scrapy_rep.runtime.resolver import Fetch, FetchAbandoned
 from scrapy_rep.runtime.tdmrep import TdmFiles, origin_of_key
 
@@ -117,7 +116,7 @@ class TdmRep:
         # last, as robots_answers' "more" would be; an unknown first, so that when nothing
         # else is known the record says why the file did not answer
         combined = combine([found, *before] if found.answer == UNKNOWN else [*before, found])
-        record["uses"] = {**uses, **as_record({found.use: combined[found.use]})}
+        record["uses"] = {**uses, **uses_field({found.use: combined[found.use]})}
         if self.drop and combined[found.use] is found and found.answer == REFUSED:
             record["action"] = DROP
             record["reason"] = USE_REFUSED
@@ -140,13 +139,13 @@ class TdmRep:
             return  # fetched by another crawler (or found in the shared store): said there
         origin = origin_of_key(key)
         rules = self.files.rules(new)
-        self.telemetry.record(TdmrepFetched(origin, self._results.pop(key, None), new, rules))
+        self.telemetry.emit(TdmrepFetched(origin, self._results.pop(key, None), new, rules))
 
     def on_abandoned(self, key: str) -> None:
         """Nothing is held for a tdmrep.json: the next request asks again."""
         result = self._results.pop(key, None)
         if result is not None:  # fetched, but no policy came of it
-            self.telemetry.record(TdmrepFetched(origin_of_key(key), result, None))
+            self.telemetry.emit(TdmrepFetched(origin_of_key(key), result, None))
 
     def _on_closed(self, spider: Any = None, reason: str = "") -> None:
         if self in self.files.resolver.listeners:

@@ -74,6 +74,6 @@ class LicenceWalls:
         licenses = tuple(robots.licenses) if robots is not None else ()
         said = wall.said()
         event = LicenceWall(origin, request.url, {**wall.to_dict(), "said": said}, walled, licenses)
-        service.telemetry.record(event)
+        service.telemetry.emit(event)
         detail = f"the page answered {said}: not retried, its items not produced"
         raise RepIgnoreRequest(licence_required(origin, service.token, request.url, said, detail))

@@ -21,7 +21,7 @@ from scrapy_rep.cli.explain import add_parser as add_explain_parser
 from scrapy_rep.cli.recheck import add_parser as add_recheck_parser
 from scrapy_rep.cli.report import add_parser as add_report_parser
 from scrapy_rep.cli.store import add_parser as add_store_parser
-from scrapy_rep.core.uses import USES, Declared, diagnose, record, robots_answers, shown
+from scrapy_rep.core.uses import USES, Declared, diagnose, robots_answers, shown, uses_field
 from scrapy_rep.robotstxt import MAX_BYTES, InvalidProductToken, RobotsTxt, parse
 from scrapy_rep.robotstxt.text import printable
 
@@ -85,7 +85,7 @@ def _check(args: argparse.Namespace) -> int:
         print(printable(line))
         # each use asked for (--use), and every other use the file states
         answers = robots_answers(robots, args.agent, url, verdict.allowed, declared)
-        for use_line in shown(record(answers)):
+        for use_line in shown(uses_field(answers)):
             print(printable(f"  use {use_line}"))
     return EXIT_DISALLOWED if disallowed else EXIT_ALLOWED
 

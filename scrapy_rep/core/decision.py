@@ -215,7 +215,7 @@ class Decision:
     reason: str
     #: a sentence for people: the rule and group, or the policy's reason
     detail: str = ""
-    #: use -> {"answer": allowed | refused | unknown, "source": ...} (see core/uses.record)
+    #: use -> {"answer": allowed | refused | unknown, "source": ...} (see core/uses.uses_field)
     uses: dict[str, dict[str, str]] = field(default_factory=dict)
     #: the robots.txt was larger than 500 KiB and cut at 512,000 bytes (RFC 9309 §2.5):
     #: the decision rests on its first part only

@@ -40,8 +40,8 @@ from scrapy_rep.core.waiting_room import WaitingRoom
 
 T = TypeVar("T")
 
-#: what :meth:`OriginGate.admit` answers (``HOLD``: the request is parked, not judged)
-JUDGE, WAIT, HOLD = "judge", "wait", "hold"
+#: what :meth:`OriginGate.admit` answers (``PARK``: the request is parked, not judged)
+JUDGE, WAIT, PARK = "judge", "wait", "park"
 ORIGIN_PAUSED, ORIGIN_PENDING = "origin-paused", "origin-pending"
 
 #: An origin's states as the gate sees them: no policy yet; requests judged (``ok``,
@@ -50,13 +50,13 @@ ORIGIN_PAUSED, ORIGIN_PENDING = "origin-paused", "origin-pending"
 PENDING, OPEN, PAUSED, UNRESOLVED = "pending", "open", "paused", "unresolved"
 #: what a new policy does to the origin's held requests: they stay parked; they go back
 #: to be judged; they go back and the origin counts as resumed (``origin_resumed``)
-KEEP, RELEASE, RESUME = "keep", "release", "resume"
+STAY, RELEASE, RESUME = "stay", "release", "resume"
 
 _TO_OPEN = {
     status: (OPEN, RELEASE) for status in (Status.OK, Status.UNAVAILABLE, Status.UNREACHABLE)
 }
 _FROM_HELD = {status: (OPEN, RESUME) for status in _TO_OPEN}
-_ALWAYS = {Status.PAUSED: (PAUSED, KEEP), Status.UNRESOLVED: (UNRESOLVED, RELEASE)}
+_ALWAYS = {Status.PAUSED: (PAUSED, STAY), Status.UNRESOLVED: (UNRESOLVED, RELEASE)}
 
 #: state -> status of the new policy -> (next state, what happens to held requests).
 #: :meth:`OriginGate.on_policy` follows it; the documentation draws its diagram from it.
@@ -177,18 +177,18 @@ class OriginGate(Generic[T]):
         if pushback is not None and origin in pushback:
             said = pushback.hold_reason(origin, now)
             if said is not None:
-                return Admission(HOLD, said)
+                return Admission(PARK, said)
         if policy is not None:
             planned = origin in self._wakes  # a held origin's refetch is already planned
             if policy.status is Status.PAUSED and (planned or policy.fresh(now)):
-                return Admission(HOLD, ORIGIN_PAUSED)
+                return Admission(PARK, ORIGIN_PAUSED)
             if policy.fresh(now) or (planned and policy.status is Status.UNRESOLVED):
                 return _JUDGE
         if pending_since is None:  # no fetch under way: the caller starts one and waits
             return Admission(WAIT, budget=self.pending_wait)
         budget = self.pending_wait - (now - pending_since)
         if budget <= 0:
-            return Admission(HOLD, ORIGIN_PENDING)
+            return Admission(PARK, ORIGIN_PENDING)
         return Admission(WAIT, budget=budget)
 
     def admit_fetched(self, policy: Policy | None) -> Admission:
@@ -198,9 +198,9 @@ class OriginGate(Generic[T]):
         answers the requests that waited for it.)
         """
         if policy is None:
-            return Admission(HOLD, ORIGIN_PENDING)
+            return Admission(PARK, ORIGIN_PENDING)
         if policy.status is Status.PAUSED:
-            return Admission(HOLD, ORIGIN_PAUSED)
+            return Admission(PARK, ORIGIN_PAUSED)
         return _JUDGE
 
     def hold_reason(
@@ -265,7 +265,7 @@ class OriginGate(Generic[T]):
         after, effect = TRANSITIONS[self.state(origin, old)][new.status]
         self._paused.discard(origin)
         self._wakes.pop(origin, None)
-        if effect == KEEP:
+        if effect == STAY:
             self._paused.add(origin)
             self._wakes[origin] = new.expires_at
             return Effects(wake_at=new.expires_at, paused=after == PAUSED)

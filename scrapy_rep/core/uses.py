@@ -52,12 +52,12 @@ __all__ = [
     "diagnose",
     "parse_content_signal",
     "parse_usage_prefs",
-    "record",
     "refusal",
     "robots_answers",
     "robots_record",
     "shown",
     "silent",
+    "uses_field",
 ]
 
 #: what ``REP_USES`` may name: the aipref vocabulary's two labels and
@@ -107,7 +107,7 @@ def combine(answers: Iterable[UseAnswer]) -> dict[str, UseAnswer]:
     return best
 
 
-def record(answers: Mapping[str, UseAnswer]) -> dict[str, dict[str, str]]:
+def uses_field(answers: Mapping[str, UseAnswer]) -> dict[str, dict[str, str]]:
     """What a decision record / ``response.meta`` carries: ``{use: {"answer", "source"}}``."""
     return {use: answer.recorded for use, answer in answers.items()}
 
@@ -258,7 +258,7 @@ def silent(declared: Declared, more: Iterable[UseAnswer] = ()) -> dict[str, dict
     """
     if not declared.uses and not more:
         return NO_USES
-    return record(_answered(combine(more), declared))
+    return uses_field(_answered(combine(more), declared))
 
 
 def _answered(combined: Mapping[str, UseAnswer], declared: Declared) -> dict[str, UseAnswer]:
@@ -303,7 +303,7 @@ def robots_record(
     shared (read-only) by the requests it answers.
     """
     if declared.tokens or more:
-        return record(robots_answers(robots, token, url, crawlable, declared, more))
+        return uses_field(robots_answers(robots, token, url, crawlable, declared, more))
     stated = robots.derived.get((_KEY, token)) or _stated(robots, token)
     rule = None
     if stated.match is not None and crawlable:
@@ -313,7 +313,7 @@ def robots_record(
     if made is None:
         answers = [*stated.by_path[id(rule)]] if rule is not None else []
         answers.extend(stated.signals)
-        made = stated.records[key] = _Shared(record(_answered(combine(answers), declared)))
+        made = stated.records[key] = _Shared(uses_field(_answered(combine(answers), declared)))
     return made
 
 

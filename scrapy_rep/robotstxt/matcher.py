@@ -175,7 +175,7 @@ class Chain:
 BOUND_BYTES = 160
 #: bytes per pending interval: its slot in the pending dict (and, once settled, in the
 #: undecided one) and, at worst, its frame's merged entries (MERGE_LIMIT references)
-PENDING_BYTES = 120 + 8 * 64
+UNSETTLED_BYTES = 120 + 8 * 64
 #: bytes per wildcard/anchored entry: the entry tuple and its pieces, its pattern kept
 #: (a dict slot and a str), its share of a frame; plus 6 per octet of its pattern (a
 #: piece per two octets at worst, a reference each, and the pattern itself)
@@ -197,12 +197,12 @@ def footprint(
     (checked with tracemalloc on hostile files: tests/test_engine_adversarial.py).
 
     Linear in what was compiled: ``BOUND_BYTES`` per bound plus the bounds' text,
-    ``PENDING_BYTES`` per interval whose entries are worked out when asked,
+    ``UNSETTLED_BYTES`` per interval whose entries are worked out when asked,
     ``ENTRY_BYTES`` (and 6 per octet of the pattern) per wildcard or anchored rule, and
     ``RULE_BYTES`` per rule.
     """
     size = SET_BYTES + BOUND_BYTES * len(bounds) + sum(map(len, bounds))
-    size += PENDING_BYTES * len(pending) + RULE_BYTES * rules
+    size += UNSETTLED_BYTES * len(pending) + RULE_BYTES * rules
     if patterns:
         size += ENTRY_BYTES * len(patterns) + 6 * sum(map(len, patterns.values()))
     if written:

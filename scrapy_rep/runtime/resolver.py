@@ -247,7 +247,7 @@ class Resolver:
             if lease is not None:
                 lease.cancel()
             if held is not None:
-                await self._release(origin, held)
+                await self._unlock(origin, held)
 
     async def _keep_lease(self, origin: str, token: str) -> None:
         """Renew the fetch lock while the fetch runs: a live worker keeps it, a dead one not."""
@@ -310,10 +310,10 @@ class Resolver:
             self._store_failed("lock", exc)
             return UNSHARED
 
-    async def _release(self, origin: str, token: str) -> None:
+    async def _unlock(self, origin: str, token: str) -> None:
         assert self.shared is not None
         try:
-            await self.shared.release(origin, token)
+            await self.shared.unlock(origin, token)
         except Exception as exc:
             self._store_failed("unlock", exc)
 

@@ -110,9 +110,9 @@ async def test_the_lock_is_a_key_holding_its_owners_token_with_a_ttl(
         assert token is not None
         assert sync.get(f"scrapy-rep:v1:lock:{ORIGIN}") == token.encode()
         assert 0 < sync.pttl(f"scrapy-rep:v1:lock:{ORIGIN}") <= 30_000
-        await aio(store.release(ORIGIN, "someone-else"))
+        await aio(store.unlock(ORIGIN, "someone-else"))
         assert sync.get(f"scrapy-rep:v1:lock:{ORIGIN}") == token.encode()
-        await aio(store.release(ORIGIN, token))
+        await aio(store.unlock(ORIGIN, token))
         assert sync.get(f"scrapy-rep:v1:lock:{ORIGIN}") is None
     finally:
         await aio(store.close())
@@ -314,9 +314,9 @@ async def test_a_dead_workers_records_are_requeued_once(
 
     dead, heirs = ledger("dead"), [ledger("heir1"), ledger("heir2")]
     try:
-        dead.record("r1", "http://x/1", -5, b"request one", b'{"why": 1}')
-        dead.record("r2", "http://x/2", 0, b"request two")  # as older versions record
-        dead.record("r3", "http://x/3", 0, b"released", b'{"why": 3}')
+        dead.add("r1", "http://x/1", -5, b"request one", b'{"why": 1}')
+        dead.add("r2", "http://x/2", 0, b"request two")  # as older versions record
+        dead.add("r3", "http://x/3", 0, b"released", b'{"why": 3}')
         dead.forget("r3")  # its ~about field goes with it
         assert await aio(eventually(lambda: aio_hlen(sync, "scrapy-rep:v1:held:dead", 5)))
         assert await aio(heirs[0].requeue_dead()) == 0  # its lease still runs

@@ -128,7 +128,7 @@ async def test_a_lease_expires_unless_renewed(path: Path) -> None:
         taken = await aio(waiter.acquire(ORIGIN, 10))
         assert taken is not None
         # the first holder coming back late frees nothing
-        await aio(holder.release(ORIGIN, token))
+        await aio(holder.unlock(ORIGIN, token))
         assert await aio(holder.renew(ORIGIN, token, 10)) is False
         assert await aio(holder.acquire(ORIGIN, 10)) is None
         assert (await aio(waiter.show(ORIGIN)))["lock"]["owner"] == taken
@@ -150,7 +150,7 @@ async def test_an_expired_release_is_reported_lost(
         assert token is not None
         clock.advance(6)
         with caplog.at_level(logging.INFO, logger="scrapy_rep.runtime.store.sqlite"):
-            await aio(store.release(ORIGIN, token))
+            await aio(store.unlock(ORIGIN, token))
         assert store.counts["lock_lost"] == 1 and "expired before the fetch" in caplog.text
         assert "lock" not in await aio(store.show(ORIGIN))
     finally:

@@ -191,10 +191,10 @@ async def test_only_the_owner_releases_or_renews_the_lock(backend: Backend) -> N
         assert await two.acquire(ORIGIN, 30) is None  # held
         assert await one.acquire(ORIGIN, 30) is None  # held, by this store too
         assert await one.acquire("http://other:80", 30) is not None  # per origin
-        await two.release(ORIGIN, "someone-else")
+        await two.unlock(ORIGIN, "someone-else")
         assert await two.renew(ORIGIN, "someone-else", 30) is False
         assert await two.acquire(ORIGIN, 30) is None  # still held
-        await one.release(ORIGIN, token)
+        await one.unlock(ORIGIN, token)
         again = await two.acquire(ORIGIN, 30)
         assert again is not None and again != token
         assert one.counts["lock_lost"] == 0
@@ -222,7 +222,7 @@ async def test_an_expired_lock_goes_to_the_next_worker(backend: Backend) -> None
         waited = time.monotonic() - started
         assert 0.2 < waited < 1.5  # held for its lease, then free
         # the first owner coming back late must not free the new owner's lock
-        await dead.release(ORIGIN, old)
+        await dead.unlock(ORIGIN, old)
         assert (await alive.show(ORIGIN))["lock"]["owner"] == new[0]
         assert await dead.acquire(ORIGIN, 30) is None
         assert dead.counts["lock_lost"] == 1

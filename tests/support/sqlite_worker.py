@@ -90,7 +90,7 @@ async def work(config: dict[str, Any]) -> dict[str, Any]:
                     fd = os.open(guards / str(n), os.O_CREAT | os.O_EXCL | os.O_WRONLY)
                 except FileExistsError:
                     report["violations"].append(f"{origin} round {i}: the guard was there")
-                    await store.release(origin, token)
+                    await store.unlock(origin, token)
                     continue
                 os.close(fd)
                 mine = policy_of(pid, i)
@@ -101,7 +101,7 @@ async def work(config: dict[str, Any]) -> dict[str, Any]:
                 report["loads"] += 1
                 await asyncio.sleep(random.uniform(0, 0.003))
                 os.unlink(guards / str(n))
-                await store.release(origin, token)
+                await store.unlock(origin, token)
             except Exception as exc:  # reported, so the test shows what went wrong
                 report["errors"].append(f"round {i}: {type(exc).__name__}: {exc}")
     finally:

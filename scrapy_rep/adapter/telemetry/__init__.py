@@ -225,7 +225,7 @@ class Telemetry:
 
     # -- events (rarely called: one value each, see core/events.py) -----------
 
-    def record(self, event: Event) -> None:
+    def emit(self, event: Event) -> None:
         """Count, log and audit one event of the crawl (:mod:`scrapy_rep.core.events`)."""
         handler = _ON.get(type(event))
         if handler is None:

@@ -19,7 +19,7 @@ class SharedStore(Protocol):
 
     A worker judges with its own product token, so the store keeps the
     policy (body included), never a verdict. ``acquire`` gives one worker the
-    right to fetch an origin's robots.txt until ``release``, or ``ttl`` seconds
+    right to fetch an origin's robots.txt until ``unlock``, or ``ttl`` seconds
     after the last ``acquire`` or ``renew``: a lease, so a dead worker blocks
     the others for one ``ttl`` at most.
     """
@@ -36,7 +36,7 @@ class SharedStore(Protocol):
         """Extend a held lock by ``ttl`` seconds (a lease); False if it was lost."""
         ...
 
-    async def release(self, origin: str, token: str) -> None: ...
+    async def unlock(self, origin: str, token: str) -> None: ...
 
     def on_invalidate(self, listener: Invalidated) -> None:
         """Call ``listener(key)`` when an operator forgets keys (``scrapy-rep store``)."""

@@ -128,7 +128,7 @@ class HeldLedger:
             asyncio.ensure_future(self._every(self.check_interval, self.requeue_dead, now=True)),
         ]
 
-    def record(self, held_id: str, url: str, score: float, data: bytes, about: bytes = b"") -> None:
+    def add(self, held_id: str, url: str, score: float, data: bytes, about: bytes = b"") -> None:
         """Keep a held request (``data``: as the queue encodes it) until :meth:`forget`;
         ``about``: what a survivor requeueing it is given with its URL."""
         head = f"{score:g}\n{url.replace(chr(10), '%0A')}\n".encode()

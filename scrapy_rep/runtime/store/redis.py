@@ -14,7 +14,7 @@ unreachable (RFC 9309 §2.3.1.4).
 One worker fetches an origin at a time: ``SET {prefix}:v1:lock:{origin} token
 NX PX ttl``. The lock outlives the longest fetch (the resolver passes the
 TTL), expires by itself if its owner dies, and is deleted only by its owner
-(compare-and-delete in Lua), so a late release never frees someone else's lock.
+(compare-and-delete in Lua), so a late unlock never frees someone else's lock.
 
 ``forget`` and ``flush`` publish on ``{prefix}:v1:invalidate``; every store
 subscribed there (it subscribes before its first load) drops the origin from
@@ -69,7 +69,7 @@ DEFAULT_RETENTION = 30 * 86_400.0
 #: seconds a Redis command may take before the store counts as failed
 DEFAULT_TIMEOUT = 5.0
 
-_RELEASE = """
+_UNLOCK = """
 if redis.call('get', KEYS[1]) == ARGV[1] then
     return redis.call('del', KEYS[1])
 end
@@ -103,7 +103,7 @@ class RedisStore:
         self.pauses_key = f"{self.base}:pauses"
         self.pause_channel = f"{self.base}:pause"
         self._pause_listeners: list[Paused] = []
-        self._release = client.register_script(_RELEASE)
+        self._unlock_script = client.register_script(_UNLOCK)
         self._renew = client.register_script(_RENEW)
         self._listeners: list[Invalidated] = []
         #: what this store did, for stats and benchmarks; ``round_trips`` counts
@@ -204,9 +204,9 @@ class RedisStore:
         self.counts["lock_renewed" if renewed else "lock_lost"] += 1
         return bool(renewed)
 
-    async def release(self, origin: str, token: str) -> None:
+    async def unlock(self, origin: str, token: str) -> None:
         self.counts["round_trips"] += 1
-        released = await self._release(keys=[self.lock_key(origin)], args=[token])
+        released = await self._unlock_script(keys=[self.lock_key(origin)], args=[token])
         if not released:
             self.counts["lock_lost"] += 1
             logger.info(

@@ -171,8 +171,8 @@ class SqliteStore:
         self.counts["lock_renewed" if renewed else "lock_lost"] += 1
         return renewed
 
-    async def release(self, origin: str, token: str) -> None:
-        released = await self._call(self._file.release, origin, token)
+    async def unlock(self, origin: str, token: str) -> None:
+        released = await self._call(self._file.unlock, origin, token)
         if not released:
             self.counts["lock_lost"] += 1
             logger.info(

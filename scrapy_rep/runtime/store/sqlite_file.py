@@ -13,7 +13,7 @@ leaves out), plus ``keep_until``, the *retention* (default 30 days, and never
 before the policy's own ``expires_at``): a row past it counts as missing and
 is purged now and then. ``rep_lock`` holds at most one lease per origin
 (token, expiry): ``acquire`` takes it if it is free or expired, ``renew``
-extends it while the holder still owns it, ``release`` deletes it only for its
+extends it while the holder still owns it, ``unlock`` deletes it only for its
 owner. ``forget`` and ``flush`` also append to ``rep_invalidation``, which
 every store with an invalidation listener polls, so a running crawl drops a
 forgotten origin from its local cache, as Redis pub/sub does for a cluster.
@@ -296,7 +296,7 @@ class SqliteFile:
         )
         return cursor.rowcount == 1
 
-    def release(self, origin: str, token: str) -> bool:
+    def unlock(self, origin: str, token: str) -> bool:
         """Delete our lease; False if it had expired first."""
         now = self.clock()
         cursor = self.db.execute(
