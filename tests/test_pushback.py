@@ -208,8 +208,8 @@ def _ok_policy() -> Policy:
 
 
 def test_the_gate_holds_a_paused_origins_requests_with_the_pages_reason() -> None:
-    gate: OriginGate[str] = OriginGate(10.0, 100, 3600.0)
-    gate.pushback = pb = make()
+    pb = make()
+    gate: OriginGate[str] = OriginGate(10.0, 100, 3600.0, pushback=pb)
     policy = _ok_policy()
     assert gate.admit(A, policy, None, NOW).action == JUDGE
     pb.on_response(A, 429, ra("30"), f"{A}/", NOW)

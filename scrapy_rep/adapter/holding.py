@@ -80,8 +80,6 @@ class Holding:
         self._expiry: tuple[Timer, float] | None = None
         self._listening = False  # to request_scheduled: see listen
         self.closed = False
-        #: what the pushback side does when the crawl is idle (set by it)
-        self.on_idle_pages: Callable[[], None] | None = None
 
     def open(self, records: HeldRecords | None) -> None:
         """The spider opened: record held requests in ``records`` (scrapy-redis's Redis, if
@@ -253,8 +251,6 @@ class Holding:
 
     def on_idle(self, spider: Any = None) -> None:
         self.telemetry.flush()
-        if self.on_idle_pages is not None:  # pages' pauses: blocked origins end, ramps go on
-            self.on_idle_pages()
         now = self.clock()
         for origin in self.gate.origins_without_wake():
             if self.gate.page_hold(origin, now) is None:  # a page's pause ends on its own timer

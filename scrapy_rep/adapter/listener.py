@@ -19,20 +19,21 @@ from scrapy import Request
 
 from scrapy_rep import signals as rep_signals
 from scrapy_rep.adapter import compat
-from scrapy_rep.adapter.holding import closing
+from scrapy_rep.adapter.holding import Holding, closing
 from scrapy_rep.adapter.robotparser import RepRobotParser
 from scrapy_rep.core.events import Fetched, Parsed, Reused, Standing
 from scrapy_rep.core.policy import NOT_MODIFIED, Conditional, FetchResult, Policy, Status
-from scrapy_rep.runtime.resolver import Fetch, FetchAbandoned, Now
+from scrapy_rep.runtime.resolver import Fetch, FetchAbandoned
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
     from scrapy_rep.adapter.fetch import RobotsFetcher
-    from scrapy_rep.adapter.holding import Holding
+    from scrapy_rep.adapter.handover import Handover
     from scrapy_rep.adapter.telemetry import Telemetry
     from scrapy_rep.core.gate import OriginGate
     from scrapy_rep.robotstxt import RobotsTxt
+    from scrapy_rep.runtime.clock import Clock
     from scrapy_rep.runtime.resolver import Resolver
 
 
@@ -47,34 +48,48 @@ class PolicyListener:
         resolver: Resolver,
         telemetry: Telemetry,
         *,
-        clock: Now,
+        clock: Clock,
         token: str,
+        handover: Handover,
     ) -> None:
+        """Builds the :class:`Holding` it carries policies out on (held requests are
+        refetched through this listener's :meth:`fetch`, and ``handover`` takes what is
+        held at close), then listens to the resolver until :meth:`leave`."""
         self.crawler = crawler
         self.fetcher = fetcher
         self.gate = gate
         self.resolver = resolver
         self.telemetry = telemetry
-        self.clock = clock
+        self.clock = clock.now
         self.token = token
-        #: where held requests wait; given by :meth:`serve`, since it fetches through us
-        self.holding: Holding | None = None
         #: origin -> this crawler's fetch result, until the policy it gives is recorded with it
         self._results: dict[str, FetchResult] = {}
-
-    def serve(self, holding: Holding) -> None:
-        """Carry new policies out on ``holding`` and listen to the resolver, until :meth:`leave`."""
-        self.holding = holding
-        self.resolver.listeners.append(self)
+        #: the resolver's fetch for this crawler: one object, so that a policy's ``fetched``
+        #: says by its identity whether this crawler's fetch made it
+        self.fetch: Fetch = self._fetch_robots
+        #: where held requests wait, refetched through this listener
+        self.holding = Holding(
+            crawler,
+            gate,
+            resolver,
+            telemetry,
+            self.fetch,
+            clock=clock,
+            token=token,
+            handover=handover,
+        )
+        resolver.listeners.append(self)
 
     def leave(self) -> None:
         self.resolver.listeners.remove(self)
 
     def closing(self) -> bool:
         """Whether this crawler is closing: a fetch now is abandoned, not learnt from."""
-        return (self.holding is not None and self.holding.closed) or closing(self.crawler)
+        return self.holding.closed or closing(self.crawler)
 
-    async def fetch(self, origin: str, validators: Conditional | None = None) -> FetchResult:
+    async def _fetch_robots(
+        self, origin: str, validators: Conditional | None = None
+    ) -> FetchResult:
         """The resolver's fetch for ``origin``: this crawler's robots.txt, one record a fetch."""
         if self.closing():
             raise FetchAbandoned(origin)
@@ -92,9 +107,8 @@ class PolicyListener:
     ) -> None:
         """A new policy for ``origin``, from any crawler sharing the resolver."""
         holding = self.holding
-        assert holding is not None  # listening only once serving
         asked = self.fetcher.answered(origin)
-        here = fetched == self.fetch
+        here = fetched is self.fetch
         result = self._results.pop(origin, None) if here else None
         if holding.closed:
             if result is not None:
@@ -130,8 +144,7 @@ class PolicyListener:
         result = self._results.pop(origin, None)
         if result is not None:  # fetched, but no policy came of it
             self.telemetry.emit(Fetched(origin, result, None))
-        if self.holding is not None:
-            self.holding.refetch_if_held(origin)
+        self.holding.refetch_if_held(origin)
 
     def _parsed(self, origin: str, robots: RobotsTxt, asked: Request) -> None:
         """Scrapy's ``robots_parsed``, with the request the fetch was for, as Scrapy sends it."""

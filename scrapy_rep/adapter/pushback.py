@@ -32,7 +32,7 @@ lot the robots.txt pause uses:
 from __future__ import annotations
 
 import logging
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -49,7 +49,6 @@ from scrapy_rep.core.pushback import (
     Pause,
     PauseState,
     Pushback,
-    PushbackConfig,
     describe,
 )
 from scrapy_rep.runtime.clock import sleep
@@ -91,25 +90,25 @@ class PageSignals:
         gate: OriginGate[Request],
         holding: Holding,
         telemetry: Telemetry,
-        config: PushbackConfig,
+        core: Pushback,
         *,
         clock: Clock,
         pacing: SharedPacing | None = None,
+        share: Callable[[str, PauseState], None] | None = None,
     ) -> None:
+        """``core``: the pure side, which ``gate`` asks too; ``pacing``: the cluster's send
+        times; ``share``: called with each pause this worker saw (the shared store)."""
         self.crawler = crawler
-        self.core = Pushback(config)
+        self.core = core
         self.gate = gate
-        gate.pushback = self.core
         self.holding = holding
-        holding.on_idle_pages = self.on_idle
         self.telemetry = telemetry
         self.clock = clock.now
         self.timers = clock
         self._timers: dict[str, Timer] = {}
         #: paced origins: the timer that lets their next held request go
         self._paces: dict[str, Timer] = {}
-        #: called with each pause this worker saw, to share it (set by the service)
-        self.share: Any = None
+        self.share = share
         #: the cluster's send times (Redis); None: each worker paces its own sends
         self.pacing = pacing
         self._pacing_down = False  # warn once per outage

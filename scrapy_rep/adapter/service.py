@@ -36,7 +36,6 @@ from scrapy_rep.adapter.crawl_delay import CrawlDelay
 from scrapy_rep.adapter.fetch import RobotsFetcher
 from scrapy_rep.adapter.handover import Handover
 from scrapy_rep.adapter.held_records import HeldRecords
-from scrapy_rep.adapter.holding import Holding
 from scrapy_rep.adapter.listener import PolicyListener
 from scrapy_rep.adapter.pushback import PageSignals
 from scrapy_rep.adapter.shared_pauses import SharedPauses
@@ -45,6 +44,7 @@ from scrapy_rep.adapter.telemetry import Telemetry
 from scrapy_rep.core.decision import Decision, DecisionRecord
 from scrapy_rep.core.gate import OriginGate
 from scrapy_rep.core.policy import Policy, Status
+from scrapy_rep.core.pushback import Pushback
 from scrapy_rep.core.tdmrep import USE as TDM_USE
 from scrapy_rep.core.waiting_room import waiting_bound
 from scrapy_rep.runtime.logs import bound_lines
@@ -102,11 +102,16 @@ class RobotsService:
         wait = config.pending_wait if self.one_shot is None else self.spec.fetch_budget
         # a one-shot command's requests all wait: none may be dropped for want of room
         concurrency = crawler.settings.getint("CONCURRENT_REQUESTS")
+        #: what pages say while they are crawled (429, 503, 403s): the pure side, which the
+        #: gate asks too; None: every row of the page status table is off
+        rows_on = any(action != "off" for action in config.pushback.actions.values())
+        heard = Pushback(replace(config.pushback, ramp_max=_ramp_max(crawler))) if rows_on else None
         self.gate: OriginGate[Request] = OriginGate(
             wait,
             config.park_max,
             config.park_timeout,
             max_waiting=waiting_bound(concurrency) if self.one_shot is None else None,
+            pushback=heard,
         )
         hook = load_collection_policy(config.collection_policy)
         collection = CollectionHook(hook) if hook is not None else None
@@ -114,17 +119,26 @@ class RobotsService:
         self.excluded = config.exclude
         self.telemetry = Telemetry.of(crawler)
         self.resolver = SharedResolvers.acquire(self.spec, self._make_resolver)
-        #: the resolver's fetch for this crawler and its listener (serving once holding is made)
+        #: the resolver's fetch for this crawler, and the parked requests it carries out on
         self.listener = PolicyListener(
             crawler,
             self.fetcher,
             self.gate,
             self.resolver,
             self.telemetry,
-            clock=self.clock,
+            clock=self.timers,
             token=self.token,
+            handover=Handover(
+                crawler,
+                self.telemetry,
+                config.requeue_parked,
+                self.jobdir,
+                token=self.token,
+                policy_of=self.resolver.current,
+            ),
         )
         self.fetch = self.listener.fetch
+        self.holding = self.listener.holding
         self.crawl_delay = (
             CrawlDelay(
                 crawler,
@@ -137,51 +151,35 @@ class RobotsService:
             if config.crawl_delay_enabled
             else None
         )
-        self.holding = Holding(
-            crawler,
-            self.gate,
-            self.resolver,
-            self.telemetry,
-            self.fetch,
-            clock=self.timers,
-            token=self.token,
-            handover=Handover(
-                crawler,
-                self.telemetry,
-                config.requeue_parked,
-                self.jobdir,
-                token=self.token,
-                policy_of=self.resolver.current,
-            ),
-        )
         #: tdmrep.json, fetched only when a declared use is the one TDMRep speaks of
         self.tdmrep = (
             TdmRep(crawler, config, self.telemetry, self.resolver, self.listener.closing)
             if TDM_USE in config.uses
             else None
         )
-        self.listener.serve(self.holding)
-        #: what pages say while they are crawled (429, 503, 403s); None: every row off
+        shared = self.resolver.shared
+        #: a page's pause is the cluster's (Redis) or outlives the crawl (SQLite)
+        self.pauses = (
+            SharedPauses(shared)
+            if heard is not None and shared is not None and hasattr(shared, "save_pause")
+            else None
+        )
         self.pushback = (
             PageSignals(
                 crawler,
                 self.gate,
                 self.holding,
                 self.telemetry,
-                replace(config.pushback, ramp_max=_ramp_max(crawler)),
+                heard,
                 clock=self.timers,
-                pacing=shared_pacing(self.resolver.shared),
+                pacing=shared_pacing(shared),
+                share=self.pauses.save if self.pauses is not None else None,
             )
-            if any(action != "off" for action in config.pushback.actions.values())
+            if heard is not None
             else None
         )
-        shared = self.resolver.shared
-        #: a page's pause is the cluster's (Redis) or outlives the crawl (SQLite)
-        self.pauses = (
-            SharedPauses(self.pushback, shared)
-            if self.pushback is not None and shared is not None
-            else None
-        )
+        if self.pauses is not None and self.pushback is not None:
+            self.pauses.listen(self.pushback.adopt)
         self.admission = AdmissionPath(
             crawler,
             config,
@@ -199,7 +197,7 @@ class RobotsService:
         )
         connect = crawler.signals.connect
         connect(self._on_opened, signal=signals.spider_opened)
-        connect(self.holding.on_idle, signal=signals.spider_idle)
+        connect(self._on_idle, signal=signals.spider_idle)
         connect(self._on_closed, signal=signals.spider_closed)
         if self.telemetry.audit is not None:  # the target's own status, for the audit log only
             connect(self.telemetry.response, signal=signals.response_received)
@@ -285,9 +283,16 @@ class RobotsService:
     def _on_opened(self, spider: Any = None) -> Any:
         _warn_if_builtin_active(self.crawler)
         self.holding.open(HeldRecords.open(self.crawler, self.config, self.telemetry))
-        if self.pauses is not None:
-            return self.pauses.load()  # before the first request is judged
+        if self.pauses is not None and self.pushback is not None:
+            return self.pauses.load(self.pushback.adopt)  # before the first request is judged
         return None
+
+    def _on_idle(self, spider: Any = None) -> None:
+        """The crawl has nothing to do: pages' pauses first (blocked origins end, ramps go
+        on), then what is parked (a refetch planned, the spider kept open)."""
+        if self.pushback is not None:
+            self.pushback.on_idle()
+        self.holding.on_idle(spider)
 
     def _on_closed(self, spider: Any = None, reason: str = "") -> Any:
         if self.pushback is not None:

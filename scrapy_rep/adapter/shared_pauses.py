@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 
-from scrapy_rep.adapter.pushback import PageSignals
 from scrapy_rep.core.pushback import PauseState
 from scrapy_rep.runtime.store.base import SharedStore
 
 logger = logging.getLogger(__name__)
+
+#: what a crawler does with a pause the store holds (PageSignals.adopt)
+Adopt = Callable[[str, PauseState], None]
 
 
 class SharedPauses:
@@ -21,12 +24,12 @@ class SharedPauses:
     spider opens, before the first request is judged.
     """
 
-    def __init__(self, signals: PageSignals, shared: SharedStore) -> None:
-        self.signals = signals
+    def __init__(self, shared: SharedStore) -> None:
         self.shared = shared
-        if hasattr(shared, "save_pause"):
-            signals.share = self.save
-            shared.on_pause(signals.adopt)
+
+    def listen(self, adopt: Adopt) -> None:
+        """Hear each pause another worker saves, as it is saved: ``adopt`` it here."""
+        self.shared.on_pause(adopt)
 
     def save(self, origin: str, state: PauseState) -> None:
         """Save a page's pause in the shared store (in the background; a failure is logged)."""
@@ -35,7 +38,7 @@ class SharedPauses:
         _BACKGROUND.add(task)
         task.add_done_callback(_BACKGROUND.discard)
 
-    async def load(self) -> None:
+    async def load(self, adopt: Adopt) -> None:
         """The pauses the store holds (another worker's, or the last run's): honoured here."""
         if not hasattr(self.shared, "load_pauses"):
             return
@@ -48,7 +51,7 @@ class SharedPauses:
             )
             return
         for origin, state in pauses.items():
-            self.signals.adopt(origin, state)
+            adopt(origin, state)
 
 
 #: background saves of page pauses, kept until done

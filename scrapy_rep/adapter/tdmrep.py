@@ -53,6 +53,9 @@ class TdmRep:
         self.crawler = crawler
         self.telemetry = telemetry
         self._closing = closing
+        #: the resolver's fetch for this crawler: one object, whose identity in a policy's
+        #: ``fetched`` says this crawler made it
+        self.fetch: Fetch = self._fetch_file
         self.fetcher = RobotsFetcher(
             crawler,
             config.fetch_timeout,
@@ -122,7 +125,7 @@ class TdmRep:
             record["reason"] = USE_REFUSED
             record["detail"] = f"refused for {found.use} by {found.source}"
 
-    async def fetch(self, key: str, validators: Conditional | None = None) -> FetchResult:
+    async def _fetch_file(self, key: str, validators: Conditional | None = None) -> FetchResult:
         """The resolver's fetch for ``key`` (an origin's tdmrep.json); conditional on a refetch."""
         if self._closing():
             raise FetchAbandoned(key)
@@ -135,7 +138,7 @@ class TdmRep:
     # -- the resolver's listener ----------------------------------------------------------------
 
     def on_policy(self, key: str, old: Policy | None, new: Policy, fetched: Fetch | None) -> None:
-        if fetched != self.fetch:
+        if fetched is not self.fetch:
             return  # fetched by another crawler (or found in the shared store): said there
         origin = origin_of_key(key)
         rules = self.files.rules(new)

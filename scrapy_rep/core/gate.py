@@ -113,7 +113,9 @@ class OriginGate(Generic[T]):
         park_max: int,
         park_timeout: float,
         max_waiting: int | None = None,
+        pushback: Pushback | None = None,
     ) -> None:
+        """``pushback``: what pages said (429, 503, 403s), if the crawl listens to them."""
         self.pending_wait = pending_wait
         self.park_timeout = park_timeout
         #: how long a request may wait in the downloader for its origin's fetch
@@ -123,7 +125,7 @@ class OriginGate(Generic[T]):
         self._wakes: dict[str, float] = {}  # origin -> when its refetch is due
         self._closed = False
         #: what pages said (429, 503, 403s): origins paused by them, and their slow start
-        self.pushback: Pushback | None = None
+        self.pushback = pushback
 
     def __len__(self) -> int:
         return len(self._lot)
