@@ -215,7 +215,7 @@ async def test_a_fetch_that_fails_unexpectedly_leaves_train_ai_unknown_and_is_sa
     async def broken(self: Any, key: str, validators: Any = None) -> FetchResult:
         raise RuntimeError("a bug, not the site")
 
-    monkeypatch.setattr(TdmRep, "fetch", broken)
+    monkeypatch.setattr(TdmRep, "_fetch_file", broken)
     origin = origin_with(site, Reply(body=RESERVED))
     with caplog.at_level(logging.WARNING, logger="scrapy_rep"):
         result = await crawl_pages(origin)
