@@ -142,9 +142,10 @@ def test_a_large_body_is_compressed_when_compacted_not_when_judged() -> None:
     assert len(body) > 1024
     robots = parse(body)
     assert not robots.allowed("examplebot-ai", "/filler/7/x")
-    assert robots._packed is None
+    kept = robots._body
+    assert kept._packed is None
     robots.compact()
-    assert robots._packed is not None and zlib.decompress(robots._packed) == body.encode()
+    assert kept._packed is not None and zlib.decompress(kept._packed) == body.encode()
     assert not robots.allowed("examplebot-ai", "/filler/7/x")
     assert robots.allowed("examplebot-ai", "/filler/")
 

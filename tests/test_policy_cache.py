@@ -11,6 +11,7 @@ import pytest
 from scrapy_rep import robotstxt
 from scrapy_rep.core.policy import FetchResult, Policy, PolicyConfig, next_policy
 from scrapy_rep.core.uses import USES, Declared, robots_record
+from scrapy_rep.robotstxt import body as kept_body
 from scrapy_rep.robotstxt import parse
 from scrapy_rep.runtime.store.memory import PolicyCache
 
@@ -41,12 +42,14 @@ def test_no_file_is_parsed_again_while_its_origin_is_cached() -> None:
 
 @pytest.fixture
 def parses(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
-    """The body of every parse from now on (``parse_records`` counted)."""
+    """The body of every parse from now on (``parse_records`` counted): the first, and
+    those of the body kept."""
     seen: list[bytes] = []
     parse_records = robotstxt.parse_records
-    monkeypatch.setattr(
-        robotstxt, "parse_records", lambda data: seen.append(data) or parse_records(data)
-    )
+    for module in (robotstxt, kept_body):
+        monkeypatch.setattr(
+            module, "parse_records", lambda data: seen.append(data) or parse_records(data)
+        )
     return seen
 
 

@@ -295,8 +295,9 @@ def test_groups_and_crawl_delay_compile_no_rules() -> None:
     robots = parse("User-agent: *\nCrawl-delay: 3\nDisallow: /a\nUser-agent: b\nDisallow: /\n")
     assert robots.crawl_delay("mybot") == 3.0
     assert robots.groups_for("other") == robots.groups_for("mybot")
-    assert not robots._select("mybot").compiled
+    select = robots._selections_made().select
+    assert not select("mybot").compiled
     assert not robots.allowed("mybot", "/a")
-    assert robots._select("mybot").compiled
-    assert robots._select("other") is robots._select("mybot")  # shared: same groups
+    assert select("mybot").compiled
+    assert select("other") is select("mybot")  # shared: same groups
     assert robots.allowed("other", "/b")

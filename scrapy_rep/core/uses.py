@@ -31,9 +31,10 @@ from dataclasses import dataclass, field
 from typing import Literal, NoReturn
 
 from scrapy_rep.core.structured import StructuredFieldError, Token, parse_dictionary
-from scrapy_rep.robotstxt import Group, RobotsTxt, Rule, Signal, UsageRule, runs_in
+from scrapy_rep.robotstxt import Group, RobotsTxt, Rule, Signal, UsageRule
 from scrapy_rep.robotstxt.matcher import RuleSet
 from scrapy_rep.robotstxt.paths import normalise, normalise_path, path_of
+from scrapy_rep.robotstxt.selection import runs_in
 from scrapy_rep.robotstxt.text import ITEM_TEXT, clip, printable, summarise
 
 __all__ = [

@@ -169,6 +169,65 @@ class Chain:
         return best
 
 
+class SettledFrames:
+    """What the intervals under each frame try and answer, worked out once per frame.
+
+    Intervals under the same keys share their frame, so the first of them asked
+    settles it for all. A small chain (at most
+    :data:`~scrapy_rep.robotstxt.intervals.MERGE_LIMIT` entries and pieces) is merged
+    into one tuple, heaviest first; a larger one stays a :class:`Chain`, walked at
+    every URL within :data:`MATCH_BUDGET` (merging it would copy the root's entries
+    into every key).
+    """
+
+    __slots__ = ("_disallows", "_settled")
+
+    def __init__(self) -> None:
+        #: per frame (by its id; the frame is kept with it): its entries, answer
+        self._settled: dict[int, tuple[Frame, tuple[Entry, ...] | Chain, Answer]] = {}
+        #: per frame walked out of budget (by id): its Disallow entries (shared by the
+        #: chains; made with the first, as most sets have none)
+        self._disallows: dict[int, tuple[Entry, ...]] | None = None
+
+    def settle(self, frame: Frame) -> tuple[tuple[Entry, ...] | Chain, Answer]:
+        """The entries that may outweigh the frame's plain rule, heaviest first, and the
+        answer of its intervals: the plain one, or it and the entries that may differ."""
+        settled = self._settled.get(id(frame))
+        if settled is None:
+            settled = self._settled[id(frame)] = (frame, *self._work_out(frame))
+        return settled[1], settled[2]
+
+    def _work_out(self, frame: Frame) -> tuple[tuple[Entry, ...] | Chain, Answer]:
+        _, code, weight, found, up, _, cost = frame
+        plain_answer = code & 1 == 1
+        if cost > intervals.MERGE_LIMIT:
+            if self._disallows is None:
+                self._disallows = {}
+            chain = Chain(frame, self._disallows)
+            return chain, (plain_answer, chain)
+        if up is not None:
+            merged = list(found)
+            while up is not None:
+                merged += up[3]
+                up = up[4]
+            found = tuple(sorted(merged, reverse=True))
+        cut = 0
+        for entry in found:
+            if entry[0] > weight or (entry[0] == weight and entry[1] and not plain_answer):
+                cut += 1
+            else:
+                break
+        beats = found if cut == len(found) else found[:cut]
+        # For allowed(), the entries up to the last that says otherwise than the plain
+        # rule (none: the plain rule's answer stands).
+        last = cut
+        while last and beats[last - 1][1] is plain_answer:
+            last -= 1
+        if not last:
+            return beats, plain_answer
+        return beats, (plain_answer, beats if last == cut else beats[:last])
+
+
 #: bytes per interval bound: the bound (a str: 49 + its length) rebased on an origin (its
 #: ``scheme://authority``, up to ~40 more), its slots in the bounds, answers and plain
 #: arrays (8 + 8 + 4), and the settled answer shared by its frame
@@ -220,30 +279,20 @@ def first_of(path: str, tried: tuple[Entry, ...] | Chain) -> Entry | None:
 class RuleSet:
     """The merged rules of the groups that apply to one product token, packed.
 
-    Every rule is cut at its first ``*``; the literal part is its *key*.
-    The keys and, for each key, ``key + END`` (the first string past every
-    path that starts with it) cut the sorted space of paths into intervals
-    (``bounds``): the keys that are prefixes of a path are the same for
-    every path of an interval. So one bisection (in C) finds a path's
-    interval, and what the interval's keys say is worked out when the set
-    is compiled: the heaviest plain rule among them (a literal pattern,
-    whose weight is its length: the usual rule) and, where a wildcard,
-    anchored or index.html pattern (an *entry*) under one of them could
-    outweigh it, those entries, heaviest first. ``answers`` has one item
-    per interval: True / False when every path in it gets that answer (the
-    entries that may outweigh the plain rule, if any, say the same), else
-    the plain answer and the entries to try first; an entry's rest is
-    matched segment by segment with ``str.find``, leftmost first, which is
-    exact for ``*``-only globs and linear in the path, so a hostile pattern
-    of many ``*`` cannot backtrack.
+    The keys of its rules cut the sorted paths into intervals (``bounds``; see the
+    module's docstring), so one bisection (in C) finds a path's interval.
+    ``answers`` has one item per interval: True / False when every path in it gets
+    that answer, else the heaviest plain rule's answer and the wildcard, anchored or
+    index.html entries that may outweigh it, heaviest first (:data:`UNSETTLED` until
+    first asked: :meth:`settle`).
 
     The bounds lie between ``FIRST`` and ``LAST`` (every path starts with
     '/'; :mod:`scrapy_rep.robotstxt.intervals`), ``/robots.txt`` alone in an
     interval when rules cover it, and each starts with ``prefix``: none at
-    first, then (:meth:`rebase`) the
-    ``scheme://authority`` of the origin whose URLs the set judges, so that
-    :meth:`RobotsTxt.allowed <scrapy_rep.robotstxt.RobotsTxt.allowed>` bisects
-    a URL as it comes, without cutting its path out.
+    first, then (:meth:`rebase`) the ``scheme://authority`` of the origin whose
+    URLs the set judges, so that :meth:`RobotsTxt.allowed
+    <scrapy_rep.robotstxt.RobotsTxt.allowed>` bisects a URL as it comes, without
+    cutting its path out.
 
     No :class:`Rule` object is kept: a rule is its number, with its line and
     kind in one array (``line << 1 | allow``), the normalised pattern of an
@@ -255,7 +304,7 @@ class RuleSet:
     """
 
     __slots__ = (
-        "_disallows",
+        "_frames",
         "_kept",
         "_lines",
         "_made",
@@ -264,7 +313,6 @@ class RuleSet:
         "_patterns",
         "_pending",
         "_plain",
-        "_settled",
         "_undecided",
         "_written",
         "answers",
@@ -322,12 +370,10 @@ class RuleSet:
         #: what the set may come to hold, in bytes (:func:`footprint`): an upper estimate
         #: made once, for the caches that are bounded by bytes
         self.footprint = footprint(self.bounds, pending, self._patterns, self._written, len(self))
-        #: per frame settled (by its id; the frame is kept with it): its entries, answer
-        self._settled: dict[int, tuple[Frame, tuple[Entry, ...] | Chain, Answer]] | None = None
+        #: the frames of the intervals settled, each worked out once (made when first asked)
+        self._frames: SettledFrames | None = None
         #: the rules made when asked for (:meth:`match`), by number
         self._made: dict[int, Rule] | None = None
-        #: per frame walked out of budget (by id): its Disallow entries (see Chain)
-        self._disallows: dict[int, tuple[Entry, ...]] | None = None
         #: the prefix of the URLs judged last outside the bounds, and how many in a row
         #: (see :meth:`adopt`)
         self._missed: str | None = None
@@ -337,47 +383,9 @@ class RuleSet:
         """Work out what the interval ``at`` answers (its entries), when first asked."""
         pending = self._pending
         assert pending is not None
-        frame = pending.pop(at)
-        # intervals under the same keys share their frame: worked out once for them all
-        settled = self._settled.get(id(frame)) if self._settled is not None else None
-        if settled is None:
-            _, code, weight, found, up, _, cost = frame
-            plain_answer = code & 1 == 1
-            beats: tuple[Entry, ...] | Chain
-            answer: Answer = plain_answer
-            if cost > intervals.MERGE_LIMIT:
-                # a large chain: walked at every URL, within a budget (Chain)
-                if self._disallows is None:
-                    self._disallows = {}
-                beats = Chain(frame, self._disallows)
-                answer = (plain_answer, beats)
-            else:
-                # a small one: merged once, heaviest first (bounded by MERGE_LIMIT)
-                if up is not None:
-                    merged = list(found)
-                    while up is not None:
-                        merged += up[3]
-                        up = up[4]
-                    found = tuple(sorted(merged, reverse=True))
-                cut = 0
-                for entry in found:
-                    if entry[0] > weight or (entry[0] == weight and entry[1] and not plain_answer):
-                        cut += 1
-                    else:
-                        break
-                beats = found if cut == len(found) else found[:cut]
-                # For allowed(), the entries up to the last that says otherwise than the
-                # plain rule (none: the plain rule's answer stands).
-                last = cut
-                while last and beats[last - 1][1] is plain_answer:
-                    last -= 1
-                if last:
-                    answer = (plain_answer, beats if last == cut else beats[:last])
-            if self._settled is None:
-                self._settled = {}
-            self._settled[id(frame)] = settled = (frame, beats, answer)  # the frame kept
-        _, beats, answer = settled
-        self._undecided[at] = beats
+        if self._frames is None:
+            self._frames = SettledFrames()
+        self._undecided[at], answer = self._frames.settle(pending.pop(at))
         if self.answers[at] is UNSETTLED:  # (not the interval of /robots.txt alone)
             self.answers[at] = answer
         return self.answers[at]  # type: ignore[return-value]  # settled: not None

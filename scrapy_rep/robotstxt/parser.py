@@ -174,6 +174,11 @@ class Parsed:
     signals: list[Signal]
     size: int
     truncated: bool
+    #: how many Content-Usage and Content-Signal lines the file has (0: it states no use
+    #: preference, and judging need not look for one)
+    preference_lines: int = 0
+    #: whether any run asks for a Crawl-delay or Request-rate
+    paced: bool = False
 
 
 # Directive names, by the key as written (lower-cased). Exact spellings are
@@ -333,6 +338,8 @@ def parse_records(data: bytes | str) -> Parsed:
     run: Agents | None = None  # the run of user-agent lines the other lines go to
     in_agents = False  # no rule since the last user-agent line
     in_run = False  # no line of the run's own since the last user-agent line
+    preference_lines = 0  # Content-Usage and Content-Signal lines in groups
+    paced = False
 
     dropped = 0
 
@@ -442,6 +449,7 @@ def parse_records(data: bytes | str) -> Parsed:
         if directive == _CONTENT_USAGE:
             in_agents = in_run = False  # a rule, too: it closes the run of user-agent lines
             usage = _usage(value, number, note, line)
+            preference_lines += 1
             if isinstance(current.usage, list):
                 current.usage.append(usage)
             else:
@@ -454,13 +462,16 @@ def parse_records(data: bytes | str) -> Parsed:
                 note(number, "invalid-crawl-delay", line)
             else:
                 run.crawl_delay = delay
+                paced = True
         elif directive == _REQUEST_RATE:
             interval = _rate(value)
             if interval is None:
                 note(number, "invalid-request-rate", line)
             else:
                 run.request_interval = interval
+                paced = True
         else:
+            preference_lines += 1
             if isinstance(run.signals, list):
                 run.signals.append(Signal(value, number))
             else:
@@ -471,7 +482,10 @@ def parse_records(data: bytes | str) -> Parsed:
     if truncated:
         read = f"{size} bytes, only the first {len(data)} were read"
         note(len(lines), "truncated", read, keep=True)
-    return Parsed(groups, sitemaps, diagnostics, licenses, signals, size, truncated)
+    preference_lines += len(signals)
+    return Parsed(
+        groups, sitemaps, diagnostics, licenses, signals, size, truncated, preference_lines, paced
+    )
 
 
 def _usage(value: str, number: int, note: Callable[[int, str, str], None], line: str) -> UsageRule:

@@ -1,0 +1,88 @@
+"""A parsed file's body as it is kept, and its parse while that is kept.
+
+A crawl keeps many files it is not asking: the body is what lets such a
+file answer again (parsed and compiled anew, with the same answers), so it
+is kept whole while the file is in use and zlib-compressed in its compact
+form. The parse is kept only until the first compile lets it go.
+"""
+
+from __future__ import annotations
+
+import zlib
+
+from scrapy_rep.robotstxt.parser import Group, Parsed, parse_records
+
+#: bodies up to this size are kept as they are when compacted, not compressed (zlib
+#: saves little on them and costs a parse ~15 µs); a cache compresses every body
+#: (:meth:`Body.packed`)
+SMALL_BODY = 1024
+#: bytes per octet of the body while the whole parse is kept (Rule objects, lines)
+TREE_BYTES = 40
+
+
+class Body:
+    """The body, whole until packed, then zlib-compressed once; and the parse, if kept.
+
+    Compressing costs ~20 µs whatever the size, as much as compiling a median
+    file: a file being judged keeps its body whole, and only the compact form
+    (:meth:`compact`) or a cache sharing the compressed copy (:meth:`packed`)
+    pays for it.
+    """
+
+    __slots__ = ("_data", "_packed", "_tree")
+
+    def __init__(self, data: bytes, tree: Parsed | None, packed: bytes | None = None) -> None:
+        #: the body until it is packed, then None
+        self._data: bytes | None = data if packed is None else None
+        self._packed = packed
+        self._tree = tree
+
+    def parsed(self) -> Parsed:
+        """The parse: the one kept, else made again from the body (equal every time)."""
+        tree = self._tree
+        if tree is not None:
+            return tree
+        return parse_records(
+            self._data if self._data is not None else zlib.decompress(self.packed())
+        )
+
+    def groups(self, indices: tuple[int, ...]) -> tuple[Group, ...]:
+        """The groups at these places in the file (a token's selection), from the parse."""
+        groups = self.parsed().groups
+        return tuple([groups[i] for i in indices])
+
+    def keep_parse(self) -> Parsed:
+        """The parse, kept until :meth:`drop_parse` (for a compile that follows)."""
+        self._tree = tree = self.parsed()
+        return tree
+
+    def drop_parse(self) -> None:
+        """Let the parse go (its rules compiled; the body is kept)."""
+        self._tree = None
+
+    def packed(self) -> bytes:
+        """The body, zlib-compressed (made once; a cache keeps this copy, not its own)."""
+        if self._packed is None:
+            assert self._data is not None
+            self._packed = zlib.compress(self._data)
+            self._data = None
+        return self._packed
+
+    def adopt(self, packed: bytes) -> None:
+        """Keep ``packed`` (this body, compressed elsewhere) rather than compress it again."""
+        if self._packed is None:
+            self._packed, self._data = packed, None
+
+    def compact(self) -> None:
+        """The compact form: the body compressed (unless under ``SMALL_BODY``), no parse."""
+        if self._data is not None and len(self._data) > SMALL_BODY:
+            self.packed()
+        self._tree = None
+
+    @property
+    def footprint(self) -> int:
+        """The bytes of the body as kept, and ``TREE_BYTES`` per octet while the parse is."""
+        size = len(self._data if self._data is not None else self._packed or b"")
+        if self._tree is not None:
+            size += TREE_BYTES * self._tree.size
+        return size
