@@ -145,3 +145,16 @@ def test_status_page_back_off_duration_matches_the_defaults() -> None:
 def test_setup_page_says_rep_enabled_off_means_no_robots_txt_at_all() -> None:
     text = flat("setup.md")
     assert "`REP_ENABLED = False` with the add-on turns robots.txt handling off entirely" in text
+
+
+def test_the_gate_diagram_is_drawn_from_the_gates_own_table() -> None:
+    """The docs' extension reads core/gate.py: a rename there must not break ``make docs``."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "docs" / "_ext" / "repdocs.py"
+    spec = importlib.util.spec_from_file_location("repdocs_under_test", path)
+    assert spec is not None and spec.loader is not None
+    repdocs = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(repdocs)
+    dot = repdocs.gate_dot()
+    assert dot.startswith("digraph gate {") and "style=dashed" in dot and "(resumes)" in dot

@@ -236,7 +236,7 @@ def status_outcomes() -> dict[str, list[str]]:
 
 def gate_dot() -> str:
     """``TRANSITIONS`` as Graphviz: a node per state, an edge per (next state, effect)."""
-    from scrapy_rep.core.gate import KEEP, RESUME, TRANSITIONS
+    from scrapy_rep.core.gate import RESUME, STAY, TRANSITIONS
 
     lines = [
         "digraph gate {",
@@ -246,14 +246,14 @@ def gate_dot() -> str:
         '  edge [fontname="sans-serif", fontsize=13];',
     ]
     lines += [f'  "{state}";' for state in TRANSITIONS]
-    colour = {KEEP: "#b35c00", RESUME: "#1a7f37"}
+    colour = {STAY: "#b35c00", RESUME: "#1a7f37"}
     for state, row in TRANSITIONS.items():
         edges: dict[tuple[str, str], list[str]] = defaultdict(list)
         for status, move in row.items():
             edges[move].append(status.value)
         for (after, effect), statuses in edges.items():
             label = " | ".join(statuses) + (" (resumes)" if effect == RESUME else "")
-            style = "dashed" if effect == KEEP else "solid"
+            style = "dashed" if effect == STAY else "solid"
             c = colour.get(effect, "#333333")
             lines.append(
                 f'  "{state}" -> "{after}" [label="{label}", style={style}, color="{c}", '
