@@ -151,10 +151,10 @@ def test_the_gate_diagram_is_drawn_from_the_gates_own_table() -> None:
     """The docs' extension reads core/gate.py: a rename there must not break ``make docs``."""
     import importlib.util
 
-    path = Path(__file__).resolve().parents[1] / "docs" / "_ext" / "repdocs.py"
-    spec = importlib.util.spec_from_file_location("repdocs_under_test", path)
+    path = Path(__file__).resolve().parents[1] / "docs" / "_ext" / "gate_diagram.py"
+    spec = importlib.util.spec_from_file_location("gate_diagram_under_test", path)
     assert spec is not None and spec.loader is not None
-    repdocs = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(repdocs)
-    dot = repdocs.gate_dot()
+    diagram = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(diagram)
+    dot = diagram.gate_dot()
     assert dot.startswith("digraph gate {") and "style=dashed" in dot and "(resumes)" in dot

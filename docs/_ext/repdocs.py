@@ -46,12 +46,12 @@ import importlib
 import shutil
 import subprocess
 import zlib
-from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from docutils import nodes
+from gate_diagram import gate_dot
 from sphinx.application import Sphinx
 from sphinx.config import Config
 from sphinx.pycode import ModuleAnalyzer
@@ -232,35 +232,6 @@ def status_outcomes() -> dict[str, list[str]]:
     paused = ", ".join(outcomes[Status.PAUSED.value])
     outcomes[Status.UNRESOLVED.value].append(f"{paused}, `REP_PAUSE_MAX_TRIES` times in a row")
     return outcomes
-
-
-def gate_dot() -> str:
-    """``TRANSITIONS`` as Graphviz: a node per state, an edge per (next state, effect)."""
-    from scrapy_rep.core.gate import RESUME, STAY, TRANSITIONS
-
-    lines = [
-        "digraph gate {",
-        '  rankdir=TB; bgcolor="transparent"; nodesep=0.6; ranksep=0.7;',
-        '  node [shape=box, style="rounded,filled", fillcolor="#f4f6f8", fontname="sans-serif",',
-        "        fontsize=16];",
-        '  edge [fontname="sans-serif", fontsize=13];',
-    ]
-    lines += [f'  "{state}";' for state in TRANSITIONS]
-    colour = {STAY: "#b35c00", RESUME: "#1a7f37"}
-    for state, row in TRANSITIONS.items():
-        edges: dict[tuple[str, str], list[str]] = defaultdict(list)
-        for status, move in row.items():
-            edges[move].append(status.value)
-        for (after, effect), statuses in edges.items():
-            label = " | ".join(statuses) + (" (resumes)" if effect == RESUME else "")
-            style = "dashed" if effect == STAY else "solid"
-            c = colour.get(effect, "#333333")
-            lines.append(
-                f'  "{state}" -> "{after}" [label="{label}", style={style}, color="{c}", '
-                f'fontcolor="{c}"];'
-            )
-    lines.append("}")
-    return "\n".join(lines)
 
 
 class GateDiagram(SphinxDirective):
