@@ -55,3 +55,27 @@ def test_every_logger_of_the_package_gets_the_filter_once() -> None:
     assert "scrapy_rep.a_future_module" in names
     for name in names:
         assert len(logging.getLogger(name).filters) >= 1, name
+
+
+def test_an_outage_is_one_warning_then_quiet_then_one_line_when_it_answers(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from scrapy_rep.runtime.logs import Outage
+
+    log = logging.getLogger("scrapy_rep.test_outage")
+    outage = Outage(log, "the store failed (%(error)s)", "the local cache meanwhile", "back")
+    with caplog.at_level(logging.DEBUG, logger="scrapy_rep.test_outage"):
+        outage.answered()  # never down: nothing to say
+        for _ in range(3):
+            outage.failed(ConnectionError("refused"))
+        outage.answered()
+        outage.answered()
+        outage.failed(OSError("again"))
+    said = [(r.levelno, r.getMessage()) for r in caplog.records]
+    assert said == [
+        (logging.WARNING, "the store failed (ConnectionError: refused); the local cache meanwhile"),
+        (logging.DEBUG, "the store failed (ConnectionError: refused); the local cache meanwhile"),
+        (logging.DEBUG, "the store failed (ConnectionError: refused); the local cache meanwhile"),
+        (logging.INFO, "back"),
+        (logging.WARNING, "the store failed (OSError: again); the local cache meanwhile"),
+    ]

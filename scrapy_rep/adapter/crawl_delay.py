@@ -35,6 +35,7 @@ from scrapy_rep.adapter.telemetry import Telemetry
 from scrapy_rep.core.events import CrawlDelayCapped, CrawlDelaySet, DelayWaited, SlotDelayRaised
 from scrapy_rep.core.policy import Policy
 from scrapy_rep.runtime.clock import sleep
+from scrapy_rep.runtime.logs import Outage
 from scrapy_rep.runtime.settings import RepSettings
 from scrapy_rep.runtime.store.pacing import SharedPacing
 
@@ -104,7 +105,12 @@ class CrawlDelay:
         self.pacing = pacing
         self._turns: dict[str, asyncio.Lock] = {}  # slot -> this worker's turn to reserve
         self._queued: dict[str, int] = {}  # slot -> requests waiting for or holding a turn
-        self._pacing_down = False  # warn once per outage
+        self._outage = Outage(
+            logger,
+            "scrapy-rep: the shared Crawl-delay failed (%(error)s)",
+            "each worker paces its own download slots meanwhile",
+            "scrapy-rep: the shared Crawl-delay answers again",
+        )
 
     def keep(
         self, request: Request, origin: str, policy: Policy
@@ -140,12 +146,10 @@ class CrawlDelay:
                 try:
                     wait = await self.pacing.reserve(key, floor + SEND_MARGIN)
                 except Exception as exc:
-                    self._pacing_failed(exc)
+                    self._outage.failed(exc)
                     self._apply(request, origin, delay)
                     return
-                if self._pacing_down:
-                    self._pacing_down = False
-                    logger.info("scrapy-rep: the shared Crawl-delay answers again")
+                self._outage.answered()
                 if wait > 0:
                     self.telemetry.emit(DelayWaited(wait))
                     await sleep(self.clock, wait)
@@ -153,15 +157,6 @@ class CrawlDelay:
             self._queued[key] -= 1
             if not self._queued[key]:
                 del self._queued[key], self._turns[key]
-
-    def _pacing_failed(self, exc: Exception) -> None:
-        log = logger.debug if self._pacing_down else logger.warning
-        self._pacing_down = True
-        log(
-            "scrapy-rep: the shared Crawl-delay failed (%(error)s); each worker paces its own "
-            "download slots meanwhile",
-            {"error": f"{type(exc).__name__}: {exc}"},
-        )
 
     def _decide(self, origin: str, digest: str | None, asked: float | None) -> float | None:
         """The delay to apply for a body asking ``asked`` seconds: capped, remembered."""

@@ -52,6 +52,7 @@ from scrapy_rep.core.pushback import (
     describe,
 )
 from scrapy_rep.runtime.clock import sleep
+from scrapy_rep.runtime.logs import Outage
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -111,7 +112,12 @@ class PageSignals:
         self.share = share
         #: the cluster's send times (Redis); None: each worker paces its own sends
         self.pacing = pacing
-        self._pacing_down = False  # warn once per outage
+        self._outage = Outage(
+            logger,
+            "scrapy-rep: the shared pace of pushed-back origins failed (%(error)s)",
+            "each worker paces its own sends meanwhile",
+            "scrapy-rep: the shared pace of pushed-back origins answers again",
+        )
 
     # -- a request leaves, a response comes back --------------------------------
 
@@ -131,15 +137,9 @@ class PageSignals:
         try:
             wait, spacing = await pacing.reserve_spaced(PACE_PREFIX + origin, gap)
         except Exception as exc:  # the store is down: this worker's own pace meanwhile
-            log = logger.debug if self._pacing_down else logger.warning
-            self._pacing_down = True
-            log(
-                "scrapy-rep: the shared pace of pushed-back origins failed (%(error)s); "
-                "each worker paces its own sends meanwhile",
-                {"error": f"{type(exc).__name__}: {exc}"},
-            )
+            self._outage.failed(exc)
             return None
-        self._pacing_down = False
+        self._outage.answered()
         await sleep(self.timers, wait)
         return Turn(spacing)
 

@@ -237,13 +237,7 @@ def report_lines(counts: CrawlCounts, top: int = TOP, who: str = "") -> list[str
         ]
     ]
     if not ranked:
-        return (
-            lines
-            + _browser_lines(counts, top)
-            + _use_lines(counts, top)
-            + _page_lines(counts, top)
-            + _walls(counts, top)
-        )
+        return lines + _sections(counts, top)
     width = max(len("origin"), *(len(origin) for origin, _ in ranked))
     lines.append(
         f"  {'origin':<{width}}  {'status':<11} {'fetch':>5} {'down':>5} {'drop':>5} "
@@ -258,13 +252,7 @@ def report_lines(counts: CrawlCounts, top: int = TOP, who: str = "") -> list[str
     hidden = counts.seen - len(ranked)
     if hidden > 0:
         lines.append(f"  ... and {hidden} more origins (in the totals above)")
-    return (
-        lines
-        + _browser_lines(counts, top)
-        + _use_lines(counts, top)
-        + _page_lines(counts, top)
-        + _walls(counts, top)
-    )
+    return lines + _sections(counts, top)
 
 
 def _page_lines(counts: CrawlCounts, top: int) -> list[str]:
@@ -315,6 +303,16 @@ def _use_lines(counts: CrawlCounts, top: int) -> list[str]:
     for origin, refused in ranked:
         lines.append(f"  {origin:<{width}}  {_reasons(refused)}")
     return lines
+
+
+def _sections(counts: CrawlCounts, top: int) -> list[str]:
+    """The sections below the origins' table: renders, uses, pages, walls."""
+    return (
+        _browser_lines(counts, top)
+        + _use_lines(counts, top)
+        + _page_lines(counts, top)
+        + _walls(counts, top)
+    )
 
 
 def _browser_lines(counts: CrawlCounts, top: int) -> list[str]:

@@ -48,3 +48,30 @@ def bound_lines(package: str = "scrapy_rep") -> int:
             logger.addFilter(_FILTER)
             added += 1
     return added
+
+
+class Outage:
+    """What a crawl says of a shared service it leans on (the store, the cluster's pace).
+
+    A failure is a WARNING the first time, DEBUG while the service stays down, and
+    one INFO line when it answers again: a Redis outage is a few lines in the log,
+    not one a request.
+    """
+
+    def __init__(self, log: logging.Logger, failing: str, fallback: str, back: str) -> None:
+        """``failing``: a message with ``%(error)s``; ``fallback``: what the crawl does
+        meanwhile (appended after "; "); ``back``: the line when it answers again."""
+        self.log = log
+        self.message = f"{failing}; {fallback}"
+        self.back = back
+        self.down = False
+
+    def failed(self, exc: BaseException, **fields: str) -> None:
+        say = self.log.debug if self.down else self.log.warning
+        self.down = True
+        say(self.message, {**fields, "error": f"{type(exc).__name__}: {exc}"})
+
+    def answered(self) -> None:
+        if self.down:
+            self.down = False
+            self.log.info(self.back)

@@ -32,6 +32,7 @@ from scrapy_rep.core.policy import (
 )
 from scrapy_rep.robotstxt.text import printable
 from scrapy_rep.runtime.clock import WALL_CLOCK, Clock, clock_of, sleep
+from scrapy_rep.runtime.logs import Outage
 from scrapy_rep.runtime.settings import RepSettings
 from scrapy_rep.runtime.store.base import SharedStore
 from scrapy_rep.runtime.store.factory import sqlite_path, store_kind
@@ -129,7 +130,12 @@ class Resolver:
         self.fetch_budget = fetch_budget
         self._inflight: dict[str, asyncio.Task[Policy]] = {}
         self._started: dict[str, float] = {}
-        self._store_down = False  # warn once per outage of the shared store, not per call
+        self._outage = Outage(
+            logger,
+            "scrapy-rep: shared policy store failed (%(what)s: %(error)s)",
+            "using the local cache",
+            "scrapy-rep: the shared policy store answers again",
+        )
         #: exception names a failed fetch was logged with (a traceback once for each)
         self._failures_logged: set[str] = set()
         self.url_of = url_of
@@ -288,9 +294,7 @@ class Resolver:
         except Exception as exc:
             self._store_failed("load", exc)
             return None
-        if self._store_down:
-            self._store_down = False
-            logger.info("scrapy-rep: the shared policy store answers again")
+        self._outage.answered()
         return policy
 
     async def _save(self, origin: str, policy: Policy) -> None:
@@ -318,12 +322,7 @@ class Resolver:
             self._store_failed("unlock", exc)
 
     def _store_failed(self, what: str, exc: Exception) -> None:
-        log = logger.debug if self._store_down else logger.warning
-        self._store_down = True
-        log(
-            "scrapy-rep: shared policy store failed (%(what)s: %(error)s); using the local cache",
-            {"what": what, "error": f"{type(exc).__name__}: {exc}"},
-        )
+        self._outage.failed(exc, what=what)
 
 
 class Unshared:
