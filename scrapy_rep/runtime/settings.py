@@ -182,16 +182,23 @@ def as_is(name: str, value: Any, get: Getter) -> Any:
     return value or None
 
 
-def status_actions(name: str, overrides: Any, get: Getter) -> dict[str, Action]:
-    """Reader of ``REP_STATUS_ACTIONS``: the whole status table, the overrides applied."""
-    actions = dict(DEFAULT_ACTIONS)
-    if isinstance(overrides, str):  # from the command line: -s REP_STATUS_ACTIONS='{...}'
+def _table(name: str, overrides: Any) -> Mapping[Any, Any]:
+    """A status table's overrides: a dict, or its JSON from the command line
+    (``-s REP_STATUS_ACTIONS='{"404": "pause"}'``)."""
+    if isinstance(overrides, str):
         try:
             overrides = json.loads(overrides or "{}")
         except ValueError:
             raise SettingError(f"{name} is not a JSON object: {overrides!r}") from None
     if not isinstance(overrides, Mapping):
         raise SettingError(f"{name} must be a dict, not {overrides!r}")
+    return overrides
+
+
+def status_actions(name: str, overrides: Any, get: Getter) -> dict[str, Action]:
+    """Reader of ``REP_STATUS_ACTIONS``: the whole status table, the overrides applied."""
+    actions = dict(DEFAULT_ACTIONS)
+    overrides = _table(name, overrides)
     for outcome, action in overrides.items():
         key = str(outcome)
         if key not in DEFAULT_ACTIONS:
@@ -229,13 +236,7 @@ def page_status_actions(name: str, overrides: Any, get: Getter) -> dict[str, str
     Any HTTP status from 400 to 599 may have a row (``pause``, ``block`` or ``off``).
     """
     actions = dict(DEFAULT_PAGE_ACTIONS)
-    if isinstance(overrides, str):  # -s REP_PAGE_STATUS_ACTIONS='{"503": "off"}'
-        try:
-            overrides = json.loads(overrides or "{}")
-        except ValueError:
-            raise SettingError(f"{name} is not a JSON object: {overrides!r}") from None
-    if not isinstance(overrides, Mapping):
-        raise SettingError(f"{name} must be a dict, not {overrides!r}")
+    overrides = _table(name, overrides)
     for status, action in overrides.items():
         key = str(status).strip()
         if not key.isascii() or not key.isdigit() or not 400 <= int(key) <= 599:
