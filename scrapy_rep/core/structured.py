@@ -72,18 +72,38 @@ class _Reader:
         return StructuredFieldError(f"{what} at position {self.at}")
 
 
-def parse_dictionary(value: bytes) -> dict[str, object]:
-    """Member key -> member value (RFC 9651 §4.2.2); raises :class:`StructuredFieldError`.
-
-    A duplicate key keeps its last value, as the RFC says. A member without a
-    value is ``True``; an inner list is a ``list`` of its items' values.
-    """
+def _start(value: bytes) -> _Reader:
+    """A reader at a field's first member: ASCII only, leading spaces skipped."""
     try:
         text = value.decode("ascii")
     except UnicodeDecodeError:
         raise StructuredFieldError("not ASCII") from None
     reader = _Reader(text)
     reader.skip(" ")
+    return reader
+
+
+def _next_member(reader: _Reader) -> bool:
+    """After a member of a List or Dictionary: True at the next one, False at the end
+    (RFC 9651 §4.2.1.2, §4.2.2: a comma between, optional whitespace, none trailing)."""
+    reader.skip(_OWS)
+    if not reader.peek():
+        return False
+    if reader.take() != ",":
+        raise reader.fail("expected ','")
+    reader.skip(_OWS)
+    if not reader.peek():
+        raise reader.fail("a trailing ','")
+    return True
+
+
+def parse_dictionary(value: bytes) -> dict[str, object]:
+    """Member key -> member value (RFC 9651 §4.2.2); raises :class:`StructuredFieldError`.
+
+    A duplicate key keeps its last value, as the RFC says. A member without a
+    value is ``True``; an inner list is a ``list`` of its items' values.
+    """
+    reader = _start(value)
     members: dict[str, object] = {}
     while reader.peek():
         key = _key(reader)
@@ -93,14 +113,8 @@ def parse_dictionary(value: bytes) -> dict[str, object]:
         else:
             _parameters(reader)
             members[key] = True
-        reader.skip(_OWS)
-        if not reader.peek():
+        if not _next_member(reader):
             break
-        if reader.take() != ",":
-            raise reader.fail("expected ','")
-        reader.skip(_OWS)
-        if not reader.peek():
-            raise reader.fail("a trailing ','")
     reader.skip(" ")
     if reader.peek():  # pragma: no cover - the loop above consumes everything
         raise reader.fail("unexpected input")
@@ -118,12 +132,7 @@ def parse_list(value: bytes) -> list[Member]:
     ``True``; parameters are kept as written (a duplicate key appears twice:
     the caller decides, as the Robots-Tag draft merges them).
     """
-    try:
-        text = value.decode("ascii")
-    except UnicodeDecodeError:
-        raise StructuredFieldError("not ASCII") from None
-    reader = _Reader(text)
-    reader.skip(" ")
+    reader = _start(value)
     members: list[Member] = []
     while reader.peek():
         params: list[tuple[str, object]] = []
@@ -133,14 +142,8 @@ def parse_list(value: bytes) -> list[Member]:
             found = _bare_item(reader)
             _parameters(reader, params)
         members.append((found, params))
-        reader.skip(_OWS)
-        if not reader.peek():
+        if not _next_member(reader):
             break
-        if reader.take() != ",":
-            raise reader.fail("expected ','")
-        reader.skip(_OWS)
-        if not reader.peek():
-            raise reader.fail("a trailing ','")
     return members
 
 
