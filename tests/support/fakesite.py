@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
-from typing import Any, cast
+from typing import Any, Generic, TypeVar, cast
 
 __all__ = ["FakeSite", "Hit", "Origin", "Reply"]
 
@@ -285,7 +285,100 @@ class _Handler(BaseHTTPRequestHandler):
             pass  # the client went away: that is what early stopping looks like
 
 
-class Origin:
+class ServedOrigin:
+    """One origin's server thread and its live connections, stopped within a deadline.
+
+    Shared by this site's :class:`Origin` and ``pushback_site.PushbackOrigin``:
+    subclasses set ``_stop``, ``_lock`` (a Condition: handlers may wait on it),
+    ``_live``, ``_server`` and ``_thread`` (target :meth:`_serve_loop`).
+    """
+
+    _stop: threading.Event
+    _lock: threading.Condition
+    _live: dict[socket.socket, threading.Thread]
+    _server: ThreadingHTTPServer
+    _thread: threading.Thread
+
+    def _register(self, conn: socket.socket) -> None:
+        with self._lock:
+            self._live[conn] = threading.current_thread()
+            stopping = self._stop.is_set()
+        if stopping:  # stop() may have taken its snapshot already; do its job here
+            _shut(conn)
+
+    def _unregister(self, conn: socket.socket) -> None:
+        with self._lock:
+            self._live.pop(conn, None)
+
+    def _serve_loop(self) -> None:
+        # Own loop instead of serve_forever(): stopping never depends on shutdown() handshakes.
+        while not self._stop.is_set():
+            try:
+                self._server.handle_request()
+            except (OSError, ValueError):  # ValueError: selecting on a socket closed under us
+                if self._stop.is_set():
+                    break
+
+    def _close(self, deadline: float) -> None:
+        """Second half of stop(): the stop event is already set."""
+        if self._thread.ident is not None:  # add() may have lost a race with stop()
+            self._thread.join(max(0.0, deadline - time.monotonic()))
+        self._server.server_close()
+        with self._lock:
+            live = list(self._live.items())
+            self._lock.notify_all()
+        for conn, _ in live:
+            _shut(conn)
+        for _, thread in live:
+            if thread is not threading.current_thread():
+                thread.join(max(0.0, deadline - time.monotonic()))
+
+
+OriginT = TypeVar("OriginT", bound=ServedOrigin)
+SitesT = TypeVar("SitesT", bound="Sites[Any]")
+
+
+class Sites(Generic[OriginT]):
+    """Named origins sharing one stop switch; stopped once, within a deadline; a context
+    manager. Shared by :class:`FakeSite` and ``pushback_site.PushbackSite``."""
+
+    def __init__(self) -> None:
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._origins: dict[str, OriginT] = {}
+        self._stopped = False
+
+    def start(self: SitesT) -> SitesT:
+        """Origins serve from ``add()`` on; this only checks the site is still usable."""
+        if self._stopped:
+            raise RuntimeError(f"{type(self).__name__} cannot be restarted after stop()")
+        return self
+
+    def stop(self) -> None:
+        """Release sleeping/hanging handlers, close every socket, join threads (bounded)."""
+        with self._lock:
+            if self._stopped:
+                return
+            self._stopped = True
+            origins = list(self._origins.values())
+        self._stop.set()
+        deadline = time.monotonic() + JOIN_TIMEOUT
+        for origin in origins:
+            origin._close(deadline)
+
+    def __enter__(self: SitesT) -> SitesT:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+
+class Origin(ServedOrigin):
     """One fake origin (its own port). Program it with ``robots()``, ``page()``, ``links()``."""
 
     def __init__(
@@ -413,42 +506,8 @@ class Origin:
             self.errors += 1
             self.last_error = error
 
-    def _register(self, conn: socket.socket) -> None:
-        with self._lock:
-            self._live[conn] = threading.current_thread()
-            stopping = self._stop.is_set()
-        if stopping:  # stop() may have taken its snapshot already; do its job here
-            _shut(conn)
-
-    def _unregister(self, conn: socket.socket) -> None:
-        with self._lock:
-            self._live.pop(conn, None)
-
     def _start(self) -> None:
         self._thread.start()
-
-    def _serve_loop(self) -> None:
-        # Own loop instead of serve_forever(): stopping never depends on shutdown() handshakes.
-        while not self._stop.is_set():
-            try:
-                self._server.handle_request()
-            except (OSError, ValueError):  # ValueError: selecting on a socket closed under us
-                if self._stop.is_set():
-                    break
-
-    def _close(self, deadline: float) -> None:
-        """Second half of stop(): the stop event is already set."""
-        if self._thread.ident is not None:  # add() may have lost a race with stop()
-            self._thread.join(max(0.0, deadline - time.monotonic()))
-        self._server.server_close()
-        with self._lock:
-            live = list(self._live.items())
-            self._lock.notify_all()
-        for conn, _ in live:
-            _shut(conn)
-        for _, thread in live:
-            if thread is not threading.current_thread():
-                thread.join(max(0.0, deadline - time.monotonic()))
 
 
 def _shut(conn: socket.socket) -> None:
@@ -457,15 +516,12 @@ def _shut(conn: socket.socket) -> None:
         conn.shutdown(socket.SHUT_RDWR)
 
 
-class FakeSite:
+class FakeSite(Sites[Origin]):
     """A set of named origins sharing one stop switch; use as a context manager."""
 
     def __init__(self) -> None:
-        self._stop = threading.Event()
-        self._lock = threading.Lock()
-        self._origins: dict[str, Origin] = {}
+        super().__init__()
         self._log: list[tuple[str, str]] = []
-        self._stopped = False
 
     def add(self, name: str, host: str = "127.0.0.1") -> Origin:
         """Bind a new origin to a free port on ``host`` and start serving it at once.
@@ -495,32 +551,3 @@ class FakeSite:
         """(origin name, path) of every request on every origin, in arrival order."""
         with self._lock:
             return list(self._log)
-
-    def start(self) -> FakeSite:
-        """Origins serve from ``add()`` on; this only checks the site is still usable."""
-        if self._stopped:
-            raise RuntimeError("FakeSite cannot be restarted after stop()")
-        return self
-
-    def stop(self) -> None:
-        """Release sleeping/hanging handlers, close every socket, join threads (bounded)."""
-        with self._lock:
-            if self._stopped:
-                return
-            self._stopped = True
-            origins = list(self._origins.values())
-        self._stop.set()
-        deadline = time.monotonic() + JOIN_TIMEOUT
-        for origin in origins:
-            origin._close(deadline)
-
-    def __enter__(self) -> FakeSite:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()

@@ -45,14 +45,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
 from typing import Any, cast
+
+from tests.support.fakesite import ServedOrigin, Sites
 
 __all__ = ["Entry", "OriginSpec", "PushbackOrigin", "PushbackSite", "page_paths"]
 
 ROBOTS_PATH = "/robots.txt"
 ALLOW_ALL = b"User-agent: *\nAllow: /\n"
-JOIN_TIMEOUT = 2.0
 
 
 def page_paths(pages: int) -> list[str]:
@@ -151,7 +151,7 @@ class _Handler(BaseHTTPRequestHandler):
             origin._done()
 
 
-class PushbackOrigin:
+class PushbackOrigin(ServedOrigin):
     """One origin of a :class:`PushbackSite`: its spec, its bucket, its part of the log."""
 
     def __init__(self, site: PushbackSite, name: str, host: str, port: int, spec: OriginSpec):
@@ -159,7 +159,7 @@ class PushbackOrigin:
         self.name = name
         self.spec = spec
         self._stop = site._stop
-        self._lock = threading.Lock()
+        self._lock = threading.Condition()
         self._tokens = spec.burst
         self._refilled = time.monotonic()
         self._first_page: float | None = None
@@ -179,7 +179,9 @@ class PushbackOrigin:
         self.host = host
         self.port: int = self._server.server_address[1]
         self.url = f"http://{host}:{self.port}"
-        self._thread = threading.Thread(target=self._loop, name=f"pushback-{name}", daemon=True)
+        self._thread = threading.Thread(
+            target=self._serve_loop, name=f"pushback-{name}", daemon=True
+        )
 
     def __repr__(self) -> str:
         return f"<PushbackOrigin {self.name} {self.url}>"
@@ -281,58 +283,20 @@ class PushbackOrigin:
         with self._lock:
             self._in_flight -= 1
 
-    def _register(self, conn: socket.socket) -> None:
-        with self._lock:
-            self._live[conn] = threading.current_thread()
-        if self._stop.is_set():
-            _shut(conn)
-
-    def _unregister(self, conn: socket.socket) -> None:
-        with self._lock:
-            self._live.pop(conn, None)
-
-    def _loop(self) -> None:
-        while not self._stop.is_set():
-            try:
-                self._server.handle_request()
-            except (OSError, ValueError):
-                if self._stop.is_set():
-                    break
-
-    def _close(self, deadline: float) -> None:
-        if self._thread.ident is not None:
-            self._thread.join(max(0.0, deadline - time.monotonic()))
-        self._server.server_close()
-        with self._lock:
-            live = list(self._live.items())
-        for conn, _ in live:
-            _shut(conn)
-        for _, thread in live:
-            if thread is not threading.current_thread():
-                thread.join(max(0.0, deadline - time.monotonic()))
-
 
 def _header(headers: dict[str, str], name: str) -> str:
     low = name.lower()
     return next((v for k, v in headers.items() if k.lower() == low), "")
 
 
-def _shut(conn: socket.socket) -> None:
-    with contextlib.suppress(OSError):
-        conn.shutdown(socket.SHUT_RDWR)
-
-
-class PushbackSite:
+class PushbackSite(Sites[PushbackOrigin]):
     """Origins on 127.0.N.M sharing one port where they can; use as a context manager."""
 
     def __init__(self, first_host: int = 2) -> None:
-        self._stop = threading.Event()
-        self._lock = threading.Lock()
+        super().__init__()
         self._log: list[Entry] = []
-        self._origins: dict[str, PushbackOrigin] = {}
         self._next = first_host
         self.port = 0
-        self._stopped = False
 
     def add(self, name: str, spec: OriginSpec | None = None, **fields: Any) -> PushbackOrigin:
         """A new origin on the next loopback address; ``fields`` build its :class:`OriginSpec`."""
@@ -368,33 +332,6 @@ class PushbackSite:
     def clear_log(self) -> None:
         with self._lock:
             self._log.clear()
-
-    def start(self) -> PushbackSite:
-        if self._stopped:
-            raise RuntimeError("PushbackSite cannot be restarted")
-        return self
-
-    def stop(self) -> None:
-        with self._lock:
-            if self._stopped:
-                return
-            self._stopped = True
-            origins = list(self._origins.values())
-        self._stop.set()
-        deadline = time.monotonic() + JOIN_TIMEOUT
-        for origin in origins:
-            origin._close(deadline)
-
-    def __enter__(self) -> PushbackSite:
-        return self.start()
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        trace: TracebackType | None,
-    ) -> None:
-        self.stop()
 
 
 # -- reading the log --------------------------------------------------------------------------
