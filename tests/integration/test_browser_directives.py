@@ -7,13 +7,11 @@ undo what the page said when it was fetched.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
 import pytest_twisted
 
-from tests.support.browsersite import SharedChromium, page_request
+from tests.support.browsersite import chromium_for, page_request
 from tests.support.crawl import crawl
 from tests.support.fakesite import FakeSite, Reply
 
@@ -41,15 +39,7 @@ document.addEventListener("DOMContentLoaded", () => {
 </script></head><body><a href="/child">child</a></body></html>"""
 
 
-@pytest.fixture(scope="module", autouse=True)
-def chromium(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    shared = SharedChromium(tmp_path_factory.mktemp("chromium"))
-    BROWSER.update(shared.settings())
-    try:
-        yield
-    finally:
-        BROWSER.clear()
-        shared.stop()
+chromium = chromium_for(BROWSER)
 
 
 @pytest_twisted.ensureDeferred

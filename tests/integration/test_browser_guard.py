@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -28,8 +27,8 @@ from tests.support.browsersite import (
     ALLOWED,
     DISALLOWED,
     PAGE,
-    SharedChromium,
     build,
+    chromium_for,
     hits,
     page_request,
 )
@@ -40,16 +39,7 @@ from tests.support.fakesite import FakeSite, Reply
 BROWSER: dict[str, Any] = {}
 
 
-@pytest.fixture(scope="module", autouse=True)
-def chromium(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """One Chromium for the module: each crawl gets a new context of it, not a new browser."""
-    shared = SharedChromium(tmp_path_factory.mktemp("chromium"))
-    BROWSER.update(shared.settings())
-    try:
-        yield
-    finally:
-        BROWSER.clear()
-        shared.stop()
+chromium = chromium_for(BROWSER)
 
 
 def rep_stats(result: CrawlResult) -> dict[str, Any]:

@@ -17,9 +17,11 @@ import re
 import subprocess
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
 import scrapy
 from scrapy_playwright.page import PageMethod
 
@@ -244,3 +246,21 @@ def page_request(url: str, wait: bool = True, **meta: Any) -> scrapy.Request:
     return scrapy.Request(
         url, meta={"playwright": True, "playwright_page_methods": methods, **meta}
     )
+
+
+def chromium_for(settings: dict[str, Any]) -> Any:
+    """A module's autouse fixture: one Chromium for the module, its crawl settings put in
+    ``settings`` while the module runs; each crawl gets a new context of it, not a new
+    browser. Use as ``chromium = chromium_for(BROWSER)``."""
+
+    @pytest.fixture(scope="module", autouse=True)
+    def chromium(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+        shared = SharedChromium(tmp_path_factory.mktemp("chromium"))
+        settings.update(shared.settings())
+        try:
+            yield
+        finally:
+            settings.clear()
+            shared.stop()
+
+    return chromium
