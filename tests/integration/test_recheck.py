@@ -10,23 +10,9 @@ from pathlib import Path
 
 from tests.support import doc_examples, processes
 from tests.support.fakesite import FakeSite, Reply
-from tests.support.scrapy_command import ROOT, make_project, scrapy
+from tests.support.scrapy_command import PAGES_SPIDER, ROOT, make_project, scrapy
 
 OPEN = b"User-agent: *\nAllow: /\n"
-SPIDERS = """\
-import scrapy
-
-
-class PagesSpider(scrapy.Spider):
-    name = "pages"
-
-    def __init__(self, urls, **kwargs):
-        super().__init__(**kwargs)
-        self.start_urls = urls.split(",")
-
-    def parse(self, response):
-        yield {"url": response.url, "title": "page"}
-"""
 
 
 def recheck(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -55,7 +41,7 @@ def test_recheck_sorts_a_crawls_feed_by_what_the_sites_say_now(
         opted.url_for("/a"),
     ]
     project = make_project(tmp_path / "project")
-    (project / "oneshot_spiders.py").write_text(SPIDERS)
+    (project / "oneshot_spiders.py").write_text(PAGES_SPIDER)
     feed = tmp_path / "feed.jsonl"
     done = scrapy(project, "crawl", "pages", "-a", f"urls={','.join(urls)}", "-O", str(feed))
     assert done.returncode == 0, done.stderr

@@ -8,27 +8,12 @@ from typing import Any
 import spidermon
 
 from tests.support.fakesite import FakeSite, Reply
-from tests.support.scrapy_command import make_project, scrapy
-
-SPIDERS = """\
-import scrapy
-
-
-class PagesSpider(scrapy.Spider):
-    name = "pages"
-
-    def __init__(self, urls, **kwargs):
-        super().__init__(**kwargs)
-        self.start_urls = urls.split(",")
-
-    def parse(self, response):
-        yield {"url": response.url}
-"""
+from tests.support.scrapy_command import PAGES_SPIDER, make_project, scrapy
 
 
 def run(tmp_path: Path, urls: list[str], **settings: Any) -> str:
     project = make_project(tmp_path / "project")
-    (project / "oneshot_spiders.py").write_text(SPIDERS)
+    (project / "oneshot_spiders.py").write_text(PAGES_SPIDER)
     with open(project / "oneshot_settings.py", "a") as f:
         f.write("CLOSESPIDER_TIMEOUT = 3\n")
         settings.setdefault("REP_SPIDERMON", True)

@@ -12,6 +12,22 @@ from pathlib import Path
 from tests.support import processes
 
 ROOT = Path(__file__).resolve().parent.parent.parent
+#: a project's spider module with one spider, ``pages``: it crawls the comma-separated
+#: ``urls`` argument and yields one item a page (its URL, and a title to see it survive)
+PAGES_SPIDER = """\
+import scrapy
+
+
+class PagesSpider(scrapy.Spider):
+    name = "pages"
+
+    def __init__(self, urls, **kwargs):
+        super().__init__(**kwargs)
+        self.start_urls = urls.split(",")
+
+    def parse(self, response):
+        yield {"url": response.url, "title": "page"}
+"""
 #: the example project the README's commands run in
 PROJECT = ROOT / "example_project"
 #: seconds a command may take before the test fails (a held request would take ~15 minutes)
