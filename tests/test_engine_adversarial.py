@@ -45,16 +45,19 @@ def reference(rules: list[Rule], path: str) -> tuple[int, bool] | None:
 
 
 @contextmanager
-def limits(merge: int, budget: int | None = None) -> Iterator[None]:
-    """Every chain walked (``merge`` 0), and a matching budget, for the time of a test."""
-    saved = intervals.MERGE_LIMIT, matcher.MATCH_BUDGET
+def limits(merge: int, budget: int | None = None, sieve: int | None = None) -> Iterator[None]:
+    """Every chain walked (``merge`` 0), a matching budget, and every frame sieved
+    (``sieve`` 0), for the time of a test."""
+    saved = intervals.MERGE_LIMIT, matcher.MATCH_BUDGET, matcher.SIEVE_MIN
     intervals.MERGE_LIMIT = merge
     if budget is not None:
         matcher.MATCH_BUDGET = budget
+    if sieve is not None:
+        matcher.SIEVE_MIN = sieve
     try:
         yield
     finally:
-        intervals.MERGE_LIMIT, matcher.MATCH_BUDGET = saved
+        intervals.MERGE_LIMIT, matcher.MATCH_BUDGET, matcher.SIEVE_MIN = saved
 
 
 @settings(max_examples=examples(400), deadline=None)
@@ -63,6 +66,21 @@ def test_a_walked_chain_agrees_with_the_reference(rule_list: list[Rule], paths: 
     # MERGE_LIMIT 0: every interval with entries walks its chain of frames, as a file
     # with thousands of wildcards does; the answers and rules are the reference's.
     with limits(0):
+        rules = RuleSet(rule_list, keep=False)
+        for raw in paths * 2:
+            path = normalise_path(raw)
+            expected = reference(rule_list, path)
+            chosen = rules.match(path)
+            assert (None if chosen is None else reference([chosen], path)) == expected
+            assert rules.allows(path) is (expected is None or expected[1])
+
+
+@settings(max_examples=examples(400), deadline=None)
+@given(rule_list=many_rules, paths=raw_paths)
+def test_a_sieved_chain_agrees_with_the_reference(rule_list: list[Rule], paths: list[str]) -> None:
+    # SIEVE_MIN 0: every frame walked tries only the entries its sieve names (those
+    # whose rarest gram is in the path); the answers and rules are still the reference's.
+    with limits(0, sieve=0):
         rules = RuleSet(rule_list, keep=False)
         for raw in paths * 2:
             path = normalise_path(raw)
@@ -136,12 +154,19 @@ def test_nested_keys_do_not_copy_their_parents_entries() -> None:
     assert _retained(body, ask) < 60 * len(body)
 
 
+def _no_gram_wildcards(count: int) -> list[str]:
+    """``count`` root wildcards whose pieces are too short for the sieve (always tried),
+    none matching a path of 'y's: /*ab*cx, /*ab*dx, ..."""
+    letters = "abcdefghijklmnopq"
+    pieces = (a + b + "*" + c for a in letters for b in letters for c in letters)
+    return [f"Allow: /*{piece}x" for piece, _ in zip(pieces, range(count), strict=False)]
+
+
 def test_budget_fallback_names_a_disallow_rule() -> None:
-    # 3,000 root wildcards that do not match a long path: past the budget the heaviest
-    # untried Disallow decides (strict); with room in the budget the exact answer.
-    lines = ["User-agent: *", "Allow: /"]
-    lines += [f"Allow: /*q{n}x" for n in range(3000)]
-    lines += ["Disallow: /*zzzz"]
+    # 3,000 root wildcards that do not match a long path, each to be tried: past the
+    # budget the heaviest untried Disallow decides (strict); with room in the budget
+    # the exact answer.
+    lines = ["User-agent: *", "Allow: /", *_no_gram_wildcards(3000), "Disallow: /*zzzz"]
     robots = parse("\n".join(lines) + "\n")
     url = "https://example.com/" + "y" * 2000
     with limits(intervals.MERGE_LIMIT, 10**12):
@@ -180,3 +205,20 @@ def test_a_hostile_tdmrep_json_is_linear_and_within_its_footprint() -> None:
     assert len(rules) == 10_000
     assert kept <= rules.footprint, (kept, rules.footprint)
     assert kept < 40 * len(body)  # ~410 KB: a few MiB, not 202
+
+
+def test_the_sieve_leaves_out_the_wildcards_a_path_cannot_match() -> None:
+    # 3,000 root wildcards, each with a piece of its own the path lacks: the sieve names
+    # none of them, so a budget far too small to try them one by one still gives the
+    # exact answer (without the sieve: the strict fallback, Disallow).
+    lines = ["User-agent: *", "Allow: /", *(f"Allow: /*q{n}x" for n in range(3000))]
+    lines += ["Disallow: /*zzzz"]
+    body = "\n".join(lines) + "\n"
+    url = "https://example.com/" + "y" * 2000
+    with limits(intervals.MERGE_LIMIT, 10_000):
+        assert parse(body).allowed("mybot", url) is True
+    with limits(intervals.MERGE_LIMIT, 10_000, sieve=10**9):
+        assert parse(body).allowed("mybot", url) is False
+    robots = parse(body)  # a path that holds one entry's pieces: that entry decides
+    verdict = robots.decide("mybot", "https://example.com/" + "y" * 2000 + "q1234x")
+    assert verdict.rule is not None and verdict.rule.pattern == "/*q1234x"

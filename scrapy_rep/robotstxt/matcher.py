@@ -27,6 +27,7 @@ from scrapy_rep.robotstxt import intervals
 from scrapy_rep.robotstxt.intervals import UNSETTLED, Answer, Entry, Frame, compile_rules
 from scrapy_rep.robotstxt.parser import Rule
 from scrapy_rep.robotstxt.paths import AUTHORITY, ROBOTS_TXT
+from scrapy_rep.robotstxt.sieve import Sieve, path_grams
 
 
 def _glob(path: str, position: int, segments: tuple[str, ...], anchored: bool) -> bool:
@@ -77,6 +78,9 @@ def first_entry(path: str, entries: tuple[Entry, ...]) -> Entry | None:
 MATCH_BUDGET = 1_000_000
 #: the cost of a step of the loop, in characters scanned
 _STEP = 100
+#: a frame with more entries than this is sieved before it is walked (:class:`Sieve`):
+#: below it, trying each entry costs less than the path's grams
+SIEVE_MIN = 24
 
 
 class Chain:
@@ -88,17 +92,25 @@ class Chain:
     match. Used where the chain is too large to merge into one tuple
     (:data:`~scrapy_rep.robotstxt.intervals.MERGE_LIMIT`): memory stays one
     reference per interval, and the work per URL is capped by
-    :data:`MATCH_BUDGET` (then the untried entries are assumed, strictly).
+    :data:`MATCH_BUDGET` (then the untried entries are assumed, strictly). A frame
+    of more than :data:`SIEVE_MIN` entries tries only those its :class:`Sieve` names.
     """
 
-    __slots__ = ("disallows", "frame", "plain", "weight")
+    __slots__ = ("disallows", "frame", "plain", "sieves", "weight")
 
-    def __init__(self, frame: Frame, disallows: dict[int, tuple[Entry, ...]]) -> None:
+    def __init__(
+        self,
+        frame: Frame,
+        disallows: dict[int, tuple[Entry, ...]],
+        sieves: dict[int, Sieve],
+    ) -> None:
         self.frame = frame
         self.weight = frame[2]
         self.plain = frame[1] & 1 == 1
         #: per frame (by id; the rule set's, shared by its chains): its Disallow entries
         self.disallows = disallows
+        #: per frame of many entries (by id; shared like ``disallows``): its sieve
+        self.sieves = sieves
 
     def first(self, path: str) -> Entry | None:
         """The heaviest entry that matches ``path`` and outweighs the plain rule."""
@@ -107,9 +119,19 @@ class Chain:
         scan = len(path) + _STEP
         best: Entry | None = None
         frame: Frame | None = self.frame
+        grams: set[str] | None = None  # the path's, made for the first sieve that asks
         while frame is not None:
-            found = frame[3]
+            found: tuple[Entry, ...] | list[Entry] = frame[3]
             left -= _STEP
+            if len(found) > SIEVE_MIN:
+                sieve = self.sieves.get(id(frame))
+                if sieve is None:
+                    sieve = self.sieves[id(frame)] = Sieve(frame[3])
+                if sieve.useful:
+                    if grams is None and sieve.filed:
+                        left -= 2 * scan
+                        grams = path_grams(path)
+                    found = sieve.among(path, grams)
             for entry in found:
                 heft = entry[0]
                 if heft < weight or (heft == weight and (plain or not entry[1])):
@@ -180,7 +202,7 @@ class SettledFrames:
     into every key).
     """
 
-    __slots__ = ("_disallows", "_settled")
+    __slots__ = ("_disallows", "_settled", "_sieves")
 
     def __init__(self) -> None:
         #: per frame (by its id; the frame is kept with it): its entries, answer
@@ -188,6 +210,8 @@ class SettledFrames:
         #: per frame walked out of budget (by id): its Disallow entries (shared by the
         #: chains; made with the first, as most sets have none)
         self._disallows: dict[int, tuple[Entry, ...]] | None = None
+        #: per frame of many entries (by id): its sieve, made when first walked
+        self._sieves: dict[int, Sieve] = {}
 
     def settle(self, frame: Frame) -> tuple[tuple[Entry, ...] | Chain, Answer]:
         """The entries that may outweigh the frame's plain rule, heaviest first, and the
@@ -203,7 +227,7 @@ class SettledFrames:
         if cost > intervals.MERGE_LIMIT:
             if self._disallows is None:
                 self._disallows = {}
-            chain = Chain(frame, self._disallows)
+            chain = Chain(frame, self._disallows, self._sieves)
             return chain, (plain_answer, chain)
         if up is not None:
             merged = list(found)
@@ -236,9 +260,10 @@ BOUND_BYTES = 160
 #: undecided one) and, at worst, its frame's merged entries (MERGE_LIMIT references)
 UNSETTLED_BYTES = 120 + 8 * 64
 #: bytes per wildcard/anchored entry: the entry tuple and its pieces, its pattern kept
-#: (a dict slot and a str), its share of a frame; plus 6 per octet of its pattern (a
-#: piece per two octets at worst, a reference each, and the pattern itself)
-ENTRY_BYTES = 420
+#: (a dict slot and a str), its share of a frame, its place in a sieve (a gram and a
+#: slot: ~110 at worst, tests/test_engine_adversarial.py); plus 6 per octet of its
+#: pattern (a piece per two octets at worst, a reference each, and the pattern itself)
+ENTRY_BYTES = 530
 #: bytes per rule: its line in an array, a rule made when asked for (by few)
 RULE_BYTES = 8
 #: a rule set's fixed cost

@@ -1,0 +1,110 @@
+"""Which of a frame's many wildcard entries can match a path, found without trying each.
+
+A frame of a file like ``Disallow: *?utm_term*`` × 1,000 is walked entry by entry
+(:class:`~scrapy_rep.robotstxt.matcher.Chain`): a ``str.find`` per entry per URL, most
+of them failing. An entry can match only a path that contains every piece of its
+pattern, so each entry is filed under one three-octet slice (a *gram*) of its longest
+piece, the one fewest of the frame's entries share (about); the path's own grams, one set per
+URL, then name the entries worth trying. An anchored entry (``$``) is filed under the
+last gram of its last piece, which the path must end with: one lookup. Entries with no
+piece of three octets are always tried.
+
+The sieve is only a pre-filter: an entry it names is still matched in full, and one it
+leaves out cannot match, so the answers are unchanged.
+"""
+
+from __future__ import annotations
+
+from array import array
+
+from scrapy_rep.robotstxt.intervals import Entry
+
+#: the length of a gram: three octets tell most pieces apart and keep a path's set small
+GRAM = 3
+#: a long piece offers the grams of its first and last octets only (building the sieve
+#: stays linear in the entries, however long their patterns)
+_EDGE = 6
+#: gram counts are kept in this many buckets (by hash)
+_BUCKETS = 1 << 16
+_MASK = _BUCKETS - 1
+
+
+def path_grams(path: str) -> set[str]:
+    """Every gram of ``path`` (the set a URL's entries are looked up in)."""
+    return set(map("".join, zip(path, path[1:], path[2:], strict=False)))
+
+
+def _offered(piece: str) -> set[str]:
+    """The grams an entry may be filed under: those of its piece's ends."""
+    if len(piece) > 2 * _EDGE:
+        return path_grams(piece[:_EDGE]) | path_grams(piece[-_EDGE:])
+    return path_grams(piece)
+
+
+def _piece(entry: Entry) -> tuple[bool, str]:
+    """How an entry is filed: by the end of the path (anchored, its last piece) or by a
+    gram of its longest piece; a piece shorter than a gram: always tried."""
+    after = entry[5]
+    if after is None:
+        return False, ""
+    if isinstance(after, str):
+        return entry[4] and len(after) >= GRAM, after
+    if entry[4] and len(after[-1]) >= GRAM:
+        return True, after[-1]
+    return False, max(after, key=len)
+
+
+class Sieve:
+    """The entries of one frame filed by gram (made once per frame, when first walked)."""
+
+    __slots__ = ("always", "ends", "filed", "useful")
+
+    def __init__(self, entries: tuple[Entry, ...]) -> None:
+        # How many entries offer each gram, counted in hashed buckets (approximate, in
+        # a fixed 256 KiB whatever the grams): the rarest is the one to file under.
+        shared = array("I", bytes(4 * _BUCKETS))
+        for entry in entries:
+            end, piece = _piece(entry)
+            if not end and len(piece) >= GRAM:
+                for gram in _offered(piece):
+                    shared[hash(gram) & _MASK] += 1
+        ends: dict[str, list[Entry]] = {}
+        filed: dict[str, list[Entry]] = {}
+        always: list[Entry] = []
+        for entry in entries:
+            end, piece = _piece(entry)
+            if end:
+                ends.setdefault(piece[-GRAM:], []).append(entry)
+            elif len(piece) < GRAM:
+                always.append(entry)
+            else:
+                rarest = min(_offered(piece), key=lambda gram: shared[hash(gram) & _MASK])
+                filed.setdefault(rarest, []).append(entry)
+        #: the entries with no gram to be filed under, heaviest first
+        self.always = tuple(always)
+        #: last gram of the path -> the anchored entries filed under it, heaviest first
+        self.ends = {gram: tuple(found) for gram, found in ends.items()}
+        #: gram -> the entries filed under it, heaviest first
+        self.filed = {gram: tuple(found) for gram, found in filed.items()}
+        #: does it leave entries out? Not when most of them are always tried (the frame
+        #: is then walked as it is)
+        self.useful = 2 * len(always) < len(entries)
+
+    def among(self, path: str, grams: set[str] | None) -> list[Entry]:
+        """The entries that may match ``path``, heaviest first (as the frame lists them).
+
+        ``grams``: the path's (:func:`path_grams`), needed when entries are filed by gram.
+        """
+        picked = list(self.always)
+        ending = self.ends.get(path[-GRAM:])
+        if ending is not None:
+            picked += ending
+        if grams is not None:
+            filed = self.filed.get  # the path's grams are fewer than the filed ones
+            for gram in grams:
+                found = filed(gram)
+                if found is not None:
+                    picked += found
+        if len(picked) > 1:
+            picked.sort(reverse=True)
+        return picked
