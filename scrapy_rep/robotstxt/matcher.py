@@ -78,8 +78,9 @@ def first_entry(path: str, entries: tuple[Entry, ...]) -> Entry | None:
 MATCH_BUDGET = 1_000_000
 #: the cost of a step of the loop, in characters scanned
 _STEP = 100
-#: a frame with more entries than this is sieved before it is walked (:class:`Sieve`):
-#: below it, trying each entry costs less than the path's grams
+#: a frame with more entries than this (and than a quarter of the path's length) is
+#: sieved before it is walked (:class:`Sieve`): below it, trying each entry costs less
+#: than the path's grams
 SIEVE_MIN = 24
 
 
@@ -127,10 +128,10 @@ class Chain:
                 sieve = self.sieves.get(id(frame))
                 if sieve is None:
                     sieve = self.sieves[id(frame)] = Sieve(frame[3])
-                if sieve.useful:
-                    if grams is None and sieve.filed:
-                        left -= 2 * scan
-                        grams = path_grams(path)
+                if sieve.useful and grams is None and sieve.filed and 4 * len(found) > len(path):
+                    left -= 2 * scan  # the path's grams cost less than trying each entry
+                    grams = path_grams(path)
+                if sieve.useful and (grams is not None or not sieve.filed):
                     found = sieve.among(path, grams)
             for entry in found:
                 heft = entry[0]
