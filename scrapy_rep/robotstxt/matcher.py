@@ -78,9 +78,9 @@ def first_entry(path: str, entries: tuple[Entry, ...]) -> Entry | None:
 MATCH_BUDGET = 1_000_000
 #: the cost of a step of the loop, in characters scanned
 _STEP = 100
-#: a frame with more entries than this (and than a quarter of the path's length) is
-#: sieved before it is walked (:class:`Sieve`): below it, trying each entry costs less
-#: than the path's grams
+#: a frame with more entries than this is sieved before it is walked (:class:`Sieve`),
+#: if the path's grams are made already or it has more than this plus a quarter of the
+#: path's length: below that, trying each entry costs less than the path's grams
 SIEVE_MIN = 24
 
 
@@ -121,6 +121,7 @@ class Chain:
         best: Entry | None = None
         frame: Frame | None = self.frame
         grams: set[str] | None = None  # the path's, made for the first sieve that asks
+        sieved = SIEVE_MIN + len(path) // 4  # entries past which they cost more than grams
         while frame is not None:
             found: tuple[Entry, ...] | list[Entry] = frame[3]
             left -= _STEP
@@ -128,7 +129,7 @@ class Chain:
                 sieve = self.sieves.get(id(frame))
                 if sieve is None:
                     sieve = self.sieves[id(frame)] = Sieve(frame[3])
-                if sieve.useful and grams is None and sieve.filed and 4 * len(found) > len(path):
+                if sieve.useful and grams is None and sieve.filed and len(found) > sieved:
                     left -= 2 * scan  # the path's grams cost less than trying each entry
                     grams = path_grams(path)
                 if sieve.useful and (grams is not None or not sieve.filed):
