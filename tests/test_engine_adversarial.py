@@ -60,19 +60,25 @@ def limits(merge: int, budget: int | None = None, sieve: int | None = None) -> I
         intervals.MERGE_LIMIT, matcher.MATCH_BUDGET, matcher.SIEVE_MIN = saved
 
 
+def assert_agrees(rule_list: list[Rule], paths: list[str]) -> None:
+    """The compiled set's answers and deciding rules are the reference's (each path twice:
+    the second time from what the first settled)."""
+    rules = RuleSet(rule_list, keep=False)
+    for raw in paths * 2:
+        path = normalise_path(raw)
+        expected = reference(rule_list, path)
+        chosen = rules.match(path)
+        assert (None if chosen is None else reference([chosen], path)) == expected
+        assert rules.allows(path) is (expected is None or expected[1])
+
+
 @settings(max_examples=examples(400), deadline=None)
 @given(rule_list=many_rules, paths=raw_paths)
 def test_a_walked_chain_agrees_with_the_reference(rule_list: list[Rule], paths: list[str]) -> None:
     # MERGE_LIMIT 0: every interval with entries walks its chain of frames, as a file
     # with thousands of wildcards does; the answers and rules are the reference's.
     with limits(0):
-        rules = RuleSet(rule_list, keep=False)
-        for raw in paths * 2:
-            path = normalise_path(raw)
-            expected = reference(rule_list, path)
-            chosen = rules.match(path)
-            assert (None if chosen is None else reference([chosen], path)) == expected
-            assert rules.allows(path) is (expected is None or expected[1])
+        assert_agrees(rule_list, paths)
 
 
 @settings(max_examples=examples(400), deadline=None)
@@ -81,13 +87,7 @@ def test_a_sieved_chain_agrees_with_the_reference(rule_list: list[Rule], paths: 
     # SIEVE_MIN -1000: every frame walked tries only the entries its sieve names (those
     # whose rarest gram is in the path); the answers and rules are still the reference's.
     with limits(0, sieve=-1000):
-        rules = RuleSet(rule_list, keep=False)
-        for raw in paths * 2:
-            path = normalise_path(raw)
-            expected = reference(rule_list, path)
-            chosen = rules.match(path)
-            assert (None if chosen is None else reference([chosen], path)) == expected
-            assert rules.allows(path) is (expected is None or expected[1])
+        assert_agrees(rule_list, paths)
 
 
 @settings(max_examples=examples(400), deadline=None)
