@@ -17,6 +17,7 @@ from scrapy_rep.core.decision import (
     UNRESOLVED,
     USE_REFUSED,
     Decision,
+    DecisionRecord,
     judge,
     judge_record,
     page_drop,
@@ -351,3 +352,14 @@ def test_a_record_without_uses_shares_one_read_only_empty_mapping() -> None:
     with pytest.raises(TypeError, match="copy them to change them"):
         first["train-ai"] = {"answer": "refused", "source": "x"}
     assert {**first, "search": {}} == {"search": {}}
+
+
+def test_the_record_type_and_the_decision_have_the_same_fields() -> None:
+    # DecisionRecord (for mypy) is written out beside Decision, field by field: a field
+    # added to one and not the other, or typed otherwise, fails here.
+    record = {
+        name: getattr(hint, "__forward_arg__", hint)
+        for name, hint in DecisionRecord.__annotations__.items()
+    }
+    assert record.pop("page_use") == "NotRequired[dict[str, dict[str, str]]]"
+    assert record == {f.name: f.type for f in fields(Decision)}
