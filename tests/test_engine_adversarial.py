@@ -20,28 +20,10 @@ from scrapy_rep.robotstxt import intervals, matcher, parse
 from scrapy_rep.robotstxt.matcher import RuleSet
 from scrapy_rep.robotstxt.parser import Rule
 from scrapy_rep.robotstxt.paths import normalise_path
-from scrapy_rep.robotstxt.reference import _patterns, reference_match
 from tests.support.examples import examples
+from tests.support.matching import many_rules, reference
 
-_HEADS = ["/", "/a", "/ab", "/abc", "/abcd", "/abd", "/b", "/ba", "/*", "/a*", "*"]
-many_rules = st.lists(
-    st.builds(
-        Rule,
-        st.booleans(),
-        st.tuples(st.sampled_from(_HEADS), st.text("abcd/*$.", max_size=6)).map("".join),
-        st.integers(1, 1000),
-    ),
-    max_size=40,
-)
 raw_paths = st.lists(st.text("abcd/.", max_size=12).map(lambda p: "/" + p), min_size=1, max_size=20)
-
-
-def reference(rules: list[Rule], path: str) -> tuple[int, bool] | None:
-    best = reference_match(rules, path)
-    if best is None:
-        return None
-    weight = max(len(p) for p in _patterns(best) if reference_match([Rule(best.allow, p, 0)], path))
-    return weight, best.allow
 
 
 @contextmanager

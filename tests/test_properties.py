@@ -23,7 +23,7 @@ from scrapy_rep.robotstxt.parser import Rule
 from scrapy_rep.robotstxt.paths import path_of
 from scrapy_rep.robotstxt.reference import _patterns, matches
 from tests.support.examples import examples
-from tests.support.matching import reference
+from tests.support.matching import HEADS, many_rules, reference
 
 TOKEN = "mybot"
 FAST = settings(
@@ -366,19 +366,6 @@ def test_the_reference_glob_is_the_regex_definition(case: tuple[str, list[Rule]]
             assert matches(pattern, path) is bool(_regex(pattern).match(path)), pattern
 
 
-#: many rules sharing their first characters: long chains of keys that are prefixes of each other
-_HEADS = ["/", "/a", "/ab", "/abc", "/abcd", "/abd", "/b", "/ba", "/*", "/a*", "*"]
-many_rules = st.lists(
-    st.builds(
-        Rule,
-        st.booleans(),
-        st.tuples(st.sampled_from(_HEADS), st.text("abcd/*$.", max_size=6)).map("".join),
-        st.integers(1, 1000),
-    ),
-    max_size=40,
-)
-
-
 @settings(max_examples=examples(500), deadline=None)
 @given(rule_list=many_rules, raw_path=st.text("abcd/.", max_size=12).map(lambda p: "/" + p))
 def test_ruleset_agrees_with_the_reference_on_many_rules(
@@ -429,7 +416,7 @@ _ROBOTS_PATHS = ["/robots.txt", "/robots.txtx", "/robots.tx", "/robots.txt/", "/
         st.builds(
             Rule,
             st.booleans(),
-            st.tuples(st.sampled_from(_HEADS + _ROBOTS_HEADS), st.text("abcd/*$.", max_size=6)).map(
+            st.tuples(st.sampled_from(HEADS + _ROBOTS_HEADS), st.text("abcd/*$.", max_size=6)).map(
                 "".join
             ),
             st.integers(1, 1000),
