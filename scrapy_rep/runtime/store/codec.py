@@ -142,3 +142,17 @@ def readable(raw: Mapping[bytes | str, bytes | str]) -> dict[str, Any]:
 
 def as_text(value: bytes | str) -> str:
     return value.decode("utf-8", "replace") if isinstance(value, bytes) else value
+
+
+def inspected(raw: Mapping[bytes | str, bytes | str], now: float) -> dict[str, Any]:
+    """What ``store show`` prints of one stored entry: its fields for people, and whether
+    the policy they hold is fresh (or why they cannot be read)."""
+    info: dict[str, Any] = {"fields": readable(raw)}
+    try:
+        policy = decode(raw)
+    except StoreDataError as exc:
+        info["error"] = str(exc)
+    else:
+        info["fresh"] = policy.fresh(now)
+        info["expires_in_s"] = round(policy.expires_at - now, 3)
+    return info

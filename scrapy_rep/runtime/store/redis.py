@@ -56,6 +56,7 @@ from scrapy_rep.runtime.store.codec import StoreDataError as StoreDataError
 from scrapy_rep.runtime.store.codec import as_text as _text
 from scrapy_rep.runtime.store.codec import decode as decode
 from scrapy_rep.runtime.store.codec import encode as encode
+from scrapy_rep.runtime.store.codec import inspected
 from scrapy_rep.runtime.store.codec import readable as readable
 from scrapy_rep.runtime.store.pacing import SharedPacing
 
@@ -292,14 +293,7 @@ class RedisStore:
         info: dict[str, Any] = {"origin": origin, "key": key, "stored": bool(fields)}
         if fields:
             info["retained_for_s"] = key_ttl / 1000 if key_ttl >= 0 else None
-            info["fields"] = readable(fields)
-            try:
-                policy = decode(fields)
-            except StoreDataError as exc:
-                info["error"] = str(exc)
-            else:
-                info["fresh"] = policy.fresh(self.clock())
-                info["expires_in_s"] = round(policy.expires_at - self.clock(), 3)
+            info.update(inspected(fields, self.clock()))
         if owner is not None:
             info["lock"] = {"owner": _text(owner), "expires_in_s": lock_ttl / 1000}
         return info

@@ -45,7 +45,7 @@ from typing import Any
 
 from scrapy_rep.core.policy import Policy
 from scrapy_rep.runtime.settings import SettingError
-from scrapy_rep.runtime.store.codec import FIELDS, StoreDataError, decode, encode, readable
+from scrapy_rep.runtime.store.codec import FIELDS, encode, inspected
 
 # the store's logger: everything the SQLite store says goes under one name
 logger = logging.getLogger(__name__)
@@ -371,14 +371,7 @@ class SqliteFile:
         if row is not None and info["stored"]:
             fields = _stored(row[1:])
             info["retained_for_s"] = round(row[0] - now, 3)
-            info["fields"] = readable(fields)
-            try:
-                policy = decode(fields)
-            except StoreDataError as exc:
-                info["error"] = str(exc)
-            else:
-                info["fresh"] = policy.fresh(now)
-                info["expires_in_s"] = round(policy.expires_at - now, 3)
+            info.update(inspected(fields, now))
         lock = self.db.execute(
             "SELECT token, expires_at FROM rep_lock WHERE origin = ? AND expires_at > ?",
             (origin, now),
