@@ -24,6 +24,7 @@ import sys
 from typing import Any
 
 from scrapy_rep import __version__
+from scrapy_rep.cli.subcommand import subcommand
 from scrapy_rep.core.directives import DIRECTIVES, USE_DIRECTIVES
 from scrapy_rep.core.policy import RFC_BEHAVIOUR, Action
 from scrapy_rep.core.tdmrep import USE as TDM_USE
@@ -46,11 +47,11 @@ _INFO_URL = re.compile(r"\+(https?://[^\s;)]+)")
 
 def add_parser(subparsers: Any) -> None:
     """Register ``describe`` on the ``scrapy-rep`` command's subparsers."""
-    describe = subparsers.add_parser(
+    describe = subcommand(
+        subparsers,
         "describe",
-        help="print what this project's crawler obeys and how to block it (Markdown or JSON)",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        "print what this project's crawler obeys and how to block it (Markdown or JSON)",
+        __doc__,
     )
     describe.add_argument("--json", action="store_true", help="print JSON, not Markdown")
     describe.add_argument("--spider", metavar="NAME", help="take this spider's custom_settings too")

@@ -27,6 +27,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+from scrapy_rep.cli.subcommand import subcommand
 from scrapy_rep.core.decision import EXCLUDED, KEEP, PAGE, REQUEUE, REQUEUED_FROM_DEAD_DETAIL
 from scrapy_rep.core.origin import NotAnOrigin, origin_of
 from scrapy_rep.core.pushback import REASONS as PUSHBACK_REASONS
@@ -63,11 +64,11 @@ class _NoRecord(Exception):
 
 def add_parser(subparsers: Any) -> None:
     """Register ``explain`` on the ``scrapy-rep`` command's subparsers."""
-    explain = subparsers.add_parser(
+    explain = subcommand(
+        subparsers,
         "explain",
-        help="say why a URL was downloaded, dropped or held, from an audit log",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        "say why a URL was downloaded, dropped or held, from an audit log",
+        __doc__,
     )
     explain.add_argument("log", metavar="LOG", help="the REP_DECISION_LOG file")
     explain.add_argument("url", metavar="URL", help="the URL, as the crawl requested it")

@@ -34,6 +34,7 @@ import sys
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from scrapy_rep.cli.subcommand import subcommand
 from scrapy_rep.core.origin import NotAnOrigin, origin_of
 from scrapy_rep.core.recheck import ALLOWED, REFUSED, UNKNOWN, VERDICTS, ItemVerdict, verdict
 from scrapy_rep.core.uses import USES
@@ -49,11 +50,11 @@ class _InputError(Exception):
 
 def add_parser(subparsers: Any) -> None:
     """Register ``recheck`` on the ``scrapy-rep`` command's subparsers."""
-    recheck = subparsers.add_parser(
+    recheck = subcommand(
+        subparsers,
         "recheck",
-        help="re-judge a dataset's items against what their sites say now",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        "re-judge a dataset's items against what their sites say now",
+        __doc__,
     )
     recheck.add_argument("feed", metavar="FEED", help="JSON Lines, JSON or CSV items")
     recheck.add_argument("-o", "--output", metavar="KEPT", help="write the kept items here")

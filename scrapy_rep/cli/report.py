@@ -18,17 +18,15 @@ import argparse
 import sys
 from typing import Any
 
+from scrapy_rep.cli.subcommand import subcommand
 from scrapy_rep.robotstxt.text import printable
 from scrapy_rep.runtime.html_report import read_audit_log, write_report
 
 
 def add_parser(subparsers: Any) -> None:
     """Register ``report`` on the ``scrapy-rep`` command's subparsers."""
-    report = subparsers.add_parser(
-        "report",
-        help="write the audit log as one HTML page for a person to read",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+    report = subcommand(
+        subparsers, "report", "write the audit log as one HTML page for a person to read", __doc__
     )
     report.add_argument("log", metavar="LOG", help="the REP_DECISION_LOG file")
     report.add_argument(

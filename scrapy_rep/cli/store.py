@@ -28,6 +28,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
+from scrapy_rep.cli.subcommand import subcommand
 from scrapy_rep.core.origin import NotAnOrigin, origin_of
 from scrapy_rep.robotstxt.text import printable_json
 from scrapy_rep.runtime.tdmrep import tdm_key
@@ -46,11 +47,11 @@ class _ProjectError(Exception):
 
 def add_parser(subparsers: Any) -> None:
     """Register ``store`` on the ``scrapy-rep`` command's subparsers."""
-    store = subparsers.add_parser(
+    store = subcommand(
+        subparsers,
         "store",
-        help="show or clear what the shared store (Redis or a SQLite file) holds",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        "show or clear what the shared store (Redis or a SQLite file) holds",
+        __doc__,
     )
     _connection_options(store, argparse.SUPPRESS)
     actions = store.add_subparsers(dest="store_command", required=True)
