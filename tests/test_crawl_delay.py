@@ -227,6 +227,31 @@ async def test_a_request_waits_for_its_reserved_send_time_on_the_crawls_clock(ri
 
 
 @pytest_twisted.ensureDeferred
+async def test_a_request_woken_late_reserves_again_rather_than_crowd_the_next(rig: Rig) -> None:
+    # Woken 1 s past its moment (a busy worker), a request sent now would leave inside the
+    # gap before the next worker's, which leaves on time: it reserves a new moment.
+    async def scenario() -> None:
+        pacing = FakePacing([30.0, 5.0])
+        paced = crawl_delay(rig, Asked({"d1": 2.0}), pacing=pacing).keep(
+            Request("http://a.example/1"), A, policy()
+        )
+        assert paced is not None
+        send = asyncio.ensure_future(paced)
+        for _ in range(5):
+            await asyncio.sleep(0)
+        rig.clock.advance(31.0)  # the timer fires 1 s late
+        for _ in range(5):
+            await asyncio.sleep(0)
+        assert len(pacing.reserved) == 2 and not send.done()
+        rig.clock.advance(5.0)  # on time now
+        await send
+        assert len(pacing.reserved) == 2
+        assert stat(rig, "rep/cluster/delay-waits") == 2
+
+    await in_loop(scenario())
+
+
+@pytest_twisted.ensureDeferred
 async def test_no_wait_no_timer(rig: Rig) -> None:
     async def scenario() -> None:
         pacing = FakePacing([0.0])

@@ -49,6 +49,11 @@ logger = logging.getLogger(__name__)
 #: (a few ms; ~100 ms for a worker's first request to a host, or on a busy machine),
 #: by a different amount on each worker, so the site still sees at least the delay
 SEND_MARGIN = 0.25
+#: a request woken this long after its reserved moment (a busy worker) gives the moment up
+#: and reserves again, at most ``LATE_RETRIES`` times: sent now, it would land inside
+#: the gap before the next worker's request, which leaves on time
+LATE = SEND_MARGIN / 2
+LATE_RETRIES = 3
 
 
 #: the download slots a delayed origin's requests are sent in start with this
@@ -143,16 +148,21 @@ class CrawlDelay:
         self._queued[key] = self._queued.get(key, 0) + 1
         try:
             async with turn:
-                try:
-                    wait = await self.pacing.reserve(key, floor + SEND_MARGIN)
-                except Exception as exc:
-                    self._outage.failed(exc)
-                    self._apply(request, origin, delay)
-                    return
-                self._outage.answered()
-                if wait > 0:
+                for _ in range(1 + LATE_RETRIES):
+                    try:
+                        wait = await self.pacing.reserve(key, floor + SEND_MARGIN)
+                    except Exception as exc:
+                        self._outage.failed(exc)
+                        self._apply(request, origin, delay)
+                        return
+                    self._outage.answered()
+                    if wait <= 0:
+                        return
                     self.telemetry.emit(DelayWaited(wait))
+                    due = self.clock.now() + wait
                     await sleep(self.clock, wait)
+                    if self.clock.now() - due <= LATE:
+                        return
         finally:
             self._queued[key] -= 1
             if not self._queued[key]:
