@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -326,8 +327,12 @@ def test_shared_resolvers_live_while_someone_uses_them() -> None:
 
 
 async def _until(done: Callable[[], bool]) -> None:
-    """Let the loop and the store's thread run until ``done()``; the ManualClock stands still."""
-    for _ in range(2000):
+    """Let the loop and the store's thread run until ``done()``; the ManualClock stands still.
+
+    Bounded by wall time (10 s: the store's thread on a machine busy with the suite's
+    other processes), not by a count of polls."""
+    deadline = time.monotonic() + 10.0
+    while time.monotonic() < deadline:
         if done():
             return
         await asyncio.sleep(0.001)
