@@ -129,11 +129,12 @@ class Chain:
                 sieve = self.sieves.get(id(frame))
                 if sieve is None:
                     sieve = self.sieves[id(frame)] = Sieve(frame[3])
-                if sieve.useful and grams is None and sieve.filed and len(found) > sieved:
-                    left -= 2 * scan  # the path's grams cost less than trying each entry
-                    grams = path_grams(path)
-                if sieve.useful and (grams is not None or not sieve.filed):
-                    found = sieve.among(path, grams)
+                if sieve.useful:
+                    if grams is None and sieve.filed and len(found) > sieved:
+                        left -= 2 * scan  # the path's grams cost less than trying each entry
+                        grams = path_grams(path)
+                    if grams is not None or not sieve.filed:
+                        found = sieve.among(path, grams)
             for entry in found:
                 heft = entry[0]
                 if heft < weight or (heft == weight and (plain or not entry[1])):
@@ -212,8 +213,9 @@ class SettledFrames:
         #: per frame walked out of budget (by id): its Disallow entries (shared by the
         #: chains; made with the first, as most sets have none)
         self._disallows: dict[int, tuple[Entry, ...]] | None = None
-        #: per frame of many entries (by id): its sieve, made when first walked
-        self._sieves: dict[int, Sieve] = {}
+        #: per frame of many entries (by id): its sieve, made when first walked (shared
+        #: by the chains, and made with the first, as the Disallow entries are)
+        self._sieves: dict[int, Sieve] | None = None
 
     def settle(self, frame: Frame) -> tuple[tuple[Entry, ...] | Chain, Answer]:
         """The entries that may outweigh the frame's plain rule, heaviest first, and the
@@ -227,9 +229,11 @@ class SettledFrames:
         _, code, weight, found, up, _, cost = frame
         plain_answer = code & 1 == 1
         if cost > intervals.MERGE_LIMIT:
-            if self._disallows is None:
-                self._disallows = {}
-            chain = Chain(frame, self._disallows, self._sieves)
+            disallows, sieves = self._disallows, self._sieves
+            if disallows is None or sieves is None:
+                disallows = self._disallows = {}
+                sieves = self._sieves = {}
+            chain = Chain(frame, disallows, sieves)
             return chain, (plain_answer, chain)
         if up is not None:
             merged = list(found)
