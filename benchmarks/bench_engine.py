@@ -309,6 +309,17 @@ def measure_memory(
 # --------------------------------------------------------------------------- round robin
 
 
+def clock_overhead(samples: int = 1_001) -> int:
+    """What timing nothing costs: the least of many samples (one sample can hold a
+    scheduler's hiccup of microseconds, which subtracted from every answer made the
+    warm figures meaningless, even negative)."""
+    least = 1 << 62
+    for _ in range(samples):
+        start = ns()
+        least = min(least, ns() - start)
+    return least
+
+
 def round_robin(
     cases: Sequence[corpus.Case], engines: Sequence[Engine], rounds: int = 20
 ) -> dict[str, dict[str, float]]:
@@ -331,8 +342,7 @@ def round_robin(
     cold_ns = {e.name: [0] * count for e in measured}
     warm_ns = {e.name: [0] * count for e in measured}
     parsed: dict[str, list[Any]] = {e.name: [] for e in measured}
-    empty = ns()
-    overhead = ns() - empty
+    overhead = clock_overhead()
     gc.collect()
     for n, case in enumerate(cases):
         for engine in measured:
