@@ -28,7 +28,15 @@ from scrapy_rep.robotstxt.parser import (
     as_octets,
     parse_records,
 )
-from scrapy_rep.robotstxt.paths import PLAIN_OCTETS, ROBOTS_TXT, normalise, normalise_path, path_of
+from scrapy_rep.robotstxt.paths import (
+    ESCAPED_OCTETS,
+    PLAIN_OCTETS,
+    ROBOTS_TXT,
+    changed_escape,
+    normalise,
+    normalise_path,
+    path_of,
+)
 from scrapy_rep.robotstxt.selection import Selection, Selections, runs_in, token_key
 
 __all__ = [
@@ -349,15 +357,16 @@ class RobotsTxt:
             rules = self._matcher(token).rules  # validates the token, compiles
             assert rules is not None
         # The usual URL is bisected whole: the rule set's bounds start with its origin
-        # (RuleSet.rebase), and /robots.txt has an interval of its own. Escapes, a
-        # fragment, non-ASCII (three C scans), or a raw ' ', '|'... and rules with %XX
-        # escapes: the path is cut out and normalised first (as _located does, inlined:
-        # a call here costs about a tenth of the usual answer).
+        # (RuleSet.rebase), and /robots.txt has an interval of its own. An escape that
+        # normalising changes (lower-case hex, %41, %2A), a fragment, non-ASCII (C
+        # scans), or a raw ' ', '|'... and rules with %XX escapes: the path is cut out
+        # and normalised first (as _located does, inlined: a call here costs about a
+        # tenth of the usual answer). Escapes as Scrapy writes them change nothing.
         if (
-            "%" in url
-            or "#" in url
+            "#" in url
             or not url.isascii()
-            or (rules.escaped and url.encode().translate(None, PLAIN_OCTETS))
+            or ("%" in url and changed_escape(url))
+            or (rules.escaped and url.encode().translate(None, ESCAPED_OCTETS))
         ):
             return _allows_url(rules, url)
         at = bisect_right(rules.bounds, url)
@@ -391,10 +400,10 @@ def _located(rules: RuleSet, url: str) -> tuple[int, str]:
     """The interval of ``url``'s path in ``rules`` (-1 if not looked for yet) and the
     path, normalised as :meth:`RuleSet.match` wants it (:meth:`RobotsTxt.decide`)."""
     if rules.bounds and not (
-        "%" in url
-        or "#" in url
+        "#" in url
         or not url.isascii()
-        or (rules.escaped and url.encode().translate(None, PLAIN_OCTETS))
+        or ("%" in url and changed_escape(url))
+        or (rules.escaped and url.encode().translate(None, ESCAPED_OCTETS))
     ):
         # as allowed(): a URL of the origin the bounds start with is bisected whole,
         # another's path needs no normalising either

@@ -37,6 +37,13 @@ _NOT_PLAIN_OR_ESCAPE = re.compile(r"[^A-Za-z0-9\-._~!$&'()*+,;=:@/?%]").search
 #: an escape :func:`normalise_path` changes: not two upper-case hex digits, one of an
 #: unreserved octet (A-Z a-z 0-9 - . _ ~), or %2A / %24 (read as '*' and '$')
 _CHANGED_ESCAPE = re.compile(r"%(?![0-9A-F]{2})|%(?:[46][1-9A-F]|[57][0-9A]|3[0-9]|2[ADE4]|5F|7E)")
+#: does a text hold an escape :func:`normalise_path` would change? A URL that holds
+#: none (Scrapy sends upper-case hex, and unreserved octets unescaped) is compared with
+#: the rules as it comes
+changed_escape = _CHANGED_ESCAPE.search
+#: :data:`PLAIN_OCTETS` and the '%' of escapes: what is left of a URL whose escapes are
+#: unchanged is what normalising would escape
+ESCAPED_OCTETS = _ALLOWED + b"%"
 #: up to this length, one regex call splits a URL fastest
 SHORT_URL = 512
 ROBOTS_TXT = "/robots.txt"
@@ -97,7 +104,7 @@ def normalise_path(text: str) -> str:
     ``*`` and trailing ``$`` are the special characters), so both spellings
     of the URL are the same here. Idempotent.
     """
-    if not _NOT_PLAIN_OR_ESCAPE(text) and not _CHANGED_ESCAPE.search(text):
+    if not _NOT_PLAIN_OR_ESCAPE(text) and not changed_escape(text):
         return text  # escapes as Scrapy sends them (UTF-8, upper-case hex): nothing changes
     text = normalise(text)
     if "%" in text:  # one memchr; most paths have no escape at all
