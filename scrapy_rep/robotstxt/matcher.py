@@ -267,7 +267,7 @@ BOUND_BYTES = 160
 UNSETTLED_BYTES = 120 + 8 * 64
 #: bytes per wildcard/anchored entry: the entry tuple and its pieces, its pattern kept
 #: (a dict slot and a str), its share of a frame, its place in a sieve (a gram and a
-#: slot: ~110 at worst, tests/test_engine_adversarial.py); plus 6 per octet of its
+#: slot: ~120 at worst, tests/test_engine_adversarial.py); plus 6 per octet of its
 #: pattern (a piece per two octets at worst, a reference each, and the pattern itself)
 ENTRY_BYTES = 530
 #: bytes per rule: its line in an array, a rule made when asked for (by few)

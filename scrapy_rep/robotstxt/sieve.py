@@ -4,8 +4,8 @@ A frame of a file like ``Disallow: *?utm_term*`` × 1,000 is walked entry by ent
 (:class:`~scrapy_rep.robotstxt.matcher.Chain`): a ``str.find`` per entry per URL, most
 of them failing. An entry can match only a path that contains every piece of its
 pattern, so each entry is filed under one three-octet slice (a *gram*) of its longest
-piece, the one fewest of the frame's entries share (about); the path's own grams, one set per
-URL, then name the entries worth trying. An anchored entry (``$``) is filed under the
+piece, the one fewest of the frame's entries share (about); the path's own grams, one set
+per URL, then name the entries worth trying. An anchored entry (``$``) is filed under the
 last gram of its last piece, which the path must end with: one lookup. Entries with no
 piece of three octets are always tried.
 
@@ -24,9 +24,9 @@ GRAM = 3
 #: a long piece offers the grams of its first and last octets only (building the sieve
 #: stays linear in the entries, however long their patterns)
 _EDGE = 6
-#: gram counts are kept in this many buckets (by hash)
-_BUCKETS = 1 << 16
-_MASK = _BUCKETS - 1
+#: gram counts are kept in hashed buckets, at least this many per gram offered, at most
+#: 65,536 (256 KiB, whatever the frame): a small frame zeroes a small array
+_SPREAD = 4
 
 
 def path_grams(path: str) -> set[str]:
@@ -34,11 +34,15 @@ def path_grams(path: str) -> set[str]:
     return set(map("".join, zip(path, path[1:], path[2:], strict=False)))
 
 
-def _offered(piece: str) -> set[str]:
-    """The grams an entry may be filed under: those of its piece's ends."""
-    if len(piece) > 2 * _EDGE:
-        return path_grams(piece[:_EDGE]) | path_grams(piece[-_EDGE:])
-    return path_grams(piece)
+def _offered(piece: str) -> list[str]:
+    """The grams an entry may be filed under: those of its piece's ends, the last first
+    (a pattern's last octets tell it from its neighbours more often than its first,
+    which name the directories they share)."""
+    size = len(piece)
+    if size > 2 * _EDGE:
+        starts = [*range(size - GRAM, size - _EDGE - 1, -1), *range(_EDGE - GRAM + 1)]
+        return [piece[at : at + GRAM] for at in starts]
+    return [piece[at : at + GRAM] for at in range(size - GRAM, -1, -1)]
 
 
 def _piece(entry: Entry) -> tuple[bool, str]:
@@ -61,13 +65,14 @@ class Sieve:
 
     def __init__(self, entries: tuple[Entry, ...]) -> None:
         # How many entries offer each gram, counted in hashed buckets (approximate, in
-        # a fixed 256 KiB whatever the grams): the rarest is the one to file under.
-        shared = array("I", bytes(4 * _BUCKETS))
+        # at most 256 KiB whatever the grams): the rarest is the one to file under.
+        mask = (1 << min(16, max(8, (_SPREAD * 2 * _EDGE * len(entries)).bit_length()))) - 1
+        shared = array("I", bytes(4 * (mask + 1)))
         for entry in entries:
             end, piece = _piece(entry)
             if not end and len(piece) >= GRAM:
                 for gram in _offered(piece):
-                    shared[hash(gram) & _MASK] += 1
+                    shared[hash(gram) & mask] += 1
         ends: dict[str, list[Entry]] = {}
         filed: dict[str, list[Entry]] = {}
         always: list[Entry] = []
@@ -78,7 +83,11 @@ class Sieve:
             elif len(piece) < GRAM:
                 always.append(entry)
             else:
-                rarest = min(_offered(piece), key=lambda gram: shared[hash(gram) & _MASK])
+                rarest, fewest = "", len(entries) + 1  # the first of the rarest, ends first
+                for gram in _offered(piece):
+                    count = shared[hash(gram) & mask]
+                    if count < fewest:
+                        rarest, fewest = gram, count
                 filed.setdefault(rarest, []).append(entry)
         #: the entries with no gram to be filed under, heaviest first
         self.always = tuple(always)
