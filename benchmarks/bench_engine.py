@@ -320,9 +320,13 @@ def clock_overhead(samples: int = 1_001) -> int:
     return least
 
 
+#: how many of the files with most rules the round robin names one by one
+HEAVIEST_SHOWN = 5
+
+
 def round_robin(
     cases: Sequence[corpus.Case], engines: Sequence[Engine], rounds: int = 20
-) -> dict[str, dict[str, float]]:
+) -> tuple[dict[str, dict[str, float]], list[tuple[str, int, dict[str, float]]]]:
     """A crawl's access pattern: every file parsed and kept, then URLs asked round-robin
     over the files (one URL of each file in turn, the tokens alternating), full URLs.
 
@@ -333,6 +337,8 @@ def round_robin(
     for the 1% with the most rules, as totals over the files and as medians over files
     of each file's figure; retained bytes per file (everything parsed kept alive,
     tracemalloc).
+
+    The second result: the files with most rules, each with its own warm ns per engine.
     """
     measured = [e for e in engines if not e.parses_per_call and e.budget_ns is None]
     sizes = sorted(case.size for case in cases)
@@ -370,7 +376,8 @@ def round_robin(
     del parsed
     out: dict[str, dict[str, float]] = {}
     top = [n for n, case in enumerate(cases) if case.size >= top_size]
-    by_rules = sorted(range(count), key=lambda n: len(RULE_LINE.findall(cases[n].body)))
+    rule_lines = [len(RULE_LINE.findall(case.body)) for case in cases]
+    by_rules = sorted(range(count), key=rule_lines.__getitem__)
     most_rules = by_rules[-max(1, math.ceil(count * 0.01)) :]
     for engine in measured:
         gc.collect()
@@ -398,10 +405,18 @@ def round_robin(
             "cold_median_us": _median(cold_ns[name]) / 1000,
             "warm_median_ns": _median(warm_ns[name]) / rounds,
         }
-    return out
+    heaviest = [
+        (cases[n].name, rule_lines[n], {e.name: warm_ns[e.name][n] / rounds for e in measured})
+        for n in reversed(by_rules[-HEAVIEST_SHOWN:])
+    ]
+    return out, heaviest
 
 
-def print_round_robin(title: str, figures: dict[str, dict[str, float]]) -> dict[str, float]:
+def print_round_robin(
+    title: str,
+    measured: tuple[dict[str, dict[str, float]], list[tuple[str, int, dict[str, float]]]],
+) -> dict[str, float]:
+    figures, heaviest = measured
     base = figures["protego"]
     print(f"   round robin over the files ({title}; totals, every file kept, full URLs):")
     print(
@@ -428,6 +443,12 @@ def print_round_robin(title: str, figures: dict[str, dict[str, float]]) -> dict[
             f"{base['parse_median_us'] / f['parse_median_us']:>6.2f} "
             f"{f['cold_median_us']:>8.1f} {base['cold_median_us'] / f['cold_median_us']:>6.2f} "
             f"{f['warm_median_ns']:>8.0f} {base['warm_median_ns'] / f['warm_median_ns']:>6.2f}"
+        )
+    print("   the files with most rules, each (warm ns a URL, round robin):")
+    for name, rules, warm in heaviest:
+        print(
+            f"   {name:<32} {rules:>7,} rules  scrapy-rep {warm['scrapy-rep']:>8,.0f}  "
+            f"protego {warm['protego']:>10,.0f}  {warm['protego'] / warm['scrapy-rep']:>7.1f}×"
         )
     mine = figures["scrapy-rep"]
     ratios = {
