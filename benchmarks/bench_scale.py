@@ -1189,8 +1189,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         hello = server.hello
         say(f"  listening on port {server.port} of 127.1.0.1 ... {address(k - 1)}")
         try:
-            for n in range(runs):  # variants alternate, so drift hits all alike
-                for variant in SCALE_VARIANTS:
+            for n in range(runs):  # variants alternate, so drift hits all alike, and their
+                # order turns round each round: a machine slowing through a round would
+                # otherwise always meet the last variant at its slowest
+                order = list(SCALE_VARIANTS)
+                for variant in order if n % 2 == 0 else order[::-1]:
                     run = run_crawl(
                         server, variant, frontier=args.frontier, uses=args.uses, pick=args.pick
                     )
