@@ -120,11 +120,8 @@ def _entry(pattern: str, allow: bool, number: int) -> tuple[str, Entry]:
     if star:
         pieces = rest.split("*")
         if "" in pieces:  # '**' is one '*'; a last '*' (or '*$') matches what is before it
-            if anchored and not pieces[-1]:
-                anchored = False
-            pieces = [piece for piece in pieces[:-1] if piece] + [pieces[-1]]
-            if len(pieces) > 1 and not pieces[-1]:
-                del pieces[-1]
+            anchored = anchored and pieces[-1] != ""
+            pieces = [piece for piece in pieces if piece] or [""]
         segments = tuple(map(literal, pieces) if escaped else pieces)
         after = segments[0] if len(segments) == 1 else segments
     return key, (len(pattern), allow, -number, len(key), anchored, after)
