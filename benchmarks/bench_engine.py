@@ -414,9 +414,9 @@ def round_robin(
 
 def print_round_robin(
     title: str,
-    measured: tuple[dict[str, dict[str, float]], list[tuple[str, int, dict[str, float]]]],
+    figures: dict[str, dict[str, float]],
+    heaviest: list[tuple[str, int, dict[str, float]]],
 ) -> dict[str, float]:
-    figures, heaviest = measured
     base = figures["protego"]
     print(f"   round robin over the files ({title}; totals, every file kept, full URLs):")
     print(
@@ -832,7 +832,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.only == "round-robin":
         print(f"real corpus: {real_note}")
         print_round_robin(
-            "real files", round_robin(real_cases, found, rounds=5 if args.quick else 20)
+            "real files", *round_robin(real_cases, found, rounds=5 if args.quick else 20)
         )
         return 0
     print(f"real corpus: {real_note}")
@@ -851,7 +851,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print()
         print("== real files, a crawl's access pattern")
         print_round_robin(
-            "real files", round_robin(real_cases, found, rounds=5 if args.quick else 20)
+            "real files", *round_robin(real_cases, found, rounds=5 if args.quick else 20)
         )
     adversarial(found)
 
