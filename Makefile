@@ -3,6 +3,9 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# The exact versions of every tool and library the tests, docs and release use
+# (pip constraints; `make lock` refreshes them on purpose).
+LOCK := ci/lock.txt
 # The lowest supported versions (ci/min-versions.txt) in a second virtualenv.
 PYTHON_MIN ?= $(PYTHON)
 VENV_MIN := .venv-min
@@ -10,15 +13,30 @@ BIN_MIN := $(VENV_MIN)/bin
 STAMP_MIN := $(VENV_MIN)/.installed
 MIN_VERSIONS := ci/min-versions.txt
 
-.PHONY: test-fast venv venv-min redis-server chromium graphviz docs dist test test-min lint typecheck pytest demo demo-compare demo-browser bench bench-crawl bench-scale bench-page bench-browser bench-pushback fuzz clean
+.PHONY: test-fast venv lock venv-min redis-server chromium graphviz docs dist test test-min lint typecheck pytest demo demo-compare demo-browser bench bench-crawl bench-scale bench-page bench-browser bench-pushback fuzz clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml $(LOCK)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[test]'
+	$(BIN)/python -m pip install -q -c $(LOCK) pip
+	$(BIN)/python -m pip install -q -c $(LOCK) -e '.[test]'
 	touch $(STAMP)
 
 venv: $(STAMP)
+
+# Refresh ci/lock.txt on purpose (its own commit): resolve the extras afresh in a
+# throwaway virtualenv and write down exactly what was installed.
+LOCK_VENV := .venv-lock
+lock:
+	rm -rf $(LOCK_VENV)
+	$(PYTHON) -m venv $(LOCK_VENV)
+	$(LOCK_VENV)/bin/python -m pip install -q --upgrade pip
+	$(LOCK_VENV)/bin/python -m pip install -q '.[test,docs,dist]'
+	{ sed -n '/^#/p' $(LOCK); \
+	  $(LOCK_VENV)/bin/python -m pip freeze --all --exclude scrapy-rep --exclude setuptools \
+	    --exclude wheel | sort -f; } > $(LOCK).new
+	mv $(LOCK).new $(LOCK)
+	rm -rf $(LOCK_VENV)
+	@echo "wrote $(LOCK): review 'git diff $(LOCK)', run make test, commit it alone"
 
 $(STAMP_MIN): pyproject.toml $(MIN_VERSIONS)
 	test -x $(BIN_MIN)/python || $(PYTHON_MIN) -m venv $(VENV_MIN)
@@ -50,7 +68,7 @@ graphviz:
 
 DOCS_STAMP := $(VENV)/.docs-installed
 $(DOCS_STAMP): $(STAMP)
-	$(BIN)/python -m pip install -q -e '.[docs,dist]'
+	$(BIN)/python -m pip install -q -c $(LOCK) -e '.[docs,dist]'
 	touch $(DOCS_STAMP)
 
 # The documentation site: HTML in docs/_build/html, every warning an error; needs no
@@ -142,4 +160,4 @@ fuzz: $(STAMP)
 		-max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 -artifact_prefix=fuzz/
 
 clean:
-	rm -rf $(VENV) $(VENV_MIN) .mypy_cache .pytest_cache .ruff_cache docs/_build dist
+	rm -rf $(VENV) $(VENV_MIN) $(LOCK_VENV) .mypy_cache .pytest_cache .ruff_cache docs/_build dist
