@@ -88,7 +88,8 @@ class Addon:
         compat.disable_component(settings, "DOWNLOADER_MIDDLEWARES", RobotsTxtMiddleware)
         put("DOWNLOADER_MIDDLEWARES", RobotsMiddleware, priority)
         put("DOWNLOADER_MIDDLEWARES", BodyGuard, BODY_GUARD_PRIORITY)
-        put("DOWNLOADER_MIDDLEWARES", MediaUsesMiddleware, MEDIA_USES_PRIORITY)
+        if settings.get("REP_USES"):  # installed only when a use is declared: quiet when off
+            put("DOWNLOADER_MIDDLEWARES", MediaUsesMiddleware, MEDIA_USES_PRIORITY)
         put("DOWNLOADER_MIDDLEWARES", IdentityGuard, IDENTITY_PRIORITY)  # after every other
         put("DOWNLOADER_MIDDLEWARES", PushbackMiddleware, PUSHBACK_PRIORITY)
         put("SPIDER_MIDDLEWARES", PageDirectivesMiddleware, PAGE_DIRECTIVES_PRIORITY)

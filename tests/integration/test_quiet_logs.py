@@ -71,3 +71,33 @@ async def test_origins_given_up_one_by_one_do_not_repeat_the_idle_line(
     # at most one line per IDLE_LINE_EVERY of the crawl, however long a loaded machine takes
     bound = 1 + math.ceil(result.stat("elapsed_time_seconds") / IDLE_LINE_EVERY)
     assert 1 <= len(idle) <= bound, [r.getMessage() for r in idle]
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_default_crawl_logs_no_disabled_component_warning(
+    site: FakeSite, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Without REP_USES the media uses middleware is not installed, so Scrapy has nothing
+    to warn about: a default crawl's log has no 'Disabled ...' WARNING of scrapy-rep's."""
+    origin = site.add("plain").robots(Reply(body=ALLOW_ALL))
+    with caplog.at_level(logging.INFO):
+        result = await crawl([origin.url_for("/a")])
+    assert len(result.downloaded) == 1
+    disabled = [
+        r.getMessage()
+        for r in caplog.records
+        if r.levelno >= logging.WARNING and r.getMessage().startswith("Disabled")
+    ]
+    assert disabled == []
+    assert result.crawler is not None
+    installed = [type(m).__name__ for m in result.crawler.engine.downloader.middleware.middlewares]
+    assert "MediaUsesMiddleware" not in installed
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_crawl_declaring_a_use_installs_the_media_uses_middleware(site: FakeSite) -> None:
+    origin = site.add("uses").robots(Reply(body=ALLOW_ALL))
+    result = await crawl([origin.url_for("/a")], {"REP_USES": ["train-ai"]})
+    assert result.crawler is not None
+    installed = [type(m).__name__ for m in result.crawler.engine.downloader.middleware.middlewares]
+    assert "MediaUsesMiddleware" in installed
