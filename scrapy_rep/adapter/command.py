@@ -21,8 +21,8 @@ from scrapy import Spider
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 from scrapy.settings import SETTINGS_PRIORITIES
-from scrapy.utils.misc import load_object
 
+from scrapy_rep.adapter.compat import is_component
 from scrapy_rep.adapter.service import RobotsService
 from scrapy_rep.addon import Addon
 from scrapy_rep.core.decision import DOWNLOAD, Decision
@@ -102,7 +102,7 @@ class RobotsCommand(ScrapyCommand):
             if (self.settings.getpriority(name) or 0) < SETTINGS_PRIORITIES["cmdline"]:
                 self.settings.set(name, value, priority="cmdline")
         addons = self.settings.getdict("ADDONS")
-        if not any(_is_addon(component) for component in addons):
+        if not any(is_component(component, Addon) for component in addons):
             self.settings.set_in_component_priority_dict("ADDONS", Addon, 100)
 
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
@@ -160,10 +160,3 @@ class RobotsCommand(ScrapyCommand):
             print("\n".join(printable(line) for line in format_decision(decision, policy)))
         allowed = all(decision.action == DOWNLOAD for decision, _ in answers)
         self.exitcode = EXIT_ALLOWED if allowed else EXIT_NOT_ALLOWED
-
-
-def _is_addon(component: Any) -> bool:
-    try:
-        return load_object(component) is Addon
-    except (ImportError, NameError, ValueError):
-        return False

@@ -80,6 +80,14 @@ def disable_component(settings: Any, name: str, cls: type) -> None:
         settings.set(name, components, settings.getpriority(name) or 0)
 
 
+def is_component(component: Any, cls: type) -> bool:
+    """Whether a component priority dict's key (a class or its import path) is ``cls``."""
+    try:
+        return load_object(component) is cls
+    except (ImportError, NameError, ValueError, TypeError):
+        return False
+
+
 #: the engine's public ``scheduler`` property (Scrapy 2.19+)
 ENGINE_SCHEDULER: bool = isinstance(getattr(ExecutionEngine, "scheduler", None), property)
 

@@ -18,8 +18,8 @@ from typing import Any
 from scrapy import Spider
 from scrapy.crawler import CrawlerProcess
 from scrapy.settings import SETTINGS_PRIORITIES, Settings
-from scrapy.utils.misc import load_object
 
+from scrapy_rep.adapter.compat import is_component
 from scrapy_rep.adapter.service import RobotsService
 from scrapy_rep.addon import Addon
 from scrapy_rep.core.decision import DecisionRecord
@@ -45,7 +45,7 @@ def recheck(
     for name, value in _QUIET.items():
         if (settings.getpriority(name) or 0) < SETTINGS_PRIORITIES["cmdline"]:
             settings.set(name, value, priority="cmdline")
-    if not any(_is_addon(c) for c in settings.getdict("ADDONS")):
+    if not any(is_component(c, Addon) for c in settings.getdict("ADDONS")):
         settings.set_in_component_priority_dict("ADDONS", Addon, 100)
     found: dict[str, DecisionRecord] = {}
     problems: list[str] = []
@@ -76,10 +76,3 @@ def recheck(
     if process.bootstrap_failed and not problems:
         problems.append("the crawler failed; run with -s LOG_LEVEL=INFO to see why")
     return found, problems
-
-
-def _is_addon(component: Any) -> bool:
-    try:
-        return load_object(component) is Addon
-    except (ImportError, NameError, ValueError):
-        return False

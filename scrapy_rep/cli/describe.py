@@ -109,7 +109,7 @@ def describe(get: Any, contact: str | None = None) -> dict[str, Any]:
     """
     config = RepSettings.from_settings(get)
     token = config.token
-    user_agent = str(get("ROBOTSTXT_USER_AGENT") or get("USER_AGENT") or "")
+    user_agent = _user_agent_header(get)
     info = _INFO_URL.search(user_agent)
     declared = list(config.uses)
     policy_tokens = {use: config.use_tokens[use] for use in declared if use in config.use_tokens}
@@ -161,10 +161,27 @@ def describe(get: Any, contact: str | None = None) -> dict[str, Any]:
     }
 
 
+def _user_agent_header(get: Any) -> str:
+    """The ``User-Agent`` header requests leave with, as Scrapy's middlewares set it.
+
+    ``DEFAULT_REQUEST_HEADERS`` (set first, by DefaultHeadersMiddleware) wins over
+    ``USER_AGENT``; ``ROBOTSTXT_USER_AGENT`` is only the token matched in robots.txt.
+    """
+    headers = get("DEFAULT_REQUEST_HEADERS") or {}
+    for name in headers:
+        if str(name).lower() == "user-agent":
+            return str(headers[name])
+    return str(get("USER_AGENT") or "")
+
+
 def _addon_enabled(get: Any) -> bool:
+    """The add-on is listed in ``ADDONS`` and not switched off there (a ``None`` priority)."""
+    from scrapy_rep.adapter.compat import is_component
+    from scrapy_rep.addon import Addon
+
     addons = get("ADDONS") or {}
-    names = addons.keys() if hasattr(addons, "keys") else addons
-    return any("scrapy_rep" in getattr(n, "__module__", "") + str(n) for n in names)
+    listed = addons.items() if hasattr(addons, "items") else ((name, 0) for name in addons)
+    return any(on is not None and is_component(name, Addon) for name, on in listed)
 
 
 def _use_signals(declared: list[str]) -> list[dict[str, str]]:

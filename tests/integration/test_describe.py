@@ -9,7 +9,8 @@ from pathlib import Path
 
 from scrapy_rep.core.policy import DEFAULT_ACTIONS, RFC_BEHAVIOUR
 from tests.support import processes
-from tests.support.scrapy_command import ROOT, make_project
+from tests.support.fakesite import FakeSite, Reply
+from tests.support.scrapy_command import PAGES_SPIDER, ROOT, make_project, scrapy
 
 SETTINGS = """\
 USER_AGENT = "mybot/2.1 (+https://example.org/bot)"
@@ -102,3 +103,41 @@ def test_outside_a_project_or_a_bad_setting_is_a_one_line_error(tmp_path: Path) 
         "scrapy-rep: error: REP_EXCLUDE: 'https://bad.example/' is not a domain "
         "(write the host only, e.g. 'example.com', not a URL) (item 1)"
     ]
+
+
+BROWSER_STYLE = (
+    "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) "
+    "compatible; databot/1.0; +https://data.example/bot"
+)
+
+
+def test_the_header_and_contact_are_those_the_sites_receive(site: FakeSite, tmp_path: Path) -> None:
+    """A browser-style USER_AGENT beside ROBOTSTXT_USER_AGENT: describe prints the header a
+    site really receives (not the robots.txt token) and the contact URL found in it."""
+    where = make_project(tmp_path / "project")
+    (where / "oneshot_spiders.py").write_text(PAGES_SPIDER)
+    with open(where / "oneshot_settings.py", "a") as f:
+        f.write(f'ROBOTSTXT_USER_AGENT = "databot"\nUSER_AGENT = {BROWSER_STYLE!r}\n')
+    origin = site.add("seen").robots(Reply(body=b"User-agent: *\nAllow: /\n"))
+    done = scrapy(where, "crawl", "pages", "-a", f"urls={origin.url_for('/a')}")
+    assert done.returncode == 0, done.stderr
+    received = {hit.headers.get("User-Agent") for hit in origin.requests("/a")}
+    assert received == {BROWSER_STYLE}
+    done = describe(where, "--json")
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout)
+    assert (found["product_token"], found["user_agent"]) == ("databot", BROWSER_STYLE)
+    assert found["contact"] == "https://data.example/bot"
+    page = describe(where).stdout
+    assert f"- User-Agent header: `{BROWSER_STYLE}`" in page
+    assert "- Contact: https://data.example/bot" in page
+
+
+def test_an_addon_switched_off_with_none_is_described_as_off(tmp_path: Path) -> None:
+    where = project(tmp_path)
+    with open(where / "oneshot_settings.py", "a") as f:
+        f.write('ADDONS = {"scrapy_rep.Addon": None}\n')
+    done = describe(where, "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["enabled"] is False
+    assert "scrapy-rep is not enabled in this project" in describe(where).stdout
