@@ -13,7 +13,7 @@ BIN_MIN := $(VENV_MIN)/bin
 STAMP_MIN := $(VENV_MIN)/.installed
 MIN_VERSIONS := ci/min-versions.txt
 
-.PHONY: test-fast venv lock venv-min redis-server chromium graphviz docs dist test test-min lint typecheck pytest demo demo-compare demo-browser bench bench-crawl bench-scale bench-page bench-browser bench-pushback fuzz clean
+.PHONY: test-fast venv lock tables venv-min redis-server chromium graphviz docs dist test test-min lint typecheck pytest demo demo-compare demo-browser bench bench-crawl bench-scale bench-page bench-browser bench-pushback fuzz clean
 
 $(STAMP): pyproject.toml $(LOCK)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -71,9 +71,15 @@ $(DOCS_STAMP): $(STAMP)
 	$(BIN)/python -m pip install -q -c $(LOCK) -e '.[docs,dist]'
 	touch $(DOCS_STAMP)
 
+# The reference tables in docs/*.md (between <!-- rep-table NAME --> markers), rewritten
+# from the code's own tables; tests/test_docs.py fails when one is stale.
+tables: $(STAMP)
+	$(BIN)/python docs/_ext/reptables.py
+
 # The documentation site: HTML in docs/_build/html, every warning an error; needs no
 # network (an unreachable intersphinx inventory falls back to an empty local one).
 docs: $(DOCS_STAMP) graphviz
+	$(BIN)/python docs/_ext/reptables.py --check
 	rm -rf docs/_build
 	$(BIN)/python -m sphinx -b html -W --keep-going -q docs docs/_build/html
 

@@ -1,9 +1,9 @@
 """The documentation: its reference tables' sources cover the code, its examples run,
 and what its guides say about the defaults is what the code does.
 
-The reference tables themselves are generated from the code when the site is
-built (``docs/_ext/repdocs.py``, ``make docs``), so no test compares copies;
-these tests check that the sources they are generated from are complete.
+The reference tables are generated from the code into the Markdown pages
+(``docs/_ext/reptables.py``): a test fails when one is stale; the others check
+that the sources they are generated from are complete.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import ast
 import doctest
 import re
 from pathlib import Path
+from typing import Any
 
 from scrapy_rep.adapter.stats import STATS
 from scrapy_rep.runtime.audit import RECORDS
@@ -149,12 +150,69 @@ def test_setup_page_says_rep_enabled_off_means_no_robots_txt_at_all() -> None:
 
 def test_the_gate_diagram_is_drawn_from_the_gates_own_table() -> None:
     """The docs' extension reads core/gate.py: a rename there must not break ``make docs``."""
-    import importlib.util
-
-    path = Path(__file__).resolve().parents[1] / "docs" / "_ext" / "gate_diagram.py"
-    spec = importlib.util.spec_from_file_location("gate_diagram_under_test", path)
-    assert spec is not None and spec.loader is not None
-    diagram = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(diagram)
+    diagram = _ext("gate_diagram")
     dot = diagram.gate_dot()
     assert dot.startswith("digraph gate {") and "style=dashed" in dot and "(resumes)" in dot
+
+
+def _ext(name: str) -> Any:
+    """A module of ``docs/_ext`` (not a package), loaded under a name of its own."""
+    import importlib.util
+
+    path = DOCS / "_ext" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"{name}_under_test", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_reference_tables_in_the_markdown_are_the_codes() -> None:
+    """Read as plain Markdown (a forge, an editor) the reference has every table; a table
+    that no longer says what the code says fails here: python docs/_ext/reptables.py."""
+    from scrapy_rep.runtime.settings import SETTINGS
+
+    tables = _ext("reptables")
+    assert tables.stale() == []
+    reference = (DOCS / "reference.md").read_text(encoding="utf-8")
+    for row in SETTINGS:
+        assert f"\n| `{row.name}` | " in reference, row.name
+    marked = {m.group(2) for p in tables.pages() for m in tables.MARKED.finditer(p.read_text())}
+    assert marked == set(tables.TABLES)
+
+
+def test_a_stale_table_is_found_and_rewritten() -> None:
+    tables = _ext("reptables")
+    page = "intro\n<!-- rep-table stats -->\n| old |\n<!-- end rep-table -->\nafter\n"
+    new = tables.refreshed(page)
+    assert new != page and tables.refreshed(new) == new
+    assert new.startswith("intro\n<!-- rep-table stats -->\n| key | counts |\n|---|---|\n")
+    assert new.endswith("<!-- end rep-table -->\nafter\n")
+
+
+def test_user_docs_cite_no_issue_numbers() -> None:
+    pages = [ROOT / "README.md", *sorted(DOCS.glob("*.md"))]
+    cited = {
+        page.name: found
+        for page in pages
+        if (found := re.findall(r"\bissues? #?\d+|\(#\d+\)", page.read_text(), re.I))
+    }
+    assert cited == {}
+
+
+def test_the_public_names_table_names_methods_that_exist() -> None:
+    """The reference's 'What you may import' table: each ``name()`` it gives a public class
+    is a method of that class."""
+    import scrapy_rep
+
+    reference = (DOCS / "reference.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| `(\w+)` \| (.*) \|$", reference, re.M)
+    named = [
+        (n, m)
+        for n, text in rows
+        if n in scrapy_rep.__all__
+        for m in re.findall(r"`(\w+)\(\)`", text)
+    ]
+    assert named, rows
+    missing = [f"{n}.{m}" for n, m in named if not hasattr(getattr(scrapy_rep, n), m)]
+    assert missing == []

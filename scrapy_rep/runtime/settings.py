@@ -8,7 +8,7 @@ The row gives the attribute (``config.fetch_timeout``), the setting's name, the
 default the add-on installs, the reader that checks and converts the value
 (raising :class:`SettingError` with one line naming the setting, the value and
 what is accepted) and the meaning shown in the reference's settings table, which
-the documentation build makes from :data:`SETTINGS` (``docs/_ext/repdocs.py``).
+``make tables`` writes from :data:`SETTINGS` (``docs/_ext/reptables.py``).
 
 **Adding a setting** is adding one row to :class:`RepSettings`: pick a reader
 below (:func:`seconds`, :func:`whole`, :func:`switch`, :func:`choice`,
