@@ -19,12 +19,10 @@ for what the response said, 2 no record of it (or an unreadable log).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import sys
 import time
-from collections.abc import Iterator
 from typing import Any
 
 from scrapy_rep.cli.subcommand import subcommand
@@ -33,6 +31,7 @@ from scrapy_rep.core.origin import NotAnOrigin, origin_of
 from scrapy_rep.core.pushback import REASONS as PUSHBACK_REASONS
 from scrapy_rep.core.uses import shown
 from scrapy_rep.robotstxt.text import printable
+from scrapy_rep.runtime.audit import Skipped, read_records
 
 EXIT_DOWNLOADED, EXIT_NOT_DOWNLOADED, EXIT_ERROR = 0, 1, 2
 #: record types that concern one URL (``requeued`` and ``kept``: a dead worker's requeue of a
@@ -99,61 +98,16 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_DOWNLOADED if action == "download" else EXIT_NOT_DOWNLOADED
 
 
-#: the fields explain reads as text: each must be a string (or absent, or null)
-_TEXT_FIELDS = (
-    "type", "url", "origin", "action", "reason", "rep_decision", "product_token", "detail",
-    "group", "matched_rule", "collection_decision", "policy_status", "policy_url",
-    "policy_final_url", "policy_digest", "resource_type", "page", "archive",
-)  # fmt: skip
 #: the fields a record that carries a decision cannot do without
 _DECISION_FIELDS = ("action", "rep_decision", "reason", "product_token")
 
 
-def _well_formed(record: dict[str, Any]) -> bool:
-    """Whether explain can read ``record``: its fields of the types a crawl writes.
-
-    A log edited by hand, or written by another tool, can carry a ``url`` that
-    is a list or an ``action`` that is a number; such a record is skipped, as
-    ``report`` passes over what it cannot read, instead of ending in a traceback.
-    """
-    for name in _TEXT_FIELDS:
-        value = record.get(name)
-        if value is not None and not isinstance(value, str):
-            return False
-    if record.get("type") in _DECISION_TYPES and not all(
+def _readable(record: dict[str, Any]) -> bool:
+    """A well-formed record (:func:`~scrapy_rep.core.audit_story.well_formed`); one that
+    carries a decision has the fields explain prints it with."""
+    return record.get("type") not in _DECISION_TYPES or all(
         isinstance(record.get(name), str) for name in _DECISION_FIELDS
-    ):
-        return False
-    line = record.get("matched_line")
-    if line is not None and (not isinstance(line, int) or isinstance(line, bool)):
-        return False
-    uses, licenses = record.get("uses"), record.get("licenses")
-    if uses is not None and not (
-        isinstance(uses, dict) and all(isinstance(a, dict) for a in uses.values())
-    ):
-        return False
-    return licenses is None or (
-        isinstance(licenses, list) and all(isinstance(u, str) for u in licenses)
     )
-
-
-class _Skipped:
-    """How many records of the log explain could not read."""
-
-    count = 0
-
-
-def _records(path: str, skipped: _Skipped | None = None) -> Iterator[dict[str, Any]]:
-    with open(path, encoding="utf-8", errors="replace") as f:
-        for line in f:
-            try:
-                record = json.loads(line)
-            except ValueError:
-                continue  # a torn last line of a crashed crawl: skip it, keep the rest
-            if isinstance(record, dict) and _well_formed(record):
-                yield record
-            elif skipped is not None:
-                skipped.count += 1
 
 
 def _candidates(url: str) -> set[str]:
@@ -181,8 +135,11 @@ def explain(
     fetches: list[dict[str, Any]] = []
     pauses: list[dict[str, Any]] = []  # what the origin's pages said (429, 503, 403s)
     nearby: list[str] = []
-    skipped = _Skipped()
-    for record in _records(log, skipped):
+    skipped = Skipped()
+    for record in read_records(log, skipped=skipped):
+        if not _readable(record):
+            skipped.malformed += 1
+            continue
         kind = record.get("type")
         if kind in _URL_TYPES and record.get("url") in wanted:
             events.append(record)
@@ -204,9 +161,9 @@ def explain(
     if crawl is not None:
         events = [e for e in events if str(e.get("crawl", "")) == crawl]
     decisions = [e for e in events if e["type"] in _DECISION_TYPES]
-    if skipped.count:
+    if skipped.malformed:
         print(
-            f"scrapy-rep: skipped {skipped.count} malformed records of {printable(log)}",
+            f"scrapy-rep: skipped {skipped.malformed} malformed records of {printable(log)}",
             file=sys.stderr,
         )
     if not events:
@@ -433,5 +390,8 @@ def _event(event: dict[str, Any]) -> str:
 def _when(timestamp: Any, precise: bool = False) -> str:
     if not isinstance(timestamp, (int, float)):
         return "-"
-    text = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(timestamp))
+    try:
+        text = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(timestamp))
+    except (OverflowError, OSError, ValueError):  # a time no calendar shows
+        return "-"
     return f"{text}.{int(timestamp * 1000) % 1000:03d}" if precise else text

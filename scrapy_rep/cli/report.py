@@ -20,7 +20,8 @@ from typing import Any
 
 from scrapy_rep.cli.subcommand import subcommand
 from scrapy_rep.robotstxt.text import printable
-from scrapy_rep.runtime.html_report import read_audit_log, write_report
+from scrapy_rep.runtime.audit import Skipped, read_records
+from scrapy_rep.runtime.html_report import write_report
 
 
 def add_parser(subparsers: Any) -> None:
@@ -43,9 +44,7 @@ def add_parser(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        crawls = list(
-            dict.fromkeys(str(r.get("crawl", "")) for r in read_audit_log(args.log).records)
-        )
+        crawls = list(dict.fromkeys(str(r.get("crawl", "")) for r in read_records(args.log)))
         crawl = args.crawl
         if crawl is not None and crawl not in crawls:
             known = ", ".join(c or "(unnamed)" for c in crawls) or "none"
@@ -64,10 +63,16 @@ def run(args: argparse.Namespace) -> int:
                 ),
                 file=sys.stderr,
             )
-        story = write_report(args.log, args.output, crawl=crawl)
+        skipped = Skipped()
+        story = write_report(args.log, args.output, crawl=crawl, skipped=skipped)
     except OSError as exc:
         print(printable(f"scrapy-rep: error: {exc}"), file=sys.stderr)
         return 2
+    if skipped.malformed:
+        print(
+            printable(f"scrapy-rep: skipped {skipped.malformed} malformed records of {args.log}"),
+            file=sys.stderr,
+        )
     items, media = sum(story.items_dropped.values()), sum(story.media_failed.values())
     pages = f"; for what pages said: {items} items dropped, {media} media files failed"
     print(

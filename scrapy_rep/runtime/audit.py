@@ -13,9 +13,11 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
+from scrapy_rep.core.audit_story import well_formed
 from scrapy_rep.robotstxt.text import MAX_RECORD, SHOWN_ITEMS, clip
 
 #: record type -> (one per, fields besides ``type`` and ``at``): the reference's table
@@ -154,6 +156,61 @@ class AuditLog:
         if not self._file.closed:
             self.flush()
             self._file.close()
+
+
+#: the longest line a reader takes for a record: no record is longer than ``MAX_RECORD``
+#: (UTF-8 octets, with room for another version's); a longer line is skipped unread
+LONGEST_LINE = 4 * MAX_RECORD
+_PIECE = 1 << 16
+
+
+@dataclass
+class Skipped:
+    """What a reader of the audit log passed over."""
+
+    #: lines that are no JSON (a torn last line of a crashed crawl, another program's output)
+    bad_lines: int = 0
+    #: JSON that is no record of the shape a crawl writes: not an object, fields of the
+    #: wrong types, nested too deep, or a line longer than any record
+    malformed: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.bad_lines + self.malformed
+
+
+def read_records(
+    path: str, start: int = 0, crawl: str | None = None, skipped: Skipped | None = None
+) -> Iterator[dict[str, Any]]:
+    """The well-formed records of the audit log ``path``, from byte ``start`` on, as a stream.
+
+    ``crawl``: only that crawl's records. What cannot be read is counted in ``skipped``,
+    never an error; a line is never held longer than :data:`LONGEST_LINE`, so memory is
+    flat in the log's size.
+    """
+    skipped = skipped if skipped is not None else Skipped()
+    with open(path, "rb") as f:
+        f.seek(start)
+        while raw := f.readline(LONGEST_LINE + 1):
+            if len(raw) > LONGEST_LINE and not raw.endswith(b"\n"):
+                while (piece := f.readline(_PIECE)) and not piece.endswith(b"\n"):
+                    pass  # the rest of a line longer than any record, read and let go
+                skipped.malformed += 1
+                continue
+            if not raw.strip():
+                continue
+            try:
+                record = json.loads(raw)
+            except RecursionError:  # nested deeper than the decoder goes
+                skipped.malformed += 1
+                continue
+            except ValueError:
+                skipped.bad_lines += 1
+                continue
+            if not well_formed(record):
+                skipped.malformed += 1
+            elif crawl is None or record.get("crawl", "") == crawl:
+                yield record
 
 
 def bounded(kind: str, record: dict[str, Any], size: int) -> str:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import json
 import os
 import time
 from collections.abc import Iterable, Iterator, Sequence
@@ -21,6 +20,7 @@ from html import escape
 from typing import Any
 
 from scrapy_rep.core.audit_story import AuditStory, dropped_by, story_of
+from scrapy_rep.runtime.audit import Skipped, read_records
 
 #: rows shown at most per table; the rest are counted in a note under it
 MAX_ROWS = 5_000
@@ -44,36 +44,28 @@ class Read:
 
 
 def read_audit_log(path: str, start: int = 0, crawl: str | None = None) -> Read:
-    """The records of ``path`` from byte ``start`` on; unreadable lines counted, not fatal.
+    """The records of ``path`` from byte ``start`` on, in a list; unreadable lines counted.
 
     ``crawl``: only that crawl's records (a log shared by crawls at once interleaves them).
     """
-    records: list[dict[str, Any]] = []
-    bad = 0
-    with open(path, "rb") as f:
-        f.seek(start)
-        for raw in f:
-            if not raw.strip():
-                continue
-            try:
-                record = json.loads(raw)
-            except ValueError:
-                bad += 1
-                continue
-            if isinstance(record, dict):
-                if crawl is None or record.get("crawl", "") == crawl:
-                    records.append(record)
-            else:
-                bad += 1
-    return Read(records, bad)
+    skipped = Skipped()
+    records = list(read_records(path, start, crawl, skipped))
+    return Read(records, skipped.total)
 
 
-def write_report(log: str, out: str, *, start: int = 0, crawl: str | None = None) -> AuditStory:
-    """Read ``log`` (from byte ``start``; ``crawl``'s records only, if given), write the page
-    to ``out`` whole; return the story."""
-    read = read_audit_log(log, start, crawl)
-    story = story_of(read.records)
-    page = render(story, source=log, bad_lines=read.bad_lines)
+def write_report(
+    log: str,
+    out: str,
+    *,
+    start: int = 0,
+    crawl: str | None = None,
+    skipped: Skipped | None = None,
+) -> AuditStory:
+    """Read ``log`` (from byte ``start``; ``crawl``'s records only, if given) as a stream,
+    write the page to ``out`` whole; return the story. ``skipped`` hears what was left out."""
+    skipped = skipped if skipped is not None else Skipped()
+    story = story_of(read_records(log, start, crawl, skipped))
+    page = render(story, source=log, bad_lines=skipped.total)
     folder = os.path.dirname(out)
     if folder:
         os.makedirs(folder, exist_ok=True)
