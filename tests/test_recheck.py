@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from typing import Any
+
 import pytest
 
 from scrapy_rep.core.decision import decision_record, excluded_site, unjudged
@@ -51,3 +55,84 @@ def test_a_large_feed_shows_its_progress_at_each_tenth(capsys: pytest.CaptureFix
     small = _progress(999, 3)
     small(999)
     assert capsys.readouterr().err == ""
+
+
+def _read(path: Path, kind: str) -> list[Any]:
+    from scrapy_rep.cli.recheck import _items
+
+    return list(_items(str(path), kind))
+
+
+def test_a_csv_field_longer_than_the_csv_modules_default_limit_is_read(tmp_path: Path) -> None:
+    """A page's text of ~220 KB in a feed exported with ``scrapy crawl -O items.csv``."""
+    feed = tmp_path / "items.csv"
+    text = "word " * 44_000
+    feed.write_text(f"url,text\r\nhttps://a.example/x,{text}\r\n", encoding="utf-8")
+    assert _read(feed, "csv") == [{"url": "https://a.example/x", "text": text}]
+
+
+def test_a_latin1_csv_is_read_and_written_back_byte_for_byte(tmp_path: Path) -> None:
+    from scrapy_rep.cli.recheck import _dump
+
+    feed = tmp_path / "items.csv"
+    feed.write_bytes("url,title\r\nhttps://a.example/x,caf\xe9 cr\xe8me\r\n".encode("latin-1"))
+    items = _read(feed, "csv")
+    assert items[0]["url"] == "https://a.example/x"
+    kept = tmp_path / "kept.csv"
+    _dump(str(kept), "csv", items)
+    assert kept.read_bytes() == feed.read_bytes()
+
+
+def test_a_lone_surrogate_is_written_as_the_escape_it_was_read_from(tmp_path: Path) -> None:
+    from scrapy_rep.cli.recheck import _dump
+
+    feed = tmp_path / "items.jsonl"
+    feed.write_text('{"url": "https://a.example/x", "t": "a\\ud800b"}\n', encoding="utf-8")
+    items = _read(feed, "jsonl")
+    for kind in ("jsonl", "json", "csv"):
+        kept = tmp_path / f"kept.{kind}"
+        _dump(str(kept), kind, items)
+        assert "a\\ud800b" in kept.read_text(encoding="utf-8"), kind
+    assert json.loads((tmp_path / "kept.jsonl").read_text()) == items[0]
+
+
+@pytest.mark.parametrize("kind", ["jsonl", "json"])
+def test_deep_nesting_is_a_one_line_input_error(kind: str, tmp_path: Path) -> None:
+    from scrapy_rep.cli.recheck import _InputError
+
+    deep = "[" * 100_000 + "]" * 100_000
+    feed = tmp_path / f"items.{kind}"
+    ok = '{"url": "https://a.example/x"}'
+    feed.write_text(f"{ok}\n{deep}\n" if kind == "jsonl" else f"[{ok}, {deep}]")
+    with pytest.raises(_InputError, match="nested too deep"):
+        _read(feed, kind)
+
+
+def test_a_line_longer_than_any_item_is_an_input_error_read_in_pieces(tmp_path: Path) -> None:
+    """A sparse feed of zeros: said at once, never held whole."""
+    from scrapy_rep.cli.recheck import LONGEST_ITEM, _InputError
+
+    feed = tmp_path / "items.jsonl"
+    with open(feed, "wb") as f:
+        f.truncate(LONGEST_ITEM + 10)
+    with pytest.raises(_InputError, match="line 1: longer than"):
+        _read(feed, "jsonl")
+    feed = tmp_path / "items.json"
+    with open(feed, "wb") as f:
+        f.truncate(LONGEST_ITEM + 10)
+    with pytest.raises(_InputError, match="not a JSON array"):
+        _read(feed, "json")
+
+
+def test_an_output_that_cannot_be_written_is_said_before_anything_is_fetched(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from scrapy_rep import cli
+
+    feed = tmp_path / "items.jsonl"
+    feed.write_text('{"url": "http://127.0.0.1:9/x"}\n')
+    missing = tmp_path / "no" / "such" / "kept.jsonl"
+    assert cli.main(["recheck", str(feed), "-o", str(missing)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"scrapy-rep: error: cannot write {missing}: "), err
+    assert len(err.splitlines()) == 1

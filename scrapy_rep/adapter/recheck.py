@@ -40,7 +40,7 @@ def recheck(
     """Each URL's decision record as a crawl would make it now; and problems, if any.
 
     ``origins``: origin -> its distinct URLs. ``progress`` hears the number of
-    URLs judged so far, after each origin.
+    URLs judged so far, after each URL.
     """
     for name, value in _QUIET.items():
         if (settings.getpriority(name) or 0) < SETTINGS_PRIORITIES["cmdline"]:
@@ -63,8 +63,8 @@ def recheck(
                 for url in urls:
                     decision, _ = await service.ask(url)
                     found[url] = decision.to_dict()
-                if progress is not None:
-                    progress(len(found))
+                    if progress is not None:
+                        progress(len(found))
 
         await asyncio.gather(*(one(urls) for urls in origins.values()))
         return

@@ -27,10 +27,12 @@ and ``--use`` override them.
 from __future__ import annotations
 
 import argparse
+import codecs
 import csv
 import json
 import os
 import sys
+import tempfile
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -42,6 +44,24 @@ from scrapy_rep.robotstxt.text import printable
 
 EXIT_ALLOWED, EXIT_REFUSED, EXIT_ERROR, EXIT_UNKNOWN = 0, 1, 2, 3
 _FORMATS = {".jsonl": "jsonl", ".jl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".csv": "csv"}
+#: the longest item (a JSON Lines line, a CSV field) read, in characters: a page's text of
+#: a few MB fits; a longer line (a sparse or corrupt file) is said at once, never held whole
+LONGEST_ITEM = 64 * 1024 * 1024
+#: how feeds are written: undecodable octets of the feed (read with ``surrogateescape``) go
+#: back out as they came; another lone surrogate (JSON's ``\ud800``) as that escape
+_WRITE_ERRORS = "scrapy_rep.recheck"
+
+
+def _unencodable(exc: UnicodeError) -> tuple[str | bytes, int]:
+    if not isinstance(exc, UnicodeEncodeError):
+        raise exc
+    char = ord(exc.object[exc.start])
+    if 0xDC80 <= char <= 0xDCFF:  # an octet surrogateescape read: that octet
+        return bytes([char - 0xDC00]), exc.start + 1
+    return f"\\u{char:04x}", exc.start + 1
+
+
+codecs.register_error(_WRITE_ERRORS, _unencodable)
 
 
 class _InputError(Exception):
@@ -76,6 +96,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         kind = _format(args.feed)
         out_kind = _format(args.output) if args.output else kind
+        for path in (args.output, args.report):
+            if path:
+                _writable(path)  # before anything is fetched
         urls = [_url(item, args.url_field) for item in _items(args.feed, kind)]
         settings = _settings(args)
     except _InputError as exc:
@@ -85,11 +108,13 @@ def run(args: argparse.Namespace) -> int:
         print(f"scrapy-rep: error: cannot read {args.feed}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_ERROR
     origins: dict[str, list[str]] = {}
+    unjudged: dict[str, ItemVerdict] = {}  # URLs no site can be asked about, and why
     for url in dict.fromkeys(u for u in urls if u is not None):
         try:
+            url.encode("utf-8")
             origins.setdefault(origin_of(url), []).append(url)
-        except NotAnOrigin:
-            continue
+        except (NotAnOrigin, ValueError) as exc:  # http://[ ; a lone surrogate
+            unjudged[url] = ItemVerdict(UNKNOWN, f"not a URL: {exc}")
     total = sum(len(found) for found in origins.values())
     from scrapy_rep.adapter.recheck import recheck  # Scrapy only when there is work
 
@@ -98,7 +123,7 @@ def run(args: argparse.Namespace) -> int:
         for problem in problems:
             print(f"scrapy-rep: error: {problem}", file=sys.stderr)
         return EXIT_ERROR
-    verdicts = {url: verdict(record) for url, record in records.items()}
+    verdicts = {url: verdict(record) for url, record in records.items()} | unjudged
     return _write(args, kind, out_kind, urls, verdicts, records)
 
 
@@ -112,7 +137,11 @@ def _write(
 ) -> int:
     counts = dict.fromkeys(VERDICTS, 0)
     keep = {ALLOWED, UNKNOWN} if args.keep_unknown else {ALLOWED}
-    report = open(args.report, "w", encoding="utf-8") if args.report else None  # noqa: SIM115
+    report = (
+        open(args.report, "w", encoding="utf-8", errors=_WRITE_ERRORS)  # noqa: SIM115
+        if args.report
+        else None
+    )
     kept: list[dict[str, Any]] = []
     try:
         for item, url in zip(_items(args.feed, kind), urls, strict=True):
@@ -139,7 +168,11 @@ def _write(
         if report is not None:
             report.close()
     if args.output:
-        _dump(args.output, out_kind, kept)
+        try:
+            _dump(args.output, out_kind, kept)
+        except OSError as exc:
+            print(f"scrapy-rep: error: cannot write {args.output}: {exc}", file=sys.stderr)
+            return EXIT_ERROR
     where = f"; kept {len(kept)} in {args.output}" if args.output else ""
     print(
         f"{len(urls)} items: {counts[ALLOWED]} allowed, {counts[REFUSED]} refused, "
@@ -157,26 +190,57 @@ def _format(path: str) -> str:
     return found
 
 
+def _writable(path: str) -> None:
+    """Raise :class:`_InputError` unless a file can be written at ``path``."""
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        if os.path.isdir(path):
+            raise IsADirectoryError(21, "is a directory")
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".recheck-"):
+            pass
+    except OSError as exc:
+        raise _InputError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def _lines(f: Any, path: str) -> Iterator[tuple[int, str]]:
+    """``f``'s lines, numbered; a line longer than :data:`LONGEST_ITEM` is an input error."""
+    number = 0
+    while line := f.readline(LONGEST_ITEM + 1):
+        number += 1
+        if len(line) > LONGEST_ITEM:
+            raise _InputError(f"{path}, line {number}: longer than {LONGEST_ITEM} characters")
+        yield number, line
+
+
+def _decoded(text: str, where: str) -> Any:
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise _InputError(f"{where}: nested too deep") from None
+    except ValueError as exc:
+        raise _InputError(f"{where}: not JSON ({exc})") from None
+
+
 def _items(path: str, kind: str) -> Iterator[Any]:
-    with open(path, encoding="utf-8", newline="" if kind == "csv" else None) as f:
+    """The feed's items; octets that are no UTF-8 kept (``surrogateescape``) to be written
+    back as they were."""
+    newline = "" if kind == "csv" else None
+    with open(path, encoding="utf-8", errors="surrogateescape", newline=newline) as f:
         if kind == "csv":
-            yield from csv.DictReader(f)
+            csv.field_size_limit(max(csv.field_size_limit(), LONGEST_ITEM))
+            yield from csv.DictReader(line for _, line in _lines(f, path))
         elif kind == "json":
-            try:
-                items = json.load(f)
-            except ValueError as exc:
-                raise _InputError(f"{path}: not JSON ({exc})") from None
+            if f.read(4096).lstrip()[:1] != "[":
+                raise _InputError(f"{path}: not a JSON array (a JSON feed is an array of items)")
+            f.seek(0)
+            items = _decoded(f.read(), path)
             if not isinstance(items, list):
                 raise _InputError(f"{path}: a JSON feed is an array of items")
             yield from items
         else:
-            for number, line in enumerate(f, 1):
-                if not line.strip():
-                    continue
-                try:
-                    yield json.loads(line)
-                except ValueError:
-                    raise _InputError(f"{path}, line {number}: not JSON") from None
+            for number, line in _lines(f, path):
+                if line.strip():
+                    yield _decoded(line, f"{path}, line {number}")
 
 
 def _url(item: Any, field: str) -> str | None:
@@ -185,7 +249,8 @@ def _url(item: Any, field: str) -> str | None:
 
 
 def _dump(path: str, kind: str, items: list[Any]) -> None:
-    with open(path, "w", encoding="utf-8", newline="" if kind == "csv" else None) as f:
+    newline = "" if kind == "csv" else None
+    with open(path, "w", encoding="utf-8", errors=_WRITE_ERRORS, newline=newline) as f:
         if kind == "csv":
             names = list(dict.fromkeys(name for item in items for name in item))
             writer = csv.DictWriter(f, fieldnames=names)

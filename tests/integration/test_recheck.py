@@ -109,3 +109,33 @@ def test_recheck_reads_csv_and_json_and_says_unknown_without_refusals(
     ]
     bad = recheck(project, str(tmp_path / "feed.txt"))
     assert bad.returncode == 2 and bad.stderr.startswith("scrapy-rep: error: ")
+
+
+def test_recheck_of_an_odd_feed_loses_nothing_and_shows_its_progress(
+    site: FakeSite, tmp_path: Path
+) -> None:
+    """2,000 URLs of two origins (progress at each tenth, not per origin), a URL no site can
+    be asked about (``http://[``: unknown, with why) and a lone surrogate (kept, escaped)."""
+    one = site.add("one").robots(Reply(body=OPEN))
+    two = site.add("two").robots(Reply(body=OPEN))
+    project = make_project(tmp_path / "project")
+    feed = tmp_path / "feed.jsonl"
+    with open(feed, "w", encoding="utf-8") as f:
+        for n in range(1000):
+            for origin in (one, two):
+                f.write(json.dumps({"url": origin.url_for(f"/p{n}")}) + "\n")
+        f.write('{"url": "http://[", "n": 1}\n')
+        f.write(json.dumps({"url": one.url_for("/p0"), "t": "a\ud800b"}) + "\n")
+    kept = tmp_path / "kept.jsonl"
+    done = recheck(project, str(feed), "-o", str(kept))
+    assert done.returncode == 3, (done.stdout, done.stderr)  # one unknown, none refused
+    assert "unknown  http://[  not a URL: Invalid IPv6 URL" in done.stdout
+    assert done.stdout.strip().endswith(
+        f"2002 items: 2001 allowed, 0 refused, 1 unknown; kept 2001 in {kept}"
+    )
+    progress = [line for line in done.stderr.splitlines() if line.startswith("recheck: ")]
+    assert len(progress) == 10, done.stderr
+    assert progress[-1] == "recheck: 2000 of 2000 URLs judged (2 origins)"
+    assert "Traceback" not in done.stderr
+    last = kept.read_text(encoding="utf-8").splitlines()[-1]
+    assert "a\\ud800b" in last and json.loads(last)["t"] == "a\ud800b"
