@@ -530,6 +530,12 @@ def _lines(make: Any, limit: int = corpus.MAX_GENERATED) -> bytes:
         n += 1
 
 
+#: two-octet pieces without an 'a' (too short for the sieve): 3,600 of them
+_PAIRS = [
+    x + y
+    for x in "bcdefghijklmnopqrstuvwxyz0123456789"
+    for y in "bcdefghijklmnopqrstuvwxyz0123456789"
+]
 #: ~500 KB files built against the engine, each with the URLs (2,000-character paths,
 #: under Scrapy's URLLENGTH_LIMIT) that make it work hardest
 LONG = "x" * 1990
@@ -558,6 +564,16 @@ ADVERSARIAL: list[tuple[str, bytes, list[str]]] = [
         "anchored wildcards (Allow: /*xN$)",
         _lines(lambda n: f"Allow: /*x{n}$" if n else "Disallow: /"),
         [f"{corpus.HOST}/{LONG}y{n}" for n in range(20)],
+    ),
+    (
+        "identical many-star lines (Disallow: /*a*a*a*a*a*a*a*a*b)",
+        _lines(lambda n: "Disallow: /*a*a*a*a*a*a*a*a*b" if n else "Allow: /ok/"),
+        [f"{corpus.HOST}/ok/{'a' * 1990}{n}" for n in range(20)],
+    ),
+    (
+        "two-octet pieces, last one in the path (Disallow: /*pq*rs*a)",
+        _lines(lambda n: f"Disallow: /*{_PAIRS[n // len(_PAIRS)]}*{_PAIRS[n % len(_PAIRS)]}*a"),
+        [f"{corpus.HOST}/{'a' * 1995}{n}" for n in range(20)],
     ),
     (
         "55,000 plain rules (Disallow: /pN)",

@@ -145,11 +145,12 @@ def _no_gram_wildcards(count: int) -> list[str]:
 
 
 def test_budget_fallback_names_a_disallow_rule() -> None:
-    # 3,000 root wildcards that do not match a long path, each to be tried: past the
-    # budget the heaviest untried Disallow decides (strict); with room in the budget
-    # the exact answer.
-    lines = ["User-agent: *", "Allow: /", *_no_gram_wildcards(3000), "Disallow: /*zzzz"]
-    robots = parse("\n".join(lines) + "\n")
+    # 3,000 root wildcards that do not match a long path, each to be tried, then an
+    # Allow that matches it and a lighter Disallow that does too: past the budget the
+    # untried Allow is assumed not to match and the Disallow decides (strict); with
+    # room in the budget the exact answer.
+    lines = ["User-agent: *", "Allow: /", *_no_gram_wildcards(3000)]
+    lines += ["Allow: /*yyyyy", "Disallow: /*yyyy"]
     url = "https://example.com/" + "y" * 2000
     with limits(intervals.MERGE_LIMIT, 10**12):
         exact = parse("\n".join(lines) + "\n")
@@ -158,8 +159,20 @@ def test_budget_fallback_names_a_disallow_rule() -> None:
         strict = parse("\n".join(lines) + "\n")
         assert strict.allowed("mybot", url) is False
         verdict = strict.decide("mybot", url)
-        assert verdict.rule is not None and verdict.rule.pattern == "/*zzzz"
+        assert verdict.rule is not None and verdict.rule.pattern == "/*yyyy"
+    robots = parse("\n".join(lines) + "\n")
     assert robots.allowed("mybot", url) in (True, False)
+
+
+def test_budget_fallback_never_drops_what_no_rule_matches() -> None:
+    # The same 3,000 wildcards and a Disallow the path cannot match: past the budget the
+    # URL is still allowed (the fallback dropped it, naming /*zzzz, which cannot match).
+    lines = ["User-agent: *", "Allow: /", *_no_gram_wildcards(3000), "Disallow: /*zzzz"]
+    url = "https://example.com/" + "y" * 2000
+    with limits(intervals.MERGE_LIMIT, 10_000):
+        verdict = parse("\n".join(lines) + "\n").decide("mybot", url)
+        assert verdict.allowed is True
+        assert verdict.rule is not None and verdict.rule.pattern == "/"
 
 
 def test_a_hostile_tdmrep_json_is_linear_and_within_its_footprint() -> None:
@@ -190,11 +203,12 @@ def test_a_hostile_tdmrep_json_is_linear_and_within_its_footprint() -> None:
 
 
 def test_the_sieve_leaves_out_the_wildcards_a_path_cannot_match() -> None:
-    # 3,000 root wildcards, each with a piece of its own the path lacks: the sieve names
-    # none of them, so a budget far too small to try them one by one still gives the
-    # exact answer (without the sieve: the strict fallback, Disallow).
+    # 3,000 root wildcards, each with a piece of its own the path lacks, then an Allow
+    # that matches the path and a lighter Disallow that does too: the sieve names none
+    # of the 3,000, so a budget far too small to try them one by one still gives the
+    # exact answer (without the sieve: the strict fallback, the Disallow).
     lines = ["User-agent: *", "Allow: /", *(f"Allow: /*q{n}x" for n in range(3000))]
-    lines += ["Disallow: /*zzzz"]
+    lines += ["Allow: /*yyy", "Disallow: /*yy"]
     body = "\n".join(lines) + "\n"
     url = "https://example.com/" + "y" * 2000
     with limits(intervals.MERGE_LIMIT, 10_000):
@@ -204,3 +218,51 @@ def test_the_sieve_leaves_out_the_wildcards_a_path_cannot_match() -> None:
     robots = parse(body)  # a path that holds one entry's pieces: that entry decides
     verdict = robots.decide("mybot", "https://example.com/" + "y" * 2000 + "q1234x")
     assert verdict.rule is not None and verdict.rule.pattern == "/*q1234x"
+
+
+def test_identical_hostile_lines_do_not_drop_allowed_pages() -> None:
+    # A few rules and 16,000 identical `Disallow: /*a*a*a*a*a*a*a*a*b`: identical rules
+    # are one rule, and no path without a 'b' can match it, so the budget never decides
+    # (it answered Disallow for both URLs, the strict fallback).
+    lines = ["User-agent: *", "Allow: /ok/", "Disallow: /private/"]
+    lines += ["Disallow: /*a*a*a*a*a*a*a*a*b"] * 16_000
+    robots = parse("\n".join(lines) + "\n")
+    assert robots.allowed("mybot", "https://example.com/ok/" + "a" * (10_000 - 4)) is True
+    assert robots.allowed("mybot", "https://example.com/ok/1") is True
+    assert robots.allowed("mybot", "https://example.com/private/x") is False
+    verdict = robots.decide("mybot", "https://example.com/ok/" + "a" * 50 + "b")
+    assert verdict.allowed is False
+    assert verdict.rule is not None and verdict.rule.pattern == "/*a*a*a*a*a*a*a*a*b"
+
+
+def test_a_pattern_whose_last_piece_is_absent_costs_no_budget() -> None:
+    # 1,225 distinct many-star wildcards whose last piece (two octets: no sieve) the path
+    # lacks: each is decided by one scan for that piece, so a path that holds none of
+    # them is answered exactly, not by the budget's fallback.
+    octets = "bcdefghijklmnopqrstuvwxyz0123456789"
+    lines = ["User-agent: *", "Allow: /"]
+    lines += [f"Disallow: /*a*a*a*a*a*a*a*a*{x}{y}" for x in octets for y in octets]
+    robots = parse("\n".join(lines) + "\n")
+    assert robots.allowed("mybot", "https://example.com/" + "a" * 10_000) is True
+
+
+@settings(max_examples=examples(400), deadline=None)
+@given(rule_list=many_rules, paths=raw_paths, budget=st.integers(-1, 400))
+def test_out_of_budget_a_drop_names_a_disallow_rule_that_matches(
+    rule_list: list[Rule], paths: list[str], budget: int
+) -> None:
+    # Past the budget only untried Allow rules are assumed (not to match): a URL is
+    # dropped only by a Disallow rule of the file that matches it, the one named.
+    body = "User-agent: *\n" + "".join(
+        f"{'Allow' if r.allow else 'Disallow'}: {r.pattern}\n" for r in rule_list
+    )
+    with limits(0, budget):
+        robots = parse(body)
+        parsed = [rule for group in robots.groups for rule in group.rules]
+        for raw in paths:
+            path = normalise_path(raw)
+            verdict = robots.decide("mybot", "https://example.com" + raw)
+            if not verdict.allowed:
+                assert verdict.rule is not None and not verdict.rule.allow
+                assert reference([verdict.rule], path) is not None, (verdict.rule, path)
+                assert any(not r.allow and reference([r], path) for r in parsed)

@@ -127,6 +127,17 @@ def _entry(pattern: str, allow: bool, number: int) -> tuple[str, Entry]:
     return key, (len(pattern), allow, -number, len(key), anchored, after)
 
 
+def _enter(entered: dict[str, bool], pattern: str, allow: bool) -> bool:
+    """Does the rule ``pattern`` (an Allow if ``allow``) need an entry of its own? Not if
+    an earlier rule of the same pattern and kind has one, nor a Disallow whose pattern
+    an Allow has (equal weights: the Allow wins); noted in ``entered`` if it does."""
+    had = entered.get(pattern)
+    if had is not None and (had or not allow):
+        return False
+    entered[pattern] = allow
+    return True
+
+
 def _heaviest_first(entries: Iterable[Entry]) -> tuple[Entry, ...]:
     """Heavier first, allow first among equals, then file order: the entries sorted as
     they are, in reverse (a rule's number is kept negated for this; no two entries
@@ -222,6 +233,10 @@ def compile_rules(
     keeping: list[Rule] = []
     # else no rule is an index.html one (normalising may decode one: "/%69ndex.htm")
     index_html = not clean or "/index.htm" in text
+    # pattern -> whether an Allow entry has it (else a Disallow entry does): identical
+    # rules are one rule (the first; and an Allow beats its twin Disallow), so a file of
+    # 16,000 copies of one line has one entry to try, not 16,000
+    entered: dict[str, bool] = {}
     number = -1
     for index, pattern in enumerate(written_all):
         as_written = pattern
@@ -252,13 +267,13 @@ def compile_rules(
             found = plain.get(pattern)
             if found is None or (allow and not found & 1):
                 plain[pattern] = number << 1 | allow
-        else:
+        elif _enter(entered, pattern, allow):
             patterns[number] = pattern
             key, entry = _entry(pattern, allow, number)
             entries.setdefault(key, []).append(entry)
         if index_html and allow and "/index.htm" in pattern:
             directory = _directory(pattern)
-            if directory is not None:
+            if directory is not None and _enter(entered, directory, True):
                 patterns[number] = pattern
                 key, entry = _entry(directory, True, number)
                 entries.setdefault(key, []).append(entry)

@@ -72,9 +72,11 @@ def first_entry(path: str, entries: tuple[Entry, ...]) -> Entry | None:
 #: What judging one URL against a :class:`Chain` may cost, in work units: a character
 #: of the path scanned by ``str.find`` is one, a step of the Python loop ~100. About
 #: 1.5 ms of CPU (measured: benchmarks/bench_engine.py, adversarial rows), whatever the
-#: file (a 2,000-character path: ~470 entries tried).
-#: Past it the entries not tried are *assumed*: a Disallow to match, an Allow not to
-#: (the answer can only be stricter than the exact one; docs/deviations.md).
+#: file (a 2,000-character path: ~470 entries tried). A wildcard entry whose last piece
+#: the path lacks (or, anchored, does not end with) costs one scan: it cannot match.
+#: Past it the Allow entries not tried are *assumed* not to match, and the Disallow
+#: entries are still tried, each exactly: the answer can only be stricter than the exact
+#: one, and a URL is dropped only by a Disallow rule that matches it (docs/deviations.md).
 MATCH_BUDGET = 1_000_000
 #: the cost of a step of the loop, in characters scanned
 _STEP = 100
@@ -93,7 +95,7 @@ class Chain:
     match. Used where the chain is too large to merge into one tuple
     (:data:`~scrapy_rep.robotstxt.intervals.MERGE_LIMIT`): memory stays one
     reference per interval, and the work per URL is capped by
-    :data:`MATCH_BUDGET` (then the untried entries are assumed, strictly). A frame
+    :data:`MATCH_BUDGET` (then the untried Allow entries are assumed not to match). A frame
     of more than :data:`SIEVE_MIN` entries tries only those its :class:`Sieve` names.
     """
 
@@ -114,9 +116,12 @@ class Chain:
         self.sieves = sieves
 
     def first(self, path: str) -> Entry | None:
-        """The heaviest entry that matches ``path`` and outweighs the plain rule."""
+        """The heaviest entry that matches ``path`` and outweighs the plain rule (past
+        :data:`MATCH_BUDGET`: the heaviest of those tried and the Disallow entries that
+        match, the untried Allow entries assumed not to)."""
         weight, plain = self.weight, self.plain
         left = MATCH_BUDGET
+        spent = False  # the budget: once spent, Allow entries are no longer tried
         scan = len(path) + _STEP
         best: Entry | None = None
         frame: Frame | None = self.frame
@@ -135,63 +140,50 @@ class Chain:
                         grams = path_grams(path)
                     if grams is not None or not sieve.filed:
                         found = sieve.among(path, grams)
+            if spent and found is frame[3]:
+                found = self.disallows_of(frame)
             for entry in found:
                 heft = entry[0]
                 if heft < weight or (heft == weight and (plain or not entry[1])):
                     break  # this and the lighter ones cannot outweigh the plain rule
                 if best is not None and entry < best:
                     break
+                if spent and entry[1]:
+                    continue  # an Allow entry out of budget: assumed not to match
                 after = entry[5]
                 if after is None:  # a literal pattern: anchored (else it would be plain)
                     left -= _STEP
-                    if left < 0:
-                        return self._assumed(best, entry, frame)
                     matched = not entry[4] or len(path) == entry[3]
                 elif after.__class__ is str:  # one '*': one C scan
                     left -= scan
-                    if left < 0:
-                        return self._assumed(best, entry, frame)
                     if entry[4]:
                         matched = path.endswith(after) and len(path) - len(after) >= entry[3]
                     else:
                         matched = path.find(after, entry[3]) >= 0
                 else:
-                    left -= 2 * scan + _STEP * len(after)
-                    if left < 0:
-                        return self._assumed(best, entry, frame)
-                    matched = _glob(path, entry[3], after, entry[4])  # type: ignore[arg-type]
+                    # the last piece first (one C scan): most entries fail on it
+                    left -= scan
+                    last = after[-1]
+                    matched = path.endswith(last) if entry[4] else path.find(last, entry[3]) >= 0
+                    if matched:
+                        left -= scan + _STEP * len(after)
+                        matched = _glob(path, entry[3], after, entry[4])  # type: ignore[arg-type]
                 if matched:
                     best = entry
                     break
+                if left < 0:
+                    spent = True
             frame = frame[4]
         return best
 
-    def _assumed(self, best: Entry | None, since: Entry, at: Frame) -> Entry | None:
-        """Out of budget: the heaviest of ``best`` and the untried Disallow entries that
-        outweigh the plain rule (each assumed to match; untried Allow entries not).
-
-        Untried: ``since`` and lighter in the frame ``at``, all in the frames above.
-        Each frame's Disallow entries are listed once per rule set; those skipped
-        here were tried already, so this costs no more than the walk did.
-        """
-        weight = self.weight
-        frame: Frame | None = at
-        while frame is not None:
-            disallows = self.disallows.get(id(frame))
-            if disallows is None:
-                disallows = self.disallows[id(frame)] = tuple(
-                    [entry for entry in frame[3] if not entry[1]]
-                )
-            for entry in disallows:
-                if frame is at and entry > since:
-                    continue  # tried already
-                if entry[0] <= weight:  # a Disallow outweighs the plain rule only if heavier
-                    break
-                if best is None or entry > best:
-                    best = entry
-                break
-            frame = frame[4]
-        return best
+    def disallows_of(self, frame: Frame) -> tuple[Entry, ...]:
+        """The frame's Disallow entries, heaviest first (listed once per rule set)."""
+        disallows = self.disallows.get(id(frame))
+        if disallows is None:
+            disallows = self.disallows[id(frame)] = tuple(
+                [entry for entry in frame[3] if not entry[1]]
+            )
+        return disallows
 
 
 class SettledFrames:
