@@ -69,7 +69,7 @@ ROW_EXAMPLES: dict[str, FetchResult] = {
     "network": result(None, error="TimeoutError"),
     "redirect-limit": result(302, redirects=6, redirect_limit=True),
     "3xx": result(302),
-    "offsite": result(302, offsite="intranet.example"),
+    "excluded-redirect": result(302, excluded="http://intranet.example:80, excluded by ..."),
 }
 
 
@@ -106,11 +106,12 @@ def test_too_many_redirects_keep_the_real_status() -> None:
     assert over.status == 302
 
 
-def test_a_redirect_off_allowed_domains_is_offsite_and_its_reason_names_the_host() -> None:
-    off = result(302, offsite="intra\x1bnet.example")
-    assert classify(off) == "offsite"
+def test_a_redirect_into_an_excluded_site_pauses_and_its_reason_names_the_host() -> None:
+    off = result(302, excluded="http://intra\x1bnet.example:80, excluded by the entry")
+    assert classify(off) == "excluded-redirect"
     policy = next_policy(None, off, NOW, CONFIG)
-    assert "offsite" in policy.reason and "intra\\x1bnet.example" in policy.reason
+    assert policy.status is Status.PAUSED
+    assert "not followed" in policy.reason and "intra\\x1bnet.example" in policy.reason
 
 
 def test_every_row_has_an_example_and_every_outcome_a_row() -> None:
@@ -134,7 +135,7 @@ def test_every_row_has_an_example_and_every_outcome_a_row() -> None:
         ("network", Status.PAUSED),
         ("redirect-limit", Status.UNAVAILABLE),
         ("3xx", Status.UNAVAILABLE),
-        ("offsite", Status.UNAVAILABLE),
+        ("excluded-redirect", Status.PAUSED),
     ],
 )
 def test_default_row(outcome: str, status: Status) -> None:

@@ -3,8 +3,9 @@
 The request goes through ``engine.download_async`` so the project's
 downloader middlewares (proxies, headers, auth) apply, with Scrapy's own
 redirect, retry and cache switched off: redirects are followed here (at most
-``max_redirects`` hops, any authority), retries are the status policy's
-back-off, and the body is cut at 500 KiB while it arrives.
+``max_redirects`` hops, any authority, whatever the spider's ``allowed_domains``:
+RFC 9309 §2.3.1.2; never into a site of ``REP_EXCLUDE``), retries are the status
+policy's back-off, and the body is cut at 500 KiB while it arrives.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, signals
-from scrapy.downloadermiddlewares.offsite import OffsiteMiddleware
 from scrapy.exceptions import StopDownload
 from scrapy.http import TextResponse
 from scrapy.http.request import NO_CALLBACK
@@ -24,7 +24,8 @@ from scrapy.utils.log import logformatter_adapter
 
 from scrapy_rep.adapter import compat
 from scrapy_rep.adapter import meta as M
-from scrapy_rep.core.origin import robots_url
+from scrapy_rep.core.exclusion import ExcludedSites
+from scrapy_rep.core.origin import origin_of, robots_url
 from scrapy_rep.core.policy import Conditional, FetchResult
 from scrapy_rep.core.walls import WALL_STATUSES
 from scrapy_rep.robotstxt import MAX_BYTES
@@ -58,14 +59,17 @@ class RobotsFetcher:
         *,
         url_of: Callable[[str], str] = robots_url,
         check_agent: bool = True,
+        excluded: ExcludedSites | None = None,
     ) -> None:
         """``url_of``: the file fetched for an origin (robots.txt, or another well-known
         file); ``check_agent``: say once if the User-Agent sent lacks the token (one
-        fetcher of a crawler does)."""
+        fetcher of a crawler does); ``excluded``: ``REP_EXCLUDE``, whose sites no
+        redirect hop is followed into."""
         self.crawler = crawler
         self.token = token
         self.timeout = timeout
         self.max_redirects = max_redirects
+        self.excluded = excluded
         #: the User-Agent header of the first robots.txt request that got an answer
         self.user_agent_sent: str | None = None
         #: origin -> the request its fetch in flight was started for (Scrapy's robots_parsed
@@ -140,32 +144,19 @@ class RobotsFetcher:
         if received > MAX_BYTES:
             raise StopDownload(fail=False)
 
-    def _offsite(self, target: str) -> str | None:
-        """The host of a redirect target off the spider's ``allowed_domains``, else None.
-
-        The rule is the crawl's own: the ``should_follow`` of the offsite
-        downloader middleware it runs (Scrapy's, or a subclass), so a hop is
-        followed exactly when a spider's request to it would be. Without that
-        middleware (or without ``allowed_domains``) every hop is followed.
-        """
-        spider = self.crawler.spider
-        offsite = self._offsite_mw()
-        # host_regex is set at spider_opened (Scrapy 2.14 has no other default): not yet
-        # opened, the middleware would filter nothing either
-        if offsite is None or spider is None or not hasattr(offsite, "host_regex"):
+    def _excluded(self, target: str) -> str | None:
+        """What a redirect target into a site of ``REP_EXCLUDE`` is (its host and the
+        entry that covers it), else None: such a hop is not followed."""
+        if not self.excluded:
             return None
-        probe = Request(target)
-        if offsite.should_follow(probe, spider):
+        try:
+            origin = origin_of(target)
+        except ValueError:  # no host: not followed anyway
             return None
-        return urlparse_cached(probe).hostname or ""
-
-    def _offsite_mw(self) -> Any:
-        engine = self.crawler.engine
-        manager = getattr(getattr(engine, "downloader", None), "middleware", None)
-        for mw in getattr(manager, "middlewares", ()):
-            if isinstance(mw, OffsiteMiddleware):
-                return mw
-        return None
+        found = self.excluded.match_origin(origin)
+        if found is None:
+            return None
+        return f"{origin}, excluded by the entry {found.entry!r} of {found.where()}"
 
     def _check_user_agent(self, sent: str) -> None:
         """RFC 9309 §2.2.1 asks crawlers to send their product token: say so once if not."""
@@ -227,10 +218,11 @@ class RobotsFetcher:
                 target = _redirect_target(response, location)
                 if target is None:  # mailto:, javascript:, no URL at all: a network error
                     return _result(first, response, hop, error="BadRedirect")
-                offsite = self._offsite(target)
-                if offsite is not None:  # as Scrapy's OffsiteMiddleware filters the hop
+                # any host (RFC 9309 §2.3.1.2), allowed_domains or not, but an excluded site
+                excluded = self._excluded(target)
+                if excluded is not None:
                     return FetchResult(
-                        first, url, status=response.status, redirects=hop, offsite=offsite
+                        first, url, status=response.status, redirects=hop, excluded=excluded
                     )
                 if hop == self.max_redirects:
                     # one hop too many: RFC 9309 §2.3.1.2 lets us treat it as unavailable

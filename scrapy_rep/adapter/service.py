@@ -93,7 +93,11 @@ class RobotsService:
         self.timers = config.clock
         self.clock = self.timers.now
         self.fetcher = RobotsFetcher(
-            crawler, config.fetch_timeout, config.max_redirects, token=config.token
+            crawler,
+            config.fetch_timeout,
+            config.max_redirects,
+            token=config.token,
+            excluded=config.exclude,
         )
         self.jobdir: str | None = crawler.settings.get("JOBDIR") or None
         self.spec = ResolverSpec.of(config, self.timers, self.jobdir)

@@ -63,6 +63,7 @@ class TdmRep:
             config.token,
             url_of=tdmrep_url,
             check_agent=False,  # the robots.txt fetcher says it once, if need be
+            excluded=config.exclude,
         )
         self.files = TdmFiles(resolver)
         #: key -> this crawler's fetch result, until the policy it gives is recorded with it

@@ -59,7 +59,7 @@ DEFAULT_ACTIONS: Mapping[str, Action] = {
     "network": Action.PAUSE,
     "redirect-limit": Action.ALLOW,
     "3xx": Action.ALLOW,
-    "offsite": Action.ALLOW,
+    "excluded-redirect": Action.PAUSE,
 }
 
 #: outcome -> what RFC 9309 says, for the status table and log lines
@@ -73,12 +73,12 @@ RFC_BEHAVIOUR: Mapping[str, str] = {
     "network": "unreachable: complete disallow (§2.3.1.4)",
     "redirect-limit": "more than 5 redirects: may treat as unavailable (§2.3.1.2)",
     "3xx": "a redirect with no Location: nothing to follow; unavailable (§2.3.1.3)",
-    "offsite": "a redirect off the spider's allowed_domains, not followed (as Scrapy's "
-    "OffsiteMiddleware filters it): unavailable (§2.3.1.3)",
+    "excluded-redirect": "a redirect into a site of REP_EXCLUDE, not followed: the file "
+    "cannot be read, as if unreachable (§2.3.1.4)",
 }
 
 #: outcomes after which a previous good copy may stand in (§2.3.1.4)
-UNREACHABLE_OUTCOMES = frozenset({"5xx", "network"})
+UNREACHABLE_OUTCOMES = frozenset({"5xx", "network", "excluded-redirect"})
 
 #: a 304 to a conditional refetch: the copy in hand is renewed, nothing is parsed.
 #: Not a row of the status table: it always renews (a 304 nobody asked for is ``3xx``).
@@ -101,8 +101,9 @@ class FetchResult:
     redirect_limit: bool = False
     #: the last hop was asked with the validators of the copy in hand (a 304 may answer)
     conditional: bool = False
-    #: the host the last hop redirected to, not followed: off the spider's allowed_domains
-    offsite: str | None = None
+    #: where the last hop redirected to, not followed: a site of REP_EXCLUDE (its origin
+    #: and the entry that covers it)
+    excluded: str | None = None
 
 
 @dataclass(frozen=True)
@@ -187,8 +188,8 @@ def classify(result: FetchResult) -> str:
     """The outcome name of a fetch: the row of the status table it falls in."""
     if result.status is None:
         return "network"
-    if result.offsite is not None:
-        return "offsite"
+    if result.excluded is not None:
+        return "excluded-redirect"
     if result.redirect_limit:
         return "redirect-limit"
     code = result.status
@@ -284,8 +285,8 @@ def next_policy(
         outcome = "3xx"  # no copy to renew (the resolver never asks without one)
     action = Action(config.actions.get(outcome, DEFAULT_ACTIONS.get(outcome, Action.PAUSE)))
     what = f"robots.txt {result.status or result.error or 'error'}"
-    if result.offsite is not None:
-        what += f" to {printable(result.offsite)}, off the spider's allowed_domains (offsite)"
+    if result.excluded is not None:
+        what += f" to {printable(result.excluded)}: not followed"
 
     def make(status: Status, expires_at: float, reason: str) -> Policy:
         return Policy(

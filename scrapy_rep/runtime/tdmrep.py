@@ -34,8 +34,8 @@ TDM_ACTIONS = {
     "429": Action.ALLOW,
     "3xx": Action.ALLOW,
     "redirect-limit": Action.ALLOW,
-    "offsite": Action.ALLOW,
     "5xx": Action.DISALLOW,
+    "excluded-redirect": Action.DISALLOW,
     "network": Action.DISALLOW,
 }
 

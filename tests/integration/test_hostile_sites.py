@@ -114,7 +114,7 @@ async def test_a_crawl_delay_never_paces_a_co_hosted_origin(site: FakeSite, per_
     assert not {k for k, _ in slow_slots} & {k for k, _ in quick_slots}
 
 
-# -- a robots.txt redirect off allowed_domains is filtered as offsite ------------------------------
+# -- a robots.txt redirect is followed across hosts, but never into an excluded site ---------------
 
 
 class AllowedSpider(ListSpider):
@@ -125,23 +125,50 @@ class AllowedSpider(ListSpider):
 
 
 @pytest_twisted.ensureDeferred
-async def test_a_robots_txt_redirect_off_allowed_domains_is_not_followed(site: FakeSite) -> None:
-    """A site redirects its robots.txt to an internal host the spider may not visit: the hop
-    is filtered as Scrapy's OffsiteMiddleware filters it (before: it was requested)."""
-    internal = site.add("internal", host="127.0.0.2").robots(
-        Reply(body=b"User-agent: *\nDisallow: /\n")
-    )
-    public = site.add("public").robots(Reply(status=302, redirect_to=internal.robots_url))
-    pages = [public.url_for("/a"), public.url_for("/b")]
+async def test_a_robots_txt_redirect_off_allowed_domains_is_followed(site: FakeSite) -> None:
+    """A site redirects its robots.txt to a host the spider's ``allowed_domains`` leaves out:
+    the hop is followed for the robots.txt only (RFC 9309 §2.3.1.2), and the file it reaches
+    governs the origin (before: the hop was filtered as offsite, everything allowed)."""
+    other = site.add("other", host="127.0.0.2").robots(Reply(body=b"User-agent: *\nDisallow: /b\n"))
+    public = site.add("public").robots(Reply(status=302, redirect_to=other.robots_url))
+    pages = [public.url_for("/a"), public.url_for("/b"), other.url_for("/c")]
     result = await crawl(pages, spider=AllowedSpider)
-    assert internal.hits() == 0, "an offsite host was requested for robots.txt"
-    assert public.hits("/robots.txt") == 1
-    assert sorted(result.downloaded) == pages  # unavailable, as Scrapy's own middleware has it
-    assert result.stat("rep/fetch/outcome/offsite") == 1
+    assert other.hit_paths() == ["/robots.txt"], "a page of the other host was fetched"
+    assert public.hit_paths() == ["/robots.txt", "/a"]
+    assert result.downloaded == [pages[0]]
+    assert result.dropped[pages[1]] == "disallow-rule"
+    record = result.decisions[pages[1]]
+    assert record["policy_status"] == "ok"
+    assert record["policy_url"] == public.robots_url
+    assert record["policy_final_url"] == other.robots_url  # the hop, in the decision
+    assert record["matched_rule"] == "disallow: /b"
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_robots_txt_redirect_into_an_excluded_site_is_not_followed(
+    site: FakeSite,
+) -> None:
+    """A hop into a site of REP_EXCLUDE is never requested; the origin is held as if its
+    robots.txt were unreachable, then given up (before: the excluded site was fetched)."""
+    excluded = site.add("excluded", host="127.0.0.2").robots(Reply(body=b"User-agent: *\n"))
+    public = site.add("public").robots(Reply(status=302, redirect_to=excluded.robots_url))
+    pages = [public.url_for("/a"), public.url_for("/b")]
+    settings = {
+        "REP_EXCLUDE": ["127.0.0.2"],
+        "REP_PAUSE_INITIAL": 0.3,
+        "REP_PAUSE_MAX": 0.6,
+        "REP_PAUSE_MAX_TRIES": 2,
+    }
+    result = await crawl(pages, settings)
+    assert excluded.hit_paths() == []
+    assert public.hit_paths() == ["/robots.txt", "/robots.txt"]  # paused, tried again
+    assert result.downloaded == []
+    assert result.dropped == {url: "policy-unresolved" for url in pages}
+    assert result.stat("rep/fetch/outcome/excluded-redirect") == 2
     record = result.decisions[pages[0]]
-    assert record["policy_status"] == "unavailable"
+    assert record["policy_status"] == "unresolved"
     assert record["policy_http_status"] == 302
-    assert "127.0.0.2" in record["detail"] and "offsite" in record["detail"]
+    assert "127.0.0.2" in record["detail"] and "REP_EXCLUDE" in record["detail"]
 
 
 @pytest_twisted.ensureDeferred
