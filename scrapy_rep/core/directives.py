@@ -43,13 +43,15 @@ from urllib.parse import urljoin
 from w3lib.html import strip_html5_whitespace
 from w3lib.url import safe_url_string
 
+from scrapy_rep.core.fields import FIELD_OCTETS, field_lines
 from scrapy_rep.core.structured import StructuredFieldError, parse_list
 from scrapy_rep.robotstxt.text import SHOWN_ITEMS, clip
 
 #: bytes of a body searched for the end of its ``<head>``; nothing after it is read
 HEAD_LIMIT = 64 * 1024
-#: bytes of ``Robots-Tag`` field lines read per response (the draft: a limit of at least 8 KiB)
-ROBOTS_TAG_LIMIT = 8 * 1024
+#: bytes of ``Robots-Tag`` field lines read per response (the draft: a limit of at least
+#: 8 KiB): the one bound of every header read (``core/fields.py``)
+ROBOTS_TAG_LIMIT = FIELD_OCTETS
 
 #: directives written ``name: value``; any other ``name:`` is a crawler's product token
 VALUED = frozenset({"unavailable_after", "max-snippet", "max-image-preview", "max-video-preview"})
@@ -208,15 +210,16 @@ def page_directives(
 ) -> PageDirectives:
     """The directives for ``token`` in ``X-Robots-Tag`` values and an HTML ``body``'s head.
 
-    ``robots_tag``: the ``Robots-Tag`` field lines (:func:`robots_tag_list`).
+    ``robots_tag``: the ``Robots-Tag`` field lines (:func:`robots_tag_list`). Each header
+    is read within the one bound of every header (:func:`~scrapy_rep.core.fields.field_lines`).
 
     Pass ``body`` only for HTML responses; ``now`` is epoch seconds. ``metas``
     instead of ``body``: the head's ``<meta>`` tags already read
     (:func:`head_metas`, names other than ``robots`` and the token skipped).
     """
     found = _Collector(now)
-    for value in headers:
-        text = value.decode("latin-1") if isinstance(value, bytes) else value
+    for value in field_lines(_latin1(headers)):
+        text = value
         for prefix, name, argument in directive_list(text, token):
             where = f"X-Robots-Tag ({prefix}:)" if prefix else "X-Robots-Tag"
             found.add(name, argument, where)
@@ -281,7 +284,8 @@ def robots_tag_list(
     """(label, directive, argument) of each ``Robots-Tag`` directive that applies to ``token``.
 
     Each field line is read on its own (a line that is no List does not
-    silence the others), the first :data:`ROBOTS_TAG_LIMIT` bytes in all.
+    silence the others), within the one bound of every header
+    (:func:`~scrapy_rep.core.fields.field_lines`: the first 8 KiB in all).
     A List member names a product token or ``*``; its parameters are the
     directives (``?0`` switches one off; unknown names are skipped). The
     label is the member (``*``, ``mybot``) as written. A member with no
@@ -290,12 +294,8 @@ def robots_tag_list(
     read as an ``X-Robots-Tag`` value (label ``mybot:`` after a prefix, else None).
     """
     wanted = token.lower()
-    budget = ROBOTS_TAG_LIMIT
-    for value in values:
-        raw = value if isinstance(value, bytes) else value.encode("latin-1", "replace")
-        budget -= len(raw)
-        if budget < 0:
-            return
+    lines = (v if isinstance(v, bytes) else v.encode("latin-1", "replace") for v in values)
+    for raw in field_lines(lines):
         try:
             members = parse_list(raw.strip(b" \t"))
         except StructuredFieldError:
@@ -316,6 +316,10 @@ def robots_tag_list(
                 if param is False or key not in _KNOWN:
                     continue
                 yield item, key, "" if param is True else str(param)
+
+
+def _latin1(values: Iterable[str | bytes]) -> Iterator[str]:
+    return (v.decode("latin-1") if isinstance(v, bytes) else v for v in values)
 
 
 def _comma(value: str, pos: int) -> int:

@@ -28,6 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from enum import Enum
 
+from scrapy_rep.core.fields import FIELD_OCTETS
 from scrapy_rep.robotstxt.text import printable
 
 
@@ -219,22 +220,29 @@ _SECONDS = re.compile(r"[0-9]+")
 
 def cache_lifetime(headers: Mapping[str, str], now: float) -> float | None:
     """Seconds the server lets us keep the file, from Cache-Control or Expires."""
-    control = headers.get("cache-control", "")
+    control = _field(headers, "cache-control")
     if re.search(r"(?:^|,)\s*(no-store|no-cache)\b", control, re.I):
         return 0.0
     ages = [float(m[2]) for m in _MAX_AGE.finditer(control)]
     if ages:
         return min(ages)
-    expires = headers.get("expires")
+    expires = _field(headers, "expires")
     if expires:
         when = _http_date(expires)
         return max(0.0, when - now) if when is not None else 0.0
     return None
 
 
+def _field(headers: Mapping[str, str], name: str) -> str:
+    """A header's value, or "" past the one bound of every header read (``core/fields.py``)."""
+    value = headers.get(name, "")
+    return value if len(value) <= FIELD_OCTETS else ""
+
+
 def retry_after(headers: Mapping[str, str], now: float) -> float | None:
-    """Seconds from a Retry-After header (delta or HTTP date); None if absent or unreadable."""
-    value = headers.get("retry-after", "").strip()
+    """Seconds from a Retry-After header (delta or HTTP date); None if absent or unreadable
+    (longer than the one bound of every header read, ``core/fields.py``, too)."""
+    value = _field(headers, "retry-after").strip()
     if not value:
         return None
     if _SECONDS.fullmatch(value):

@@ -32,6 +32,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from scrapy_rep.core.directives import directive_list, head_metas, robots_tag_list
+from scrapy_rep.core.fields import field_lines
 from scrapy_rep.core.tdmrep import reservation_answer, reservation_value
 from scrapy_rep.core.uses import (
     AIPREF_LABELS,
@@ -84,9 +85,11 @@ def response_signals(
     """The use signals of one response; pass ``body`` only for HTML.
 
     ``metas`` instead of ``body``: the head's ``<meta>`` tags already read
-    (:func:`~scrapy_rep.core.directives.head_metas` with :func:`meta_names`).
+    (:func:`~scrapy_rep.core.directives.head_metas` with :func:`meta_names`). Each header
+    is read within the one bound of every header (:func:`~scrapy_rep.core.fields.field_lines`).
     """
     answers: list[UseAnswer] = []
+    content_usage, content_signal = field_lines(content_usage), field_lines(content_signal)
     if content_usage:
         value = b", ".join(content_usage)
         prefs = parse_usage_prefs(value)
@@ -100,14 +103,14 @@ def response_signals(
         for use, allowed in (parse_content_signal(signal) or {}).items():
             said = f"header Content-Signal: {SIGNAL_KEYS[use]}={'yes' if allowed else 'no'}"
             answers.append(UseAnswer(use, ALLOWED if allowed else REFUSED, said))
-    for raw in x_robots_tag:
+    for raw in field_lines(x_robots_tag):
         _noai(token, raw.decode("latin-1"), "X-Robots-Tag", image, answers)
     for who, name, _argument in robots_tag_list(robots_tag, token) if robots_tag else ():
         if name == "noai" or (name == "noimageai" and image):
             said = f"Robots-Tag ({who}) {name}" if who else f"Robots-Tag {name}"
             answers.extend(UseAnswer(use, "refused", said) for use in NOAI_USES)
     tdm = None
-    reserved = reservation_value(tdm_reservation)
+    reserved = reservation_value(field_lines(tdm_reservation))
     if reserved is not None:
         tdm = reservation_answer(reserved, f"header tdm-reservation: {reserved}")
     if metas is None and body:
