@@ -195,3 +195,22 @@ def test_events_are_values_that_cannot_change() -> None:
     with pytest.raises(AttributeError):
         event.url = "http://a.example/2"  # type: ignore[misc]
     assert not hasattr(event, "__dict__")  # slotted: no per-event dict
+
+
+def test_a_walls_log_line_escapes_the_control_characters_of_its_headers(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from scrapy_rep.core.events import LicenceWall
+    from scrapy_rep.core.walls import wall_of
+
+    hostile = "USD 1\x07\x1b[31m\x85\x9b"
+    server = 'License server="https://l.example/\x1b]0;t\x07"'
+    found = {"crawler-price": [hostile], "www-authenticate": [server]}
+    wall = wall_of(401, lambda name: found.get(name, []))
+    assert wall is not None
+    sink = Telemetry.of(get_crawler(settings_dict=ADDON))
+    with caplog.at_level(logging.INFO, logger="scrapy_rep"):
+        sink.emit(LicenceWall(A, f"{A}/\x1b[2J", {**wall.to_dict(), "said": wall.said()}, False))
+    (line,) = [r.getMessage() for r in caplog.records if "wall" in r.getMessage()]
+    assert not any(ch in line for ch in "\x07\x1b\x85\x9b"), repr(line)
+    assert "USD 1\\x07\\x1b[31m\\x85\\x9b" in line and "https://l.example/\\x1b]0;t\\x07" in line

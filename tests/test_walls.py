@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
+
+from scrapy_rep.core.fields import FIELD_OCTETS
 from scrapy_rep.core.pushback import BLOCKED, Pushback, PushbackConfig
 from scrapy_rep.core.report import CrawlCounts, report_lines
 from scrapy_rep.core.walls import LICENCE, PAYMENT, wall_of
+from scrapy_rep.robotstxt.text import ITEM_TEXT
 
 NOW = 1_000_000.0
 
@@ -70,3 +74,52 @@ def test_the_close_report_lists_the_origins_behind_walls() -> None:
         line.split() == ["https://a:443", "2", "402", "payment,", "crawler-price:", "USD", "0.02"]
         for line in lines
     )
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        'Basic realm="members", License server="https://license.example/token"',
+        'Basic realm="a, License server=no", License server="https://license.example/token"',
+        "Basic dXNlcjpwYXNz==, License realm=news, server=https://license.example/token",
+        'Negotiate, license server = "https://license.example/token"',
+    ],
+)
+def test_a_licence_challenge_beside_others_in_one_header_is_a_licence_wall(value: str) -> None:
+    # RFC 9110 §11.6.1: one field value is a comma-separated list of challenges
+    wall = wall_of(401, headers(www_authenticate=[value]))  # type: ignore[arg-type]
+    assert wall is not None and wall.kind == LICENCE
+    assert wall.server == "https://license.example/token"
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        'Basic realm="License server=x"',  # the word in a quoted string is no challenge
+        'Bearer error="License", realm=License',
+        "Basic License=x",  # an auth-param named License
+    ],
+)
+def test_license_said_other_than_as_a_scheme_is_no_wall(value: str) -> None:
+    assert wall_of(401, headers(www_authenticate=[value])) is None  # type: ignore[arg-type]
+
+
+def test_a_huge_wall_is_read_within_the_header_bound_and_kept_as_a_bounded_summary() -> None:
+    # two 15,000-character License challenges: read up to the one bound of every header
+    # (a licence wall still), and what is kept of them stays within it
+    challenge = 'License server="https://license.example/t", x="' + "a" * 15_000 + '"'
+    wall = wall_of(401, headers(www_authenticate=[challenge, challenge]))  # type: ignore[arg-type]
+    assert wall is not None and wall.kind == LICENCE
+    assert wall.server == "https://license.example/t"
+    assert sum(len(v) for v in wall.headers["www-authenticate"]) <= FIELD_OCTETS
+    # 250 crawler-price headers of 8,000 characters: a bounded summary, not 2 MB
+    prices = [f"USD {n}.00 " + "x" * 8_000 for n in range(250)]
+    paid = wall_of(402, headers(crawler_price=prices))  # type: ignore[arg-type]
+    assert paid is not None
+    assert sum(len(v) for v in paid.headers["crawler-price"]) <= FIELD_OCTETS
+    assert len(paid.said()) <= 2 * ITEM_TEXT + 100
+    assert paid.said().startswith("402 payment, crawler-price: USD 0.00 xxx")
+    # the pathological shape of a challenge parser that backtracks: a long run of token
+    # characters with no '=' after it, many times over; read in one pass
+    tokens = wall_of(401, headers(www_authenticate=["a" * 4000 + " " + "b" * 4000, "License"]))  # type: ignore[arg-type]
+    assert tokens is not None and tokens.kind == LICENCE

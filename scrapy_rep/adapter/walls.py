@@ -53,7 +53,8 @@ class LicenceWalls:
         headers = response.headers
         wall = wall_of(
             response.status,
-            lambda name: [v.decode("latin-1") for v in headers.getlist(name)],
+            # lazily: the wall reads each header only up to the bound of every header
+            lambda name: (v.decode("latin-1") for v in headers.getlist(name)),
         )
         service = RobotsService.running(self.crawler)
         if wall is None or service is None:

@@ -22,6 +22,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from scrapy_rep.core.fields import field_lines
+from scrapy_rep.robotstxt.text import clip
+
 PAYMENT, LICENCE = "payment", "licence"
 #: the statuses a wall answers with; no other response is looked at
 WALL_STATUSES = frozenset({401, 402})
@@ -29,7 +32,6 @@ WALL_STATUSES = frozenset({401, 402})
 LICENCE_REQUIRED = "licence-required"
 #: response headers that say what a wall asks for, recorded as they are
 WALL_HEADERS = ("www-authenticate", "crawler-price", "link")
-_AUTH_PARAM = re.compile(r'([A-Za-z0-9_.-]+)\s*=\s*("(?:[^"\\]|\\.)*"|[^\s,]*)')
 #: the parameters of a ``License`` challenge that name where to get a licence
 _SERVER_PARAMS = ("server", "realm", "uri", "license", "licence")
 
@@ -67,26 +69,86 @@ class Wall:
 
 
 def wall_of(status: int, header: Callable[[str], Iterable[str]]) -> Wall | None:
-    """The wall a response is, or None. ``header(name)``: that header's values, as text."""
+    """The wall a response is, or None. ``header(name)``: that header's values, as text.
+
+    Each header is read within the one bound of every header
+    (:func:`~scrapy_rep.core.fields.field_lines`, the line crossing it cut): what is kept,
+    recorded and logged of a wall stays within it, however much the response carries.
+    """
     if status not in WALL_STATUSES:
         return None
-    challenges = [value for value in header("www-authenticate") if value]
-    licence = [c for c in challenges if c.strip().lower().split(" ", 1)[0] == "license"]
+    headers = {name: field_lines(header(name), cut=True) for name in WALL_HEADERS}
+    headers = {name: values for name, values in headers.items() if values}
+    licence = [
+        params
+        for value in headers.get("www-authenticate", ())
+        for scheme, params in challenges(value)
+        if scheme.lower() == "license"
+    ]
     if status == 401 and not licence:
         return None
-    headers = {name: list(header(name)) for name in WALL_HEADERS}
-    headers = {name: values for name, values in headers.items() if values}
-    price = ", ".join(headers.get("crawler-price", [])) or None
+    price = clip(", ".join(headers.get("crawler-price", []))) or None
     server = None
-    for challenge in licence:
-        params = {k.lower(): _unquote(v) for k, v in _AUTH_PARAM.findall(challenge)}
+    for params in licence:
         server = next((params[p] for p in _SERVER_PARAMS if params.get(p)), None)
         if server:
             break
-    return Wall(LICENCE if licence else PAYMENT, status, headers, server, price)
+    return Wall(LICENCE if licence else PAYMENT, status, headers, clip(server or "") or None, price)
 
 
-def _unquote(value: str) -> str:
-    if len(value) >= 2 and value[0] == value[-1] == '"':
-        return re.sub(r"\\(.)", r"\1", value[1:-1])
-    return value
+_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]++")
+_OWS = re.compile(r"[ \t]*+")
+_SEPARATORS = re.compile(r"[ \t,]*+")
+_QUOTED = re.compile(r'"((?:[^"\\]|\\.)*+)"')
+_BARE = re.compile(r"[^ \t,]*+")
+_ESCAPED = re.compile(r"\\(.)")
+# a token68 (RFC 9110 §11.2) ends its challenge: a comma or the end follows it
+_TOKEN68 = re.compile(r"[A-Za-z0-9._~+/-]++=*+(?=[ \t]*+(?:,|$))")
+
+
+def challenges(value: str) -> list[tuple[str, dict[str, str]]]:
+    """The challenges of one ``WWW-Authenticate`` value (RFC 9110 §11.6.1): (auth-scheme,
+    auth-param name -> value), names lower-cased, the first of a name kept.
+
+    ``Basic realm="members", License server="https://l.example/"`` is two challenges:
+    a comma-separated list, a token followed by ``=`` being a parameter of the
+    challenge before it and any other token a new scheme; a token68 (``Basic
+    dXNlcg==``) is skipped. One pass, every pattern anchored with no backtracking
+    (possessive): linear in the value. Text that is neither is skipped to the next comma.
+    """
+    found: list[tuple[str, dict[str, str]]] = []
+    params: dict[str, str] | None = None
+    pos, end = 0, len(value)
+    while True:
+        pos = _SEPARATORS.match(value, pos).end()  # type: ignore[union-attr]  # always matches
+        if pos >= end:
+            return found
+        token = _TOKEN.match(value, pos)
+        if token is None:  # junk: up to the next comma
+            comma = value.find(",", pos + 1)
+            pos = end if comma < 0 else comma
+            continue
+        after = _OWS.match(value, token.end()).end()  # type: ignore[union-attr]
+        if after < end and value[after] == "=":  # an auth-param (BWS "=" BWS)
+            text, pos = _param_value(value, after + 1)
+            if params is not None:
+                params.setdefault(token.group().lower(), text)
+            continue
+        params = {}
+        found.append((token.group(), params))
+        pos = after
+        if after > token.end():  # after the scheme's space: a token68, or its params
+            token68 = _TOKEN68.match(value, after)
+            if token68 is not None:
+                pos = token68.end()
+
+
+def _param_value(value: str, pos: int) -> tuple[str, int]:
+    """An auth-param's value (a quoted string, unquoted; else up to a space or a comma)
+    and where it ends."""
+    pos = _OWS.match(value, pos).end()  # type: ignore[union-attr]
+    quoted = _QUOTED.match(value, pos)
+    if quoted is not None:
+        return _ESCAPED.sub(r"\1", quoted.group(1)), quoted.end()
+    bare = _BARE.match(value, pos)  # a token; read as far as a URL goes, as sites write them
+    return bare.group(), bare.end()  # type: ignore[union-attr]  # always matches

@@ -264,9 +264,9 @@ def licence_wall(sink: Telemetry, event: LicenceWall) -> None:
     logger.info(
         "scrapy-rep: %(url)s is behind a %(kind)s wall (%(said)s)%(walled)s",
         {
-            "url": event.url,
+            "url": printable(event.url),
             "kind": wall["kind"],
-            "said": wall["said"],
+            "said": printable(wall["said"]),  # the site's crawler-price, licence server
             "walled": "; its origin's other requests are dropped now" if event.walled else "",
         },
     )
