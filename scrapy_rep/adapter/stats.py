@@ -93,7 +93,8 @@ STATS: Mapping[str, str] = {
     "no file, named in one INFO line at close, not warned about per origin",
     "rep/walls/<kind>": "responses that are a licence or payment wall, by `payment` (`402`) "
     "and `licence` (`401` with `WWW-Authenticate: License`): never retried, their items "
-    "never produced",
+    "never produced; each is its request's final answer, counted in "
+    "`rep/dropped/licence-required` too, and no longer in `rep/downloaded`",
     "rep/walls/origins-walled": "origins held like a block by a wall: `REP_BLOCK_AFTER` "
     "refusals in a row, walls among them (their other requests end `blocked`)",
     "rep/browser/allowed": "browser sub-requests (scrapy-playwright renders) let through, each "

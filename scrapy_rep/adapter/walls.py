@@ -5,13 +5,16 @@ with ``WWW-Authenticate: License``) never reaches the spider: it is dropped
 with :class:`RepIgnoreRequest` (reason ``licence-required``, the wall's
 answer in ``matched_rule``), so its errback hears why and no item comes of
 it; it is not retried, and nothing is tried around it (no other identity or
-route). The wall is recorded with what it asks (``crawler-price``, the
-licence server, the ``Link`` headers) beside the origin's robots.txt RSL
-``License:`` lines. ``REP_BLOCK_AFTER`` refusals in a row at one origin
-(walls, and the 401/403s the page status table blocks for) hold the origin
-like a block (:meth:`PageSignals.wall <scrapy_rep.adapter.pushback.PageSignals.wall>`):
-its other requests wait the block's pause (6 h) and end ``blocked`` when the crawl
-has nothing else to do. Until then (a wall may cover a path only) they are
+route). That drop is the request's last ``decision`` record (``policy_status``
+``wall``), a ``dont_obey_robotstxt`` request's too, and it counts as dropped
+(``rep/dropped/licence-required``), no longer as downloaded. The wall is
+recorded with what it asks (``crawler-price``, the licence server, the
+``Link`` headers) beside the origin's robots.txt RSL ``License:`` lines.
+``REP_BLOCK_AFTER`` refusals in a row at one origin (walls, and the 401/403s
+the page status table blocks for) hold the origin like a block
+(:meth:`PageSignals.wall <scrapy_rep.adapter.pushback.PageSignals.wall>`):
+its other requests wait the block's pause (6 h) and end ``blocked`` when the
+crawl has nothing else to do. Until then (a wall may cover a path only) they are
 judged as before.
 
 It is no middleware of its own (a middleware costs each response a few µs
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from scrapy_rep.adapter import meta as M
 from scrapy_rep.adapter.exceptions import RepIgnoreRequest
 from scrapy_rep.adapter.service import RobotsService
 from scrapy_rep.core.decision import licence_required
@@ -77,4 +81,8 @@ class LicenceWalls:
         event = LicenceWall(origin, request.url, {**wall.to_dict(), "said": said}, walled, licenses)
         service.telemetry.emit(event)
         detail = f"the page answered {said}: not retried, its items not produced"
-        raise RepIgnoreRequest(licence_required(origin, service.token, request.url, said, detail))
+        record = licence_required(origin, service.token, request.url, said, detail)
+        # the request's last answer: its download (if judged) no longer counts
+        service.telemetry.stopped(origin, request.meta.get(M.DECISION), record)
+        request.meta[M.DECISION] = record
+        raise RepIgnoreRequest(record)

@@ -26,7 +26,14 @@ import time
 from typing import Any
 
 from scrapy_rep.cli.subcommand import subcommand
-from scrapy_rep.core.decision import EXCLUDED, KEEP, PAGE, REQUEUE, REQUEUED_FROM_DEAD_DETAIL
+from scrapy_rep.core.decision import (
+    EXCLUDED,
+    KEEP,
+    PAGE,
+    REQUEUE,
+    REQUEUED_FROM_DEAD_DETAIL,
+    WALL,
+)
 from scrapy_rep.core.origin import NotAnOrigin, origin_of
 from scrapy_rep.core.pushback import REASONS as PUSHBACK_REASONS
 from scrapy_rep.core.uses import shown
@@ -272,6 +279,8 @@ def _decision_lines(
         entry = str(decision.get("matched_rule") or "").removeprefix("exclude: ")
         line = decision.get("matched_line")
         lines.append(f"  excluded  by the entry {entry!r}" + (f" (line {line})" if line else ""))
+    elif decision.get("policy_status") == WALL:  # what the wall asked
+        lines.append(f"  wall      {decision.get('matched_rule') or '-'}")
     elif decision.get("matched_rule"):
         lines.append(f"  rule      {decision['matched_rule']} (line {decision['matched_line']})")
     if decision.get("group"):
@@ -287,6 +296,9 @@ def _decision_lines(
         return lines
     if decision.get("policy_status") == EXCLUDED:
         lines.append("  source    REP_EXCLUDE, not robots.txt (never fetched)")
+        return lines
+    if decision.get("policy_status") == WALL:
+        lines.append("  source    the response: a licence or payment wall, not robots.txt")
         return lines
     fetch = next(
         (f for f in reversed(fetches) if f.get("fetched_at") == decision.get("policy_fetched_at")),
@@ -348,6 +360,8 @@ def _event(event: dict[str, Any]) -> str:
         return f"requeued  held ({event['reason']}); pushed back into the shared queue at close"
     if kind == "decision" and event.get("action") == KEEP:
         return f"kept      held ({event['reason']}); kept in the JOBDIR for the resumed crawl"
+    if kind == "decision" and event.get("policy_status") == WALL:
+        return f"wall      the response -> {event['action']} ({event['reason']})"
     if kind == "decision":
         return f"judged    {event['rep_decision']} -> {event['action']} ({event['reason']})"
     if kind == "subrequest":

@@ -6,12 +6,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
+import pytest
 import pytest_twisted
 import scrapy
 from scrapy import signals
 from scrapy.crawler import Crawler
 from scrapy.http import Response
 
+from scrapy_rep import cli
 from scrapy_rep.adapter.telemetry import Telemetry
 from scrapy_rep.core.report import report_lines
 from tests.support.audit import of, records
@@ -87,7 +89,9 @@ async def test_walls_are_recorded_never_retried_and_wall_off_their_origin(
     assert sorted(result.items) == sorted([c.url_for("/basic"), b.url_for("/after")])
     assert result.stat("rep/walls/payment") == 3 and result.stat("rep/walls/licence") == 1
     assert result.stat("rep/walls/origins-walled") == 1
-    assert result.stat("rep/dropped/licence-required") == 0  # walls count in rep/walls/*
+    # each wall is its request's final answer, a drop: rep/downloaded + rep/dropped/* =
+    # requests (the responses are counted in rep/walls/* as well)
+    assert result.stat("rep/dropped/licence-required") == 4
     assert result.stat("rep/dropped/blocked") == 1  # /after, never fetched
     licensed = result.decisions[a.url_for("/licensed")]
     assert licensed["matched_rule"] == "401 licence, licence server https://license.example/token"
@@ -103,3 +107,51 @@ async def test_walls_are_recorded_never_retried_and_wall_off_their_origin(
     page = html.read_text()
     assert "Origins behind licence and payment walls" in page
     assert "https://license.example/token" in page and "https://a.example/license.xml" in page
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_wall_is_each_walled_requests_last_decision_explained_and_never_downloaded(
+    site: FakeSite, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a = site.add("a").robots(Reply(body=ROBOTS))
+    a.page("/paid", Reply(status=402, headers={"crawler-price": "USD 0.01"}))
+    # two challenges in one field value (RFC 9110 §11.6.1): a licence wall all the same
+    both = 'Basic realm="members", License server="https://license.example/token"'
+    a.page("/both", Reply(status=401, headers={"WWW-Authenticate": both}))
+    a.page("/free", Reply(body=b"<html><body>free</body></html>"))
+    log = tmp_path / "audit.jsonl"
+    paid, licensed, free = a.url_for("/paid"), a.url_for("/both"), a.url_for("/free")
+    unjudged = scrapy.Request(a.url_for("/paid?raw"), meta={"dont_obey_robotstxt": True})
+    settings = {
+        "REP_DECISION_LOG": str(log),
+        "RETRY_ENABLED": True,
+        "RETRY_HTTP_CODES": [401, 402],  # even then: a wall is not retried
+    }
+    result = await crawl([paid, licensed, free, unjudged], settings, spider=ItemSpider)
+
+    assert a.hits("/both") == 1  # not retried
+    assert result.dropped[licensed] == "licence-required"
+    assert sorted(result.items) == [free]  # no item of a wall
+    # each walled URL's last decision is the wall: licence-required, policy_status wall;
+    # the dont_obey_robotstxt one (never judged) has its record too
+    last = {r["url"]: r for r in of(records(log), "decision")}
+    for url in (paid, licensed, unjudged.url):
+        assert last[url]["action"] == "drop", last[url]
+        assert (last[url]["reason"], last[url]["policy_status"]) == ("licence-required", "wall")
+    assert last[licensed]["matched_rule"] == (
+        "401 licence, licence server https://license.example/token"
+    )
+    assert last[free]["action"] == "download"
+    # explain tells the wall, and exits 1 (not downloaded)
+    for url, said in ((paid, "crawler-price: USD 0.01"), (unjudged.url, "402 payment")):
+        assert cli.main(["explain", str(log), url]) == 1
+        out = capsys.readouterr().out
+        assert "-> drop (licence-required)" in out and said in out, out
+        assert "  source    the response: a licence or payment wall, not robots.txt" in out
+        assert "ALLOW -> download" not in out.splitlines()[1], out
+    # the close report: 1 downloaded, the walls dropped (licence-required), never downloaded
+    assert result.crawler is not None
+    counts = Telemetry.of(result.crawler).counts
+    assert (counts.total.downloaded, counts.total.dropped) == (1, {"licence-required": 3})
+    assert result.stat("rep/downloaded") == 1
+    assert result.stat("rep/dropped/licence-required") == 3

@@ -188,6 +188,17 @@ class Telemetry:
             self.counts.undownloaded(origin)
         self.final(origin, record)
 
+    def stopped(
+        self, origin: str | None, judged: DecisionRecord | None, record: DecisionRecord
+    ) -> None:
+        """``record`` (a drop), the final answer of a request stopped after it was let
+        through (``judged``: its decision record, its download counted: no longer, as
+        :meth:`overruled`) or never judged (``dont_obey_robotstxt``)."""
+        if judged is not None and judged.get("action") == DOWNLOAD:
+            self.overruled(origin, record)
+        else:
+            self.final(origin, record)
+
     def subrequest(
         self,
         origin: str | None,
