@@ -9,12 +9,15 @@ Every item a callback yields (anything :mod:`itemadapter` knows: dict,
 ``scrapy.Item``, dataclass, attrs) gets, under the field the setting names
 (:func:`provenance`):
 
-- the page: ``url``, ``origin``, ``status``, ``fetched_at`` (when the
-  downloader received it, epoch seconds, with ``fetched_at_iso``), the
-  crawl's ``product_token``;
+- the page: ``url``, ``origin``, ``status``, ``served_from`` (``network``,
+  or ``http-cache`` for a response Scrapy's ``HttpCacheMiddleware`` served,
+  its ``cached`` flag), ``fetched_at`` (when the downloader received it, or
+  for a cached page when the site served it: the stored ``Date`` header;
+  epoch seconds, with ``fetched_at_iso``), the crawl's ``product_token``;
 - ``decision``: the REP decision the request was let through by (its rule,
   line and group, the reason), or ``None`` for a request not judged
-  (``dont_obey_robotstxt``, a ``data:`` URL);
+  (``dont_obey_robotstxt``, a ``data:`` URL); this crawl's, for a page from
+  the cache too (the request is judged before the cache is asked);
 - ``policy``: the robots.txt it rests on (status, HTTP status, digest, fetch
   time, URL) and, with ``REP_POLICY_ARCHIVE``, the archived file's path;
 - ``uses``: each declared use's answer and its source after the page's own
@@ -46,6 +49,8 @@ from scrapy.http import HtmlResponse
 from scrapy_rep.adapter import meta as M
 from scrapy_rep.adapter.page import response_answers
 from scrapy_rep.core.directives import head_metas
+from scrapy_rep.core.fields import field_lines
+from scrapy_rep.core.policy import http_date
 from scrapy_rep.core.use_signals import meta_names
 from scrapy_rep.core.uses import uses_field
 from scrapy_rep.runtime.clock import clock_of
@@ -170,16 +175,23 @@ _POLICY = (
 )
 
 
+#: ``served_from``: the network, or Scrapy's HTTP cache (``HttpCacheMiddleware``)
+NETWORK, HTTP_CACHE = "network", "http-cache"
+
+
 def provenance(mw: ProvenanceSource, response: Response) -> dict[str, Any]:
     """The provenance of ``response``'s items (see the module's docstring)."""
     meta = response.meta
     decision = meta.get(M.DECISION)
-    fetched_at = meta.get(M.FETCHED_AT)
+    # HttpCacheMiddleware flags what it serves "cached"; no download, no response_downloaded
+    cached = "cached" in response.flags
+    fetched_at = _served_at(response) if cached else meta.get(M.FETCHED_AT)
     found: dict[str, Any] = {
         "url": response.url,
         "origin": decision.get("origin") if decision else None,
         "status": response.status,
         "product_token": mw.token,
+        "served_from": HTTP_CACHE if cached else NETWORK,
         "fetched_at": fetched_at,
         "fetched_at_iso": _iso(fetched_at),
         "decision": None,
@@ -211,6 +223,12 @@ def _uses(mw: ProvenanceSource, response: Response) -> dict[str, dict[str, str]]
     html = isinstance(response, HtmlResponse)
     metas = head_metas(response.body, mw.meta_names) if html else None
     return uses_field(response_answers(mw.token, mw.uses, response, response.request, metas))
+
+
+def _served_at(response: Response) -> float | None:
+    """When the site served a cached response: its stored ``Date`` header, if readable."""
+    date = field_lines(response.headers.getlist(b"Date"))
+    return http_date(date[-1].decode("latin-1")) if date else None
 
 
 def _iso(when: Any) -> str | None:

@@ -228,7 +228,7 @@ def cache_lifetime(headers: Mapping[str, str], now: float) -> float | None:
         return min(ages)
     expires = _field(headers, "expires")
     if expires:
-        when = _http_date(expires)
+        when = http_date(expires)
         return max(0.0, when - now) if when is not None else 0.0
     return None
 
@@ -247,11 +247,12 @@ def retry_after(headers: Mapping[str, str], now: float) -> float | None:
         return None
     if _SECONDS.fullmatch(value):
         return float(value)
-    when = _http_date(value)
+    when = http_date(value)
     return None if when is None else max(0.0, when - now)
 
 
-def _http_date(value: str) -> float | None:
+def http_date(value: str) -> float | None:
+    """Epoch seconds of an HTTP date (``Sun, 06 Nov 1994 08:49:37 GMT``); None if unreadable."""
     try:
         parsed = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError, IndexError, OverflowError):

@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+import pytest_twisted
+from scrapy import signals
+from scrapy.crawler import Crawler
+from scrapy.http import Response
 
 from scrapy_rep.core.policy import digest_of
 from tests.support import doc_examples
+from tests.support.crawl import ListSpider, crawl
 from tests.support.fakesite import FakeSite, Reply
 from tests.support.scrapy_command import make_project, scrapy
 
@@ -235,3 +241,54 @@ def test_each_file_a_media_pipeline_stores_carries_its_provenance(
     assert rep["policy"]["digest"] == digest_of(b"User-agent: *\nDisallow: /private\n")
     assert rep["uses"]["train-ai"] == {"answer": "refused", "source": "X-Robots-Tag noai"}
     assert item["_rep"]["url"] == a.url_for("/")  # the item's own, from its page
+
+
+class _ItemsSpider(ListSpider):
+    """An item per page; the items as the pipelines got them in ``result.items``."""
+
+    name = "cacheitems"
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> _ItemsSpider:
+        spider = super().from_crawler(crawler, *args, **kwargs)
+        crawler.signals.connect(spider.scraped, signal=signals.item_scraped)
+        return spider
+
+    def scraped(self, item: Any) -> None:
+        self.result.items.append(item)
+
+    def parse(self, response: Response) -> Iterator[Any]:
+        yield {"url": response.url}
+        yield from super().parse(response)
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_page_served_from_the_http_cache_says_so_and_when_it_was_fetched(
+    site: FakeSite, tmp_path: Path
+) -> None:
+    a = site.add("a").robots(Reply(body=ROBOTS))
+    a.page("/page", Reply(body=b"<html><body>page</body></html>"))
+    settings = {
+        "REP_ITEM_PROVENANCE": "_rep",
+        "HTTPCACHE_ENABLED": True,
+        "HTTPCACHE_DIR": str(tmp_path / "httpcache"),
+        "HTTPCACHE_EXPIRATION_SECS": 0,  # never expires: the second crawl reads the cache
+    }
+    url = a.url_for("/page")
+    first = await crawl([url], settings, spider=_ItemsSpider)
+    second = await crawl([url], settings, spider=_ItemsSpider)
+
+    assert a.hits("/page") == 1  # the second crawl's page came from the cache
+    (fresh,) = [item["_rep"] for item in first.items]
+    (cached,) = [item["_rep"] for item in second.items]
+    assert fresh["served_from"] == "network" and isinstance(fresh["fetched_at"], float)
+    # from the cache: said so, and fetched when the site served it (the stored Date header,
+    # whole seconds), not now and not null
+    assert cached["served_from"] == "http-cache"
+    assert cached["fetched_at"] == float(int(fresh["fetched_at"])) or (
+        abs(cached["fetched_at"] - fresh["fetched_at"]) <= 1.0
+    ), (cached["fetched_at"], fresh["fetched_at"])
+    assert cached["fetched_at_iso"] is not None
+    # the decision and the policy are this crawl's (the request was judged now)
+    assert cached["decision"]["action"] == "download"
+    assert cached["policy"]["fetched_at"] > fresh["policy"]["fetched_at"]
