@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+
 import pytest
 
 from scrapy_rep.core.decision import DROP, identity_drop, unjudged
@@ -46,6 +48,34 @@ def test_identity_of_proxy_keeps_no_credentials() -> None:
     assert Identity.of("bot/1") == Identity("bot/1")
     assert Identity("bot/1").changes(Identity("bot/2")) == ["User-Agent 'bot/1' -> 'bot/2'"]
     assert Identity("bot/1").changes(plain) == ["proxy 'none' -> 'http://proxy.example:3128'"]
+
+
+def basic(credentials: bytes) -> str:
+    return "Basic " + base64.b64encode(credentials).decode()
+
+
+def test_identity_of_proxy_is_what_the_handler_sends() -> None:
+    """One proxy and one set of credentials, however written: one identity. Scrapy's
+    HttpProxyMiddleware turns ``user:pw`` in the URL (percent-decoded) into a Basic
+    ``Proxy-Authorization``; the handlers send that header when there is one, and add
+    ``http://`` and the scheme's default port."""
+    url = Identity.of("bot/1", "http://us%40er:p%3Aw@proxy.example:3128")
+    header = Identity.of("bot/1", "http://proxy.example:3128", basic(b"us@er:p:w"))
+    assert url == header
+    # the header is what is sent: credentials left in the URL beside it do not count
+    assert Identity.of("bot/1", "http://bob:x@proxy.example:3128", basic(b"us@er:p:w")) == header
+    assert Identity.of("bot/1", "proxy.example:3128", basic(b"us@er:p:w")) == header
+    assert Identity.of("bot/1", "http://PROXY.example:80") == Identity.of(
+        "bot/1", "http://proxy.example"
+    )
+    assert Identity.of("bot/1", "https://proxy.example").proxy == "https://proxy.example:443"
+    assert Identity.of("bot/1", "http://proxy.example:3128", basic(b"us@er:other")) != header
+    assert Identity.of("bot/1", "http://proxy.example:3129", basic(b"us@er:p:w")) != header
+    # not Basic (or not base64): the header as it is sent
+    token = Identity.of("bot/1", "http://proxy.example:3128", "Bearer abc")
+    assert token.proxy_auth and token != Identity.of(
+        "bot/1", "http://proxy.example:3128", "Bearer abd"
+    )
 
 
 def test_refused_identity_is_kept_until_the_pause_ends_or_keep() -> None:

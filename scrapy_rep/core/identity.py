@@ -21,11 +21,12 @@ at most ``keep`` seconds after the last refusal.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import re
 from collections import OrderedDict
 from dataclasses import dataclass
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 #: the statuses that fix an origin's identity: the site refused the crawler as it was
 REFUSING_STATUSES = frozenset({403, 429})
@@ -65,13 +66,26 @@ def carries_token(user_agent: str, token: str) -> bool:
 _PATTERNS: dict[str, re.Pattern[str]] = {}
 
 
+def _credentials(header: str) -> bytes:
+    """What a ``Proxy-Authorization`` header says: ``user:password`` for a Basic one,
+    else the header itself."""
+    kind, _, token = header.strip().partition(" ")
+    if kind.lower() == "basic":
+        try:
+            return base64.b64decode(token.strip(), validate=True)
+        except ValueError:
+            pass
+    return header.encode("latin-1", "replace")
+
+
 @dataclass(frozen=True, slots=True)
 class Identity:
     """Who a request says it is: its ``User-Agent`` and the proxy it goes through.
 
-    ``proxy`` is the proxy URL without credentials (``""``: none);
-    ``proxy_auth`` a short digest of the ``Proxy-Authorization`` header (or of
-    the credentials in the proxy URL), never the credentials themselves.
+    ``proxy`` is the proxy as the download handler connects to it (scheme, host
+    and port, ``http`` and the scheme's default port when unsaid; ``""``: none);
+    ``proxy_auth`` a short digest of the credentials sent to it, never the
+    credentials themselves.
     """
 
     user_agent: str
@@ -82,16 +96,28 @@ class Identity:
     def of(
         cls, user_agent: str, proxy: str | None = None, proxy_authorization: str | None = None
     ) -> Identity:
-        where, auth = "", proxy_authorization or ""
+        """The identity a request leaves with, from its ``User-Agent``, ``meta["proxy"]``
+        and ``Proxy-Authorization`` header, as Scrapy's download handlers send them.
+
+        The credentials are the header's when there is one (every handler sends it;
+        Scrapy's HttpProxyMiddleware writes it from ``user:password`` in the proxy URL),
+        else the proxy URL's: a Basic header and the URL's percent-decoded
+        ``user:password`` are one set of credentials. Another header is taken as sent.
+        """
+        where, secret = "", _credentials(proxy_authorization) if proxy_authorization else b""
         if proxy:
             parts = urlsplit(proxy if "//" in proxy else f"//{proxy}")
-            host = parts.hostname or ""
-            where = f"{parts.scheme + '://' if parts.scheme else ''}{host}"
-            if parts.port is not None:
-                where += f":{parts.port}"
-            if not auth and parts.username is not None:
-                auth = f"{parts.username}:{parts.password or ''}"
-        digest = hashlib.sha256(auth.encode()).hexdigest()[:12] if auth else ""
+            scheme = parts.scheme or "http"
+            try:
+                port = parts.port
+            except ValueError:
+                port = None
+            if port is None:
+                port = 443 if scheme == "https" else 80
+            where = f"{scheme}://{parts.hostname or ''}:{port}"
+            if not secret and parts.username is not None:
+                secret = f"{unquote(parts.username)}:{unquote(parts.password or '')}".encode()
+        digest = hashlib.sha256(secret).hexdigest()[:12] if secret else ""
         return cls(user_agent, where, digest)
 
     def changes(self, other: Identity) -> list[str]:
