@@ -14,10 +14,14 @@ every other one (:data:`IDENTITY_PRIORITY`). Why a middleware and there:
   cannot stop the request; ``request_left_downloader`` comes after the
   download; a download handler of our own would have to wrap every
   scheme's handler (and scrapy-playwright's).
-- ``process_response`` methods run in descending order, so the guard is the
-  first to see a response, before ``RetryMiddleware`` sends its request
-  again: a 403/429 fixes the origin's identity (``core/identity.py``) before
-  any retry leaves.
+- a request that passed every ``process_request`` may still wait in its
+  origin's download slot (one at a time per origin, ``DOWNLOAD_DELAY``) while
+  an earlier one is answered: a 403/429 fixes the origin's identity
+  (``core/identity.py``) on Scrapy's ``response_downloaded`` signal, sent
+  before the slot lets its next request go (and before any middleware's
+  ``process_response``, so before ``RetryMiddleware`` sends it again), and
+  the requests of that origin waiting in a slot under another identity are
+  taken out and dropped there (``identity-changed``).
 
 A middleware ordered at or after the guard is named in a WARNING at start.
 The browser guard's sub-requests never come here: the browser sends its own
@@ -29,8 +33,10 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
+from scrapy import signals
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.misc import load_object
+from twisted.python.failure import Failure
 
 from scrapy_rep import signals as rep_signals
 from scrapy_rep.adapter import compat
@@ -77,6 +83,7 @@ class IdentityGuard:
         self.change_action: str = config.identity_change_action
         if self.token_action == "off" and self.change_action == "off":
             raise NotConfigured("REP_IDENTITY_ACTION off")
+        self.crawler = crawler
         self.service = service
         self.token = service.token
         self.clock = service.clock
@@ -88,6 +95,7 @@ class IdentityGuard:
         self._last_raw: tuple[Any, ...] = ()
         self._last: tuple[Identity, bool] = (Identity(""), False)
         crawler.signals.connect(self._resumed, signal=rep_signals.origin_resumed)
+        crawler.signals.connect(self._downloaded, signal=signals.response_downloaded)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> IdentityGuard:
@@ -96,35 +104,38 @@ class IdentityGuard:
     # -- as the request leaves ------------------------------------------------
 
     def process_request(self, request: Request, spider: Any = None) -> None:
-        meta = request.meta
-        if meta.get(M.DONT_OBEY) or meta.get(M.ROBOTS_REQUEST):
-            return  # not governed; robots.txt's own User-Agent is checked by adapter/fetch.py
-        judged = meta.get(M.DECISION)
-        if judged is not None:  # judged by scrapy-rep's middleware: its origin is known
-            origin = judged["origin"]
-        else:
-            try:
-                origin = origin_of(request.url)
-            except NotAnOrigin:
-                return
+        origin = _governed_origin(request)
+        if origin is None:
+            return
         identity, carries = self._seen(request)
         if not carries and self.token_action != "off":
             detail = (
                 f"its User-Agent {identity.user_agent!r} does not carry the product token "
                 f"{self.token!r}; {self._who_set(identity.user_agent)}"
             )
-            self._mismatch(origin, request, TOKEN_MISSING, self.token_action, detail)
-        if self.change_action != "off" and len(self.refused):
-            refusal = self.refused.changed(origin, identity, self.clock())
-            if refusal is not None:
-                detail = (
-                    f"the origin answered {refusal.status} to {refusal.url} sent as "
-                    f"{refusal.identity}; this request changes "
-                    f"{'; '.join(refusal.identity.changes(identity))} (an HTTP error is no "
-                    "reason to change identity: kept until the origin's pause ends)"
-                )
-                action = self.change_action
-                self._mismatch(origin, request, IDENTITY_CHANGED, action, detail)
+            drop = self._mismatch(origin, request, TOKEN_MISSING, self.token_action, detail)
+            if drop is not None:
+                raise drop
+        drop = self._changed(origin, request)
+        if drop is not None:
+            raise drop
+
+    def _changed(self, origin: str, request: Request) -> RepIgnoreRequest | None:
+        """Says a request sent to ``origin`` under another identity than the one it refused
+        lately; what to raise when it is dropped."""
+        if self.change_action == "off" or not len(self.refused):
+            return None
+        identity = self._seen(request)[0]
+        refusal = self.refused.changed(origin, identity, self.clock())
+        if refusal is None:
+            return None
+        detail = (
+            f"the origin answered {refusal.status} to {refusal.url} sent as "
+            f"{refusal.identity}; this request changes "
+            f"{'; '.join(refusal.identity.changes(identity))} (an HTTP error is no "
+            "reason to change identity: kept until the origin's pause ends)"
+        )
+        return self._mismatch(origin, request, IDENTITY_CHANGED, self.change_action, detail)
 
     def _seen(self, request: Request) -> tuple[Identity, bool]:
         """The request's identity and whether it carries the token; the last answer is kept
@@ -145,7 +156,8 @@ class IdentityGuard:
 
     def _mismatch(
         self, origin: str, request: Request, reason: str, action: str, detail: str
-    ) -> None:
+    ) -> RepIgnoreRequest | None:
+        """Records the mismatch; what to raise when it is dropped (None: sent)."""
         drop = action == "drop"
         self.telemetry.emit(
             IdentityMismatch(
@@ -159,7 +171,7 @@ class IdentityGuard:
             )
         )
         if not drop:
-            return
+            return None
         judged = request.meta.get(M.DECISION)
         record = identity_drop(judged, origin, self.token, request.url, reason, detail)
         request.meta[M.DECISION] = record
@@ -167,22 +179,34 @@ class IdentityGuard:
             self.telemetry.overruled(origin, record)  # its download was counted: no longer
         else:
             self.telemetry.final(origin, record)
-        raise RepIgnoreRequest(record)
+        return RepIgnoreRequest(record)
 
     # -- what the site answered -------------------------------------------------
 
-    def process_response(
-        self, request: Request, response: Response, spider: Any = None
-    ) -> Response:
-        if response.status in REFUSING_STATUSES and not request.meta.get(M.DONT_OBEY):
-            try:
-                origin = origin_of(request.url)
-            except NotAnOrigin:
-                return response
-            self.refused.refused(
-                origin, _identity(request), response.status, request.url, self.clock()
-            )
-        return response
+    def _downloaded(self, response: Response, request: Request, **_: Any) -> None:
+        """A 403/429 fixes its origin's identity before the download slot lets the next
+        request go; the origin's requests waiting there under another identity are
+        dropped (with ``drop``; they passed :meth:`process_request` before the refusal)."""
+        if response.status not in REFUSING_STATUSES or request.meta.get(M.DONT_OBEY):
+            return
+        origin = _origin(request)
+        if origin is None:
+            return
+        now = self.clock()
+        self.refused.refused(origin, _identity(request), response.status, request.url, now)
+        if self.change_action != "drop":
+            return
+        taken = compat.take_queued(
+            self.crawler.engine,
+            lambda queued: (
+                _governed_origin(queued) == origin
+                and self.refused.changed(origin, self._seen(queued)[0], now) is not None
+            ),
+        )
+        for queued, deferred in taken:
+            drop = self._changed(origin, queued)
+            if drop is not None:
+                deferred.errback(Failure(drop))  # type: ignore[no-untyped-call]
 
     def _resumed(self, origin: str, **_: Any) -> None:
         """A paused origin resumed: it may be asked afresh, under any identity."""
@@ -200,6 +224,26 @@ class IdentityGuard:
             "not the USER_AGENT setting: set by the spider, or by a downloader middleware "
             f"ordered after scrapy-rep: {', '.join(after)}"
         )
+
+
+def _governed_origin(request: Request) -> str | None:
+    """The origin whose refusals govern ``request``; None for requests that are not checked
+    (``dont_obey_robotstxt``, robots.txt itself, not an origin)."""
+    meta = request.meta
+    if meta.get(M.DONT_OBEY) or meta.get(M.ROBOTS_REQUEST):
+        return None  # not governed; robots.txt's own User-Agent is checked by adapter/fetch.py
+    return _origin(request)
+
+
+def _origin(request: Request) -> str | None:
+    """The request's origin (the one scrapy-rep judged it for, when it did); None: not one."""
+    judged = request.meta.get(M.DECISION)
+    if judged is not None:  # judged by scrapy-rep's middleware: its origin is known
+        return str(judged["origin"])
+    try:
+        return origin_of(request.url)
+    except NotAnOrigin:
+        return None
 
 
 def _identity(request: Request) -> Identity:

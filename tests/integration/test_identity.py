@@ -7,6 +7,7 @@ one, both ordered after scrapy-rep (100) as such middlewares usually are.
 
 from __future__ import annotations
 
+import base64
 import itertools
 import json
 import logging
@@ -243,3 +244,74 @@ async def test_a_middleware_ordered_after_the_guard_is_named_at_start(
         await crawl([a.url_for("/")], {"DOWNLOADER_MIDDLEWARES": {Late: 2_000_000}})
     said = [r.getMessage() for r in caplog.records if "IdentityGuard" in r.getMessage()]
     assert len(said) == 1 and "tests.integration.test_identity.Late" in said[0]
+
+
+class TwoProxies:
+    """Every other page through proxy A, the others through proxy B, each with its own
+    credentials: in the proxy URL (``http://user:pw@host:port``, which Scrapy's
+    HttpProxyMiddleware (750) moves into ``Proxy-Authorization``) when ordered before it,
+    in a ``Proxy-Authorization`` header of its own when ordered after it (credentials left
+    in the URL there make Scrapy's download handler fail: nothing is sent)."""
+
+    proxies: tuple[tuple[str, str], ...] = ()
+    in_url = True
+    count = itertools.count()
+
+    def process_request(self, request: scrapy.Request, spider: Any = None) -> None:
+        if request.url.endswith("/robots.txt"):
+            return
+        url, user = type(self).proxies[next(type(self).count) % 2]
+        if type(self).in_url:
+            request.meta["proxy"] = url.replace("http://", f"http://{user}:pw-{user}@")
+        else:
+            request.meta["proxy"] = url
+            request.headers["Proxy-Authorization"] = basic(user)
+
+
+def basic(user: str) -> str:
+    return "Basic " + base64.b64encode(f"{user}:pw-{user}".encode()).decode()
+
+
+@pytest.mark.parametrize(
+    ("priority", "in_url"),
+    [
+        pytest.param(600, True, id="url-credentials-before-httpproxy"),
+        pytest.param(800, False, id="header-after-httpproxy"),
+    ],
+)
+@pytest_twisted.ensureDeferred
+async def test_no_other_proxy_after_a_403_even_for_requests_waiting_in_the_slot(
+    site: PushbackSite, caplog: pytest.LogCaptureFixture, priority: int, in_url: bool
+) -> None:
+    """One request at a time per origin, many at once in the crawl: the requests Scrapy
+    queues in the origin's download slot passed every downloader middleware (the guard
+    too) before the 403 came back; none may leave through the other proxy after it."""
+    a = site.add("a", pages=40, fanout=8, wall_after=3)
+    with (
+        RecordingProxy(via="1.1 proxy-a") as one,
+        RecordingProxy(via="1.1 proxy-b") as two,
+        caplog.at_level(logging.WARNING, logger="scrapy_rep"),
+    ):
+        TwoProxies.proxies = ((one.url, "alice"), (two.url, "bob"))
+        TwoProxies.in_url, TwoProxies.count = in_url, itertools.count()
+        settings = {
+            **ONE_AT_A_TIME,
+            "CONCURRENT_REQUESTS": 16,
+            "DOWNLOAD_DELAY": 0.2,  # the origin's requests wait in its slot, checked already
+            "DOWNLOADER_MIDDLEWARES": {TwoProxies: priority},
+        }
+        result = await crawl([a.url_for("/")], settings, follow=True)
+        auth = {"1.1 proxy-a": {p.proxy_authorization for p in one.passed}}
+        auth["1.1 proxy-b"] = {p.proxy_authorization for p in two.passed}
+    sent = pages(site.log())
+    print("site saw:", [(e.path, e.status, e.via) for e in sent])
+    assert auth == {"1.1 proxy-a": {basic("alice")}, "1.1 proxy-b": {basic("bob")}}
+    assert {e.via for e in sent[:3]} == {"1.1 proxy-a", "1.1 proxy-b"}  # it alternated
+    refused = next(e for e in sent if e.status == 403)
+    after = sent[sent.index(refused) :]
+    assert [e.via for e in after if e.via != refused.via] == []  # the refused proxy only
+    changed = [u for u, why in result.dropped.items() if why == "identity-changed"]
+    assert changed and result.stat("rep/dropped/identity-changed") == len(changed)
+    assert "proxy" in result.decisions[changed[0]]["detail"]
+    said = warnings(caplog, "identity-changed")
+    assert len(said) == 1 and "pw-" not in said[0]

@@ -2,8 +2,9 @@
 
 Plain HTTP only (absolute-URI ``GET``; no ``CONNECT``): enough to see which
 requests a crawler sends through a proxy, with which ``Proxy-Authorization``.
-It adds ``Via: 1.1 testproxy`` to what it forwards, so the origin can tell
-proxied requests from direct ones.
+It adds ``Via: 1.1 testproxy`` (or the ``via`` it is given) to what it
+forwards, so the origin can tell proxied requests from direct ones, and one
+proxy from another.
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ class Passed:
 class RecordingProxy:
     """``with RecordingProxy() as proxy``: ``proxy.url``; ``proxy.passed``: what went through."""
 
-    def __init__(self) -> None:
+    def __init__(self, via: str = VIA) -> None:
+        self.via = via
         self.passed: list[Passed] = []
         self._lock = threading.Lock()
         owner = self
@@ -45,7 +47,7 @@ class RecordingProxy:
                     owner.passed.append(Passed(self.path, auth))
                 target = urlsplit(self.path)
                 headers = {k: v for k, v in self.headers.items() if k.lower() not in _HOP}
-                headers["Via"] = VIA
+                headers["Via"] = owner.via
                 path = target.path + (f"?{target.query}" if target.query else "")
                 upstream = http.client.HTTPConnection(target.netloc, timeout=10)
                 try:
