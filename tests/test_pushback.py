@@ -402,3 +402,26 @@ def test_paced_origins_are_remembered_within_a_bound(monkeypatch: pytest.MonkeyP
             pb.resume(origin, pause.until)  # paced now, not paused
     assert [o in pb for o in origins] == [False, False, True, True, True]
     assert pb.paused(origins[2], NOW) is not None  # a paused one is never forgotten
+
+
+def test_only_refusals_of_urls_the_origin_or_the_crawl_asked_for_count_toward_a_block() -> None:
+    pb = make(block_after=2)
+    e = "http://e.example:80"
+    pb.on_response(A, 200, {}, f"{A}/", NOW)
+    # another site's links to refused or walled URLs: those URLs' answers, however many
+    for i in range(5):
+        assert pb.on_response(A, 403, {}, f"{A}/private/{i}", NOW, linked_from=e) is None
+        assert pb.on_wall(A, 402, f"{A}/paid/{i}", NOW, linked_from=e) is None
+        assert pb.on_response(A, 403, {}, f"{A}/x/{i}", NOW, linked_from="") is None
+    # the origin's own free page linking to walls: the wall covers part of the site
+    for i in range(5):
+        assert pb.on_wall(A, 402, f"{A}/paid/{i}", NOW, linked_from=A) is None
+    assert pb.hold_reason(A, NOW) is None
+    # the origin's own links refused after it served pages: a firewall
+    assert pb.on_response(A, 403, {}, f"{A}/1", NOW, linked_from=A) is None
+    block = pb.on_response(A, 403, {}, f"{A}/2", NOW, linked_from=A)
+    assert block is not None and block.cause == BLOCKED
+    # a wall on every page, the start requests' and the origin's own links alike
+    assert pb.on_wall(B, 402, f"{B}/", NOW) is None
+    walled = pb.on_wall(B, 402, f"{B}/a", NOW, linked_from=B)
+    assert walled is not None and walled.cause == BLOCKED

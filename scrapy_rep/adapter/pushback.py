@@ -179,7 +179,9 @@ class PageSignals:
         status = response.status
         raw = response.headers.get(b"Retry-After") if status >= 400 else None
         headers = {"retry-after": raw.decode("latin-1")} if raw else _NO_HEADERS
-        pause = self.core.on_response(origin, status, headers, request.url, self.clock())
+        pause = self.core.on_response(
+            origin, status, headers, request.url, self.clock(), linked_from(request)
+        )
         if pause is None:
             if counted is not None or origin in self.core:
                 self._ramp(origin)
@@ -190,10 +192,10 @@ class PageSignals:
         self.telemetry.emit(PageRefused(origin, request.url, status))
         return self.holding.to_parking(request, pause.cause)
 
-    def wall(self, origin: str, status: int, url: str) -> bool:
+    def wall(self, origin: str, status: int, request: Request) -> bool:
         """A licence or payment wall at ``origin`` (:mod:`scrapy_rep.adapter.walls`): True
         when it is the ``REP_BLOCK_AFTER``-th refusal in a row, and the origin is blocked."""
-        pause = self.core.on_wall(origin, status, url, self.clock())
+        pause = self.core.on_wall(origin, status, request.url, self.clock(), linked_from(request))
         if pause is None:
             return False
         self.paused(pause)
@@ -335,6 +337,19 @@ def _origin(request: Request) -> str | None:
         return origin_of(request.url)
     except NotAnOrigin:
         return None
+
+
+def linked_from(request: Request) -> str | None:
+    """The origin of the page that pointed to ``request`` (its ``Referer``); None for a start
+    request (no ``Referer``, depth 0); ``""`` for a followed link whose source is unknown (a
+    referrer policy withheld it). See :func:`~scrapy_rep.core.pushback.counts_toward_block`."""
+    referer = request.headers.get(b"Referer")
+    if referer:
+        try:
+            return origin_of(referer.decode("latin-1"))
+        except NotAnOrigin:
+            return ""
+    return "" if request.meta.get("depth") else None
 
 
 class PushbackMiddleware:

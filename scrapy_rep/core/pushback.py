@@ -15,7 +15,9 @@ answers with a :class:`Pause` when the origin must stop being sent to:
   responses in a row;
 - a row says ``block`` (401, 403): ``block_after`` of them in a row, from an
   origin that served pages before, stop the origin for ``block_pause``
-  (``blocked``); one alone is that URL's answer.
+  (``blocked``); one alone is that URL's answer. Only refusals of URLs the
+  origin itself pointed to, or the crawl's start requests, count
+  (:func:`counts_toward_block`): another site's links are not the origin's.
 
 After a pause the origin starts slowly (:meth:`Pushback.room`): one request
 in flight, one more for each healthy response, until ``ramp_max``; a
@@ -85,6 +87,25 @@ PAGE_BEHAVIOUR: Mapping[str, str] = {
     "the origin stops for 6 h; a lone one is that URL's answer",
     "403": "as 401",
 }
+
+
+def counts_toward_block(origin: str, linked_from: str | None, wall: bool, served: bool) -> bool:
+    """Whether a refusal (a ``block`` row's status, or a licence wall when ``wall``) of a
+    URL of ``origin`` counts toward blocking it.
+
+    ``linked_from``: the origin of the page that pointed to the URL (None: a start
+    request, asked for by the crawl itself; ``""``: a followed link of unknown source).
+    Links of another site never count: three private or paid URLs a directory points to
+    are those URLs' answers, not a site refusing the crawler. A 401/403 counts once the
+    origin ``served`` a page (it refuses what it gave before: a firewall); a wall counts
+    from a start request, or from the origin's own link while it has served no page (a
+    page that links to a wall was itself free: the wall covers part of the site).
+    """
+    if linked_from is None:
+        return wall or served
+    if linked_from != origin:
+        return False
+    return not served if wall else served
 
 
 @dataclass(frozen=True)
@@ -290,17 +311,19 @@ class Pushback:
         headers: Mapping[str, str],
         url: str,
         now: float,
+        linked_from: str | None = None,
     ) -> Pause | None:
         """A page response of ``origin``: a new pause if it pushes back, else None.
 
-        ``headers``: lower-cased names (``retry-after`` is read).
+        ``headers``: lower-cased names (``retry-after`` is read); ``linked_from``: see
+        :func:`counts_toward_block`.
         """
         action = self._actions.get(status, OFF)
         if action == PAUSE:
             return self._pause(origin, status, headers, url, now)
         state = self._origins.get(origin)
         if action == BLOCK:
-            return self._refused(origin, state, status, url, now)
+            return self._refused(origin, state, status, url, now, linked_from)
         self._healthy(origin, state, status)
         return None
 
@@ -334,12 +357,16 @@ class Pushback:
         state.ramp.stop()
         return Pause(origin, state.pause, new=not ongoing)
 
-    def on_wall(self, origin: str, status: int, url: str, now: float) -> Pause | None:
+    def on_wall(
+        self, origin: str, status: int, url: str, now: float, linked_from: str | None = None
+    ) -> Pause | None:
         """A licence or payment wall (:mod:`scrapy_rep.core.walls`) at ``origin``: a refusal
-        toward a block, as a ``block`` row's status is, but whether or not the origin served
-        a page first (a wall asks the same of every page behind it). ``block_after`` of them
-        (with 401/403s) in a row stop the origin for ``block_pause``; the Pause, else None."""
-        return self._refused(origin, self._origins.get(origin), status, url, now, wall=True)
+        toward a block, as a ``block`` row's status is, but from a start request whether or
+        not the origin served a page first (a wall asks the same of every page behind it);
+        see :func:`counts_toward_block`. ``block_after`` of them (with 401/403s) in a row
+        stop the origin for ``block_pause``; the Pause, else None."""
+        state = self._origins.get(origin)
+        return self._refused(origin, state, status, url, now, linked_from, wall=True)
 
     def _refused(
         self,
@@ -348,14 +375,14 @@ class Pushback:
         status: int,
         url: str,
         now: float,
+        linked_from: str | None,
         wall: bool = False,
     ) -> Pause | None:
+        served = origin in self._served if state is None else state.served
+        if not counts_toward_block(origin, linked_from, wall, served):
+            return None  # that URL's answer
         if state is None:
-            if origin not in self._served and not wall:
-                return None  # never served a page: a 403 here is that URL's answer
-            state = self._track(origin, origin in self._served or not wall)
-        if not state.served and not wall:
-            return None
+            state = self._track(origin, served)
         if state.pause is not None and state.pause.until > now:
             return None  # a refusal in flight when it paused: that URL's answer, no new episode
         state.healthy = 0

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 import pytest_twisted
+import scrapy
 
 from tests.support.crawl import CrawlResult, crawl
 from tests.support.fakesite import FakeSite, Reply
@@ -277,3 +278,43 @@ async def test_a_ramp_whose_requests_robots_txt_drops_goes_on(pbsite: PushbackSi
     assert served(a.log()) == allowed
     assert set(result.dropped.values()) <= {"disallow-rule"}
     no_retry_gave_up(result)
+
+
+@pytest_twisted.ensureDeferred
+async def test_refusals_of_links_another_site_pointed_to_block_nothing(
+    site: FakeSite, tmp_path: Path
+) -> None:
+    allow = Reply(body=b"User-agent: *\nAllow: /\n")
+    e = site.add("e").robots(allow)
+    v = site.add("v", host="127.0.0.2").robots(allow)
+    w = site.add("w", host="127.0.0.3").robots(allow)
+    for n in range(3):
+        v.page(f"/private/{n}", Reply(status=403, body=b"no"))
+        w.page(f"/premium/{n}", Reply(status=402, headers={"crawler-price": "USD 0.01"}))
+    # e (a directory, say) links to three refused URLs of v and three walled pages of w
+    refused = [v.url_for(f"/private/{n}") for n in range(3)]
+    e.links("/", [*refused, *(w.url_for(f"/premium/{n}") for n in range(3))])
+    public = [o.url_for(f"/p{n}") for o in (v, w) for n in range(10)]
+    # v and w serve a page first (v's 403s could then be a wall), then e's links are
+    # followed, then the public pages: one request at a time, in that order
+    seeds = [
+        scrapy.Request(v.url_for("/"), priority=20),
+        scrapy.Request(w.url_for("/"), priority=20),
+        scrapy.Request(e.url_for("/"), priority=10),
+        *(scrapy.Request(url, priority=-10) for url in public),
+    ]
+    settings = {
+        **RETRY_ON,
+        "REP_BLOCK_AFTER": 3,
+        "REP_STORE": f"sqlite:{tmp_path / 'rep.sqlite'}",
+        "CONCURRENT_REQUESTS": 1,
+    }
+    result = await crawl(seeds, settings, follow=True)
+    assert v.hits("/private/2") == 1 and w.hits("/premium/2") == 1  # all six were asked
+    assert result.stat("rep/pushback/pauses/blocked") == 0
+    lost = {url: reason for url, reason in result.dropped.items() if url in public}
+    assert lost == {}
+    assert sorted(u for u in result.downloaded if u in public) == sorted(public)
+    # nothing kept in the store either: the next crawl fetches them again
+    again = await crawl([v.url_for("/p0"), w.url_for("/p0")], settings)
+    assert sorted(again.downloaded) == sorted([v.url_for("/p0"), w.url_for("/p0")])
