@@ -318,3 +318,36 @@ async def test_refusals_of_links_another_site_pointed_to_block_nothing(
     # nothing kept in the store either: the next crawl fetches them again
     again = await crawl([v.url_for("/p0"), w.url_for("/p0")], settings)
     assert sorted(again.downloaded) == sorted([v.url_for("/p0"), w.url_for("/p0")])
+
+
+@pytest_twisted.ensureDeferred
+async def test_one_sites_held_requests_do_not_crowd_out_another_sites(site: FakeSite) -> None:
+    from scrapy_rep.adapter.telemetry import Telemetry
+
+    allow = Reply(body=b"User-agent: *\nAllow: /\n")
+    a = site.add("a").robots(allow)
+    b = site.add("b", host="127.0.0.2").robots(allow)
+    for n in range(30):  # a: every page asks for a long pause first
+        a.page(f"/{n}", Reply(status=429, headers={"Retry-After": "2"}), Reply(body=b"ok"))
+    for n in range(5):  # b: a 1 s pause, asked once a has filled the lot
+        b.page(
+            f"/{n}",
+            Reply(status=429, headers={"Retry-After": "1"}, delay=0.5),
+            Reply(body=b"ok"),
+        )
+    seeds = [scrapy.Request(a.url_for(f"/{n}"), priority=10) for n in range(30)]
+    seeds += [scrapy.Request(b.url_for(f"/{n}")) for n in range(5)]
+    settings = {**RETRY_ON, "REP_PARK_MAX": 10}
+    result = await crawl(seeds, settings)
+    b_urls = {b.url_for(f"/{n}") for n in range(5)}
+    assert {u: r for u, r in result.dropped.items() if u in b_urls} == {}
+    assert b_urls <= set(result.downloaded)
+    # the overflow fell on the site that held more than its share, and is counted there
+    overflow = {u for u, r in result.dropped.items() if r == "park-overflow"}
+    assert overflow and all(u.startswith(a.url) for u in overflow)
+    assert result.crawler is not None
+    counts = Telemetry.of(result.crawler).counts
+    assert counts.origins[a.url].dropped["park-overflow"] == len(overflow)
+    assert "park-overflow" not in counts.origins[b.url].dropped
+    # nothing lost in silence: every page of a was downloaded or dropped with a reason
+    assert len([u for u in result.downloaded if u.startswith(a.url)]) + len(overflow) == 30
