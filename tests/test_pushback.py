@@ -425,3 +425,36 @@ def test_only_refusals_of_urls_the_origin_or_the_crawl_asked_for_count_toward_a_
     assert pb.on_wall(B, 402, f"{B}/", NOW) is None
     walled = pb.on_wall(B, 402, f"{B}/a", NOW, linked_from=B)
     assert walled is not None and walled.cause == BLOCKED
+
+
+def test_the_tracked_origin_bound_holds_when_every_tracked_origin_is_paused() -> None:
+    from scrapy_rep.core.pushback import TRACKED_MAX
+
+    pb = make()
+    origins = [f"http://h{i}.example:80" for i in range(TRACKED_MAX + 1_000)]
+    for origin in origins:
+        assert pb.on_response(origin, 429, ra("30"), f"{origin}/", NOW) is not None
+    tracked = sum(origin in pb for origin in origins)
+    assert tracked == TRACKED_MAX
+    assert origins[-1] in pb  # the newest pushback is always kept
+
+
+def test_beyond_the_bound_a_quiet_origin_goes_first_else_the_pause_ending_soonest(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import scrapy_rep.core.pushback as module
+
+    monkeypatch.setattr(module, "TRACKED_MAX", 3)
+    pb = make()
+    h = [f"http://h{i}.example:80" for i in range(6)]
+    for origin, seconds in zip(h, ("600", "60", "300", "500"), strict=False):
+        assert pb.on_response(origin, 429, ra(seconds), f"{origin}/", NOW) is not None
+    assert [o in pb for o in h[:4]] == [True, False, True, True]  # h1's pause ended first
+    pb.resume(h[2], NOW + 500)  # paced, nothing in flight: quiet
+    pb.resume(h[3], NOW + 500)
+    pb.sent(h[3], NOW + 500)  # paced, one in flight: busy
+    assert pb.on_response(h[4], 429, ra("30"), f"{h[4]}/", NOW + 500) is not None
+    assert [o in pb for o in h[:5]] == [True, False, False, True, True]  # the quiet one
+    # nothing quiet: an origin's pace is forgotten before any origin's pause
+    assert pb.on_response(h[5], 429, ra("30"), f"{h[5]}/", NOW + 500) is not None
+    assert [o in pb for o in h] == [True, False, False, False, True, True]

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -57,6 +58,9 @@ SERVED_MAX = 100_000
 #: origins with a state (paused, ramping or paced); beyond it the oldest quiet one is
 #: forgotten (~300 B each): its pace is learnt again if it pushes back again
 TRACKED_MAX = 100_000
+#: origins looked at, oldest first, for a quiet one to forget beyond :data:`TRACKED_MAX`
+#: (those busy go to the back); none quiet among them: the least harm of them goes
+FORGET_LOOK = 8
 
 #: a pushback before any healthy answer since the last pause (during the ramp) waits
 #: ``Retry-After`` and this much of it again for each pushback in a row before it (1, 1.5,
@@ -276,9 +280,10 @@ class Pushback:
         self.config = config
         #: the table by int status, the rows that do something (read per response)
         self._actions = {int(k): v for k, v in config.actions.items() if k.isdigit() and v != OFF}
-        self._origins: dict[str, _Origin] = {}
+        #: oldest first (for forgetting, O(1) at either end)
+        self._origins: OrderedDict[str, _Origin] = OrderedDict()
         #: origins that served pages and refused none since (no state kept beyond this)
-        self._served: dict[str, None] = {}  # an ordered set, at most SERVED_MAX
+        self._served: OrderedDict[str, None] = OrderedDict()  # an ordered set, SERVED_MAX
 
     def __contains__(self, origin: object) -> bool:
         return origin in self._origins
@@ -288,19 +293,34 @@ class Pushback:
         served = self._served
         served[origin] = None
         if len(served) > SERVED_MAX:  # a broad crawl: forget the origin heard of longest ago
-            del served[next(iter(served))]
+            served.popitem(last=False)
 
     def _track(self, origin: str, served: bool) -> _Origin:
-        """A new state for ``origin``; beyond :data:`TRACKED_MAX` the state tracked longest
-        (paced, not paused, nothing in flight) is forgotten: a broad crawl stays bounded."""
+        """A new state for ``origin``; at :data:`TRACKED_MAX` one is forgotten first
+        (:meth:`_forget_one`): a broad crawl stays bounded."""
         origins = self._origins
-        if len(origins) >= TRACKED_MAX:
-            for old, state in origins.items():
-                if state.pause is None and not state.inflight:
-                    del origins[old]
-                    break
+        while len(origins) >= TRACKED_MAX:
+            self._forget_one()
         state = origins[origin] = _Origin(served=served)
         return state
+
+    def _forget_one(self) -> None:
+        """Forget one tracked origin, in O(1): of the :data:`FORGET_LOOK` tracked longest,
+        the first quiet one (paced, not paused, nothing in flight); the busy ones looked at
+        go to the back. None quiet: the one it harms least to forget, an origin's pace
+        (requests in flight) before any pause, else the pause that ends soonest."""
+        origins = self._origins
+        least: tuple[float, str] | None = None
+        for _ in range(min(FORGET_LOOK, len(origins))):
+            old, state = origins.popitem(last=False)
+            if state.pause is None and not state.inflight:
+                return
+            origins[old] = state  # busy: to the back
+            harm = -math.inf if state.pause is None else state.pause.until
+            if least is None or harm < least[0]:
+                least = (harm, old)
+        if least is not None:
+            del origins[least[1]]
 
     # -- what a response says ------------------------------------------------
 
