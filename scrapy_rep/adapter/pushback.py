@@ -227,13 +227,14 @@ class PageSignals:
         self.holding.listen(True)
         self._unsend(origin, pause.cause)
 
-    def adopt(self, origin: str, state: PauseState) -> None:
-        """A pause another worker saw (from the shared store)."""
+    def adopt(self, origin: str, state: PauseState) -> bool:
+        """A pause another worker saw (from the shared store); True if adopted."""
         if self.holding.closed:
-            return
+            return False
         pause = self.core.adopt(origin, state, self.clock())
         if pause is not None:
             self.paused(pause, shared=True)
+        return pause is not None
 
     def detail(self, origin: str) -> str:
         """Why ``origin``'s requests are held, for a decision record: the page, the status,

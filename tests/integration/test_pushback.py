@@ -351,3 +351,44 @@ async def test_one_sites_held_requests_do_not_crowd_out_another_sites(site: Fake
     assert "park-overflow" not in counts.origins[b.url].dropped
     # nothing lost in silence: every page of a was downloaded or dropped with a reason
     assert len([u for u in result.downloaded if u.startswith(a.url)]) + len(overflow) == 30
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_new_worker_reads_the_stores_page_pauses_per_origin_as_asked(
+    site: FakeSite, redis_server: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    import time
+
+    from scrapy_rep.core.origin import origin_of
+    from scrapy_rep.core.pushback import PauseState
+    from scrapy_rep.runtime.store.redis import RedisStore
+    from tests.support.rig import in_loop
+
+    allow = Reply(body=b"User-agent: *\nAllow: /\n")
+    a = site.add("a").robots(allow)
+    b = site.add("b", host="127.0.0.2").robots(allow)
+    paused_b = origin_of(b.url)
+
+    async def fill() -> None:  # a cluster's pauses for thousands of other origins, and b's
+        store = RedisStore.from_url(redis_server)
+        now = time.time()
+        try:
+            for i in range(2_000):
+                origin = f"http://paused{i}.example:80"
+                state = PauseState(now + 600, "rate-limited", 429, origin, 600.0, 1, now)
+                await store.save_pause(origin, state)
+            state = PauseState(now + 600, "rate-limited", 429, b.url_for("/x"), 600.0, 1, now)
+            await store.save_pause(paused_b, state)
+        finally:
+            await store.close()
+
+    await in_loop(fill())
+    caplog.set_level(logging.INFO, logger="scrapy_rep")
+    settings = {"REP_STORE": redis_server, "REP_PARK_TIMEOUT": 1.0}
+    result = await crawl([a.url_for("/1"), b.url_for("/1")], settings)
+    assert result.downloaded == [a.url_for("/1")]
+    assert result.dropped == {b.url_for("/1"): "park-expired"}  # b's pause honoured
+    assert b.hits("/1") == 0
+    # only the pause of an origin this crawl asked for is read and said
+    said = [r.getMessage() for r in caplog.records if "paused until" in r.getMessage()]
+    assert len(said) == 1 and paused_b in said[0], said[:3]

@@ -265,11 +265,20 @@ class SqliteFile:
         if now - self._last_purge >= PURGE_INTERVAL:
             self.purge()
 
+    def load_with_pause(self, origin: str) -> tuple[Stored | None, str | None]:
+        """:meth:`load`, and the page pause of ``origin`` if it lasts (one call)."""
+        row = self.db.execute(
+            "SELECT state FROM rep_pause WHERE origin = ? AND until > ?", (origin, self.clock())
+        ).fetchone()
+        return self.load(origin), None if row is None else str(row[0])
+
     def save_pause(self, origin: str, until: float, state: str) -> None:
         self.db.execute(
             "INSERT OR REPLACE INTO rep_pause (origin, until, state) VALUES (?, ?, ?)",
             (origin, until, state),
         )
+        if self.clock() - self._last_purge >= PURGE_INTERVAL:
+            self.purge()
 
     def load_pauses(self) -> list[tuple[str, str]]:
         """The pauses not over yet (ended ones are deleted)."""
@@ -355,6 +364,8 @@ class SqliteFile:
         deleted += db.execute(
             "DELETE FROM rep_lock WHERE expires_at < ?", (now - PURGE_INTERVAL,)
         ).rowcount
+        # a page pause that ended holds nothing back any more
+        deleted += db.execute("DELETE FROM rep_pause WHERE until <= ?", (now,)).rowcount
         # a crawl polls every second or so: an hour-old invalidation has been seen
         db.execute("DELETE FROM rep_invalidation WHERE at < ?", (now - PURGE_INTERVAL,))
         if deleted:
