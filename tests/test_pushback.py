@@ -458,3 +458,15 @@ def test_beyond_the_bound_a_quiet_origin_goes_first_else_the_pause_ending_soones
     # nothing quiet: an origin's pace is forgotten before any origin's pause
     assert pb.on_response(h[5], 429, ra("30"), f"{h[5]}/", NOW + 500) is not None
     assert [o in pb for o in h] == [True, False, False, False, True, True]
+
+
+def test_an_operator_lifts_pauses_one_origin_or_all_then_they_start_slowly() -> None:
+    pb = make()
+    for origin in (A, B):
+        assert pb.on_response(origin, 429, ra("600"), f"{origin}/", NOW) is not None
+    assert [o for o, _ in pb.lift(A)] == [A]
+    assert pb.paused(A, NOW + 1) is None and pb.hold_reason(A, NOW + 1) is None
+    assert pb.room(A) == 1  # slow start, as after any pause
+    assert pb.paused(B, NOW + 1) is not None
+    assert [o for o, _ in pb.lift(None)] == [B]
+    assert pb.lift(None) == [] and pb.lift("http://never:80") == []

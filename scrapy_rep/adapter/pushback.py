@@ -236,6 +236,18 @@ class PageSignals:
             self.paused(pause, shared=True)
         return pause is not None
 
+    def forgotten(self, origin: str | None) -> None:
+        """An operator forgot ``origin`` (None: everything) in the shared store: its page
+        pause is lifted here too, its held requests go again (slowly)."""
+        if self.holding.closed:
+            return
+        for lifted, ended in self.core.lift(origin):
+            timer = self._timers.pop(lifted, None)
+            if timer is not None:
+                timer.cancel()
+            self.telemetry.emit(PageResumed(lifted, ended))
+            self._ramp(lifted)
+
     def detail(self, origin: str) -> str:
         """Why ``origin``'s requests are held, for a decision record: the page, the status,
         ``Retry-After``, the pause's end; or the slow start after it."""

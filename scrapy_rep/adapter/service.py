@@ -183,7 +183,7 @@ class RobotsService:
             else None
         )
         if self.pauses is not None and self.pushback is not None:
-            self.pauses.listen(self.pushback.adopt)
+            self.pauses.listen(self.pushback.adopt, self.pushback.forgotten)
         self.admission = AdmissionPath(
             crawler,
             config,

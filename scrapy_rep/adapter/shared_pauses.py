@@ -7,7 +7,7 @@ import logging
 from collections.abc import Callable
 
 from scrapy_rep.core.pushback import PauseState
-from scrapy_rep.runtime.store.base import SharedStore
+from scrapy_rep.runtime.store.base import Invalidated, SharedStore
 
 logger = logging.getLogger(__name__)
 
@@ -32,15 +32,17 @@ class SharedPauses:
         #: pauses of the store (another worker's, an earlier crawl's) adopted here
         self.adopted = 0
 
-    def listen(self, adopt: Adopt) -> None:
+    def listen(self, adopt: Adopt, lift: Invalidated) -> None:
         """Hear each pause the store tells (another worker's as it is saved, an origin's as
-        it is first asked for): ``adopt`` it here."""
+        it is first asked for): ``adopt`` it here; and each origin an operator forgets in
+        the store (``scrapy-rep store forget``): ``lift`` its pause here."""
 
         def heard(origin: str, state: PauseState) -> None:
             if adopt(origin, state):
                 self.adopted += 1
 
         self.shared.on_pause(heard)
+        self.shared.on_invalidate(lift)
 
     def save(self, origin: str, state: PauseState) -> None:
         """Save a page's pause in the shared store (in the background; a failure is logged)."""

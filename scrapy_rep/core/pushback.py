@@ -484,6 +484,24 @@ class Pushback:
         state.ramp.start()
         return ended
 
+    def lift(self, origin: str | None) -> list[tuple[str, PauseState]]:
+        """An operator lifted pauses (``scrapy-rep store forget``; None: every origin): each
+        is over now, and its origin starts slowly; the pauses lifted, by origin."""
+        if origin is None:
+            origins = [o for o, state in self._origins.items() if state.pause is not None]
+        else:
+            origins = [origin]
+        lifted = []
+        for name in origins:
+            state = self._origins.get(name)
+            if state is None or state.pause is None:
+                continue
+            lifted.append((name, state.pause))
+            state.pause = None
+            state.refused.clear()
+            state.ramp.start()
+        return lifted
+
     def room(self, origin: str) -> int | None:
         """How many more requests may be sent now (None: no limit)."""
         state = self._origins.get(origin)

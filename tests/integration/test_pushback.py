@@ -392,3 +392,61 @@ async def test_a_new_worker_reads_the_stores_page_pauses_per_origin_as_asked(
     # only the pause of an origin this crawl asked for is read and said
     said = [r.getMessage() for r in caplog.records if "paused until" in r.getMessage()]
     assert len(said) == 1 and paused_b in said[0], said[:3]
+
+
+@pytest_twisted.ensureDeferred
+async def test_store_forget_lifts_a_running_crawls_page_pause_and_show_lists_it(
+    site: FakeSite, tmp_path: Path
+) -> None:
+    import json
+    import sqlite3
+    import time
+
+    from twisted.internet import task
+    from twisted.internet.defer import Deferred
+
+    from scrapy_rep.core.origin import origin_of
+    from tests.support.store_cli import store_cli
+
+    a = site.add("a").robots(Reply(body=b"User-agent: *\nAllow: /\n"))
+    a.page("/1", Reply(status=429, headers={"Retry-After": "3600"}), Reply(body=b"ok"))
+    a.page("/2", Reply(body=b"ok"))
+    path = tmp_path / "rep.sqlite"
+    settings = {
+        **RETRY_ON,
+        "REP_STORE": f"sqlite:{path}",
+        "CONCURRENT_REQUESTS": 1,
+        "CLOSESPIDER_TIMEOUT": 30,  # without the forget: held until here, then dropped
+    }
+    running = Deferred.fromCoroutine(crawl([a.url_for("/1"), a.url_for("/2")], settings))
+
+    def paused() -> bool:
+        if not path.exists():
+            return False
+        db = sqlite3.connect(path)
+        try:
+            return db.execute("SELECT count(*) FROM rep_pause").fetchone()[0] == 1
+        except sqlite3.OperationalError:  # the crawl has not made the table yet
+            return False
+        finally:
+            db.close()
+
+    from twisted.internet import reactor
+
+    deadline = time.monotonic() + 15
+    while not paused() and time.monotonic() < deadline:
+        await task.deferLater(reactor, 0.05, lambda: None)
+    assert paused(), "the crawl never saved its page pause"
+    origin = origin_of(a.url)
+    shown = store_cli("show", origin, "--sqlite", str(path))
+    assert shown.returncode == 0, shown.stderr
+    pause = json.loads(shown.stdout)["page_pause"]
+    assert (pause["cause"], pause["status"], pause["url"]) == ("rate-limited", 429, a.url_for("/1"))
+    listed = json.loads(store_cli("show", "--sqlite", str(path)).stdout)
+    assert [e["page_pause"]["cause"] for e in listed if e["origin"] == origin] == ["rate-limited"]
+    forgot = store_cli("forget", origin, "--sqlite", str(path))
+    assert forgot.returncode == 0 and "forgot" in forgot.stdout, forgot.stderr
+    result = await running
+    # the running crawl heard it: the held pages went, long before the pause's end
+    assert sorted(result.downloaded) == [a.url_for("/1"), a.url_for("/2")]
+    assert result.dropped == {}

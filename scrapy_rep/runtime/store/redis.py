@@ -56,7 +56,7 @@ from scrapy_rep.runtime.store.codec import StoreDataError as StoreDataError
 from scrapy_rep.runtime.store.codec import as_text as _text
 from scrapy_rep.runtime.store.codec import decode as decode
 from scrapy_rep.runtime.store.codec import encode as encode
-from scrapy_rep.runtime.store.codec import inspected
+from scrapy_rep.runtime.store.codec import inspected, page_pause
 from scrapy_rep.runtime.store.codec import readable as readable
 from scrapy_rep.runtime.store.pacing import SharedPacing
 
@@ -350,13 +350,19 @@ class RedisStore:
             pipe.pttl(key)
             pipe.get(lock)
             pipe.pttl(lock)
-            fields, key_ttl, owner, lock_ttl = await pipe.execute()
+            pipe.hget(self.pauses_key, origin)
+            fields, key_ttl, owner, lock_ttl, paused = await pipe.execute()
         info: dict[str, Any] = {"origin": origin, "key": key, "stored": bool(fields)}
         if fields:
             info["retained_for_s"] = key_ttl / 1000 if key_ttl >= 0 else None
             info.update(inspected(fields, self.clock()))
         if owner is not None:
             info["lock"] = {"owner": _text(owner), "expires_in_s": lock_ttl / 1000}
+        if paused is not None:
+            now = self.clock()
+            pause = page_pause(_text(paused), now)
+            if pause.get("ends_in_s", 1) > 0:  # ended, not yet deleted: nothing holds
+                info["page_pause"] = pause
         return info
 
     # -- invalidation -------------------------------------------------------------------
