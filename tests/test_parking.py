@@ -9,13 +9,39 @@ def test_capacity_is_a_total_over_origins() -> None:
     lot: ParkingLot[str] = ParkingLot(3)
     assert lot.park("a", "a1", 1.0, "origin-paused")
     assert lot.park("b", "b1", 2.0, "origin-paused")
-    assert lot.park("a", "a2", 3.0, "origin-pending")
+    assert lot.park("c", "c1", 3.0, "origin-pending")
     assert len(lot) == 3
-    assert not lot.park("c", "c1", 4.0, "origin-paused")
+    assert not lot.park("d", "d1", 4.0, "origin-paused")
+    assert not lot.park("a", "a2", 4.0, "origin-paused")
     assert len(lot) == 3
-    assert "c" not in lot
+    assert "d" not in lot
     lot.take("b")
-    assert lot.park("c", "c1", 5.0, "origin-paused")
+    assert lot.park("d", "d1", 5.0, "origin-paused")
+
+
+def test_a_full_lot_is_shared_fairly_the_origin_holding_most_gives_way() -> None:
+    lot: ParkingLot[str] = ParkingLot(4)
+    for n in range(4):
+        assert lot.park("a", f"a{n}", float(n), "rate-limited")
+    # b holds nothing: it takes the place of a's newest, which the caller drops
+    first = lot.park("b", "b0", 5.0, "rate-limited")
+    assert first and first.displaced is not None and first.displaced.item == "a3"
+    second = lot.park("b", "b1", 6.0, "rate-limited")
+    assert second and second.displaced is not None and second.displaced.item == "a2"
+    # two each: neither may take the other's place any more
+    refused = lot.park("b", "b2", 7.0, "rate-limited")
+    assert not refused and refused.displaced is None
+    assert not lot.park("a", "a4", 7.0, "rate-limited")
+    assert len(lot) == 4
+    assert [h.item for h in lot.take("a")] == ["a0", "a1"]
+    assert [h.item for h in lot.take("b")] == ["b0", "b1"]
+    # after the lot emptied, the most held is counted afresh
+    for n in range(3):
+        assert lot.park("c", f"c{n}", 8.0, "r")
+    assert lot.park("d", "d0", 8.0, "r")
+    shared = lot.park("e", "e0", 9.0, "r")
+    assert shared.displaced is not None and shared.displaced.origin == "c"
+    assert [len(lot.take(o)) for o in ("c", "d", "e")] == [2, 1, 1]
 
 
 def test_zero_capacity_holds_nothing() -> None:

@@ -402,3 +402,71 @@ def test_paced_origins_are_remembered_within_a_bound(monkeypatch: pytest.MonkeyP
             pb.resume(origin, pause.until)  # paced now, not paused
     assert [o in pb for o in origins] == [False, False, True, True, True]
     assert pb.paused(origins[2], NOW) is not None  # a paused one is never forgotten
+
+
+def test_only_refusals_of_urls_the_origin_or_the_crawl_asked_for_count_toward_a_block() -> None:
+    pb = make(block_after=2)
+    e = "http://e.example:80"
+    pb.on_response(A, 200, {}, f"{A}/", NOW)
+    # another site's links to refused or walled URLs: those URLs' answers, however many
+    for i in range(5):
+        assert pb.on_response(A, 403, {}, f"{A}/private/{i}", NOW, linked_from=e) is None
+        assert pb.on_wall(A, 402, f"{A}/paid/{i}", NOW, linked_from=e) is None
+        assert pb.on_response(A, 403, {}, f"{A}/x/{i}", NOW, linked_from="") is None
+    # the origin's own free page linking to walls: the wall covers part of the site
+    for i in range(5):
+        assert pb.on_wall(A, 402, f"{A}/paid/{i}", NOW, linked_from=A) is None
+    assert pb.hold_reason(A, NOW) is None
+    # the origin's own links refused after it served pages: a firewall
+    assert pb.on_response(A, 403, {}, f"{A}/1", NOW, linked_from=A) is None
+    block = pb.on_response(A, 403, {}, f"{A}/2", NOW, linked_from=A)
+    assert block is not None and block.cause == BLOCKED
+    # a wall on every page, the start requests' and the origin's own links alike
+    assert pb.on_wall(B, 402, f"{B}/", NOW) is None
+    walled = pb.on_wall(B, 402, f"{B}/a", NOW, linked_from=B)
+    assert walled is not None and walled.cause == BLOCKED
+
+
+def test_the_tracked_origin_bound_holds_when_every_tracked_origin_is_paused() -> None:
+    from scrapy_rep.core.pushback import TRACKED_MAX
+
+    pb = make()
+    origins = [f"http://h{i}.example:80" for i in range(TRACKED_MAX + 1_000)]
+    for origin in origins:
+        assert pb.on_response(origin, 429, ra("30"), f"{origin}/", NOW) is not None
+    tracked = sum(origin in pb for origin in origins)
+    assert tracked == TRACKED_MAX
+    assert origins[-1] in pb  # the newest pushback is always kept
+
+
+def test_beyond_the_bound_a_quiet_origin_goes_first_else_the_pause_ending_soonest(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import scrapy_rep.core.pushback as module
+
+    monkeypatch.setattr(module, "TRACKED_MAX", 3)
+    pb = make()
+    h = [f"http://h{i}.example:80" for i in range(6)]
+    for origin, seconds in zip(h, ("600", "60", "300", "500"), strict=False):
+        assert pb.on_response(origin, 429, ra(seconds), f"{origin}/", NOW) is not None
+    assert [o in pb for o in h[:4]] == [True, False, True, True]  # h1's pause ended first
+    pb.resume(h[2], NOW + 500)  # paced, nothing in flight: quiet
+    pb.resume(h[3], NOW + 500)
+    pb.sent(h[3], NOW + 500)  # paced, one in flight: busy
+    assert pb.on_response(h[4], 429, ra("30"), f"{h[4]}/", NOW + 500) is not None
+    assert [o in pb for o in h[:5]] == [True, False, False, True, True]  # the quiet one
+    # nothing quiet: an origin's pace is forgotten before any origin's pause
+    assert pb.on_response(h[5], 429, ra("30"), f"{h[5]}/", NOW + 500) is not None
+    assert [o in pb for o in h] == [True, False, False, False, True, True]
+
+
+def test_an_operator_lifts_pauses_one_origin_or_all_then_they_start_slowly() -> None:
+    pb = make()
+    for origin in (A, B):
+        assert pb.on_response(origin, 429, ra("600"), f"{origin}/", NOW) is not None
+    assert [o for o, _ in pb.lift(A)] == [A]
+    assert pb.paused(A, NOW + 1) is None and pb.hold_reason(A, NOW + 1) is None
+    assert pb.room(A) == 1  # slow start, as after any pause
+    assert pb.paused(B, NOW + 1) is not None
+    assert [o for o, _ in pb.lift(None)] == [B]
+    assert pb.lift(None) == [] and pb.lift("http://never:80") == []

@@ -128,7 +128,10 @@ class Holding:
         if handed_back is None and self._seen_before(request):
             return  # a duplicate: the scheduler's dupefilter drops it, as it would unparked
         since = meta.setdefault(M.PARKED_AT, now)
-        if self.gate.park(origin, request, since, reason):
+        parked = self.gate.park(origin, request, since, reason)
+        if parked.displaced is not None:  # an origin holding more than its share gave way
+            self._rejudge(parked.displaced, drop="park-overflow")
+        if parked:
             self.telemetry.emit(Parked(origin, request.url, reason))
             if self.records is not None:
                 self.records.parked(request, origin, reason, self.resolver.current(origin))

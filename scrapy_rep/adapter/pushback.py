@@ -179,7 +179,9 @@ class PageSignals:
         status = response.status
         raw = response.headers.get(b"Retry-After") if status >= 400 else None
         headers = {"retry-after": raw.decode("latin-1")} if raw else _NO_HEADERS
-        pause = self.core.on_response(origin, status, headers, request.url, self.clock())
+        pause = self.core.on_response(
+            origin, status, headers, request.url, self.clock(), linked_from(request)
+        )
         if pause is None:
             if counted is not None or origin in self.core:
                 self._ramp(origin)
@@ -190,10 +192,10 @@ class PageSignals:
         self.telemetry.emit(PageRefused(origin, request.url, status))
         return self.holding.to_parking(request, pause.cause)
 
-    def wall(self, origin: str, status: int, url: str) -> bool:
+    def wall(self, origin: str, status: int, request: Request) -> bool:
         """A licence or payment wall at ``origin`` (:mod:`scrapy_rep.adapter.walls`): True
         when it is the ``REP_BLOCK_AFTER``-th refusal in a row, and the origin is blocked."""
-        pause = self.core.on_wall(origin, status, url, self.clock())
+        pause = self.core.on_wall(origin, status, request.url, self.clock(), linked_from(request))
         if pause is None:
             return False
         self.paused(pause)
@@ -225,13 +227,26 @@ class PageSignals:
         self.holding.listen(True)
         self._unsend(origin, pause.cause)
 
-    def adopt(self, origin: str, state: PauseState) -> None:
-        """A pause another worker saw (from the shared store)."""
+    def adopt(self, origin: str, state: PauseState) -> bool:
+        """A pause another worker saw (from the shared store); True if adopted."""
         if self.holding.closed:
-            return
+            return False
         pause = self.core.adopt(origin, state, self.clock())
         if pause is not None:
             self.paused(pause, shared=True)
+        return pause is not None
+
+    def forgotten(self, origin: str | None) -> None:
+        """An operator forgot ``origin`` (None: everything) in the shared store: its page
+        pause is lifted here too, its held requests go again (slowly)."""
+        if self.holding.closed:
+            return
+        for lifted, ended in self.core.lift(origin):
+            timer = self._timers.pop(lifted, None)
+            if timer is not None:
+                timer.cancel()
+            self.telemetry.emit(PageResumed(lifted, ended))
+            self._ramp(lifted)
 
     def detail(self, origin: str) -> str:
         """Why ``origin``'s requests are held, for a decision record: the page, the status,
@@ -335,6 +350,19 @@ def _origin(request: Request) -> str | None:
         return origin_of(request.url)
     except NotAnOrigin:
         return None
+
+
+def linked_from(request: Request) -> str | None:
+    """The origin of the page that pointed to ``request`` (its ``Referer``); None for a start
+    request (no ``Referer``, depth 0); ``""`` for a followed link whose source is unknown (a
+    referrer policy withheld it). See :func:`~scrapy_rep.core.pushback.counts_toward_block`."""
+    referer = request.headers.get(b"Referer")
+    if referer:
+        try:
+            return origin_of(referer.decode("latin-1"))
+        except NotAnOrigin:
+            return ""
+    return "" if request.meta.get("depth") else None
 
 
 class PushbackMiddleware:

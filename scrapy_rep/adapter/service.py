@@ -183,7 +183,7 @@ class RobotsService:
             else None
         )
         if self.pauses is not None and self.pushback is not None:
-            self.pauses.listen(self.pushback.adopt)
+            self.pauses.listen(self.pushback.adopt, self.pushback.forgotten)
         self.admission = AdmissionPath(
             crawler,
             config,
@@ -287,8 +287,6 @@ class RobotsService:
     def _on_opened(self, spider: Any = None) -> Any:
         _warn_if_builtin_active(self.crawler)
         self.holding.open(HeldRecords.open(self.crawler, self.config, self.telemetry))
-        if self.pauses is not None and self.pushback is not None:
-            return self.pauses.load(self.pushback.adopt)  # before the first request is judged
         return None
 
     def _on_idle(self, spider: Any = None) -> None:
@@ -301,6 +299,8 @@ class RobotsService:
     def _on_closed(self, spider: Any = None, reason: str = "") -> Any:
         if self.pushback is not None:
             self.pushback.close()
+        if self.pauses is not None:
+            self.pauses.summary()
         name = getattr(spider or self.crawler.spider, "name", None) or self.crawler.spidercls.name
         self.telemetry.closed(reason, self.holding.close(), spider=name, token=self.token)
         self.listener.leave()

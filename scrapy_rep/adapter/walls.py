@@ -12,7 +12,8 @@ recorded with what it asks (``crawler-price``, the licence server, the
 ``Link`` headers) beside the origin's robots.txt RSL ``License:`` lines.
 ``REP_BLOCK_AFTER`` refusals in a row at one origin (walls, and the 401/403s
 the page status table blocks for) hold the origin like a block
-(:meth:`PageSignals.wall <scrapy_rep.adapter.pushback.PageSignals.wall>`):
+(:meth:`PageSignals.wall <scrapy_rep.adapter.pushback.PageSignals.wall>`;
+another site's links never count: :func:`~scrapy_rep.core.pushback.counts_toward_block`):
 its other requests wait the block's pause (6 h) and end ``blocked`` when the
 crawl has nothing else to do. Until then (a wall may cover a path only) they are
 judged as before.
@@ -69,7 +70,7 @@ class LicenceWalls:
             return response
         # REP_BLOCK_AFTER refusals in a row (walls, 401/403s) hold the origin like a block
         pushback = service.pushback
-        walled = pushback.wall(origin, response.status, request.url) if pushback else False
+        walled = pushback.wall(origin, response.status, request) if pushback else False
         policy = service.resolver.current(origin)
         robots = (
             service.resolver.cache.robots(policy)

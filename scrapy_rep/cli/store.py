@@ -183,10 +183,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _show(store: Any, origin: str) -> int:
-    """What a store keeps for one origin, as JSON; EXIT_NOT_STORED when it keeps nothing."""
+    """What a store keeps for one origin (its policy, lock and page pause), as JSON;
+    EXIT_NOT_STORED when it keeps nothing."""
     info = await store.show(origin)
     print(printable_json(info))  # stored bodies, ETags and hosts are the sites' text
-    return EXIT_OK if info["stored"] else EXIT_NOT_STORED
+    return EXIT_OK if info["stored"] or "page_pause" in info else EXIT_NOT_STORED
 
 
 async def _forget(store: Any, origin: str) -> tuple[bool, int]:

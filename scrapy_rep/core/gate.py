@@ -32,7 +32,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
-from scrapy_rep.core.parking import Held, ParkingLot
+from scrapy_rep.core.parking import Held, Parked, ParkingLot
 from scrapy_rep.core.policy import Policy, PolicyConfig, Status, given_up_at
 from scrapy_rep.core.pushback import REASONS as PUSHBACK_REASONS
 from scrapy_rep.core.pushback import Pushback
@@ -242,9 +242,13 @@ class OriginGate(Generic[T]):
 
     # -- holding ------------------------------------------------------------
 
-    def park(self, origin: str, item: T, since: float, reason: str) -> bool:
-        """Hold ``item``; False when the lot is full or the gate closed (drop it then)."""
-        return not self._closed and self._lot.park(origin, item, since, reason)
+    def park(self, origin: str, item: T, since: float, reason: str) -> Parked[T]:
+        """Hold ``item``; false when the lot is full or the gate closed (drop it then). An
+        item of another origin it displaced (:class:`~scrapy_rep.core.parking.ParkingLot`
+        is fair between origins) is to be dropped too."""
+        if self._closed:
+            return Parked(False)
+        return self._lot.park(origin, item, since, reason)
 
     def wake_due(self, origin: str, policy: Policy | None, now: float) -> float | None:
         """When a held origin with no refetch planned should be refetched; None if planned."""

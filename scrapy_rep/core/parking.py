@@ -5,6 +5,15 @@ paused origin never takes concurrency from a healthy one. The lot is bounded
 and pure (no Scrapy import); :mod:`scrapy_rep.core.gate` decides when to park and
 when to take requests out, and the lot only keeps count, so nothing leaves it
 unaccounted for.
+
+Holding is fair between origins (max-min): when the lot is full, a request
+of an origin that holds fewer than the origin holding the most takes the
+place of that origin's newest held request, which is handed back to be
+dropped (``park-overflow``, recorded for its own origin). So one origin's
+held requests never crowd out another's that holds less than its share of
+the lot; a request is refused only when its own origin holds the most (or
+as many as the most, less one). Finding the origin holding the most is
+O(1): origins are kept in buckets by how many they hold.
 """
 
 from __future__ import annotations
@@ -25,13 +34,42 @@ class Held(Generic[T]):
     reason: str
 
 
+@dataclass(frozen=True, slots=True)
+class Parked(Generic[T]):
+    """What :meth:`ParkingLot.park` did: held the item or not, and the item it displaced."""
+
+    held: bool
+    #: a held item of the origin holding the most, taken out to make room (drop it)
+    displaced: Held[T] | None = None
+
+    def __bool__(self) -> bool:
+        return self.held
+
+
 class ParkingLot(Generic[T]):
-    """Held items by origin, at most ``capacity`` in all."""
+    """Held items by origin, at most ``capacity`` in all, shared fairly (see the module)."""
 
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity
         self._by_origin: dict[str, deque[Held[T]]] = {}
         self._count = 0
+        #: how many an origin holds -> the origins holding that many (an ordered set)
+        self._sizes: dict[int, dict[str, None]] = {}
+        #: the most any origin holds (0: none)
+        self._most = 0
+
+    def _resized(self, origin: str, old: int, new: int) -> None:
+        """``origin`` held ``old`` items and now holds ``new``: its bucket follows."""
+        if old:
+            bucket = self._sizes[old]
+            del bucket[origin]
+            if not bucket:
+                del self._sizes[old]
+        if new:
+            self._sizes.setdefault(new, {})[origin] = None
+            self._most = max(self._most, new)
+        while self._most and self._most not in self._sizes:  # amortised: it rose one by one
+            self._most -= 1
 
     def __len__(self) -> int:
         return self._count
@@ -59,13 +97,25 @@ class ParkingLot(Generic[T]):
         found = {o: (len(h), max(x.since for x in h)) for o, h in self._by_origin.items()}
         return dict(sorted(found.items(), key=lambda item: -item[1][0]))
 
-    def park(self, origin: str, item: T, now: float, reason: str) -> bool:
-        """Hold ``item``; False when the lot is full (the caller drops it, with a reason)."""
+    def park(self, origin: str, item: T, now: float, reason: str) -> Parked[T]:
+        """Hold ``item``; false when the lot is full and ``origin`` holds its share (the
+        caller drops it, with a reason). When full, an origin holding fewer takes the place
+        of the newest item of the origin holding the most: that item is ``displaced``."""
+        displaced = None
         if self._count >= self.capacity:
-            return False
-        self._by_origin.setdefault(origin, deque()).append(Held(item, origin, now, reason))
+            held = self._by_origin.get(origin)
+            if not self.capacity or (len(held) if held else 0) + 1 >= self._most:
+                return Parked(False)
+            victim = next(iter(self._sizes[self._most]))
+            queue = self._by_origin[victim]
+            displaced = queue.pop()
+            self._count -= 1
+            self._resized(victim, len(queue) + 1, len(queue))
+        queue = self._by_origin.setdefault(origin, deque())
+        queue.append(Held(item, origin, now, reason))
         self._count += 1
-        return True
+        self._resized(origin, len(queue) - 1, len(queue))
+        return Parked(True, displaced)
 
     def take(self, origin: str, count: int | None = None) -> list[Held[T]]:
         """Everything held for ``origin`` (at most ``count``), oldest first, removed."""
@@ -75,9 +125,11 @@ class ParkingLot(Generic[T]):
         if count is None or count >= len(held):
             del self._by_origin[origin]
             self._count -= len(held)
+            self._resized(origin, len(held), 0)
             return list(held)
         taken = [held.popleft() for _ in range(max(0, count))]
         self._count -= len(taken)
+        self._resized(origin, len(held) + len(taken), len(held))
         return taken
 
     def expire(self, deadline: float) -> list[Held[T]]:
@@ -85,8 +137,11 @@ class ParkingLot(Generic[T]):
         expired: list[Held[T]] = []
         for origin in list(self._by_origin):
             held = self._by_origin[origin]
+            before = len(held)
             while held and held[0].since < deadline:
                 expired.append(held.popleft())
+            if len(held) != before:
+                self._resized(origin, before, len(held))
             if not held:
                 del self._by_origin[origin]
         self._count -= len(expired)

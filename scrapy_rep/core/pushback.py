@@ -15,7 +15,9 @@ answers with a :class:`Pause` when the origin must stop being sent to:
   responses in a row;
 - a row says ``block`` (401, 403): ``block_after`` of them in a row, from an
   origin that served pages before, stop the origin for ``block_pause``
-  (``blocked``); one alone is that URL's answer.
+  (``blocked``); one alone is that URL's answer. Only refusals of URLs the
+  origin itself pointed to, or the crawl's start requests, count
+  (:func:`counts_toward_block`): another site's links are not the origin's.
 
 After a pause the origin starts slowly (:meth:`Pushback.room`): one request
 in flight, one more for each healthy response, until ``ramp_max``; a
@@ -34,6 +36,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -55,6 +58,9 @@ SERVED_MAX = 100_000
 #: origins with a state (paused, ramping or paced); beyond it the oldest quiet one is
 #: forgotten (~300 B each): its pace is learnt again if it pushes back again
 TRACKED_MAX = 100_000
+#: origins looked at, oldest first, for a quiet one to forget beyond :data:`TRACKED_MAX`
+#: (those busy go to the back); none quiet among them: the least harm of them goes
+FORGET_LOOK = 8
 
 #: a pushback before any healthy answer since the last pause (during the ramp) waits
 #: ``Retry-After`` and this much of it again for each pushback in a row before it (1, 1.5,
@@ -85,6 +91,25 @@ PAGE_BEHAVIOUR: Mapping[str, str] = {
     "the origin stops for 6 h; a lone one is that URL's answer",
     "403": "as 401",
 }
+
+
+def counts_toward_block(origin: str, linked_from: str | None, wall: bool, served: bool) -> bool:
+    """Whether a refusal (a ``block`` row's status, or a licence wall when ``wall``) of a
+    URL of ``origin`` counts toward blocking it.
+
+    ``linked_from``: the origin of the page that pointed to the URL (None: a start
+    request, asked for by the crawl itself; ``""``: a followed link of unknown source).
+    Links of another site never count: three private or paid URLs a directory points to
+    are those URLs' answers, not a site refusing the crawler. A 401/403 counts once the
+    origin ``served`` a page (it refuses what it gave before: a firewall); a wall counts
+    from a start request, or from the origin's own link while it has served no page (a
+    page that links to a wall was itself free: the wall covers part of the site).
+    """
+    if linked_from is None:
+        return wall or served
+    if linked_from != origin:
+        return False
+    return not served if wall else served
 
 
 @dataclass(frozen=True)
@@ -255,9 +280,10 @@ class Pushback:
         self.config = config
         #: the table by int status, the rows that do something (read per response)
         self._actions = {int(k): v for k, v in config.actions.items() if k.isdigit() and v != OFF}
-        self._origins: dict[str, _Origin] = {}
+        #: oldest first (for forgetting, O(1) at either end)
+        self._origins: OrderedDict[str, _Origin] = OrderedDict()
         #: origins that served pages and refused none since (no state kept beyond this)
-        self._served: dict[str, None] = {}  # an ordered set, at most SERVED_MAX
+        self._served: OrderedDict[str, None] = OrderedDict()  # an ordered set, SERVED_MAX
 
     def __contains__(self, origin: object) -> bool:
         return origin in self._origins
@@ -267,19 +293,34 @@ class Pushback:
         served = self._served
         served[origin] = None
         if len(served) > SERVED_MAX:  # a broad crawl: forget the origin heard of longest ago
-            del served[next(iter(served))]
+            served.popitem(last=False)
 
     def _track(self, origin: str, served: bool) -> _Origin:
-        """A new state for ``origin``; beyond :data:`TRACKED_MAX` the state tracked longest
-        (paced, not paused, nothing in flight) is forgotten: a broad crawl stays bounded."""
+        """A new state for ``origin``; at :data:`TRACKED_MAX` one is forgotten first
+        (:meth:`_forget_one`): a broad crawl stays bounded."""
         origins = self._origins
-        if len(origins) >= TRACKED_MAX:
-            for old, state in origins.items():
-                if state.pause is None and not state.inflight:
-                    del origins[old]
-                    break
+        while len(origins) >= TRACKED_MAX:
+            self._forget_one()
         state = origins[origin] = _Origin(served=served)
         return state
+
+    def _forget_one(self) -> None:
+        """Forget one tracked origin, in O(1): of the :data:`FORGET_LOOK` tracked longest,
+        the first quiet one (paced, not paused, nothing in flight); the busy ones looked at
+        go to the back. None quiet: the one it harms least to forget, an origin's pace
+        (requests in flight) before any pause, else the pause that ends soonest."""
+        origins = self._origins
+        least: tuple[float, str] | None = None
+        for _ in range(min(FORGET_LOOK, len(origins))):
+            old, state = origins.popitem(last=False)
+            if state.pause is None and not state.inflight:
+                return
+            origins[old] = state  # busy: to the back
+            harm = -math.inf if state.pause is None else state.pause.until
+            if least is None or harm < least[0]:
+                least = (harm, old)
+        if least is not None:
+            del origins[least[1]]
 
     # -- what a response says ------------------------------------------------
 
@@ -290,17 +331,19 @@ class Pushback:
         headers: Mapping[str, str],
         url: str,
         now: float,
+        linked_from: str | None = None,
     ) -> Pause | None:
         """A page response of ``origin``: a new pause if it pushes back, else None.
 
-        ``headers``: lower-cased names (``retry-after`` is read).
+        ``headers``: lower-cased names (``retry-after`` is read); ``linked_from``: see
+        :func:`counts_toward_block`.
         """
         action = self._actions.get(status, OFF)
         if action == PAUSE:
             return self._pause(origin, status, headers, url, now)
         state = self._origins.get(origin)
         if action == BLOCK:
-            return self._refused(origin, state, status, url, now)
+            return self._refused(origin, state, status, url, now, linked_from)
         self._healthy(origin, state, status)
         return None
 
@@ -334,12 +377,16 @@ class Pushback:
         state.ramp.stop()
         return Pause(origin, state.pause, new=not ongoing)
 
-    def on_wall(self, origin: str, status: int, url: str, now: float) -> Pause | None:
+    def on_wall(
+        self, origin: str, status: int, url: str, now: float, linked_from: str | None = None
+    ) -> Pause | None:
         """A licence or payment wall (:mod:`scrapy_rep.core.walls`) at ``origin``: a refusal
-        toward a block, as a ``block`` row's status is, but whether or not the origin served
-        a page first (a wall asks the same of every page behind it). ``block_after`` of them
-        (with 401/403s) in a row stop the origin for ``block_pause``; the Pause, else None."""
-        return self._refused(origin, self._origins.get(origin), status, url, now, wall=True)
+        toward a block, as a ``block`` row's status is, but from a start request whether or
+        not the origin served a page first (a wall asks the same of every page behind it);
+        see :func:`counts_toward_block`. ``block_after`` of them (with 401/403s) in a row
+        stop the origin for ``block_pause``; the Pause, else None."""
+        state = self._origins.get(origin)
+        return self._refused(origin, state, status, url, now, linked_from, wall=True)
 
     def _refused(
         self,
@@ -348,14 +395,14 @@ class Pushback:
         status: int,
         url: str,
         now: float,
+        linked_from: str | None,
         wall: bool = False,
     ) -> Pause | None:
+        served = origin in self._served if state is None else state.served
+        if not counts_toward_block(origin, linked_from, wall, served):
+            return None  # that URL's answer
         if state is None:
-            if origin not in self._served and not wall:
-                return None  # never served a page: a 403 here is that URL's answer
-            state = self._track(origin, origin in self._served or not wall)
-        if not state.served and not wall:
-            return None
+            state = self._track(origin, served)
         if state.pause is not None and state.pause.until > now:
             return None  # a refusal in flight when it paused: that URL's answer, no new episode
         state.healthy = 0
@@ -436,6 +483,24 @@ class Pushback:
         state.pause = None
         state.ramp.start()
         return ended
+
+    def lift(self, origin: str | None) -> list[tuple[str, PauseState]]:
+        """An operator lifted pauses (``scrapy-rep store forget``; None: every origin): each
+        is over now, and its origin starts slowly; the pauses lifted, by origin."""
+        if origin is None:
+            origins = [o for o, state in self._origins.items() if state.pause is not None]
+        else:
+            origins = [origin]
+        lifted = []
+        for name in origins:
+            state = self._origins.get(name)
+            if state is None or state.pause is None:
+                continue
+            lifted.append((name, state.pause))
+            state.pause = None
+            state.refused.clear()
+            state.ramp.start()
+        return lifted
 
     def room(self, origin: str) -> int | None:
         """How many more requests may be sent now (None: no limit)."""

@@ -750,7 +750,9 @@ class RepSettings(ReadOnce):
         "REP_PARK_MAX",
         100_000,
         whole(),
-        "requests held at most; more are dropped with `park-overflow`",
+        "requests held at most, shared fairly by origin: when full, the origin holding "
+        "the most gives way to one holding fewer; what overflows is dropped with "
+        "`park-overflow`, counted for its own origin",
     )
     park_timeout = Setting(
         "REP_PARK_TIMEOUT",

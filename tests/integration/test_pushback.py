@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 import pytest_twisted
+import scrapy
 
 from tests.support.crawl import CrawlResult, crawl
 from tests.support.fakesite import FakeSite, Reply
@@ -277,3 +278,175 @@ async def test_a_ramp_whose_requests_robots_txt_drops_goes_on(pbsite: PushbackSi
     assert served(a.log()) == allowed
     assert set(result.dropped.values()) <= {"disallow-rule"}
     no_retry_gave_up(result)
+
+
+@pytest_twisted.ensureDeferred
+async def test_refusals_of_links_another_site_pointed_to_block_nothing(
+    site: FakeSite, tmp_path: Path
+) -> None:
+    allow = Reply(body=b"User-agent: *\nAllow: /\n")
+    e = site.add("e").robots(allow)
+    v = site.add("v", host="127.0.0.2").robots(allow)
+    w = site.add("w", host="127.0.0.3").robots(allow)
+    for n in range(3):
+        v.page(f"/private/{n}", Reply(status=403, body=b"no"))
+        w.page(f"/premium/{n}", Reply(status=402, headers={"crawler-price": "USD 0.01"}))
+    # e (a directory, say) links to three refused URLs of v and three walled pages of w
+    refused = [v.url_for(f"/private/{n}") for n in range(3)]
+    e.links("/", [*refused, *(w.url_for(f"/premium/{n}") for n in range(3))])
+    public = [o.url_for(f"/p{n}") for o in (v, w) for n in range(10)]
+    # v and w serve a page first (v's 403s could then be a wall), then e's links are
+    # followed, then the public pages: one request at a time, in that order
+    seeds = [
+        scrapy.Request(v.url_for("/"), priority=20),
+        scrapy.Request(w.url_for("/"), priority=20),
+        scrapy.Request(e.url_for("/"), priority=10),
+        *(scrapy.Request(url, priority=-10) for url in public),
+    ]
+    settings = {
+        **RETRY_ON,
+        "REP_BLOCK_AFTER": 3,
+        "REP_STORE": f"sqlite:{tmp_path / 'rep.sqlite'}",
+        "CONCURRENT_REQUESTS": 1,
+    }
+    result = await crawl(seeds, settings, follow=True)
+    assert v.hits("/private/2") == 1 and w.hits("/premium/2") == 1  # all six were asked
+    assert result.stat("rep/pushback/pauses/blocked") == 0
+    lost = {url: reason for url, reason in result.dropped.items() if url in public}
+    assert lost == {}
+    assert sorted(u for u in result.downloaded if u in public) == sorted(public)
+    # nothing kept in the store either: the next crawl fetches them again
+    again = await crawl([v.url_for("/p0"), w.url_for("/p0")], settings)
+    assert sorted(again.downloaded) == sorted([v.url_for("/p0"), w.url_for("/p0")])
+
+
+@pytest_twisted.ensureDeferred
+async def test_one_sites_held_requests_do_not_crowd_out_another_sites(site: FakeSite) -> None:
+    from scrapy_rep.adapter.telemetry import Telemetry
+
+    allow = Reply(body=b"User-agent: *\nAllow: /\n")
+    a = site.add("a").robots(allow)
+    b = site.add("b", host="127.0.0.2").robots(allow)
+    for n in range(30):  # a: every page asks for a long pause first
+        a.page(f"/{n}", Reply(status=429, headers={"Retry-After": "2"}), Reply(body=b"ok"))
+    for n in range(5):  # b: a 1 s pause, asked once a has filled the lot
+        b.page(
+            f"/{n}",
+            Reply(status=429, headers={"Retry-After": "1"}, delay=0.5),
+            Reply(body=b"ok"),
+        )
+    seeds = [scrapy.Request(a.url_for(f"/{n}"), priority=10) for n in range(30)]
+    seeds += [scrapy.Request(b.url_for(f"/{n}")) for n in range(5)]
+    settings = {**RETRY_ON, "REP_PARK_MAX": 10}
+    result = await crawl(seeds, settings)
+    b_urls = {b.url_for(f"/{n}") for n in range(5)}
+    assert {u: r for u, r in result.dropped.items() if u in b_urls} == {}
+    assert b_urls <= set(result.downloaded)
+    # the overflow fell on the site that held more than its share, and is counted there
+    overflow = {u for u, r in result.dropped.items() if r == "park-overflow"}
+    assert overflow and all(u.startswith(a.url) for u in overflow)
+    assert result.crawler is not None
+    counts = Telemetry.of(result.crawler).counts
+    assert counts.origins[a.url].dropped["park-overflow"] == len(overflow)
+    assert "park-overflow" not in counts.origins[b.url].dropped
+    # nothing lost in silence: every page of a was downloaded or dropped with a reason
+    assert len([u for u in result.downloaded if u.startswith(a.url)]) + len(overflow) == 30
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_new_worker_reads_the_stores_page_pauses_per_origin_as_asked(
+    site: FakeSite, redis_server: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    import time
+
+    from scrapy_rep.core.origin import origin_of
+    from scrapy_rep.core.pushback import PauseState
+    from scrapy_rep.runtime.store.redis import RedisStore
+    from tests.support.rig import in_loop
+
+    allow = Reply(body=b"User-agent: *\nAllow: /\n")
+    a = site.add("a").robots(allow)
+    b = site.add("b", host="127.0.0.2").robots(allow)
+    paused_b = origin_of(b.url)
+
+    async def fill() -> None:  # a cluster's pauses for thousands of other origins, and b's
+        store = RedisStore.from_url(redis_server)
+        now = time.time()
+        try:
+            for i in range(2_000):
+                origin = f"http://paused{i}.example:80"
+                state = PauseState(now + 600, "rate-limited", 429, origin, 600.0, 1, now)
+                await store.save_pause(origin, state)
+            state = PauseState(now + 600, "rate-limited", 429, b.url_for("/x"), 600.0, 1, now)
+            await store.save_pause(paused_b, state)
+        finally:
+            await store.close()
+
+    await in_loop(fill())
+    caplog.set_level(logging.INFO, logger="scrapy_rep")
+    settings = {"REP_STORE": redis_server, "REP_PARK_TIMEOUT": 1.0}
+    result = await crawl([a.url_for("/1"), b.url_for("/1")], settings)
+    assert result.downloaded == [a.url_for("/1")]
+    assert result.dropped == {b.url_for("/1"): "park-expired"}  # b's pause honoured
+    assert b.hits("/1") == 0
+    # only the pause of an origin this crawl asked for is read and said
+    said = [r.getMessage() for r in caplog.records if "paused until" in r.getMessage()]
+    assert len(said) == 1 and paused_b in said[0], said[:3]
+
+
+@pytest_twisted.ensureDeferred
+async def test_store_forget_lifts_a_running_crawls_page_pause_and_show_lists_it(
+    site: FakeSite, tmp_path: Path
+) -> None:
+    import json
+    import sqlite3
+    import time
+
+    from twisted.internet import task
+    from twisted.internet.defer import Deferred
+
+    from scrapy_rep.core.origin import origin_of
+    from tests.support.store_cli import store_cli
+
+    a = site.add("a").robots(Reply(body=b"User-agent: *\nAllow: /\n"))
+    a.page("/1", Reply(status=429, headers={"Retry-After": "3600"}), Reply(body=b"ok"))
+    a.page("/2", Reply(body=b"ok"))
+    path = tmp_path / "rep.sqlite"
+    settings = {
+        **RETRY_ON,
+        "REP_STORE": f"sqlite:{path}",
+        "CONCURRENT_REQUESTS": 1,
+        "CLOSESPIDER_TIMEOUT": 30,  # without the forget: held until here, then dropped
+    }
+    running = Deferred.fromCoroutine(crawl([a.url_for("/1"), a.url_for("/2")], settings))
+
+    def paused() -> bool:
+        if not path.exists():
+            return False
+        db = sqlite3.connect(path)
+        try:
+            return db.execute("SELECT count(*) FROM rep_pause").fetchone()[0] == 1
+        except sqlite3.OperationalError:  # the crawl has not made the table yet
+            return False
+        finally:
+            db.close()
+
+    from twisted.internet import reactor
+
+    deadline = time.monotonic() + 15
+    while not paused() and time.monotonic() < deadline:
+        await task.deferLater(reactor, 0.05, lambda: None)
+    assert paused(), "the crawl never saved its page pause"
+    origin = origin_of(a.url)
+    shown = store_cli("show", origin, "--sqlite", str(path))
+    assert shown.returncode == 0, shown.stderr
+    pause = json.loads(shown.stdout)["page_pause"]
+    assert (pause["cause"], pause["status"], pause["url"]) == ("rate-limited", 429, a.url_for("/1"))
+    listed = json.loads(store_cli("show", "--sqlite", str(path)).stdout)
+    assert [e["page_pause"]["cause"] for e in listed if e["origin"] == origin] == ["rate-limited"]
+    forgot = store_cli("forget", origin, "--sqlite", str(path))
+    assert forgot.returncode == 0 and "forgot" in forgot.stdout, forgot.stderr
+    result = await running
+    # the running crawl heard it: the held pages went, long before the pause's end
+    assert sorted(result.downloaded) == [a.url_for("/1"), a.url_for("/2")]
+    assert result.dropped == {}

@@ -85,6 +85,17 @@ class Backend:
             return set()
         return {name for name, value in zip(names, row, strict=True) if value is not None}
 
+    def stored_pauses(self) -> set[str]:
+        """The origins whose page pause is stored, ended or not (behind the store's back)."""
+        if self.kind == "redis":
+            client = redis.Redis.from_url(self.where)
+            return {key.decode() for key in client.hkeys("scrapy-rep:v1:pauses")}
+        db = sqlite3.connect(self.where)
+        try:
+            return {row[0] for row in db.execute("SELECT origin FROM rep_pause")}
+        finally:
+            db.close()
+
     async def run(self, scenario: Callable[[], Awaitable[None]]) -> None:
         """Run the case, then close every store it opened."""
         try:
@@ -411,5 +422,49 @@ async def test_a_saved_page_pause_reaches_the_listening_stores(backend: Backend)
 
         assert await eventually(heard_it)
         assert heard == [(ORIGIN, state)]
+
+    await in_loop(backend.run(scenario))
+
+
+@pytest_twisted.ensureDeferred
+async def test_an_origins_page_pause_is_read_with_its_policy_not_all_at_once(
+    backend: Backend,
+) -> None:
+    from scrapy_rep.core.pushback import PauseState
+
+    async def scenario() -> None:
+        now = time.time()
+        saver, worker = backend.open(), backend.open()
+        states = {
+            f"http://h{i}:80": PauseState(now + 60, "rate-limited", 429, "u", 60.0, 1, now)
+            for i in range(3)
+        }
+        for origin, state in states.items():
+            await saver.save_pause(origin, state)
+        heard: list[tuple[str, PauseState]] = []
+        worker.on_pause(lambda origin, state: heard.append((origin, state)))
+        await worker.load("http://elsewhere:80")
+        assert heard == []  # nothing read for origins the crawl has not asked about
+        await worker.load("http://h1:80")  # an origin's first request: its pause with it
+        assert heard == [("http://h1:80", states["http://h1:80"])]
+
+    await in_loop(backend.run(scenario))
+
+
+@pytest_twisted.ensureDeferred
+async def test_ended_page_pauses_are_not_kept(backend: Backend) -> None:
+    from scrapy_rep.core.pushback import PauseState
+
+    async def scenario() -> None:
+        now = time.time()
+        store = backend.open()
+        for i in range(3):  # ended: a crawl long gone saved them
+            ended = PauseState(now - 10 + i, "blocked", 403, "u", None, 1, now - 3600)
+            await store.save_pause(f"http://over{i}:80", ended)
+        live = PauseState(now + 60, "rate-limited", 429, "u", 60.0, 1, now)
+        await store.save_pause(ORIGIN, live)
+        if backend.kind == "sqlite":
+            backend.open()  # a crawl opening the file tidies it
+        assert backend.stored_pauses() == {ORIGIN}
 
     await in_loop(backend.run(scenario))

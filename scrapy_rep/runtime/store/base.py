@@ -24,7 +24,11 @@ class SharedStore(Protocol):
     the others for one ``ttl`` at most.
     """
 
-    async def load(self, origin: str) -> Policy | None: ...
+    async def load(self, origin: str) -> Policy | None:
+        """The stored policy of ``origin``; its page pause, if one lasts, is told to the
+        :meth:`on_pause` listeners in the same call (a crawl reads the pauses of the origins
+        it asks for, as it first asks, never all of them)."""
+        ...
 
     async def save(self, origin: str, policy: Policy) -> None: ...
 
@@ -43,12 +47,12 @@ class SharedStore(Protocol):
         ...
 
     async def save_pause(self, origin: str, state: PauseState) -> None:
-        """Keep an origin's page pause (429, 503, a block) until it ends, and tell the
-        workers listening (:meth:`on_pause`)."""
+        """Keep an origin's page pause (429, 503, a block) until it ends (then it is
+        deleted: nothing ended is kept), and tell the workers listening (:meth:`on_pause`)."""
         ...
 
     async def load_pauses(self) -> dict[str, PauseState]:
-        """Every page pause not over yet, by origin (a crawl asks once, as it opens)."""
+        """Every page pause not over yet, by origin (the CLI's listing; a crawl never asks)."""
         ...
 
     def on_pause(self, listener: Paused) -> None:

@@ -14,6 +14,7 @@ works without the optional ``redis`` package.
 
 from __future__ import annotations
 
+import json
 import zlib
 from collections.abc import Mapping
 from typing import Any
@@ -156,3 +157,17 @@ def inspected(raw: Mapping[bytes | str, bytes | str], now: float) -> dict[str, A
         info["fresh"] = policy.fresh(now)
         info["expires_in_s"] = round(policy.expires_at - now, 3)
     return info
+
+
+def page_pause(text: str, now: float) -> dict[str, Any]:
+    """A stored page pause as ``store show`` prints it: its fields and the seconds left."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return {"error": "unreadable page pause"}
+    if not isinstance(data, dict):
+        return {"error": "unreadable page pause"}
+    until = data.get("until")
+    if isinstance(until, int | float):
+        data["ends_in_s"] = round(until - now, 3)
+    return data

@@ -56,7 +56,7 @@ from scrapy_rep.runtime.store.codec import StoreDataError as StoreDataError
 from scrapy_rep.runtime.store.codec import as_text as _text
 from scrapy_rep.runtime.store.codec import decode as decode
 from scrapy_rep.runtime.store.codec import encode as encode
-from scrapy_rep.runtime.store.codec import inspected
+from scrapy_rep.runtime.store.codec import inspected, page_pause
 from scrapy_rep.runtime.store.codec import readable as readable
 from scrapy_rep.runtime.store.pacing import SharedPacing
 
@@ -75,6 +75,29 @@ if redis.call('get', KEYS[1]) == ARGV[1] then
     return redis.call('del', KEYS[1])
 end
 return 0
+"""
+
+#: a page pause saved (KEYS: the pauses hash, their ends; ARGV: origin, state, its end,
+#: now, the channel, the message): published; pauses ended by now deleted (a bounded
+#: batch per save); both keys expire when the last pause ends: nothing outlives them
+_SAVE_PAUSE = """
+redis.call('hset', KEYS[1], ARGV[1], ARGV[2])
+redis.call('zadd', KEYS[2], ARGV[3], ARGV[1])
+redis.call('publish', ARGV[5], ARGV[6])
+local over = redis.call('zrangebyscore', KEYS[2], '-inf', ARGV[4], 'LIMIT', 0, 1000)
+for i = 1, #over do
+    redis.call('hdel', KEYS[1], over[i])
+    redis.call('zrem', KEYS[2], over[i])
+end
+local last = redis.call('zrange', KEYS[2], -1, -1, 'WITHSCORES')
+if #last > 0 then
+    local ms = math.ceil((tonumber(last[2]) - tonumber(ARGV[4])) * 1000)
+    if ms > 0 then
+        redis.call('pexpire', KEYS[1], ms)
+        redis.call('pexpire', KEYS[2], ms)
+    end
+end
+return #over
 """
 
 _RENEW = """
@@ -100,12 +123,15 @@ class RedisStore:
         self.retention = retention
         self.clock = clock
         self.channel = f"{self.base}:invalidate"
-        #: page pauses (429, 503, blocks): a hash origin -> JSON, and their channel
+        #: page pauses (429, 503, blocks): a hash origin -> JSON, a sorted set of their
+        #: ends (origin by ``until``: the ended ones are found and deleted), their channel
         self.pauses_key = f"{self.base}:pauses"
+        self.pause_ends_key = f"{self.base}:pause-ends"
         self.pause_channel = f"{self.base}:pause"
         self._pause_listeners: list[Paused] = []
         self._unlock_script = client.register_script(_UNLOCK)
         self._renew = client.register_script(_RENEW)
+        self._save_pause = client.register_script(_SAVE_PAUSE)
         self._listeners: list[Invalidated] = []
         #: what this store did, for stats and benchmarks; ``round_trips`` counts
         #: requests sent to Redis (a pipeline is one)
@@ -156,10 +182,21 @@ class RedisStore:
     # -- SharedStore --------------------------------------------------------------------
 
     async def load(self, origin: str) -> Policy | None:
+        """The stored policy of ``origin``; its page pause, if one lasts, told to the pause
+        listeners in the same round trip (a worker reads the pauses of the origins it asks
+        for, as it first asks, never all of them)."""
         await self._subscription.start()
         self.counts["round_trips"] += 1
         self.counts["load"] += 1
-        fields = await self.client.hgetall(self.policy_key(origin))
+        if self._pause_listeners:
+            async with self.client.pipeline(transaction=False) as pipe:
+                pipe.hgetall(self.policy_key(origin))
+                pipe.hget(self.pauses_key, origin)
+                fields, paused = await pipe.execute()
+            if paused is not None:
+                self._tell_pause(origin, paused)
+        else:
+            fields = await self.client.hgetall(self.policy_key(origin))
         if not fields:
             return None
         try:
@@ -223,17 +260,37 @@ class RedisStore:
     # -- page pauses ---------------------------------------------------------------------
 
     async def save_pause(self, origin: str, state: PauseState) -> None:
-        """One round trip: the pause into the hash, and published to every worker."""
+        """One round trip: the pause into the hash, published to every worker; pauses ended
+        by now deleted, and the keys set to expire with the last pause (:data:`_SAVE_PAUSE`)."""
         text = json.dumps(state.to_dict())
         self.counts["round_trips"] += 1
         self.counts["pause_saved"] += 1
-        async with self.client.pipeline(transaction=True) as pipe:
-            pipe.hset(self.pauses_key, origin, text)
-            pipe.publish(self.pause_channel, f"{origin}\n{text}")
-            await pipe.execute()
+        pruned = await self._save_pause(
+            keys=[self.pauses_key, self.pause_ends_key],
+            args=[
+                origin,
+                text,
+                repr(state.until),
+                repr(self.clock()),
+                self.pause_channel,
+                f"{origin}\n{text}",
+            ],
+        )
+        self.counts["pause_pruned"] += int(pruned)
+
+    def _tell_pause(self, origin: str, value: Any) -> None:
+        """A stored pause of ``origin``, read with its policy: told to the listeners if it
+        lasts."""
+        state = _pause(value)
+        if state is None or state.until <= self.clock():
+            return
+        self.counts["pause_found"] += 1
+        for listener in list(self._pause_listeners):
+            listener(origin, state)
 
     async def load_pauses(self) -> dict[str, PauseState]:
-        """The pauses not over yet (ended ones are deleted on the way)."""
+        """The pauses not over yet (ended ones are deleted on the way): the CLI's listing; a
+        crawl reads an origin's with its policy (:meth:`load`)."""
         await self._subscription.start()
         self.counts["round_trips"] += 1
         raw = await self.client.hgetall(self.pauses_key)
@@ -248,7 +305,10 @@ class RedisStore:
                 found[_text(key)] = state
         if over:
             self.counts["round_trips"] += 1
-            await self.client.hdel(self.pauses_key, *over)
+            async with self.client.pipeline(transaction=True) as pipe:
+                pipe.hdel(self.pauses_key, *over)
+                pipe.zrem(self.pause_ends_key, *over)
+                await pipe.execute()
         return found
 
     def on_pause(self, listener: Paused) -> None:
@@ -262,8 +322,9 @@ class RedisStore:
         async with self.client.pipeline(transaction=True) as pipe:
             pipe.delete(self.policy_key(origin))
             pipe.hdel(self.pauses_key, origin)  # a page's pause too: the operator says so
+            pipe.zrem(self.pause_ends_key, origin)
             pipe.publish(self.channel, origin)
-            deleted, unpaused, notified = await pipe.execute()
+            deleted, unpaused, _, notified = await pipe.execute()
         self.counts["notified"] += notified
         return bool(deleted or unpaused)
 
@@ -289,13 +350,19 @@ class RedisStore:
             pipe.pttl(key)
             pipe.get(lock)
             pipe.pttl(lock)
-            fields, key_ttl, owner, lock_ttl = await pipe.execute()
+            pipe.hget(self.pauses_key, origin)
+            fields, key_ttl, owner, lock_ttl, paused = await pipe.execute()
         info: dict[str, Any] = {"origin": origin, "key": key, "stored": bool(fields)}
         if fields:
             info["retained_for_s"] = key_ttl / 1000 if key_ttl >= 0 else None
             info.update(inspected(fields, self.clock()))
         if owner is not None:
             info["lock"] = {"owner": _text(owner), "expires_in_s": lock_ttl / 1000}
+        if paused is not None:
+            now = self.clock()
+            pause = page_pause(_text(paused), now)
+            if pause.get("ends_in_s", 1) > 0:  # ended, not yet deleted: nothing holds
+                info["page_pause"] = pause
         return info
 
     # -- invalidation -------------------------------------------------------------------

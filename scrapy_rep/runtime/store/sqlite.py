@@ -138,9 +138,20 @@ class SqliteStore:
     # -- SharedStore --------------------------------------------------------------------
 
     async def load(self, origin: str) -> Policy | None:
+        """The stored policy of ``origin``; its page pause, if one lasts, told to the pause
+        listeners on the way (a crawl reads the pauses of the origins it asks for, as it
+        first asks, never all of them)."""
         await self._poller.start()
         self.counts["load"] += 1
-        row = await self._call(self._file.load, origin)
+        if self._pause_listeners:
+            row, paused = await self._call(self._file.load_with_pause, origin)
+            state = _pause(paused) if paused is not None else None
+            if state is not None:
+                self.counts["pause_found"] += 1
+                for listener in list(self._pause_listeners):
+                    listener(origin, state)
+        else:
+            row = await self._call(self._file.load, origin)
         if row is None:
             return None
         try:
@@ -201,13 +212,11 @@ class SqliteStore:
             listener(origin, state)
 
     async def load_pauses(self) -> dict[str, PauseState]:
+        """The pauses not over yet: the CLI's listing; a crawl reads an origin's with its
+        policy (:meth:`load`)."""
         found: dict[str, PauseState] = {}
         for origin, text in await self._call(self._file.load_pauses):
-            try:
-                data = json.loads(text)
-            except ValueError:
-                continue
-            state = PauseState.from_dict(data) if isinstance(data, dict) else None
+            state = _pause(text)
             if state is not None:
                 found[origin] = state
         return found
@@ -339,3 +348,12 @@ class _InvalidationPoller:
                 )
                 for listener in list(self._listeners):
                     listener(origin)
+
+
+def _pause(text: str) -> PauseState | None:
+    """A stored pause; None if it is not one."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    return PauseState.from_dict(data) if isinstance(data, dict) else None

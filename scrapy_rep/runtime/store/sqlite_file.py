@@ -45,7 +45,7 @@ from typing import Any
 
 from scrapy_rep.core.policy import Policy
 from scrapy_rep.runtime.settings import SettingError
-from scrapy_rep.runtime.store.codec import FIELDS, encode, inspected
+from scrapy_rep.runtime.store.codec import FIELDS, encode, inspected, page_pause
 
 # the store's logger: everything the SQLite store says goes under one name
 logger = logging.getLogger(__name__)
@@ -265,11 +265,20 @@ class SqliteFile:
         if now - self._last_purge >= PURGE_INTERVAL:
             self.purge()
 
+    def load_with_pause(self, origin: str) -> tuple[Stored | None, str | None]:
+        """:meth:`load`, and the page pause of ``origin`` if it lasts (one call)."""
+        row = self.db.execute(
+            "SELECT state FROM rep_pause WHERE origin = ? AND until > ?", (origin, self.clock())
+        ).fetchone()
+        return self.load(origin), None if row is None else str(row[0])
+
     def save_pause(self, origin: str, until: float, state: str) -> None:
         self.db.execute(
             "INSERT OR REPLACE INTO rep_pause (origin, until, state) VALUES (?, ?, ?)",
             (origin, until, state),
         )
+        if self.clock() - self._last_purge >= PURGE_INTERVAL:
+            self.purge()
 
     def load_pauses(self) -> list[tuple[str, str]]:
         """The pauses not over yet (ended ones are deleted)."""
@@ -355,6 +364,8 @@ class SqliteFile:
         deleted += db.execute(
             "DELETE FROM rep_lock WHERE expires_at < ?", (now - PURGE_INTERVAL,)
         ).rowcount
+        # a page pause that ended holds nothing back any more
+        deleted += db.execute("DELETE FROM rep_pause WHERE until <= ?", (now,)).rowcount
         # a crawl polls every second or so: an hour-old invalidation has been seen
         db.execute("DELETE FROM rep_invalidation WHERE at < ?", (now - PURGE_INTERVAL,))
         if deleted:
@@ -378,9 +389,15 @@ class SqliteFile:
         ).fetchone()
         if lock is not None:
             info["lock"] = {"owner": lock[0], "expires_in_s": round(lock[1] - now, 3)}
+        pause = self.db.execute(
+            "SELECT state FROM rep_pause WHERE origin = ? AND until > ?", (origin, now)
+        ).fetchone()
+        if pause is not None:
+            info["page_pause"] = page_pause(pause[0], now)
         return info
 
     def entries(self) -> list[dict[str, Any]]:
+        """One line per origin with a policy or a page pause, sorted by origin."""
         now = self.clock()
         rows = self.db.execute(
             "SELECT p.origin, p.status, p.expires_at, p.schema, l.token FROM rep_policy p "
@@ -388,7 +405,12 @@ class SqliteFile:
             "WHERE p.keep_until >= ? ORDER BY p.origin",
             (now, now),
         ).fetchall()
-        return [_entry(row, now) for row in rows]
+        entries = {row[0]: _entry(row, now) for row in rows}
+        for origin, state in self.db.execute(
+            "SELECT origin, state FROM rep_pause WHERE until > ?", (now,)
+        ):
+            entries.setdefault(origin, {"origin": origin})["page_pause"] = page_pause(state, now)
+        return [entries[origin] for origin in sorted(entries)]
 
 
 def _entry(row: Sequence[Any], now: float) -> dict[str, Any]:
