@@ -1,12 +1,31 @@
-"""The page-level pushback core (core/pushback.py): pure, with the clock passed in."""
+"""What pages say while they are crawled (429, 503, a wall of 403s).
+
+First the pure core (core/pushback.py), with the clock passed in; then, on
+the rig, the Scrapy side: ``PushbackMiddleware`` and ``PageSignals`` in the
+crawl's own chain of downloader middlewares, with the ManualClock, and
+``SharedPauses`` on a SQLite store. The whole-crawl versions are in
+``tests/integration/test_pushback.py``.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import email.utils
+import time
+from collections.abc import Iterator
 from dataclasses import replace
+from pathlib import Path
+from typing import Any
 
 import pytest
+import pytest_twisted
+from scrapy import Request
+from scrapy.http import Response
+from scrapy.utils.defer import maybe_deferred_to_future
+from twisted.internet.defer import Deferred
 
+from scrapy_rep.adapter.exceptions import RepIgnoreRequest
+from scrapy_rep.adapter.telemetry import Telemetry
 from scrapy_rep.core.gate import JUDGE, PARK, OriginGate
 from scrapy_rep.core.pace import COARSE, DECAY, FINE, GAP_GROWTH, START_GAP
 from scrapy_rep.core.policy import Policy, Status
@@ -18,6 +37,8 @@ from scrapy_rep.core.pushback import (
     Pushback,
     PushbackConfig,
 )
+from tests.support.clock import ManualClock
+from tests.support.rig import Middlewares, Rig, Stall, in_loop
 
 A = "http://a.example:80"
 B = "http://b.example:80"
@@ -470,3 +491,312 @@ def test_an_operator_lifts_pauses_one_origin_or_all_then_they_start_slowly() -> 
     assert pb.paused(B, NOW + 1) is not None
     assert [o for o, _ in pb.lift(None)] == [B]
     assert pb.lift(None) == [] and pb.lift("http://never:80") == []
+
+
+# -- the Scrapy side, in-process: the crawl's downloader middlewares on the rig ----------------
+
+SITE = "http://a.example"
+ROBOTS = (200, {}, b"User-agent: *\nAllow: /\n")
+OK = (200, {}, b"ok")
+
+
+def rig_of(**settings: Any) -> Rig:
+    return Rig({"REP_PENDING_WAIT": 5, **settings}, {A: ROBOTS})
+
+
+@pytest.fixture
+def mw() -> Iterator[Middlewares]:
+    rig = rig_of()
+    yield Middlewares(rig)
+    rig.close()
+
+
+def pages(rig: Rig, *paths: str, reply: Any = OK) -> list[str]:
+    """``paths`` of SITE answered ``reply``; their URLs."""
+    urls = [SITE + path for path in paths]
+    for url in urls:
+        rig.transport.answers[url] = reply
+    return urls
+
+
+def sent(rig: Rig) -> list[str]:
+    """The pages that went out to the network, in order (not robots.txt)."""
+    return [url for url in rig.transport.urls() if not url.endswith("/robots.txt")]
+
+
+def released(rig: Rig) -> list[str]:
+    return [request.url for request in rig.engine.crawled]
+
+
+def stat(rig: Rig, key: str) -> Any:
+    Telemetry.of(rig.crawler).flush()
+    return rig.crawler.stats.get_value(key)
+
+
+async def held(mw: Middlewares, url: str) -> Request:
+    """``url`` fetched, handed back by the middlewares and parked as the engine schedules it."""
+    handed = await mw.fetch(Request(url))
+    assert isinstance(handed, Request), handed
+    assert handed.url == url and handed.dont_filter  # the dupefilter saw it already
+    assert not mw.rig.schedule(handed)
+    return handed
+
+
+async def ok(mw: Middlewares, request: Request) -> Response:
+    response = await mw.fetch(request)
+    assert isinstance(response, Response) and response.status == 200, response
+    return response
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_429_holds_its_request_pauses_its_origin_for_retry_after_then_sends_it(
+    mw: Middlewares,
+) -> None:
+    rig = mw.rig
+
+    async def scenario() -> None:
+        (first,) = pages(rig, "/1", reply=[(429, {"Retry-After": "30"}, b""), OK])
+        (later,) = pages(rig, "/2")
+        rig.transport.answers["http://b.example/1"] = OK
+        await held(mw, first)  # the refused request: held, not retried, not lost
+        assert not rig.schedule(Request(later))  # the origin's next requests are held too
+        await ok(mw, Request("http://b.example/1"))  # other origins keep their pace
+        rig.clock.advance(29.9)
+        assert released(rig) == []
+        assert sent(rig) == [first, "http://b.example/1"]
+        rig.clock.advance(0.1)  # the pause is over: one request goes (slow start)
+        assert released(rig) == [first]
+        await ok(mw, rig.engine.crawled[0])
+        assert sent(rig) == [first, "http://b.example/1", first]
+        assert stat(rig, "rep/pushback/pauses/rate-limited") == 1
+        assert stat(rig, "rep/pushback/refused/429") == 1
+        assert stat(rig, "rep/pushback/held/rate-limited") == 2
+        assert stat(rig, "rep/pushback/released/rate-limited") == 1
+
+    await in_loop(scenario())
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_429_is_taken_before_scrapys_retry_unless_its_row_is_off() -> None:
+    async def scenario(rig: Rig) -> Request:
+        (url,) = pages(rig, "/1", reply=(429, {}, b""))
+        handed = await Middlewares(rig).fetch(Request(url))
+        assert isinstance(handed, Request)
+        return handed
+
+    for row, retried in (("pause", False), ("off", True)):
+        rig = rig_of(RETRY_ENABLED=True, REP_PAGE_STATUS_ACTIONS={"429": row})
+        try:
+            handed = await in_loop(scenario(rig))
+            assert ("retry_times" in handed.meta) is retried
+            assert (stat(rig, "retry/count") is not None) is retried
+            assert (stat(rig, "rep/pushback/pauses/rate-limited") is None) is retried
+        finally:
+            rig.close()
+
+
+@pytest_twisted.ensureDeferred
+async def test_after_the_pause_one_request_is_in_flight_until_it_answers(
+    mw: Middlewares,
+) -> None:
+    rig = mw.rig
+
+    async def scenario() -> None:
+        first, *rest = pages(rig, "/0", "/1", "/2")
+        stall = Stall(then=OK)
+        rig.transport.answers[first] = [(503, {"Retry-After": "10"}, b""), stall]
+        await held(mw, first)
+        for url in rest:
+            assert not rig.schedule(Request(url))
+        rig.clock.advance(10)
+        assert released(rig) == [first]
+        in_flight = asyncio.ensure_future(mw.fetch(rig.engine.crawled[0]))
+        await turns()
+        rig.clock.advance(60)  # however long it takes: no second request beside it
+        assert released(rig) == [first]
+        stall.release()
+        await in_flight  # a healthy answer: one more may go
+        rig.clock.advance(START_GAP)
+        assert released(rig) == [first, rest[0]]
+
+    await in_loop(scenario())
+
+
+@pytest_twisted.ensureDeferred
+async def test_after_a_first_pushback_sends_are_paced_from_a_second_apart_then_faster(
+    mw: Middlewares,
+) -> None:
+    rig = mw.rig
+
+    async def scenario() -> None:
+        first, *rest = pages(rig, "/0", "/1", "/2", "/3")
+        rig.transport.answers[first] = [(429, {"Retry-After": "5"}, b""), OK]
+        await held(mw, first)
+        for url in rest:
+            assert not rig.schedule(Request(url))
+        rig.clock.advance(5)
+        gaps = [START_GAP, START_GAP * DECAY[COARSE]]  # 25% faster per healthy answer
+        for n, gap in enumerate(gaps, start=1):
+            await ok(mw, rig.engine.crawled[-1])  # answered at once
+            rig.clock.advance(gap * DECAY[COARSE] - 0.01)  # sooner than the pace learnt
+            assert len(released(rig)) == n
+            rig.clock.advance(gap - gap * DECAY[COARSE] + 0.01)
+            assert len(released(rig)) == n + 1
+
+    await in_loop(scenario())
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_request_waiting_in_its_download_slot_is_taken_back_when_its_origin_pauses(
+    mw: Middlewares,
+) -> None:
+    rig = mw.rig
+
+    async def in_the_slot(request: Request) -> Response:
+        """The downloader's part, where a judged request waits for its slot."""
+        queued: Deferred[Response] = Deferred()
+        rig.slot_of(request.url).queue.append((request, queued))
+        return await maybe_deferred_to_future(queued)
+
+    async def scenario() -> None:
+        refused, waiting = pages(rig, "/1", "/2")
+        rig.transport.answers[refused] = (429, {"Retry-After": "30"}, b"")
+        queued = asyncio.ensure_future(mw.downloader.download_async(in_the_slot, Request(waiting)))
+        await turns()
+        await held(mw, refused)
+        await turns()
+        assert queued.done()  # failed out of the slot's queue, handed back
+        handed = queued.result()
+        assert isinstance(handed, Request) and handed.url == waiting
+        assert not rig.schedule(handed)
+        assert sent(rig) == [refused]  # never sent during the pause
+        assert stat(rig, "rep/pushback/unsent") == 1
+
+    await in_loop(scenario())
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_wall_of_403s_blocks_its_origin_whose_held_requests_end_when_idle(
+    mw: Middlewares,
+) -> None:
+    rig = mw.rig
+
+    async def scenario() -> None:
+        (served,) = pages(rig, "/")
+        refused = pages(rig, "/r1", "/r2", "/r3", reply=(403, {}, b""))
+        (later,) = pages(rig, "/later")
+        await ok(mw, Request(served))
+        for n, url in enumerate(refused, start=1):
+            response = await mw.fetch(Request(url))  # each refusal is that URL's answer
+            assert isinstance(response, Response) and response.status == 403
+            blocked = stat(rig, "rep/pushback/pauses/blocked")
+            assert blocked == (1 if n == 3 else None)  # REP_BLOCK_AFTER = 3
+        await held(mw, later)
+        rig.idle()  # nothing else to do: not held for hours
+        (ended,) = rig.engine.crawled
+        with pytest.raises(RepIgnoreRequest) as dropped:
+            await mw.fetch(ended)
+        assert dropped.value.decision["reason"] == "blocked"  # its errback hears why
+        assert later not in sent(rig)
+        assert stat(rig, "rep/dropped/blocked") == 1
+
+    await in_loop(scenario())
+
+
+@pytest_twisted.ensureDeferred
+async def test_dont_obey_robotstxt_requests_are_neither_paused_nor_held(mw: Middlewares) -> None:
+    rig = mw.rig
+
+    async def scenario() -> None:
+        (url,) = pages(rig, "/1", reply=(429, {"Retry-After": "30"}, b""))
+        response = await mw.fetch(Request(url, meta={"dont_obey_robotstxt": True}))
+        assert isinstance(response, Response) and response.status == 429
+        (later,) = pages(rig, "/2")
+        await ok(mw, Request(later))
+        assert stat(rig, "rep/pushback/pauses/rate-limited") is None
+
+    await in_loop(scenario())
+
+
+# -- SharedPauses: a page's pause in the shared store ----------------------------------------------
+
+
+def sqlite_rig(path: Path, clock: ManualClock) -> Rig:
+    rig = Rig({"REP_PENDING_WAIT": 5, "REP_STORE": f"sqlite:///{path}"}, {A: ROBOTS}, clock=clock)
+    pages(rig, "/1", "/2")
+    return rig
+
+
+@pytest_twisted.ensureDeferred
+async def test_with_the_sqlite_store_a_pause_holds_the_next_run_until_its_end(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "rep.sqlite"
+    start = time.time()  # the file's own clock says which pauses are over
+
+    async def first_run() -> None:
+        rig = sqlite_rig(path, ManualClock(start))
+        try:
+            mw = Middlewares(rig)
+            await rig.open_spider()
+            rig.transport.answers[SITE + "/1"] = (429, {"Retry-After": "600"}, b"")
+            await held(mw, SITE + "/1")
+            await turns()  # the save goes on in the background
+            await rig.close_spider()
+        finally:
+            rig.close()
+
+    async def next_run() -> None:
+        rig = sqlite_rig(path, ManualClock(start + 100))
+        try:
+            mw = Middlewares(rig)
+            await rig.open_spider()  # the store's pauses are read before the first request
+            await held(mw, SITE + "/2")
+            rig.clock.advance(499)
+            assert released(rig) == []
+            rig.clock.advance(1)
+            assert released(rig) == [SITE + "/2"]
+            await ok(mw, rig.engine.crawled[0])
+            assert sent(rig) == [SITE + "/2"]
+            await rig.close_spider()
+        finally:
+            rig.close()
+
+    await in_loop(first_run())
+    await in_loop(next_run())
+
+
+@pytest_twisted.ensureDeferred
+async def test_with_a_shared_store_a_pause_one_crawl_saw_holds_the_other(tmp_path: Path) -> None:
+    path = tmp_path / "rep.sqlite"
+    clock = ManualClock(time.time())
+
+    async def scenario() -> None:
+        one, other = sqlite_rig(path, clock), sqlite_rig(path, clock)
+        try:
+            mws = Middlewares(one), Middlewares(other)
+            for rig in (one, other):
+                await rig.open_spider()
+            one.transport.answers[SITE + "/1"] = (503, {"Retry-After": "60"}, b"")
+            await held(mws[0], SITE + "/1")
+            for _ in range(100):  # the save, on the store's thread, then told to the other
+                if stat(other, "rep/pushback/pauses/service-unavailable"):
+                    break
+                await asyncio.sleep(0.005)
+            await held(mws[1], SITE + "/2")
+            assert sent(other) == []
+            clock.advance(60)
+            assert released(other) == [SITE + "/2"]
+            for rig in (one, other):
+                await rig.close_spider()
+        finally:
+            one.close()
+            other.close()
+
+    await in_loop(scenario())
+
+
+async def turns(n: int = 10) -> None:
+    """Let the tasks the middlewares and timers started run."""
+    for _ in range(n):
+        await asyncio.sleep(0)

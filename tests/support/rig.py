@@ -8,16 +8,20 @@ The rig fakes exactly two things, the clock and the robots.txt fetch seam
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from scrapy import Request, Spider
+from scrapy import Request, Spider, signals
 from scrapy.core.downloader import Downloader, Slot
+from scrapy.core.downloader.middleware import DownloaderMiddlewareManager
+from scrapy.core.spidermw import SpiderMiddlewareManager
 from scrapy.crawler import Crawler
+from scrapy.exceptions import IgnoreRequest
 from scrapy.http import Response
 from scrapy.utils.test import get_crawler
 from twisted.internet.defer import Deferred
+from twisted.python.failure import Failure
 
 from scrapy_rep.core.origin import NotAnOrigin, origin_of, robots_url
 from tests.support.clock import ManualClock
@@ -171,8 +175,9 @@ class Rig:
         settings: Mapping[str, Any] | None = None,
         answers: Mapping[str, Reply | list[Reply]] | None = None,
         spidercls: type[Spider] = Spider,
+        clock: ManualClock | None = None,
     ) -> None:
-        self.clock = ManualClock()
+        self.clock = clock or ManualClock()
         self.transport = FakeTransport(answers)
         merged = {**BASE_SETTINGS, "REP_CLOCK": self.clock, **(settings or {})}
         self.crawler = get_crawler(spidercls, settings_dict=merged)
@@ -187,6 +192,36 @@ class Rig:
         _key, slot = self.engine.downloader._get_slot(Request(url))
         return slot
 
+    def schedule(self, request: Request) -> bool:
+        """The engine schedules ``request`` (sends ``request_scheduled`` as Scrapy's engine
+        does): False when a receiver kept it out of the scheduler (scrapy-rep parked it)."""
+        sent = self.crawler.signals.send_catch_log(
+            signals.request_scheduled,
+            request=request,
+            spider=self.crawler.spider,
+            dont_log=IgnoreRequest,
+        )
+        return not any(
+            isinstance(result, Failure) and isinstance(result.value, IgnoreRequest)
+            for _, result in sent
+        )
+
+    async def open_spider(self) -> None:
+        """``spider_opened``, as the engine sends it: its receivers awaited."""
+        await self.crawler.signals.send_catch_log_async(
+            signals.spider_opened, spider=self.crawler.spider
+        )
+
+    async def close_spider(self, reason: str = "finished") -> None:
+        """``spider_closed``, as the engine sends it: its receivers awaited."""
+        await self.crawler.signals.send_catch_log_async(
+            signals.spider_closed, spider=self.crawler.spider, reason=reason
+        )
+
+    def idle(self) -> None:
+        """The engine has nothing to do (``spider_idle``, as Scrapy's engine sends it)."""
+        self.crawler.signals.send_catch_log(signals.spider_idle, spider=self.crawler.spider)
+
     def close(self) -> None:
         self.engine.downloader.close()
 
@@ -195,3 +230,54 @@ class Rig:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class Middlewares:
+    """The crawl's downloader and spider middlewares, Scrapy's and the add-on's in the
+    add-on's order, run as Scrapy's downloader and scraper run them.
+
+    The network is the rig's transport: a page is answered by its whole URL
+    in ``rig.transport.answers`` (an unknown one is a 404) and kept in
+    ``rig.transport.sent``, beside the robots.txt fetches.
+    """
+
+    def __init__(self, rig: Rig) -> None:
+        self.rig = rig
+        self.downloader = DownloaderMiddlewareManager.from_crawler(rig.crawler)
+        self._spider: SpiderMiddlewareManager | None = None
+
+    async def fetch(self, request: Request) -> Response | Request:
+        """``request`` through the downloader middlewares: the response, or a request handed
+        back to the engine (to be scheduled); raises what its errback would hear."""
+        return await self.downloader.download_async(self._download, request)
+
+    async def _download(self, request: Request) -> Response:
+        """The download handler's part, with the signals Scrapy's downloader sends around it."""
+        crawler = self.rig.crawler
+        try:
+            response = await self.rig.transport(request)
+            crawler.signals.send_catch_log(
+                signals.response_downloaded,
+                response=response,
+                request=request,
+                spider=crawler.spider,
+            )
+            return response
+        finally:
+            crawler.signals.send_catch_log(
+                signals.request_left_downloader, request=request, spider=crawler.spider
+            )
+
+    async def scrape(self, response: Response, output: Iterable[Any]) -> list[Any]:
+        """What the spider middlewares let through of ``output``, a callback's for ``response``."""
+        if self._spider is None:
+            self._spider = SpiderMiddlewareManager.from_crawler(self.rig.crawler)
+
+        async def callback(_response: Response | Failure, _request: Request) -> Iterable[Any]:
+            return output
+
+        assert response.request is not None
+        chain: AsyncIterator[Any] = await self._spider.scrape_response_async(
+            callback, response, response.request
+        )
+        return [each async for each in chain]
