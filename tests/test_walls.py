@@ -1,14 +1,28 @@
-"""Licence and payment walls, pure: what a wall is and asks; when walls block an origin."""
+"""Licence and payment walls: what a wall is and asks, when walls block an origin (pure);
+then, on the rig, what meets a wall in the crawl's own downloader middlewares. The whole
+crawl is ``tests/integration/test_licence_walls.py``.
+"""
 
 from __future__ import annotations
 
-import pytest
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
+import pytest
+import pytest_twisted
+from scrapy import Request
+from scrapy.http import Response
+
+from scrapy_rep.adapter.exceptions import RepIgnoreRequest
+from scrapy_rep.adapter.telemetry import Telemetry
 from scrapy_rep.core.fields import FIELD_OCTETS
 from scrapy_rep.core.pushback import BLOCKED, Pushback, PushbackConfig
 from scrapy_rep.core.report import CrawlCounts, report_lines
 from scrapy_rep.core.walls import LICENCE, PAYMENT, wall_of
 from scrapy_rep.robotstxt.text import ITEM_TEXT
+from tests.support.audit import records
+from tests.support.rig import Middlewares, Rig, in_loop
 
 NOW = 1_000_000.0
 
@@ -123,3 +137,108 @@ def test_a_huge_wall_is_read_within_the_header_bound_and_kept_as_a_bounded_summa
     # characters with no '=' after it, many times over; read in one pass
     tokens = wall_of(401, headers(www_authenticate=["a" * 4000 + " " + "b" * 4000, "License"]))  # type: ignore[arg-type]
     assert tokens is not None and tokens.kind == LICENCE
+
+
+# -- in the crawl: the downloader middlewares on the rig ------------------------------------
+
+SITE = "http://a.example"
+ROBOTS = (200, {}, b"User-agent: *\nAllow: /\nLicense: https://a.example/licence.xml\n")
+PRICED = (402, {"crawler-price": "USD 0.01"}, b"pay")
+LICENSED = (401, {"WWW-Authenticate": 'License realm="x", server="https://lic.example/t"'}, b"")
+
+
+@pytest.fixture
+def mw(tmp_path: Path) -> Iterator[Middlewares]:
+    rig = Rig(
+        {
+            "REP_PENDING_WAIT": 5,
+            "REP_DECISION_LOG": str(tmp_path / "audit.jsonl"),
+            # a retry would send a wall again: it must never see one
+            "RETRY_ENABLED": True,
+            "RETRY_HTTP_CODES": [401, 402],
+        },
+        {"http://a.example:80": ROBOTS, f"{SITE}/ok": (200, {}, b"ok")},
+    )
+    yield Middlewares(rig)
+    rig.close()
+
+
+def stat(rig: Rig, key: str) -> Any:
+    Telemetry.of(rig.crawler).flush()
+    return rig.crawler.stats.get_value(key)
+
+
+async def walled(mw: Middlewares, url: str, reply: Any, **meta: Any) -> RepIgnoreRequest:
+    mw.rig.transport.answers[url] = reply
+    with pytest.raises(RepIgnoreRequest) as dropped:
+        await mw.fetch(Request(url, meta=meta))
+    return dropped.value
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_402_is_dropped_before_the_spider_never_retried_and_recorded(
+    mw: Middlewares, tmp_path: Path
+) -> None:
+    rig = mw.rig
+
+    async def scenario() -> None:
+        url = f"{SITE}/paid"
+        dropped = await walled(mw, url, PRICED)
+        record = dropped.decision  # what the request's errback hears
+        assert (record["action"], record["reason"]) == ("drop", "licence-required")
+        assert record["policy_status"] == "wall"
+        assert record["matched_rule"] == "402 payment, crawler-price: USD 0.01"
+        assert rig.transport.urls().count(url) == 1  # not retried
+        assert stat(rig, "rep/walls/payment") == 1
+        assert stat(rig, "rep/dropped/licence-required") == 1
+        assert stat(rig, "retry/count") is None
+        await rig.close_spider()
+        (wall,) = records(tmp_path / "audit.jsonl", "licence_wall")
+        assert (wall["url"], wall["kind"], wall["status"]) == (url, "payment", 402)
+        assert wall["price"] == "USD 0.01" and not wall["walled"]
+        assert wall["licenses"] == ["https://a.example/licence.xml"]  # robots.txt's RSL lines
+
+    await in_loop(scenario())
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_401_is_a_wall_only_with_a_license_challenge(mw: Middlewares) -> None:
+    rig = mw.rig
+
+    async def scenario() -> None:
+        dropped = await walled(mw, f"{SITE}/licensed", LICENSED)
+        assert dropped.decision["matched_rule"] == (
+            "401 licence, licence server https://lic.example/t"
+        )
+        rig.transport.answers[f"{SITE}/basic"] = (401, {"WWW-Authenticate": "Basic"}, b"")
+        response = await mw.fetch(Request(f"{SITE}/basic", meta={"max_retry_times": 0}))
+        assert isinstance(response, Response) and response.status == 401  # access control
+        assert stat(rig, "rep/walls/licence") == 1
+        # a dont_obey_robotstxt request opts out of robots.txt, not of a wall
+        exempt = await walled(mw, f"{SITE}/exempt", PRICED, dont_obey_robotstxt=True)
+        assert exempt.decision["reason"] == "licence-required"
+
+    await in_loop(scenario())
+
+
+@pytest_twisted.ensureDeferred
+async def test_block_after_walls_in_a_row_hold_the_origins_other_requests(
+    mw: Middlewares,
+) -> None:
+    rig = mw.rig
+
+    async def scenario() -> None:
+        for n in range(3):  # REP_BLOCK_AFTER: no page served first is needed for walls
+            assert stat(rig, "rep/walls/origins-walled") is None
+            await walled(mw, f"{SITE}/paid/{n}", PRICED)
+        assert stat(rig, "rep/walls/origins-walled") == 1
+        handed = await mw.fetch(Request(f"{SITE}/ok"))
+        assert isinstance(handed, Request)  # held like a block, not sent
+        assert not rig.schedule(handed)
+        assert f"{SITE}/ok" not in rig.transport.urls()
+        rig.idle()
+        with pytest.raises(RepIgnoreRequest) as ended:
+            await mw.fetch(rig.engine.crawled[0])
+        assert ended.value.decision["reason"] == "blocked"
+
+    await in_loop(scenario())
