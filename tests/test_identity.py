@@ -1,19 +1,32 @@
-"""core/identity.py: the token in a User-Agent, and the bounded memory of refused identities."""
+"""The crawler's identity: the token in a User-Agent and the bounded memory of refused
+identities (core/identity.py, pure); then, on the rig, ``IdentityGuard`` last in the crawl's
+own downloader middlewares. The whole crawls are ``tests/integration/test_identity.py``.
+"""
 
 from __future__ import annotations
 
 import base64
+import logging
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
+import pytest_twisted
+from scrapy import Request
+from scrapy.http import Response
 
+from scrapy_rep.adapter.exceptions import RepIgnoreRequest
+from scrapy_rep.adapter.telemetry import Telemetry
 from scrapy_rep.core.decision import DROP, identity_drop, unjudged
 from scrapy_rep.core.identity import (
     IDENTITY_CHANGED,
+    REFUSAL_MEMORY,
     Identity,
     Once,
     RefusedIdentities,
     carries_token,
 )
+from tests.support.rig import Middlewares, Rig, in_loop
 
 A, B = "http://a.example:80", "http://b.example:80"
 BOT = Identity("testbot/1.0 (+http://127.0.0.1/)")
@@ -140,3 +153,114 @@ def test_identity_drop_keeps_the_judgement_and_drops() -> None:
     fresh = identity_drop(None, A, "testbot", "http://a.example/y", IDENTITY_CHANGED, "d")
     assert fresh["action"] == DROP and fresh["url"] == "http://a.example/y"
     assert set(fresh) == set(judged)
+
+
+# -- IdentityGuard in the crawl: the downloader middlewares on the rig ------------------------
+
+SITE = "http://a.example"
+ROBOTS = (200, {}, b"User-agent: *\nAllow: /\n")
+ROTATED = "Mozilla/5.0 (compatible; testbot/2.0)"  # carries the token, another identity
+BROWSER = "Mozilla/5.0 (X11; Linux x86_64) Chrome/120"  # no token
+
+
+def guarded(**settings: Any) -> Middlewares:
+    rig = Rig(
+        {"REP_PENDING_WAIT": 5, **settings},
+        {"http://a.example:80": ROBOTS, f"{SITE}/refused": (403, {}, b"")},
+    )
+    return Middlewares(rig)
+
+
+@pytest.fixture
+def mw() -> Iterator[Middlewares]:
+    mw = guarded()
+    yield mw
+    mw.rig.close()
+
+
+def stat(rig: Rig, key: str) -> Any:
+    Telemetry.of(rig.crawler).flush()
+    return rig.crawler.stats.get_value(key)
+
+
+def page(url: str, agent: str | None = None, **meta: Any) -> Request:
+    return Request(url, headers={"User-Agent": agent} if agent else None, meta=meta)
+
+
+async def sent(mw: Middlewares, request: Request) -> None:
+    mw.rig.transport.answers.setdefault(request.url, (200, {}, b"ok"))
+    response = await mw.fetch(request)
+    assert isinstance(response, Response), response
+    assert mw.rig.transport.urls()[-1] == request.url  # it left for the network
+
+
+async def dropped(mw: Middlewares, request: Request) -> str:
+    with pytest.raises(RepIgnoreRequest) as caught:
+        await mw.fetch(request)
+    assert request.url not in mw.rig.transport.urls()  # never left for the network
+    assert caught.value.decision["action"] == "drop"
+    return str(caught.value.decision["reason"])
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_user_agent_without_the_token_is_sent_and_said_once_per_origin(
+    mw: Middlewares, caplog: pytest.LogCaptureFixture
+) -> None:
+    async def scenario() -> None:
+        with caplog.at_level(logging.WARNING, logger="scrapy_rep"):
+            for n in range(2):
+                await sent(mw, page(f"{SITE}/{n}", BROWSER))
+        assert stat(mw.rig, "rep/identity/token-missing") == 2
+        (warned,) = [r for r in caplog.records if "does not carry" in r.getMessage()]
+        assert "testbot" in warned.getMessage()
+
+    await in_loop(scenario())
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_user_agent_without_the_token_is_not_sent_when_asked() -> None:
+    mw = guarded(REP_IDENTITY_ACTION={"token-missing": "drop"})
+
+    async def scenario() -> None:
+        assert await dropped(mw, page(f"{SITE}/1", BROWSER)) == "token-missing"
+        await sent(mw, page(f"{SITE}/2"))  # the USER_AGENT setting carries it
+        assert stat(mw.rig, "rep/dropped/token-missing") == 1
+        assert stat(mw.rig, "rep/downloaded") == 1  # the dropped one no longer counts
+
+    try:
+        await in_loop(scenario())
+    finally:
+        mw.rig.close()
+
+
+@pytest_twisted.ensureDeferred
+async def test_no_new_identity_at_an_origin_after_it_refused_one(mw: Middlewares) -> None:
+    async def scenario() -> None:
+        await sent(mw, page(f"{SITE}/"))
+        await sent(mw, page(f"{SITE}/refused"))  # a 403: the identity it was sent as stays
+        assert await dropped(mw, page(f"{SITE}/1", ROTATED)) == "identity-changed"
+        proxied = page(f"{SITE}/2", proxy="http://proxy.example:3128")
+        assert await dropped(mw, proxied) == "identity-changed"
+        await sent(mw, page(f"{SITE}/3"))  # the refused identity itself goes on
+        await sent(mw, page("http://b.example/1", ROTATED))  # per origin
+        mw.rig.clock.advance(REFUSAL_MEMORY)  # an hour after the refusal at most
+        await sent(mw, page(f"{SITE}/4", ROTATED))
+        assert stat(mw.rig, "rep/identity/identity-changed") == 2
+        assert stat(mw.rig, "rep/dropped/identity-changed") == 2
+
+    await in_loop(scenario())
+
+
+@pytest_twisted.ensureDeferred
+async def test_dont_obey_robotstxt_requests_are_not_checked() -> None:
+    mw = guarded(REP_IDENTITY_ACTION={"token-missing": "drop"})
+
+    async def scenario() -> None:
+        await sent(mw, page(f"{SITE}/refused", dont_obey_robotstxt=True))
+        await sent(mw, page(f"{SITE}/1", BROWSER, dont_obey_robotstxt=True))
+        assert stat(mw.rig, "rep/identity/token-missing") is None
+
+    try:
+        await in_loop(scenario())
+    finally:
+        mw.rig.close()
