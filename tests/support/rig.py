@@ -243,8 +243,10 @@ class Middlewares:
 
     def __init__(self, rig: Rig) -> None:
         self.rig = rig
+        # both made before anything is downloaded, as the crawl makes them (a spider
+        # middleware may listen to the downloader's signals)
         self.downloader = DownloaderMiddlewareManager.from_crawler(rig.crawler)
-        self._spider: SpiderMiddlewareManager | None = None
+        self.spider = SpiderMiddlewareManager.from_crawler(rig.crawler)
 
     async def fetch(self, request: Request) -> Response | Request:
         """``request`` through the downloader middlewares: the response, or a request handed
@@ -270,14 +272,12 @@ class Middlewares:
 
     async def scrape(self, response: Response, output: Iterable[Any]) -> list[Any]:
         """What the spider middlewares let through of ``output``, a callback's for ``response``."""
-        if self._spider is None:
-            self._spider = SpiderMiddlewareManager.from_crawler(self.rig.crawler)
 
         async def callback(_response: Response | Failure, _request: Request) -> Iterable[Any]:
             return output
 
         assert response.request is not None
-        chain: AsyncIterator[Any] = await self._spider.scrape_response_async(
+        chain: AsyncIterator[Any] = await self.spider.scrape_response_async(
             callback, response, response.request
         )
         return [each async for each in chain]
