@@ -129,6 +129,14 @@ def take_queued(engine: Any, take: Callable[[Any], bool]) -> list[tuple[Any, Any
     return taken
 
 
+def downloading(engine: Any) -> set[Any] | None:
+    """The requests inside the downloader now, its middlewares included (``Downloader.active``,
+    kept by ``Downloader.fetch`` from the first ``process_request`` to the last answer);
+    None: this Scrapy keeps no such set."""
+    active = getattr(getattr(engine, "downloader", None), "active", None)
+    return active if isinstance(active, set) else None
+
+
 def encode_for_queue(queue: Any, request: Any) -> Any:
     """A request as scrapy-redis's queue stores it (its private ``_encode_request``)."""
     return queue._encode_request(request)

@@ -41,9 +41,6 @@ PARK = "_rep_park"
 DROP = "_rep_drop"
 #: Internal: when a request was first parked (for ``REP_PARK_TIMEOUT``).
 PARKED_AT = "_rep_parked_at"
-#: Internal: the origin whose in-flight count a request sent during a page pause's slow
-#: start (or after a pushback) counts in, until its response or error.
-PUSHBACK_SENT = "_rep_pushback_sent"
 #: Internal: the id of a held request's record in the shared queue's Redis.
 HELD_ID = "_rep_held_id"
 #: Internal: bytes of a robots.txt download received so far (its size cap).

@@ -36,7 +36,7 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from scrapy import Request
+from scrapy import Request, signals
 from twisted.python.failure import Failure
 
 from scrapy_rep.adapter import compat
@@ -112,6 +112,12 @@ class PageSignals:
         self.share = share
         #: the cluster's send times (Redis); None: each worker paces its own sends
         self.pacing = pacing
+        #: requests counted in flight (:meth:`sending`), by the request itself (a redirect's
+        #: or a retry's copy is another request), until :meth:`_count_back`
+        self._out: dict[Request, str] = {}
+        # a download's end, whatever middleware then takes its response or error (a
+        # redirect, a meta refresh, a wall, an IgnoreRequest): the request is back
+        crawler.signals.connect(self._count_back, signal=signals.request_left_downloader)
         self._outage = Outage(
             logger,
             "scrapy-rep: the shared pace of pushed-back origins failed (%(error)s)",
@@ -154,7 +160,7 @@ class PageSignals:
         reason = core.hold_reason(origin, now, paced=turn is None)
         if reason is not None:
             return reason
-        request.meta[M.PUSHBACK_SENT] = origin
+        self._out[request] = origin
         core.sent(origin, now, None if turn is None else turn.spacing)
         wait = core.wait(origin, now)
         if wait > 0:  # paced: the next held request goes when its time comes
@@ -166,11 +172,26 @@ class PageSignals:
         if origin in self.core:
             self._ramp(origin)
 
-    def response(self, request: Request, response: Response) -> Request | Response:
-        meta = request.meta
-        counted = meta.pop(M.PUSHBACK_SENT, None)
+    def _count_back(self, request: Request, spider: Any = None) -> str | None:
+        """A counted request is back (its download ended, or its response or error reached
+        the middleware first): the origin it counted in, once; None if it was not counted."""
+        counted = self._out.pop(request, None)
         if counted is not None:
             self.core.done(counted)
+        return counted
+
+    def _reconcile(self) -> None:
+        """Count back the requests that left the downloader's middlewares on a path that
+        told nobody (a middleware's ``process_request`` returning a request, say)."""
+        active = compat.downloading(self.crawler.engine)
+        if active is None:
+            return
+        for request in [r for r in self._out if r not in active]:
+            self._count_back(request)
+
+    def response(self, request: Request, response: Response) -> Request | Response:
+        meta = request.meta
+        counted = self._count_back(request)
         if meta.get(M.DONT_OBEY) or meta.get(M.ROBOTS_REQUEST):
             return response
         origin = _origin(request)
@@ -197,21 +218,22 @@ class PageSignals:
         when it is the ``REP_BLOCK_AFTER``-th refusal in a row, and the origin is blocked."""
         pause = self.core.on_wall(origin, status, request.url, self.clock(), linked_from(request))
         if pause is None:
+            if origin in self.core:  # its request was counted back: the ramp goes on
+                self._ramp(origin)
             return False
         self.paused(pause)
         return True
 
     def exception(self, request: Request, exception: BaseException) -> Request | None:
-        counted = request.meta.pop(M.PUSHBACK_SENT, None)
-        if counted is not None:
-            self.core.done(counted)
+        counted = self._count_back(request)
         if isinstance(exception, PushbackHeld):  # taken out of its slot's queue: held
             origin = _origin(request)
             if origin is not None:
                 self.telemetry.emit(PageRefused(origin, request.url, None, unsent=True))
             return self.holding.to_parking(request, exception.reason)
-        if counted is not None:
-            self._ramp(counted)
+        origin = counted or _origin(request)  # counted back when its download ended, maybe
+        if origin is not None and origin in self.core:
+            self._ramp(origin)
         return None
 
     # -- pauses -------------------------------------------------------------------
@@ -259,7 +281,9 @@ class PageSignals:
     def on_idle(self) -> None:
         """The crawl has nothing else to do: a blocked origin's held requests end (``blocked``,
         with their errback) rather than keep it open for hours; a ramp whose requests all
-        ended without a response (dropped by robots.txt, say) lets the next ones go."""
+        ended without a response (dropped by robots.txt, say) lets the next ones go; a
+        request counted in flight that left the downloader unheard is counted back."""
+        self._reconcile()
         now = self.clock()
         for origin in self.gate.held_origins():
             if origin not in self.core:
@@ -335,6 +359,7 @@ class PageSignals:
             timer.cancel()
         self._timers.clear()
         self._paces.clear()
+        self._out.clear()
 
 
 _NO_HEADERS: dict[str, str] = {}

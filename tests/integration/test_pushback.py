@@ -7,10 +7,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import pytest_twisted
 import scrapy
+from scrapy.exceptions import IgnoreRequest
 
 from tests.support.crawl import CrawlResult, crawl
 from tests.support.fakesite import FakeSite, Reply
@@ -156,8 +158,6 @@ async def test_a_row_switched_off_leaves_429_to_scrapy(pbsite: PushbackSite) -> 
 
 @pytest_twisted.ensureDeferred
 async def test_dont_obey_robotstxt_requests_are_not_paused(pbsite: PushbackSite) -> None:
-    import scrapy
-
     a = pbsite.add("a", rate=1.0, burst=1, retry_after=30, pages=4)
     requests = [
         scrapy.Request(a.url_for(p), meta={"dont_obey_robotstxt": True}) for p in page_paths(4)
@@ -450,3 +450,53 @@ async def test_store_forget_lifts_a_running_crawls_page_pause_and_show_lists_it(
     # the running crawl heard it: the held pages went, long before the pause's end
     assert sorted(result.downloaded) == [a.url_for("/1"), a.url_for("/2")]
     assert result.dropped == {}
+
+
+#: each of these consumes a response before the pushback middleware can hear it
+CONSUMED = {
+    "redirect": Reply(status=301, headers={"Location": "/dir/"}),
+    "meta-refresh": Reply(
+        body=b'<html><head><meta http-equiv="refresh" content="0; url=/dir/"></head></html>',
+        headers={"Content-Type": "text/html"},
+    ),
+    "licence-wall": Reply(status=402, body=b"pay"),
+    "ignored": Reply(body=b"<html>taken</html>", headers={"X-Take": "1"}),
+}
+
+
+class TakesMarkedResponses:
+    """A project's downloader middleware above scrapy-rep's pushback one: it ignores some."""
+
+    def process_response(self, request: scrapy.Request, response: Any) -> Any:
+        if response.headers.get(b"X-Take"):
+            raise IgnoreRequest("taken")
+        return response
+
+
+@pytest.mark.parametrize("answer", sorted(CONSUMED))
+@pytest_twisted.ensureDeferred
+async def test_a_redirect_after_a_pause_counts_back_and_the_origin_goes_on(
+    site: FakeSite, answer: str
+) -> None:
+    a = site.add("a").robots(Reply(body=b"User-agent: *\nAllow: /\n"))
+    # /dir answers 429 first; sent again after the pause it is the first request out, and
+    # its answer is taken by a middleware that runs before scrapy-rep's pushback one
+    a.page("/dir", Reply(status=429, headers={"Retry-After": "1"}), CONSUMED[answer])
+    a.page("/dir/", Reply(body=b"<html>dir</html>"))
+    later = [f"/p/{i}" for i in range(11)]
+    for path in later:
+        a.page(path, Reply(body=b"<html>ok</html>"))
+    settings = {
+        **RETRY_ON,
+        "CONCURRENT_REQUESTS_PER_DOMAIN": 1,
+        "REP_PARK_TIMEOUT": 20.0,  # a stalled origin ends here, its pages park-expired
+        "METAREFRESH_ENABLED": True,
+        "DOWNLOADER_MIDDLEWARES": {f"{__name__}.TakesMarkedResponses": 700},
+    }
+    first = scrapy.Request(a.url_for("/dir"), priority=1)  # asked first, held first
+    result = await crawl([first, *(a.url_for(p) for p in later)], settings)
+    assert a.hits("/dir") == 2  # the 429, then the answer a middleware took
+    assert result.stat("rep/pushback/refused/429") == 1
+    assert "park-expired" not in result.dropped.values(), result.dropped
+    expected = [*later] if answer in ("licence-wall", "ignored") else ["/dir/", *later]
+    assert sorted(result.downloaded) == sorted(a.url_for(p) for p in expected)
