@@ -31,6 +31,7 @@ from scrapy_rep.core.pace import COARSE, DECAY, FINE, GAP_GROWTH, START_GAP
 from scrapy_rep.core.policy import Policy, Status
 from scrapy_rep.core.pushback import (
     BLOCKED,
+    GIVE_UP_AFTER,
     RATE_LIMITED,
     SERVICE_UNAVAILABLE,
     PauseState,
@@ -172,6 +173,23 @@ def test_a_429_during_the_ramp_pauses_again_for_longer() -> None:
     assert again is not None and again.new
     assert again.until - (first.until + 0.5) == 3.0  # Retry-After and half of it: longer
     assert pb.room(A) == 0
+
+
+def test_the_fifth_pause_in_a_row_gives_up_a_healthy_answer_starts_the_count_over() -> None:
+    pb = make()
+    now = NOW
+    given_up = []
+    for _ in range(GIVE_UP_AFTER + 1):
+        pause = pb.on_response(A, 429, ra("1"), f"{A}/", now)
+        assert pause is not None and pause.new
+        given_up.append(pause.given_up)
+        assert pb.on_response(A, 429, ra("1"), f"{A}/x", now).given_up is False  # in flight
+        now = pause.until
+        pb.resume(A, now)
+    assert given_up == [False] * (GIVE_UP_AFTER - 1) + [True, True]
+    pb.on_response(A, 200, {}, f"{A}/ok", now)
+    pause = pb.on_response(A, 429, ra("1"), f"{A}/", now)
+    assert pause is not None and not pause.given_up
 
 
 def test_a_lone_403_is_that_urls_answer_a_wall_of_them_blocks() -> None:

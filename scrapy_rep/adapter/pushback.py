@@ -46,6 +46,7 @@ from scrapy_rep.core.events import PagePaused, PageRefused, PageResumed
 from scrapy_rep.core.origin import NotAnOrigin, origin_of
 from scrapy_rep.core.pushback import (
     BLOCKED,
+    GAVE_UP,
     Pause,
     PauseState,
     Pushback,
@@ -211,6 +212,9 @@ class PageSignals:
         if pause.cause == BLOCKED:
             return response  # the refusal is that URL's answer; the next ones are not sent
         self.telemetry.emit(PageRefused(origin, request.url, status))
+        if pause.given_up:  # refused for ever: what it holds ends, this request too
+            self.holding.give_up(origin, GAVE_UP)
+            self.holding.drop_held(origin, request, GAVE_UP)
         return self.holding.to_parking(request, pause.cause)
 
     def wall(self, origin: str, status: int, request: Request) -> bool:
@@ -228,6 +232,9 @@ class PageSignals:
         counted = self._count_back(request)
         if isinstance(exception, PushbackHeld):  # taken out of its slot's queue: held
             origin = _origin(request)
+            if exception.reason == GAVE_UP:  # back to the downloader, dropped there
+                request.meta[M.DROP] = GAVE_UP
+                return request.replace(dont_filter=True)
             if origin is not None:
                 self.telemetry.emit(PageRefused(origin, request.url, None, unsent=True))
             return self.holding.to_parking(request, exception.reason)
@@ -247,7 +254,7 @@ class PageSignals:
                 self.share(origin, pause.state)
         self._set_timer(origin, pause.until)
         self.holding.listen(True)
-        self._unsend(origin, pause.cause)
+        self._unsend(origin, GAVE_UP if pause.given_up else pause.cause)
 
     def adopt(self, origin: str, state: PauseState) -> bool:
         """A pause another worker saw (from the shared store); True if adopted."""

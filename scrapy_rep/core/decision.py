@@ -140,6 +140,11 @@ REASONS: dict[str, tuple[str, str]] = {
         "held: a page of its origin answered 503; `detail` names the page, the `Retry-After` "
         "read and the pause's end",
     ),
+    "pushback-gave-up": (
+        "pushback",
+        "held, then ended: its origin answered 429 or 503 to 5 pages in a row with no healthy "
+        "answer between, each after the pause it asked for: not sent again",
+    ),
     "blocked": (
         "pushback",
         "held, then ended: its origin answered `REP_BLOCK_AFTER` pages in a row with 401/403 "
@@ -429,6 +434,8 @@ WITHHELD_DETAIL = {
     "crawl ended",
     "service-unavailable": "held while its origin was paused after a 503 (unavailable) when "
     "the crawl ended",
+    "pushback-gave-up": "its origin answered 429 or 503 to 5 pages in a row, each after the "
+    "pause it asked for, with no healthy answer between: given up",
     "blocked": "its origin is blocked (401/403 to pages in a row after serving pages): not "
     "sent; stop and diagnose",
 }

@@ -19,6 +19,10 @@ answers with a :class:`Pause` when the origin must stop being sent to:
   origin itself pointed to, or the crawl's start requests, count
   (:func:`counts_toward_block`): another site's links are not the origin's.
 
+The :data:`GIVE_UP_AFTER`-th pause in a row with no healthy answer between
+them gives up what the origin holds (:data:`GAVE_UP`): a site that refuses
+for ever does not keep the crawl open.
+
 After a pause the origin starts slowly (:meth:`Pushback.room`): one request
 in flight, one more for each healthy response, until ``ramp_max``; a
 pushback during the ramp pauses again, with the back-off of one more
@@ -69,6 +73,10 @@ HINT_GROWTH = 0.5
 
 #: the reasons of requests held for what a page said (the cause of the pause)
 RATE_LIMITED, SERVICE_UNAVAILABLE, BLOCKED = "rate-limited", "service-unavailable", "blocked"
+#: pushbacks (429/503) in a row with no healthy answer between them after which the origin's
+#: held requests are given up (as robots.txt's after 5 failed fetches); the reason they end with
+GIVE_UP_AFTER = 5
+GAVE_UP = "pushback-gave-up"
 #: a row's cause by status (any other ``pause`` row: ``service-unavailable``)
 _CAUSE_BY_STATUS = {429: RATE_LIMITED}
 REASONS = (RATE_LIMITED, SERVICE_UNAVAILABLE, BLOCKED)
@@ -226,6 +234,8 @@ class Pause:
     refusals: int = 0
     #: a new episode (False: a response in flight when the origin paused, pushing back too)
     new: bool = True
+    #: the :data:`GIVE_UP_AFTER`-th pushback in a row (or later): what it holds is given up
+    given_up: bool = False
 
     @property
     def cause(self) -> str:
@@ -268,6 +278,8 @@ class _Origin:
     pace: Pace = field(default_factory=Pace)
     #: healthy answers since the last pause ended
     healthy_since: int = 0
+    #: pauses in a row with no healthy answer between them (GIVE_UP_AFTER gives up)
+    tries: int = 0
     inflight: int = 0
     served: bool = False
     refused: list[tuple[int, str]] = field(default_factory=list)
@@ -358,6 +370,7 @@ class Pushback:
             # deeper only if refused before any healthy answer since the last pause (during
             # the ramp); a pushback after some is the edge of the site's pace, found
             state.level = state.level + 1 if not state.healthy_since else max(state.level, 1)
+            state.tries = state.tries + 1 if not state.healthy_since else 1
             state.pace.pushed_back()
             state.healthy_since = 0
         state.healthy = 0
@@ -375,7 +388,8 @@ class Pushback:
         )
         state.cause = cause
         state.ramp.stop()
-        return Pause(origin, state.pause, new=not ongoing)
+        given_up = not ongoing and state.tries >= GIVE_UP_AFTER
+        return Pause(origin, state.pause, new=not ongoing, given_up=given_up)
 
     def on_wall(
         self, origin: str, status: int, url: str, now: float, linked_from: str | None = None

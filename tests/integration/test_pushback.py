@@ -500,3 +500,27 @@ async def test_a_redirect_after_a_pause_counts_back_and_the_origin_goes_on(
     assert "park-expired" not in result.dropped.values(), result.dropped
     expected = [*later] if answer in ("licence-wall", "ignored") else ["/dir/", *later]
     assert sorted(result.downloaded) == sorted(a.url_for(p) for p in expected)
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_site_answering_429_for_ever_is_given_up_and_the_spider_closes(
+    site: FakeSite,
+) -> None:
+    a = site.add("a").robots(Reply(body=b"User-agent: *\nAllow: /\n"))
+    paths = [f"/p/{i}" for i in range(6)]
+    for path in paths:
+        a.page(path, Reply(status=429, headers={"Retry-After": "1"}))
+    b = site.add("b").robots(Reply(body=b"User-agent: *\nAllow: /\n"))
+    b.page("/", Reply(body=b"<html>ok</html>"))
+    # far beyond what the bounded tries take (1 + 1.5 + 2 + 2.5 s): a crawl that waits for
+    # REP_PARK_TIMEOUT ends its requests park-expired
+    settings = {**RETRY_ON, "REP_PARK_TIMEOUT": 40.0, "CONCURRENT_REQUESTS_PER_DOMAIN": 1}
+    result = await crawl([a.url_for(p) for p in paths] + [b.url_for("/")], settings)
+    assert result.downloaded == [b.url_for("/")]
+    assert result.dropped == {a.url_for(p): "pushback-gave-up" for p in paths}
+    record = result.decisions[a.url_for(paths[0])]
+    assert record["action"] == "drop" and "429" in record["detail"]
+    assert result.stat("rep/dropped/pushback-gave-up") == len(paths)
+    # GIVE_UP_AFTER pauses in a row, each ended by one request sent again
+    assert result.stat("rep/pushback/pauses/rate-limited") == 5
+    assert result.stat("finish_reason") == "finished"
