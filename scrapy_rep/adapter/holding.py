@@ -132,7 +132,9 @@ class Holding:
         if parked.displaced is not None:  # an origin holding more than its share gave way
             self._rejudge(parked.displaced, drop="park-overflow")
         if parked:
-            self.telemetry.emit(Parked(origin, request.url, reason))
+            said = self.gate.pushback
+            pause = said.said(origin) if said is not None and reason in PUSHBACK_REASONS else None
+            self.telemetry.emit(Parked(origin, request.url, reason, pause))
             if self.records is not None:
                 self.records.parked(request, origin, reason, self.resolver.current(origin))
             if reason not in PUSHBACK_REASONS:  # a page's pause ends on a timer of its own

@@ -83,6 +83,44 @@ class Turn:
     spacing: float | None
 
 
+class InFlight:
+    """The requests counted in flight to a pushed-back origin (:meth:`PageSignals.sending`),
+    each counted back once, whatever takes its answer.
+
+    Keyed by the request itself (a redirect's or a retry's copy is another request). A
+    download's end (``request_left_downloader``) counts it back, whichever middleware then
+    takes its response or error (a redirect, a meta refresh, a wall, an ``IgnoreRequest``);
+    the pushback middleware counts back what never reached the network; :meth:`reconcile`
+    what left the downloader's middlewares telling nobody.
+    """
+
+    def __init__(self, crawler: Crawler, core: Pushback) -> None:
+        self.crawler = crawler
+        self.core = core
+        self._out: dict[Request, str] = {}
+        crawler.signals.connect(self.back, signal=signals.request_left_downloader)
+
+    def sent(self, request: Request, origin: str) -> None:
+        self._out[request] = origin
+
+    def back(self, request: Request, spider: Any = None) -> str | None:
+        """The origin ``request`` counted in, counted back once; None: not counted."""
+        counted = self._out.pop(request, None)
+        if counted is not None:
+            self.core.done(counted)
+        return counted
+
+    def reconcile(self) -> None:
+        """Count back what is no longer in the downloader (``Downloader.active``)."""
+        active = compat.downloading(self.crawler.engine)
+        if active is not None:
+            for request in [r for r in self._out if r not in active]:
+                self.back(request)
+
+    def clear(self) -> None:
+        self._out.clear()
+
+
 class PageSignals:
     """Pauses, slow starts and blocks an origin's pages asked for, carried out in Scrapy."""
 
@@ -113,12 +151,8 @@ class PageSignals:
         self.share = share
         #: the cluster's send times (Redis); None: each worker paces its own sends
         self.pacing = pacing
-        #: requests counted in flight (:meth:`sending`), by the request itself (a redirect's
-        #: or a retry's copy is another request), until :meth:`_count_back`
-        self._out: dict[Request, str] = {}
-        # a download's end, whatever middleware then takes its response or error (a
-        # redirect, a meta refresh, a wall, an IgnoreRequest): the request is back
-        crawler.signals.connect(self._count_back, signal=signals.request_left_downloader)
+        #: the requests counted in flight, until they are back
+        self.out = InFlight(crawler, core)
         self._outage = Outage(
             logger,
             "scrapy-rep: the shared pace of pushed-back origins failed (%(error)s)",
@@ -161,7 +195,7 @@ class PageSignals:
         reason = core.hold_reason(origin, now, paced=turn is None)
         if reason is not None:
             return reason
-        self._out[request] = origin
+        self.out.sent(request, origin)
         core.sent(origin, now, None if turn is None else turn.spacing)
         wait = core.wait(origin, now)
         if wait > 0:  # paced: the next held request goes when its time comes
@@ -173,26 +207,9 @@ class PageSignals:
         if origin in self.core:
             self._ramp(origin)
 
-    def _count_back(self, request: Request, spider: Any = None) -> str | None:
-        """A counted request is back (its download ended, or its response or error reached
-        the middleware first): the origin it counted in, once; None if it was not counted."""
-        counted = self._out.pop(request, None)
-        if counted is not None:
-            self.core.done(counted)
-        return counted
-
-    def _reconcile(self) -> None:
-        """Count back the requests that left the downloader's middlewares on a path that
-        told nobody (a middleware's ``process_request`` returning a request, say)."""
-        active = compat.downloading(self.crawler.engine)
-        if active is None:
-            return
-        for request in [r for r in self._out if r not in active]:
-            self._count_back(request)
-
     def response(self, request: Request, response: Response) -> Request | Response:
         meta = request.meta
-        counted = self._count_back(request)
+        counted = self.out.back(request)
         if meta.get(M.DONT_OBEY) or meta.get(M.ROBOTS_REQUEST):
             return response
         origin = _origin(request)
@@ -229,7 +246,7 @@ class PageSignals:
         return True
 
     def exception(self, request: Request, exception: BaseException) -> Request | None:
-        counted = self._count_back(request)
+        counted = self.out.back(request)
         if isinstance(exception, PushbackHeld):  # taken out of its slot's queue: held
             origin = _origin(request)
             if exception.reason == GAVE_UP:  # back to the downloader, dropped there
@@ -290,7 +307,7 @@ class PageSignals:
         with their errback) rather than keep it open for hours; a ramp whose requests all
         ended without a response (dropped by robots.txt, say) lets the next ones go; a
         request counted in flight that left the downloader unheard is counted back."""
-        self._reconcile()
+        self.out.reconcile()
         now = self.clock()
         for origin in self.gate.held_origins():
             if origin not in self.core:
@@ -366,7 +383,7 @@ class PageSignals:
             timer.cancel()
         self._timers.clear()
         self._paces.clear()
-        self._out.clear()
+        self.out.clear()
 
 
 _NO_HEADERS: dict[str, str] = {}

@@ -393,6 +393,13 @@ def _event(event: dict[str, Any]) -> str:
         return f"identity  {event.get('reason', '-')} ({event.get('action', '-')}): " + str(
             event.get("detail", "")
         )
+    if kind == "parked" and event.get("page"):
+        hint = event.get("retry_after")
+        return (
+            f"parked    {event.get('reason')}: HTTP {event.get('status')} to {event.get('page')} "
+            f"(Retry-After: {'none' if hint is None else f'{hint}s'}), until "
+            f"{_when(event.get('until'), True)}"
+        )
     if kind == "page_pause":
         return (
             f"paused    origin {event.get('cause')}: HTTP {event.get('status')} to "

@@ -27,6 +27,8 @@ class Parked:
     origin: str
     url: str
     reason: str
+    #: held for what a page said: that pause (the status, the page, ``Retry-After``)
+    pause: PauseState | None = None
 
 
 @dataclass(frozen=True, slots=True)

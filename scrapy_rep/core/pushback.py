@@ -280,6 +280,8 @@ class _Origin:
     healthy_since: int = 0
     #: pauses in a row with no healthy answer between them (GIVE_UP_AFTER gives up)
     tries: int = 0
+    #: the pause that ended last (its ramp's held requests wait for what it said)
+    ended: PauseState | None = None
     inflight: int = 0
     served: bool = False
     refused: list[tuple[int, str]] = field(default_factory=list)
@@ -493,7 +495,7 @@ class Pushback:
         state = self._origins.get(origin)
         if state is None or state.pause is None or state.pause.until > now:
             return None
-        ended = state.pause
+        ended = state.ended = state.pause
         state.pause = None
         state.ramp.start()
         return ended
@@ -516,6 +518,11 @@ class Pushback:
             state.ramp.start()
         return lifted
 
+    def said(self, origin: str) -> PauseState | None:
+        """The pause holding ``origin``'s requests, or the one whose slow start does."""
+        state = self._origins.get(origin)
+        return None if state is None else state.pause or state.ended
+
     def room(self, origin: str) -> int | None:
         """How many more requests may be sent now (None: no limit)."""
         state = self._origins.get(origin)
@@ -527,10 +534,6 @@ class Pushback:
         """Whether ``origin``'s sends are spaced (after a pushback that followed a pause)."""
         state = self._origins.get(origin)
         return state is not None and bool(state.pace)
-
-    def ramping(self, origin: str) -> bool:
-        state = self._origins.get(origin)
-        return state is not None and bool(state.ramp)
 
     def gap(self, origin: str) -> float:
         """Seconds between sends to ``origin`` (0: not paced)."""

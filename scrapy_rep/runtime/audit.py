@@ -37,7 +37,12 @@ RECORDS: Mapping[str, tuple[str, str]] = {
         "`expires_at`, `digest`, `size`, `truncated`, `reason`, `archive` (path in "
         "`REP_POLICY_ARCHIVE`, or null), `licenses` (the file's RSL `License` URLs)",
     ),
-    "parked": ("request held", "`url`, `origin`, `reason`"),
+    "parked": (
+        "request held",
+        "`url`, `origin`, `reason`; held for a page's pause (`rate-limited`, "
+        "`service-unavailable`, `blocked`) also `status`, `retry_after` (seconds read, or "
+        "null), `page` (the page that said it), `until` (the pause's end)",
+    ),
     "page_pause": (
         "origin paused for what a page said (429, 503; `blocked`: 401/403 in a row)",
         "`origin`, `cause` (`rate-limited`, `service-unavailable`, `blocked`), `status`, `url` "

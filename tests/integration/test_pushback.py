@@ -524,3 +524,36 @@ async def test_a_site_answering_429_for_ever_is_given_up_and_the_spider_closes(
     # GIVE_UP_AFTER pauses in a row, each ended by one request sent again
     assert result.stat("rep/pushback/pauses/rate-limited") == 5
     assert result.stat("finish_reason") == "finished"
+
+
+@pytest.mark.parametrize("status", [429, 503])
+@pytest_twisted.ensureDeferred
+async def test_each_held_request_has_a_record_naming_the_pause_that_held_it(
+    pbsite: PushbackSite, tmp_path: Path, status: int
+) -> None:
+    from scrapy_rep.cli.explain import explain
+    from tests.support.audit import records
+
+    if status == 429:
+        a = pbsite.add("a", rate=3.0, burst=2, retry_after=1, pages=12, latency=0.2)
+    else:
+        a = pbsite.add(
+            "a", pages=12, latency=0.2, unavailable=(0.0, 0.3), unavailable_retry_after=1
+        )
+    log = tmp_path / "audit.jsonl"
+    await crawl([a.url_for("/")], {**RETRY_ON, "REP_DECISION_LOG": str(log)}, follow=True)
+    refused = {a.url_for(e.path) for e in pages(a.log()) if e.status == status}
+    assert refused
+    cause = "rate-limited" if status == 429 else "service-unavailable"
+    found = records(log)
+    held = [r for r in found if r["type"] == "parked" and r["reason"] == cause]
+    assert held
+    first = min(r["started"] for r in found if r["type"] == "page_pause")
+    for record in held:  # each names the status, the Retry-After read and the page
+        assert record["status"] == status, record
+        assert record["retry_after"] == 1.0, record
+        assert record["page"] in refused, record
+        assert record["until"] > first, record  # the pause that held it, or its slow start
+    _action, lines = explain(str(log), held[-1]["url"])
+    text = "\n".join(lines)
+    assert f"parked    {cause}: HTTP {status} to {held[-1]['page']} (Retry-After: 1.0s)" in text

@@ -28,7 +28,12 @@ def parked(sink: Telemetry, event: Parked) -> None:
         sink.inc(f"rep/pushback/held/{reason}")
     sink.counts.parked(origin)
     if sink.audit is not None:
-        sink.audit.write("parked", {"url": url, "origin": origin, "reason": reason})
+        record: dict[str, Any] = {"url": url, "origin": origin, "reason": reason}
+        pause = event.pause
+        if pause is not None:  # what the page said: its status, Retry-After, the page itself
+            record.update(status=pause.status, retry_after=pause.retry_after)
+            record.update(page=pause.url, until=pause.until)
+        sink.audit.write("parked", record)
 
 
 def released(sink: Telemetry, event: Released) -> None:
