@@ -341,18 +341,19 @@ class IdleLine:
         self.gate = gate
         self.resolver = resolver
         self.clock = clock
-        self._said: tuple[int, tuple[str, ...], int] | None = None
+        self._said: tuple[int, tuple[str, ...], int, int | None] | None = None
         self._said_at = -IDLE_LINE_EVERY  # when it was said (the crawl clock)
 
     def say(self) -> None:
         """The engine is idle but for held requests: say so, once for each settled state."""
         waiting = self.gate.waiting(self.resolver.current, self.resolver.config)
-        said = (
-            None if waiting is None else (waiting.held, waiting.origins, round(waiting.given_up_by))
-        )
-        if waiting is None or said == self._said:
+        if waiting is None:
             return
         now = self.clock()
+        what, until = self._waiting_for(waiting.origins, now)
+        said = (waiting.held, waiting.origins, round(waiting.given_up_by), until)
+        if said == self._said:
+            return
         if now < self._said_at + IDLE_LINE_EVERY:
             return  # changing fast (origins given up one by one): said once it settles
         self._said, self._said_at = said, now
@@ -362,15 +363,37 @@ class IdleLine:
             shown += f" and {more} more"
         logger.info(
             "scrapy-rep: the spider is idle but for %(held)d held requests of %(n)d origins "
-            "(%(origins)s), waiting for their robots.txt; all are given up by %(when)s at the "
-            "latest",
+            "(%(origins)s), waiting for %(what)s; all are given up by %(when)s at the latest",
             {
                 "held": waiting.held,
                 "n": len(waiting.origins),
                 "origins": shown,
-                "when": when(waiting.given_up_by, self.clock()),
+                "what": what,
+                "when": when(waiting.given_up_by, now),
             },
         )
+
+    def _waiting_for(self, origins: tuple[str, ...], now: float) -> tuple[str, int | None]:
+        """What the held requests wait for, in words: the pause a page asked for (the one
+        ending last: its cause, status, page, ``Retry-After`` and end), their robots.txt,
+        or both; and that pause's end (None: no page's pause)."""
+        pushback = self.gate.pushback
+        pauses = [
+            state
+            for origin in origins
+            if pushback is not None and (state := pushback.paused(origin, now)) is not None
+        ]
+        if not pauses:
+            return "their robots.txt", None
+        last = max(pauses, key=lambda state: state.until)
+        hint = "none" if last.retry_after is None else f"{last.retry_after:g}s"
+        what = (
+            f"the pause a page asked for ({last.cause}: HTTP {last.status} to "
+            f"{printable(last.url)}, Retry-After: {hint}) until {when(last.until, now)}"
+        )
+        if len(pauses) < len(origins):
+            what += ", and for their robots.txt"
+        return what, round(last.until)
 
 
 #: seconds after its give-up time a request counts as parked longer than REP_PARK_TIMEOUT

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 import pytest_twisted
+import scrapy
 
 from tests.support.audit import records
 from tests.support.crawl import ListSpider, crawl, crawl_many
@@ -100,3 +101,28 @@ async def test_an_idle_crawl_says_what_its_held_requests_wait_for(
         "waiting for their robots.txt; all are given up by "
     )
     assert idle[0].endswith(" at the latest") and "(in 15 min)" in idle[0]  # 60+120+240+480 s
+
+
+@pytest_twisted.ensureDeferred
+async def test_an_idle_crawl_held_by_a_page_pause_says_so_and_until_when(
+    site: FakeSite, caplog: pytest.LogCaptureFixture
+) -> None:
+    """robots.txt answered 200; a page's 429 holds the origin: the line says so, not robots.txt."""
+    a = site.add("a").robots(Reply(body=b"User-agent: *\nAllow: /\n"))
+    a.page("/p0", Reply(status=429, headers={"Retry-After": "25"}))
+    urls = [a.url_for(f"/p{i}") for i in range(3)]
+    settings = {"CLOSESPIDER_TIMEOUT": 1.5, "CONCURRENT_REQUESTS": 1}
+    with caplog.at_level(logging.INFO, logger="scrapy_rep"):
+        result = await crawl([scrapy.Request(urls[0], priority=1), *urls[1:]], settings)
+    assert result.stat("rep/pushback/refused/429") == 1
+    idle = [
+        r.getMessage() for r in caplog.records if "the spider is idle but for" in r.getMessage()
+    ]
+    assert len(idle) == 1, idle
+    assert idle[0].startswith(
+        f"scrapy-rep: the spider is idle but for 3 held requests of 1 origins ({a.url}), "
+        f"waiting for the pause a page asked for (rate-limited: HTTP 429 to {urls[0]}, "
+        "Retry-After: 25s) until "
+    ), idle[0]
+    assert "robots.txt" not in idle[0]
+    assert "(in 25 s)" in idle[0] or "(in 24 s)" in idle[0]
