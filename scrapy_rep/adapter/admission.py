@@ -190,6 +190,8 @@ class AdmissionPath:
         policy = self.resolver.current(origin)
         said = policy.reason if policy is not None else "its robots.txt fetch did not end"
         detail = f"{said}; scrapy {self.one_shot} does not wait for robots.txt to be retried"
+        if self.pushback is not None and reason in PUSHBACK_REASONS:
+            detail = self.pushback.one_shot_detail(origin)
         record = unjudged(origin, self.token, request.url, policy, DROP, reason, detail)
         request.meta[M.DECISION] = record
         self.telemetry.final(origin, record)

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy import Request, signals
 from scrapy.exceptions import DontCloseSpider
 
-from scrapy_rep.adapter import compat
+from scrapy_rep.adapter import compat, oneshot
 from scrapy_rep.adapter import meta as M
 from scrapy_rep.adapter.exceptions import ParkedRequest, RepIgnoreRequest
 from scrapy_rep.adapter.handover import Handover
@@ -164,11 +164,18 @@ class Holding:
         self.listen(True)  # the engine schedules it next: be there to park it
         return request
 
-    def drop_held(self, origin: str, request: Request, reason: str) -> None:
-        """In the downloader: drop a held request for a reason of its own, so its errback hears."""
+    def drop_held(
+        self, origin: str, request: Request, reason: str, detail: str = "", *, say: bool = False
+    ) -> None:
+        """In the downloader: drop a held request for a reason of its own, so its errback hears
+        (``detail``: said instead of the reason's own; ``say``: on stderr too, one-shot)."""
         record = withheld(origin, self.token, request.url, self.resolver.current(origin), reason)
+        if detail:
+            record["detail"] = detail
         request.meta[M.DECISION] = record
         self.telemetry.final(origin, record)
+        if say:
+            oneshot.say(record)
         raise RepIgnoreRequest(record)
 
     # -- giving up ------------------------------------------------------------

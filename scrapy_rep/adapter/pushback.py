@@ -11,7 +11,7 @@ lot the robots.txt pause uses:
   its ``process_response`` sees the response first and RetryMiddleware never
   does;
 - requests of that origin already judged and waiting in a download slot's
-  queue are taken out (:meth:`PageSignals._unsend`) and held too: nothing is
+  queue are taken out (:func:`_unsend`) and held too: nothing is
   sent to the origin until the pause ends; requests in flight finish;
 - new requests of the origin are held by the gate
   (:meth:`~scrapy_rep.core.gate.OriginGate.admit`,
@@ -135,6 +135,7 @@ class PageSignals:
         clock: Clock,
         pacing: SharedPacing | None = None,
         share: Callable[[str, PauseState], None] | None = None,
+        one_shot: str | None = None,
     ) -> None:
         """``core``: the pure side, which ``gate`` asks too; ``pacing``: the cluster's send
         times; ``share``: called with each pause this worker saw (the shared store)."""
@@ -149,6 +150,8 @@ class PageSignals:
         #: paced origins: the timer that lets their next held request go
         self._paces: dict[str, Timer] = {}
         self.share = share
+        #: ``scrapy fetch`` and the like: a pushback drops the request, saying why
+        self.one_shot = one_shot
         #: the cluster's send times (Redis); None: each worker paces its own sends
         self.pacing = pacing
         #: the requests counted in flight, until they are back
@@ -229,6 +232,10 @@ class PageSignals:
         if pause.cause == BLOCKED:
             return response  # the refusal is that URL's answer; the next ones are not sent
         self.telemetry.emit(PageRefused(origin, request.url, status))
+        if self.one_shot is not None:  # nobody at the terminal waits for Retry-After
+            self.holding.drop_held(
+                origin, request, pause.cause, self.one_shot_detail(origin), say=True
+            )
         if pause.given_up:  # refused for ever: what it holds ends, this request too
             self.holding.give_up(origin, GAVE_UP)
             self.holding.drop_held(origin, request, GAVE_UP)
@@ -271,7 +278,7 @@ class PageSignals:
                 self.share(origin, pause.state)
         self._set_timer(origin, pause.until)
         self.holding.listen(True)
-        self._unsend(origin, GAVE_UP if pause.given_up else pause.cause)
+        _unsend(self.crawler, origin, GAVE_UP if pause.given_up else pause.cause)
 
     def adopt(self, origin: str, state: PauseState) -> bool:
         """A pause another worker saw (from the shared store); True if adopted."""
@@ -293,6 +300,11 @@ class PageSignals:
                 timer.cancel()
             self.telemetry.emit(PageResumed(lifted, ended))
             self._ramp(lifted)
+
+    def one_shot_detail(self, origin: str) -> str:
+        """Why a one-shot command's request is dropped for ``origin``'s pause."""
+        command = f"scrapy {self.one_shot}"
+        return f"{self.detail(origin)}; {command} does not wait for the pause a page asked for"
 
     def detail(self, origin: str) -> str:
         """Why ``origin``'s requests are held, for a decision record: the page, the status,
@@ -365,19 +377,6 @@ class PageSignals:
         if not self.holding.closed:
             self._ramp(origin)
 
-    def _unsend(self, origin: str, reason: str) -> None:
-        """Requests of ``origin`` judged already and waiting in a download slot: held too.
-
-        Each is failed with :class:`PushbackHeld`, which the middleware turns into
-        a hand-back; only requests still queued are taken, never one in flight.
-        """
-        taken = compat.take_queued(
-            self.crawler.engine,
-            lambda request: _origin(request) == origin and not request.meta.get(M.DONT_OBEY),
-        )
-        for _request, deferred in taken:
-            deferred.errback(Failure(PushbackHeld(reason)))  # type: ignore[no-untyped-call]
-
     def close(self) -> None:
         for timer in [*self._timers.values(), *self._paces.values()]:
             timer.cancel()
@@ -387,6 +386,20 @@ class PageSignals:
 
 
 _NO_HEADERS: dict[str, str] = {}
+
+
+def _unsend(crawler: Crawler, origin: str, reason: str) -> None:
+    """Requests of ``origin`` judged already and waiting in a download slot: held too.
+
+    Each is failed with :class:`PushbackHeld`, which the middleware turns into
+    a hand-back; only requests still queued are taken, never one in flight.
+    """
+    taken = compat.take_queued(
+        crawler.engine,
+        lambda request: _origin(request) == origin and not request.meta.get(M.DONT_OBEY),
+    )
+    for _request, deferred in taken:
+        deferred.errback(Failure(PushbackHeld(reason)))  # type: ignore[no-untyped-call]
 
 
 def _origin(request: Request) -> str | None:

@@ -178,6 +178,7 @@ class RobotsService:
                 clock=self.timers,
                 pacing=shared_pacing(shared),
                 share=self.pauses.save if self.pauses is not None else None,
+                one_shot=self.one_shot,
             )
             if heard is not None
             else None

@@ -81,3 +81,20 @@ def test_fetch_says_why_a_disallowed_url_is_not_downloaded(site: FakeSite, proje
     assert line.startswith(f"scrapy-rep: not downloaded: {origin.url_for('/private/x')}: ")
     assert "disallow" in line
     assert origin.hits("/private/x") == 0
+
+
+@pytest.mark.parametrize("status", [429, 503])
+def test_fetch_drops_a_page_that_pushes_back_and_says_why(
+    site: FakeSite, project: Path, status: int
+) -> None:
+    origin = site.add("a").robots(Reply(body=RULES))
+    url = origin.url_for("/page")
+    origin.page("/page", Reply(status=status, headers={"Retry-After": "5"}))
+    done = scrapy(project, "fetch", "--nolog", url)
+    assert done.stdout == ""
+    (line,) = said(done.stderr)
+    cause = "rate-limited" if status == 429 else "service-unavailable"
+    assert line.startswith(f"scrapy-rep: not downloaded: {url}: {cause} ("), line
+    assert f"the origin answered {status} to {url} (Retry-After: 5s)" in line
+    assert "scrapy fetch does not wait for the pause a page asked for" in line
+    assert origin.hits("/page") == 1  # asked once, not again after Retry-After
