@@ -145,6 +145,7 @@ class AdmissionPath:
         else:
             record = await self._decide(origin, request, policy)
         if downloader:
+            self.telemetry.answered_again(origin, request)
             request.meta[M.DECISION] = record
             if self.one_shot is not None and record["action"] not in (DOWNLOAD, DROP):
                 record["action"] = DROP  # a one-shot command holds nothing

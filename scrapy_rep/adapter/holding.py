@@ -172,6 +172,7 @@ class Holding:
         record = withheld(origin, self.token, request.url, self.resolver.current(origin), reason)
         if detail:
             record["detail"] = detail
+        self.telemetry.answered_again(origin, request)
         request.meta[M.DECISION] = record
         self.telemetry.final(origin, record)
         if say:

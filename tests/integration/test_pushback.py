@@ -557,3 +557,23 @@ async def test_each_held_request_has_a_record_naming_the_pause_that_held_it(
     _action, lines = explain(str(log), held[-1]["url"])
     text = "\n".join(lines)
     assert f"parked    {cause}: HTTP {status} to {held[-1]['page']} (Retry-After: 1.0s)" in text
+
+
+@pytest_twisted.ensureDeferred
+async def test_the_close_report_counts_each_page_sent_again_after_a_pause_once(
+    pbsite: PushbackSite, caplog: pytest.LogCaptureFixture
+) -> None:
+    a = pbsite.add("a", rate=4.0, burst=3, retry_after=1, pages=16, latency=0.1)
+    b = pbsite.add("b", pages=6, unavailable=(0.0, 0.3), unavailable_retry_after=1)
+    with caplog.at_level(logging.INFO, logger="scrapy_rep"):
+        result = await crawl([a.url_for("/"), b.url_for("/")], {**RETRY_ON}, follow=True)
+    assert [e for e in pages(a.log()) if e.status == 429]  # pages sent again after a pause
+    assert [e for e in pages(b.log()) if e.status == 503]
+    assert served(a.log()) == set(page_paths(16)) and served(b.log()) == set(page_paths(6))
+    total = 17 + 7  # "/" and the pages of each origin, each one final answer
+    assert result.stat("rep/downloaded") == total
+    report = next(r.getMessage() for r in caplog.records if "scrapy-rep report:" in r.getMessage())
+    assert report.startswith(
+        f"scrapy-rep report: 2 origins, {total} requests: {total} downloaded"
+    ), report
+

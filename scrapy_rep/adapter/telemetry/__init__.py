@@ -178,6 +178,18 @@ class Telemetry:
         if self.audit is not None:
             self.audit.write("decision", record)
 
+    def answered_again(self, origin: str, request: Any) -> None:
+        """``request`` is answered anew: if its last answer was a download of the same URL (a
+        page sent again after its origin's pause, a retry), that one no longer counts; each
+        request's final answer counts once. (A redirect's hop is a request of its own.)"""
+        previous = request.meta.get(M.DECISION)
+        if previous is None or previous.get("action") != DOWNLOAD:
+            return
+        if previous.get("url") == request.url:
+            pending = self.batch.pending
+            pending["rep/downloaded"] = pending.get("rep/downloaded", 0) - 1
+            self.counts.undownloaded(origin)
+
     def overruled(self, origin: str | None, record: DecisionRecord) -> None:
         """A request let through (its ``download`` answer recorded) and then stopped as it
         left for the network (``core/identity.py``): ``record`` (a drop) is its final answer,
