@@ -29,7 +29,7 @@ from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.asyncio import is_asyncio_available
 
-from scrapy_rep.adapter import compat, oneshot
+from scrapy_rep.adapter import compat, oneshot, parts
 from scrapy_rep.adapter.admission import AdmissionPath
 from scrapy_rep.adapter.collection import CollectionHook, load_collection_policy
 from scrapy_rep.adapter.crawl_delay import CrawlDelay
@@ -287,6 +287,7 @@ class RobotsService:
 
     def _on_opened(self, spider: Any = None) -> Any:
         _warn_if_builtin_active(self.crawler)
+        _warn_if_parts_missing(self.crawler)
         self.holding.open(HeldRecords.open(self.crawler, self.config, self.telemetry))
         return None
 
@@ -335,6 +336,22 @@ def _warn_if_builtin_active(crawler: Crawler) -> None:
             "scrapy-rep: Scrapy's RobotsTxtMiddleware is active too (ROBOTSTXT_OBEY=True), so "
             "robots.txt is fetched twice; enable scrapy-rep with ADDONS = "
             "{'scrapy_rep.Addon': 100}, or set ROBOTSTXT_OBEY = False"
+        )
+
+
+def _warn_if_parts_missing(crawler: Crawler) -> None:
+    """Set up by hand (no add-on), a crawl lacks what the add-on installs beside the
+    middleware: say what, once, and how to get it."""
+    lacking = parts.missing(crawler.settings)
+    if lacking:
+        logger.warning(
+            "scrapy-rep: set up without the add-on, this crawl lacks %(what)s: %(names)s not "
+            "enabled; use ADDONS = {'scrapy_rep.Addon': 100}, or list them as the migration "
+            "guide does",
+            {
+                "what": "; ".join(part[2] for part in lacking),
+                "names": ", ".join(part[1].rsplit(".", 1)[1] for part in lacking),
+            },
         )
 
 

@@ -577,3 +577,41 @@ async def test_the_close_report_counts_each_page_sent_again_after_a_pause_once(
         f"scrapy-rep report: 2 origins, {total} requests: {total} downloaded"
     ), report
 
+
+#: the migration guide's route by hand: every part the add-on installs, listed
+BY_HAND = {
+    "ADDONS": {},
+    "ROBOTSTXT_OBEY": False,
+    "DOWNLOADER_MIDDLEWARES": {
+        "scrapy_rep.RobotsMiddleware": 100,
+        "scrapy_rep.adapter.pushback.PushbackMiddleware": 570,
+        "scrapy_rep.adapter.fetch.BodyGuard": 595,
+        "scrapy_rep.adapter.identity.IdentityGuard": 1_000_000,
+    },
+    "SPIDER_MIDDLEWARES": {"scrapy_rep.PageDirectivesMiddleware": 950},
+}
+
+
+@pytest.mark.parametrize("route", ["middleware-only", "guide"])
+@pytest_twisted.ensureDeferred
+async def test_the_route_by_hand_says_what_it_lacks_or_pauses_as_the_add_on(
+    pbsite: PushbackSite, caplog: pytest.LogCaptureFixture, route: str
+) -> None:
+    a = pbsite.add("a", rate=4.0, burst=3, retry_after=1, pages=12, latency=0.1)
+    settings: dict[str, Any] = {**RETRY_ON, **BY_HAND}
+    if route == "middleware-only":
+        settings["DOWNLOADER_MIDDLEWARES"] = {"scrapy_rep.RobotsMiddleware": 100}
+        settings["SPIDER_MIDDLEWARES"] = {}
+    with caplog.at_level(logging.INFO, logger="scrapy_rep"):
+        result = await crawl([a.url_for("/")], settings, follow=True)
+    lacking = [r.getMessage() for r in caplog.records if "without the add-on" in r.getMessage()]
+    assert [e for e in pages(a.log()) if e.status == 429]
+    if route == "middleware-only":  # pages may be lost to RetryMiddleware: said at start
+        (line,) = lacking
+        assert "page pauses" in line and "PushbackMiddleware" in line, line
+        assert "identity-changed" in line and "noindex" in line and "licence walls" in line
+    else:  # the guide's list: nothing lacking, nothing lost
+        assert lacking == []
+        assert served(a.log()) == set(page_paths(12))
+        no_retry_gave_up(result)
+        assert result.stat("rep/pushback/pauses/rate-limited") >= 1
