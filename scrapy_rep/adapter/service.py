@@ -286,14 +286,12 @@ class RobotsService:
     # -- open and close -----------------------------------------------------
 
     def _on_opened(self, spider: Any = None) -> Any:
-        _warn_if_builtin_active(self.crawler)
-        _warn_if_parts_missing(self.crawler)
+        _warn_if_set_up_amiss(self.crawler)
         self.holding.open(HeldRecords.open(self.crawler, self.config, self.telemetry))
         return None
 
     def _on_idle(self, spider: Any = None) -> None:
-        """The crawl has nothing to do: pages' pauses first (blocked origins end, ramps go
-        on), then what is parked (a refetch planned, the spider kept open)."""
+        """Nothing to do: pages' pauses first (blocked ends, ramps go on), then what is parked."""
         if self.pushback is not None:
             self.pushback.on_idle()
         self.holding.on_idle(spider)
@@ -339,9 +337,10 @@ def _warn_if_builtin_active(crawler: Crawler) -> None:
         )
 
 
-def _warn_if_parts_missing(crawler: Crawler) -> None:
-    """Set up by hand (no add-on), a crawl lacks what the add-on installs beside the
-    middleware: say what, once, and how to get it."""
+def _warn_if_set_up_amiss(crawler: Crawler) -> None:
+    """At start: two robots middlewares, or (set up by hand, no add-on) what the add-on
+    installs beside the middleware lacking; each said once, with how to fix it."""
+    _warn_if_builtin_active(crawler)
     lacking = parts.missing(crawler.settings)
     if lacking:
         logger.warning(
