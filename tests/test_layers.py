@@ -114,3 +114,58 @@ def test_the_check_sees_a_test_module_imported(tmp_path: Path) -> None:
         "tests.integration.test_y.helper",
         "tests.test_z",
     }
+
+
+def module_imports(path: Path) -> set[str]:
+    """The package's modules ``path`` imports, anywhere in it (in a function, under
+    TYPE_CHECKING too): ``from a.b import c`` names ``a.b.c`` where that is a module."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.startswith("scrapy_rep"))
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("scrapy_rep"):
+            found.update(f"{node.module}.{a.name}" for a in node.names)
+            found.add(str(node.module))
+    modules = {module_name(p) for p in PACKAGE.rglob("*.py")}
+    return found & modules
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The modules that reach themselves again, one sorted list per group of them."""
+    found: list[list[str]] = []
+    for start in sorted(graph):
+        around = {name for name in reach(graph, start) if start in reach(graph, name)}
+        if start in around and not any(start in group for group in found):
+            found.append(sorted(around))
+    return found
+
+
+def reach(graph: dict[str, set[str]], start: str) -> set[str]:
+    seen, todo = set(), [start]
+    while todo:
+        for name in graph.get(todo.pop(), ()):
+            if name not in seen:
+                seen.add(name)
+                todo.append(name)
+    return seen
+
+
+@pytest.mark.parametrize("folder", ["robotstxt", "core"])
+def test_pure_layer_has_no_import_cycle(folder: str) -> None:
+    """Imports flow one way inside a pure layer, counting every import (the engine's
+    shared types in robotstxt/entries.py, below the compiler, the sieve and the matcher)."""
+    graph = {
+        module_name(path): module_imports(path) - {module_name(path)}
+        for path in sorted((PACKAGE / folder).rglob("*.py"))
+        if path.name != "__init__.py"
+    }
+    assert cycles(graph) == []
+
+
+def test_the_check_sees_an_import_cycle() -> None:
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]

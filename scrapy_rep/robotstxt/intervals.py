@@ -17,38 +17,17 @@ import re
 from array import array
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, NamedTuple, TypeAlias
+from typing import NamedTuple
 
+from scrapy_rep.robotstxt.entries import UNSETTLED, Answer, Entry, Frame
 from scrapy_rep.robotstxt.parser import Rule
 from scrapy_rep.robotstxt.paths import PLAIN_OCTETS, ROBOTS_TXT, literal, normalise
-
-if TYPE_CHECKING:
-    from scrapy_rep.robotstxt.matcher import Chain
 
 #: the octets of a clean pattern, and the newline that joins patterns for one C pass
 _ALLOWED_LINES = PLAIN_OCTETS + b"\n"
 #: a character an escape is written with (normalised: upper-case hex)
 _HEX = re.compile(r"[%0-9A-F]")
 
-#: one wildcard, anchored or index.html rule: (weight, allow, minus its rule number, where its
-#: key ends in the path, anchored, what follows the key: None if nothing (a literal
-#: pattern), the piece after the one ``*`` (the usual wildcard), else all the pieces)
-Entry = tuple[int, bool, int, int, bool, "str | tuple[str, ...] | None"]
-#: an interval's answer: allowed or not, or (the plain rule's answer, entries to try:
-#: a tuple, heaviest first, or a :class:`~scrapy_rep.robotstxt.matcher.Chain` of them)
-Answer: TypeAlias = "bool | tuple[bool, tuple[Entry, ...] | Chain]"
-#: an interval's answer not worked out yet (:meth:`RuleSet.settle`)
-UNSETTLED: Answer = (False, ())
-#: a key open over an interval: (key, the heaviest plain rule as ``number << 1 | allow``
-#: or -1, its weight or -1, the key's own entries, heaviest first, the frame above it
-#: (None at the root), the heaviest entry of the key and those above it (or None), and
-#: how many entries and pieces the key and those above it have).
-#:
-#: A frame never copies the entries of the frames above it (the root's wildcards would
-#: be copied into every key: O(root × keys)); the chain of frames is walked instead
-#: (:class:`~scrapy_rep.robotstxt.matcher.Chain`), or merged when it is small
-#: (:data:`MERGE_LIMIT`). Compiling stays linear in the rules.
-Frame = tuple[str, int, int, tuple[Entry, ...], "Frame | None", "Entry | None", int]
 #: a frame's chain is merged into one tuple of entries when it has at most this many
 #: entries and pieces (:meth:`RuleSet.settle`); else it is walked, with a budget
 MERGE_LIMIT = 64

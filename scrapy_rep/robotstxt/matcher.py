@@ -24,7 +24,8 @@ from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 
 from scrapy_rep.robotstxt import intervals
-from scrapy_rep.robotstxt.intervals import UNSETTLED, Answer, Entry, Frame, compile_rules
+from scrapy_rep.robotstxt.entries import UNSETTLED, Answer, Entry, Frame, Walk
+from scrapy_rep.robotstxt.intervals import compile_rules
 from scrapy_rep.robotstxt.parser import Rule
 from scrapy_rep.robotstxt.paths import AUTHORITY, ROBOTS_TXT
 from scrapy_rep.robotstxt.sieve import Sieve, path_grams
@@ -89,7 +90,7 @@ SIEVE_MIN = 24
 class Chain:
     """The entries of an interval's keys, walked frame by frame, never merged.
 
-    Each frame (:data:`~scrapy_rep.robotstxt.intervals.Frame`) holds its own
+    Each frame (:data:`~scrapy_rep.robotstxt.entries.Frame`) holds its own
     key's entries, heaviest first; the deciding entry is the heaviest that
     matches among all of them, which is the heaviest of each frame's first
     match. Used where the chain is too large to merge into one tuple
@@ -292,7 +293,7 @@ def footprint(
     return size
 
 
-def first_of(path: str, tried: tuple[Entry, ...] | Chain) -> Entry | None:
+def first_of(path: str, tried: tuple[Entry, ...] | Walk) -> Entry | None:
     """The entry that decides ``path`` among an interval's entries (a tuple or a chain)."""
     if tried.__class__ is tuple:
         return first_entry(path, tried)
