@@ -9,6 +9,7 @@ and ``tests/integration/test_fault_injection.py``.
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -23,6 +24,7 @@ from scrapy_rep.adapter import meta as M
 from scrapy_rep.adapter.fetch import PRIORITY, RobotsFetcher
 from scrapy_rep.core.policy import Conditional, FetchResult
 from scrapy_rep.robotstxt import MAX_BYTES
+from scrapy_rep.runtime.resolver import ROBOTS_TXT
 from tests.support.rig import Answer, Reply, Rig, in_loop
 
 A = "http://a.example:80"
@@ -187,7 +189,8 @@ async def test_an_unforeseen_failure_is_a_network_error_with_one_traceback(
     def broken(origin: str) -> str:
         raise LookupError("no URL for " + origin)
 
-    robots = RobotsFetcher(rig.crawler, 5.0, 5, token="testbot", url_of=broken)
+    file = replace(ROBOTS_TXT, url_of=broken)
+    robots = RobotsFetcher(rig.crawler, 5.0, 5, token="testbot", file=file)
     with caplog.at_level(logging.DEBUG, logger="scrapy_rep"):
         first = await in_loop(robots(A))
         second = await in_loop(robots(B))

@@ -7,6 +7,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from scrapy_rep.runtime.resolver import (
 from scrapy_rep.runtime.settings import RepSettings
 from scrapy_rep.runtime.store.memory import PolicyCache
 from scrapy_rep.runtime.store.sqlite import SqliteStore
+from scrapy_rep.runtime.tdmrep import TDM_ACTIONS, TDMREP, TdmCache, tdm_key
 from tests.support.clock import ManualClock
 
 A = "https://a.example:443"
@@ -321,6 +323,54 @@ def test_shared_resolvers_live_while_someone_uses_them() -> None:
     assert SharedResolvers.acquire(spec, make) is not first
     assert SharedResolvers.leave(spec)
     assert len(made) == 2
+
+
+def test_another_file_has_one_resolver_per_spec_beside_robots_txt() -> None:
+    spec = ResolverSpec.of(settings(), lambda: 0.0, None)
+    robots = SharedResolvers.acquire(spec, resolver)
+    make = partial(robots.for_file, TDMREP)
+    tdm = SharedResolvers.acquire(spec, make, TDMREP)
+    assert tdm is not robots and SharedResolvers.acquire(spec, make, TDMREP) is tdm
+    assert tdm.file is TDMREP and isinstance(tdm.cache, TdmCache)
+    assert tdm.config.actions == TDM_ACTIONS and robots.config.actions != TDM_ACTIONS
+    assert not SharedResolvers.leave(spec, TDMREP)
+    assert SharedResolvers.leave(spec, TDMREP)  # the last user of the file's resolver
+    assert SharedResolvers.acquire(spec, resolver) is robots  # robots.txt's still used
+    assert not SharedResolvers.leave(spec) and SharedResolvers.leave(spec)
+
+
+@pytest_twisted.ensureDeferred
+async def test_another_file_is_stored_under_its_own_key_and_known_by_origin(
+    tmp_path: Path,
+) -> None:
+    """The resolver of tdmrep.json shares robots.txt's store, under keys of its own; its
+    cache and listeners know origins, and an operator's forget of its key reaches it."""
+    clock = ManualClock()
+    store = SqliteStore(tmp_path / "shared.sqlite", clock=clock.now)
+
+    async def scenario() -> None:
+        try:
+            robots = Resolver(PolicyCache(), PolicyConfig(), clock, shared=store)
+            tdm, heard = robots.for_file(TDMREP), Heard()
+            tdm.listeners.append(heard)
+            url = f"{A}/.well-known/tdmrep.json"
+            fetch = FakeFetch([FetchResult(url, url, status=200, body=b"[]")])
+            fetch.gate.set()
+            policy = await tdm.resolve(A, fetch)
+            assert policy.status is Status.OK and fetch.calls == [A]
+            assert [origin for origin, *_ in heard.policies] == [A]
+            kept = tdm.current(A)
+            assert kept is not None and kept.url == url and robots.current(A) is None
+            assert (await store.load(tdm_key(A))) is not None
+            assert (await store.load(A)) is None  # robots.txt's key: not the file's
+            tdm.forgotten(A)  # robots.txt's key forgotten: not this file's
+            assert tdm.current(A) is not None
+            tdm.forgotten(tdm_key(A))
+            assert tdm.current(A) is None
+        finally:
+            await store.close()
+
+    await deferred(scenario())
 
 
 # -- a worker's lease, on the manual clock ---------------------------------------------------------

@@ -1,4 +1,5 @@
-"""Fetching robots.txt through Scrapy: redirects, size cap and errors handled here.
+"""Fetching robots.txt (or another well-known file) through Scrapy: redirects, size cap
+and errors handled here.
 
 The request goes through ``engine.download_async`` so the project's
 downloader middlewares (proxies, headers, auth) apply, with Scrapy's own
@@ -12,7 +13,6 @@ from __future__ import annotations
 
 import logging
 import zlib
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, signals
@@ -30,6 +30,7 @@ from scrapy_rep.core.policy import Conditional, FetchResult
 from scrapy_rep.core.walls import WALL_STATUSES
 from scrapy_rep.robotstxt import MAX_BYTES
 from scrapy_rep.robotstxt.text import printable
+from scrapy_rep.runtime.resolver import ROBOTS_TXT, WellKnownFile
 
 if TYPE_CHECKING:
     from scrapy.core.engine import ExecutionEngine
@@ -57,13 +58,13 @@ class RobotsFetcher:
         max_redirects: int,
         token: str,
         *,
-        url_of: Callable[[str], str] = robots_url,
+        file: WellKnownFile = ROBOTS_TXT,
         check_agent: bool = True,
         excluded: ExcludedSites | None = None,
     ) -> None:
-        """``url_of``: the file fetched for an origin (robots.txt, or another well-known
-        file); ``check_agent``: say once if the User-Agent sent lacks the token (one
-        fetcher of a crawler does); ``excluded``: ``REP_EXCLUDE``, whose sites no
+        """``file``: the file fetched for an origin (robots.txt, or another well-known
+        file, at its ``url_of``); ``check_agent``: say once if the User-Agent sent lacks
+        the token (one fetcher of a crawler does); ``excluded``: ``REP_EXCLUDE``, whose sites no
         redirect hop is followed into."""
         self.crawler = crawler
         self.token = token
@@ -75,7 +76,7 @@ class RobotsFetcher:
         #: origin -> the request its fetch in flight was started for (Scrapy's robots_parsed
         #: sends it); the entry goes when the fetch ends, whatever its outcome
         self.asked: dict[str, Request] = {}
-        self.url_of = url_of
+        self.file = file
         self.check_agent = check_agent
         #: fetch in a download slot of its own (``rep-robots:<host>``), not the host's: set by
         #: the browser guard, whose renders hold the host's slot while they wait for robots.txt
@@ -187,14 +188,18 @@ class RobotsFetcher:
         log = logger.debug if name in self._unexpected_logged else logger.warning
         self._unexpected_logged.add(name)
         log(
-            "scrapy-rep: the robots.txt fetch of %(origin)s failed with %(error)s; "
+            "scrapy-rep: the %(file)s fetch of %(origin)s failed with %(error)s; "
             "treated as a network error",
-            {"origin": printable(origin), "error": printable(f"{name}: {exc}")},
+            {
+                "file": self.file.name,
+                "origin": printable(origin),
+                "error": printable(f"{name}: {exc}"),
+            },
             exc_info=exc,
         )
 
     async def _fetch(self, origin: str, validators: Conditional | None) -> FetchResult:
-        first = url = self.url_of(origin)
+        first = url = self.file.url_of(origin)
         engine = self.crawler.engine
         assert engine is not None
         for_request = self.asked.get(origin)

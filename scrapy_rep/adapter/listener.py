@@ -1,8 +1,8 @@
-"""One crawler's side of the shared resolver: its robots.txt fetches, and what each new
-policy means for it.
+"""One crawler's side of the shared robots.txt resolver: what each new policy means for it.
 
 Crawlers with equal settings share one :class:`~scrapy_rep.runtime.resolver.Resolver`;
-each listens to it through a :class:`PolicyListener`. The listener is the
+each listens to it through a :class:`PolicyListener`, the robots.txt
+:class:`~scrapy_rep.adapter.wellknown.FileListener`. The listener is the
 resolver's fetch for this crawler (one ``fetch`` record a fetch, abandoned
 when the crawler closes) and hears every new policy, whoever fetched it:
 recorded (fetched or reused), given to the gate, whose effects
@@ -21,9 +21,9 @@ from scrapy_rep import signals as rep_signals
 from scrapy_rep.adapter import compat
 from scrapy_rep.adapter.holding import Holding, closing
 from scrapy_rep.adapter.robotparser import RepRobotParser
+from scrapy_rep.adapter.wellknown import FileListener
 from scrapy_rep.core.events import Fetched, Parsed, Reused, Standing
-from scrapy_rep.core.policy import NOT_MODIFIED, Conditional, FetchResult, Policy, Status
-from scrapy_rep.runtime.resolver import Fetch, FetchAbandoned
+from scrapy_rep.core.policy import NOT_MODIFIED, FetchResult, Policy, Status
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -37,8 +37,10 @@ if TYPE_CHECKING:
     from scrapy_rep.runtime.resolver import Resolver
 
 
-class PolicyListener:
+class PolicyListener(FileListener):
     """Fetches robots.txt for this crawler; carries out each new policy of the resolver here."""
+
+    fetcher: RobotsFetcher
 
     def __init__(
         self,
@@ -55,18 +57,12 @@ class PolicyListener:
         """Builds the :class:`Holding` it carries policies out on (held requests are
         refetched through this listener's :meth:`fetch`, and ``handover`` takes what is
         held at close), then listens to the resolver until :meth:`leave`."""
+        super().__init__(fetcher, resolver, self._closed_or_closing)
         self.crawler = crawler
-        self.fetcher = fetcher
         self.gate = gate
-        self.resolver = resolver
         self.telemetry = telemetry
         self.clock = clock.now
         self.token = token
-        #: origin -> this crawler's fetch result, until the policy it gives is recorded with it
-        self._results: dict[str, FetchResult] = {}
-        #: the resolver's fetch for this crawler: one object, so that a policy's ``fetched``
-        #: says by its identity whether this crawler's fetch made it
-        self.fetch: Fetch = self._fetch_robots
         #: where held requests wait, refetched through this listener
         self.holding = Holding(
             crawler,
@@ -78,38 +74,21 @@ class PolicyListener:
             token=token,
             handover=handover,
         )
-        resolver.listeners.append(self)
 
-    def leave(self) -> None:
-        self.resolver.listeners.remove(self)
-
-    def closing(self) -> bool:
-        """Whether this crawler is closing: a fetch now is abandoned, not learnt from."""
+    def _closed_or_closing(self) -> bool:
         return self.holding.closed or closing(self.crawler)
 
-    async def _fetch_robots(
-        self, origin: str, validators: Conditional | None = None
-    ) -> FetchResult:
-        """The resolver's fetch for ``origin``: this crawler's robots.txt, one record a fetch."""
-        if self.closing():
-            raise FetchAbandoned(origin)
+    def before_fetch(self, origin: str) -> None:
         held = self.gate.first_held(origin)
         if held is not None:  # a refetch for held requests: on their behalf
             self.fetcher.asking(origin, held)
-        result = await self.fetcher(origin, validators)
-        if result.error and self.closing():
-            raise FetchAbandoned(origin)  # cut short by our own close, not the site's fault
-        self._results[origin] = result  # recorded with the policy it gives (on_policy)
-        return result
 
-    def on_policy(
-        self, origin: str, old: Policy | None, new: Policy, fetched: Fetch | None
+    def heard(
+        self, origin: str, old: Policy | None, new: Policy, result: FetchResult | None, here: bool
     ) -> None:
         """A new policy for ``origin``, from any crawler sharing the resolver."""
         holding = self.holding
         asked = self.fetcher.answered(origin)
-        here = fetched is self.fetch
-        result = self._results.pop(origin, None) if here else None
         if holding.closed:
             if result is not None:
                 self.telemetry.emit(Fetched(origin, result, None))
@@ -138,10 +117,9 @@ class PolicyListener:
         # the held requests of a given-up origin go back to be dropped, not released
         holding.carry_out(origin, effects, released=new.status is not Status.UNRESOLVED)
 
-    def on_abandoned(self, origin: str) -> None:
+    def abandoned(self, origin: str, result: FetchResult | None) -> None:
         """A fetch ended with its crawler: fetch again for what this crawler holds."""
         self.fetcher.answered(origin)
-        result = self._results.pop(origin, None)
         if result is not None:  # fetched, but no policy came of it
             self.telemetry.emit(Fetched(origin, result, None))
         self.holding.refetch_if_held(origin)

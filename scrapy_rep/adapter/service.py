@@ -22,6 +22,7 @@ import logging
 import weakref
 from collections.abc import Awaitable, Coroutine
 from dataclasses import replace
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, signals
@@ -53,6 +54,7 @@ from scrapy_rep.runtime.settings import RepSettings, SettingError, is_enabled
 from scrapy_rep.runtime.store import open_store
 from scrapy_rep.runtime.store.factory import shared_pacing
 from scrapy_rep.runtime.store.memory import EVICTED_PER_CACHED, PolicyCache
+from scrapy_rep.runtime.tdmrep import TDMREP
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -157,7 +159,13 @@ class RobotsService:
         )
         #: tdmrep.json, fetched only when a declared use is the one TDMRep speaks of
         self.tdmrep = (
-            TdmRep(crawler, config, self.telemetry, self.resolver, self.listener.closing)
+            TdmRep(
+                crawler,
+                config,
+                self.telemetry,
+                SharedResolvers.acquire(self.spec, partial(self.resolver.for_file, TDMREP), TDMREP),
+                self.listener.closing,
+            )
             if TDM_USE in config.uses
             else None
         )
@@ -308,6 +316,8 @@ class RobotsService:
         records = self.holding.close_records()  # handed over by now: the records go
         if records is not None:
             steps.append(records)
+        if self.tdmrep is not None:
+            SharedResolvers.leave(self.spec, TDMREP)  # the robots.txt resolver's store, closed next
         if SharedResolvers.leave(self.spec) and self.resolver.shared is not None:
             steps.append(self.resolver.shared.close())  # the last user closes the connections
         return _in_turn(steps) if steps else None

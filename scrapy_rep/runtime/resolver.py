@@ -1,11 +1,14 @@
-"""One robots.txt fetch per origin at a time, shared by everyone who asks.
+"""One fetch of a well-known file per origin at a time, shared by everyone who asks.
 
-The resolver knows nothing of Scrapy: it is handed a ``fetch`` coroutine
-function and a :class:`~scrapy_rep.runtime.clock.Clock`, whose timers end its
-waits (``REP_PENDING_WAIT``, another worker's fetch, the lock lease's renewal),
-so a test's clock moved by hand expires them without wall time. It keeps the
+A resolver serves one file (:class:`WellKnownFile`: robots.txt, tdmrep.json, ...),
+named by where it lives, its status table, how its body is read and its key in the
+shared store; its cache and its listeners know origins only. The resolver knows
+nothing of Scrapy: it is handed a ``fetch`` coroutine function and a
+:class:`~scrapy_rep.runtime.clock.Clock`, whose timers end its waits
+(``REP_PENDING_WAIT``, another worker's fetch, the lock lease's renewal), so a
+test's clock moved by hand expires them without wall time. It keeps the
 in-flight task per origin (single-flight), turns each :class:`FetchResult`
-into a :class:`Policy` with the pure status table, and keeps the result in the
+into a :class:`Policy` with the file's status table, and keeps the result in the
 local cache and, if there is one, the shared store. A shared store is asked
 before fetching and holds a per-origin lock while a worker fetches, so a
 cluster fetches each file once.
@@ -18,7 +21,7 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, fields
 from functools import partial
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Protocol, TypeAlias
 
 from scrapy_rep.core.origin import robots_url
 from scrapy_rep.core.policy import (
@@ -44,6 +47,41 @@ logger = logging.getLogger(__name__)
 Fetch = Callable[[str, Conditional | None], Awaitable[FetchResult]]
 #: the time now, in seconds (the crawl clock's ``now``)
 Now = Callable[[], float]
+
+
+@dataclass(frozen=True)
+class WellKnownFile:
+    """A file every origin may serve at a path of its own, fetched and kept by a resolver."""
+
+    #: what the logs call it
+    name: str
+    #: where an origin keeps it
+    url_of: Callable[[str], str]
+    #: what its key in the shared store ends with after the origin ("" for robots.txt:
+    #: the origin itself, so that the two files never meet)
+    store_suffix: str
+    #: its status table and TTLs, from robots.txt's (the identity for robots.txt)
+    config_of: Callable[[PolicyConfig], PolicyConfig]
+    #: its local cache, which reads its body (:meth:`PolicyCache.read`)
+    cache: Callable[[int], PolicyCache] = PolicyCache
+
+    def key(self, origin: str) -> str:
+        """The shared store's key for an origin's file."""
+        return origin + self.store_suffix
+
+    def origin_of(self, key: str) -> str | None:
+        """The origin of a store key of this file's; None: another file's."""
+        if not key.endswith(self.store_suffix):
+            return None
+        return key[: len(key) - len(self.store_suffix)]
+
+
+def _same(config: PolicyConfig) -> PolicyConfig:
+    return config
+
+
+#: the file the resolver of a crawl is made for; others are made beside it (:meth:`for_file`)
+ROBOTS_TXT = WellKnownFile("robots.txt", robots_url, "", _same)
 
 
 class FetchAbandoned(Exception):
@@ -113,10 +151,10 @@ class Resolver:
         lock_ttl: float = 10.0,
         poll_interval: float = 0.1,
         fetch_budget: float = 60.0,
-        url_of: Callable[[str], str] = robots_url,
+        file: WellKnownFile = ROBOTS_TXT,
     ) -> None:
-        """``url_of``: the URL a key's file is fetched from (a key is an origin for
-        robots.txt; tdmrep.json's keys differ)."""
+        """``config``: the file's own status table (``file.config_of`` made it)."""
+        self.file = file
         self.cache = cache
         self.config = config
         #: the time and the timers its waits end on (a plain callable: that time, the loop's timers)
@@ -138,7 +176,6 @@ class Resolver:
         )
         #: exception names a failed fetch was logged with (a traceback once for each)
         self._failures_logged: set[str] = set()
-        self.url_of = url_of
         #: the crawlers told of every new policy
         self.listeners: list[Listener] = []
 
@@ -153,6 +190,30 @@ class Resolver:
             lock_ttl=spec.lock_ttl,
             fetch_budget=spec.fetch_budget,
         )
+
+    def for_file(self, file: WellKnownFile) -> Resolver:
+        """A resolver of another file beside this one: its settings, timers and shared
+        store (keyed apart: :attr:`WellKnownFile.store_suffix`), a cache of its own."""
+        resolver = Resolver(
+            file.cache(self.cache.max_origins),
+            file.config_of(self.config),
+            self.timers,
+            shared=self.shared,
+            lock_ttl=self.lock_ttl,
+            poll_interval=self.poll_interval,
+            fetch_budget=self.fetch_budget,
+            file=file,
+        )
+        if self.shared is not None:  # an operator's ``store forget`` reaches its cache too
+            self.shared.on_invalidate(resolver.forgotten)
+        return resolver
+
+    def forgotten(self, key: str | None) -> None:
+        """The shared store forgot ``key`` (None: every key): so does the cache, if it is
+        this file's."""
+        origin = None if key is None else self.file.origin_of(key)
+        if key is None or origin is not None:
+            self.cache.forget(origin)
 
     def current(self, origin: str) -> Policy | None:
         """The cached policy, fresh or not; no I/O."""
@@ -202,7 +263,7 @@ class Resolver:
         name = type(exc).__name__
         log = logger.debug if name in self._failures_logged else logger.warning
         self._failures_logged.add(name)
-        url = self.url_of(origin)  # robots.txt, or another file fetched per origin
+        url = self.file.url_of(origin)
         log(
             "scrapy-rep: the fetch of %(url)s failed with %(error)s; treated as a network error",
             {"url": printable(url), "error": printable(f"{name}: {exc}")},
@@ -213,7 +274,7 @@ class Resolver:
             return next_policy(previous, result, self.clock(), self.config)
         except Exception:  # the status table itself failed: hold the origin for a while
             now = self.clock()
-            reason = f"robots.txt {name}: paused for {self.config.pause_initial:g}s"
+            reason = f"{self.file.name} {name}: paused for {self.config.pause_initial:g}s"
             return Policy(
                 Status.PAUSED,
                 "network",
@@ -261,11 +322,11 @@ class Resolver:
         while True:
             await sleep(self.timers, self.lock_ttl / 3)
             try:
-                if not await self.shared.renew(origin, token, self.lock_ttl):
+                if not await self.shared.renew(self.file.key(origin), token, self.lock_ttl):
                     logger.info(
-                        "scrapy-rep: lost the robots.txt fetch lock of %(origin)s; "
+                        "scrapy-rep: lost the %(file)s fetch lock of %(origin)s; "
                         "another worker may fetch it too",
-                        {"origin": printable(origin)},
+                        {"file": self.file.name, "origin": printable(origin)},
                     )
                     return
             except Exception as exc:
@@ -290,7 +351,7 @@ class Resolver:
     async def _load(self, origin: str) -> Policy | None:
         assert self.shared is not None
         try:
-            policy = await self.shared.load(origin)
+            policy = await self.shared.load(self.file.key(origin))
         except Exception as exc:
             self._store_failed("load", exc)
             return None
@@ -300,7 +361,7 @@ class Resolver:
     async def _save(self, origin: str, policy: Policy) -> None:
         assert self.shared is not None
         try:
-            await self.shared.save(origin, policy)
+            await self.shared.save(self.file.key(origin), policy)
         except Exception as exc:
             self._store_failed("save", exc)
 
@@ -309,7 +370,7 @@ class Resolver:
         the store failed, so this worker fetches on its own rather than wait on it."""
         assert self.shared is not None
         try:
-            return await self.shared.acquire(origin, self.lock_ttl)
+            return await self.shared.acquire(self.file.key(origin), self.lock_ttl)
         except Exception as exc:
             self._store_failed("lock", exc)
             return UNSHARED
@@ -317,7 +378,7 @@ class Resolver:
     async def _unlock(self, origin: str, token: str) -> None:
         assert self.shared is not None
         try:
-            await self.shared.unlock(origin, token)
+            await self.shared.unlock(self.file.key(origin), token)
         except Exception as exc:
             self._store_failed("unlock", exc)
 
@@ -337,7 +398,7 @@ def _tell(hear: Callable[..., None], *args: Any) -> None:
     try:
         hear(*args)
     except Exception:
-        logger.exception("scrapy-rep: a robots.txt policy listener failed")
+        logger.exception("scrapy-rep: a policy listener failed")
 
 
 @dataclass(frozen=True)
@@ -398,28 +459,37 @@ class ResolverSpec:
         object.__setattr__(self, "policy_key", key)
 
 
+#: a shared resolver's place in :class:`SharedResolvers`: its crawlers' spec, its file's name
+_Shared: TypeAlias = tuple[ResolverSpec, str]
+
+
 class SharedResolvers:
-    """Resolvers shared by the crawlers of one process with equal specs.
+    """Resolvers shared by the crawlers of one process with equal specs, one per file.
 
     Two spiders in one process (even with different product tokens) then
-    share one fetch and one cache per origin. A resolver lives while a
-    crawler uses it, so sequential crawls start fresh.
+    share one fetch and one cache per origin and file. A resolver lives while a
+    crawler uses it, so sequential crawls start fresh; a crawler that uses the
+    resolver of another file than robots.txt (made by :meth:`Resolver.for_file`, on the
+    robots.txt resolver's store) uses the robots.txt one too, and leaves both.
     """
 
-    _resolvers: ClassVar[dict[ResolverSpec, tuple[Resolver, int]]] = {}
+    _resolvers: ClassVar[dict[_Shared, tuple[Resolver, int]]] = {}
 
     @classmethod
-    def acquire(cls, spec: ResolverSpec, make: Callable[[], Resolver]) -> Resolver:
-        resolver, users = cls._resolvers.get(spec) or (make(), 0)
-        cls._resolvers[spec] = (resolver, users + 1)
+    def acquire(
+        cls, spec: ResolverSpec, make: Callable[[], Resolver], file: WellKnownFile = ROBOTS_TXT
+    ) -> Resolver:
+        resolver, users = cls._resolvers.get((spec, file.name)) or (make(), 0)
+        cls._resolvers[spec, file.name] = (resolver, users + 1)
         return resolver
 
     @classmethod
-    def leave(cls, spec: ResolverSpec) -> bool:
-        """True when that was the last user (who then closes the resolver's store)."""
-        resolver, users = cls._resolvers[spec]
+    def leave(cls, spec: ResolverSpec, file: WellKnownFile = ROBOTS_TXT) -> bool:
+        """True when that was the last user (who then closes the robots.txt resolver's
+        store)."""
+        resolver, users = cls._resolvers[spec, file.name]
         if users <= 1:
-            del cls._resolvers[spec]
+            del cls._resolvers[spec, file.name]
             return True
-        cls._resolvers[spec] = (resolver, users - 1)
+        cls._resolvers[spec, file.name] = (resolver, users - 1)
         return False

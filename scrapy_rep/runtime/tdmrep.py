@@ -1,10 +1,11 @@
-"""tdmrep.json per origin, through the robots.txt machinery: one fetch, one cache, one store.
+"""tdmrep.json per origin, a well-known file as robots.txt is: one fetch, one cache, one store.
 
-A :class:`~scrapy_rep.runtime.resolver.Resolver` of its own gives the file
-the robots.txt file's single flight, local cache (:class:`TdmCache`, the
-parsed file kept with its policy), TTL and shared store (the same Redis or
-SQLite store, keyed by the file's URL instead of the origin, so the two
-never meet). Crawlers sharing a robots.txt resolver share this one too.
+:data:`TDMREP` describes the file to a :class:`~scrapy_rep.runtime.resolver.Resolver`
+of its own (:meth:`~scrapy_rep.runtime.resolver.Resolver.for_file`), which gives it the
+robots.txt file's single flight, local cache (:class:`TdmCache`, the parsed file kept
+with its policy), TTL and shared store (the same Redis or SQLite store, keyed by the
+origin and the file's path, so the two never meet). Crawlers sharing a robots.txt
+resolver share this one too.
 
 Its status table is its own (:data:`TDM_ACTIONS`): a 2xx is parsed; any
 4xx (401, 403 and 429 included) and a redirect that leads nowhere mean no
@@ -14,15 +15,13 @@ unknown until the next TTL. Nothing here ever pauses an origin.
 
 from __future__ import annotations
 
-import asyncio
-import weakref
 from dataclasses import replace
 from typing import Any
 
 from scrapy_rep.core.policy import Action, Policy, PolicyConfig, Status
 from scrapy_rep.core.tdmrep import NO_RULES, USE, WELL_KNOWN, TdmRules, parse_tdmrep, tdmrep_url
 from scrapy_rep.core.uses import UNKNOWN, UseAnswer
-from scrapy_rep.runtime.resolver import Fetch, Resolver
+from scrapy_rep.runtime.resolver import Resolver, WellKnownFile
 from scrapy_rep.runtime.store.memory import PolicyCache
 
 #: outcome -> action for tdmrep.json: rules (parse), allow (no reservation), disallow (unknown)
@@ -52,16 +51,8 @@ def tdm_config(robots: PolicyConfig) -> PolicyConfig:
 
 
 def tdm_key(origin: str) -> str:
-    """The resolver's and the shared store's key for an origin's tdmrep.json."""
-    return origin + WELL_KNOWN
-
-
-def origin_of_key(key: str) -> str:
-    return key[: -len(WELL_KNOWN)]
-
-
-def tdmrep_url_of_key(key: str) -> str:
-    return tdmrep_url(origin_of_key(key))
+    """The shared store's key for an origin's tdmrep.json."""
+    return TDMREP.key(origin)
 
 
 class TdmCache(PolicyCache):
@@ -78,59 +69,30 @@ class TdmCache(PolicyCache):
         return parsed if isinstance(parsed, TdmRules) else None
 
 
-#: robots.txt resolver -> its tdmrep.json resolver (shared by the same crawlers, gone with it)
-_RESOLVERS: weakref.WeakKeyDictionary[Resolver, Resolver] = weakref.WeakKeyDictionary()
+#: the file, for a resolver of its own beside robots.txt's (:meth:`Resolver.for_file`)
+TDMREP = WellKnownFile("tdmrep.json", tdmrep_url, WELL_KNOWN, tdm_config, TdmCache)
 
 
-class TdmFiles:
-    """The tdmrep.json answers of the origins a crawl visits."""
+def tdm_rules(resolver: Resolver, policy: Policy) -> TdmRules | None:
+    """What the file says: its rules (2xx), none (4xx), or None: unknown (5xx, network)."""
+    if policy.status is Status.OK:
+        cache = resolver.cache
+        assert isinstance(cache, TdmCache)
+        found = cache.rules(policy)
+        return found if found is not None else NO_RULES
+    if policy.status is Status.UNAVAILABLE:
+        return NO_RULES
+    return None
 
-    def __init__(self, robots: Resolver) -> None:
-        resolver = _RESOLVERS.get(robots)
-        if resolver is None:
-            resolver = _RESOLVERS[robots] = Resolver(
-                TdmCache(robots.cache.max_origins),
-                tdm_config(robots.config),
-                robots.timers,
-                shared=robots.shared,
-                lock_ttl=robots.lock_ttl,
-                poll_interval=robots.poll_interval,
-                fetch_budget=robots.fetch_budget,
-                url_of=tdmrep_url_of_key,
-            )
-            if robots.shared is not None:  # an operator's ``store forget`` reaches this cache too
-                robots.shared.on_invalidate(resolver.cache.forget)
-        self.resolver = resolver
-        self.clock = robots.clock
 
-    def fresh(self, origin: str) -> Policy | None:
-        """The origin's tdmrep.json policy if it is fresh; no I/O."""
-        policy = self.resolver.current(tdm_key(origin))
-        return policy if policy is not None and policy.fresh(self.clock()) else None
+def tdm_answer(resolver: Resolver, policy: Policy, url: str) -> UseAnswer | None:
+    """The file's ``train-ai`` answer for ``url``; None when the file says nothing of it.
 
-    def fetch(self, origin: str, fetch: Fetch) -> asyncio.Task[Policy]:
-        """The task that yields a new policy for the origin's file (started if none runs)."""
-        return self.resolver.resolve(tdm_key(origin), fetch)
-
-    def rules(self, policy: Policy) -> TdmRules | None:
-        """What the file says: its rules (2xx), none (4xx), or None: unknown (5xx, network)."""
-        if policy.status is Status.OK:
-            cache = self.resolver.cache
-            assert isinstance(cache, TdmCache)
-            found = cache.rules(policy)
-            return found if found is not None else NO_RULES
-        if policy.status is Status.UNAVAILABLE:
-            return NO_RULES
-        return None
-
-    def answer(self, policy: Policy, url: str) -> UseAnswer | None:
-        """The file's ``train-ai`` answer for ``url``; None when the file says nothing of it.
-
-        A file that could not be read (5xx, network) answers ``unknown``, so the
-        record says why nothing is known.
-        """
-        rules = self.rules(policy)
-        if rules is None:
-            said = policy.http_status or policy.outcome
-            return UseAnswer(USE, UNKNOWN, f"tdmrep.json {said}: unknown until refetched")
-        return rules.answer(url)
+    A file that could not be read (5xx, network) answers ``unknown``, so the
+    record says why nothing is known.
+    """
+    rules = tdm_rules(resolver, policy)
+    if rules is None:
+        said = policy.http_status or policy.outcome
+        return UseAnswer(USE, UNKNOWN, f"tdmrep.json {said}: unknown until refetched")
+    return rules.answer(url)

@@ -17,7 +17,6 @@ from scrapy_rep.adapter.service import RobotsService
 from scrapy_rep.adapter.tdmrep import TdmRep
 from scrapy_rep.core.origin import origin_of
 from scrapy_rep.core.policy import FetchResult
-from scrapy_rep.runtime.tdmrep import tdm_key
 from tests.support.crawl import CrawlResult, ListSpider, crawl
 from tests.support.fakesite import FakeSite, Origin, Reply
 from tests.support.store_cli import store_cli
@@ -184,7 +183,7 @@ class ForgettingSpider(ListSpider):
         deadline = time.monotonic() + WAIT
         while time.monotonic() < deadline and (
             service.resolver.current(origin) is not None
-            or service.tdmrep.files.resolver.current(tdm_key(origin)) is not None
+            or service.tdmrep.resolver.current(origin) is not None
         ):
             await asyncio.sleep(0.05)  # the crawl's store reads the file's invalidations
         for url in self.urls[1:]:
@@ -212,10 +211,10 @@ async def test_a_running_crawl_told_to_forget_an_origin_fetches_its_tdmrep_json_
 async def test_a_fetch_that_fails_unexpectedly_leaves_train_ai_unknown_and_is_said(
     site: FakeSite, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    async def broken(self: Any, key: str, validators: Any = None) -> FetchResult:
+    async def broken(self: Any, origin: str, validators: Any = None) -> FetchResult:
         raise RuntimeError("a bug, not the site")
 
-    monkeypatch.setattr(TdmRep, "_fetch_file", broken)
+    monkeypatch.setattr(TdmRep, "_fetch", broken)
     origin = origin_with(site, Reply(body=RESERVED))
     with caplog.at_level(logging.WARNING, logger="scrapy_rep"):
         result = await crawl_pages(origin)
