@@ -92,11 +92,10 @@ def test_every_meta_key_signal_and_decision_field_says_what_it_is() -> None:
         assert who in ("Set by you", "Set by scrapy-rep", "Internal"), first
     signals = _commented(PACKAGE / "signals.py")
     assert set(signals) == {"origin_paused", "origin_resumed"} and all(signals.values())
-    from scrapy_rep.core.decision import _FIELDS
+    from scrapy_rep.core.decision import DecisionRecord
 
-    fields = _commented(PACKAGE / "core" / "decision.py", owner="Decision")
-    fields = {name: ok for name, ok in fields.items() if name in _FIELDS}
-    assert set(fields) == set(_FIELDS) and all(fields.values()), fields
+    fields = _commented(PACKAGE / "core" / "decision.py", owner="DecisionRecord")
+    assert set(fields) == set(DecisionRecord.__annotations__) and all(fields.values()), fields
 
 
 def test_docs_name_only_tests_that_exist() -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from scrapy_rep.core.decision import EXCLUDED, EXCLUDED_SITE, Decision, excluded_site
+from scrapy_rep.core.decision import EXCLUDED, EXCLUDED_SITE, excluded_site
 from scrapy_rep.core.exclusion import ExcludedSites, ExclusionError, normalise
 from scrapy_rep.core.origin import origin_of
 from scrapy_rep.runtime.settings import RepSettings, SettingError
@@ -145,12 +145,11 @@ def test_the_record_names_the_entry_and_its_line() -> None:
         3,
         "l.txt, line 3",
     )
-    decision = Decision(**record)
-    assert (decision.reason, decision.action, decision.policy_status) == (
+    assert (record["reason"], record["action"], record["policy_status"]) == (
         EXCLUDED_SITE,
         "drop",
         EXCLUDED,
     )
-    assert (decision.matched_rule, decision.matched_line) == ("exclude: example.com", 3)
-    assert "l.txt, line 3" in decision.detail
-    assert decision.policy_fetched_at is None
+    assert (record["matched_rule"], record["matched_line"]) == ("exclude: example.com", 3)
+    assert "l.txt, line 3" in record["detail"]
+    assert record["policy_fetched_at"] is None

@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Iterator
-from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -23,10 +22,10 @@ from scrapy_rep.adapter import meta as M
 from scrapy_rep.adapter.handover import Handover
 from scrapy_rep.adapter.jobdir import FILE
 from scrapy_rep.adapter.telemetry import Telemetry
-from scrapy_rep.core.decision import Decision
 from scrapy_rep.core.parking import Held
 from scrapy_rep.core.policy import Policy, Status
 from tests.support.audit import records
+from tests.support.decision import EVERY_FIELD
 from tests.support.rig import Rig
 
 A = "http://a.example:80"
@@ -187,7 +186,7 @@ def test_each_request_handed_over_ends_with_a_decision_record(
         ("http://a.example/fine", "keep"),
     ]
     for record in found:
-        assert set(record) == {"type", "at", "crawl", *(f.name for f in fields(Decision))}
+        assert set(record) == {"type", "at", "crawl", *EVERY_FIELD}
         assert record["origin"] == A and record["product_token"] == "testbot"
         assert record["reason"] == "origin-paused"  # why it was held
         assert (record["policy_status"], record["policy_http_status"]) == ("paused", 503)

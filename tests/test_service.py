@@ -23,7 +23,6 @@ from scrapy_rep.adapter.browser import HANDLER, BrowserGuard
 from scrapy_rep.adapter.middleware import RobotsMiddleware
 from scrapy_rep.adapter.service import RobotsService
 from scrapy_rep.adapter.telemetry import Telemetry
-from scrapy_rep.core.decision import Decision
 from scrapy_rep.runtime.store.memory import EVICTED_PER_CACHED
 from tests.support.rig import Rig, Stall, in_loop
 
@@ -151,8 +150,8 @@ async def test_ask_answers_as_the_crawl_would_and_records_nothing(rig: Rig) -> N
     async def scenario() -> None:
         service = RobotsService.of(rig.crawler)
         decision, policy = await service.ask("http://a.example/private/x")
-        assert isinstance(decision, Decision)
-        assert (decision.action, decision.matched_rule) == ("drop", "disallow: /private")
+        assert type(decision) is dict  # the record a crawl carries, not an object of its own
+        assert (decision["action"], decision["matched_rule"]) == ("drop", "disallow: /private")
         assert policy.http_status == 200
         counted = stats(rig)
         assert "rep/judgements" not in counted and "rep/dropped/disallow-rule" not in counted

@@ -21,7 +21,7 @@ does. Pure: the standard library and scrapy_rep, no Sphinx.
 ``meta``        the ``#:`` comments of ``scrapy_rep.adapter.meta``
 ``stats``       ``scrapy_rep.adapter.stats.STATS``
 ``signals``     the ``#:`` comments of ``scrapy_rep.signals``
-``decision``    the ``#:`` comments of ``scrapy_rep.core.decision.Decision``
+``decision``    the ``#:`` comments of ``scrapy_rep.core.decision.DecisionRecord``
 ``reasons``     ``scrapy_rep.core.decision.REASONS``
 ``audit``       ``scrapy_rep.runtime.audit.RECORDS``
 ==============  ===============================================================
@@ -135,7 +135,7 @@ def _signals() -> Table:
 
 
 def _decision() -> Table:
-    rows = [(code(a), text) for a, text in comments("scrapy_rep.core.decision", "Decision")]
+    rows = [(code(a), text) for a, text in comments("scrapy_rep.core.decision", "DecisionRecord")]
     return ["field", "meaning"], rows
 
 

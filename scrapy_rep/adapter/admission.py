@@ -10,7 +10,7 @@ parts it asks and hands every client's question to it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING
 
 from scrapy import Request
 
@@ -26,7 +26,6 @@ from scrapy_rep.core.decision import (
     DOWNLOAD,
     DROP,
     PARK,
-    Decision,
     DecisionRecord,
     excluded_site,
     judge_record,
@@ -249,15 +248,14 @@ class AdmissionPath:
         self.telemetry.emit(RobotsServedFromCache(origin))
         return cached_robots_response(request, kept.body, robots.sitemaps)
 
-    async def ask(self, url: str) -> tuple[Decision, Policy | None]:
+    async def ask(self, url: str) -> tuple[DecisionRecord, Policy | None]:
         """The answer a crawl would give for ``url`` now, recording nothing (``scrapy robots``)."""
         origin = origin_of(url)
         if self.excluded is not None:
             excluded = self.excluded_record(origin, Request(url), downloader=False)
             if excluded is not None:
-                return Decision(**cast(dict[str, Any], excluded)), None
+                return excluded, None
         policy = self.resolver.current(origin)
         if policy is None or not policy.fresh(self.clock()):
             policy = await self.resolver.resolve(origin, self.fetch)
-        record = cast(dict[str, Any], await self._decide(origin, Request(url), policy))
-        return Decision(**record), policy
+        return await self._decide(origin, Request(url), policy), policy

@@ -25,7 +25,7 @@ from scrapy.settings import SETTINGS_PRIORITIES
 from scrapy_rep.adapter.compat import is_component
 from scrapy_rep.adapter.service import RobotsService
 from scrapy_rep.addon import Addon
-from scrapy_rep.core.decision import DOWNLOAD, Decision
+from scrapy_rep.core.decision import DOWNLOAD, DecisionRecord
 from scrapy_rep.core.origin import NotAnOrigin, origin_of
 from scrapy_rep.core.policy import Policy
 from scrapy_rep.core.uses import shown
@@ -44,17 +44,20 @@ def _when(timestamp: float | None) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(timestamp))
 
 
-def format_decision(decision: Decision, policy: Policy | None) -> list[str]:
+def format_decision(decision: DecisionRecord, policy: Policy | None) -> list[str]:
     """A few aligned lines: verdict, rule, group, use answers, policy."""
-    verdict = {"allow": "ALLOW", "disallow": "DISALLOW"}.get(decision.rep_decision, "HELD")
-    lines = [f"{verdict:9} {decision.url}", f"  action  {decision.action} ({decision.reason})"]
-    if decision.matched_rule is not None:
-        lines.append(f"  rule    {decision.matched_rule} (line {decision.matched_line})")
-    if decision.group is not None:
-        lines.append(f"  group   {decision.group}")
-    if decision.detail:
-        lines.append(f"  why     {decision.detail}")
-    lines.extend(f"  use     {line}" for line in shown(decision.uses))
+    verdict = {"allow": "ALLOW", "disallow": "DISALLOW"}.get(decision["rep_decision"], "HELD")
+    lines = [
+        f"{verdict:9} {decision['url']}",
+        f"  action  {decision['action']} ({decision['reason']})",
+    ]
+    if decision["matched_rule"] is not None:
+        lines.append(f"  rule    {decision['matched_rule']} (line {decision['matched_line']})")
+    if decision["group"] is not None:
+        lines.append(f"  group   {decision['group']}")
+    if decision["detail"]:
+        lines.append(f"  why     {decision['detail']}")
+    lines.extend(f"  use     {line}" for line in shown(decision["uses"]))
     if policy is None:  # an excluded site (REP_EXCLUDE): no robots.txt asked for
         return lines
     source = policy.final_url if policy.final_url != policy.url else policy.url
@@ -132,7 +135,7 @@ class RobotsCommand(ScrapyCommand):
                 )
                 self.exitcode = EXIT_ERROR
                 return
-        answers: list[tuple[Decision, Policy | None]] = []
+        answers: list[tuple[DecisionRecord, Policy | None]] = []
         problems: list[str] = []
 
         async def start(spider: Spider) -> AsyncIterator[Any]:
@@ -154,9 +157,9 @@ class RobotsCommand(ScrapyCommand):
                 print(f"scrapy robots: error: {problem}")
             self.exitcode = EXIT_ERROR
             return
-        print(f"product token: {answers[0][0].product_token}")
+        print(f"product token: {answers[0][0]['product_token']}")
         for decision, policy in answers:
             # rules and URLs quote the site: no raw control characters on the terminal
             print("\n".join(printable(line) for line in format_decision(decision, policy)))
-        allowed = all(decision.action == DOWNLOAD for decision, _ in answers)
+        allowed = all(decision["action"] == DOWNLOAD for decision, _ in answers)
         self.exitcode = EXIT_ALLOWED if allowed else EXIT_NOT_ALLOWED

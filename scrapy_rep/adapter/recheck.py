@@ -61,8 +61,7 @@ def recheck(
         async def one(urls: Sequence[str]) -> None:
             async with room:
                 for url in urls:
-                    decision, _ = await service.ask(url)
-                    found[url] = decision.to_dict()
+                    found[url], _ = await service.ask(url)
                     if progress is not None:
                         progress(len(found))
 

@@ -42,7 +42,7 @@ from scrapy_rep.adapter.pushback import PageSignals
 from scrapy_rep.adapter.shared_pauses import SharedPauses
 from scrapy_rep.adapter.tdmrep import TdmRep
 from scrapy_rep.adapter.telemetry import Telemetry
-from scrapy_rep.core.decision import Decision, DecisionRecord
+from scrapy_rep.core.decision import DecisionRecord
 from scrapy_rep.core.gate import OriginGate
 from scrapy_rep.core.policy import Policy, Status
 from scrapy_rep.core.pushback import Pushback
@@ -250,7 +250,7 @@ class RobotsService:
         """A spider's own robots.txt request, answered from the cache when it is fresh and ok."""
         return await self.admission.robots_for_spider(origin, request)
 
-    async def ask(self, url: str) -> tuple[Decision, Policy | None]:
+    async def ask(self, url: str) -> tuple[DecisionRecord, Policy | None]:
         """The answer a crawl would give for ``url`` now, recording nothing (``scrapy robots``)."""
         return await self.admission.ask(url)
 

@@ -7,13 +7,12 @@
 A request is downloaded only when 2 is ``allow`` and 3 is ``approved`` —
 and, with ``REP_USE_ACTION = "drop"``, when robots.txt refuses none of the
 uses the crawl declares (``uses``: see :mod:`scrapy_rep.core.uses`).
-:func:`judge` is pure: it takes the policy and the parsed file, never fetches.
+:func:`judge_record` is pure: it takes the policy and the parsed file, never fetches.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 from scrapy_rep.core.policy import Policy, Status
@@ -177,11 +176,15 @@ REASONS: dict[str, tuple[str, str]] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class Decision:
-    """One judged request: serialisable, logged, kept in ``meta["rep_decision"]``."""
+class DecisionRecord(TypedDict):
+    """One judged request, as the plain dict it is: in ``meta["rep_decision"]``, on
+    :class:`~scrapy_rep.adapter.exceptions.RepIgnoreRequest`, in the sinks.
 
-    # The ``#:`` comment above each field is its entry in the reference's table.
+    For the type checker only: at run time a plain, picklable ``dict`` (JSON
+    but for ``uses``, a mapping), built in one place (:func:`decision_record`);
+    mypy checks every key read or set. The ``#:`` comment above each field is
+    its entry in the reference's table.
+    """
 
     #: ``scheme://host:port``, the robots.txt scope (RFC 9309 §2.3)
     origin: str
@@ -219,60 +222,15 @@ class Decision:
     #: one word (``disallow-rule``, ``origin-paused``, ...): the reasons are listed below
     reason: str
     #: a sentence for people: the rule and group, or the policy's reason
-    detail: str = ""
+    detail: str
     #: use -> {"answer": allowed | refused | unknown, "source": ...} (see core/uses.uses_field)
-    uses: dict[str, dict[str, str]] = field(default_factory=dict)
+    uses: dict[str, dict[str, str]]
     #: the robots.txt was larger than 500 KiB and cut at 512,000 bytes (RFC 9309 §2.5):
     #: the decision rests on its first part only
-    policy_truncated: bool = False
-
-    def to_dict(self) -> DecisionRecord:
-        # Every field but ``uses`` is a str, int, float or None: no deep copy (asdict's
-        # cost, ~20 µs); ``uses`` is copied one level, its answers are never changed.
-        found = {name: getattr(self, name) for name in _FIELDS}
-        found["uses"] = dict(self.uses)
-        return cast(DecisionRecord, found)
-
-    def __str__(self) -> str:
-        return f"{self.action} {self.url} ({self.reason}): {self.detail}"
-
-
-_FIELDS = tuple(f.name for f in fields(Decision))
-
-
-class DecisionRecord(TypedDict):
-    """:class:`Decision` as the plain dict a request carries and the sinks take.
-
-    For the type checker only: at run time a plain ``dict``, built in one
-    place (:func:`decision_record`); mypy checks every key read or set.
-    """
-
-    origin: str
-    product_token: str
-    url: str
-    policy_status: str
-    policy_http_status: int | None
-    policy_fetched_at: float | None
-    policy_digest: str | None
-    policy_url: str | None
-    policy_final_url: str | None
     policy_truncated: bool
-    group: str | None
-    matched_rule: str | None
-    matched_line: int | None
-    rep_decision: str
-    collection_decision: str
-    action: str
-    reason: str
-    detail: str
-    uses: dict[str, dict[str, str]]
-    #: a browser sub-request's: what the page that asked for it says about use
+    #: only in a browser sub-request's record, with ``REP_USES``: what the page that
+    #: asked for it says about each use (``answer``, ``source``)
     page_use: NotRequired[dict[str, dict[str, str]]]
-
-
-def judge(*args: Any, **kwargs: Any) -> Decision:
-    """Decide one request against its origin's policy: :func:`judge_record`, as an object."""
-    return Decision(**cast(dict[str, Any], judge_record(*args, **kwargs)))
 
 
 def judge_record(
@@ -288,10 +246,10 @@ def judge_record(
     declared: Declared = NOTHING_DECLARED,
     more_uses: Sequence[UseAnswer] = (),
 ) -> DecisionRecord:
-    """:func:`judge`, as the plain record (``Decision.to_dict()``) the request carries.
+    """Decide one request against its origin's policy: its record.
 
-    The middleware's hot path: a dict built at once costs a third of a frozen
-    dataclass built and then copied into one. ``declared`` is what the crawl
+    The middleware's hot path: the record is a plain dict, built at once by
+    :func:`decision_record`. ``declared`` is what the crawl
     collects for; ``more_uses`` are answers of other request-time sources
     (TDMRep) combined with robots.txt's.
     """
@@ -373,7 +331,7 @@ def decision_record(
     line: int | None = None,
     policy_status: str | None = None,
 ) -> DecisionRecord:
-    """The one builder of a decision record (the fields of :class:`Decision`, as a plain dict).
+    """The one builder of a decision record (:class:`DecisionRecord`).
 
     Every final answer for a request is made here, whoever gives it: judged
     against a policy (:func:`judge_record`), held and given up, pending,

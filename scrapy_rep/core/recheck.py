@@ -34,7 +34,7 @@ class ItemVerdict:
 
 
 def verdict(record: Mapping[str, Any]) -> ItemVerdict:
-    """The verdict a decision record (``Decision.to_dict()``) gives an item now."""
+    """The verdict a decision record (``DecisionRecord``) gives an item now."""
     reason = record.get("reason", "")
     if reason in _UNKNOWN_REASONS:
         status = record.get("policy_http_status")

@@ -21,9 +21,9 @@ from scrapy.spiders import SitemapSpider
 
 from scrapy_rep.adapter.telemetry import Telemetry
 from scrapy_rep.cli.explain import explain
-from scrapy_rep.core.decision import Decision
 from tests.support.audit import records
 from tests.support.crawl import CrawlResult, crawl
+from tests.support.decision import EVERY_FIELD
 from tests.support.fakesite import FakeSite, Reply
 from tests.support.pages import (
     FORMS,
@@ -225,7 +225,7 @@ async def test_drops_are_decision_records_in_the_audit_log(site: FakeSite, tmp_p
     assert a.hits("/p-child") == 0 and a.hits("/ad") == 0
     page_drops = {r["url"]: r for r in records(log, "decision") if r["policy_status"] == "page"}
     assert set(page_drops) == {a.url_for("/p-child"), a.url_for("/ad")}
-    fields = set(Decision.__dataclass_fields__)
+    fields = set(EVERY_FIELD)
     child = page_drops[a.url_for("/p-child")]
     assert set(child) == fields | {"type", "at", "crawl"}
     assert child["action"] == "drop" and child["reason"] == "page-nofollow"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from scrapy_rep.core.decision import DecisionRecord
+
 #: the record's fields, as docs/design.md lists them
 FIELDS = [
     "origin",
@@ -23,3 +25,7 @@ FIELDS = [
     "detail",
     "uses",
 ]
+
+#: every field of a record, in the order its one builder writes them (``page_use``: only in
+#: a browser sub-request's record)
+EVERY_FIELD = [name for name in DecisionRecord.__annotations__ if name != "page_use"]
