@@ -188,7 +188,7 @@ async def test_past_rep_max_redirects_the_last_redirect_is_the_answer(rig: Rig) 
         route = await render.load("http://a.example/r0")
         assert route.outcome == "fulfilled" and route.response is not None
         assert route.response.status == 302
-        assert len(render.network.fetched) == 6  # the first URL and REP_MAX_REDIRECTS (5) hops
+        assert len(render.network.fetched) == 6  # the first URL and the 5 redirect hops followed
 
     await in_loop(scenario())
 

@@ -273,22 +273,11 @@ def test_the_compiled_window_counts_bytes() -> None:
     assert kept[0].allowed("mybot", "http://p0.example/zz")  # compiled again when asked
 
 
-def test_the_old_count_setting_is_read_with_a_warning(caplog: pytest.LogCaptureFixture) -> None:
+def test_the_settings_bound_the_compiled_window_by_bytes_not_a_count(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     from scrapy_rep.runtime.settings import RepSettings
 
-    with caplog.at_level("WARNING"):
-        config = RepSettings.from_settings(
-            {"REP_PRODUCT_TOKEN": "mybot", "REP_CACHE_COMPILED_ORIGINS": 5}.get
-        )
-    assert config.cache_compiled_origins == 5
-    warned = [r.getMessage() for r in caplog.records if "deprecated" in r.getMessage()]
-    assert len(warned) == 1
-    assert "REP_CACHE_COMPILED_ORIGINS = 5 is deprecated" in warned[0]
-    assert (
-        "REP_CACHE_MAX_BYTES, an eighth of which is for compiled rules (bytes, not files"
-        in warned[0]
-    )
-    caplog.clear()
     with caplog.at_level("WARNING"):
         config = RepSettings.from_settings({"REP_PRODUCT_TOKEN": "mybot"}.get)
     assert config.cache_compiled_origins is None

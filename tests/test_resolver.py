@@ -23,7 +23,7 @@ from scrapy_rep.runtime.resolver import (
     SharedResolvers,
     policy_within,
 )
-from scrapy_rep.runtime.settings import RepSettings
+from scrapy_rep.runtime.settings import TUNE, RepSettings
 from scrapy_rep.runtime.store.memory import PolicyCache
 from scrapy_rep.runtime.store.sqlite import SqliteStore
 from scrapy_rep.runtime.tdmrep import TDM_ACTIONS, TDMREP, TdmCache, tdm_key
@@ -278,14 +278,14 @@ def test_crawlers_share_a_resolver_only_when_every_setting_it_uses_is_equal() ->
     assert ResolverSpec.of(settings(REP_PRODUCT_TOKEN="other"), clock, None) == base
     different = [
         {"REP_FETCH_TIMEOUT": 50},
-        {"REP_MAX_REDIRECTS": 2},
-        {"REP_STORE_LOCK_TIMEOUT": 3},
+        {TUNE: {"max_redirects": 2}},
+        {TUNE: {"lock_timeout": 3}},
         {"REP_CACHE_TTL": 10},
-        {"REP_PAUSE_MAX_TRIES": 9},
+        {TUNE: {"policy.pause_max_tries": 9}},
         {"REP_STATUS_ACTIONS": {"403": "allow"}},
-        {"REP_CACHE_MAX_ORIGINS": 5},
-        {"REP_CACHE_COMPILED_ORIGINS": 5},
-        {"REP_CACHE_COMPILED_BYTES": 5_000_000},
+        {TUNE: {"cache_max_origins": 5}},
+        {TUNE: {"cache_compiled_origins": 5}},
+        {TUNE: {"cache_compiled_bytes": 5_000_000}},
         {"REP_CACHE_MAX_BYTES": 5_000_000},
         {"REP_STORE": "redis://127.0.0.1:1"},
     ]
@@ -301,7 +301,7 @@ def test_crawlers_share_a_resolver_only_when_every_setting_it_uses_is_equal() ->
     )
     redis = settings(REP_STORE="redis://127.0.0.1:1")
     assert ResolverSpec.of(redis, clock, None) != ResolverSpec.of(
-        settings(REP_STORE="redis://127.0.0.1:1", REP_STORE_RETENTION=99),
+        settings(REP_STORE="redis://127.0.0.1:1", **{TUNE: {"store_retention": 99}}),
         clock,
         None,
     )

@@ -23,6 +23,7 @@ from scrapy_rep.adapter.browser import HANDLER, BrowserGuard
 from scrapy_rep.adapter.middleware import RobotsMiddleware
 from scrapy_rep.adapter.service import RobotsService
 from scrapy_rep.adapter.telemetry import Telemetry
+from scrapy_rep.runtime.settings import TUNE
 from scrapy_rep.runtime.store.memory import EVICTED_PER_CACHED
 from tests.support.rig import Rig, Stall, in_loop
 
@@ -57,7 +58,7 @@ def test_one_service_per_crawler_made_by_the_downloader_middleware(rig: Rig) -> 
 
 
 def test_the_caches_bounds_come_from_the_settings() -> None:
-    rig = Rig({"REP_CACHE_MAX_ORIGINS": 7, "REP_CACHE_COMPILED_ORIGINS": 3})
+    rig = Rig({TUNE: {"cache_max_origins": 7, "cache_compiled_origins": 3}})
     try:
         cache = RobotsMiddleware(rig.crawler).service.resolver.cache
         assert (cache.max_origins, cache.compiled_max) == (7, 3)

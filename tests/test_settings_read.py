@@ -20,7 +20,6 @@ from scrapy_rep.core.uses import Declared
 from scrapy_rep.robotstxt.agent import crawler_token
 from scrapy_rep.runtime.settings import (
     DEFAULTS,
-    DEPRECATED,
     RepSettings,
     SettingError,
     is_enabled,
@@ -82,14 +81,10 @@ def test_values_are_read() -> None:
     config = read(
         REP_CACHE_TTL="120",
         REP_PAUSE_INITIAL=0.5,
-        REP_PAUSE_MAX_TRIES="7",
-        REP_DISALLOWED_ACTION="PARK",
         REP_STATUS_ACTIONS={403: "ALLOW", "5xx": Action.DISALLOW},
     )
     assert config.policy.ttl == 120.0
     assert config.policy.pause_initial == 0.5
-    assert config.policy.pause_max_tries == 7
-    assert config.disallowed_action == "park"
     assert config.policy.actions["403"] is Action.ALLOW
     assert config.policy.actions["5xx"] is Action.DISALLOW
     assert config.policy.actions["401"] is Action.PAUSE  # untouched rows keep their default
@@ -110,26 +105,14 @@ def test_values_are_read() -> None:
             "REP_CACHE_TTL must be a finite number of seconds, at least 1 and at most 1e9 "
             "(31 years); not 0",
         ),
-        (
-            "REP_CACHE_MIN_TTL",
-            -1,
-            "REP_CACHE_MIN_TTL must be a finite number of seconds, at least 0",
-        ),
         ("REP_FETCH_TIMEOUT", 0, "REP_FETCH_TIMEOUT must be a finite number of seconds, at least"),
         ("REP_FETCH_TIMEOUT", [], "REP_FETCH_TIMEOUT must be a finite number of seconds"),
         ("REP_FETCH_TIMEOUT", True, "REP_FETCH_TIMEOUT must be a finite number of seconds"),
-        ("REP_MAX_REDIRECTS", -1, "REP_MAX_REDIRECTS must be a whole number, at least 0; not -1"),
-        ("REP_MAX_REDIRECTS", "five", "REP_MAX_REDIRECTS must be a whole number"),
-        ("REP_MAX_REDIRECTS", 2.5, "REP_MAX_REDIRECTS must be a whole number, at least 0; not 2.5"),
         ("REP_PAUSE_INITIAL", 0, "REP_PAUSE_INITIAL must be a finite number of seconds, at least"),
         ("REP_PAUSE_MAX", -5, "REP_PAUSE_MAX must be a finite number of seconds, at least"),
-        ("REP_PAUSE_MAX_TRIES", 0, "REP_PAUSE_MAX_TRIES must be a whole number, at least 1"),
-        ("REP_RETRY_AFTER_MAX", -1, "REP_RETRY_AFTER_MAX must be a finite number of seconds"),
-        ("REP_CACHE_MAX_ORIGINS", 0, "REP_CACHE_MAX_ORIGINS must be a whole number, at least 1"),
         ("REP_PARK_MAX", -1, "REP_PARK_MAX must be a whole number, at least 0"),
         ("REP_PARK_TIMEOUT", 0, "REP_PARK_TIMEOUT must be a finite number of seconds, at least"),
         ("REP_CRAWL_DELAY_MAX", -1, "REP_CRAWL_DELAY_MAX must be a finite number of seconds"),
-        ("REP_DISALLOWED_ACTION", "ignore", "REP_DISALLOWED_ACTION must be one of"),
         ("REP_COLLECTION_UNRESOLVED_ACTION", "allow", "REP_COLLECTION_UNRESOLVED_ACTION must be"),
         (
             "REP_STORE",
@@ -137,11 +120,6 @@ def test_values_are_read() -> None:
             "REP_STORE must be one of ('memory', 'redis', 'sqlite', 'auto'), a Redis URL "
             "(redis://host:6379/0?prefix=p) or sqlite:///abs/path, sqlite:relative/path; "
             "not 'mongo'",
-        ),
-        (
-            "REP_SQLITE_RETENTION",
-            0,
-            "REP_SQLITE_RETENTION must be a finite number of seconds, at least 1",
         ),
         ("REP_STATUS_ACTIONS", ["403"], "REP_STATUS_ACTIONS must be a dict"),
         ("REP_STATUS_ACTIONS", {"302": "allow"}, "unknown outcome '302'; known: 2xx, 4xx"),
@@ -152,14 +130,12 @@ def test_values_are_read() -> None:
             "unknown action 'retry'; known: pause, block",
         ),
         ("REP_PAGE_STATUS_ACTIONS", {"200": "pause"}, "'200' is no HTTP status from 400 to 599"),
-        (
-            "REP_PAGE_BACKOFF_FACTOR",
-            0.5,
-            "REP_PAGE_BACKOFF_FACTOR must be a finite number from 1 to 1000",
-        ),
         ("REP_BLOCK_AFTER", 0, "REP_BLOCK_AFTER must be a whole number, at least 1"),
-        ("REP_USE_STALE", "maybe", "REP_USE_STALE must be a boolean (True/False, 1/0,"),
-        ("REP_REPORT_ENABLED", [], "REP_REPORT_ENABLED must be a boolean"),
+        ("REP_BLOCK_AFTER", 2.5, "REP_BLOCK_AFTER must be a whole number, at least 1; not 2.5"),
+        ("REP_BLOCK_AFTER", "five", "REP_BLOCK_AFTER must be a whole number"),
+        ("REP_CACHE_MAX_BYTES", 0, "REP_CACHE_MAX_BYTES must be a whole number, at least 1"),
+        ("REP_PAGE_DIRECTIVES", "maybe", "REP_PAGE_DIRECTIVES must be a boolean (True/False, 1/0,"),
+        ("REP_REL_NOFOLLOW", [], "REP_REL_NOFOLLOW must be a boolean"),
         ("REP_DECISION_LOG", 42, "REP_DECISION_LOG must be a file path, not 42"),
         ("REP_COLLECTION_POLICY", 42, "REP_COLLECTION_POLICY must be the import path of a"),
         ("REP_USES", ["train-ai", "ai-train"], "REP_USES: unknown use 'ai-train'; known: train-ai"),
@@ -179,10 +155,8 @@ def test_bad_values_say_what_is_wrong(name: str, value: Any, message: str) -> No
     assert "\n" not in str(raised.value)
 
 
-#: every setting's default, the deprecated ones still read included
-EVERY_DEFAULT = {name: default for name, (default, _meaning) in DEFAULTS.items()} | {
-    name: entry.default for name, entry in DEPRECATED.items()
-}
+#: every setting's default
+EVERY_DEFAULT = {name: default for name, (default, _meaning) in DEFAULTS.items()}
 #: every numeric setting: none of them has a use for nan or an infinity
 NUMERIC = [
     name
@@ -192,19 +166,13 @@ NUMERIC = [
 
 
 def test_numeric_settings_are_all_checked() -> None:
-    assert len(NUMERIC) == 30  # 11 settings, 19 deprecated ones
+    assert len(NUMERIC) == 11
     assert {
-        "REP_PAGE_PAUSE_MIN",
-        "REP_PAGE_BACKOFF_START",
-        "REP_PAGE_BACKOFF_FACTOR",
-        "REP_PAGE_BACKOFF_RESET",
         "REP_BLOCK_AFTER",
-        "REP_BLOCK_PAUSE",
         "REP_FETCH_TIMEOUT",
         "REP_PENDING_WAIT",
         "REP_CRAWL_DELAY_MAX",
         "REP_WORKER_LEASE",
-        "REP_CACHE_COMPILED_BYTES",
         "REP_CACHE_MAX_BYTES",
     } <= set(NUMERIC)
 
@@ -234,9 +202,9 @@ def test_durations_are_bounded(name: str) -> None:
 
 
 def test_whole_numbers_may_be_written_as_text_or_floats() -> None:
-    config = read(REP_PAUSE_MAX_TRIES="7", REP_PARK_MAX=10.0, REP_MAX_REDIRECTS=" 3 ")
-    assert (config.policy.pause_max_tries, config.park_max, config.max_redirects) == (7, 10, 3)
-    assert isinstance(config.park_max, int)
+    config = read(REP_BLOCK_AFTER="7", REP_PARK_MAX=10.0, REP_CACHE_MAX_BYTES=" 3 ")
+    assert (config.block_after, config.park_max, config.cache_max_bytes) == (7, 10, 3)
+    assert isinstance(config.park_max, int) and isinstance(config.cache_max_bytes, int)
 
 
 OFF = ("False", "false", "FALSE", "0", 0, False, "no", "off", " Off ")
@@ -244,16 +212,16 @@ ON = ("True", "true", "1", 1, True, "yes", "on")
 
 
 def test_flags_read_like_scrapy_reads_them() -> None:
-    """``scrapy crawl -s REP_USE_STALE=False`` passes a string; it must mean off."""
+    """``scrapy crawl -s REP_PAGE_DIRECTIVES=False`` passes a string; it must mean off."""
     for off in OFF:
         config = RepSettings.from_settings(
-            Settings({"REP_USE_STALE": off, "REP_CRAWL_DELAY_ENABLED": off}).get
+            Settings({"REP_PAGE_DIRECTIVES": off, "REP_BROWSER_GUARD": off}).get
         )
-        assert config.policy.use_stale is False, off
-        assert config.crawl_delay_enabled is False, off
+        assert config.page_directives is False, off
+        assert config.browser_guard is False, off
     for on in ON:
-        config = RepSettings.from_settings(Settings({"REP_USE_STALE": on}).get)
-        assert config.policy.use_stale is True, on
+        config = RepSettings.from_settings(Settings({"REP_REL_NOFOLLOW": on}).get)
+        assert config.rel_nofollow is True, on
 
 
 def test_rep_enabled_is_read_as_every_other_switch() -> None:

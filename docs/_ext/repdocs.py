@@ -66,7 +66,7 @@ def table_targets(app: Sphinx, doctree: nodes.document) -> None:
 
 def status_outcomes() -> dict[str, list[str]]:
     """A new policy's status -> the status-table rows that give it by default."""
-    from scrapy_rep.core.policy import DEFAULT_ACTIONS, Action, Status
+    from scrapy_rep.core.policy import DEFAULT_ACTIONS, Action, PolicyConfig, Status
 
     made_by = {Action.RULES: Status.OK, Action.ALLOW: Status.UNAVAILABLE}
     made_by |= {Action.DISALLOW: Status.UNREACHABLE, Action.PAUSE: Status.PAUSED}
@@ -77,7 +77,7 @@ def status_outcomes() -> dict[str, list[str]]:
         "a `disallow` row of `REP_STATUS_ACTIONS`"
     ]
     paused = ", ".join(outcomes[Status.PAUSED.value])
-    outcomes[Status.UNRESOLVED.value].append(f"{paused}, `REP_PAUSE_MAX_TRIES` times in a row")
+    outcomes[Status.UNRESOLVED.value].append(f"{paused}, {PolicyConfig.pause_max_tries} times in a row")
     return outcomes
 
 

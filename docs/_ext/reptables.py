@@ -14,8 +14,6 @@ does. Pure: the standard library and scrapy_rep, no Sphinx.
 
 ==============  ===============================================================
 ``settings``    ``scrapy_rep.runtime.settings.SETTINGS``
-``deprecated``  ``scrapy_rep.runtime.settings.DEPRECATED``: the settings still
-                read for one release, and what replaces each
 ``status``      ``scrapy_rep.core.policy.DEFAULT_ACTIONS`` and ``RFC_BEHAVIOUR``
 ``page-status`` ``scrapy_rep.core.pushback.DEFAULT_PAGE_ACTIONS`` and ``PAGE_BEHAVIOUR``
 ``meta``        the ``#:`` comments of ``scrapy_rep.adapter.meta``
@@ -94,13 +92,6 @@ def _settings() -> Table:
     return ["setting", "default", "meaning"], rows
 
 
-def _deprecated() -> Table:
-    from scrapy_rep.runtime.settings import DEPRECATED
-
-    rows = [(code(e.name), value(e.default), e.instead) for e in DEPRECATED.values()]
-    return ["setting", "default before", "now"], rows
-
-
 def _status() -> Table:
     from scrapy_rep.core.policy import DEFAULT_ACTIONS, RFC_BEHAVIOUR
 
@@ -155,7 +146,6 @@ def _audit() -> Table:
 
 TABLES: dict[str, Callable[[], Table]] = {
     "settings": _settings,
-    "deprecated": _deprecated,
     "status": _status,
     "page-status": _page_status,
     "meta": _meta,

@@ -12,16 +12,17 @@ what is accepted) and the meaning shown in the reference's settings table, which
 
 **Adding a setting** is adding one row to :class:`RepSettings`: pick a reader
 below (:func:`seconds`, :func:`whole`, :func:`switch`, :func:`choice`,
-:func:`path`, :func:`text`, :func:`optional_text`) or write one,
+:func:`path`) or write one,
 ``(name, value, get) -> value``, where
 ``value`` has the default applied and ``get`` reads any other setting. Nothing
 else lists settings: :data:`SETTINGS`, :data:`DEFAULTS`, the add-on's defaults
 and the check that warns of a misspelt ``REP_*`` name (:func:`unknown_settings`)
 all come from the rows.
 
-**Removing a setting** is moving it to :data:`DEPRECATED`: for one release it
-is still read, checked and honoured, with a one-line warning naming what
-replaces it; the reference's deprecated table is made from that table.
+**Removing a setting** is deleting its row and adding its name to
+:data:`REMOVED` with what replaces it: until the first release there is no
+deprecation layer, and a removed name still set stops the crawl at start-up
+with that one line.
 
 A crawler's settings are read once (:meth:`RepSettings.of`) and shared by every
 component, so start-up warnings are logged once.
@@ -36,7 +37,7 @@ import math
 import os
 import weakref
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Generic, TypeVar, cast, overload
 
 from scrapy_rep.core.decision import DROP
@@ -167,21 +168,6 @@ def path(directory: bool) -> Reader[str | None]:
     return read
 
 
-def text(name: str, value: Any, get: Getter) -> str:
-    """Reader of a string setting."""
-    return str(value)
-
-
-def optional_text(name: str, value: Any, get: Getter) -> str | None:
-    """Reader of a string setting where unset or empty means ``None``."""
-    return str(value) if value else None
-
-
-def as_is(name: str, value: Any, get: Getter) -> Any:
-    """Reader that keeps the value as it is; unset or empty is ``None``."""
-    return value or None
-
-
 def _table(name: str, overrides: Any) -> Mapping[Any, Any]:
     """A status table's overrides: a dict, or its JSON from the command line
     (``-s REP_STATUS_ACTIONS='{"404": "pause"}'``)."""
@@ -214,20 +200,6 @@ def status_actions(name: str, overrides: Any, get: Getter) -> dict[str, Action]:
                 f"known: {', '.join(a.value for a in Action)}"
             ) from None
     return actions
-
-
-def factor(name: str, raw: Any, get: Getter) -> float:
-    """Reader of a growth factor: a finite number from 1 to 1000."""
-    problem = SettingError(f"{name} must be a finite number from 1 to 1000; not {raw!r}")
-    if isinstance(raw, bool):
-        raise problem
-    try:
-        n = float(raw)
-    except (TypeError, ValueError, OverflowError):
-        raise problem from None
-    if not math.isfinite(n) or not 1.0 <= n <= 1000.0:
-        raise problem
-    return n
 
 
 def page_status_actions(name: str, overrides: Any, get: Getter) -> dict[str, str]:
@@ -325,10 +297,6 @@ def _report_html(name: str, value: Any, get: Getter) -> str | None:
             f"{name} needs REP_DECISION_LOG: the page {value!r} is made from the audit log"
         )
     return found
-
-
-def _redis_url(name: str, value: Any, get: Getter) -> str | None:
-    return value or get("REDIS_URL") or None
 
 
 def read_report(name: str, value: Any, get: Getter) -> str | bool:
@@ -468,13 +436,6 @@ def read_exclude(name: str, value: Any, get: Getter) -> ExcludedSites | None:
     return sites or None
 
 
-def _ratio(name: str, value: Any, get: Getter) -> float:
-    found: float = _number(float, 0, seconds=False)(name, value, get)
-    if found > 1:
-        raise SettingError(f"{name} must be a share from 0 to 1, not {value!r}")
-    return found
-
-
 def read_provenance(name: str, value: Any, get: Getter) -> str | None:
     """Reader of ``REP_ITEM_PROVENANCE``: the item field to fill, or off."""
     if value is None or value is False or value == "":
@@ -583,29 +544,35 @@ class ReadOnce:
     """
 
     _values: dict[str, Any]
-    #: the deprecated settings set (:data:`DEPRECATED`), checked: honoured for one release
-    _old: dict[str, Any]
+    #: the test seam (:data:`TUNE`): made values replaced
+    _tune: dict[str, Any]
     #: the clock ``REP_CLOCK`` names (not for users: a test's), read once for every component
     clock: Clock
     #: the status table and back-off, for the pure core
     policy: PolicyConfig
-    #: fixed behaviour, or derived from the rows (see :func:`derived`)
+    #: page-level pushback, for the pure core (its ramp_max is the crawl's, see pushback_for)
+    pushback: PushbackConfig
+    #: the uses declared, for the pure core (``REP_USES``, ``REP_USE_ACTION``, ``REP_USE_TOKENS``)
+    declared: Declared
+    #: fixed (a test may change them through :data:`TUNE`)
     disallowed_action: str
     requeue_parked: bool
-    crawl_delay_enabled: bool
     crawl_delay_shared: bool
-    worker_check_interval: float
     cache_compiled_origins: int | None
+    max_redirects: int
+    store_retention: float
+    #: from ``REP_CRAWL_DELAY_MAX``
+    crawl_delay_enabled: bool
+    #: from ``REP_WORKER_LEASE``
+    worker_check_interval: float
     #: from ``REP_CACHE_MAX_BYTES``
     cache_max_origins: int
     cache_compiled_bytes: int
-    max_redirects: int
     #: from ``REP_STORE``: ``memory``, ``redis``, ``sqlite`` or ``auto``, and where
     store: str
     redis_url: str | None
     redis_prefix: str
     sqlite_path: str | None
-    store_retention: float
     #: the shared store's robots.txt fetch lock, from ``REP_FETCH_TIMEOUT``
     lock_timeout: float
     #: from ``REP_REPORT``: the summary in the log, and the HTML page's path
@@ -614,18 +581,15 @@ class ReadOnce:
     #: from ``REP_IDENTITY_ACTION``
     identity_token_action: str
     identity_change_action: str
-    #: the uses declared, for the pure core (``REP_USES``, ``REP_USE_ACTION``, ``REP_USE_TOKENS``)
-    declared: Declared
-    #: page-level pushback, for the pure core (its ramp_max is the crawl's, see pushback_for)
-    pushback: PushbackConfig
 
     def __init__(
-        self, values: Mapping[str, Any], old: Mapping[str, Any] | None = None, clock: Any = None
+        self, values: Mapping[str, Any], clock: Any = None, tune: Mapping[str, Any] | None = None
     ) -> None:
         object.__setattr__(self, "_values", dict(values))
-        object.__setattr__(self, "_old", dict(old or {}))
+        object.__setattr__(self, "_tune", dict(tune or {}))
         object.__setattr__(self, "clock", clock_of(clock))
-        for attribute, value in derived(cast("RepSettings", self), self._old).items():
+        made = tuned(derived(cast("RepSettings", self)), self._tune)
+        for attribute, value in made.items():
             object.__setattr__(self, attribute, value)
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -635,7 +599,7 @@ class ReadOnce:
         return (
             isinstance(other, ReadOnce)
             and self._values == other._values
-            and self._old == other._old
+            and self._tune == other._tune
         )
 
     __hash__ = None  # type: ignore[assignment]
@@ -647,12 +611,12 @@ class ReadOnce:
     def from_settings(cls: type[R], get: Getter) -> R:
         """Read from a getter (``crawler.settings.get``); raise :class:`SettingError`.
 
-        The deprecated settings set are checked, warned of and honoured
-        (:func:`read_deprecated`).
+        A removed name still set is a :class:`SettingError` naming what replaces it
+        (:func:`check_removed`).
         """
-        old = read_deprecated(get)
-        get = renamed(get, old)
-        return cls({row.attribute: row.value(get) for row in SETTINGS}, old, get("REP_CLOCK"))
+        check_removed(get)
+        values = {row.attribute: row.value(get) for row in SETTINGS}
+        return cls(values, get("REP_CLOCK"), get(TUNE))
 
     @classmethod
     def of(cls: type[R], crawler: Any) -> R:
@@ -870,7 +834,7 @@ class RepSettings(ReadOnce):
         "robots.txt does not allow",
     )
 
-    # -- identity (issue 35 items 8 and 9: adapter/identity.py, core/identity.py) ----------
+    # -- identity: adapter/identity.py, core/identity.py
     identity_action = Setting(
         "REP_IDENTITY_ACTION",
         dict(IDENTITY_ACTIONS),
@@ -883,7 +847,7 @@ class RepSettings(ReadOnce):
         "`{'token-missing': 'drop'}`",
     )
 
-    # -- excluded sites (issue 39: core/exclusion.py) -----------------------------------
+    # -- excluded sites: core/exclusion.py
     exclude = Setting(
         "REP_EXCLUDE",
         None,
@@ -893,7 +857,7 @@ class RepSettings(ReadOnce):
         "`excluded-site`",
     )
 
-    # -- provenance on every item (issue 39: adapter/provenance.py) --------------------------
+    # -- provenance on every item: adapter/provenance.py
     item_provenance = Setting(
         "REP_ITEM_PROVENANCE",
         None,
@@ -904,7 +868,7 @@ class RepSettings(ReadOnce):
         "logged once as an error and yielded unchanged",
     )
 
-    # -- monitors (issue 39: adapter/monitors.py, the spidermon extra) -----------------------
+    # -- monitors: adapter/monitors.py, the spidermon extra
     spidermon = Setting(
         "REP_SPIDERMON",
         None,
@@ -925,408 +889,127 @@ SETTINGS: tuple[Setting[Any], ...] = tuple(
 DEFAULTS: Mapping[str, tuple[Any, str]] = {row.name: (row.default, row.meaning) for row in SETTINGS}
 
 
-def derived(config: RepSettings, old: Mapping[str, Any]) -> dict[str, Any]:
-    """The values made from the rows, not settings of their own.
-
-    Where a deprecated setting is set (``old``, from :func:`read_deprecated`),
-    its value is honoured for this release in place of the fixed or derived one.
-    """
-
-    def fixed(name: str) -> Any:
-        return old.get(name, DEPRECATED[name].default)
-
-    policy = PolicyConfig(
-        actions=config.status_actions,
-        ttl=config.cache_ttl,
-        min_ttl=fixed("REP_CACHE_MIN_TTL"),
-        pause_initial=config.pause_initial,
-        pause_max=config.pause_max,
-        pause_max_tries=fixed("REP_PAUSE_MAX_TRIES"),
-        retry_after_max=old.get("REP_RETRY_AFTER_MAX", config.pause_max),
-        use_stale=fixed("REP_USE_STALE"),
-        unreachable_max_age=fixed("REP_UNREACHABLE_MAX_AGE"),
-    )
-    delay_on = config.crawl_delay_max > 0 and old.get("REP_CRAWL_DELAY_ENABLED", True)
-    store = config.store_choice
-    report = config.report
-    identity = config.identity_action
-    return {
-        "policy": policy,
-        "disallowed_action": fixed("REP_DISALLOWED_ACTION"),
-        "requeue_parked": fixed("REP_REQUEUE_PARKED"),
-        "crawl_delay_enabled": delay_on,
-        # shared whenever the store is (REP_STORE = 'redis'); memory and SQLite share nothing
-        "crawl_delay_shared": old.get("REP_CRAWL_DELAY_SHARED", True),
-        "cache_compiled_origins": old.get("REP_CACHE_COMPILED_ORIGINS"),
-        # the local cache's bounds, from its byte budget (see CACHE_ORIGIN_BYTES)
-        "cache_max_origins": old.get(
-            "REP_CACHE_MAX_ORIGINS", max(1, config.cache_max_bytes // CACHE_ORIGIN_BYTES)
-        ),
-        "cache_compiled_bytes": old.get(
-            "REP_CACHE_COMPILED_BYTES", max(1, config.cache_max_bytes // COMPILED_SHARE)
-        ),
-        "max_redirects": fixed("REP_MAX_REDIRECTS"),
-        "worker_check_interval": old.get("REP_WORKER_CHECK_INTERVAL", config.worker_lease / 3),
-        "declared": Declared(config.uses, config.use_action == "drop", config.use_tokens),
-        # REP_STORE read: its kind and where (a URL or path in it wins over the old settings)
-        "store": store.kind,
-        "redis_url": store.redis_url
-        if store.url_given
-        else old.get("REP_REDIS_URL") or store.redis_url,
-        "redis_prefix": store.redis_prefix or old.get("REP_REDIS_PREFIX") or REDIS_PREFIX,
-        "sqlite_path": store.sqlite_path or old.get("REP_SQLITE_PATH"),
-        # as long as a last good copy may stand in for an unreachable origin's robots.txt
-        "store_retention": old.get(
-            "REP_STORE_RETENTION",
-            old.get("REP_REDIS_RETENTION", fixed("REP_SQLITE_RETENTION")),
-        ),
-        "lock_timeout": old.get(
-            "REP_STORE_LOCK_TIMEOUT",
-            old.get("REP_REDIS_LOCK_TIMEOUT", max(LOCK_MIN, config.fetch_timeout / 3)),
-        ),
-        "report_enabled": old.get("REP_REPORT_ENABLED", report is not False),
-        "report_html": report if isinstance(report, str) else old.get("REP_REPORT_HTML"),
-        "identity_token_action": identity["token-missing"],
-        "identity_change_action": identity["identity-changed"],
-        "pushback": PushbackConfig(
-            actions=config.page_status_actions,
-            floor=min(fixed("REP_PAGE_PAUSE_MIN"), config.pause_max),
-            pause_max=config.pause_max,
-            backoff_start=fixed("REP_PAGE_BACKOFF_START"),
-            backoff_factor=fixed("REP_PAGE_BACKOFF_FACTOR"),
-            reset_after=fixed("REP_PAGE_BACKOFF_RESET"),
-            block_after=config.block_after,
-            block_pause=fixed("REP_BLOCK_PAUSE"),
-        ),
-    }
-
-
 #: the local cache's origins: one per this many bytes of ``REP_CACHE_MAX_BYTES``, the least
 #: an origin is counted in it (``ORIGIN_BYTES``, 1.5 KiB) and its report counters (~0.4
 #: KiB): 2 GiB holds 1,048,576 origins
 CACHE_ORIGIN_BYTES = 2048
 #: the compiled rules' share of ``REP_CACHE_MAX_BYTES``: an eighth (256 MiB of 2 GiB)
 COMPILED_SHARE = 8
-#: what replaces the store's retention and fetch lock settings
-RETENTION_FIXED = (
-    "fixed: the shared store keeps an origin's last fetch 30 days, as long as a last good "
-    "copy may stand in for an unreachable origin's robots.txt"
-)
-LOCK_DERIVED = (
-    "a third of `REP_FETCH_TIMEOUT` (at least 1 s): a dead worker's robots.txt fetch lock "
-    "blocks the others that long; a live worker renews it while its fetch runs"
-)
 #: the shortest robots.txt fetch lock; it is a third of ``REP_FETCH_TIMEOUT`` (10 s at 30 s),
 #: renewed every third of itself while the fetch runs
 LOCK_MIN = 1.0
+#: redirect hops followed for robots.txt (RFC 9309 §2.3.1.2: at least five)
+MAX_REDIRECTS = 5
 
 
-# -- deprecated settings: read, checked and honoured for one release ---------------------------
-
-
-@dataclass(frozen=True)
-class Deprecated:
-    """A setting that is no longer one: still read for one release, with a warning.
-
-    It is checked as before (a bad value is a :class:`SettingError` naming it),
-    logged once per reading in one line naming what replaces it, and honoured:
-    a renamed setting's value is read as its new name's while that one is
-    unset (or at its default); any other's value stands in for the fixed or
-    derived value (:func:`derived`). Honoured, not ignored, even where the
-    behaviour is now fixed: ignoring ``REP_USE_STALE = False`` or
-    ``REP_DISALLOWED_ACTION = 'park'`` would change what a crawl fetches or
-    keeps on a warning alone.
-    """
-
-    name: str
-    #: its default before; for a fixed behaviour, the value it now always has
-    default: Any
-    #: its reader before
-    read: Reader[Any]
-    #: what replaces it, one line (the warning's and the reference's deprecated table)
-    instead: str
-    #: the setting that replaces it, when it was renamed or merged
-    to: str = ""
-    #: no longer configurable: the code does what the default did
-    fixed: bool = False
-    #: the key of ``to`` (a dict setting) this one was: its value is read as that key's
-    part: str = ""
-    #: the setting whose value now says it too (``REP_STORE``'s URL or path), not renamed
-    within: str = ""
-
-    def warning(self, value: Any) -> str:
-        """The one line logged when the setting is set to ``value``."""
-        instead = self.instead.replace("`", "")
-        if self.to and self.part:
-            return (
-                f"{self.name} is deprecated: use {self.to} = {{{self.part!r}: ...}} "
-                "(read as it until the next release)"
-            )
-        if self.to:
-            return f"{self.name} is deprecated: use {self.to} (read as it until the next release)"
-        if self.within:
-            return f"{self.name} is deprecated: use {instead} (honoured until the next release)"
-        if self.fixed and value == self.default:
-            return f"{self.name} is deprecated and can be removed: {instead}"
-        return (
-            f"{self.name} = {value!r} is deprecated and no longer configurable from the next "
-            f"release: {instead}; honoured until then"
-        )
-
-
-#: old name -> how it maps; the reference's deprecated table is made from it. A fixed
-#: behaviour's value is the code's own default (``PolicyConfig``'s, the decision's ``DROP``)
-DEPRECATED: Mapping[str, Deprecated] = {
-    entry.name: entry
-    for entry in (
-        Deprecated(
-            "REP_CACHE_MIN_TTL",
-            PolicyConfig.min_ttl,
-            seconds(),
-            "fixed: a policy is kept at least 60 s, even if `Cache-Control` says less",
-            fixed=True,
-        ),
-        Deprecated(
-            "REP_USE_STALE",
-            PolicyConfig.use_stale,
-            switch,
-            "fixed: the last good copy is used while an origin is unreachable (§2.3.1.4)",
-            fixed=True,
-        ),
-        Deprecated(
-            "REP_UNREACHABLE_MAX_AGE",
-            PolicyConfig.unreachable_max_age,
-            seconds(),
-            "fixed: after 30 days unreachable, an origin is treated as unavailable",
-            fixed=True,
-        ),
-        Deprecated(
-            "REP_REQUEUE_PARKED",
-            True,
-            switch,
-            "fixed: at close, requests still parked go back into a shared scrapy-redis queue",
-            fixed=True,
-        ),
-        Deprecated(
-            "REP_DISALLOWED_ACTION",
-            DROP,
-            choice("drop", "park"),
-            "fixed: a disallowed request is dropped",
-            fixed=True,
-        ),
-        Deprecated(
-            "REP_CACHE_COMPILED_ORIGINS",
-            10_000,
-            whole(low=1),
-            "`REP_CACHE_MAX_BYTES`, an eighth of which is for compiled rules (bytes, not files: "
-            "a count of files bounds no memory); while set, it also caps the files kept compiled",
-        ),
-        Deprecated(
-            "REP_RETRY_AFTER_MAX",
-            3600.0,
-            seconds(),
-            "`REP_PAUSE_MAX` caps a 429's `Retry-After`",
-        ),
-        Deprecated(
-            "REP_CRAWL_DELAY_ENABLED",
-            True,
-            switch,
-            "`REP_CRAWL_DELAY_MAX = 0` turns Crawl-delay off",
-        ),
-        Deprecated(
-            "REP_CRAWL_DELAY_SHARED",
-            True,
-            switch,
-            "follows `REP_STORE`: with `'redis'` Crawl-delay is kept for the whole cluster",
-        ),
-        Deprecated(
-            "REP_WORKER_CHECK_INTERVAL",
-            10.0,
-            seconds(low=0.05),
-            "a third of `REP_WORKER_LEASE`",
-        ),
-        Deprecated(
-            "REP_REDIS_RETENTION",
-            30 * DAY,
-            seconds(low=1),
-            RETENTION_FIXED + " (with `REP_STORE_RETENTION` also set, that one is read)",
-            fixed=True,
-        ),
-        Deprecated(
-            "REP_SQLITE_RETENTION",
-            30 * DAY,
-            seconds(low=1),
-            RETENTION_FIXED + " (with `REP_REDIS_RETENTION` also set, that one is read)",
-            fixed=True,
-        ),
-        Deprecated(
-            "REP_REDIS_LOCK_TIMEOUT",
-            10.0,
-            seconds(low=0.1),
-            LOCK_DERIVED + " (with `REP_STORE_LOCK_TIMEOUT` also set, that one is read)",
-        ),
-        # -- issue 38 item 3: the settings diet ---------------------------------------------
-        Deprecated(
-            "REP_MAX_REDIRECTS",
-            5,
-            whole(),
-            "fixed: 5 redirect hops are followed for robots.txt (RFC 9309 §2.3.1.2: at least 5)",
-            fixed=True,
-        ),
-        Deprecated(
-            "REP_CACHE_MAX_ORIGINS",
-            1_000_000,
-            whole(low=1),
-            f"`REP_CACHE_MAX_BYTES`: one origin per {CACHE_ORIGIN_BYTES} bytes of it "
-            "(1,048,576 at 2 GiB)",
-        ),
-        Deprecated(
-            "REP_CACHE_COMPILED_BYTES",
-            256 * 2**20,
-            whole(low=1),
-            "`REP_CACHE_MAX_BYTES`: an eighth of it is for compiled rules (256 MiB at 2 GiB)",
-        ),
-        Deprecated(
-            "REP_PAUSE_MAX_TRIES",
-            PolicyConfig.pause_max_tries,
-            whole(low=1),
-            "fixed: a paused origin is given up after 5 robots.txt fetch attempts",
-            fixed=True,
-        ),
-        Deprecated(
-            "REP_PAGE_PAUSE_MIN",
-            PushbackConfig.floor,
-            seconds(),
-            "fixed: a page's pause (429, 503) lasts at least 1 s, whatever `Retry-After` says",
-            fixed=True,
-        ),
-        Deprecated(
-            "REP_PAGE_BACKOFF_START",
-            PushbackConfig.backoff_start,
-            seconds(low=0.001),
-            "fixed: after a 429/503 without a usable `Retry-After` a page's pause starts at 5 s",
-            fixed=True,
-        ),
-        Deprecated(
-            "REP_PAGE_BACKOFF_FACTOR",
-            2,  # a factor, not seconds: PushbackConfig.backoff_factor
-            factor,
-            "fixed: the page back-off doubles per pushback in a row, up to `REP_PAUSE_MAX`",
-            fixed=True,
-        ),
-        Deprecated(
-            "REP_PAGE_BACKOFF_RESET",
-            PushbackConfig.reset_after,
-            whole(low=1),
-            "fixed: an origin's page back-off starts over after 10 healthy responses in a row",
-            fixed=True,
-        ),
-        Deprecated(
-            "REP_BLOCK_PAUSE",
-            PushbackConfig.block_pause,
-            seconds(low=0.001),
-            "fixed: a blocked origin stops for 6 h (the crawl's own limits end it sooner)",
-            fixed=True,
-        ),
-        Deprecated(
-            "REP_STORE_LOCK_TIMEOUT",
-            10.0,
-            seconds(low=0.1),
-            LOCK_DERIVED,
-        ),
-        Deprecated(
-            "REP_STORE_RETENTION",
-            30 * DAY,
-            seconds(low=1),
-            RETENTION_FIXED,
-            fixed=True,
-        ),
-        Deprecated(
-            "REP_REDIS_URL",
-            None,
-            _redis_url,
-            "`REP_STORE = 'redis://host:6379/0'` (a Redis URL; `'redis'` reads `REDIS_URL`)",
-            within="REP_STORE",
-        ),
-        Deprecated(
-            "REP_REDIS_PREFIX",
-            REDIS_PREFIX,
-            text,
-            "`REP_STORE = 'redis://host:6379/0?prefix=...'` (the URL's `prefix`)",
-            within="REP_STORE",
-        ),
-        Deprecated(
-            "REP_SQLITE_PATH",
-            None,
-            optional_text,
-            "`REP_STORE = 'sqlite:///abs/path.sqlite'` or `'sqlite:relative/path.sqlite'`",
-            within="REP_STORE",
-        ),
-        # read before REP_REPORT_ENABLED: with both set, the page is written, no log summary
-        Deprecated(
-            "REP_REPORT_HTML",
-            None,
-            _report_html,
-            "`REP_REPORT = 'path.html'` (the log summary and the page)",
-            to="REP_REPORT",
-        ),
-        Deprecated(
-            "REP_REPORT_ENABLED",
-            True,
-            switch,
-            "`REP_REPORT` (`False`: no summary at close)",
-            to="REP_REPORT",
-        ),
-        Deprecated(
-            "REP_IDENTITY_TOKEN_ACTION",
-            "warn",
-            choice(*_IDENTITY_CHOICES),
-            "`REP_IDENTITY_ACTION`, its `token-missing` part",
-            to="REP_IDENTITY_ACTION",
-            part="token-missing",
-        ),
-        Deprecated(
-            "REP_IDENTITY_CHANGE_ACTION",
-            "drop",
-            choice(*_IDENTITY_CHOICES),
-            "`REP_IDENTITY_ACTION`, its `identity-changed` part",
-            to="REP_IDENTITY_ACTION",
-            part="identity-changed",
-        ),
+def derived(config: RepSettings) -> dict[str, Any]:
+    """The values made from the rows, not settings of their own."""
+    store = config.store_choice
+    report = config.report
+    identity = config.identity_action
+    policy = PolicyConfig(
+        actions=config.status_actions,
+        ttl=config.cache_ttl,
+        pause_initial=config.pause_initial,
+        pause_max=config.pause_max,
+        retry_after_max=config.pause_max,
     )
+    return {
+        "policy": policy,
+        "pushback": PushbackConfig(
+            actions=config.page_status_actions,
+            floor=min(PushbackConfig.floor, config.pause_max),
+            pause_max=config.pause_max,
+            block_after=config.block_after,
+        ),
+        "declared": Declared(config.uses, config.use_action == "drop", config.use_tokens),
+        "disallowed_action": DROP,
+        "requeue_parked": True,
+        # shared whenever the store is (REP_STORE = 'redis'); memory and SQLite share nothing
+        "crawl_delay_shared": True,
+        "cache_compiled_origins": None,
+        "max_redirects": MAX_REDIRECTS,
+        # as long as a last good copy may stand in for an unreachable origin's robots.txt
+        "store_retention": policy.unreachable_max_age,
+        "crawl_delay_enabled": config.crawl_delay_max > 0,
+        "worker_check_interval": config.worker_lease / 3,
+        # the local cache's bounds, from its byte budget
+        "cache_max_origins": max(1, config.cache_max_bytes // CACHE_ORIGIN_BYTES),
+        "cache_compiled_bytes": max(1, config.cache_max_bytes // COMPILED_SHARE),
+        "store": store.kind,
+        "redis_url": store.redis_url,
+        "redis_prefix": store.redis_prefix or REDIS_PREFIX,
+        "sqlite_path": store.sqlite_path,
+        "lock_timeout": max(LOCK_MIN, config.fetch_timeout / 3),
+        "report_enabled": report is not False,
+        "report_html": report if isinstance(report, str) else None,
+        "identity_token_action": identity["token-missing"],
+        "identity_change_action": identity["identity-changed"],
+    }
+
+
+#: not for users, a test's seam: a dict replacing values :func:`derived` makes, by attribute
+#: (``"max_redirects"``) or a field of one (``"policy.min_ttl"``, ``"pushback.backoff_start"``)
+TUNE = "_REP_TUNE"
+
+
+def tuned(made: dict[str, Any], tune: Mapping[str, Any]) -> dict[str, Any]:
+    """``made``, with the values :data:`TUNE` replaces."""
+    for key, value in tune.items():
+        attribute, _, field = key.partition(".")
+        if attribute not in made:
+            raise SettingError(f"{TUNE}: no value {attribute!r} to tune")
+        made[attribute] = replace(made[attribute], **{field: value}) if field else value
+    return made
+
+
+#: the names removed before the first release, and what replaces each (the one line a
+#: crawl that still sets one stops with)
+REMOVED: Mapping[str, str] = {
+    "REP_CACHE_MIN_TTL": "a policy is now kept at least 60 s; remove it",
+    "REP_USE_STALE": "the last good copy now always stands in for an unreachable robots.txt; "
+    "remove it",
+    "REP_UNREACHABLE_MAX_AGE": "an origin unreachable for 30 days is now treated as unavailable; "
+    "remove it",
+    "REP_REQUEUE_PARKED": "requests still parked at close now always go back into a shared "
+    "scrapy-redis queue; remove it",
+    "REP_DISALLOWED_ACTION": "a disallowed request is now always dropped; remove it",
+    "REP_MAX_REDIRECTS": "5 redirect hops are now followed for robots.txt; remove it",
+    "REP_PAUSE_MAX_TRIES": "a paused origin is now given up after 5 robots.txt fetches; remove it",
+    "REP_PAGE_PAUSE_MIN": "a page's pause now lasts at least 1 s; remove it",
+    "REP_PAGE_BACKOFF_START": "a page's back-off now starts at 5 s; remove it",
+    "REP_PAGE_BACKOFF_FACTOR": "a page's back-off now doubles per pushback in a row; remove it",
+    "REP_PAGE_BACKOFF_RESET": "a page's back-off now starts over after 10 healthy responses; "
+    "remove it",
+    "REP_BLOCK_PAUSE": "a blocked origin now stops for 6 h; remove it",
+    "REP_RETRY_AFTER_MAX": "use REP_PAUSE_MAX, which caps a Retry-After",
+    "REP_CRAWL_DELAY_ENABLED": "use REP_CRAWL_DELAY_MAX = 0 to turn Crawl-delay off",
+    "REP_CRAWL_DELAY_SHARED": "Crawl-delay is now shared whenever REP_STORE is Redis; remove it",
+    "REP_WORKER_CHECK_INTERVAL": "use REP_WORKER_LEASE (dead workers are looked for every third "
+    "of it)",
+    "REP_CACHE_MAX_ORIGINS": "use REP_CACHE_MAX_BYTES (one origin per 2 KiB of it)",
+    "REP_CACHE_COMPILED_ORIGINS": "use REP_CACHE_MAX_BYTES (an eighth of it is for compiled rules)",
+    "REP_CACHE_COMPILED_BYTES": "use REP_CACHE_MAX_BYTES (an eighth of it is for compiled rules)",
+    "REP_STORE_RETENTION": "the shared store now keeps an origin's last fetch 30 days; remove it",
+    "REP_REDIS_RETENTION": "the shared store now keeps an origin's last fetch 30 days; remove it",
+    "REP_SQLITE_RETENTION": "the shared store now keeps an origin's last fetch 30 days; remove it",
+    "REP_STORE_LOCK_TIMEOUT": "use REP_FETCH_TIMEOUT (the fetch lock is a third of it)",
+    "REP_REDIS_LOCK_TIMEOUT": "use REP_FETCH_TIMEOUT (the fetch lock is a third of it)",
+    "REP_REDIS_URL": "use REP_STORE = 'redis://host:6379/0' (or REP_STORE = 'redis' and REDIS_URL)",
+    "REP_REDIS_PREFIX": "use REP_STORE = 'redis://host:6379/0?prefix=...'",
+    "REP_SQLITE_PATH": "use REP_STORE = 'sqlite:///abs/path.sqlite'",
+    "REP_REPORT_HTML": "use REP_REPORT = 'path.html'",
+    "REP_REPORT_ENABLED": "use REP_REPORT (False: no summary at close)",
+    "REP_IDENTITY_TOKEN_ACTION": "use REP_IDENTITY_ACTION = {'token-missing': ...}",
+    "REP_IDENTITY_CHANGE_ACTION": "use REP_IDENTITY_ACTION = {'identity-changed': ...}",
 }
 
 
-def read_deprecated(get: Getter) -> dict[str, Any]:
-    """The deprecated settings that are set, checked, each logged as a warning in one line."""
-    found: dict[str, Any] = {}
-    for entry in DEPRECATED.values():
-        raw = get(entry.name)
-        if raw is None:
-            continue
-        value = found[entry.name] = entry.read(entry.name, raw, get)
-        logger.warning("scrapy-rep: %(message)s", {"message": entry.warning(value)})
-    return found
-
-
-def renamed(get: Getter, old: Mapping[str, Any]) -> Getter:
-    """``get``, where a new name left unset (or at its default) reads its old name's value."""
-    feeds: dict[str, Any] = {}
-    for entry in DEPRECATED.values():
-        if entry.to and entry.name in old and entry.part:  # one key of a dict setting
-            feeds.setdefault(entry.to, {}).setdefault(entry.part, old[entry.name])
-        elif entry.to and entry.name in old:
-            feeds.setdefault(entry.to, old[entry.name])  # the first in the table wins
-    if not feeds:
-        return get
-
-    def read(name: str) -> Any:
-        value = get(name)
-        if name in feeds and (value is None or value == DEFAULTS[name][0]):
-            return feeds[name]
-        return value
-
-    return read
+def check_removed(get: Getter) -> None:
+    """Raise :class:`SettingError` in one line if a removed name is set, naming what replaces it."""
+    for name, instead in REMOVED.items():
+        if get(name) is not None:
+            raise SettingError(f"{name} was removed: {instead}")
 
 
 #: ``REP_*`` names read outside the table: not for users, so not in it
@@ -1341,7 +1024,7 @@ def unknown_settings(names: Iterable[str]) -> list[tuple[str, str | None]]:
         for name in sorted(set(names))
         if name.startswith("REP_")
         and name not in DEFAULTS
-        and name not in DEPRECATED
+        and name not in REMOVED
         and name not in INTERNAL
     ]
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest_twisted
 
 from scrapy_rep.core.policy import digest_of
+from scrapy_rep.runtime.settings import TUNE
 from tests.support.audit import audited_crawl, of
 from tests.support.fakesite import FakeSite, Reply
 
@@ -71,7 +72,7 @@ async def test_archive_keeps_each_distinct_body_once(site: FakeSite, tmp_path: P
     origins.append(site.add("c").robots(Reply(body=other)))
     origins.append(site.add("d").robots(Reply(status=503)))
     _, found = await audited_crawl(
-        tmp_path, [o.url_for("/x") for o in origins], REP_PAUSE_MAX_TRIES=1
+        tmp_path, [o.url_for("/x") for o in origins], **{TUNE: {"policy.pause_max_tries": 1}}
     )
 
     archive = tmp_path / "archive"
@@ -114,7 +115,7 @@ async def test_per_origin_counters_at_close(site: FakeSite, tmp_path: Path) -> N
     b = site.add("b").robots(Reply(status=403))
     urls = [a.url_for("/1"), a.url_for("/2"), a.url_for("/private/x"), b.url_for("/x")]
     result, found = await audited_crawl(
-        tmp_path, urls, REP_PAUSE_INITIAL=0.05, REP_PAUSE_MAX_TRIES=2
+        tmp_path, urls, REP_PAUSE_INITIAL=0.05, **{TUNE: {"policy.pause_max_tries": 2}}
     )
 
     counters = {r["origin"]: r for r in of(found, "origin")}

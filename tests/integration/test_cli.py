@@ -295,15 +295,25 @@ def test_store_reads_the_projects_redis_settings(project: Path, redis_server: st
         "store", "show", origin, "--redis-url", redis_server, "--prefix", "other", cwd=project
     )
     assert flagged.returncode == 1 and flagged.stderr == ""
-    # the deprecated names, for this release: REDIS_URL and REP_REDIS_PREFIX, with a warning
-    settings.write_text(
-        original + f'\nREDIS_URL = "{redis_server}"\nREP_REDIS_PREFIX = "shopprefix"\n'
+    # the project's REDIS_URL with REP_STORE = "redis" (the prefix from --prefix)
+    settings.write_text(original + f'\nREDIS_URL = "{redis_server}"\nREP_STORE = "redis"\n')
+    plain = rep(
+        "store",
+        "show",
+        "https://example.com/",
+        "--prefix",
+        "shopprefix",
+        cwd=project / "shop",
+        REDIS_URL=nobody,
     )
-    old = rep("store", "show", "https://example.com/", cwd=project / "shop", REDIS_URL=nobody)
-    assert old.returncode == 0, old.stderr
-    assert '"http_status": "503"' in old.stdout
-    assert old.stderr.endswith(
+    assert plain.returncode == 0, plain.stderr
+    assert '"http_status": "503"' in plain.stdout
+    assert plain.stderr.endswith(
         f"scrapy-rep: Redis at {redis_server} (REDIS_URL of the project at "
         f"{project / 'scrapy.cfg'}), prefix 'shopprefix'\n"
     )
-    assert "REP_REDIS_PREFIX is deprecated" in old.stderr
+    # a removed name in the project's settings: one line naming its replacement
+    settings.write_text(original + 'REP_REDIS_PREFIX = "shopprefix"\n')
+    old = rep("store", "show", "https://example.com/", cwd=project / "shop", REDIS_URL=nobody)
+    assert old.returncode == 2 and "Traceback" not in old.stderr
+    assert "SettingError: REP_REDIS_PREFIX was removed: use REP_STORE = " in old.stderr

@@ -14,6 +14,7 @@ import scrapy
 from scrapy.crawler import Crawler
 
 from scrapy_rep.adapter import compat
+from scrapy_rep.runtime.settings import TUNE
 from tests.support.clock import ManualClock
 from tests.support.crawl import crawl
 from tests.support.fakesite import FakeSite, Reply
@@ -57,7 +58,7 @@ async def test_an_expired_policy_is_renewed_by_a_304(site: FakeSite) -> None:
     pages = [a.url_for(p) for p in ("/p1", "/p2", "/private/x", "/p3")]
     result = await crawl(
         pages,
-        {"REP_CLOCK": clock.now, "REP_CACHE_TTL": 100, "REP_CACHE_MIN_TTL": 0},
+        {"REP_CLOCK": clock.now, "REP_CACHE_TTL": 100, TUNE: {"policy.min_ttl": 0}},
         spider=HearingSpider,
         advances=[150, 10, 50],  # expired at t=150: the 304 makes it fresh until t=250
         clock=clock,
@@ -92,7 +93,7 @@ async def test_a_server_that_ignores_the_validators_gives_the_new_file(site: Fak
     pages = [a.url_for(p) for p in ("/later", "/private/x", "/later?again")]
     result = await crawl(
         pages,
-        {"REP_CLOCK": clock.now, "REP_CACHE_TTL": 100, "REP_CACHE_MIN_TTL": 0},
+        {"REP_CLOCK": clock.now, "REP_CACHE_TTL": 100, TUNE: {"policy.min_ttl": 0}},
         spider=StepSpider,
         advances=[150, 1],
         clock=clock,

@@ -25,7 +25,7 @@ SPIDER = """
 
 class ShySpider(PagesSpider):
     name = "shy"
-    custom_settings = {"REP_CRAWL_DELAY_ENABLED": False, "REP_PAGE_DIRECTIVES": False}
+    custom_settings = {"REP_CRAWL_DELAY_MAX": 0, "REP_PAGE_DIRECTIVES": False}
 """
 
 

@@ -40,6 +40,7 @@ from scrapy_rep.adapter.service import RobotsService
 from scrapy_rep.core.origin import origin_of
 from scrapy_rep.core.policy import digest_of
 from scrapy_rep.robotstxt import MAX_BYTES
+from scrapy_rep.runtime.settings import TUNE
 from tests.support.audit import records
 from tests.support.crawl import CrawlResult, ListSpider, crawl
 from tests.support.fakesite import FakeSite, Origin, Reply
@@ -55,8 +56,7 @@ PAUSE_INITIAL, PAUSE_MAX, TRIES, RETRY_AFTER_MAX = 0.2, 1.0, 3, 0.5
 FAST: dict[str, Any] = {
     "REP_PAUSE_INITIAL": PAUSE_INITIAL,
     "REP_PAUSE_MAX": PAUSE_MAX,
-    "REP_PAUSE_MAX_TRIES": TRIES,
-    "REP_RETRY_AFTER_MAX": RETRY_AFTER_MAX,
+    TUNE: {"policy.pause_max_tries": TRIES, "policy.retry_after_max": RETRY_AFTER_MAX},
     "REP_FETCH_TIMEOUT": 1,
     "REP_PENDING_WAIT": 0.5,
     "DOWNLOAD_TIMEOUT": 5,
@@ -470,7 +470,7 @@ async def test_retry_after_is_capped(
     outcome = await run(site, faulty, tmp_path, caplog, capfd)
     first, second = outcome.fetches(faulty)
     assert first["status"] == "paused" and first["http_status"] == 429
-    # a day asked for, REP_RETRY_AFTER_MAX (0.5 s) given
+    # a day asked for, RETRY_AFTER_MAX (0.5 s) given
     assert first["expires_at"] - first["fetched_at"] == pytest.approx(RETRY_AFTER_MAX)
     assert second["status"] == "ok"
 
@@ -523,7 +523,7 @@ async def test_a_file_that_changes_between_fetches(
         caplog,
         capfd,
         bodies=(RULES, first, second),
-        REP_CACHE_MIN_TTL=0,
+        **{TUNE: {**FAST[TUNE], "policy.min_ttl": 0}},
         CONCURRENT_REQUESTS=1,
     )
     result = outcome.result

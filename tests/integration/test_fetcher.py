@@ -19,6 +19,7 @@ from scrapy.utils.test import get_crawler
 from twisted.internet.defer import Deferred
 
 from scrapy_rep.adapter.middleware import RobotsMiddleware
+from scrapy_rep.runtime.settings import TUNE
 from tests.support.crawl import BASE_SETTINGS
 
 
@@ -46,7 +47,7 @@ class FakeEngine:
 @pytest_twisted.ensureDeferred
 async def test_ten_thousand_origins_of_404_leave_no_request_behind() -> None:
     async def scenario() -> None:
-        crawler = get_crawler(settings_dict={**BASE_SETTINGS, "REP_CACHE_MAX_ORIGINS": 100})
+        crawler = get_crawler(settings_dict={**BASE_SETTINGS, TUNE: {"cache_max_origins": 100}})
         engine = FakeEngine(404)
         crawler.engine = engine  # type: ignore[assignment]
         middleware = RobotsMiddleware(crawler)

@@ -19,6 +19,7 @@ from twisted.internet import reactor
 from twisted.protocols.ftp import BaseFTPRealm, FTPFactory
 from twisted.python.filepath import FilePath
 
+from scrapy_rep.runtime.settings import TUNE
 from tests.support.audit import records
 from tests.support.crawl import crawl
 
@@ -107,7 +108,10 @@ async def test_the_robots_txt_of_an_ftp_origin_is_read_with_the_requests_login(
                 Request(f"{server.url}/public/a.txt", meta=login),
                 Request(f"{server.url}/private/b.txt", meta=login),
             ],
-            {"REP_DECISION_LOG": str(tmp_path / "audit.jsonl"), "REP_PAUSE_MAX_TRIES": 1},
+            {
+                "REP_DECISION_LOG": str(tmp_path / "audit.jsonl"),
+                TUNE: {"policy.pause_max_tries": 1},
+            },
         )
     finally:
         server.port.stopListening()
@@ -120,7 +124,7 @@ async def test_a_refused_login_is_a_network_error(ftp_root: Path, tmp_path: Path
     (ftp_root / "robots.txt").write_text("User-agent: *\nAllow: /\n")
     server = FtpServer(ftp_root, anonymous=False)  # the default anonymous login is refused
     log = tmp_path / "audit.jsonl"
-    settings = {"REP_DECISION_LOG": str(log), "REP_PAUSE_MAX_TRIES": 1}
+    settings = {"REP_DECISION_LOG": str(log), TUNE: {"policy.pause_max_tries": 1}}
     try:
         result = await crawl([f"{server.url}/public/a.txt"], settings)
     finally:

@@ -22,6 +22,7 @@ import scrapy
 from scrapy.http import Response
 
 from scrapy_rep.robotstxt.text import MAX_RECORD
+from scrapy_rep.runtime.settings import TUNE
 from tests.support import processes
 from tests.support.audit import audited_crawl, longest_line
 from tests.support.crawl import ListSpider, crawl
@@ -223,7 +224,7 @@ async def test_a_host_name_reached_by_a_redirect_is_escaped_in_every_log_line(
     page = site.add("page").robots(Reply(body=b"User-agent: *\nAllow: /\n"))
     page.page("/go", Reply(status=302, redirect_to=f"http://{host}/x"))
     log = tmp_path / "crawl.log"
-    settings = {"REP_PAUSE_INITIAL": 0.5, "REP_PAUSE_MAX_TRIES": 3}
+    settings = {"REP_PAUSE_INITIAL": 0.5, TUNE: {"policy.pause_max_tries": 3}}
     with log_file(log):
         result = await crawl([page.url_for("/go")], settings)
     assert list(result.dropped.values()) == ["policy-unresolved"]
@@ -553,7 +554,7 @@ CROWD_CACHE_BYTES = 24 * 1024 * 1024
 CROWD_COMPILED_BYTES = 24 * 1024 * 1024
 #: the documented bound (docs/reference.md, Memory): the cache within REP_CACHE_MAX_BYTES
 #: and as much again for the origins it evicted (kept compact, no shared store), the compiled
-#: files within REP_CACHE_COMPILED_BYTES and the one judged last beyond it (~36 MiB at most
+#: files within their share and the one judged last beyond it (~36 MiB at most
 #: for a 500 KiB file); beside a crawl of a small site (HOSTILE_RSS_MIB covers one hostile
 #: file parsing, the page of 13,000 sayings, the crawl's own ~70-90 MiB)
 CROWD_BOUND_MIB = HOSTILE_RSS_MIB + (2 * CROWD_CACHE_BYTES + CROWD_COMPILED_BYTES) / 2**20 + 36
@@ -569,7 +570,7 @@ def test_a_crawl_of_100_origins_of_the_engine_s_shapes_stays_within_the_byte_bud
     urls, forbidden = engine_shapes(site, 20)
     settings = {
         "REP_CACHE_MAX_BYTES": CROWD_CACHE_BYTES,
-        "REP_CACHE_COMPILED_BYTES": CROWD_COMPILED_BYTES,
+        TUNE: {"cache_compiled_bytes": CROWD_COMPILED_BYTES},
         "LOG_LEVEL": "INFO",
         "CONCURRENT_REQUESTS": 32,
         # ~40 s of CPU (50 MB of robots.txt parsed): room for a machine busy with other

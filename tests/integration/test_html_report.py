@@ -20,6 +20,7 @@ from twisted.internet.defer import Deferred
 
 from scrapy_rep.core.audit_story import story_of
 from scrapy_rep.runtime.html_report import read_audit_log
+from scrapy_rep.runtime.settings import TUNE
 from tests.support import processes
 from tests.support.audit import of, records
 from tests.support.browsersite import CHROMIUM
@@ -31,7 +32,7 @@ HOSTILE = "/<img src=x onerror=alert(1)>"
 RULES = (
     f"User-agent: *\nDisallow: /private\nDisallow: {HOSTILE}\nContent-Usage: train-ai=n\n".encode()
 )
-PAUSE = {"REP_PAUSE_INITIAL": 0.3, "REP_PAUSE_MAX": 0.6, "REP_PAUSE_MAX_TRIES": 2}
+PAUSE = {"REP_PAUSE_INITIAL": 0.3, "REP_PAUSE_MAX": 0.6, TUNE: {"policy.pause_max_tries": 2}}
 ROOT = Path(__file__).resolve().parents[2]
 
 

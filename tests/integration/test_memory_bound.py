@@ -1,4 +1,4 @@
-"""More active origins than REP_CACHE_MAX_ORIGINS: no robots.txt is fetched again within its TTL.
+"""More active origins than the cache holds: no robots.txt is fetched again within its TTL.
 
 2,000 origins over a cache of 500, visited round-robin twice: each robots.txt
 is fetched once, whether the store answers for an evicted origin (SQLite,
@@ -29,6 +29,7 @@ from scrapy_rep.core.policy import (
 )
 from scrapy_rep.core.report import CrawlCounts, report_lines
 from scrapy_rep.runtime.resolver import Resolver
+from scrapy_rep.runtime.settings import TUNE
 from scrapy_rep.runtime.store.base import SharedStore
 from scrapy_rep.runtime.store.memory import EVICTED_PER_CACHED, PolicyCache
 from scrapy_rep.runtime.store.redis import RedisStore
@@ -128,7 +129,7 @@ async def test_a_crawl_past_the_bound_fetches_each_robots_txt_once(
     with caplog.at_level(logging.INFO, logger="scrapy_rep"):
         result = await crawl(
             pages,
-            {"REP_CLOCK": clock.now, "REP_CACHE_MAX_ORIGINS": 6},
+            {"REP_CLOCK": clock.now, TUNE: {"cache_max_origins": 6}},
             spider=StepSpider,
             advances=[1.0] * (len(pages) - 1),
             clock=clock,

@@ -25,7 +25,7 @@ from scrapy.utils.misc import load_object
 
 from scrapy_rep.adapter import compat
 from scrapy_rep.adapter.middleware import RobotsMiddleware
-from scrapy_rep.runtime.settings import SettingError
+from scrapy_rep.runtime.settings import TUNE, SettingError
 from tests.support.clock import ManualClock
 from tests.support.crawl import CrawlResult, ListSpider, crawl, crawl_many
 from tests.support.decision import FIELDS as RECORD_FIELDS
@@ -114,7 +114,7 @@ async def test_cache_control_max_age_is_respected(site: FakeSite) -> None:
     pages = [a.url_for(p) for p in ("/p1", "/p2", "/p3")]
     result = await crawl(
         pages,
-        {"REP_CLOCK": clock.now, "REP_CACHE_TTL": 86_400, "REP_CACHE_MIN_TTL": 0},
+        {"REP_CLOCK": clock.now, "REP_CACHE_TTL": 86_400, TUNE: {"policy.min_ttl": 0}},
         spider=StepSpider,
         advances=[150, 100],  # t=150 fresh, t=250 past max-age
         clock=clock,
@@ -159,7 +159,7 @@ async def test_new_policy_stops_an_already_queued_url(site: FakeSite) -> None:
         [scrapy.Request(early, priority=10), scrapy.Request(late, priority=0)],
         {
             "REP_CLOCK": clock.now,
-            "REP_CACHE_MIN_TTL": 0,
+            TUNE: {"policy.min_ttl": 0},
             "CONCURRENT_REQUESTS": 1,
             "CONCURRENT_REQUESTS_PER_DOMAIN": 1,
         },
@@ -190,7 +190,6 @@ async def test_paused_origin_does_not_slow_a_healthy_one(site: FakeSite) -> None
             "CONCURRENT_REQUESTS_PER_DOMAIN": 4,
             "REP_PAUSE_INITIAL": 0.5,
             "REP_PAUSE_MAX": 1.0,
-            "REP_PAUSE_MAX_TRIES": 5,
         },
     )
     log = site.hits_log()
@@ -276,7 +275,7 @@ async def test_disallowed_action_park_holds_until_the_file_changes(site: FakeSit
     now, later = a.url_for("/now"), a.url_for("/later")
     result = await crawl(
         [now, later],
-        {"REP_DISALLOWED_ACTION": "park", "REP_CACHE_TTL": 1, "REP_CACHE_MIN_TTL": 0},
+        {"REP_CACHE_TTL": 1, TUNE: {"disallowed_action": "park", "policy.min_ttl": 0}},
     )
     assert sorted(result.downloaded) == sorted([now, later])
     assert result.dropped == {}
@@ -495,7 +494,7 @@ async def test_every_yielded_request_is_downloaded_or_dropped_with_a_reason(
         {
             "REP_PAUSE_INITIAL": 0.3,
             "REP_PAUSE_MAX": 0.6,
-            "REP_PAUSE_MAX_TRIES": 2,
+            TUNE: {"policy.pause_max_tries": 2},
             "REP_COLLECTION_POLICY": f"{__name__}.collection_scope",
         },
         follow=True,

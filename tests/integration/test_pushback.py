@@ -14,6 +14,7 @@ import pytest_twisted
 import scrapy
 from scrapy.exceptions import IgnoreRequest
 
+from scrapy_rep.runtime.settings import TUNE
 from tests.support.crawl import CrawlResult, crawl
 from tests.support.fakesite import FakeSite, Reply
 from tests.support.pushback_site import (
@@ -25,7 +26,7 @@ from tests.support.pushback_site import (
 )
 
 #: Scrapy's defaults for retries (BASE_SETTINGS switches them off for other tests)
-RETRY_ON = {"RETRY_ENABLED": True, "REP_PAGE_BACKOFF_START": 1.0}
+RETRY_ON = {"RETRY_ENABLED": True, TUNE: {"pushback.backoff_start": 1.0}}
 #: a request sent while the crawler had not yet heard its origin's 429 reaches the server
 #: at most this long after it (loopback): later ones were sent during the pause
 IN_FLIGHT_MARGIN = 0.5

@@ -9,6 +9,7 @@ import pytest
 import pytest_twisted
 
 from scrapy_rep.adapter.holding import IDLE_LINE_EVERY
+from scrapy_rep.runtime.settings import TUNE
 from tests.support.crawl import crawl
 from tests.support.fakesite import FakeSite, Reply
 
@@ -63,7 +64,7 @@ async def test_origins_given_up_one_by_one_do_not_repeat_the_idle_line(
     """60 paused origins, each given up a little after the one before (over ~2.5 s, with
     an idle tick every 0.2 s): the line is said at most every IDLE_LINE_EVERY (5 s)."""
     origins = [site.add(f"down{i}").robots(Reply(status=503, delay=0.02 * i)) for i in range(60)]
-    settings = {"REP_PAUSE_INITIAL": 0.3, "REP_PAUSE_MAX": 0.3, "REP_PAUSE_MAX_TRIES": 2}
+    settings = {"REP_PAUSE_INITIAL": 0.3, "REP_PAUSE_MAX": 0.3, TUNE: {"policy.pause_max_tries": 2}}
     with caplog.at_level(logging.INFO, logger="scrapy_rep"):
         result = await crawl([o.url_for("/p") for o in origins], settings)
     assert result.stat("rep/dropped/policy-unresolved") == 60

@@ -23,6 +23,7 @@ import pytest
 import redis
 
 from scrapy_rep.cli.explain import explain
+from scrapy_rep.runtime.settings import TUNE
 from tests.support import processes
 from tests.support.audit import records
 from tests.support.fakesite import FakeSite, Origin, Reply
@@ -271,7 +272,7 @@ def test_a_dead_lock_owner_is_replaced_when_its_lock_expires(
 ) -> None:
     x = site.add("x").robots(Reply(hang=True), Reply(body=ROBOTS))
     # a 2 s lock (a lease): the heir, started beside the doomed worker, finds it still held
-    settings = {"REP_FETCH_TIMEOUT": 2, "REP_MAX_REDIRECTS": 0, "REP_STORE_LOCK_TIMEOUT": 2}
+    settings = {"REP_FETCH_TIMEOUT": 2, TUNE: {"max_redirects": 0, "lock_timeout": 2}}
     doomed = cluster.start("doomed", spider="doomed", **settings)
     heir = cluster.start("heir", spider="heir", **settings)
     cluster.wait_ready(doomed, heir)
@@ -298,7 +299,7 @@ def test_a_killed_lock_holder_blocks_its_origin_for_one_lease_only(
     """The lock is a lease: with a 1.2 s lease, not the 185 s a whole fetch budget would be."""
     x = site.add("x").robots(Reply(hang=True), Reply(body=ROBOTS))
     lease = 1.2
-    settings = {"REP_FETCH_TIMEOUT": 30, "REP_STORE_LOCK_TIMEOUT": lease}
+    settings = {"REP_FETCH_TIMEOUT": 30, TUNE: {"lock_timeout": lease}}
     doomed = cluster.start("doomed", spider="doomed", **settings)
     heirs = [cluster.start(f"heir{n}", spider="heirs", **settings) for n in range(2)]
     for worker in (doomed, *heirs):
@@ -324,7 +325,7 @@ def test_a_killed_lock_holder_blocks_its_origin_for_one_lease_only(
 def test_a_slow_live_fetch_keeps_its_lock(site: FakeSite, cluster: Cluster) -> None:
     """A fetch longer than the lease is renewed, so nobody fetches the same file twice."""
     x = site.add("x").robots(Reply(body=ROBOTS, delay=2.0))  # over three leases
-    settings = {"REP_STORE_LOCK_TIMEOUT": 0.6}
+    settings = {TUNE: {"lock_timeout": 0.6}}
     workers = [cluster.start(f"w{n}", spider="slow", **settings) for n in range(2)]
     for worker in workers:
         cluster.wait_ready(worker)
@@ -503,7 +504,7 @@ def test_a_killed_worker_loses_none_of_its_held_requests(site: FakeSite, cluster
             follow=True,
             REP_PAUSE_INITIAL=6,
             REP_WORKER_LEASE=lease,
-            REP_WORKER_CHECK_INTERVAL=check,
+            **{TUNE: {"worker_check_interval": check}},
             REP_DECISION_LOG=str(cluster.tmp / f"w{n}.audit.jsonl"),
         )
         for n in range(3)

@@ -12,6 +12,7 @@ import scrapy
 from scrapy import signals
 from scrapy.exceptions import IgnoreRequest
 
+from scrapy_rep.runtime.settings import TUNE
 from tests.support.crawl import ListSpider, crawl, crawl_many
 from tests.support.fakesite import FakeSite, Reply
 
@@ -96,7 +97,8 @@ async def test_no_user_agent_warning_when_the_fetch_failed_before_headers_were_s
     middlewares = {f"{__name__}.RefuseRobots": 50}
     with caplog.at_level(logging.WARNING):
         result = await crawl(
-            [a.url_for("/")], {"DOWNLOADER_MIDDLEWARES": middlewares, "REP_PAUSE_MAX_TRIES": 1}
+            [a.url_for("/")],
+            {"DOWNLOADER_MIDDLEWARES": middlewares, TUNE: {"policy.pause_max_tries": 1}},
         )
     assert not [r for r in caplog.records if "not in the User-Agent" in r.getMessage()]
     assert result.stat("rep/fetch/error/IgnoreRequest") >= 1
@@ -110,8 +112,7 @@ async def test_giving_up_is_logged_once_per_origin(
     settings = {
         "REP_PAUSE_INITIAL": 0.05,
         "REP_PAUSE_MAX": 0.05,
-        "REP_PAUSE_MAX_TRIES": 2,
-        "REP_CACHE_MIN_TTL": 0,
+        TUNE: {"policy.pause_max_tries": 2, "policy.min_ttl": 0},
     }
     urls = [a.url_for(f"/{n}") for n in range(4)]
     with caplog.at_level(logging.WARNING):

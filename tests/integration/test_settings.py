@@ -143,6 +143,36 @@ async def test_non_finite_setting_stops_the_crawl(site: FakeSite, name: str, val
 
 
 @pytest_twisted.ensureDeferred
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        (
+            {"REP_USE_STALE": False},
+            "REP_USE_STALE was removed: the last good copy now always stands in for an "
+            "unreachable robots.txt; remove it",
+        ),
+        (
+            {"REP_REPORT_ENABLED": False, "REP_REPORT": True},
+            "REP_REPORT_ENABLED was removed: use REP_REPORT (False: no summary at close)",
+        ),
+        (
+            {"REP_STORE": "redis://127.0.0.1:port/0"},
+            "REP_STORE = 'redis://127.0.0.1:port/0': Port could not be cast to integer value "
+            "as 'port'",
+        ),
+    ],
+)
+async def test_a_removed_setting_or_a_bad_redis_url_stops_the_crawl_with_one_line(
+    site: FakeSite, values: dict[str, Any], message: str
+) -> None:
+    a = site.add("a").robots(Reply(body=SHOPBOT_RULES))
+    with pytest.raises(SettingError) as raised:
+        await crawl([a.url_for("/x")], values)
+    assert str(raised.value) == message
+    assert a.hits() == 0
+
+
+@pytest_twisted.ensureDeferred
 async def test_decision_log_folder_is_created(site: FakeSite, tmp_path: Path) -> None:
     """As REP_POLICY_ARCHIVE's directory is: a missing folder is no FileNotFoundError."""
     a = site.add("a").robots(Reply(body=SHOPBOT_RULES))

@@ -28,7 +28,7 @@ import pytest_twisted
 from twisted.internet.defer import Deferred
 
 from scrapy_rep.core.policy import Status
-from scrapy_rep.runtime.settings import RepSettings, SettingError
+from scrapy_rep.runtime.settings import TUNE, RepSettings, SettingError
 from scrapy_rep.runtime.store import open_store
 from scrapy_rep.runtime.store.sqlite import SqliteStore
 from scrapy_rep.runtime.tdmrep import tdm_key
@@ -455,7 +455,7 @@ async def test_open_store_follows_rep_store_and_jobdir(tmp_path: Path) -> None:
         explicit = open_store(
             settings(
                 REP_STORE=f"sqlite:{tmp_path / 'mine.sqlite'}",
-                REP_STORE_RETENTION=60,
+                **{TUNE: {"store_retention": 60}},
             ),
             jobdir,
         )
@@ -560,10 +560,10 @@ async def test_cli_finds_the_projects_sqlite_file(tmp_path: Path) -> None:
     redis = run("flush", cwd=project)
     assert redis.returncode == 2 and "Redis at redis://127.0.0.1:1" in redis.stderr
     # a project whose settings cannot be read: one line, no traceback
-    settings_py.write_text("REP_STORE = 'sqlite'\nREP_STORE_RETENTION = 'forever'\n")
+    settings_py.write_text("REP_STORE = 'sqlite'\nREP_FETCH_TIMEOUT = 'forever'\n")
     unusable = run("flush", cwd=project)
     assert unusable.returncode == 2 and "Traceback" not in unusable.stderr
-    assert "the project's settings: SettingError: REP_STORE_RETENTION" in unusable.stderr
+    assert "the project's settings: SettingError: REP_FETCH_TIMEOUT" in unusable.stderr
     # an explicit option wins over the project
     other = tmp_path / "other.sqlite"
     store = SqliteStore(other)

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 import pytest_twisted
 
+from scrapy_rep.runtime.settings import TUNE
 from tests.support.audit import audited_crawl, of
 from tests.support.crawl import crawl
 from tests.support.fakesite import FakeSite, Origin, Reply
@@ -25,7 +26,7 @@ RULES = b"User-agent: *\nDisallow: /private\nAllow: /private/open\n"
 PAUSE: dict[str, Any] = {
     "REP_PAUSE_INITIAL": 0.3,
     "REP_PAUSE_MAX": 0.6,
-    "REP_PAUSE_MAX_TRIES": 2,
+    TUNE: {"policy.pause_max_tries": 2},
 }
 PATHS = ["/", "/private/x", "/private/open/y", "/public"]
 
@@ -135,7 +136,7 @@ RECOVERS = {
 async def test_pause_then_recovery_releases_parked_requests(site: FakeSite, case: str) -> None:
     bad = RECOVERS[case]
     a = site.add("a").robots(bad, bad, Reply(body=RULES))
-    result = await crawl(urls(a), {**PAUSE, "REP_PAUSE_MAX_TRIES": 5})
+    result = await crawl(urls(a), {**PAUSE, TUNE: {"policy.pause_max_tries": 5}})
     assert_rules_applied(result, a)
     assert a.hits("/robots.txt") == 3
     # every page hit comes after the third (good) robots.txt
@@ -154,7 +155,7 @@ async def test_429_retry_after_is_honoured_and_capped(site: FakeSite) -> None:
     b = site.add("b").robots(Reply(status=429, headers={"Retry-After": far}), Reply(body=RULES))
     settings = {
         "REP_PAUSE_INITIAL": 30,
-        "REP_RETRY_AFTER_MAX": 1.5,
+        TUNE: {"policy.retry_after_max": 1.5},
         "CLOSESPIDER_TIMEOUT": 10,
     }
     result = await crawl(urls(a) + urls(b), settings)
@@ -202,7 +203,7 @@ async def test_redirect_chain_to_other_origins_applies_to_the_original(site: Fak
 @pytest.mark.parametrize(("hops", "rules_apply"), [(5, True), (6, False)])
 @pytest_twisted.ensureDeferred
 async def test_redirect_limit(site: FakeSite, hops: int, rules_apply: bool) -> None:
-    """REP_MAX_REDIRECTS=5: five hops are followed; a sixth means unavailable (allow all)."""
+    """Five hops are followed; a sixth means unavailable (allow all)."""
     a = site.add("a")
     chain = [a.robots_url] + [a.url_for(f"/hop{i}") for i in range(1, hops)]
     final = a.url_for("/final.txt")
@@ -211,7 +212,7 @@ async def test_redirect_limit(site: FakeSite, hops: int, rules_apply: bool) -> N
         target = chain[i + 1] if i + 1 < hops else final
         a.page(f"/hop{i}", Reply(redirect_to=target))
     a.page("/final.txt", Reply(body=RULES))
-    result = await crawl(urls(a), {"REP_MAX_REDIRECTS": 5})
+    result = await crawl(urls(a))
     assert a.hits("/robots.txt") == 1
     assert [a.hits(f"/hop{i}") for i in range(1, hops)] == [1] * (hops - 1)
     if rules_apply:

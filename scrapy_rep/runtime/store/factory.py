@@ -49,7 +49,8 @@ def open_store(
     *,
     on_invalidate: Callable[[str | None], None] | None = None,
 ) -> SharedStore | None:
-    """The store ``config`` asks for, or None for memory only; :class:`SettingError` if unusable.
+    """The store ``config`` asks for, or None for memory only; :class:`SettingError` if unusable
+    (a Redis URL the client cannot read is one, naming ``REP_STORE`` or ``REDIS_URL``).
 
     ``on_invalidate(origin)`` (``None``: every origin) is called when an operator
     forgets policies with ``scrapy-rep store`` (Redis: pub/sub; SQLite: polled
@@ -59,9 +60,13 @@ def open_store(
     if kind == "redis":
         from scrapy_rep.runtime.store.redis import RedisStore  # redis is an optional dependency
 
-        redis = RedisStore.from_url(
-            config.redis_url, prefix=config.redis_prefix, retention=config.store_retention
-        )
+        try:
+            redis = RedisStore.from_url(
+                config.redis_url, prefix=config.redis_prefix, retention=config.store_retention
+            )
+        except ValueError as exc:  # the client's reading of the URL: scheme, port, options
+            name = "REP_STORE" if config.store_choice.url_given else "REDIS_URL"
+            raise SettingError(f"{name} = {config.redis_url!r}: {exc}") from None
         if on_invalidate is not None:
             redis.on_invalidate(on_invalidate)
         return redis
