@@ -5,6 +5,7 @@ crawler did is read from the server's own request log."""
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -12,10 +13,11 @@ from typing import Any
 import pytest
 import pytest_twisted
 import scrapy
+from scrapy import signals
 from scrapy.exceptions import IgnoreRequest
 
 from scrapy_rep.runtime.settings import TUNE
-from tests.support.crawl import CrawlResult, crawl
+from tests.support.crawl import CrawlResult, ListSpider, crawl
 from tests.support.fakesite import FakeSite, Reply
 from tests.support.pushback_site import (
     Entry,
@@ -108,6 +110,23 @@ async def test_a_503_window_pauses_only_its_origin_others_keep_their_pace(
     assert max(e.in_flight for e in during) >= 2
 
 
+class SendingSpider(ListSpider):
+    """Notes when each request left the crawler for the network (reached the downloader,
+    past every downloader middleware), on the wall clock log records carry."""
+
+    sent: list[tuple[float, str]]
+
+    @classmethod
+    def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> Any:
+        spider = super().from_crawler(crawler, *args, **kwargs)
+        spider.sent = []
+        crawler.signals.connect(spider.on_sent, signal=signals.request_reached_downloader)
+        return spider
+
+    def on_sent(self, request: scrapy.Request, spider: scrapy.Spider) -> None:
+        self.sent.append((time.time(), request.url))
+
+
 @pytest_twisted.ensureDeferred
 async def test_a_wall_of_403s_stops_the_origin_after_k_and_its_held_requests_end_blocked(
     pbsite: PushbackSite, caplog: pytest.LogCaptureFixture
@@ -115,12 +134,21 @@ async def test_a_wall_of_403s_stops_the_origin_after_k_and_its_held_requests_end
     a = pbsite.add("a", pages=80, fanout=8, latency=0.05, wall_after=6)
     b = pbsite.add("b", pages=10, latency=0.05)
     settings = {**RETRY_ON, "REP_BLOCK_AFTER": 3}
-    result = await crawl([a.url_for("/"), b.url_for("/")], settings, follow=True)
+    with caplog.at_level(logging.WARNING, logger="scrapy_rep"):
+        result = await crawl(
+            [a.url_for("/"), b.url_for("/")], settings, spider=SendingSpider, follow=True
+        )
     refusals = [e for e in pages(a.log()) if e.status == 403]
     assert len(refusals) >= 3
-    # K, plus the requests already in flight when the K-th came: nothing sent after it
-    kth = refusals[2].at
-    assert [e.path for e in pages(a.log()) if e.at > kth + IN_FLIGHT_MARGIN] == []
+    # K, plus the requests already sent when the crawler heard the K-th: nothing sent after
+    # it. Read on the crawler's side (when it blocked the origin, when each request left):
+    # the server's clock would also count a loaded machine's delay in delivering a request
+    # sent before the block.
+    (block,) = [r for r in caplog.records if "is blocked" in r.getMessage()]
+    assert result.crawler is not None
+    sent = result.crawler.spider.sent
+    assert [u for t, u in sent if u.startswith(a.url) and t < block.created]  # it did send
+    assert [u for t, u in sent if u.startswith(a.url) and t >= block.created] == []
     assert served(b.log()) == set(page_paths(10))
     blocked = [url for url, reason in result.dropped.items() if reason == "blocked"]
     assert blocked, "the held requests of the blocked origin ended without a record"
