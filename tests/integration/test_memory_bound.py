@@ -5,12 +5,19 @@ is fetched once, whether the store answers for an evicted origin (SQLite,
 Redis) or the cache keeps it compact (no shared store); and the close report
 counts 2,000 origins. Driven in-process through the fetch seam, then once as
 a real crawl of loopback origins at a smaller scale.
+
+And what a cache of hostile files holds, traced (tracemalloc makes it ~15 times
+slower than the cache itself, so it is here, out of the quick loop): within its
+byte budgets.
 """
 
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
+import random
+import tracemalloc
 from collections import Counter
 from collections.abc import Awaitable
 from pathlib import Path
@@ -26,6 +33,7 @@ from scrapy_rep.core.policy import (
     FetchResult,
     PolicyConfig,
     Status,
+    next_policy,
 )
 from scrapy_rep.core.report import CrawlCounts, report_lines
 from scrapy_rep.runtime.resolver import Resolver
@@ -139,3 +147,72 @@ async def test_a_crawl_past_the_bound_fetches_each_robots_txt_once(
     assert result.stat("rep/fetch/count") == len(origins)
     report = next(r.getMessage() for r in caplog.records if "scrapy-rep report:" in r.getMessage())
     assert report.startswith(f"scrapy-rep report: {len(origins)} origins, {len(pages)} requests")
+
+
+# -- the bytes a cache of hostile files holds ---------------------------------------------
+
+
+def _hostile(n: int, size: int) -> bytes:
+    """A distinct hostile file of about ``size`` octets, by shape: incompressible text,
+    root wildcards × keys, plain rules, anchored wildcards."""
+    rng = random.Random(n)
+    shape = n % 4
+    lines = ["User-agent: *"]
+    total = 0
+    k = 0
+    if shape == 0:  # incompressible: random octets after a comment sign
+        noise = rng.randbytes(size).replace(b"\n", b"#").replace(b"\r", b"#")
+        return b"User-agent: *\nDisallow: /private\n# " + noise
+    while total < size:
+        if shape == 1:
+            line = f"Allow: /*a{n}x{k}" if k % 2 else f"Allow: /a{n}x{k}*"
+        elif shape == 2:
+            line = f"Disallow: /{n}p{k}"
+        else:
+            line = f"Allow: /*{n}x{k}$"
+        lines.append(line)
+        total += len(line) + 1
+        k += 1
+    return ("\n".join(lines) + "\n").encode()
+
+
+def test_a_cache_of_hostile_files_stays_within_its_bytes() -> None:
+    # 32 distinct ~100 KB hostile files, each compiled and judged: what the cache holds
+    # (tracemalloc) stays within what it counts, which stays within its budgets.
+    max_bytes, compiled_bytes = 512 * 1024, 4 * 2**20
+    gc.collect()
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        cache = PolicyCache(
+            max_origins=1_000_000,
+            evicted_max=3_000_000,
+            max_bytes=max_bytes,
+            compiled_bytes=compiled_bytes,
+        )
+        largest = 0
+        for n in range(32):
+            origin = f"http://h{n}.example"
+            url = f"{origin}/robots.txt"
+            fetch = FetchResult(url, url, 200, _hostile(n, 100_000))
+            cache.put(origin, next_policy(None, fetch, 0.0, PolicyConfig()))
+            policy = cache.get(origin)
+            assert policy is not None
+            robots = cache.robots(policy)
+            assert robots is not None
+            robots.prepare("mybot")
+            for k in range(0, 4000, 97):
+                robots.allowed("mybot", f"{origin}/a{n}x{k}/" + "y" * 300)
+            largest = max(largest, robots.footprint)
+        gc.collect()
+        held = tracemalloc.get_traced_memory()[0] - base
+    finally:
+        tracemalloc.stop()
+    assert cache.evictions > 0  # the bytes evicted origins, not the count
+    assert cache._bytes <= max_bytes
+    assert cache._evicted_bytes <= max_bytes
+    assert cache.window_bytes <= compiled_bytes + largest
+    # the documented bound: cache + evicted keep + window (+ the file judged last)
+    bound = max_bytes + max_bytes + compiled_bytes + largest
+    assert held <= bound, (held, bound)
+    assert held <= cache.size + largest + 256 * 1024, (held, cache.size)
