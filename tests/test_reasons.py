@@ -21,6 +21,8 @@ from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
 from scrapy_rep.core.decision import REASONS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -242,7 +244,9 @@ def _pattern(node: ast.JoinedStr) -> re.Pattern[str]:
     return re.compile("".join(parts))
 
 
-def scan() -> Scan:
+@pytest.fixture(scope="module")
+def package() -> Scan:
+    """The package's reasons, scanned once for the tests that read them."""
     return Scan(sorted(PACKAGE.rglob("*.py")))
 
 
@@ -250,8 +254,8 @@ def _add(reason: str) -> str:
     return f'    "{reason}": ("<who gives it>", "<what it means>"),'
 
 
-def test_every_reason_the_package_gives_is_in_the_reasons_table() -> None:
-    found = scan()
+def test_every_reason_the_package_gives_is_in_the_reasons_table(package: Scan) -> None:
+    found = package
     assert len(found.literals) >= 15, sorted(found.literals)
     missing = {reason: places for reason, places in found.literals.items() if reason not in REASONS}
     assert not missing, (
@@ -265,8 +269,8 @@ def test_every_reason_the_package_gives_is_in_the_reasons_table() -> None:
         )
 
 
-def test_every_reason_in_the_table_is_given_somewhere() -> None:
-    found = scan()
+def test_every_reason_in_the_table_is_given_somewhere(package: Scan) -> None:
+    found = package
     patterns = [re.compile(p) for p in found.patterns]
     unused = [
         reason
