@@ -77,7 +77,9 @@ def status_outcomes() -> dict[str, list[str]]:
         "a `disallow` row of `REP_STATUS_ACTIONS`"
     ]
     paused = ", ".join(outcomes[Status.PAUSED.value])
-    outcomes[Status.UNRESOLVED.value].append(f"{paused}, {PolicyConfig.pause_max_tries} times in a row")
+    outcomes[Status.UNRESOLVED.value].append(
+        f"{paused}, {PolicyConfig.pause_max_tries} times in a row"
+    )
     return outcomes
 
 

@@ -158,7 +158,7 @@ async def test_a_robots_txt_redirect_into_an_excluded_site_is_not_followed(
         "REP_EXCLUDE": ["127.0.0.2"],
         "REP_PAUSE_INITIAL": 0.3,
         "REP_PAUSE_MAX": 0.6,
-        "REP_PAUSE_MAX_TRIES": 2,
+        TUNE: {"policy.pause_max_tries": 2},
     }
     result = await crawl(pages, settings)
     assert excluded.hit_paths() == []
