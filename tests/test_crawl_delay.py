@@ -221,7 +221,28 @@ async def test_a_request_waits_for_its_reserved_send_time_on_the_crawls_clock(ri
         assert stat(rig, "rep/cluster/delay-waits") == 1
         counts = Telemetry.of(rig.crawler).counts
         assert (counts.delay_waits, counts.delay_waited_s) == (1, 30.0)
-        assert rig.engine.downloader.per_slot_settings == {}  # no local floor
+        # the local floor too: this worker's own sends are a reservation apart at least
+        assert rig.engine.downloader.per_slot_settings[SLOT]["delay"] == 2.0
+
+    await in_loop(scenario())
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_slot_slower_than_the_crawl_delay_reserves_its_own_delay(rig: Rig) -> None:
+    # AutoThrottle chose 4 s for the slot: reserving 2 s, the slot would hold the request
+    # past its moment and send it inside another worker's gap
+    async def scenario() -> None:
+        _key, slot = rig.engine.downloader._get_slot(
+            Request(A + "/0", meta={"download_slot": SLOT})
+        )
+        slot.delay = 4.0
+        pacing = FakePacing([0.0])
+        paced = crawl_delay(rig, Asked({"d1": 2.0}), pacing=pacing).keep(
+            Request("http://a.example/1"), A, policy()
+        )
+        assert paced is not None
+        await paced
+        assert pacing.reserved == [(SLOT, 4.0 + SEND_MARGIN)]
 
     await in_loop(scenario())
 

@@ -12,11 +12,15 @@ Crawl-delay is a minimum, so the floor has no jitter and is put back after
 AutoThrottle.
 
 With a cluster's shared store (:class:`~scrapy_rep.runtime.store.pacing.SharedPacing`)
-the slot is paced for the whole cluster instead: each request of a delayed
-origin reserves its send time in Redis and waits for it in the downloader
-(one reservation per slot at a time in each worker, so a worker never books
-far ahead), and the local floor is not set, since it would delay a send past
-its reserved moment. If Redis fails, the local floor is the fallback.
+the slot is paced for the whole cluster too: each request of a delayed origin
+reserves its send time in Redis and waits for it in the downloader (one
+reservation per slot at a time in each worker, so a worker never books far
+ahead). The local floor stays: a worker's own reservations are at least the
+floor and :data:`SEND_MARGIN` apart, so it never delays a send past its
+moment, while AutoThrottle (which sets the slot's delay, start delay first)
+can no longer hold a reserved request in a slot and let it go at its own pace
+later. A slot slower than the floor (AutoThrottle's choice) reserves its own
+delay. If Redis fails, the local floor paces each worker.
 """
 
 from __future__ import annotations
@@ -134,16 +138,18 @@ class CrawlDelay:
             self.telemetry.emit(CrawlDelaySet(origin, delay))
         if not delay:
             return None
+        slot = self._apply(request, origin, delay)
         if self.pacing is None:
-            self._apply(request, origin, delay)
             return None
-        return self._pace(request, origin, delay)
+        return self._pace(slot, origin, delay)
 
-    async def _pace(self, request: Request, origin: str, delay: float) -> None:
+    async def _pace(self, slot: str, origin: str, delay: float) -> None:
         """Wait for this request's send time on its origin, reserved for the whole cluster."""
         assert self.pacing is not None
         key = delay_slot(origin)  # the origin's turn, not its host's or IP's: never a neighbour's
-        floor = max(delay, self.user_delay)
+        # the slot's own delay (AutoThrottle's, when slower) is reserved too: else the slot
+        # holds the request past its moment, into the next worker's
+        floor = max(delay, self.user_delay, self._slot_delay(slot))
         turn = self._turns.setdefault(key, asyncio.Lock())
         self._queued[key] = self._queued.get(key, 0) + 1
         try:
@@ -151,9 +157,8 @@ class CrawlDelay:
                 for _ in range(1 + LATE_RETRIES):
                     try:
                         wait = await self.pacing.reserve(key, floor + SEND_MARGIN)
-                    except Exception as exc:
+                    except Exception as exc:  # the slot's floor paces this worker meanwhile
                         self._outage.failed(exc)
-                        self._apply(request, origin, delay)
                         return
                     self._outage.answered()
                     if wait <= 0:
@@ -181,19 +186,26 @@ class CrawlDelay:
         known[origin] = (digest, delay)
         return delay
 
-    def _apply(self, request: Request, origin: str, delay: float) -> None:
-        """Put the floor under the slot ``request`` will be downloaded in: its origin's own."""
+    def _slot_delay(self, key: str) -> float:
+        """The live download slot's delay (0: no slot yet)."""
+        engine = self.crawler.engine
+        slot = engine.downloader.slots.get(key) if engine is not None else None
+        return float(slot.delay) if slot is not None else 0.0
+
+    def _apply(self, request: Request, origin: str, delay: float) -> str:
+        """Put the floor under the slot ``request`` will be downloaded in: its origin's own;
+        the slot's key."""
         engine = self.crawler.engine
         assert engine is not None
         downloader = engine.downloader
         if not _named_by_user(request):
             # not the host's or the IP's slot, which other origins share
             request.meta["download_slot"] = delay_slot(origin)
-        key = downloader.get_slot_key(request)
+        key = str(downloader.get_slot_key(request))
         # requests naming one slot themselves share it: the largest Crawl-delay among them wins
         floor = max(delay, self.user_delay, self._floors.get(key, 0.0))
         if self._floors.get(key) == floor:
-            return
+            return key
         if not self._floors:  # listen only once there is a floor to keep (~9 µs a response)
             self.crawler.signals.connect(self._keep_floor, signal=signals.response_downloaded)
         self._floors[key] = floor
@@ -205,6 +217,7 @@ class CrawlDelay:
         if slot is not None:
             slot.delay = max(slot.delay, floor)
             compat.no_jitter_slot(slot)
+        return key
 
     def _keep_floor(self, response: Response, request: Request, spider: Any = None) -> None:
         """Re-apply the floor after AutoThrottle (which adjusts on the same signal)."""
