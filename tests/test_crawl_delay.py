@@ -22,6 +22,7 @@ from scrapy.http import Response
 
 from scrapy_rep.adapter import compat
 from scrapy_rep.adapter.crawl_delay import SEND_MARGIN, CrawlDelay, delay_slot
+from scrapy_rep.adapter.middleware import RobotsMiddleware
 from scrapy_rep.adapter.telemetry import Telemetry
 from scrapy_rep.core.policy import Policy
 from tests.support.policies import full_policy
@@ -193,12 +194,13 @@ class FakePacing:
         self.waits = waits
         self.reserved: list[tuple[str, float]] = []
 
-    async def reserve(self, slot: str, gap: float) -> float:
+    async def reserve_spaced(self, slot: str, gap: float) -> tuple[float, float | None]:
+        """The wait, and no spacing known (the first send)."""
         self.reserved.append((slot, gap))
         wait = self.waits.pop(0)
         if isinstance(wait, Exception):
             raise wait
-        return wait
+        return wait, None
 
 
 @pytest_twisted.ensureDeferred
@@ -327,3 +329,69 @@ async def test_one_reservation_per_slot_at_a_time_in_a_worker(rig: Rig) -> None:
         assert delay._turns == {} and delay._queued == {}  # nothing kept per slot afterwards
 
     await in_loop(scenario())
+
+
+# -- one pacing: the gap before a send is max(Crawl-delay, learnt pace), one reservation ---------
+
+
+def paced_rig(robots: bytes, pacing: FakePacing, monkeypatch: pytest.MonkeyPatch) -> Rig:
+    """A rig whose store paces the cluster with ``pacing``, origin A pushed back once (a 429
+    of 1 s: its pace learnt from 1 s between sends) and resumed."""
+    from scrapy_rep.adapter import service as service_module
+
+    monkeypatch.setattr(service_module, "shared_pacing", lambda store: pacing)
+    rig = Rig({}, {A: (200, {}, robots)})
+    core = RobotsMiddleware(rig.crawler).service.pushback
+    assert core is not None
+    pause = core.core.on_response(A, 429, {"retry-after": "1"}, A + "/0", rig.clock.now())
+    assert pause is not None and core.core.gap(A) == 1.0
+    rig.clock.advance(1.0)
+    assert core.core.resume(A, rig.clock.now()) is not None
+    return rig
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_paced_request_woken_late_reserves_again_as_a_delayed_one_does(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the late-wake rule holds for the learnt pace too: woken 1 s past its moment, a request
+    # of a paced origin sent now would land inside the next worker's gap
+    pacing = FakePacing([30.0, 5.0])
+    rig = paced_rig(b"User-agent: *\nAllow: /\n", pacing, monkeypatch)
+
+    async def scenario() -> None:
+        middleware = RobotsMiddleware(rig.crawler)
+        send = asyncio.ensure_future(middleware.process_request(Request(A + "/1")))
+        for _ in range(50):
+            await asyncio.sleep(0)
+        assert len(pacing.reserved) == 1
+        rig.clock.advance(31.0)  # the timer fires 1 s late
+        for _ in range(50):
+            await asyncio.sleep(0)
+        assert len(pacing.reserved) == 2 and not send.done()
+        rig.clock.advance(5.0)
+        assert await send is None  # sent, at its second moment
+        assert len(pacing.reserved) == 2
+
+    try:
+        await in_loop(scenario())
+    finally:
+        rig.close()
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_delayed_and_paced_origin_reserves_once_the_larger_gap(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pacing = FakePacing([0.0, 0.0])
+    rig = paced_rig(b"User-agent: *\nCrawl-delay: 2\n", pacing, monkeypatch)
+
+    async def scenario() -> None:
+        middleware = RobotsMiddleware(rig.crawler)
+        assert await middleware.process_request(Request(A + "/1")) is None
+        assert pacing.reserved == [(SLOT, 2.0 + SEND_MARGIN)]  # max(Crawl-delay, pace 1 s)
+
+    try:
+        await in_loop(scenario())
+    finally:
+        rig.close()

@@ -1,6 +1,9 @@
-"""Crawl-delay as a floor under Scrapy's download-slot delay.
+"""The one pacing of sends: Crawl-delay, and the pace an origin's pushbacks taught.
 
-The only code that touches ``downloader.slots`` and ``per_slot_settings``.
+The gap before a send to an origin is ``max(Crawl-delay, learnt pace)``.
+
+Crawl-delay is a floor under Scrapy's download-slot delay. This is the only
+code that touches ``downloader.slots`` and ``per_slot_settings``.
 Scrapy keys slots by host, or by IP address under ``CONCURRENT_REQUESTS_PER_IP``
 (co-hosted sites share one), so a floor on that slot would pace every origin
 in it by one site's robots.txt: a delayed origin's requests are sent in a slot
@@ -9,18 +12,22 @@ request names its ``download_slot`` already. Slots are dropped when idle, so
 both the live slot and the settings a new slot is made from get the floor. Scrapy jitters
 slot delays, and AutoThrottle rewrites them on every response: a site's
 Crawl-delay is a minimum, so the floor has no jitter and is put back after
-AutoThrottle.
+AutoThrottle. The learnt pace (:class:`~scrapy_rep.core.pace.Pace`) is kept
+in each worker by the gate: a paced origin's request is held until its time
+comes (:mod:`scrapy_rep.adapter.pushback`).
 
 With a cluster's shared store (:class:`~scrapy_rep.runtime.store.pacing.SharedPacing`)
-the slot is paced for the whole cluster too: each request of a delayed origin
-reserves its send time in Redis and waits for it in the downloader (one
-reservation per slot at a time in each worker, so a worker never books far
-ahead). The local floor stays: a worker's own reservations are at least the
-floor and :data:`SEND_MARGIN` apart, so it never delays a send past its
-moment, while AutoThrottle (which sets the slot's delay, start delay first)
-can no longer hold a reserved request in a slot and let it go at its own pace
-later. A slot slower than the floor (AutoThrottle's choice) reserves its own
-delay. If Redis fails, the local floor paces each worker.
+both are one reservation for the whole cluster: each request of a delayed or
+paced origin reserves its send time in Redis, under the origin's one key,
+``max(Crawl-delay + SEND_MARGIN, learnt pace)`` after the one before, and
+waits for it in the downloader (one reservation per origin at a time in each
+worker, so a worker never books far ahead); a request woken late reserves
+again rather than send. The local floor stays: a worker's own reservations
+are at least the floor and :data:`SEND_MARGIN` apart, so it never delays a
+send past its moment, while AutoThrottle (which sets the slot's delay, start
+delay first) can no longer hold a reserved request in a slot and let it go
+at its own pace later. A slot slower than that (AutoThrottle's choice)
+reserves its own delay. If Redis fails, each worker paces itself.
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, signals
@@ -69,6 +77,14 @@ def delay_slot(origin: str) -> str:
     return SLOT_PREFIX + origin
 
 
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """A send's moment, reserved in the cluster's pacing; ``spacing``: seconds since the
+    send reserved before it, by any worker (None: the first known)."""
+
+    spacing: float | None
+
+
 def _named_by_user(request: Request) -> bool:
     """Whether the request names a slot of its own choosing (``download_slot``).
 
@@ -86,18 +102,21 @@ def _named_by_user(request: Request) -> bool:
 
 
 class CrawlDelay:
-    """Keeps each download slot at least as slow as its origins' Crawl-delay."""
+    """Keeps each download slot at least as slow as its origins' Crawl-delay, and, in a
+    cluster, each origin's sends ``max(Crawl-delay, learnt pace)`` apart."""
 
     def __init__(
         self,
         crawler: Crawler,
         cap: float,
         telemetry: Telemetry,
-        asked_by: Callable[[Policy], float | None],
+        asked_by: Callable[[Policy], float | None] | None,
         pacing: SharedPacing | None = None,
         *,
         remember: int = 1_000_000,
     ) -> None:
+        """``asked_by``: the delay a policy asks for (None: Crawl-delay is not honoured,
+        only a learnt pace is kept); ``pacing``: the cluster's send times."""
         self.crawler = crawler
         self.clock = RepSettings.of(crawler).clock  # waits for send times
         self.cap = cap
@@ -112,62 +131,76 @@ class CrawlDelay:
         self.remember = max(1, remember)
         #: the cluster's send times, with the shared store; None: each worker paces itself
         self.pacing = pacing
-        self._turns: dict[str, asyncio.Lock] = {}  # slot -> this worker's turn to reserve
-        self._queued: dict[str, int] = {}  # slot -> requests waiting for or holding a turn
+        self._turns: dict[str, asyncio.Lock] = {}  # key -> this worker's turn to reserve
+        self._queued: dict[str, int] = {}  # key -> requests waiting for or holding a turn
         self._outage = Outage(
             logger,
             "scrapy-rep: the shared Crawl-delay failed (%(error)s)",
-            "each worker paces its own download slots meanwhile",
+            "each worker paces its own sends meanwhile",
             "scrapy-rep: the shared Crawl-delay answers again",
         )
 
     def keep(
-        self, request: Request, origin: str, policy: Policy
-    ) -> Coroutine[Any, Any, None] | None:
+        self, request: Request, origin: str, policy: Policy, learnt: float = 0.0
+    ) -> Coroutine[Any, Any, Turn | None] | None:
         """Before ``request`` is downloaded: its slot waits at least the origin's Crawl-delay.
 
-        With cluster pacing, a coroutine to await before the download (its
-        reserved send time); None when there is nothing to wait for, so an
-        undelayed origin costs no round trip and no await.
+        ``learnt``: the origin's learnt pace (seconds between sends; 0: none). With
+        cluster pacing, a coroutine to await before the download: the send's moment,
+        reserved (None once awaited: the store failed, the worker paces itself); None
+        when there is nothing to wait for, so an undelayed, unpaced origin costs no
+        round trip and no await.
         """
-        entry = self._known.get(origin)
-        if entry is not None and entry[0] == policy.digest:
-            delay = entry[1]
-        else:
-            delay = self._decide(origin, policy.digest, self.asked_by(policy))
-            self.telemetry.emit(CrawlDelaySet(origin, delay))
-        if not delay:
-            return None
-        slot = self._apply(request, origin, delay)
+        delay = self._delay(origin, policy) if self.asked_by is not None else None
+        key = self._apply(request, origin, delay) if delay else None
         if self.pacing is None:
             return None
-        return self._pace(slot, origin, delay)
+        gap = learnt
+        if delay or gap:
+            if key is None:
+                key = self._slot_key(request)
+            # the slot's own delay (AutoThrottle's, when slower) is reserved too: else the
+            # slot holds the request past its moment, into the next worker's
+            slower = max(self.user_delay, self._slot_delay(key))
+            gap = max(gap, slower)
+            if delay:  # a site's delay is kept as the site sees it: with a margin
+                gap = max(gap, max(delay, slower) + SEND_MARGIN)
+        if not gap:
+            return None
+        return self._pace(self.pacing, origin, gap)
 
-    async def _pace(self, slot: str, origin: str, delay: float) -> None:
+    def _delay(self, origin: str, policy: Policy) -> float | None:
+        """The Crawl-delay applied to ``origin`` under ``policy``: decided once per body."""
+        entry = self._known.get(origin)
+        if entry is not None and entry[0] == policy.digest:
+            return entry[1]
+        assert self.asked_by is not None
+        delay = self._decide(origin, policy.digest, self.asked_by(policy))
+        self.telemetry.emit(CrawlDelaySet(origin, delay))
+        return delay
+
+    async def _pace(self, pacing: SharedPacing, origin: str, gap: float) -> Turn | None:
         """Wait for this request's send time on its origin, reserved for the whole cluster."""
-        assert self.pacing is not None
         key = delay_slot(origin)  # the origin's turn, not its host's or IP's: never a neighbour's
-        # the slot's own delay (AutoThrottle's, when slower) is reserved too: else the slot
-        # holds the request past its moment, into the next worker's
-        floor = max(delay, self.user_delay, self._slot_delay(slot))
         turn = self._turns.setdefault(key, asyncio.Lock())
         self._queued[key] = self._queued.get(key, 0) + 1
         try:
             async with turn:
                 for _ in range(1 + LATE_RETRIES):
                     try:
-                        wait = await self.pacing.reserve(key, floor + SEND_MARGIN)
-                    except Exception as exc:  # the slot's floor paces this worker meanwhile
+                        wait, spacing = await pacing.reserve_spaced(key, gap)
+                    except Exception as exc:  # the slot's floor and the gate pace it meanwhile
                         self._outage.failed(exc)
-                        return
+                        return None
                     self._outage.answered()
                     if wait <= 0:
-                        return
+                        break
                     self.telemetry.emit(DelayWaited(wait))
                     due = self.clock.now() + wait
                     await sleep(self.clock, wait)
                     if self.clock.now() - due <= LATE:
-                        return
+                        break
+                return Turn(spacing)
         finally:
             self._queued[key] -= 1
             if not self._queued[key]:
@@ -185,6 +218,12 @@ class CrawlDelay:
             del known[next(iter(known))]
         known[origin] = (digest, delay)
         return delay
+
+    def _slot_key(self, request: Request) -> str:
+        """The download slot Scrapy will send ``request`` in."""
+        engine = self.crawler.engine
+        assert engine is not None
+        return str(engine.downloader.get_slot_key(request))
 
     def _slot_delay(self, key: str) -> float:
         """The live download slot's delay (0: no slot yet)."""

@@ -61,12 +61,10 @@ class RobotsMiddleware:
         if action == DOWNLOAD:
             assert policy is not None
             paced = service.pace(request, origin, policy)
-            if paced is not None:  # the cluster's send time for a delayed origin
-                await paced
+            # the cluster's send time for a delayed or paced origin
+            turn = await paced if paced is not None else None
             pushback = service.pushback
             if pushback is not None:  # a page paused its origin meanwhile, or its ramp is full
-                waiting = pushback.turn(origin)  # a paced origin's moment in a cluster
-                turn = await waiting if waiting is not None else None
                 held = pushback.sending(request, origin, turn)
                 if held is not None:
                     return service.to_parking(request, held)

@@ -21,8 +21,8 @@ lot the robots.txt pause uses:
   then one more for each healthy response (slow start);
 - after a pause the origin is paced (see :meth:`~scrapy_rep.core.pushback.Pushback._slow_down`):
   one held request goes each gap; with a cluster's Redis store each send of a
-  paced origin also reserves its moment there (:meth:`PageSignals.turn`, the
-  Crawl-delay's :class:`~scrapy_rep.runtime.store.pacing.SharedPacing`), so
+  paced origin also reserves its moment there, with its Crawl-delay, in the one
+  pacing of sends (:class:`~scrapy_rep.adapter.crawl_delay.CrawlDelay`), so
   three workers send no faster than one;
 - with a shared store (Redis, SQLite) the pause is saved there, with the pace
   learnt, and a worker learns another's pause when it next asks the store
@@ -32,8 +32,7 @@ lot the robots.txt pause uses:
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Coroutine
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, signals
@@ -52,35 +51,22 @@ from scrapy_rep.core.pushback import (
     Pushback,
     describe,
 )
-from scrapy_rep.runtime.clock import sleep
-from scrapy_rep.runtime.logs import Outage
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Response
 
+    from scrapy_rep.adapter.crawl_delay import Turn
     from scrapy_rep.adapter.holding import Holding
     from scrapy_rep.adapter.telemetry import Telemetry
     from scrapy_rep.core.gate import OriginGate
     from scrapy_rep.runtime.clock import Clock, Timer
-    from scrapy_rep.runtime.store.pacing import SharedPacing
 
 logger = logging.getLogger(__name__)
 
 #: above RetryMiddleware (550) and AjaxCrawlMiddleware (560), below MetaRefreshMiddleware
 #: (580): a response reaches this middleware's ``process_response`` before RetryMiddleware's
 PUSHBACK_PRIORITY = 570
-
-#: the cluster's send times of a paced origin, beside Crawl-delay's ``rep-delay:``
-PACE_PREFIX = "rep-pushback:"
-
-
-@dataclass(frozen=True, slots=True)
-class Turn:
-    """A send's moment, reserved in the cluster's pace; ``spacing``: seconds since the
-    send reserved before it, by any worker (None: the first known)."""
-
-    spacing: float | None
 
 
 class InFlight:
@@ -133,12 +119,11 @@ class PageSignals:
         core: Pushback,
         *,
         clock: Clock,
-        pacing: SharedPacing | None = None,
         share: Callable[[str, PauseState], None] | None = None,
         one_shot: str | None = None,
     ) -> None:
-        """``core``: the pure side, which ``gate`` asks too; ``pacing``: the cluster's send
-        times; ``share``: called with each pause this worker saw (the shared store)."""
+        """``core``: the pure side, which ``gate`` asks too; ``share``: called with each
+        pause this worker saw (the shared store)."""
         self.crawler = crawler
         self.core = core
         self.gate = gate
@@ -152,45 +137,16 @@ class PageSignals:
         self.share = share
         #: ``scrapy fetch`` and the like: a pushback drops the request, saying why
         self.one_shot = one_shot
-        #: the cluster's send times (Redis); None: each worker paces its own sends
-        self.pacing = pacing
         #: the requests counted in flight, until they are back
         self.out = InFlight(crawler, core)
-        self._outage = Outage(
-            logger,
-            "scrapy-rep: the shared pace of pushed-back origins failed (%(error)s)",
-            "each worker paces its own sends meanwhile",
-            "scrapy-rep: the shared pace of pushed-back origins answers again",
-        )
 
     # -- a request leaves, a response comes back --------------------------------
-
-    def turn(self, origin: str) -> Coroutine[Any, Any, Turn | None] | None:
-        """Before a paced origin's download, with a cluster: wait for the moment reserved
-        for it in the shared store, so the cluster's sends keep the pace; the turn taken
-        (None: the store failed). None when there is nothing to wait for (no round trip,
-        no await)."""
-        if self.pacing is None:
-            return None
-        gap = self.core.gap(origin)
-        if not gap:
-            return None
-        return self._turn(self.pacing, origin, gap)
-
-    async def _turn(self, pacing: SharedPacing, origin: str, gap: float) -> Turn | None:
-        try:
-            wait, spacing = await pacing.reserve_spaced(PACE_PREFIX + origin, gap)
-        except Exception as exc:  # the store is down: this worker's own pace meanwhile
-            self._outage.failed(exc)
-            return None
-        self._outage.answered()
-        await sleep(self.timers, wait)
-        return Turn(spacing)
 
     def sending(self, request: Request, origin: str, turn: Turn | None = None) -> str | None:
         """Right before the download: a reason to hold it after all, else it is counted.
 
-        ``turn``: it waited for its moment in the cluster's pace (:meth:`turn`)."""
+        ``turn``: it waited for its moment in the cluster's pacing
+        (:meth:`CrawlDelay.keep <scrapy_rep.adapter.crawl_delay.CrawlDelay.keep>`)."""
         core = self.core
         if origin not in core:
             return None

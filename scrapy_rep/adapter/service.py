@@ -33,7 +33,7 @@ from scrapy.utils.asyncio import is_asyncio_available
 from scrapy_rep.adapter import compat, oneshot, parts
 from scrapy_rep.adapter.admission import AdmissionPath
 from scrapy_rep.adapter.collection import CollectionHook, load_collection_policy
-from scrapy_rep.adapter.crawl_delay import CrawlDelay
+from scrapy_rep.adapter.crawl_delay import CrawlDelay, Turn
 from scrapy_rep.adapter.fetch import RobotsFetcher
 from scrapy_rep.adapter.handover import Handover
 from scrapy_rep.adapter.held_records import HeldRecords
@@ -145,17 +145,15 @@ class RobotsService:
         )
         self.fetch = self.listener.fetch
         self.holding = self.listener.holding
-        self.crawl_delay = (
-            CrawlDelay(
-                crawler,
-                config.crawl_delay_max,
-                self.telemetry,
-                self._asked_delay,
-                shared_pacing(self.resolver.shared) if config.crawl_delay_shared else None,
-                remember=config.cache_max_origins,
-            )
-            if config.crawl_delay_enabled
-            else None
+        shared = self.resolver.shared
+        #: the one pacing of sends: Crawl-delay, and in a cluster the learnt pace with it
+        self.crawl_delay = CrawlDelay(
+            crawler,
+            config.crawl_delay_max,
+            self.telemetry,
+            self._asked_delay if config.crawl_delay_enabled else None,
+            shared_pacing(shared) if config.crawl_delay_shared else None,
+            remember=config.cache_max_origins,
         )
         #: tdmrep.json, fetched only when a declared use is the one TDMRep speaks of
         self.tdmrep = (
@@ -169,7 +167,6 @@ class RobotsService:
             if TDM_USE in config.uses
             else None
         )
-        shared = self.resolver.shared
         #: a page's pause is the cluster's (Redis) or outlives the crawl (SQLite)
         self.pauses = (
             SharedPauses(shared)
@@ -184,7 +181,6 @@ class RobotsService:
                 self.telemetry,
                 heard,
                 clock=self.timers,
-                pacing=shared_pacing(shared),
                 share=self.pauses.save if self.pauses is not None else None,
                 one_shot=self.one_shot,
             )
@@ -258,12 +254,13 @@ class RobotsService:
 
     def pace(
         self, request: Request, origin: str, policy: Policy
-    ) -> Coroutine[Any, Any, None] | None:
-        """Before a download: its slot keeps the origin's Crawl-delay; something to await with
-        cluster pacing, else None (no await for an undelayed origin)."""
-        if self.crawl_delay is None:
-            return None
-        return self.crawl_delay.keep(request, origin, policy)
+    ) -> Coroutine[Any, Any, Turn | None] | None:
+        """Before a download: its slot keeps the origin's Crawl-delay; with cluster pacing,
+        the send's moment to await, ``max(Crawl-delay, learnt pace)`` after the cluster's
+        last (None: nothing to await for an undelayed, unpaced origin)."""
+        pushback = self.pushback
+        learnt = pushback.core.gap(origin) if pushback is not None else 0.0
+        return self.crawl_delay.keep(request, origin, policy, learnt)
 
     def to_parking(self, request: Request, reason: str) -> Request:
         """A held request, handed back to the engine, to be parked before the scheduler."""

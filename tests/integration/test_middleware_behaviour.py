@@ -8,6 +8,7 @@ the crawl.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -389,7 +390,7 @@ async def test_autothrottle_never_sends_faster_than_the_crawl_delay(
     result = await crawl(urls, settings)
     assert sorted(result.downloaded) == sorted(urls)
     sent = sorted(hit.at for hit in a.requests() if hit.path != "/robots.txt")
-    gaps = [round(later - earlier, 3) for earlier, later in zip(sent, sent[1:], strict=False)]
+    gaps = [round(later - earlier, 3) for earlier, later in itertools.pairwise(sent)]
     assert len(gaps) == 5
     assert min(gaps) >= 0.99, f"sent {gaps} s apart under AutoThrottle; Crawl-delay: 1"
 

@@ -282,9 +282,9 @@ async def test_requests_waiting_on_another_workers_lock_are_downloaded(
 async def test_send_times_are_reserved_one_gap_apart_per_slot(store: RedisStore) -> None:
     pacing = store.pacing()
     try:
-        first = await aio(pacing.reserve("a.example", 30.0))
-        second = await aio(pacing.reserve("a.example", 30.0))
-        other = await aio(pacing.reserve("b.example", 30.0))
+        first, _ = await aio(pacing.reserve_spaced("a.example", 30.0))
+        second, _ = await aio(pacing.reserve_spaced("a.example", 30.0))
+        other, _ = await aio(pacing.reserve_spaced("b.example", 30.0))
     finally:
         await aio(store.close())
     assert first == 0.0 and other == 0.0  # nobody sent before: now

@@ -1,4 +1,4 @@
-"""Crawl-delay for a whole cluster: the next allowed send time per download slot, in Redis.
+"""The pacing of sends for a whole cluster: the next allowed send time per key, in Redis.
 
 Each worker paces its own download slots; N workers would send N times as
 often as a site asks. Here the next allowed send time of a slot key lives in
@@ -14,21 +14,10 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-#: reserve a send on KEYS[1] at least ARGV[1] ms after the one before; the wait in ms
+#: reserve a send on KEYS[1] at least ARGV[1] ms after the one before, KEYS[2] keeping the
+#: moment reserved last: returns the wait and the spacing from the send reserved before it
+#: (ms; -1: none known), what the site will see
 _RESERVE = """
-if redis.replicate_commands then redis.replicate_commands() end
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local after = tonumber(redis.call('GET', KEYS[1])) or 0
-local at = math.max(now, after)
-local gap = tonumber(ARGV[1])
-redis.call('SET', KEYS[1], at + gap, 'PX', at + gap - now + 60000)
-return at - now
-"""
-
-#: as _RESERVE, and KEYS[2] keeps the moment reserved last: returns the wait and the
-#: spacing from the send reserved before it (ms; -1: none known), what the site will see
-_RESERVE_SPACED = """
 if redis.replicate_commands then redis.replicate_commands() end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -50,27 +39,20 @@ class SharedPacing:
     def __init__(self, client: Any, base: str, counts: Counter[str]) -> None:
         self.base = base
         self._reserve = client.register_script(_RESERVE)
-        self._reserve_spaced = client.register_script(_RESERVE_SPACED)
         #: shared with the store's counts: ``round_trips`` and ``pace``
         self.counts = counts
 
     def key(self, slot: str) -> str:
         return f"{self.base}:pace:{slot}"
 
-    async def reserve(self, slot: str, gap: float) -> float:
-        """Seconds to wait before sending on ``slot``; the next send is ``gap`` s after it."""
-        self.counts["round_trips"] += 1
-        self.counts["pace"] += 1
-        wait_ms = await self._reserve(keys=[self.key(slot)], args=[max(1, int(gap * 1000))])
-        return max(0, int(wait_ms)) / 1000.0
-
     async def reserve_spaced(self, slot: str, gap: float) -> tuple[float, float | None]:
-        """As :meth:`reserve`, and the seconds from the send reserved before this one on
-        ``slot`` by any worker (None: none known): the spacing the site will see."""
+        """Seconds to wait before sending on ``slot`` (the next send is ``gap`` s after
+        it), and the seconds from the send reserved before this one on ``slot`` by any
+        worker (None: none known): the spacing the site will see."""
         self.counts["round_trips"] += 1
         self.counts["pace"] += 1
         key = self.key(slot)
-        wait_ms, spacing_ms = await self._reserve_spaced(
+        wait_ms, spacing_ms = await self._reserve(
             keys=[key, f"{key}:last"], args=[max(1, int(gap * 1000))]
         )
         spacing = None if int(spacing_ms) < 0 else int(spacing_ms) / 1000.0
