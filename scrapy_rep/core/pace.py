@@ -21,6 +21,19 @@ A pushback at a settled pace slows it by :data:`GAP_GROWTH`; after
 :data:`REPROBE` healthy answers in a row at a settled pace the FINE stage
 starts again, to notice a site that allows more. An origin costs three
 pushbacks to learn its pace, then one each :data:`REPROBE` answers at most.
+
+Most rate limits allow bursts (a token bucket holding several tokens): after
+each pause the bucket has refilled, the first answers come at the burst's
+pace, and a pace learnt from them is the burst's, refused again a few pages
+later. So a pushback at a settled pace after at least :data:`WINDOW_MIN`
+healthy answers reads the rate the site sustained over the whole window
+since its last pushback, the pause included: its bucket was empty at both
+ends, so that rate is never above what it allows. The gap is then that
+window's (seconds per page), but no more than :data:`BACKOFF` times the gap
+refused, and at least :data:`GAP_GROWTH` times it: ``SUSTAINED``, where each
+healthy answer shortens the gap by 0.2% (a slow additive increase of the
+rate), so pushbacks become rare rather than periodic, each one a longer
+window, read closer to the site's rate.
 """
 
 from __future__ import annotations
@@ -32,8 +45,11 @@ from dataclasses import dataclass
 #: again; gaps below MIN_GAP are no pace at all; no gap above MAX_GAP
 START_GAP, GAP_GROWTH, MIN_GAP, MAX_GAP = 1.0, 1.1, 0.001, 60.0
 #: the stages of learning, and how much each healthy answer shortens the gap in each
-COARSE, FINE, SETTLED = 0, 1, 2
-DECAY = {COARSE: 0.75, FINE: 0.97, SETTLED: 1.0}
+COARSE, FINE, SETTLED, SUSTAINED = 0, 1, 2, 3
+DECAY = {COARSE: 0.75, FINE: 0.97, SETTLED: 1.0, SUSTAINED: 0.998}
+#: healthy answers between two pushbacks before their window's rate is read (fewer say
+#: little: the burst a pause refilled); the most a window's rate slows a refused gap
+WINDOW_MIN, BACKOFF = 4, 2.0
 #: healthy answers in a row at a settled pace before it tries a little faster again
 REPROBE = 1_000
 
@@ -54,15 +70,27 @@ class Pace:
     good: float = math.inf
     #: healthy answers in a row since the last pushback
     answers: int = 0
+    #: when the last pushback came (None: none yet): the window a rate is read over
+    window_start: float | None = None
 
     def __bool__(self) -> bool:
         return bool(self.gap)
 
-    def pushed_back(self) -> None:
+    def pushed_back(self, now: float) -> None:
         """The origin pushed back (a new episode): start pacing, or learn one stage on."""
+        start, self.window_start = self.window_start, now
+        sustained = None
+        if start is not None and self.answers >= WINDOW_MIN and now > start:
+            # the seconds per page the site allowed since its last pushback, the pause
+            # included: its bucket was empty then and now, so never faster than its rate
+            sustained = (now - start) / self.answers
         if not self.gap:
             self.gap, self.stage = START_GAP, COARSE
-        elif self.stage != SETTLED and math.isfinite(self.good):
+        elif sustained is not None and self.stage >= SETTLED:
+            self.stage = SUSTAINED
+            gap = max(min(self.gap * BACKOFF, sustained), self.gap * GAP_GROWTH)
+            self.gap = min(max(gap, MIN_GAP), MAX_GAP)
+        elif self.stage < SETTLED and math.isfinite(self.good):
             self.stage += 1
             margin = DECAY[FINE] if self.stage == SETTLED else 1.0
             self.gap = min(max(self.good / margin, MIN_GAP), MAX_GAP)

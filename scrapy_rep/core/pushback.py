@@ -373,7 +373,7 @@ class Pushback:
             # the ramp); a pushback after some is the edge of the site's pace, found
             state.level = state.level + 1 if not state.healthy_since else max(state.level, 1)
             state.tries = state.tries + 1 if not state.healthy_since else 1
-            state.pace.pushed_back()
+            state.pace.pushed_back(now)
             state.healthy_since = 0
         state.healthy = 0
         state.refused.clear()
