@@ -1,6 +1,7 @@
 """A site that pushes back while it is crawled: 429 + Retry-After, a 503 window, a 403 wall.
 
-Usage: ``python benchmarks/bench_pushback.py [--quick] [--redis] [--rate R] [--origins K]``
+Usage: ``python benchmarks/bench_pushback.py [--quick] [--redis] [--rate R] [--origins K]
+[--bursts] [--variants abc]``
 
 The site is ``tests/support/pushback_site.py`` (in this process, one thread
 per connection, each origin its own loopback address): ``--origins`` origins
@@ -39,6 +40,12 @@ many requests of that origin were in flight when each arrived):
   ``Retry-After``): what a crawler sent after it was told to wait, or sent
   at a pause's end into a refusal again beyond the first (goal: 0);
 - *403s*: pages the wall origin answered 403 (10 pages were 200).
+
+``--bursts``: the rate-limited origins are ``--origins`` of each kind of
+:data:`KINDS` (a token bucket of one with ``Retry-After``; a burst of 5 with
+it; a burst of 5 without it), and a table per kind follows each variant's:
+*use* (whole crawl) and *second half* as *rate use* and *steady* above,
+429s per 100 pages, pauses. ``--variants``: which of (a), (b), (c) to run.
 
 ``--redis``: scrapy-rep with ``REP_STORE = "redis"`` as one scrapy-redis
 worker and as three (``tests/support/cluster_worker.py``, real
@@ -83,6 +90,12 @@ WALL_AFTER = 10
 LATENCY = 0.02
 FANOUT = 4
 LINK = re.compile(rb'href="(/p/\d+)"')
+#: --bursts: the kinds of rate-limited origin, each (bucket size, Retry-After or None)
+KINDS: dict[str, tuple[float, int | None]] = {
+    "bucket of 1": (1.0, RETRY_AFTER),
+    "burst of 5": (5.0, RETRY_AFTER),
+    "burst of 5, no Retry-After": (5.0, None),
+}
 SPIDER = "pushback"
 
 
@@ -90,20 +103,25 @@ SPIDER = "pushback"
 
 
 def build(site: PushbackSite, args: argparse.Namespace, wall: bool = True) -> dict[str, Any]:
-    """The origins, by kind."""
-    limited = [
-        site.add(
-            f"rate{i}",
-            rate=args.rate,
-            burst=1.0,
-            retry_after=RETRY_AFTER,
-            pages=args.pages,
-            latency=LATENCY,
-            fanout=FANOUT,
-        )
-        for i in range(args.origins)
-    ]
-    kinds: dict[str, Any] = {"limited": limited, "window": None, "wall": None}
+    """The origins, by kind (``by_kind``: the rate-limited ones of each of KINDS)."""
+    shapes = KINDS if args.bursts else {"bucket of 1": KINDS["bucket of 1"]}
+    by_kind = {
+        kind: [
+            site.add(
+                f"rate{k}-{i}",
+                rate=args.rate,
+                burst=burst,
+                retry_after=retry_after,
+                pages=args.pages,
+                latency=LATENCY,
+                fanout=FANOUT,
+            )
+            for i in range(args.origins)
+        ]
+        for k, (kind, (burst, retry_after)) in enumerate(shapes.items())
+    }
+    limited = [o for origins in by_kind.values() for o in origins]
+    kinds: dict[str, Any] = {"limited": limited, "window": None, "wall": None, "by_kind": by_kind}
     if wall:
         kinds["window"] = site.add(
             "window",
@@ -320,6 +338,18 @@ def run_cluster(
 # --------------------------------------------------------------------------- printing
 
 
+def kind_table(log: list[Entry], kinds: dict[str, Any], rate: float) -> None:
+    """--bursts: use over the whole crawl and its second half, per kind of rate limit."""
+    head = f"  {'kind':28} {'use':>5} {'second half':>11} {'429/100 pages':>13} {'pauses':>6}"
+    say(head)
+    for kind, origins in kinds["by_kind"].items():
+        r = figures(log, {"limited": origins, "window": None, "wall": None}, rate)
+        say(
+            f"  {kind:28} {r['rate_use']:>5.2f} {r['steady']:>11.2f} "
+            f"{r['429_per_100']:>13.1f} {r['episodes']:>6.0f}"
+        )
+
+
 def table(rows: dict[str, dict[str, Any]]) -> None:
     head = (
         f"{'variant':34} {'429/100 pages':>13} {'429s':>5} {'lost':>5} {'gave up':>7} "
@@ -347,6 +377,8 @@ def main() -> None:
     parser.add_argument("--pages", type=int, default=None)
     parser.add_argument("--rate", type=float, default=4.0, help="permitted page requests/s")
     parser.add_argument("--timeout", type=float, default=None, help="longest crawl, seconds")
+    parser.add_argument("--bursts", action="store_true", help="three kinds of rate limit")
+    parser.add_argument("--variants", default="abc", help="which variants to run (abc)")
     args = parser.parse_args()
     args.origins = args.origins or (2 if args.quick else 6)
     args.pages = args.pages or (20 if args.quick else 120)
@@ -358,14 +390,19 @@ def main() -> None:
         f"each; RetryMiddleware at Scrapy's defaults; CONCURRENT_REQUESTS_PER_DOMAIN 8\n"
     )
     rows: dict[str, dict[str, Any]] = {}
-    for variant in ("a", "b", "c"):
+    for variant in args.variants:
         with PushbackSite() as site:
             kinds = build(site, args)
             crawl = run_variant(variant, kinds, timeout)
-            row = figures(site.log(), kinds, args.rate)
+            log = site.log()
+            row = figures(log, kinds, args.rate)
+        if args.bursts:
+            say(f"{LABELS[variant]}:")
+            kind_table(log, kinds, args.rate)
         row["gave_up"] = crawl["stats"].get("retry/max_reached", 0)
         row["elapsed"] = crawl["elapsed"]
         rows[LABELS[variant]] = row
+    say("")
     table(rows)
     say(
         "\n429/100 pages, 429s, rate use, steady (its second half, all pages served): the "
