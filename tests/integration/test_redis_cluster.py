@@ -213,7 +213,8 @@ def test_one_robots_fetch_per_origin_for_the_whole_cluster(
 
 def test_a_pause_is_shared_by_every_worker(site: FakeSite, cluster: Cluster) -> None:
     x = site.add("x").robots(Reply(status=503), Reply(body=b"User-agent: *\nAllow: /\n"))
-    settings = {"REP_PAUSE_INITIAL": 3}
+    # long enough that b, polling the shared queue on a loaded machine, meets it still paused
+    settings = {"REP_PAUSE_INITIAL": 8}
     a, b = cluster.start("a", spider="a", **settings), cluster.start("b", spider="b", **settings)
     cluster.wait_ready(a, b)
     cluster.push("a", [x.url_for("/a1")])
