@@ -876,3 +876,74 @@ def test_a_rate_limit_that_allows_bursts_is_crawled_near_its_rate_once_learnt(
     assert _use(second_half, 5.0) >= 0.9, f"{_use(second_half, 5.0):.2f} of the rate"
     # pushbacks become rare once learnt, not periodic
     assert sum(1 for t in refused if t >= second_half[0]) <= 1, refused
+
+
+@pytest.mark.parametrize(
+    ("burst", "retry_after", "whole"),
+    [(5.0, "2", 0.85), (5.0, None, 0.7), (1.0, "2", 0.7)],
+    ids=["burst-5", "burst-5-without-retry-after", "bucket-1"],
+)
+def test_a_rate_limit_is_read_from_one_window_past_its_burst_over_the_whole_crawl(
+    burst: float, retry_after: str | None, whole: float
+) -> None:
+    # the first pushback says how many pages the bucket held (what the site served before
+    # refusing); the next one ends a window whose sends fit a bucket that size: its rate is
+    # kept from there, and no pushback follows in 150 pages (before: 0.75, 0.52 and 0.76 of
+    # the rate over the whole crawl, 6, 6 and 3 pushbacks)
+    served, refused = _crawl_a_bucket(5.0, burst, retry_after, 150)
+    assert len(served) == 150
+    use = len(served) / max(served[-1] + 1 / 5.0, 150 / 5.0) / 5.0  # the bench's figure
+    assert use >= whole, f"{use:.2f} of the rate over the whole crawl"
+    assert len(refused) <= 2, refused  # the first burst, then the end of the first window
+
+
+# -- a site slowing down under the crawl: its response times against its own baseline --------
+
+
+def _timed(
+    pb: Pushback, t: float, latencies: list[float], every: float = 0.05, origin: str = A
+) -> float:
+    """Healthy answers of ``origin``, ``every`` s apart (or its pace's), each having taken
+    the next of ``latencies``."""
+    for latency in latencies:
+        t += every + pb.wait(origin, t + every)
+        pb.sent(origin, t)
+        pb.done(origin)
+        pb.on_response(origin, 200, {}, f"{origin}/p", t, latency=latency)
+    return t
+
+
+def test_a_site_slowing_down_under_the_crawl_is_sent_to_more_slowly_until_it_recovers() -> None:
+    pb = make()
+    t = _timed(pb, NOW, [0.03] * 10)
+    assert not pb.paced(A) and A not in pb  # a healthy origin: nothing paced, nothing kept
+    t = _timed(pb, t, [0.1, 0.2, 0.3, 0.4, 0.5])  # ten times its baseline: saturating
+    assert pb.paced(A) and pb.gap(A) > 0.05, pb.gap(A)  # slower than its answers came
+    eased = pb.gap(A)
+    pb.sent(A, t)
+    pb.done(A)
+    assert pb.hold_reason(A, t) == SERVICE_UNAVAILABLE  # the next send waits for its time
+    assert pb.wait(A, t) == pytest.approx(eased)
+    t = _timed(pb, t, [0.6] * 6)
+    assert pb.gap(A) > eased  # still slowing: slower again
+    assert pb.gap(A) <= 10.0  # bounded
+    _timed(pb, t, [0.03] * 200)  # back at its baseline: the pace returns, then goes
+    assert not pb.paced(A) and pb.gap(A) == 0.0
+    assert pb.on_response(A, 429, ra("1"), f"{A}/", t + 100) is not None  # pauses as ever
+
+
+def test_latency_noise_on_a_healthy_origin_never_paces_it() -> None:
+    import random
+
+    pb = make()
+    rnd = random.Random(47)
+    # loopback: a millisecond or two, 10x jitter, and lone stalls of 80 ms
+    noise = [rnd.uniform(0.0005, 0.02) for _ in range(2_000)]
+    for i in range(0, 2_000, 97):
+        noise[i] = 0.08
+    _timed(pb, NOW, noise, every=0.002)
+    assert not pb.paced(A) and A not in pb
+    # a slow site that stays slow (one second each, from the first answer) is its baseline
+    slow = "http://slow.example:80"
+    _timed(pb, NOW, [1.0, 1.2, 0.9] * 20, origin=slow)
+    assert not pb.paced(slow) and slow not in pb

@@ -178,7 +178,13 @@ class PageSignals:
         raw = response.headers.get(b"Retry-After") if status >= 400 else None
         headers = {"retry-after": raw.decode("latin-1")} if raw else _NO_HEADERS
         pause = self.core.on_response(
-            origin, status, headers, request.url, self.clock(), linked_from(request)
+            origin,
+            status,
+            headers,
+            request.url,
+            self.clock(),
+            linked_from(request),
+            meta.get("download_latency"),
         )
         if pause is None:
             if counted is not None or origin in self.core:

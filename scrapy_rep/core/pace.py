@@ -25,21 +25,32 @@ pushbacks to learn its pace, then one each :data:`REPROBE` answers at most.
 Most rate limits allow bursts (a token bucket holding several tokens): after
 each pause the bucket has refilled, the first answers come at the burst's
 pace, and a pace learnt from them is the burst's, refused again a few pages
-later. So a pushback at a settled pace after at least :data:`WINDOW_MIN`
-healthy answers reads the rate the site sustained over the whole window
-since its last pushback, the pause included: its bucket was empty at both
-ends, so that rate is never above what it allows. The gap is then that
-window's (seconds per page), but no more than :data:`BACKOFF` times the gap
-refused, and at least :data:`GAP_GROWTH` times it: ``SUSTAINED``, where each
-healthy answer shortens the gap by 0.2% (a slow additive increase of the
-rate), so pushbacks become rare rather than periodic, each one a longer
-window, read closer to the site's rate.
+later. So the window between two pushbacks is read as a token bucket
+(:func:`fit_bucket`): its size is what the origin served before its first
+pushback (the crawl drained it then), it was full at the window's first send
+(the pause refilled it) and empty at the refusal; the lowest rate that
+serves the window's healthy sends and the highest that refuses the next one
+bound the site's rate, and the pace kept is :data:`MARGIN` slower than a
+point between them (a quarter of the way up, :data:`UPPER_WEIGHT`, in
+ratio). The first window (the COARSE ramp from one page a second, past the
+rate and into a refusal) is enough: ``SUSTAINED`` from there, where each
+healthy answer shortens the gap by :data:`PROBE_START` down to the rate read
+(its *floor*), and the floor by a :data:`FLOOR_SLOWER`-th of that (a slow
+increase of the rate, to notice a site that allows more); each pushback there
+reads the window again (at least :data:`MARGIN` slower than the pace
+refused) and halves the probe, down to :data:`PROBE_MIN`: pushbacks become
+rarer, not periodic. A window the bucket model does not fit (a sliding
+window, say) falls back to the stages above and, at a settled pace, to the
+rate the site sustained since the previous pushback, the pause included (its
+bucket was empty at both ends, so never above what it allows), between
+:data:`GAP_GROWTH` and :data:`BACKOFF` times the gap refused.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 #: seconds between sends after a first pushback; the growth of a settled gap refused
 #: again; gaps below MIN_GAP are no pace at all; no gap above MAX_GAP
@@ -52,6 +63,115 @@ DECAY = {COARSE: 0.75, FINE: 0.97, SETTLED: 1.0, SUSTAINED: 0.998}
 WINDOW_MIN, BACKOFF = 4, 2.0
 #: healthy answers in a row at a settled pace before it tries a little faster again
 REPROBE = 1_000
+#: a rate read from a window is kept this much slower (the jitter between the crawler's
+#: sends and the site's clock); the sends of a window kept for reading it (the latest)
+MARGIN, SENDS_KEPT = 1.03, 32
+#: SUSTAINED: each healthy answer shortens the gap by PROBE_START at first, by half as much
+#: after each pushback there, down to PROBE_MIN (pushbacks become rarer, not periodic)
+PROBE_START, PROBE_MIN = 0.01, 0.002
+UPPER_WEIGHT, FLOOR_SLOWER = 0.25, 40
+
+#: a site slowing down under the crawl (:class:`Latency`): the weight of each answer in the
+#: fast average; how far above the baseline (times, and seconds) and for how many answers
+#: in a row it eases; how much the baseline may rise per answer (a site slower for good)
+LATENCY_WEIGHT, LATENCY_RATIO, LATENCY_EXCESS, LATENCY_ROW = 0.3, 3.0, 0.1, 3
+BASE_DRIFT = 1.005
+#: easing: the gap grows by EASE (at most EASE_MAX s); once the fast average is back
+#: below RECOVERED times the baseline, it shrinks by RECOVER per answer
+EASE, EASE_MAX, RECOVERED, RECOVER = 1.5, 10.0, 1.5, 0.9
+#: what :meth:`Latency.heard` says
+SLOWER, STEADY, BACK = 1, 0, -1
+
+
+@dataclass(slots=True)
+class Latency:
+    """An origin's response times against its own baseline: is it slowing down?
+
+    The baseline is the lowest the fast average (an EWMA, :data:`LATENCY_WEIGHT`) has
+    been, rising at most :data:`BASE_DRIFT` per answer; the origin is slowing when the
+    fast average is :data:`LATENCY_RATIO` times the baseline and :data:`LATENCY_EXCESS`
+    seconds above it for :data:`LATENCY_ROW` answers in a row (the ratio alone would
+    read a loopback's milliseconds of noise as a site saturating), and back below
+    :data:`RECOVERED` times the baseline when it recovered."""
+
+    fast: float = 0.0
+    base: float = 0.0
+    #: the time between answers (an EWMA; inf: one answer so far) and the last answer
+    spacing: float = math.inf
+    last: float | None = None
+    row: int = 0
+
+    def heard(self, latency: float, now: float) -> int:
+        """An answer that took ``latency`` s, at ``now``: SLOWER, STEADY or BACK."""
+        if not math.isfinite(latency) or latency < 0:
+            return STEADY
+        if self.last is not None:
+            between = max(now - self.last, 0.0)
+            spacing = self.spacing
+            self.spacing = (
+                between
+                if not math.isfinite(spacing)
+                else spacing + (LATENCY_WEIGHT * (between - spacing))
+            )
+        first, self.last = self.last is None, now
+        if first:
+            self.fast = self.base = latency
+            return STEADY
+        self.fast += LATENCY_WEIGHT * (latency - self.fast)
+        self.base = min(self.fast, self.base * BASE_DRIFT)
+        if self.fast > LATENCY_RATIO * self.base and self.fast - self.base > LATENCY_EXCESS:
+            self.row += 1
+            if self.row >= LATENCY_ROW:
+                self.row = 0
+                return SLOWER
+            return STEADY
+        self.row = 0
+        return BACK if self.fast < RECOVERED * self.base else STEADY
+
+
+def fit_bucket(sends: Sequence[float], served: int, burst: float) -> float | None:
+    """The rate (tokens/s) of a token bucket holding ``burst`` tokens, full at the first
+    of ``sends``, that serves the first ``served`` of them and refuses the next one; None
+    when no rate does (the site is not such a bucket, or the window says nothing of it).
+
+    The tokens at each send only grow with the rate, so the lowest rate serving the
+    ``served`` and the highest refusing the next are found by halving (the ratio, whatever
+    the scale); the rate read is their geometric mean."""
+    if served < 1 or served >= len(sends):
+        return None
+    full = max(burst, 1.0)
+
+    def tokens(rate: float, upto: int) -> float:
+        """The tokens left at send ``upto``, before it takes one (-1: one before it ran out)."""
+        left, last = full, sends[0]
+        for at in sends[:upto]:
+            left = min(full, left + (at - last) * rate)
+            last = at
+            if left < 1.0:
+                return -1.0
+            left -= 1.0
+        return min(full, left + (sends[upto] - last) * rate)
+
+    def serves(rate: float) -> bool:
+        return tokens(rate, served - 1) >= 1.0
+
+    def refuses(rate: float) -> bool:
+        return tokens(rate, served) < 1.0
+
+    bounds = []
+    for wanted, test in ((True, serves), (False, refuses)):
+        low, high = 1e-6, 1e6
+        if test(low) == test(high):
+            return None  # the burst alone served them, or no rate refuses the next
+        for _ in range(60):
+            mid = math.sqrt(low * high)
+            if test(mid) == wanted:
+                high = mid
+            else:
+                low = mid
+        bounds.append(high if wanted else low)
+    lowest, highest = bounds
+    return lowest * (highest / lowest) ** UPPER_WEIGHT if lowest <= highest else None
 
 
 @dataclass(slots=True)
@@ -72,24 +192,67 @@ class Pace:
     answers: int = 0
     #: when the last pushback came (None: none yet): the window a rate is read over
     window_start: float | None = None
+    #: the latest sends since it (at most SENDS_KEPT), and how many there were
+    sends: list[float] = field(default_factory=list)
+    sends_count: int = 0
+    #: the pages the site serves at once after a pause (its bucket), read from the first
+    #: pushback: what it served before refusing
+    burst: float = 1.0
+    #: the gap kept while the origin answers slower than its baseline (0: none)
+    eased: float = 0.0
+    #: SUSTAINED: the share of the gap each healthy answer takes off, and the gap it stops
+    #: at (the rate read, less the margin), lowered by a tenth of that share per answer
+    probe: float = PROBE_START
+    floor: float = 0.0
 
     def __bool__(self) -> bool:
-        return bool(self.gap)
+        return bool(self.gap or self.eased)
 
-    def pushed_back(self, now: float) -> None:
-        """The origin pushed back (a new episode): start pacing, or learn one stage on."""
+    @property
+    def spaced(self) -> float:
+        """Seconds between sends: the pace learnt, or more while the site is slowing."""
+        return max(self.gap, self.eased)
+
+    def slower(self, spacing: float) -> None:
+        """The site slows down: a gap :data:`EASE` times the one kept, or than the
+        ``spacing`` its answers come at (at most :data:`EASE_MAX`)."""
+        now = max(self.eased, self.gap, spacing if math.isfinite(spacing) else MIN_GAP)
+        self.eased = min(now * EASE, EASE_MAX)
+
+    def back(self) -> None:
+        """The site answers at its baseline again: the eased gap shrinks back."""
+        if self.eased:
+            self.eased *= RECOVER
+            if self.eased <= max(self.gap, MIN_GAP):
+                self.eased = 0.0
+
+    def pushed_back(self, now: float, served: int = 0) -> None:
+        """The origin pushed back (a new episode): start pacing, or learn one stage on.
+
+        ``served``: the pages the origin served before it was first paced (a first
+        pushback: the burst its bucket allowed)."""
         start, self.window_start = self.window_start, now
-        sustained = None
+        sends, self.sends = self.sends, []
+        count, self.sends_count = self.sends_count, 0
+        sustained = rate = None
         if start is not None and self.answers >= WINDOW_MIN and now > start:
             # the seconds per page the site allowed since its last pushback, the pause
             # included: its bucket was empty then and now, so never faster than its rate
             sustained = (now - start) / self.answers
+            # the bucket, full at the window's first send, empty at the refusal
+            rate = fit_bucket(sends, self.answers - (count - len(sends)), self.burst)
         if not self.gap:
             self.gap, self.stage = START_GAP, COARSE
+            self.burst = max(float(served), 1.0)
+        elif rate is not None:
+            refused = self.gap * MARGIN if self.stage == SUSTAINED else MIN_GAP
+            self.probe = max(self.probe / 2, PROBE_MIN) if self.stage == SUSTAINED else PROBE_START
+            self.stage = SUSTAINED
+            self.gap = self.floor = min(max(MARGIN / rate, refused, MIN_GAP), MAX_GAP)
         elif sustained is not None and self.stage >= SETTLED:
             self.stage = SUSTAINED
             gap = max(min(self.gap * BACKOFF, sustained), self.gap * GAP_GROWTH)
-            self.gap = min(max(gap, MIN_GAP), MAX_GAP)
+            self.gap = self.floor = min(max(gap, MIN_GAP), MAX_GAP)
         elif self.stage < SETTLED and math.isfinite(self.good):
             self.stage += 1
             margin = DECAY[FINE] if self.stage == SETTLED else 1.0
@@ -108,15 +271,24 @@ class Pace:
             self.good = self.spacing
         if self.stage == SETTLED and self.answers >= REPROBE:
             self.stage, self.answers = FINE, 0  # kept for long: try a little faster
-        self.gap *= DECAY[self.stage]
+        if self.stage == SUSTAINED:
+            self.floor *= 1.0 - self.probe / FLOOR_SLOWER
+            self.gap = max(self.gap * (1.0 - self.probe), self.floor)
+        else:
+            self.gap *= DECAY[self.stage]
         if self.gap < MIN_GAP:
             self.gap = 0.0
 
     def sent(self, now: float, spacing: float | None = None) -> None:
         """A request left at ``now``; ``spacing``: since the previous send as a cluster's
         pacing knows it (another worker's included), else since this pace's last one."""
-        if self.gap:
-            self.next_send = now + self.gap
+        if self.gap or self.eased:
+            self.next_send = now + self.spaced
+        if self.gap and self.window_start is not None:
+            self.sends_count += 1
+            self.sends.append(now)
+            if len(self.sends) > SENDS_KEPT:
+                del self.sends[0]
         if spacing is None:
             spacing = math.inf if self.last_send is None else now - self.last_send
         self.spacing = spacing
@@ -124,12 +296,13 @@ class Pace:
 
     def wait(self, now: float) -> float:
         """Seconds until the next request may be sent (0: now)."""
-        return max(0.0, self.next_send - now) if self.gap else 0.0
+        return max(0.0, self.next_send - now) if self.gap or self.eased else 0.0
 
     def adopt(self, gap: float, stage: int) -> None:
         """The pace a cluster learnt last (another worker heard the pushback)."""
         if gap:
             self.gap, self.stage = gap, stage
+            self.floor = gap  # SUSTAINED: kept, the probe from there
 
 
 @dataclass(slots=True)

@@ -45,7 +45,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from scrapy_rep.core.pace import COARSE, DECAY, MAX_GAP, Pace, SlowStart
+from scrapy_rep.core.pace import BACK, COARSE, DECAY, MAX_GAP, SLOWER, Latency, Pace, SlowStart
 from scrapy_rep.core.policy import retry_after
 
 #: what a row of the page status table does
@@ -297,7 +297,10 @@ class Pushback:
         #: oldest first (for forgetting, O(1) at either end)
         self._origins: OrderedDict[str, _Origin] = OrderedDict()
         #: origins that served pages and refused none since (no state kept beyond this)
-        self._served: OrderedDict[str, None] = OrderedDict()  # an ordered set, SERVED_MAX
+        #: and how many pages each served before it was tracked (a first pushback's burst)
+        self._served: OrderedDict[str, int] = OrderedDict()
+        #: origins' response times (SERVED_MAX of them, the latest heard of)
+        self._latency: OrderedDict[str, Latency] = OrderedDict()
 
     def __contains__(self, origin: object) -> bool:
         return origin in self._origins
@@ -305,7 +308,7 @@ class Pushback:
     def _serve(self, origin: str) -> None:
         """Remember that ``origin`` served a page (its 403s may then be a wall)."""
         served = self._served
-        served[origin] = None
+        served[origin] = 0
         if len(served) > SERVED_MAX:  # a broad crawl: forget the origin heard of longest ago
             served.popitem(last=False)
 
@@ -346,11 +349,13 @@ class Pushback:
         url: str,
         now: float,
         linked_from: str | None = None,
+        latency: float | None = None,
     ) -> Pause | None:
         """A page response of ``origin``: a new pause if it pushes back, else None.
 
         ``headers``: lower-cased names (``retry-after`` is read); ``linked_from``: see
-        :func:`counts_toward_block`.
+        :func:`counts_toward_block`; ``latency``: the seconds it took (a site slowing
+        down under the crawl is sent to more slowly, :class:`~scrapy_rep.core.pace.Latency`).
         """
         action = self._actions.get(status, OFF)
         if action == PAUSE:
@@ -358,8 +363,30 @@ class Pushback:
         state = self._origins.get(origin)
         if action == BLOCK:
             return self._refused(origin, state, status, url, now, linked_from)
+        if latency is not None and status < 500:
+            state = self._timed(origin, state, latency, now)
         self._healthy(origin, state, status)
         return None
+
+    def _timed(
+        self, origin: str, state: _Origin | None, latency: float, now: float
+    ) -> _Origin | None:
+        """An answer's latency: the pace eases while the origin slows down, and returns."""
+        timings = self._latency
+        timing = timings.get(origin)
+        if timing is None:
+            timing = timings[origin] = Latency()
+            if len(timings) > SERVED_MAX:
+                timings.popitem(last=False)
+        said = timing.heard(latency, now)
+        if said == SLOWER:
+            if state is None:
+                state = self._track(origin, origin in self._served)
+                state.cause = SERVICE_UNAVAILABLE
+            state.pace.slower(timing.spacing)
+        elif said == BACK and state is not None:
+            state.pace.back()
+        return state
 
     def _pause(
         self, origin: str, status: int, headers: Mapping[str, str], url: str, now: float
@@ -373,7 +400,7 @@ class Pushback:
             # the ramp); a pushback after some is the edge of the site's pace, found
             state.level = state.level + 1 if not state.healthy_since else max(state.level, 1)
             state.tries = state.tries + 1 if not state.healthy_since else 1
-            state.pace.pushed_back(now)
+            state.pace.pushed_back(now, self._served.get(origin, 0))
             state.healthy_since = 0
         state.healthy = 0
         state.refused.clear()
@@ -445,8 +472,10 @@ class Pushback:
         if status >= 500:
             return  # left to Scrapy's retry: neither healthy nor a pushback
         if state is None:
-            if origin not in self._served:
+            served = self._served
+            if origin not in served:
                 self._serve(origin)
+            served[origin] += 1
             return
         state.served = True
         state.refused.clear()
@@ -538,7 +567,7 @@ class Pushback:
     def gap(self, origin: str) -> float:
         """Seconds between sends to ``origin`` (0: not paced)."""
         state = self._origins.get(origin)
-        return 0.0 if state is None else state.pace.gap
+        return 0.0 if state is None else state.pace.spaced
 
     def wait(self, origin: str, now: float) -> float:
         """Seconds until the next request of ``origin`` may be sent for its pace (0: now)."""
