@@ -47,6 +47,12 @@ it; a burst of 5 without it), and a table per kind follows each variant's:
 *use* (whole crawl) and *second half* as *rate use* and *steady* above,
 429s per 100 pages, pauses. ``--variants``: which of (a), (b), (c) to run.
 
+``--slowing``: one more origin, a server of 5 pages/s whose latency grows
+from 30 ms to 600 ms at 15 page requests in the last second and answers
+``503`` (no ``Retry-After``) beyond; its line gives pages got and lost, 503s
+and the p95 latency the site chose. Variant ``t``: Scrapy + AutoThrottle
+(its defaults), beside the others.
+
 ``--redis``: scrapy-rep with ``REP_STORE = "redis"`` as one scrapy-redis
 worker and as three (``tests/support/cluster_worker.py``, real
 redis-servers), on the rate-limited origins only: the cluster's 429s beside
@@ -97,6 +103,11 @@ KINDS: dict[str, tuple[float, int | None]] = {
     "burst of 5, no Retry-After": (5.0, None),
 }
 SPIDER = "pushback"
+#: --slowing: a server of SLOW_CAPACITY pages/s whose latency grows from LATENCY_SLOWING
+#: to SLOW_LATENCY at three times it, answering 503 beyond; AutoThrottle beside scrapy-rep
+SLOW_CAPACITY, LATENCY_SLOWING, SLOW_LATENCY = 5.0, 0.03, 0.6
+VARIANTS = {**_common.VARIANTS, "t": {"ROBOTSTXT_OBEY": False, "AUTOTHROTTLE_ENABLED": True}}
+NAMES = {**LABELS, "t": "(t) Scrapy + AutoThrottle"}
 
 
 # --------------------------------------------------------------------------- the site
@@ -122,6 +133,16 @@ def build(site: PushbackSite, args: argparse.Namespace, wall: bool = True) -> di
     }
     limited = [o for origins in by_kind.values() for o in origins]
     kinds: dict[str, Any] = {"limited": limited, "window": None, "wall": None, "by_kind": by_kind}
+    kinds["slowing"] = None
+    if getattr(args, "slowing", False):
+        kinds["slowing"] = site.add(
+            "slowing",
+            capacity=SLOW_CAPACITY,
+            latency=LATENCY_SLOWING,
+            slow_latency=SLOW_LATENCY,
+            pages=args.pages,
+            fanout=FANOUT,
+        )
     if wall:
         kinds["window"] = site.add(
             "window",
@@ -139,8 +160,23 @@ def build(site: PushbackSite, args: argparse.Namespace, wall: bool = True) -> di
 
 def origins_of(kinds: dict[str, Any]) -> list[PushbackOrigin]:
     found = list(kinds["limited"])
-    found += [o for o in (kinds["window"], kinds["wall"]) if o is not None]
+    found += [o for o in (kinds["window"], kinds["wall"], kinds["slowing"]) if o is not None]
     return found
+
+
+def slowing_line(log: list[Entry], origin: PushbackOrigin) -> str:
+    """--slowing: pages got and lost, 503s, the p95 latency the site chose, the crawl's time."""
+    entries = [e for e in pages(log) if e.origin == origin.name]
+    ok = {e.path for e in entries if e.status == 200}
+    lost = sum(1 for p in page_paths(origin.spec.pages) if p not in ok)
+    delays = sorted(e.delay for e in entries if e.status == 200)
+    p95 = delays[min(len(delays) - 1, int(0.95 * len(delays)))] if delays else float("nan")
+    span = entries[-1].at - entries[0].at if entries else 0.0
+    unavailable = sum(1 for e in entries if e.status == 503)
+    return (
+        f"  slowing site: {len(ok)} pages, {lost} lost, {unavailable} 503s, "
+        f"p95 latency {p95:.3f} s, {span:.1f} s"
+    )
 
 
 def figures(log: list[Entry], kinds: dict[str, Any], rate: float) -> dict[str, float]:
@@ -246,7 +282,7 @@ def child_crawl(config: dict[str, Any]) -> dict[str, Any]:
         "DOWNLOAD_TIMEOUT": 10,
         "CLOSESPIDER_TIMEOUT": config["timeout"],
         "REP_REPORT": False,
-        **_common.VARIANTS[config["variant"]],
+        **VARIANTS[config["variant"]],
     }
     keep = ("rep/", "retry/", "downloader/response_status_count/", "downloader/request_count")
     return run_crawler(Spider, settings, errors, keep)
@@ -378,7 +414,8 @@ def main() -> None:
     parser.add_argument("--rate", type=float, default=4.0, help="permitted page requests/s")
     parser.add_argument("--timeout", type=float, default=None, help="longest crawl, seconds")
     parser.add_argument("--bursts", action="store_true", help="three kinds of rate limit")
-    parser.add_argument("--variants", default="abc", help="which variants to run (abc)")
+    parser.add_argument("--variants", default="abc", help="which variants to run (abct)")
+    parser.add_argument("--slowing", action="store_true", help="a server slowing under load")
     args = parser.parse_args()
     args.origins = args.origins or (2 if args.quick else 6)
     args.pages = args.pages or (20 if args.quick else 120)
@@ -396,12 +433,15 @@ def main() -> None:
             crawl = run_variant(variant, kinds, timeout)
             log = site.log()
             row = figures(log, kinds, args.rate)
+        if args.bursts or args.slowing:
+            say(f"{NAMES[variant]}:")
         if args.bursts:
-            say(f"{LABELS[variant]}:")
             kind_table(log, kinds, args.rate)
+        if kinds["slowing"] is not None:
+            say(slowing_line(log, kinds["slowing"]))
         row["gave_up"] = crawl["stats"].get("retry/max_reached", 0)
         row["elapsed"] = crawl["elapsed"]
-        rows[LABELS[variant]] = row
+        rows[NAMES[variant]] = row
     say("")
     table(rows)
     say(

@@ -132,3 +132,12 @@ def test_configure_switches_behaviour_mid_crawl(site: PushbackSite) -> None:
     assert get(a.url_for("/"))[0] == 403
     with pytest.raises(AttributeError):
         a.configure(nonsense=1)
+
+
+def test_a_server_slows_down_with_the_request_rate_then_answers_503(site: PushbackSite) -> None:
+    a = site.add("a", capacity=2.0, latency=0.0, slow_latency=0.1, pages=20)
+    statuses = [get(a.url_for("/"))[0] for _ in range(7)]  # 7 in well under a second
+    assert statuses == [200] * 6 + [503]  # 6 = three times its capacity
+    delays = [e.delay for e in a.log()]
+    assert delays[:2] == [0.0, 0.0]  # within its capacity: its own latency
+    assert delays[2] < delays[3] < delays[4] < delays[5] <= 0.1  # then slower and slower

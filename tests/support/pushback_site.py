@@ -22,7 +22,11 @@ Per origin (:class:`OriginSpec`):
   ``/p/i`` links to ``/p/{fanout*(i+1)}`` ... ``/p/{fanout*(i+1)+fanout-1}``
   below ``pages``: a tree, so every page is linked exactly once and the
   frontier grows;
-- ``latency``: seconds every page takes before its answer.
+- ``latency``: seconds every page takes before its answer;
+- ``capacity``: a server that slows down under load: with ``r`` page
+  requests arrived in the last second, a page takes ``latency`` up to
+  ``capacity`` per second, rising linearly to ``slow_latency`` at three
+  times it, and beyond that it is answered ``503`` (no ``Retry-After``).
 
 The server-side log (:class:`Entry`, :meth:`PushbackSite.log`) holds every
 request, in arrival order, with its time, origin, path, the status sent, the
@@ -35,6 +39,7 @@ Only the standard library is used, so benchmark processes can import it.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import email.utils
 import socket
@@ -76,6 +81,8 @@ class OriginSpec:
     pages: int = 20
     fanout: int = 3
     latency: float = 0.0
+    capacity: float | None = None
+    slow_latency: float = 0.6
 
 
 @dataclass(frozen=True)
@@ -90,6 +97,8 @@ class Entry:
     in_flight: int
     via: str = ""
     headers: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
+    #: seconds the answer was held back (its latency as the site chose it)
+    delay: float = 0.0
 
 
 class _Server(ThreadingHTTPServer):
@@ -164,6 +173,7 @@ class PushbackOrigin(ServedOrigin):
         self._refilled = time.monotonic()
         self._first_page: float | None = None
         self._served_ok = 0
+        self._arrivals: collections.deque[float] = collections.deque()
         self._in_flight = 0
         self._live: dict[socket.socket, threading.Thread] = {}
         self.errors = 0
@@ -236,6 +246,7 @@ class PushbackOrigin(ServedOrigin):
                     in_flight=self._in_flight,
                     via=_header(headers, "Via"),
                     headers=headers,
+                    delay=delay,
                 )
             )
         return status, reply, body, delay
@@ -252,6 +263,16 @@ class PushbackOrigin(ServedOrigin):
                 if spec.unavailable_retry_after is not None:
                     reply["Retry-After"] = str(spec.unavailable_retry_after)
                 return 503, b"<html>maintenance</html>", spec.latency
+        latency = spec.latency
+        if spec.capacity is not None:
+            arrivals = self._arrivals
+            arrivals.append(now)
+            while arrivals[0] <= now - 1.0:
+                arrivals.popleft()
+            load = (len(arrivals) - spec.capacity) / (2 * spec.capacity)
+            if load > 1.0:
+                return 503, b"<html>overloaded</html>", latency
+            latency += (spec.slow_latency - latency) * max(load, 0.0)
         if spec.rate is not None:
             self._tokens = min(spec.burst, self._tokens + (now - self._refilled) * spec.rate)
             self._refilled = now
@@ -267,7 +288,7 @@ class PushbackOrigin(ServedOrigin):
         reply["Content-Type"] = "text/html; charset=utf-8"
         anchors = "".join(f'<a href="{href}">{href}</a>\n' for href in links)
         body = f"<html><body><h1>{self.name} {bare}</h1>\n{anchors}</body></html>"
-        return 200, body.encode(), spec.latency
+        return 200, body.encode(), latency
 
     def _links(self, bare: str) -> list[str] | None:
         pages, fanout = self.spec.pages, self.spec.fanout
