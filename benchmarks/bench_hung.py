@@ -39,8 +39,8 @@ def crawl(config: dict[str, Any]) -> dict[str, Any]:
     from scrapy.exceptions import CloseSpider
 
     sys.path.insert(0, str(ROOT))
-    from scrapy_rep.adapter.service import RobotsService
     from scrapy_rep.core.origin import origin_of
+    from scrapy_rep.crawl.service import RobotsService
     from tests.support.fakesite import FakeSite, Reply
 
     pages, hung_count = config["pages"], config["hung"]

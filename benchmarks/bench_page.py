@@ -104,7 +104,7 @@ def middleware_loop() -> dict[str, float]:
     from scrapy.http import HtmlResponse
     from scrapy.utils.test import get_crawler
 
-    from scrapy_rep.adapter.page import PageDirectivesMiddleware
+    from scrapy_rep.components.page import PageDirectivesMiddleware
 
     crawler = get_crawler(
         settings_dict={"USER_AGENT": USER_AGENT, "ADDONS": {"scrapy_rep.Addon": 100}}
@@ -143,8 +143,8 @@ def uses_loop(body: bytes, output: list[Any]) -> dict[str, float]:
     from scrapy.http import HtmlResponse
     from scrapy.utils.test import get_crawler
 
-    from scrapy_rep.adapter.page import PageDirectivesMiddleware
-    from scrapy_rep.adapter.telemetry import Telemetry
+    from scrapy_rep.components.page import PageDirectivesMiddleware
+    from scrapy_rep.crawl.telemetry import Telemetry
 
     uses = ["train-ai", "ai-input", "search"]
     middlewares = {}

@@ -24,7 +24,7 @@ pass 1 (policies, bodies, parsed files). Each size runs in a fresh process.
 (``meta["rep_decision"]``, stats on a real ``MemoryStatsCollector``, the
 per-origin counters); it is timed in isolation at 100 origins.
 
-Both functions mirror ``RobotsService.answer`` (scrapy_rep/adapter/service.py);
+Both functions mirror ``RobotsService.answer`` (scrapy_rep/crawl/service.py);
 when the service changes, retarget them and nothing else.
 
 (b) **Broad crawl.** One server process listens on ONE port on K addresses
@@ -111,13 +111,13 @@ from _common import (
 )
 from scrapy.utils.misc import load_object
 
-from scrapy_rep.adapter.telemetry import Telemetry
 from scrapy_rep.core.decision import judge_record
 from scrapy_rep.core.policy import FetchResult, Status, next_policy
+from scrapy_rep.crawl.telemetry import Telemetry
 from scrapy_rep.runtime.settings import RepSettings
 from scrapy_rep.runtime.store.memory import PolicyCache
 
-logger = logging.getLogger("scrapy_rep.adapter.service")  # the service's logger, as it logs
+logger = logging.getLogger("scrapy_rep.crawl.service")  # the service's logger, as it logs
 
 URLS_PER_FILE = 8
 #: the judging path is timed in CPU time: this machine's other work does not count

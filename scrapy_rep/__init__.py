@@ -36,12 +36,12 @@ __version__ = "0.2.0"
 #: public name -> the module that defines it (imported on first use)
 _LAZY = {
     "Addon": "scrapy_rep.addon",
-    "BrowserGuard": "scrapy_rep.adapter.browser",
-    "FilesPipeline": "scrapy_rep.adapter.media_provenance",
-    "ImagesPipeline": "scrapy_rep.adapter.media_provenance",
-    "PageDirectivesMiddleware": "scrapy_rep.adapter.page",
-    "RepIgnoreRequest": "scrapy_rep.adapter.exceptions",
-    "RobotsMiddleware": "scrapy_rep.adapter.middleware",
+    "BrowserGuard": "scrapy_rep.integrations.browser",
+    "FilesPipeline": "scrapy_rep.components.media_provenance",
+    "ImagesPipeline": "scrapy_rep.components.media_provenance",
+    "PageDirectivesMiddleware": "scrapy_rep.components.page",
+    "RepIgnoreRequest": "scrapy_rep.crawl.exceptions",
+    "RobotsMiddleware": "scrapy_rep.components.robots",
     "signals": "scrapy_rep.signals",
 }
 

@@ -9,14 +9,15 @@ from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 from scrapy.settings import SETTINGS_PRIORITIES
 from scrapy.utils.misc import load_object
 
-from scrapy_rep.adapter import browser, compat
-from scrapy_rep.adapter.fetch import BodyGuard
-from scrapy_rep.adapter.identity import IDENTITY_PRIORITY, IdentityGuard
-from scrapy_rep.adapter.media import MediaUsesMiddleware
-from scrapy_rep.adapter.middleware import RobotsMiddleware
-from scrapy_rep.adapter.page import PageDirectivesMiddleware
-from scrapy_rep.adapter.provenance import ItemProvenanceMiddleware
-from scrapy_rep.adapter.pushback import PUSHBACK_PRIORITY, PushbackMiddleware
+from scrapy_rep.components.identity import IDENTITY_PRIORITY, IdentityGuard
+from scrapy_rep.components.media import MediaUsesMiddleware
+from scrapy_rep.components.page import PageDirectivesMiddleware
+from scrapy_rep.components.provenance import ItemProvenanceMiddleware
+from scrapy_rep.components.robots import RobotsMiddleware
+from scrapy_rep.crawl import compat
+from scrapy_rep.crawl.fetch import BodyGuard
+from scrapy_rep.crawl.pushback import PUSHBACK_PRIORITY, PushbackMiddleware
+from scrapy_rep.integrations import browser
 from scrapy_rep.runtime.settings import SETTINGS, SettingError, is_enabled, read_spidermon
 
 logger = logging.getLogger(__name__)
@@ -114,7 +115,7 @@ def _enable_spidermon(settings: Any) -> None:
 
     if importlib.util.find_spec("spidermon") is None:
         raise SettingError("REP_SPIDERMON needs Spidermon: pip install 'scrapy-rep[spidermon]'")
-    from scrapy_rep.adapter.monitors import SUITE
+    from scrapy_rep.integrations.monitors import SUITE
 
     settings.set("SPIDERMON_ENABLED", True, priority="addon")
     put = settings.set_in_component_priority_dict

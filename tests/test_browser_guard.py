@@ -19,12 +19,12 @@ import scrapy
 from scrapy import signals
 from scrapy.settings import Settings
 
-from scrapy_rep.adapter import meta as M
-from scrapy_rep.adapter.browser import ABORT_CODE, HANDLER, BrowserGuard, page_init
-from scrapy_rep.adapter.exceptions import RepIgnoreRequest
-from scrapy_rep.adapter.middleware import RobotsMiddleware
-from scrapy_rep.adapter.telemetry import Telemetry
 from scrapy_rep.addon import Addon
+from scrapy_rep.components.robots import RobotsMiddleware
+from scrapy_rep.crawl import meta as M
+from scrapy_rep.crawl.exceptions import RepIgnoreRequest
+from scrapy_rep.crawl.telemetry import Telemetry
+from scrapy_rep.integrations.browser import ABORT_CODE, HANDLER, BrowserGuard, page_init
 from tests.support.playwright_fake import (
     FakeContext,
     FakeNetwork,

@@ -9,7 +9,7 @@ import pytest
 import pytest_twisted
 from scrapy.utils.test import get_crawler
 
-from scrapy_rep.adapter.middleware import RobotsMiddleware
+from scrapy_rep.components.robots import RobotsMiddleware
 from scrapy_rep.runtime.clock import WALL_CLOCK, Clock, LoopClock, clock_of, sleep
 from tests.support.clock import ManualClock
 from tests.support.crawl import BASE_SETTINGS

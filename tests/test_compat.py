@@ -1,4 +1,4 @@
-"""scrapy_rep.adapter.compat without a crawl: the same behaviour on every supported Scrapy.
+"""scrapy_rep.crawl.compat without a crawl: the same behaviour on every supported Scrapy.
 
 ``make test`` runs these on the newest Scrapy, ``make test-min`` on the oldest; a running
 engine's scheduler: ``tests/integration/test_compat.py``.
@@ -14,9 +14,9 @@ from scrapy.settings import Settings
 from scrapy.utils.conf import build_component_list
 from scrapy.utils.misc import load_object
 
-from scrapy_rep.adapter import compat
-from scrapy_rep.adapter.middleware import RobotsMiddleware
 from scrapy_rep.addon import Addon
+from scrapy_rep.components.robots import RobotsMiddleware
+from scrapy_rep.crawl import compat
 
 
 def _chain(settings: Settings) -> list[Any]:

@@ -20,11 +20,11 @@ from pydispatch import dispatcher
 from scrapy import Request, signals
 from scrapy.http import Response
 
-from scrapy_rep.adapter import compat
-from scrapy_rep.adapter.crawl_delay import SEND_MARGIN, CrawlDelay, delay_slot
-from scrapy_rep.adapter.middleware import RobotsMiddleware
-from scrapy_rep.adapter.telemetry import Telemetry
+from scrapy_rep.components.robots import RobotsMiddleware
 from scrapy_rep.core.policy import Policy
+from scrapy_rep.crawl import compat
+from scrapy_rep.crawl.crawl_delay import SEND_MARGIN, CrawlDelay, delay_slot
+from scrapy_rep.crawl.telemetry import Telemetry
 from tests.support.policies import full_policy
 from tests.support.rig import Rig, in_loop
 
@@ -337,7 +337,7 @@ async def test_one_reservation_per_slot_at_a_time_in_a_worker(rig: Rig) -> None:
 def paced_rig(robots: bytes, pacing: FakePacing, monkeypatch: pytest.MonkeyPatch) -> Rig:
     """A rig whose store paces the cluster with ``pacing``, origin A pushed back once (a 429
     of 1 s: its pace learnt from 1 s between sends) and resumed."""
-    from scrapy_rep.adapter import service as service_module
+    from scrapy_rep.crawl import service as service_module
 
     monkeypatch.setattr(service_module, "shared_pacing", lambda store: pacing)
     rig = Rig({}, {A: (200, {}, robots)})

@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from scrapy_rep.adapter.stats import STATS
+from scrapy_rep.crawl.stats import STATS
 from scrapy_rep.runtime.audit import RECORDS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -81,9 +81,9 @@ def _commented(path: Path, owner: str | None = None) -> dict[str, bool]:
 
 def test_every_meta_key_signal_and_decision_field_says_what_it_is() -> None:
     """The ``#:`` comments the reference's meta, signals and decision tables are made of."""
-    meta = _commented(PACKAGE / "adapter" / "meta.py")
+    meta = _commented(PACKAGE / "crawl" / "meta.py")
     assert meta and all(meta.values()), [k for k, ok in meta.items() if not ok]
-    lines = (PACKAGE / "adapter" / "meta.py").read_text().splitlines()
+    lines = (PACKAGE / "crawl" / "meta.py").read_text().splitlines()
     pairs = zip(["", *lines], lines, strict=False)
     firsts = [b for a, b in pairs if b.startswith("#: ") and a[:2] != "#:"]
     assert len(firsts) == len(meta)

@@ -20,9 +20,9 @@ from scrapy.http import Response
 from twisted.internet.error import ConnectionRefusedError, TimeoutError
 from twisted.python.failure import Failure
 
-from scrapy_rep.adapter import meta as M
-from scrapy_rep.adapter.fetch import PRIORITY, RobotsFetcher
 from scrapy_rep.core.policy import Conditional, FetchResult
+from scrapy_rep.crawl import meta as M
+from scrapy_rep.crawl.fetch import PRIORITY, RobotsFetcher
 from scrapy_rep.robotstxt import MAX_BYTES
 from scrapy_rep.runtime.resolver import ROBOTS_TXT
 from tests.support.rig import Answer, Reply, Rig, in_loop

@@ -18,12 +18,12 @@ import pytest
 from scrapy import Request, Spider
 from scrapy_redis.scheduler import Scheduler as RedisScheduler
 
-from scrapy_rep.adapter import meta as M
-from scrapy_rep.adapter.handover import Handover
-from scrapy_rep.adapter.jobdir import FILE
-from scrapy_rep.adapter.telemetry import Telemetry
 from scrapy_rep.core.parking import Held
 from scrapy_rep.core.policy import Policy, Status
+from scrapy_rep.crawl import meta as M
+from scrapy_rep.crawl.handover import Handover
+from scrapy_rep.crawl.jobdir import FILE
+from scrapy_rep.crawl.telemetry import Telemetry
 from tests.support.audit import records
 from tests.support.decision import EVERY_FIELD
 from tests.support.rig import Rig

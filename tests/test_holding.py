@@ -17,11 +17,11 @@ import pytest
 import pytest_twisted
 from scrapy import Request, signals
 
-from scrapy_rep.adapter import meta as M
-from scrapy_rep.adapter.exceptions import ParkedRequest
-from scrapy_rep.adapter.holding import EXPIRY_STEP
-from scrapy_rep.adapter.service import RobotsService
-from scrapy_rep.adapter.telemetry import Telemetry
+from scrapy_rep.crawl import meta as M
+from scrapy_rep.crawl.exceptions import ParkedRequest
+from scrapy_rep.crawl.holding import EXPIRY_STEP
+from scrapy_rep.crawl.service import RobotsService
+from scrapy_rep.crawl.telemetry import Telemetry
 from tests.support.rig import Rig, in_loop
 
 A = "http://a.example:80"

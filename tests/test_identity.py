@@ -15,8 +15,6 @@ import pytest_twisted
 from scrapy import Request
 from scrapy.http import Response
 
-from scrapy_rep.adapter.exceptions import RepIgnoreRequest
-from scrapy_rep.adapter.telemetry import Telemetry
 from scrapy_rep.core.decision import DROP, identity_drop, unjudged
 from scrapy_rep.core.identity import (
     IDENTITY_CHANGED,
@@ -26,6 +24,8 @@ from scrapy_rep.core.identity import (
     RefusedIdentities,
     carries_token,
 )
+from scrapy_rep.crawl.exceptions import RepIgnoreRequest
+from scrapy_rep.crawl.telemetry import Telemetry
 from tests.support.rig import Middlewares, Rig, in_loop
 
 A, B = "http://a.example:80", "http://b.example:80"

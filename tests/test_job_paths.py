@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from scrapy_rep.adapter.job import params_of, with_params
+from scrapy_rep.crawl.job import params_of, with_params
 
 
 class Spider:

@@ -53,7 +53,7 @@ def test_layer_imports_no_framework(folder: str) -> None:
 
 @pytest.mark.parametrize("folder", sorted(FORBIDDEN))
 def test_lower_layers_never_import_upper_ones(folder: str) -> None:
-    upper = {"scrapy_rep.adapter", "scrapy_rep.cli", "scrapy_rep.addon"}
+    upper = {"scrapy_rep.crawl", "scrapy_rep.cli", "scrapy_rep.addon"}
     if folder in {"robotstxt", "core"}:
         upper.add("scrapy_rep.runtime")
     if folder == "robotstxt":

@@ -7,7 +7,7 @@ import logging
 
 import pytest
 
-import scrapy_rep.adapter.service  # noqa: F401  (the crawl's loggers, as a crawl makes them)
+import scrapy_rep.crawl.service  # noqa: F401  (the crawl's loggers, as a crawl makes them)
 from scrapy_rep.robotstxt.text import MAX_RECORD
 from scrapy_rep.runtime.logs import MESSAGE_LIMIT, bound_lines
 
@@ -17,7 +17,7 @@ def bounded() -> None:
     bound_lines()
 
 
-@pytest.mark.parametrize("name", ["scrapy_rep.adapter.service", "scrapy_rep.adapter.telemetry"])
+@pytest.mark.parametrize("name", ["scrapy_rep.crawl.service", "scrapy_rep.crawl.telemetry"])
 def test_a_message_past_the_limit_is_clipped(
     bounded: None, name: str, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -35,7 +35,7 @@ def test_a_message_past_the_limit_is_clipped(
 
 
 def test_a_short_message_is_left_as_it_is(bounded: None, caplog: pytest.LogCaptureFixture) -> None:
-    logger = logging.getLogger("scrapy_rep.adapter.service")
+    logger = logging.getLogger("scrapy_rep.crawl.service")
     with caplog.at_level(logging.DEBUG, logger=logger.name):
         logger.info("%d origins paused", 3)
         logger.info("x" * MESSAGE_LIMIT)

@@ -14,8 +14,8 @@ from scrapy.exceptions import IgnoreRequest
 from scrapy.http import Response
 from scrapy.http.request import NO_CALLBACK
 
-from scrapy_rep.adapter.media import MediaUsesMiddleware
-from scrapy_rep.adapter.telemetry import Telemetry
+from scrapy_rep.components.media import MediaUsesMiddleware
+from scrapy_rep.crawl.telemetry import Telemetry
 from tests.support.rig import Middlewares, Rig, in_loop
 
 SITE = "http://a.example"

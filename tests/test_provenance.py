@@ -15,7 +15,7 @@ import scrapy
 from scrapy import Request
 from scrapy.http import Response
 
-from scrapy_rep.adapter.provenance import ItemProvenanceMiddleware
+from scrapy_rep.components.provenance import ItemProvenanceMiddleware
 from tests.support.rig import Middlewares, Rig, in_loop
 
 SITE = "http://a.example"

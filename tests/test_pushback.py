@@ -24,8 +24,6 @@ from scrapy.http import Response
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import Deferred
 
-from scrapy_rep.adapter.exceptions import RepIgnoreRequest
-from scrapy_rep.adapter.telemetry import Telemetry
 from scrapy_rep.core.gate import JUDGE, PARK, OriginGate
 from scrapy_rep.core.pace import COARSE, DECAY, FINE, GAP_GROWTH, START_GAP
 from scrapy_rep.core.policy import Policy, Status
@@ -38,6 +36,8 @@ from scrapy_rep.core.pushback import (
     Pushback,
     PushbackConfig,
 )
+from scrapy_rep.crawl.exceptions import RepIgnoreRequest
+from scrapy_rep.crawl.telemetry import Telemetry
 from tests.support.clock import ManualClock
 from tests.support.rig import Middlewares, Rig, Stall, in_loop
 

@@ -17,12 +17,12 @@ import pytest
 import pytest_twisted
 from scrapy import Request, signals
 
-from scrapy_rep.adapter import meta as M
-from scrapy_rep.adapter.admission import HELD_DETAIL
-from scrapy_rep.adapter.browser import HANDLER, BrowserGuard
-from scrapy_rep.adapter.middleware import RobotsMiddleware
-from scrapy_rep.adapter.service import RobotsService
-from scrapy_rep.adapter.telemetry import Telemetry
+from scrapy_rep.components.robots import RobotsMiddleware
+from scrapy_rep.crawl import meta as M
+from scrapy_rep.crawl.admission import HELD_DETAIL
+from scrapy_rep.crawl.service import RobotsService
+from scrapy_rep.crawl.telemetry import Telemetry
+from scrapy_rep.integrations.browser import HANDLER, BrowserGuard
 from scrapy_rep.runtime.settings import TUNE
 from scrapy_rep.runtime.store.memory import EVICTED_PER_CACHED
 from tests.support.rig import Rig, Stall, in_loop

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 from scrapy.settings import Settings
 
-from scrapy_rep.adapter.collection import load_collection_policy
 from scrapy_rep.core.policy import DEFAULT_ACTIONS, Action, PolicyConfig
 from scrapy_rep.core.uses import Declared
+from scrapy_rep.crawl.collection import load_collection_policy
 from scrapy_rep.robotstxt.agent import crawler_token
 from scrapy_rep.runtime.settings import (
     DEFAULTS,

@@ -15,11 +15,11 @@ import pytest
 from scrapy import signals
 from scrapy.utils.test import get_crawler
 
-from scrapy_rep.adapter.page import PageDirectivesMiddleware
-from scrapy_rep.adapter.telemetry import _ON, FLUSH_EVERY, Telemetry
+from scrapy_rep.components.page import PageDirectivesMiddleware
 from scrapy_rep.core.decision import KEEP, REQUEUE, handed_over, held_fields, withheld
 from scrapy_rep.core.events import Event, Parked, Released, RequeuedFromDead
 from scrapy_rep.core.policy import Policy, Status
+from scrapy_rep.crawl.telemetry import _ON, FLUSH_EVERY, Telemetry
 from tests.support.audit import records
 
 ADDON = {"ADDONS": {"scrapy_rep.Addon": 100}}

@@ -14,12 +14,12 @@ import pytest_twisted
 from scrapy import Request
 from scrapy.http import Response
 
-from scrapy_rep.adapter.exceptions import RepIgnoreRequest
-from scrapy_rep.adapter.telemetry import Telemetry
 from scrapy_rep.core.fields import FIELD_OCTETS
 from scrapy_rep.core.pushback import BLOCKED, Pushback, PushbackConfig
 from scrapy_rep.core.report import CrawlCounts, report_lines
 from scrapy_rep.core.walls import LICENCE, PAYMENT, wall_of
+from scrapy_rep.crawl.exceptions import RepIgnoreRequest
+from scrapy_rep.crawl.telemetry import Telemetry
 from scrapy_rep.robotstxt.text import ITEM_TEXT
 from tests.support.audit import records
 from tests.support.rig import Middlewares, Rig, in_loop

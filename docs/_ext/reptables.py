@@ -16,8 +16,8 @@ does. Pure: the standard library and scrapy_rep, no Sphinx.
 ``settings``    ``scrapy_rep.runtime.settings.SETTINGS``
 ``status``      ``scrapy_rep.core.policy.DEFAULT_ACTIONS`` and ``RFC_BEHAVIOUR``
 ``page-status`` ``scrapy_rep.core.pushback.DEFAULT_PAGE_ACTIONS`` and ``PAGE_BEHAVIOUR``
-``meta``        the ``#:`` comments of ``scrapy_rep.adapter.meta``
-``stats``       ``scrapy_rep.adapter.stats.STATS``
+``meta``        the ``#:`` comments of ``scrapy_rep.crawl.meta``
+``stats``       ``scrapy_rep.crawl.stats.STATS``
 ``signals``     the ``#:`` comments of ``scrapy_rep.signals``
 ``decision``    the ``#:`` comments of ``scrapy_rep.core.decision.DecisionRecord``
 ``reasons``     ``scrapy_rep.core.decision.REASONS``
@@ -107,7 +107,7 @@ def _page_status() -> Table:
 
 
 def _meta() -> Table:
-    module = importlib.import_module("scrapy_rep.adapter.meta")
+    module = importlib.import_module("scrapy_rep.crawl.meta")
     rows: list[Sequence[str]] = []
     for attr, text in comments(module.__name__):
         who, _, meaning = text.partition(": ")
@@ -116,7 +116,7 @@ def _meta() -> Table:
 
 
 def _stats() -> Table:
-    from scrapy_rep.adapter.stats import STATS
+    from scrapy_rep.crawl.stats import STATS
 
     return ["key", "counts"], [(code(k), v) for k, v in STATS.items()]
 

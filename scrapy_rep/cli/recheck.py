@@ -116,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
         except (NotAnOrigin, ValueError) as exc:  # http://[ ; a lone surrogate
             unjudged[url] = ItemVerdict(UNKNOWN, f"not a URL: {exc}")
     total = sum(len(found) for found in origins.values())
-    from scrapy_rep.adapter.recheck import recheck  # Scrapy only when there is work
+    from scrapy_rep.cli.recheck_crawl import recheck  # Scrapy only when there is work
 
     records, problems = recheck(settings, origins, _progress(total, len(origins)))
     if problems:

@@ -178,7 +178,7 @@ REASONS: dict[str, tuple[str, str]] = {
 
 class DecisionRecord(TypedDict):
     """One judged request, as the plain dict it is: in ``meta["rep_decision"]``, on
-    :class:`~scrapy_rep.adapter.exceptions.RepIgnoreRequest`, in the sinks.
+    :class:`~scrapy_rep.crawl.exceptions.RepIgnoreRequest`, in the sinks.
 
     For the type checker only: at run time a plain, picklable ``dict`` (JSON
     but for ``uses``, a mapping), built in one place (:func:`decision_record`);

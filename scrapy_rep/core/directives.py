@@ -1,7 +1,7 @@
 """Page-level robots directives: ``<meta name="robots">``, ``X-Robots-Tag``, ``rel=nofollow``.
 
 Pure (no Scrapy): bytes, header values and a clock reading in, a frozen
-:class:`PageDirectives` out. The Scrapy side is :mod:`scrapy_rep.adapter.page`.
+:class:`PageDirectives` out. The Scrapy side is :mod:`scrapy_rep.components.page`.
 
 - ``<meta name="robots" content=...>`` and ``<meta name="<token>" ...>`` are read
   from the page's ``<head>`` only, at most :data:`HEAD_LIMIT` bytes of it; a head

@@ -1,4 +1,4 @@
-"""What happened in a crawl, as values: the events the sink (``adapter/telemetry.py``) records.
+"""What happened in a crawl, as values: the events the sink (``crawl/telemetry.py``) records.
 
 One frozen class per kind, handed to ``Telemetry.record``, which counts,
 logs and audits each in one place. Pure: the events carry URLs, policies and

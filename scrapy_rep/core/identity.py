@@ -1,7 +1,7 @@
 """The crawler's identity as a request leaves: its product token, and no change after a refusal.
 
 Pure (clock passed in). Two questions, asked of each request after every
-downloader middleware has run (``adapter/identity.py``):
+downloader middleware has run (``components/identity.py``):
 
 1. does its ``User-Agent`` carry the crawl's product token
    (:func:`carries_token`)? RFC 9309 §2.2.1: the token a crawler matches

@@ -2,7 +2,7 @@
 
 Pure (no Scrapy): header values, a body and the request-time answers in,
 one :class:`~scrapy_rep.core.uses.UseAnswer` per declared use out. The
-Scrapy side is :mod:`scrapy_rep.adapter.page`.
+Scrapy side is :mod:`scrapy_rep.components.page`.
 
 The response's signals, and how they meet the request-time answers
 (robots.txt's Content-Usage and Content-Signal, policy tokens, tdmrep.json):

@@ -232,7 +232,7 @@ def hook_path(name: str, value: Any, get: Getter) -> str | Callable[..., Any] | 
     """Reader of ``REP_COLLECTION_POLICY``: an import path or a callable, unset ``None``.
 
     Only the shape is checked here; the adapter imports the hook when the
-    crawler starts (``scrapy_rep.adapter.collection.load_collection_policy``).
+    crawler starts (``scrapy_rep.crawl.collection.load_collection_policy``).
     """
     if value is None or value == "":
         return None
@@ -724,7 +724,7 @@ class RepSettings(ReadOnce):
         seconds(low=0.001),
         "longest a request stays parked before `park-expired`",
     )
-    #: an import path (or a callable); imported by ``adapter/collection.py``
+    #: an import path (or a callable); imported by ``crawl/collection.py``
     collection_policy = Setting(
         "REP_COLLECTION_POLICY",
         None,
@@ -834,7 +834,7 @@ class RepSettings(ReadOnce):
         "robots.txt does not allow",
     )
 
-    # -- identity: adapter/identity.py, core/identity.py
+    # -- identity: components/identity.py, core/identity.py
     identity_action = Setting(
         "REP_IDENTITY_ACTION",
         dict(IDENTITY_ACTIONS),
@@ -857,7 +857,7 @@ class RepSettings(ReadOnce):
         "`excluded-site`",
     )
 
-    # -- provenance on every item: adapter/provenance.py
+    # -- provenance on every item: components/provenance.py
     item_provenance = Setting(
         "REP_ITEM_PROVENANCE",
         None,
@@ -868,7 +868,7 @@ class RepSettings(ReadOnce):
         "logged once as an error and yielded unchanged",
     )
 
-    # -- monitors: adapter/monitors.py, the spidermon extra
+    # -- monitors: integrations/monitors.py, the spidermon extra
     spidermon = Setting(
         "REP_SPIDERMON",
         None,

@@ -19,9 +19,9 @@ import pytest_twisted
 import scrapy
 from scrapy_playwright.page import PageMethod
 
-from scrapy_rep.adapter import browser
-from scrapy_rep.adapter.service import RobotsService
 from scrapy_rep.cli.explain import explain
+from scrapy_rep.crawl.service import RobotsService
+from scrapy_rep.integrations import browser
 from tests.support.audit import of, records
 from tests.support.browsersite import (
     ALLOWED,

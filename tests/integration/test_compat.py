@@ -1,4 +1,4 @@
-"""scrapy_rep.adapter.compat: the same behaviour on every supported Scrapy (2.14 and later).
+"""scrapy_rep.crawl.compat: the same behaviour on every supported Scrapy (2.14 and later).
 
 ``make test`` runs these on the newest Scrapy, ``make test-min`` on the oldest.
 """
@@ -10,7 +10,7 @@ from typing import Any
 import pytest_twisted
 from scrapy.http import Response
 
-from scrapy_rep.adapter import compat
+from scrapy_rep.crawl import compat
 from tests.support.crawl import ListSpider, crawl
 from tests.support.fakesite import FakeSite, Reply
 

@@ -13,7 +13,7 @@ import pytest_twisted
 import scrapy
 from scrapy.crawler import Crawler
 
-from scrapy_rep.adapter import compat
+from scrapy_rep.crawl import compat
 from scrapy_rep.runtime.settings import TUNE
 from tests.support.clock import ManualClock
 from tests.support.crawl import crawl

@@ -36,9 +36,9 @@ import pytest_twisted
 from scrapy.exceptions import CloseSpider
 
 from scrapy_rep import parse
-from scrapy_rep.adapter.service import RobotsService
 from scrapy_rep.core.origin import origin_of
 from scrapy_rep.core.policy import digest_of
+from scrapy_rep.crawl.service import RobotsService
 from scrapy_rep.robotstxt import MAX_BYTES
 from scrapy_rep.runtime.settings import TUNE
 from tests.support.audit import records

@@ -18,7 +18,7 @@ from scrapy.http import Response
 from scrapy.utils.test import get_crawler
 from twisted.internet.defer import Deferred
 
-from scrapy_rep.adapter.middleware import RobotsMiddleware
+from scrapy_rep.components.robots import RobotsMiddleware
 from scrapy_rep.runtime.settings import TUNE
 from tests.support.crawl import BASE_SETTINGS
 

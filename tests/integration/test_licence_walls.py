@@ -14,8 +14,8 @@ from scrapy.crawler import Crawler
 from scrapy.http import Response
 
 from scrapy_rep import cli
-from scrapy_rep.adapter.telemetry import Telemetry
 from scrapy_rep.core.report import report_lines
+from scrapy_rep.crawl.telemetry import Telemetry
 from tests.support.audit import of, records
 from tests.support.crawl import ListSpider, crawl
 from tests.support.fakesite import FakeSite, Reply

@@ -24,8 +24,8 @@ from scrapy.downloadermiddlewares.useragent import UserAgentMiddleware
 from scrapy.http import Response
 from scrapy.utils.misc import load_object
 
-from scrapy_rep.adapter import compat
-from scrapy_rep.adapter.middleware import RobotsMiddleware
+from scrapy_rep.components.robots import RobotsMiddleware
+from scrapy_rep.crawl import compat
 from scrapy_rep.runtime.settings import TUNE, SettingError
 from tests.support.clock import ManualClock
 from tests.support.crawl import CrawlResult, ListSpider, crawl, crawl_many

@@ -19,8 +19,8 @@ import scrapy
 from scrapy.http import Response
 from scrapy.spiders import SitemapSpider
 
-from scrapy_rep.adapter.telemetry import Telemetry
 from scrapy_rep.cli.explain import explain
+from scrapy_rep.crawl.telemetry import Telemetry
 from tests.support.audit import records
 from tests.support.crawl import CrawlResult, crawl
 from tests.support.decision import EVERY_FIELD

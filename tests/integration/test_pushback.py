@@ -351,7 +351,7 @@ async def test_refusals_of_links_another_site_pointed_to_block_nothing(
 
 @pytest_twisted.ensureDeferred
 async def test_one_sites_held_requests_do_not_crowd_out_another_sites(site: FakeSite) -> None:
-    from scrapy_rep.adapter.telemetry import Telemetry
+    from scrapy_rep.crawl.telemetry import Telemetry
 
     allow = Reply(body=b"User-agent: *\nAllow: /\n")
     a = site.add("a").robots(allow)
@@ -613,9 +613,9 @@ BY_HAND = {
     "ROBOTSTXT_OBEY": False,
     "DOWNLOADER_MIDDLEWARES": {
         "scrapy_rep.RobotsMiddleware": 100,
-        "scrapy_rep.adapter.pushback.PushbackMiddleware": 570,
-        "scrapy_rep.adapter.fetch.BodyGuard": 595,
-        "scrapy_rep.adapter.identity.IdentityGuard": 1_000_000,
+        "scrapy_rep.crawl.pushback.PushbackMiddleware": 570,
+        "scrapy_rep.crawl.fetch.BodyGuard": 595,
+        "scrapy_rep.components.identity.IdentityGuard": 1_000_000,
     },
     "SPIDER_MIDDLEWARES": {"scrapy_rep.PageDirectivesMiddleware": 950},
 }

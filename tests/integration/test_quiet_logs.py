@@ -8,7 +8,7 @@ import math
 import pytest
 import pytest_twisted
 
-from scrapy_rep.adapter.holding import IDLE_LINE_EVERY
+from scrapy_rep.crawl.holding import IDLE_LINE_EVERY
 from scrapy_rep.runtime.settings import TUNE
 from tests.support.crawl import crawl
 from tests.support.fakesite import FakeSite, Reply

@@ -11,7 +11,7 @@ from scrapy.crawler import AsyncCrawlerRunner
 from scrapy.spiders import SitemapSpider
 from twisted.internet.defer import Deferred
 
-from scrapy_rep.adapter.fetch import FROM_CACHE_FLAG
+from scrapy_rep.crawl.fetch import FROM_CACHE_FLAG
 from tests.support.crawl import BASE_SETTINGS
 from tests.support.fakesite import FakeSite, Reply
 

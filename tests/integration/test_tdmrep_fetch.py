@@ -13,10 +13,10 @@ import pytest
 import pytest_twisted
 from scrapy.http import Response
 
-from scrapy_rep.adapter.service import RobotsService
-from scrapy_rep.adapter.tdmrep import TdmRep
 from scrapy_rep.core.origin import origin_of
 from scrapy_rep.core.policy import FetchResult
+from scrapy_rep.crawl.service import RobotsService
+from scrapy_rep.crawl.tdmrep import TdmRep
 from tests.support.crawl import CrawlResult, ListSpider, crawl
 from tests.support.fakesite import FakeSite, Origin, Reply
 from tests.support.store_cli import store_cli

@@ -36,8 +36,8 @@ from scrapy.http import Response
 from scrapy_redis.spiders import RedisSpider
 from twisted.python.failure import Failure
 
-from scrapy_rep.adapter.exceptions import RepIgnoreRequest
-from scrapy_rep.adapter.service import RobotsService
+from scrapy_rep.crawl.exceptions import RepIgnoreRequest
+from scrapy_rep.crawl.service import RobotsService
 
 # The engine looks at its scheduler every 5 s when idle; a shared queue filled by
 # other workers should be looked at more often than that in a test.

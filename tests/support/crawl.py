@@ -14,7 +14,7 @@ from scrapy.http import Response
 from twisted.internet.defer import Deferred
 from twisted.python.failure import Failure
 
-from scrapy_rep.adapter.exceptions import RepIgnoreRequest
+from scrapy_rep.crawl.exceptions import RepIgnoreRequest
 
 #: how often an idle engine looks for work and asks ``spider_idle`` again: Scrapy's 5 s is
 #: only waiting in a test (held requests end, or go back to be judged, at an idle tick)

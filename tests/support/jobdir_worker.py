@@ -20,7 +20,7 @@ from scrapy.crawler import AsyncCrawlerProcess, Crawler
 from scrapy.http import Response
 from twisted.python.failure import Failure
 
-from scrapy_rep.adapter.exceptions import RepIgnoreRequest
+from scrapy_rep.crawl.exceptions import RepIgnoreRequest
 
 BASE_SETTINGS: dict[str, Any] = {
     "ADDONS": {"scrapy_rep.Addon": 100},

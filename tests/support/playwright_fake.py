@@ -1,6 +1,6 @@
 """A fake of the few Playwright objects the browser guard touches: page, context, route.
 
-The guard (``scrapy_rep/adapter/browser.py``) registers route handlers with
+The guard (``scrapy_rep/integrations/browser.py``) registers route handlers with
 ``page.route``/``context.route`` and, for each request the browser makes, is
 handed a ``Route`` and a ``Request``: it aborts, falls back to the handlers
 registered before it, or fetches (``route.fetch(max_redirects=0)``) and

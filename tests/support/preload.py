@@ -48,8 +48,8 @@ def _modules() -> list[str]:
         if isinstance(value, str):
             named.append(value.rsplit(".", 1)[0])
     named += [f"scrapy.commands.{m.name}" for m in pkgutil.iter_modules(scrapy.commands.__path__)]
-    named += [f"scrapy_rep.adapter.{m.name}" for m in pkgutil.iter_modules(
-        importlib.import_module("scrapy_rep.adapter").__path__)]  # fmt: skip
+    named += [f"scrapy_rep.crawl.{m.name}" for m in pkgutil.iter_modules(
+        importlib.import_module("scrapy_rep.crawl").__path__)]  # fmt: skip
     named += ["scrapy_redis.spiders", "scrapy_redis.scheduler", "scrapy_redis.dupefilter",
               "scrapy_redis.queue", "redis.asyncio", "scrapy_rep.runtime.store.held",
               "scrapy_rep.runtime.store.redis", "scrapy_rep.runtime.store.sqlite"]  # fmt: skip

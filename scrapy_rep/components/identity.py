@@ -1,0 +1,290 @@
+"""The Scrapy side of the crawler's identity: each request checked as it leaves for the network.
+
+:class:`IdentityGuard` is a downloader middleware the add-on orders after
+every other one (:data:`IDENTITY_PRIORITY`). Why a middleware and there:
+
+- ``process_request`` methods run in ascending order and the download
+  handler is called only after the last of them returned ``None``, so the
+  last middleware sees the headers every other middleware set (a
+  User-Agent or proxy rotation ordered after scrapy-rep included) exactly as
+  the handler will send them, and it can still stop the request (raising
+  ``IgnoreRequest`` reaches the request's errback);
+- Scrapy's ``request_reached_downloader`` signal is sent at the same point
+  (``Downloader._enqueue_request``) but through ``send_catch_log``: a handler
+  cannot stop the request; ``request_left_downloader`` comes after the
+  download; a download handler of our own would have to wrap every
+  scheme's handler (and scrapy-playwright's).
+- a request that passed every ``process_request`` may still wait in its
+  origin's download slot (one at a time per origin, ``DOWNLOAD_DELAY``) while
+  an earlier one is answered: a 403/429 fixes the origin's identity
+  (``core/identity.py``) on Scrapy's ``response_downloaded`` signal, sent
+  before the slot lets its next request go (and before any middleware's
+  ``process_response``, so before ``RetryMiddleware`` sends it again), and
+  the requests of that origin waiting in a slot under another identity are
+  taken out and dropped there (``identity-changed``).
+
+A middleware ordered at or after the guard is named in a WARNING at start.
+The browser guard's sub-requests never come here: the browser sends its own
+``User-Agent`` (see docs/browser.md); they are judged as before.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from scrapy import signals
+from scrapy.exceptions import NotConfigured
+from scrapy.utils.misc import load_object
+from twisted.python.failure import Failure
+
+from scrapy_rep import signals as rep_signals
+from scrapy_rep.core.decision import identity_drop
+from scrapy_rep.core.events import IdentityMismatch
+from scrapy_rep.core.identity import (
+    IDENTITY_CHANGED,
+    MAX_ORIGINS,
+    REFUSAL_MEMORY,
+    REFUSING_STATUSES,
+    TOKEN_MISSING,
+    Identity,
+    Once,
+    RefusedIdentities,
+    carries_token,
+)
+from scrapy_rep.core.origin import NotAnOrigin, origin_of
+from scrapy_rep.crawl import compat
+from scrapy_rep.crawl import meta as M
+from scrapy_rep.crawl.exceptions import RepIgnoreRequest
+from scrapy_rep.crawl.service import RobotsService
+
+if TYPE_CHECKING:
+    from scrapy import Request
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+
+logger = logging.getLogger(__name__)
+
+#: after every downloader middleware Scrapy ships (the highest is 900) or a project is
+#: likely to set: the last ``process_request``, the first ``process_response``
+IDENTITY_PRIORITY = 1_000_000
+
+
+class IdentityGuard:
+    """Checks the token in each leaving request's ``User-Agent``; no new identity after a
+    refusal. Answers through the crawl's service and sink, as every other drop."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        service = RobotsService.running(crawler)
+        if service is None:  # no RobotsMiddleware (REP_ENABLED off, or removed): nothing to keep
+            raise NotConfigured("scrapy-rep's RobotsMiddleware is not enabled")
+        config = service.config
+        self.token_action: str = config.identity_token_action
+        self.change_action: str = config.identity_change_action
+        if self.token_action == "off" and self.change_action == "off":
+            raise NotConfigured("REP_IDENTITY_ACTION off")
+        self.crawler = crawler
+        self.service = service
+        self.token = service.token
+        self.clock = service.clock
+        self.telemetry = service.telemetry
+        self.refused = RefusedIdentities(REFUSAL_MEMORY, MAX_ORIGINS)
+        self.warned = Once(MAX_ORIGINS)
+        self.user_agent = str(crawler.settings.get("USER_AGENT") or "")
+        self.order = _order(crawler)
+        self._last_raw: tuple[Any, ...] = ()
+        self._last: tuple[Identity, bool] = (Identity(""), False)
+        crawler.signals.connect(self._resumed, signal=rep_signals.origin_resumed)
+        crawler.signals.connect(self._downloaded, signal=signals.response_downloaded)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> IdentityGuard:
+        return cls(crawler)
+
+    # -- as the request leaves ------------------------------------------------
+
+    def process_request(self, request: Request, spider: Any = None) -> None:
+        origin = _governed_origin(request)
+        if origin is None:
+            return
+        identity, carries = self._seen(request)
+        if not carries and self.token_action != "off":
+            detail = (
+                f"its User-Agent {identity.user_agent!r} does not carry the product token "
+                f"{self.token!r}; {self._who_set(identity.user_agent)}"
+            )
+            drop = self._mismatch(origin, request, TOKEN_MISSING, self.token_action, detail)
+            if drop is not None:
+                raise drop
+        drop = self._changed(origin, request)
+        if drop is not None:
+            raise drop
+
+    def _changed(self, origin: str, request: Request) -> RepIgnoreRequest | None:
+        """Says a request sent to ``origin`` under another identity than the one it refused
+        lately; what to raise when it is dropped."""
+        if self.change_action == "off" or not len(self.refused):
+            return None
+        identity = self._seen(request)[0]
+        refusal = self.refused.changed(origin, identity, self.clock())
+        if refusal is None:
+            return None
+        detail = (
+            f"the origin answered {refusal.status} to {refusal.url} sent as "
+            f"{refusal.identity}; this request changes "
+            f"{'; '.join(refusal.identity.changes(identity))} (an HTTP error is no "
+            "reason to change identity: kept until the origin's pause ends)"
+        )
+        return self._mismatch(origin, request, IDENTITY_CHANGED, self.change_action, detail)
+
+    def _seen(self, request: Request) -> tuple[Identity, bool]:
+        """The request's identity and whether it carries the token; the last answer is kept
+        (a crawl sends one identity, or a few, over and over)."""
+        headers = request.headers
+        # Headers is a dict of title-cased bytes keys to lists of values (Scrapy 2.14 on):
+        # read as a dict, a third of Headers.get's cost on the hot path
+        raw = (
+            dict.get(headers, b"User-Agent"),
+            request.meta.get("proxy"),
+            dict.get(headers, b"Proxy-Authorization"),
+        )
+        if raw != self._last_raw:
+            identity = _identity(request)
+            self._last_raw = raw
+            self._last = identity, carries_token(identity.user_agent, self.token)
+        return self._last
+
+    def _mismatch(
+        self, origin: str, request: Request, reason: str, action: str, detail: str
+    ) -> RepIgnoreRequest | None:
+        """Records the mismatch; what to raise when it is dropped (None: sent)."""
+        drop = action == "drop"
+        self.telemetry.emit(
+            IdentityMismatch(
+                origin,
+                request.url,
+                reason,
+                "drop" if drop else "warn",
+                self._seen(request)[0].user_agent,
+                detail,
+                self.warned.first(f"{reason} {origin}"),
+            )
+        )
+        if not drop:
+            return None
+        judged = request.meta.get(M.DECISION)
+        record = identity_drop(judged, origin, self.token, request.url, reason, detail)
+        request.meta[M.DECISION] = record
+        if judged is not None and judged.get("action") == "download":
+            self.telemetry.overruled(origin, record)  # its download was counted: no longer
+        else:
+            self.telemetry.final(origin, record)
+        return RepIgnoreRequest(record)
+
+    # -- what the site answered -------------------------------------------------
+
+    def _downloaded(self, response: Response, request: Request, **_: Any) -> None:
+        """A 403/429 fixes its origin's identity before the download slot lets the next
+        request go; the origin's requests waiting there under another identity are
+        dropped (with ``drop``; they passed :meth:`process_request` before the refusal)."""
+        if response.status not in REFUSING_STATUSES or request.meta.get(M.DONT_OBEY):
+            return
+        origin = _origin(request)
+        if origin is None:
+            return
+        now = self.clock()
+        self.refused.refused(origin, _identity(request), response.status, request.url, now)
+        if self.change_action != "drop":
+            return
+        taken = compat.take_queued(
+            self.crawler.engine,
+            lambda queued: (
+                _governed_origin(queued) == origin
+                and self.refused.changed(origin, self._seen(queued)[0], now) is not None
+            ),
+        )
+        for queued, deferred in taken:
+            drop = self._changed(origin, queued)
+            if drop is not None:
+                deferred.errback(Failure(drop))  # type: ignore[no-untyped-call]
+
+    def _resumed(self, origin: str, **_: Any) -> None:
+        """A paused origin resumed: it may be asked afresh, under any identity."""
+        self.refused.ended(origin)
+
+    # -- saying who set the User-Agent ------------------------------------------
+
+    def _who_set(self, user_agent: str) -> str:
+        if user_agent and user_agent == self.user_agent:
+            return "it is the USER_AGENT setting: put the token in it (or set REP_PRODUCT_TOKEN)"
+        after = [f"{name} ({priority})" for name, priority in self.order]
+        if not after:
+            return "set by the spider or a middleware ordered before scrapy-rep"
+        return (
+            "not the USER_AGENT setting: set by the spider, or by a downloader middleware "
+            f"ordered after scrapy-rep: {', '.join(after)}"
+        )
+
+
+def _governed_origin(request: Request) -> str | None:
+    """The origin whose refusals govern ``request``; None for requests that are not checked
+    (``dont_obey_robotstxt``, robots.txt itself, not an origin)."""
+    meta = request.meta
+    if meta.get(M.DONT_OBEY) or meta.get(M.ROBOTS_REQUEST):
+        return None  # not governed; robots.txt's own User-Agent is checked by crawl/fetch.py
+    return _origin(request)
+
+
+def _origin(request: Request) -> str | None:
+    """The request's origin (the one scrapy-rep judged it for, when it did); None: not one."""
+    judged = request.meta.get(M.DECISION)
+    if judged is not None:  # judged by scrapy-rep's middleware: its origin is known
+        return str(judged["origin"])
+    try:
+        return origin_of(request.url)
+    except NotAnOrigin:
+        return None
+
+
+def _identity(request: Request) -> Identity:
+    headers = request.headers
+    agent = headers.get(b"User-Agent")
+    auth = headers.get(b"Proxy-Authorization")
+    return Identity.of(
+        agent.decode("latin-1") if agent else "",
+        request.meta.get("proxy"),
+        auth.decode("latin-1") if auth else None,
+    )
+
+
+def _order(crawler: Crawler) -> list[tuple[str, int]]:
+    """The downloader middlewares between scrapy-rep's and the guard that are not
+    Scrapy's own, by priority: those that may set a User-Agent or proxy after scrapy-rep.
+    Warns once of any ordered at or after the guard (it would see requests after us)."""
+    from scrapy_rep.components.robots import RobotsMiddleware
+
+    found = compat.component_priority_dict(crawler.settings, "DOWNLOADER_MIDDLEWARES")
+    rows: list[tuple[str, int, Any]] = []
+    for component, priority in found.items():
+        if priority is None:
+            continue
+        try:
+            cls = load_object(component) if isinstance(component, str) else component
+        except (ImportError, NameError, ValueError):
+            continue
+        name = f"{cls.__module__}.{cls.__qualname__}"
+        rows.append((name, int(priority), cls))
+    ours = next((p for _, p, c in rows if c is RobotsMiddleware), 0)
+    mine = next((p for _, p, c in rows if c is IdentityGuard), IDENTITY_PRIORITY)
+    later = [n for n, p, c in rows if p >= mine and c is not IdentityGuard]
+    if later:
+        logger.warning(
+            "scrapy-rep: downloader middleware(s) %(later)s are ordered at or after scrapy-rep's "
+            "IdentityGuard (%(mine)s): what they change in a request is not checked",
+            {"later": ", ".join(later), "mine": mine},
+        )
+    return [
+        (n, p)
+        for n, p, c in sorted(rows, key=lambda row: row[1])
+        if ours < p < mine and not n.startswith(("scrapy.", "scrapy_rep."))
+    ]

@@ -1,0 +1,342 @@
+"""The Scrapy spider middleware for page-level directives (the add-on enables it).
+
+What a response says to this crawler's product token, in its
+``X-Robots-Tag`` headers and, for HTML, its ``<meta name="robots">`` /
+``<meta name="<token>">`` tags (see :mod:`scrapy_rep.core.directives`), governs
+what the spider yields from that response:
+
+- ``nofollow`` (or ``none``): every request is dropped (``page-nofollow``);
+- ``noindex`` (or ``none``, or ``unavailable_after`` in the past): every item
+  is dropped, or only counted with ``REP_PAGE_NOINDEX_ACTION = "keep"``;
+- with ``REP_REL_NOFOLLOW``: requests for URLs the page links to only with
+  ``rel="nofollow"`` are dropped (``link-nofollow``).
+
+With uses declared (``REP_USES``), it also answers each use for the response
+after the response's own signals (:mod:`scrapy_rep.core.use_signals`):
+``response.meta["rep_use"]`` maps each declared use to ``allowed``,
+``refused`` or ``unknown``, and with ``REP_USE_ACTION = "drop"`` the items of a
+response refusing a declared use are dropped (``use-refused``), counted.
+
+A request whose meta has ``dont_obey_robotstxt`` is never dropped here (nor
+the items of its response).
+Responses to robots.txt and sitemap requests are not subject to page
+directives. Requests dropped here never reach the scheduler, so no errback
+fires for them; the stats, the DEBUG log and the audit log say what happened.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+from weakref import WeakKeyDictionary
+
+from scrapy import Request
+from scrapy.exceptions import NotConfigured
+from scrapy.http import HtmlResponse
+from scrapy.utils.httpobj import urlparse_cached
+from scrapy.utils.response import get_base_url
+
+from scrapy_rep.core.decision import USE_REFUSED, page_drop
+from scrapy_rep.core.directives import (
+    NO_DIRECTIVES,
+    PageDirectives,
+    head_metas,
+    link_key,
+    meta_robots,
+    nofollow_only,
+    page_directives,
+)
+from scrapy_rep.core.events import ItemDropped, NoindexItem, PageSaid, PageUses
+from scrapy_rep.core.origin import NotAnOrigin, origin_of
+from scrapy_rep.core.use_signals import (
+    meta_names,
+    request_answers,
+    response_signals,
+    response_uses,
+)
+from scrapy_rep.core.uses import REFUSED, UseAnswer, uses_field
+from scrapy_rep.crawl import meta as M
+from scrapy_rep.crawl.telemetry import Telemetry
+from scrapy_rep.runtime.settings import RepSettings, is_enabled
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+
+
+_REL_SAID = '<a rel="nofollow">'
+
+
+@dataclass
+class _Page:
+    """What one response's output is filtered by."""
+
+    directives: PageDirectives
+    rel: bool  # REP_REL_NOFOLLOW applies (an HTML page)
+    nofollow_only: frozenset[str] | None = None  # computed at the first request yielded
+    #: a declared use the response refuses, under REP_USE_ACTION = "drop": its items go
+    refused: UseAnswer | None = None
+    #: the response of a dont_obey_robotstxt request: its items are never dropped here
+    keep_items: bool = False
+
+
+class PageDirectivesMiddleware:
+    """Applies ``nofollow``, ``noindex`` and ``rel=nofollow`` to what a page's callback yields."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        settings = crawler.settings
+        if not is_enabled(settings.get):
+            raise NotConfigured("REP_ENABLED is off")
+        config = RepSettings.of(crawler)
+        if not config.page_directives and not config.uses:
+            raise NotConfigured("REP_PAGE_DIRECTIVES is off and REP_USES declares no use")
+        self.crawler = crawler
+        self.directives = config.page_directives
+        #: the declared uses, answered per response; under "drop" refusing items are dropped
+        self.uses: tuple[str, ...] = tuple(config.uses)
+        self.drop_refused = config.use_action == "drop"
+        self._meta_names = meta_names(config.token)
+        self.telemetry = Telemetry.of(crawler)  # the crawl's one sink
+        self.token = config.token
+        self.keep_noindex = config.page_noindex_action == "keep"
+        self.rel_nofollow = config.rel_nofollow
+        self.clock: Callable[[], float] = config.clock.now
+        # read in process_spider_input, used in process_spider_output; gone with the response
+        self._pages: WeakKeyDictionary[Response, _Page | None] = WeakKeyDictionary()
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> PageDirectivesMiddleware:
+        return cls(crawler)
+
+    # -- the spider middleware hooks ------------------------------------------------------------
+
+    def process_spider_input(self, response: Response, spider: Any = None) -> None:
+        """Read the page before its callback, and show the callback what it says."""
+        page = self._read(response)
+        self._pages[response] = page
+        meta = response.meta
+        if page is not None and page.directives is not NO_DIRECTIVES:
+            meta[M.PAGE] = page.directives.to_dict()
+        elif M.PAGE in meta:  # copied from another page's meta: not this page's
+            del meta[M.PAGE]
+
+    def process_spider_output(
+        self, response: Response, result: Iterable[Any], spider: Any = None
+    ) -> Iterator[Any]:
+        page = self._page(response)
+        for output in result:
+            if page is None or self._allow(response, page, output):
+                yield output
+
+    async def process_spider_output_async(
+        self, response: Response, result: AsyncIterator[Any], spider: Any = None
+    ) -> AsyncIterator[Any]:
+        page = self._page(response)
+        async for output in result:
+            if page is None or self._allow(response, page, output):
+                yield output
+
+    # -- reading the page -----------------------------------------------------------------------
+
+    def _page(self, response: Response) -> _Page | None:
+        """Read once per response: output recovered from an exception comes here again."""
+        try:
+            return self._pages[response]
+        except KeyError:  # an errback's output: process_spider_input did not see it
+            page = self._pages[response] = self._read(response)
+            return page
+
+    def _read(self, response: Response) -> _Page | None:
+        """What filters this response's output; None when nothing does."""
+        if _exempt(response):
+            return None
+        metas = None
+        if self.uses and isinstance(response, HtmlResponse):  # the head read once for both
+            metas = head_metas(response.body, self._meta_names)
+        page = self._read_directives(response, metas) if self.directives else None
+        if self.uses:
+            refused = self._read_uses(response, metas)
+            if refused is not None:
+                page = page or _Page(NO_DIRECTIVES, False)
+                page.refused = refused
+        if page is not None and response.request is not None:
+            page.keep_items = bool(response.request.meta.get(M.DONT_OBEY))
+        return page
+
+    def _read_uses(
+        self, response: Response, metas: list[tuple[str, str]] | None
+    ) -> UseAnswer | None:
+        """``meta["rep_use"]`` for the response; the refusal that drops its items, if any."""
+        request = response.request
+        answers = response_answers(self.token, self.uses, response, request, metas)
+        self.telemetry.emit(PageUses(_origin(response.url), response.url, uses_field(answers)))
+        if not self.drop_refused or request is None or M.exempt(request.meta):
+            return None
+        return first_refusal(answers)
+
+    def _read_directives(
+        self, response: Response, metas: list[tuple[str, str]] | None
+    ) -> _Page | None:
+        """What the page directives filter in this response's output; None when nothing."""
+        html = isinstance(response, HtmlResponse)
+        if html and M.BROWSER_INITIAL_METAS in response.meta:  # a render: its first HTML too
+            metas = _with_initial(response, metas, self.token)
+        headers = response.headers.getlist(b"X-Robots-Tag")
+        robots_tag = response.headers.getlist(b"Robots-Tag")  # draft-illyes-repext
+        if headers or robots_tag or html:
+            directives = page_directives(
+                self.token,
+                self.clock(),
+                headers=headers,
+                robots_tag=robots_tag,
+                body=response.body if html and metas is None else None,
+                metas=metas,
+            )
+        else:
+            directives = NO_DIRECTIVES
+        rel = self.rel_nofollow and html
+        if directives is NO_DIRECTIVES:
+            return _Page(directives, rel) if rel else None
+        if not html and _is_sitemap(response):
+            return None
+        self._note(response, directives)
+        if directives.nofollow or directives.noindex or rel:
+            return _Page(directives, rel)
+        return _Page(directives, False)  # noarchive, nosnippet: shown to the callback only
+
+    def _note(self, response: Response, directives: PageDirectives) -> None:
+        said = [
+            f"{name} ({directives.source(name)})"
+            for name in ("noindex", "nofollow")
+            if getattr(directives, name)
+        ]
+        event = PageSaid(
+            response.url,
+            self.token,
+            directives.noindex,
+            directives.nofollow,
+            said,
+            directives.invalid_dates,
+        )
+        self.telemetry.emit(event)
+
+    # -- filtering its output -------------------------------------------------------------------
+
+    def _allow(self, response: Response, page: _Page, output: Any) -> bool:
+        directives = page.directives
+        if isinstance(output, Request):
+            if output.meta.get("dont_obey_robotstxt"):
+                return True
+            if directives.nofollow:
+                said = directives.source("nofollow")
+                self._drop(output, response, "page-nofollow", said, f"nofollow ({said})")
+                return False
+            if page.rel and isinstance(response, HtmlResponse):
+                if page.nofollow_only is None:
+                    page.nofollow_only = nofollow_only(
+                        response.selector.root, get_base_url(response), response.encoding
+                    )
+                if link_key(output.url) in page.nofollow_only:
+                    self._drop(output, response, "link-nofollow", _REL_SAID, "only rel=nofollow")
+                    return False
+            return True
+        if page.keep_items:  # dont_obey_robotstxt: what the page says drops none of its items
+            return True
+        if not directives.noindex:
+            if page.refused is not None:
+                self._drop_item(response, page.refused)
+                return False
+            return True
+        self.telemetry.emit(
+            NoindexItem(response.url, directives.source("noindex"), self.keep_noindex)
+        )
+        return self.keep_noindex
+
+    def _drop_item(self, response: Response, refused: UseAnswer) -> None:
+        """An item of a response that refuses a declared use, under REP_USE_ACTION = "drop"."""
+        detail = f"{refused.use} refused: {refused.source}"
+        self.telemetry.emit(ItemDropped(response.url, USE_REFUSED, detail))
+
+    def _drop(self, request: Request, response: Response, reason: str, said: str, why: str) -> None:
+        origin = _origin(request.url)
+        detail = f"the page {response.url} says {why}"
+        if reason == "link-nofollow":
+            detail = f"the page {response.url} links to it only with rel=nofollow"
+        record = page_drop(origin or "", self.token, request.url, reason, said, detail)
+        self.telemetry.final(origin, record)  # stats, the close report, the audit log
+
+
+def response_answers(
+    token: str,
+    uses: tuple[str, ...],
+    response: Response,
+    request: Request | None,
+    metas: list[tuple[str, str]] | None,
+) -> dict[str, UseAnswer]:
+    """Each declared use's answer for ``response`` after its own signals, also set as
+    ``meta["rep_use"]`` on ``request``: the request-time answers of its decision record
+    met by its headers (and ``metas``, the ``<head>`` tags read, for HTML)."""
+    headers = response.headers
+    signals = response_signals(
+        token,
+        content_usage=headers.getlist(b"Content-Usage"),
+        content_signal=headers.getlist(b"Content-Signal"),
+        tdm_reservation=headers.getlist(b"tdm-reservation"),
+        x_robots_tag=headers.getlist(b"X-Robots-Tag"),
+        robots_tag=headers.getlist(b"Robots-Tag"),
+        metas=metas,
+        image=(headers.get(b"Content-Type") or b"").lstrip()[:6].lower() == b"image/",
+    )
+    meta = request.meta if request is not None else {}
+    decision = meta.get(M.DECISION)
+    before, tdm_file = request_answers(decision.get("uses") if decision else None)
+    answers = response_uses(uses, before, tdm_file, signals)
+    if request is not None:
+        meta[M.USE] = {use: answer.answer for use, answer in answers.items()}
+    return answers
+
+
+def first_refusal(answers: dict[str, UseAnswer]) -> UseAnswer | None:
+    """The first declared use ``answers`` refuse, or None."""
+    return next((a for a in answers.values() if a.answer == REFUSED), None)
+
+
+def _origin(url: str) -> str | None:
+    try:
+        return origin_of(url)
+    except NotAnOrigin:
+        return None
+
+
+def _with_initial(
+    response: Response, metas: list[tuple[str, str]] | None, token: str
+) -> list[tuple[str, str]]:
+    """A rendered page's robots meta tags: the final DOM's and its initial HTML's, together.
+
+    The browser guard keeps the initial HTML's (``BROWSER_INITIAL_METAS``) when it
+    fetches the page's navigation; a script that removes a ``nofollow`` does not undo it.
+    """
+    final = metas if metas is not None else meta_robots(response.body, token)
+    return [*final, *response.meta[M.BROWSER_INITIAL_METAS]]
+
+
+def _exempt(response: Response) -> bool:
+    """Responses to robots.txt and sitemap requests: page directives do not govern them."""
+    request = response.request
+    meta = request.meta if request is not None else {}
+    if meta.get(M.ROBOTS_REQUEST) or meta.get(M.SITEMAP):
+        return True
+    # (the parse only for a URL that may be one: urlparse_cached keeps a weak entry per response)
+    if "/robots.txt" in response.url and urlparse_cached(response).path == "/robots.txt":
+        return True
+    callback = getattr(request, "callback", None)
+    return getattr(callback, "__name__", None) == "_parse_sitemap"  # SitemapSpider's
+
+
+def _is_sitemap(response: Response) -> bool:
+    """A sitemap fetched by a callback of the spider's own (sitemaps often say ``noindex``)."""
+    start = response.body[:2048]
+    if start[:2] == b"\x1f\x8b":  # gzipped: only the name can tell
+        return "sitemap" in urlparse_cached(response).path.lower()
+    return b"<urlset" in start or b"<sitemapindex" in start

@@ -1,0 +1,270 @@
+"""The one pacing of sends: Crawl-delay, and the pace an origin's pushbacks taught.
+
+The gap before a send to an origin is ``max(Crawl-delay, learnt pace)``.
+
+Crawl-delay is a floor under Scrapy's download-slot delay. This is the only
+code that touches ``downloader.slots`` and ``per_slot_settings``.
+Scrapy keys slots by host, or by IP address under ``CONCURRENT_REQUESTS_PER_IP``
+(co-hosted sites share one), so a floor on that slot would pace every origin
+in it by one site's robots.txt: a delayed origin's requests are sent in a slot
+of their own instead (keyed by the origin, :func:`delay_slot`), unless the
+request names its ``download_slot`` already. Slots are dropped when idle, so
+both the live slot and the settings a new slot is made from get the floor. Scrapy jitters
+slot delays, and AutoThrottle rewrites them on every response: a site's
+Crawl-delay is a minimum, so the floor has no jitter and is put back after
+AutoThrottle. The learnt pace (:class:`~scrapy_rep.core.pace.Pace`) is kept
+in each worker by the gate: a paced origin's request is held until its time
+comes (:mod:`scrapy_rep.crawl.pushback`).
+
+With a cluster's shared store (:class:`~scrapy_rep.runtime.store.pacing.SharedPacing`)
+both are one reservation for the whole cluster: each request of a delayed or
+paced origin reserves its send time in Redis, under the origin's one key,
+``max(Crawl-delay + SEND_MARGIN, learnt pace)`` after the one before, and
+waits for it in the downloader (one reservation per origin at a time in each
+worker, so a worker never books far ahead); a request woken late reserves
+again rather than send. The local floor stays: a worker's own reservations
+are at least the floor and :data:`SEND_MARGIN` apart, so it never delays a
+send past its moment, while AutoThrottle (which sets the slot's delay, start
+delay first) can no longer hold a reserved request in a slot and let it go
+at its own pace later. A slot slower than that (AutoThrottle's choice)
+reserves its own delay. If Redis fails, each worker paces itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from scrapy import Request, signals
+from scrapy.resolver import dnscache
+from scrapy.utils.httpobj import urlparse_cached
+
+from scrapy_rep.core.events import CrawlDelayCapped, CrawlDelaySet, DelayWaited, SlotDelayRaised
+from scrapy_rep.core.policy import Policy
+from scrapy_rep.crawl import compat
+from scrapy_rep.crawl.telemetry import Telemetry
+from scrapy_rep.runtime.clock import sleep
+from scrapy_rep.runtime.logs import Outage
+from scrapy_rep.runtime.settings import RepSettings
+from scrapy_rep.runtime.store.pacing import SharedPacing
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+
+logger = logging.getLogger(__name__)
+
+#: added to a shared Crawl-delay: a request leaves some time after its reserved moment
+#: (a few ms; ~100 ms for a worker's first request to a host, or on a busy machine),
+#: by a different amount on each worker, so the site still sees at least the delay
+SEND_MARGIN = 0.25
+#: a request woken this long after its reserved moment (a busy worker) gives the moment up
+#: and reserves again, at most ``LATE_RETRIES`` times: sent now, it would land inside
+#: the gap before the next worker's request, which leaves on time
+LATE = SEND_MARGIN / 2
+LATE_RETRIES = 3
+
+
+#: the download slots a delayed origin's requests are sent in start with this
+SLOT_PREFIX = "rep-delay:"
+
+
+def delay_slot(origin: str) -> str:
+    """The download slot of a delayed origin: its own, paced by its own Crawl-delay only."""
+    return SLOT_PREFIX + origin
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """A send's moment, reserved in the cluster's pacing; ``spacing``: seconds since the
+    send reserved before it, by any worker (None: the first known)."""
+
+    spacing: float | None
+
+
+def _named_by_user(request: Request) -> bool:
+    """Whether the request names a slot of its own choosing (``download_slot``).
+
+    Scrapy writes the slot it chose into the request's meta, and a retry or a
+    redirect carries it over: a host's, an IP's or a delayed origin's slot
+    there is not a choice, and is replaced.
+    """
+    named = request.meta.get("download_slot")
+    if named is None:
+        return False
+    if isinstance(named, str) and named.startswith(SLOT_PREFIX):
+        return False
+    host = urlparse_cached(request).hostname or ""
+    return named not in (host, dnscache.get(host, host))
+
+
+class CrawlDelay:
+    """Keeps each download slot at least as slow as its origins' Crawl-delay, and, in a
+    cluster, each origin's sends ``max(Crawl-delay, learnt pace)`` apart."""
+
+    def __init__(
+        self,
+        crawler: Crawler,
+        cap: float,
+        telemetry: Telemetry,
+        asked_by: Callable[[Policy], float | None] | None,
+        pacing: SharedPacing | None = None,
+        *,
+        remember: int = 1_000_000,
+    ) -> None:
+        """``asked_by``: the delay a policy asks for (None: Crawl-delay is not honoured,
+        only a learnt pace is kept); ``pacing``: the cluster's send times."""
+        self.crawler = crawler
+        self.clock = RepSettings.of(crawler).clock  # waits for send times
+        self.cap = cap
+        self.telemetry = telemetry  # the one sink: stats and the close report
+        #: the delay a policy's file asks of the crawl's token; read once per body
+        self.asked_by = asked_by
+        self.user_delay = float(crawler.settings.getfloat("DOWNLOAD_DELAY"))
+        self._floors: dict[str, float] = {}  # download slot -> floor
+        #: origin -> (digest, delay applied): decided once per robots.txt body, for the
+        #: ``remember`` origins decided last (as many as the policy cache holds)
+        self._known: dict[str, tuple[str | None, float | None]] = {}
+        self.remember = max(1, remember)
+        #: the cluster's send times, with the shared store; None: each worker paces itself
+        self.pacing = pacing
+        self._turns: dict[str, asyncio.Lock] = {}  # key -> this worker's turn to reserve
+        self._queued: dict[str, int] = {}  # key -> requests waiting for or holding a turn
+        self._outage = Outage(
+            logger,
+            "scrapy-rep: the shared Crawl-delay failed (%(error)s)",
+            "each worker paces its own sends meanwhile",
+            "scrapy-rep: the shared Crawl-delay answers again",
+        )
+
+    def keep(
+        self, request: Request, origin: str, policy: Policy, learnt: float = 0.0
+    ) -> Coroutine[Any, Any, Turn | None] | None:
+        """Before ``request`` is downloaded: its slot waits at least the origin's Crawl-delay.
+
+        ``learnt``: the origin's learnt pace (seconds between sends; 0: none). With
+        cluster pacing, a coroutine to await before the download: the send's moment,
+        reserved (None once awaited: the store failed, the worker paces itself); None
+        when there is nothing to wait for, so an undelayed, unpaced origin costs no
+        round trip and no await.
+        """
+        delay = self._delay(origin, policy) if self.asked_by is not None else None
+        key = self._apply(request, origin, delay) if delay else None
+        if self.pacing is None:
+            return None
+        gap = learnt
+        if delay or gap:
+            if key is None:
+                key = self._slot_key(request)
+            # the slot's own delay (AutoThrottle's, when slower) is reserved too: else the
+            # slot holds the request past its moment, into the next worker's
+            slower = max(self.user_delay, self._slot_delay(key))
+            gap = max(gap, slower)
+            if delay:  # a site's delay is kept as the site sees it: with a margin
+                gap = max(gap, max(delay, slower) + SEND_MARGIN)
+        if not gap:
+            return None
+        return self._pace(self.pacing, origin, gap)
+
+    def _delay(self, origin: str, policy: Policy) -> float | None:
+        """The Crawl-delay applied to ``origin`` under ``policy``: decided once per body."""
+        entry = self._known.get(origin)
+        if entry is not None and entry[0] == policy.digest:
+            return entry[1]
+        assert self.asked_by is not None
+        delay = self._decide(origin, policy.digest, self.asked_by(policy))
+        self.telemetry.emit(CrawlDelaySet(origin, delay))
+        return delay
+
+    async def _pace(self, pacing: SharedPacing, origin: str, gap: float) -> Turn | None:
+        """Wait for this request's send time on its origin, reserved for the whole cluster."""
+        key = delay_slot(origin)  # the origin's turn, not its host's or IP's: never a neighbour's
+        turn = self._turns.setdefault(key, asyncio.Lock())
+        self._queued[key] = self._queued.get(key, 0) + 1
+        try:
+            async with turn:
+                for _ in range(1 + LATE_RETRIES):
+                    try:
+                        wait, spacing = await pacing.reserve_spaced(key, gap)
+                    except Exception as exc:  # the slot's floor and the gate pace it meanwhile
+                        self._outage.failed(exc)
+                        return None
+                    self._outage.answered()
+                    if wait <= 0:
+                        break
+                    self.telemetry.emit(DelayWaited(wait))
+                    due = self.clock.now() + wait
+                    await sleep(self.clock, wait)
+                    if self.clock.now() - due <= LATE:
+                        break
+                return Turn(spacing)
+        finally:
+            self._queued[key] -= 1
+            if not self._queued[key]:
+                del self._queued[key], self._turns[key]
+
+    def _decide(self, origin: str, digest: str | None, asked: float | None) -> float | None:
+        """The delay to apply for a body asking ``asked`` seconds: capped, remembered."""
+        delay = asked
+        if delay is not None and delay > self.cap:
+            self.telemetry.emit(CrawlDelayCapped(origin, delay, self.cap))
+            delay = self.cap
+        known = self._known
+        known.pop(origin, None)
+        if len(known) >= self.remember:  # the origin decided longest ago is decided again
+            del known[next(iter(known))]
+        known[origin] = (digest, delay)
+        return delay
+
+    def _slot_key(self, request: Request) -> str:
+        """The download slot Scrapy will send ``request`` in."""
+        engine = self.crawler.engine
+        assert engine is not None
+        return str(engine.downloader.get_slot_key(request))
+
+    def _slot_delay(self, key: str) -> float:
+        """The live download slot's delay (0: no slot yet)."""
+        engine = self.crawler.engine
+        slot = engine.downloader.slots.get(key) if engine is not None else None
+        return float(slot.delay) if slot is not None else 0.0
+
+    def _apply(self, request: Request, origin: str, delay: float) -> str:
+        """Put the floor under the slot ``request`` will be downloaded in: its origin's own;
+        the slot's key."""
+        engine = self.crawler.engine
+        assert engine is not None
+        downloader = engine.downloader
+        if not _named_by_user(request):
+            # not the host's or the IP's slot, which other origins share
+            request.meta["download_slot"] = delay_slot(origin)
+        key = str(downloader.get_slot_key(request))
+        # requests naming one slot themselves share it: the largest Crawl-delay among them wins
+        floor = max(delay, self.user_delay, self._floors.get(key, 0.0))
+        if self._floors.get(key) == floor:
+            return key
+        if not self._floors:  # listen only once there is a floor to keep (~9 µs a response)
+            self.crawler.signals.connect(self._keep_floor, signal=signals.response_downloaded)
+        self._floors[key] = floor
+        self.telemetry.emit(SlotDelayRaised(str(key), floor))
+        slot_settings = downloader.per_slot_settings.setdefault(key, {})
+        slot_settings["delay"] = max(float(slot_settings.get("delay", 0)), floor)
+        compat.no_jitter_slot_settings(slot_settings)
+        slot = downloader.slots.get(key)
+        if slot is not None:
+            slot.delay = max(slot.delay, floor)
+            compat.no_jitter_slot(slot)
+        return key
+
+    def _keep_floor(self, response: Response, request: Request, spider: Any = None) -> None:
+        """Re-apply the floor after AutoThrottle (which adjusts on the same signal)."""
+        engine = self.crawler.engine
+        key = request.meta.get("download_slot")
+        if engine is None or not isinstance(key, str):
+            return
+        floor = self._floors.get(key)
+        slot = engine.downloader.slots.get(key) if floor is not None else None
+        if slot is not None and floor is not None and slot.delay < floor:
+            slot.delay = floor

@@ -1,0 +1,429 @@
+"""Fetching robots.txt (or another well-known file) through Scrapy: redirects, size cap
+and errors handled here.
+
+The request goes through ``engine.download_async`` so the project's
+downloader middlewares (proxies, headers, auth) apply, with Scrapy's own
+redirect, retry and cache switched off: redirects are followed here (at most
+``max_redirects`` hops, any authority, whatever the spider's ``allowed_domains``:
+RFC 9309 §2.3.1.2; never into a site of ``REP_EXCLUDE``), retries are the status
+policy's back-off, and the body is cut at 500 KiB while it arrives.
+"""
+
+from __future__ import annotations
+
+import logging
+import zlib
+from typing import TYPE_CHECKING, Any
+
+from scrapy import Request, signals
+from scrapy.exceptions import StopDownload
+from scrapy.http import TextResponse
+from scrapy.http.request import NO_CALLBACK
+from scrapy.utils.httpobj import urlparse_cached
+from scrapy.utils.log import logformatter_adapter
+
+from scrapy_rep.core.exclusion import ExcludedSites
+from scrapy_rep.core.origin import origin_of, robots_url
+from scrapy_rep.core.policy import Conditional, FetchResult
+from scrapy_rep.core.walls import WALL_STATUSES
+from scrapy_rep.crawl import compat
+from scrapy_rep.crawl import meta as M
+from scrapy_rep.robotstxt import MAX_BYTES
+from scrapy_rep.robotstxt.text import printable
+from scrapy_rep.runtime.resolver import ROBOTS_TXT, WellKnownFile
+
+if TYPE_CHECKING:
+    from scrapy.core.engine import ExecutionEngine
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+
+    from scrapy_rep.crawl.walls import LicenceWalls
+
+logger = logging.getLogger(__name__)
+
+#: robots.txt requests jump the queue, as Scrapy's own middleware does
+PRIORITY = 1000
+_REDIRECTS = (301, 302, 303, 307, 308)
+#: the meta keys of Scrapy's FTP download handler that say how to log in
+_FTP_LOGIN = ("ftp_user", "ftp_password", "ftp_passive")
+
+
+class RobotsFetcher:
+    """``await fetcher(origin)`` -> :class:`FetchResult`; never raises for network trouble."""
+
+    def __init__(
+        self,
+        crawler: Crawler,
+        timeout: float,
+        max_redirects: int,
+        token: str,
+        *,
+        file: WellKnownFile = ROBOTS_TXT,
+        check_agent: bool = True,
+        excluded: ExcludedSites | None = None,
+    ) -> None:
+        """``file``: the file fetched for an origin (robots.txt, or another well-known
+        file, at its ``url_of``); ``check_agent``: say once if the User-Agent sent lacks
+        the token (one fetcher of a crawler does); ``excluded``: ``REP_EXCLUDE``, whose sites no
+        redirect hop is followed into."""
+        self.crawler = crawler
+        self.token = token
+        self.timeout = timeout
+        self.max_redirects = max_redirects
+        self.excluded = excluded
+        #: the User-Agent header of the first robots.txt request that got an answer
+        self.user_agent_sent: str | None = None
+        #: origin -> the request its fetch in flight was started for (Scrapy's robots_parsed
+        #: sends it); the entry goes when the fetch ends, whatever its outcome
+        self.asked: dict[str, Request] = {}
+        self.file = file
+        self.check_agent = check_agent
+        #: fetch in a download slot of its own (``rep-robots:<host>``), not the host's: set by
+        #: the browser guard, whose renders hold the host's slot while they wait for robots.txt
+        self.own_slot = False
+        #: exception names an unforeseen fetch failure was logged with (a traceback once each)
+        self._unexpected_logged: set[str] = set()
+        # bytes_received is sent for every chunk of every response; listen only
+        # while a robots.txt download is under way (each receiver costs ~9 µs a chunk)
+        self._downloading = 0
+        #: this fetcher's mark on its requests: the other fetcher of the crawl (tdmrep.json's
+        #: beside robots.txt's) hears their chunks too, and must not count them
+        self._mark = f"{type(self).__name__}@{id(self):x}"
+
+    def asking(self, origin: str, request: Request) -> None:
+        """The fetch for ``origin`` is on ``request``'s behalf, unless it is for another already."""
+        self.asked.setdefault(origin, request)
+
+    def answered(self, origin: str) -> Request | None:
+        """The origin's fetch ended: the request it was for (Scrapy's ``robots_parsed``)."""
+        return self.asked.pop(origin, None)
+
+    def use_own_slot(self) -> None:
+        """Download in a slot of its own from now on: a render holds the host's slot."""
+        self.own_slot = True
+
+    def _request(self, url: str, validators: Conditional | None, asked: Request | None) -> Request:
+        headers = {"Accept-Encoding": "gzip, deflate"}
+        if validators is not None and validators.url == url:
+            headers.update(validators.headers())
+        request = Request(
+            url,
+            priority=PRIORITY,
+            callback=NO_CALLBACK,
+            dont_filter=True,
+            headers=headers,
+            meta={
+                M.ROBOTS_REQUEST: True,
+                "dont_obey_robotstxt": True,
+                "dont_redirect": True,
+                "dont_retry": True,
+                "dont_cache": True,
+                "handle_httpstatus_all": True,
+                "download_timeout": self.timeout,
+                # a file cut short is no file: its missing lines would go unobeyed
+                "download_fail_on_dataloss": True,
+                # the raw size is capped by _cap_body; decompression by BodyGuard
+                "download_maxsize": 0,
+                "download_warnsize": 0,
+                M.COUNTED_BY: self._mark,
+            },
+        )
+        if self.own_slot:
+            request.meta["download_slot"] = f"rep-robots:{urlparse_cached(request).hostname}"
+        if asked is not None:
+            _same_proxy(request, asked)
+            for key in _FTP_LOGIN:  # an ftp:// robots.txt is read with the files' login
+                if key in asked.meta:
+                    request.meta[key] = asked.meta[key]
+        return request
+
+    def _cap_body(self, data: bytes, request: Request, spider: Any = None) -> None:
+        if request.meta.get(M.COUNTED_BY) != self._mark:
+            return  # not a download of this fetcher's: its own fetcher counts it
+        received = request.meta.get(M.RECEIVED, 0) + len(data)
+        request.meta[M.RECEIVED] = received
+        if received > MAX_BYTES:
+            raise StopDownload(fail=False)
+
+    def _excluded(self, target: str) -> str | None:
+        """What a redirect target into a site of ``REP_EXCLUDE`` is (its host and the
+        entry that covers it), else None: such a hop is not followed."""
+        if not self.excluded:
+            return None
+        try:
+            origin = origin_of(target)
+        except ValueError:  # no host: not followed anyway
+            return None
+        found = self.excluded.match_origin(origin)
+        if found is None:
+            return None
+        return f"{origin}, excluded by the entry {found.entry!r} of {found.where()}"
+
+    def _check_user_agent(self, sent: str) -> None:
+        """RFC 9309 §2.2.1 asks crawlers to send their product token: say so once if not."""
+        if self.token.lower() not in sent.lower():
+            logger.warning(
+                "scrapy-rep: product token %(token)r is not in the User-Agent sent "
+                "(%(ua)r); RFC 9309 §2.2.1 asks crawlers to send it",
+                {"token": self.token, "ua": sent},
+            )
+
+    async def __call__(self, origin: str, validators: Conditional | None = None) -> FetchResult:
+        """The fetch's result; with ``validators``, the hop to their URL asks conditionally."""
+        if not self._downloading:
+            self.crawler.signals.connect(self._cap_body, signal=signals.bytes_received)
+        self._downloading += 1
+        try:
+            return await self._fetch(origin, validators)
+        except Exception as exc:  # not foreseen: judged as a network error, logged once
+            self._unexpected(origin, exc)
+            return FetchResult(robots_url(origin), robots_url(origin), error=type(exc).__name__)
+        finally:
+            self._downloading -= 1
+            if not self._downloading:
+                self.crawler.signals.disconnect(self._cap_body, signal=signals.bytes_received)
+
+    def _unexpected(self, origin: str, exc: Exception) -> None:
+        name = type(exc).__name__
+        log = logger.debug if name in self._unexpected_logged else logger.warning
+        self._unexpected_logged.add(name)
+        log(
+            "scrapy-rep: the %(file)s fetch of %(origin)s failed with %(error)s; "
+            "treated as a network error",
+            {
+                "file": self.file.name,
+                "origin": printable(origin),
+                "error": printable(f"{name}: {exc}"),
+            },
+            exc_info=exc,
+        )
+
+    async def _fetch(self, origin: str, validators: Conditional | None) -> FetchResult:
+        first = url = self.file.url_of(origin)
+        engine = self.crawler.engine
+        assert engine is not None
+        for_request = self.asked.get(origin)
+        for hop in range(self.max_redirects + 1):
+            request = self._request(url, validators, for_request)
+            url = request.url
+            try:
+                response = await download_aside(engine, request)
+            except Exception as exc:  # network errors, IgnoreRequest from a middleware, ...
+                return FetchResult(first, url, error=type(exc).__name__, redirects=hop)
+            # answered: the project's middlewares have set the headers by now
+            if self.user_agent_sent is None:
+                sent = request.headers.get(b"User-Agent") or b""
+                self.user_agent_sent = sent.decode("latin-1")
+                if self.check_agent:
+                    self._check_user_agent(self.user_agent_sent)
+            if "dataloss" in response.flags:  # cut short (DOWNLOAD_FAIL_ON_DATALOSS ignored)
+                return FetchResult(first, url, error="ResponseDataLossError", redirects=hop)
+            location = response.headers.get(b"Location")
+            if response.status in _REDIRECTS and location:
+                target = _redirect_target(response, location)
+                if target is None:  # mailto:, javascript:, no URL at all: a network error
+                    return _result(first, response, hop, error="BadRedirect")
+                # any host (RFC 9309 §2.3.1.2), allowed_domains or not, but an excluded site
+                excluded = self._excluded(target)
+                if excluded is not None:
+                    return FetchResult(
+                        first, url, status=response.status, redirects=hop, excluded=excluded
+                    )
+                if hop == self.max_redirects:
+                    # one hop too many: RFC 9309 §2.3.1.2 lets us treat it as unavailable
+                    return FetchResult(
+                        first, url, status=response.status, redirects=hop + 1, redirect_limit=True
+                    )
+                url = target
+                continue
+            asked = b"If-None-Match" in request.headers or b"If-Modified-Since" in request.headers
+            return _result(first, response, hop, conditional=asked)
+        raise AssertionError("unreachable: every hop returns or continues")
+
+
+async def download_aside(engine: ExecutionEngine, request: Request) -> Response:
+    """``engine.download_async``, but not counted in the downloader's ``active`` set.
+
+    Scrapy's engine stops taking requests once ``CONCURRENT_REQUESTS`` are
+    active, and every request in ``Downloader.fetch`` counts: robots.txt
+    downloads that hang until their timeout would stall every healthy
+    origin. So robots.txt goes through the same downloader middlewares and
+    the same download slot (its per-host concurrency and delay), and is kept
+    in the engine's in-progress set as ``download_async`` keeps it, but does
+    not take a place of the crawl's concurrency. The Scrapy parts used are
+    private (``Downloader._enqueue_request``, the engine's slot); without
+    them this is ``engine.download_async``.
+    """
+    downloader = getattr(engine, "downloader", None)
+    enqueue = compat.downloader_enqueue(downloader)
+    slot: Any = compat.engine_slot(engine)
+    spider = getattr(engine, "spider", None)
+    if downloader is None or enqueue is None or not hasattr(slot, "add_request") or spider is None:
+        return await engine.download_async(request)
+    slot.add_request(request)  # the engine's close waits for it, as for download_async
+    try:
+        result: Response | Request = await downloader.middleware.download_async(enqueue, request)
+    finally:
+        slot.remove_request(request)
+    if isinstance(result, Request):  # a middleware asked for another request instead
+        return await engine.download_async(result)
+    if result.request is None:
+        result.request = request
+    logged = engine.logformatter.crawled(request, result, spider)  # "Crawled (200) <GET ...>"
+    if logged is not None:
+        level, msg, *args = logformatter_adapter(logged)
+        if len(args) == 1 and isinstance(args[0], dict):  # a redirect's host: ESC, BEL, RLO, ...
+            args = [{k: v if v is None else printable(str(v)) for k, v in args[0].items()}]
+        logger.log(level, msg, *args, extra={"spider": spider})
+    engine.signals.send_catch_log(
+        signal=signals.response_received, response=result, request=request, spider=spider
+    )
+    return result
+
+
+def _same_proxy(request: Request, asked: Request) -> None:
+    """Send robots.txt through the proxy of the request it is fetched for, credentials too.
+
+    The site then sees the client the page requests come from. A proxy that
+    ``HttpProxyMiddleware`` took from the environment (``$http_proxy``) is
+    chosen for robots.txt the same way, so only an explicit ``meta["proxy"]``
+    (``None`` included: no proxy) is copied.
+    """
+    meta = asked.meta
+    if "proxy" not in meta or meta.get("_scheme_proxy"):
+        return
+    request.meta["proxy"] = meta["proxy"]
+    credentials = asked.headers.get(b"Proxy-Authorization")
+    if credentials is not None:
+        request.headers[b"Proxy-Authorization"] = credentials
+
+
+def _redirect_target(response: Response, location: bytes) -> str | None:
+    """The http(s) URL a redirect points to; None if it points nowhere a crawler may go."""
+    try:
+        target = response.urljoin(location.decode("latin-1"))
+        scheme = urlparse_cached(Request(target)).scheme
+    except ValueError:  # "http://[::1", no scheme, ...
+        return None
+    return target if scheme in ("http", "https") else None
+
+
+def _result(
+    first: str,
+    response: Response,
+    hops: int,
+    error: str | None = None,
+    conditional: bool = False,
+) -> FetchResult:
+    encoding_error = response.meta.get(M.ENCODING_ERROR)
+    if encoding_error or error:
+        return FetchResult(first, response.url, error=error or encoding_error, redirects=hops)
+    body = response.body
+    truncated = bool(response.meta.get(M.TRUNCATED)) or len(body) > MAX_BYTES
+    headers = {
+        key.decode("latin-1").lower(): b", ".join(values).decode("latin-1")
+        for key, values in response.headers.items()
+    }
+    return FetchResult(
+        first,
+        response.url,
+        status=response.status,
+        body=body[:MAX_BYTES] if truncated else body,
+        headers=headers,
+        truncated=truncated or response.meta.get(M.RECEIVED, 0) > MAX_BYTES,
+        redirects=hops,
+        conditional=conditional,
+    )
+
+
+class BodyGuard:
+    """Decompresses robots.txt bodies itself, stopping at 500 KiB.
+
+    Sits between Scrapy's HttpCompressionMiddleware and the downloader, so
+    a gzip bomb served as robots.txt is cut at the cap instead of inflated
+    whole. Other responses pass untouched, but for a ``401`` or ``402``, handed
+    to :class:`~scrapy_rep.crawl.walls.LicenceWalls` (a licence or payment
+    wall is dropped here, before the retry middleware): one set lookup a response.
+    """
+
+    def __init__(self, walls: LicenceWalls | None = None) -> None:
+        self.walls = walls
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> BodyGuard:
+        from scrapy_rep.crawl.walls import LicenceWalls
+
+        return cls(LicenceWalls(crawler))
+
+    def process_response(self, request: Request, response: Response, spider: Any = None) -> Any:
+        if not request.meta.get(M.ROBOTS_REQUEST):
+            if response.status in WALL_STATUSES and self.walls is not None:
+                return self.walls.process_response(request, response)
+            return response
+        encodings = [
+            e.strip().lower()
+            for value in response.headers.getlist(b"Content-Encoding")
+            for e in value.split(b",")
+            if e.strip()
+        ]
+        if not encodings:
+            return response
+        body = response.body
+        for encoding in reversed(encodings):
+            if encoding == b"identity":
+                continue
+            if encoding not in (b"gzip", b"x-gzip", b"deflate"):
+                request.meta[M.ENCODING_ERROR] = "UnsupportedEncoding"
+                return response.replace(body=b"")
+            try:
+                body, cut = _inflate(body, encoding)
+            except zlib.error:
+                request.meta[M.ENCODING_ERROR] = "BadCompression"
+                return response.replace(body=b"")
+            if cut:
+                request.meta[M.TRUNCATED] = True
+        headers = response.headers.copy()
+        del headers[b"Content-Encoding"]
+        return response.replace(body=body, headers=headers)
+
+
+def _inflate(data: bytes, encoding: bytes) -> tuple[bytes, bool]:
+    """At most MAX_BYTES + 1 of the decompressed data, and whether it was cut."""
+    if encoding == b"deflate":
+        try:
+            return _bounded(zlib.decompressobj(), data)
+        except zlib.error:
+            return _bounded(zlib.decompressobj(-zlib.MAX_WBITS), data)  # raw deflate
+    return _bounded(zlib.decompressobj(16 + zlib.MAX_WBITS), data)
+
+
+def _bounded(inflater: Any, data: bytes) -> tuple[bytes, bool]:
+    out = inflater.decompress(data, MAX_BYTES + 1)
+    return out, len(out) > MAX_BYTES or bool(inflater.unconsumed_tail)
+
+
+#: in ``response.flags`` of a robots.txt answered from scrapy-rep's cache
+FROM_CACHE_FLAG = "scrapy-rep: robots.txt from cache"
+
+
+def cached_robots_response(
+    request: Request, body: bytes, sitemaps: tuple[str, ...]
+) -> TextResponse:
+    """A spider's own robots.txt request (``SitemapSpider``) answered from the cache.
+
+    The body is the stored one, already inflated (no ``Content-Encoding``). One
+    cut at 500 KiB ends with every ``Sitemap:`` line the parser kept, so none
+    is lost with the cut. HttpCacheMiddleware does not store it (``dont_cache``).
+    """
+    if len(body) >= MAX_BYTES:
+        lines = "".join(f"Sitemap: {url}\n" for url in sitemaps)
+        body += f"\n# cut at 500 KiB by scrapy-rep; its Sitemap lines:\n{lines}".encode()
+    request.meta["dont_cache"] = True
+    return TextResponse(
+        url=request.url,
+        status=200,
+        headers={"Content-Type": "text/plain; charset=utf-8"},
+        body=body,
+        request=request,
+        flags=[FROM_CACHE_FLAG],
+    )

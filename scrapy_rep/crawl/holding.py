@@ -1,0 +1,430 @@
+"""The Scrapy side of :class:`~scrapy_rep.core.gate.OriginGate`: where held requests wait.
+
+The gate decides (pure); this class does what needs Scrapy and the event
+loop: it parks requests from a ``request_scheduled`` handler before the
+scheduler sees them (asking the dupefilter first), keeps one timer per held
+origin to refetch its robots.txt, gives requests back to the engine when a
+new policy arrives, gives up a request parked longer than
+``REP_PARK_TIMEOUT`` on a timer of its own, keeps the spider open while
+anything is held, and at close ends every held request with a reason (or
+pushes it back into a shared scrapy-redis queue). Once the engine is closing,
+nothing is handed to it any more: a request given to a closing engine would
+be lost.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from scrapy import Request, signals
+from scrapy.exceptions import DontCloseSpider
+
+from scrapy_rep.core.decision import withheld
+from scrapy_rep.core.events import Parked, Released
+from scrapy_rep.core.gate import Effects, OriginGate
+from scrapy_rep.core.origin import NotAnOrigin, origin_of
+from scrapy_rep.core.parking import Held
+from scrapy_rep.core.pushback import REASONS as PUSHBACK_REASONS
+from scrapy_rep.crawl import compat, oneshot
+from scrapy_rep.crawl import meta as M
+from scrapy_rep.crawl.exceptions import ParkedRequest, RepIgnoreRequest
+from scrapy_rep.crawl.handover import Handover
+from scrapy_rep.crawl.held_records import HeldRecords
+from scrapy_rep.crawl.telemetry import Telemetry
+from scrapy_rep.robotstxt.text import printable
+from scrapy_rep.runtime.clock import Clock, Timer
+from scrapy_rep.runtime.resolver import Fetch, Resolver
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+
+logger = logging.getLogger(__name__)
+
+
+class Holding:
+    """Parks, releases, gives up and, at close, ends the requests the gate holds.
+
+    Its refetch timers are :class:`Refetches`; the line an idle crawl says is
+    :class:`IdleLine`.
+    """
+
+    def __init__(
+        self,
+        crawler: Crawler,
+        gate: OriginGate[Request],
+        resolver: Resolver,
+        telemetry: Telemetry,
+        fetch: Fetch,
+        *,
+        clock: Clock,
+        token: str,
+        handover: Handover,
+    ) -> None:
+        self.crawler = crawler
+        self.gate = gate
+        self.resolver = resolver
+        self.telemetry = telemetry
+        self.fetch = fetch
+        self.clock = clock.now
+        self.timers = clock  # refetches and park expiry: a test's clock moves them
+        self.token = token
+        self.handover = handover  # where held requests go at close, if anywhere
+        #: held requests recorded in the shared queue's Redis (set once the spider is open)
+        self.records: HeldRecords | None = None
+        self.refetches = Refetches(gate, resolver, fetch, clock)
+        self.idle_line = IdleLine(gate, resolver, clock.now)
+        #: the one park-expiry timer, and when it is due (the earliest give-up time)
+        self._expiry: tuple[Timer, float] | None = None
+        self._listening = False  # to request_scheduled: see listen
+        self.closed = False
+
+    def open(self, records: HeldRecords | None) -> None:
+        """The spider opened: record held requests in ``records`` (scrapy-redis's Redis, if
+        any), and what the last run kept in the JOBDIR goes to be judged."""
+        self.records = records
+        self.handover.restore()
+
+    def close_records(self) -> Awaitable[None] | None:
+        """After :meth:`close` (everything handed over): the held records' connection closes."""
+        return self.records.close() if self.records is not None else None
+
+    def listen(self, on: bool) -> None:
+        """Hear ``request_scheduled`` only while something may have to be parked.
+
+        Every receiver costs each scheduled request ~10 µs of signal dispatch,
+        about a tenth of a lean crawl's CPU (``benchmarks/bench_crawl.py``).
+        Nothing depends on it for safety: a request that reaches the scheduler
+        unheard is judged in the downloader and handed back, which listens again.
+        """
+        if on and not self._listening:
+            self.crawler.signals.connect(self.on_scheduled, signal=signals.request_scheduled)
+        elif not on and self._listening:
+            self.crawler.signals.disconnect(self.on_scheduled, signal=signals.request_scheduled)
+        self._listening = on
+
+    def on_scheduled(self, request: Request, spider: Any = None) -> None:
+        """Park requests that cannot be judged now, before the scheduler takes them."""
+        meta = request.meta
+        if meta.get(M.DONT_OBEY) or meta.get(M.ROBOTS_REQUEST) or M.DROP in meta:
+            return  # a request on its way to be dropped is dropped in the downloader
+        handed_back = meta.pop(M.PARK, None)
+        try:
+            origin = origin_of(request.url)
+        except NotAnOrigin:
+            return
+        now = self.clock()
+        reason = self.gate.hold_reason(
+            origin,
+            handed_back,
+            self.resolver.current(origin),
+            self.resolver.pending_since(origin),
+            now,
+        )
+        if reason is None:
+            return
+        if handed_back is None and self._seen_before(request):
+            return  # a duplicate: the scheduler's dupefilter drops it, as it would unparked
+        since = meta.setdefault(M.PARKED_AT, now)
+        parked = self.gate.park(origin, request, since, reason)
+        if parked.displaced is not None:  # an origin holding more than its share gave way
+            self._rejudge(parked.displaced, drop="park-overflow")
+        if parked:
+            said = self.gate.pushback
+            pause = said.said(origin) if said is not None and reason in PUSHBACK_REASONS else None
+            self.telemetry.emit(Parked(origin, request.url, reason, pause))
+            if self.records is not None:
+                self.records.parked(request, origin, reason, self.resolver.current(origin))
+            if reason not in PUSHBACK_REASONS:  # a page's pause ends on a timer of its own
+                self.refetches.plan(origin)
+            self._plan_expiry(since + self.gate.park_timeout)
+            raise ParkedRequest(reason)
+        # The scheduler takes it (its dupefilter has seen it: _seen_before) and
+        # the downloader drops it, so its errback hears why.
+        meta[M.DROP] = "park-overflow"
+        request.dont_filter = True
+
+    def _seen_before(self, request: Request) -> bool:
+        """Ask the scheduler's dupefilter before parking: released requests skip it."""
+        dupefilter = getattr(compat.scheduler_of(self.crawler.engine), "df", None)
+        if request.dont_filter or dupefilter is None:
+            return False
+        return bool(dupefilter.request_seen(request))
+
+    def to_parking(self, request: Request, reason: str) -> Request:
+        """From the downloader: give the request back to the engine, to be parked here.
+
+        It has passed the dupefilter once: if it is not parked after all, the
+        scheduler must not drop it as a duplicate of itself.
+        """
+        request = request.replace(dont_filter=True)
+        request.meta[M.PARK] = reason
+        self.listen(True)  # the engine schedules it next: be there to park it
+        return request
+
+    def drop_held(
+        self, origin: str, request: Request, reason: str, detail: str = "", *, say: bool = False
+    ) -> None:
+        """In the downloader: drop a held request for a reason of its own, so its errback hears
+        (``detail``: said instead of the reason's own; ``say``: on stderr too, one-shot)."""
+        record = withheld(origin, self.token, request.url, self.resolver.current(origin), reason)
+        if detail:
+            record["detail"] = detail
+        self.telemetry.answered_again(origin, request)
+        request.meta[M.DECISION] = record
+        self.telemetry.final(origin, record)
+        if say:
+            oneshot.say(record)
+        raise RepIgnoreRequest(record)
+
+    # -- giving up ------------------------------------------------------------
+
+    def _plan_expiry(self, due: float) -> None:
+        """Give up what is parked longer than REP_PARK_TIMEOUT at ``due`` (one timer in all)."""
+        if self._expiry is not None:
+            if self._expiry[1] <= due:
+                return
+            self._expiry[0].cancel()
+        # parked *longer* than the timeout: at the due instant itself, look again a moment on
+        delay = max(due - self.clock(), EXPIRY_STEP)
+        self._expiry = (self.timers.call_later(delay, self._expire), due)
+
+    def _expire(self) -> None:
+        """The earliest give-up time came: drop what waited too long; plan the next."""
+        self._expiry = None
+        if self.closed:
+            return
+        for held in self.gate.expire(self.clock()):
+            self._rejudge(held, drop="park-expired")
+        due = self.gate.next_expiry()
+        if due is not None:
+            self._plan_expiry(due)
+
+    def release(self, origin: str, count: int | None) -> int:
+        """Up to ``count`` (None: all) of ``origin``'s held requests back to be judged.
+
+        After a page's pause (the slow start); how many went.
+        """
+        taken = self.gate.release_some(origin, count)
+        for held in taken:
+            self._rejudge(held)
+        self.listen(self.gate.watching)
+        return len(taken)
+
+    def give_up(self, origin: str, reason: str) -> int:
+        """Every request ``origin`` holds, back to the downloader to be dropped for ``reason``
+        (its errback hears why); how many."""
+        taken = self.gate.release_some(origin, None)
+        for held in taken:
+            self._rejudge(held, drop=reason)
+        self.listen(self.gate.watching)
+        return len(taken)
+
+    def refetch_if_held(self, origin: str) -> None:
+        """Another crawler's fetch ended without an answer: fetch for what is held here."""
+        if not self.closed and self.gate.holds(origin) and not closing(self.crawler):
+            self.resolver.resolve(origin, self.fetch)
+
+    # -- giving back ----------------------------------------------------------
+
+    def carry_out(self, origin: str, effects: Effects[Request], *, released: bool) -> None:
+        """What the gate said a new policy means: a refetch time, requests to give back."""
+        if effects.wake_at is not None:
+            self.refetches.at(origin, effects.wake_at)
+        for held in effects.release:
+            self._rejudge(held, released=released)
+        self.listen(self.gate.watching)
+
+    def _rejudge(self, held: Held[Request], *, released: bool = True, drop: str = "") -> None:
+        """Hand a held request back to the engine, to be judged (or dropped: ``drop``)."""
+        if closing(self.crawler):
+            self._end(held)
+            return
+        request = held.item
+        if self.records is not None:
+            self.records.left(request)
+        if drop:
+            request.meta[M.DROP] = drop  # dropped in the downloader, where its errback hears it
+        elif released:
+            self.telemetry.emit(Released(held.origin, request.url, held.reason))
+        engine = self.crawler.engine
+        assert engine is not None
+        engine.crawl(request.replace(dont_filter=True))  # the dupefilter has seen it already
+
+    def _end(self, held: Held[Request], reason: str = "spider-closed") -> None:
+        """A held request the engine can no longer take: its final answer, with a reason."""
+        policy = self.resolver.current(held.origin)
+        if reason == "spider-closed" and held.reason in PUSHBACK_REASONS:
+            reason = held.reason  # why it was never sent: what the page said
+        record = withheld(held.origin, self.token, held.item.url, policy, reason)
+        held.item.meta[M.DECISION] = record
+        self.telemetry.final(held.origin, record)
+
+    def on_idle(self, spider: Any = None) -> None:
+        self.telemetry.flush()
+        now = self.clock()
+        for origin in self.gate.origins_without_wake():
+            if self.gate.page_hold(origin, now) is None:  # a page's pause ends on its own timer
+                self.refetches.plan(origin)
+        if len(self.gate):
+            self.idle_line.say()
+            raise DontCloseSpider
+
+    # -- the end --------------------------------------------------------------
+
+    def close(self) -> int:
+        """End all still held: handed over (shared queue, JOBDIR) or dropped; the dropped count."""
+        self.closed = True
+        self.refetches.stop()
+        if self._expiry is not None:
+            self._expiry[0].cancel()
+            self._expiry = None
+        left = self.handover.take(self.gate.close())
+        for each, reason in left:
+            self._end(each, reason)
+        return len(left)
+
+
+class Refetches:
+    """One robots.txt refetch timer per held origin, on the crawl's clock.
+
+    Its own class because the timers are a schedule of their own: the gate says
+    when each held origin is due (``wake_due``, a new policy's ``wake_at``);
+    this keeps one timer per origin to that time and starts the fetch then.
+    """
+
+    def __init__(
+        self, gate: OriginGate[Request], resolver: Resolver, fetch: Fetch, clock: Clock
+    ) -> None:
+        self.gate = gate
+        self.resolver = resolver
+        self.fetch = fetch
+        self.timers = clock  # a test's clock moves them
+        self._timers: dict[str, Timer] = {}
+        self._stopped = False
+
+    def plan(self, origin: str) -> None:
+        """Make sure a held origin will be refetched (unless a fetch is under way)."""
+        if self.resolver.pending_since(origin) is not None:
+            return
+        when = self.gate.wake_due(origin, self.resolver.current(origin), self.timers.now())
+        if when is not None:
+            self.at(origin, when)
+
+    def at(self, origin: str, when: float) -> None:
+        """Refetch ``origin``'s robots.txt at ``when`` (one timer per origin)."""
+        old = self._timers.pop(origin, None)
+        if old is not None:
+            old.cancel()
+        delay = max(0.0, when - self.timers.now())
+        self._timers[origin] = self.timers.call_later(delay, self._wake, origin)
+
+    def _wake(self, origin: str) -> None:
+        """Refetch for the requests held here; with none held, the next request will."""
+        self._timers.pop(origin, None)
+        if self.gate.woken(origin) and not self._stopped:
+            self.resolver.resolve(origin, self.fetch)
+
+    def stop(self) -> None:
+        """The crawl closes: no timer fires any more."""
+        self._stopped = True
+        for timer in self._timers.values():
+            timer.cancel()
+        self._timers.clear()
+
+
+class IdleLine:
+    """The log line of a spider idle but for held requests: how many, whose, until when.
+
+    Its own class because it remembers what it said and when: a settled state
+    is said once, and one changing fast (origins given up one by one) not at
+    every idle tick.
+    """
+
+    def __init__(
+        self, gate: OriginGate[Request], resolver: Resolver, clock: Callable[[], float]
+    ) -> None:
+        self.gate = gate
+        self.resolver = resolver
+        self.clock = clock
+        self._said: tuple[int, tuple[str, ...], int, int | None] | None = None
+        self._said_at = -IDLE_LINE_EVERY  # when it was said (the crawl clock)
+
+    def say(self) -> None:
+        """The engine is idle but for held requests: say so, once for each settled state."""
+        waiting = self.gate.waiting(self.resolver.current, self.resolver.config)
+        if waiting is None:
+            return
+        now = self.clock()
+        what, until = self._waiting_for(waiting.origins, now)
+        said = (waiting.held, waiting.origins, round(waiting.given_up_by), until)
+        if said == self._said:
+            return
+        if now < self._said_at + IDLE_LINE_EVERY:
+            return  # changing fast (origins given up one by one): said once it settles
+        self._said, self._said_at = said, now
+        shown = ", ".join(printable(o) for o in waiting.origins[:SHOWN_ORIGINS])
+        more = len(waiting.origins) - SHOWN_ORIGINS
+        if more > 0:
+            shown += f" and {more} more"
+        logger.info(
+            "scrapy-rep: the spider is idle but for %(held)d held requests of %(n)d origins "
+            "(%(origins)s), waiting for %(what)s; all are given up by %(when)s at the latest",
+            {
+                "held": waiting.held,
+                "n": len(waiting.origins),
+                "origins": shown,
+                "what": what,
+                "when": when(waiting.given_up_by, now),
+            },
+        )
+
+    def _waiting_for(self, origins: tuple[str, ...], now: float) -> tuple[str, int | None]:
+        """What the held requests wait for, in words: the pause a page asked for (the one
+        ending last: its cause, status, page, ``Retry-After`` and end), their robots.txt,
+        or both; and that pause's end (None: no page's pause)."""
+        pushback = self.gate.pushback
+        pauses = [
+            state
+            for origin in origins
+            if pushback is not None and (state := pushback.paused(origin, now)) is not None
+        ]
+        if not pauses:
+            return "their robots.txt", None
+        last = max(pauses, key=lambda state: state.until)
+        hint = "none" if last.retry_after is None else f"{last.retry_after:g}s"
+        what = (
+            f"the pause a page asked for ({last.cause}: HTTP {last.status} to "
+            f"{printable(last.url)}, Retry-After: {hint}) until {when(last.until, now)}"
+        )
+        if len(pauses) < len(origins):
+            what += ", and for their robots.txt"
+        return what, round(last.until)
+
+
+#: seconds after its give-up time a request counts as parked longer than REP_PARK_TIMEOUT
+EXPIRY_STEP = 0.001
+#: origins named in the idle line; the rest are counted
+SHOWN_ORIGINS = 3
+#: seconds at least between two idle lines: a change said sooner waits for an idle tick
+#: after them (Scrapy's engine asks every 5 s), so the line says each settled state
+IDLE_LINE_EVERY = 5.0
+
+
+def when(timestamp: float, now: float) -> str:
+    """A time to come, for a log line: ``08:36:05 (in 15 min)``, with the date beyond a day."""
+    ahead = max(0.0, timestamp - now)
+    shape = "%H:%M:%S" if ahead < 43_200 else "%Y-%m-%d %H:%M:%S"
+    span = f"{ahead:.0f} s" if ahead < 120 else f"{ahead / 60:.0f} min"
+    if ahead >= 7_200:
+        span = f"{ahead / 3600:.0f} h"
+    return f"{time.strftime(shape, time.localtime(timestamp))} (in {span})"
+
+
+def closing(crawler: Crawler) -> bool:
+    """Whether the engine is closing the spider (requests given to it now would be lost)."""
+    engine = crawler.engine
+    slot = compat.engine_slot(engine)
+    return engine is None or slot is None or getattr(slot, "closing", None) is not None

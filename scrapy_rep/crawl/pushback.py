@@ -1,0 +1,417 @@
+"""The Scrapy side of :mod:`scrapy_rep.core.pushback`: what pages say while they are crawled.
+
+:class:`PageSignals` (one per crawler, owned by the service) hears each page
+response through :class:`PushbackMiddleware`, asks the pure core whether it
+pushes back, and carries the answer out through the same gate and parking
+lot the robots.txt pause uses:
+
+- the request whose response said 429/503 is handed back to be held (not
+  retried at once, not given up); the middleware sits at
+  :data:`PUSHBACK_PRIORITY`, above Scrapy's ``RetryMiddleware`` (550), so
+  its ``process_response`` sees the response first and RetryMiddleware never
+  does;
+- requests of that origin already judged and waiting in a download slot's
+  queue are taken out (:func:`_unsend`) and held too: nothing is
+  sent to the origin until the pause ends; requests in flight finish;
+- new requests of the origin are held by the gate
+  (:meth:`~scrapy_rep.core.gate.OriginGate.admit`,
+  :meth:`~scrapy_rep.core.gate.OriginGate.hold_reason`), parked outside
+  Scrapy's queues: no downloader slot, no global concurrency;
+- at the pause's end (a timer on the crawl's clock) one held request goes,
+  then one more for each healthy response (slow start);
+- after a pause the origin is paced (see :meth:`~scrapy_rep.core.pushback.Pushback._slow_down`):
+  one held request goes each gap; with a cluster's Redis store each send of a
+  paced origin also reserves its moment there, with its Crawl-delay, in the one
+  pacing of sends (:class:`~scrapy_rep.crawl.crawl_delay.CrawlDelay`), so
+  three workers send no faster than one;
+- with a shared store (Redis, SQLite) the pause is saved there, with the pace
+  learnt, and a worker learns another's pause when it next asks the store
+  about the origin.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from scrapy import Request, signals
+from twisted.python.failure import Failure
+
+from scrapy_rep.core.events import PagePaused, PageRefused, PageResumed
+from scrapy_rep.core.origin import NotAnOrigin, origin_of
+from scrapy_rep.core.pushback import (
+    BLOCKED,
+    GAVE_UP,
+    Pause,
+    PauseState,
+    Pushback,
+    describe,
+)
+from scrapy_rep.crawl import compat
+from scrapy_rep.crawl import meta as M
+from scrapy_rep.crawl.exceptions import PushbackHeld
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+
+    from scrapy_rep.core.gate import OriginGate
+    from scrapy_rep.crawl.crawl_delay import Turn
+    from scrapy_rep.crawl.holding import Holding
+    from scrapy_rep.crawl.telemetry import Telemetry
+    from scrapy_rep.runtime.clock import Clock, Timer
+
+logger = logging.getLogger(__name__)
+
+#: above RetryMiddleware (550) and AjaxCrawlMiddleware (560), below MetaRefreshMiddleware
+#: (580): a response reaches this middleware's ``process_response`` before RetryMiddleware's
+PUSHBACK_PRIORITY = 570
+
+
+class InFlight:
+    """The requests counted in flight to a pushed-back origin (:meth:`PageSignals.sending`),
+    each counted back once, whatever takes its answer.
+
+    Keyed by the request itself (a redirect's or a retry's copy is another request). A
+    download's end (``request_left_downloader``) counts it back, whichever middleware then
+    takes its response or error (a redirect, a meta refresh, a wall, an ``IgnoreRequest``);
+    the pushback middleware counts back what never reached the network; :meth:`reconcile`
+    what left the downloader's middlewares telling nobody.
+    """
+
+    def __init__(self, crawler: Crawler, core: Pushback) -> None:
+        self.crawler = crawler
+        self.core = core
+        self._out: dict[Request, str] = {}
+        crawler.signals.connect(self.back, signal=signals.request_left_downloader)
+
+    def sent(self, request: Request, origin: str) -> None:
+        self._out[request] = origin
+
+    def back(self, request: Request, spider: Any = None) -> str | None:
+        """The origin ``request`` counted in, counted back once; None: not counted."""
+        counted = self._out.pop(request, None)
+        if counted is not None:
+            self.core.done(counted)
+        return counted
+
+    def reconcile(self) -> None:
+        """Count back what is no longer in the downloader (``Downloader.active``)."""
+        active = compat.downloading(self.crawler.engine)
+        if active is not None:
+            for request in [r for r in self._out if r not in active]:
+                self.back(request)
+
+    def clear(self) -> None:
+        self._out.clear()
+
+
+class PageSignals:
+    """Pauses, slow starts and blocks an origin's pages asked for, carried out in Scrapy."""
+
+    def __init__(
+        self,
+        crawler: Crawler,
+        gate: OriginGate[Request],
+        holding: Holding,
+        telemetry: Telemetry,
+        core: Pushback,
+        *,
+        clock: Clock,
+        share: Callable[[str, PauseState], None] | None = None,
+        one_shot: str | None = None,
+    ) -> None:
+        """``core``: the pure side, which ``gate`` asks too; ``share``: called with each
+        pause this worker saw (the shared store)."""
+        self.crawler = crawler
+        self.core = core
+        self.gate = gate
+        self.holding = holding
+        self.telemetry = telemetry
+        self.clock = clock.now
+        self.timers = clock
+        self._timers: dict[str, Timer] = {}
+        #: paced origins: the timer that lets their next held request go
+        self._paces: dict[str, Timer] = {}
+        self.share = share
+        #: ``scrapy fetch`` and the like: a pushback drops the request, saying why
+        self.one_shot = one_shot
+        #: the requests counted in flight, until they are back
+        self.out = InFlight(crawler, core)
+
+    # -- a request leaves, a response comes back --------------------------------
+
+    def sending(self, request: Request, origin: str, turn: Turn | None = None) -> str | None:
+        """Right before the download: a reason to hold it after all, else it is counted.
+
+        ``turn``: it waited for its moment in the cluster's pacing
+        (:meth:`CrawlDelay.keep <scrapy_rep.crawl.crawl_delay.CrawlDelay.keep>`)."""
+        core = self.core
+        if origin not in core:
+            return None
+        now = self.clock()
+        reason = core.hold_reason(origin, now, paced=turn is None)
+        if reason is not None:
+            return reason
+        self.out.sent(request, origin)
+        core.sent(origin, now, None if turn is None else turn.spacing)
+        wait = core.wait(origin, now)
+        if wait > 0:  # paced: the next held request goes when its time comes
+            self._pace(origin, wait)
+        return None
+
+    def not_sent(self, origin: str) -> None:
+        """A request of ``origin`` was dropped before the network: the ramp lets another go."""
+        if origin in self.core:
+            self._ramp(origin)
+
+    def response(self, request: Request, response: Response) -> Request | Response:
+        meta = request.meta
+        counted = self.out.back(request)
+        if meta.get(M.DONT_OBEY) or meta.get(M.ROBOTS_REQUEST):
+            return response
+        origin = _origin(request)
+        if origin is None:
+            return response
+        status = response.status
+        raw = response.headers.get(b"Retry-After") if status >= 400 else None
+        headers = {"retry-after": raw.decode("latin-1")} if raw else _NO_HEADERS
+        pause = self.core.on_response(
+            origin,
+            status,
+            headers,
+            request.url,
+            self.clock(),
+            linked_from(request),
+            meta.get("download_latency"),
+        )
+        if pause is None:
+            if counted is not None or origin in self.core:
+                self._ramp(origin)
+            return response
+        self.paused(pause)
+        if pause.cause == BLOCKED:
+            return response  # the refusal is that URL's answer; the next ones are not sent
+        self.telemetry.emit(PageRefused(origin, request.url, status))
+        if self.one_shot is not None:  # nobody at the terminal waits for Retry-After
+            self.holding.drop_held(
+                origin, request, pause.cause, self.one_shot_detail(origin), say=True
+            )
+        if pause.given_up:  # refused for ever: what it holds ends, this request too
+            self.holding.give_up(origin, GAVE_UP)
+            self.holding.drop_held(origin, request, GAVE_UP)
+        return self.holding.to_parking(request, pause.cause)
+
+    def wall(self, origin: str, status: int, request: Request) -> bool:
+        """A licence or payment wall at ``origin`` (:mod:`scrapy_rep.crawl.walls`): True
+        when it is the ``REP_BLOCK_AFTER``-th refusal in a row, and the origin is blocked."""
+        pause = self.core.on_wall(origin, status, request.url, self.clock(), linked_from(request))
+        if pause is None:
+            if origin in self.core:  # its request was counted back: the ramp goes on
+                self._ramp(origin)
+            return False
+        self.paused(pause)
+        return True
+
+    def exception(self, request: Request, exception: BaseException) -> Request | None:
+        counted = self.out.back(request)
+        if isinstance(exception, PushbackHeld):  # taken out of its slot's queue: held
+            origin = _origin(request)
+            if exception.reason == GAVE_UP:  # back to the downloader, dropped there
+                request.meta[M.DROP] = GAVE_UP
+                return request.replace(dont_filter=True)
+            if origin is not None:
+                self.telemetry.emit(PageRefused(origin, request.url, None, unsent=True))
+            return self.holding.to_parking(request, exception.reason)
+        origin = counted or _origin(request)  # counted back when its download ended, maybe
+        if origin is not None and origin in self.core:
+            self._ramp(origin)
+        return None
+
+    # -- pauses -------------------------------------------------------------------
+
+    def paused(self, pause: Pause, *, shared: bool = False) -> None:
+        """An origin paused (here, or at another worker): hold its requests until the end."""
+        origin = pause.origin
+        if pause.new:
+            self.telemetry.emit(PagePaused(pause, shared))
+            if self.share is not None and not shared:
+                self.share(origin, pause.state)
+        self._set_timer(origin, pause.until)
+        self.holding.listen(True)
+        _unsend(self.crawler, origin, GAVE_UP if pause.given_up else pause.cause)
+
+    def adopt(self, origin: str, state: PauseState) -> bool:
+        """A pause another worker saw (from the shared store); True if adopted."""
+        if self.holding.closed:
+            return False
+        pause = self.core.adopt(origin, state, self.clock())
+        if pause is not None:
+            self.paused(pause, shared=True)
+        return pause is not None
+
+    def forgotten(self, origin: str | None) -> None:
+        """An operator forgot ``origin`` (None: everything) in the shared store: its page
+        pause is lifted here too, its held requests go again (slowly)."""
+        if self.holding.closed:
+            return
+        for lifted, ended in self.core.lift(origin):
+            timer = self._timers.pop(lifted, None)
+            if timer is not None:
+                timer.cancel()
+            self.telemetry.emit(PageResumed(lifted, ended))
+            self._ramp(lifted)
+
+    def one_shot_detail(self, origin: str) -> str:
+        """Why a one-shot command's request is dropped for ``origin``'s pause."""
+        command = f"scrapy {self.one_shot}"
+        return f"{self.detail(origin)}; {command} does not wait for the pause a page asked for"
+
+    def detail(self, origin: str) -> str:
+        """Why ``origin``'s requests are held, for a decision record: the page, the status,
+        ``Retry-After``, the pause's end; or the slow start after it."""
+        state = self.core.paused(origin, self.clock())
+        if state is not None:
+            return describe(state)
+        return "its origin's pause ended; it starts slowly: one request in flight, then more"
+
+    def on_idle(self) -> None:
+        """The crawl has nothing else to do: a blocked origin's held requests end (``blocked``,
+        with their errback) rather than keep it open for hours; a ramp whose requests all
+        ended without a response (dropped by robots.txt, say) lets the next ones go; a
+        request counted in flight that left the downloader unheard is counted back."""
+        self.out.reconcile()
+        now = self.clock()
+        for origin in self.gate.held_origins():
+            if origin not in self.core:
+                continue
+            state = self.core.paused(origin, now)
+            if state is None:
+                self._ramp(origin)
+            elif state.cause == BLOCKED:
+                self.holding.give_up(origin, BLOCKED)
+
+    def _set_timer(self, origin: str, until: float) -> None:
+        old = self._timers.pop(origin, None)
+        if old is not None:
+            old.cancel()
+        delay = max(0.0, until - self.clock())
+        self._timers[origin] = self.timers.call_later(delay, self._resume, origin)
+
+    def _resume(self, origin: str) -> None:
+        self._timers.pop(origin, None)
+        if self.holding.closed:
+            return
+        now = self.clock()
+        state = self.core.paused(origin, now)
+        if state is not None:  # lengthened meanwhile
+            self._set_timer(origin, state.until)
+            return
+        ended = self.core.resume(origin, now)
+        if ended is not None:
+            self.telemetry.emit(PageResumed(origin, ended))
+        self._ramp(origin)
+
+    def _ramp(self, origin: str) -> None:
+        """Let as many held requests go as the slow start has room for."""
+        if self.core.paused(origin, self.clock()) is not None or not self.gate.holds(origin):
+            return
+        room = self.core.room(origin)
+        if room == 0:
+            return
+        wait = self.core.wait(origin, self.clock())
+        if wait > 0:
+            self._pace(origin, wait)
+            return
+        if self.core.paced(origin):
+            room = 1  # one at a time: the next when its send time comes
+        self.holding.release(origin, room)
+
+    def _pace(self, origin: str, wait: float) -> None:
+        """Look at ``origin``'s held requests again in ``wait`` s (one timer per origin)."""
+        if origin in self._paces:
+            return
+        self._paces[origin] = self.timers.call_later(wait, self._paced, origin)
+
+    def _paced(self, origin: str) -> None:
+        self._paces.pop(origin, None)
+        if not self.holding.closed:
+            self._ramp(origin)
+
+    def close(self) -> None:
+        for timer in [*self._timers.values(), *self._paces.values()]:
+            timer.cancel()
+        self._timers.clear()
+        self._paces.clear()
+        self.out.clear()
+
+
+_NO_HEADERS: dict[str, str] = {}
+
+
+def _unsend(crawler: Crawler, origin: str, reason: str) -> None:
+    """Requests of ``origin`` judged already and waiting in a download slot: held too.
+
+    Each is failed with :class:`PushbackHeld`, which the middleware turns into
+    a hand-back; only requests still queued are taken, never one in flight.
+    """
+    taken = compat.take_queued(
+        crawler.engine,
+        lambda request: _origin(request) == origin and not request.meta.get(M.DONT_OBEY),
+    )
+    for _request, deferred in taken:
+        deferred.errback(Failure(PushbackHeld(reason)))  # type: ignore[no-untyped-call]
+
+
+def _origin(request: Request) -> str | None:
+    decision = request.meta.get(M.DECISION)
+    if decision is not None:
+        found = decision.get("origin")
+        if found:
+            return str(found)
+    try:
+        return origin_of(request.url)
+    except NotAnOrigin:
+        return None
+
+
+def linked_from(request: Request) -> str | None:
+    """The origin of the page that pointed to ``request`` (its ``Referer``); None for a start
+    request (no ``Referer``, depth 0); ``""`` for a followed link whose source is unknown (a
+    referrer policy withheld it). See :func:`~scrapy_rep.core.pushback.counts_toward_block`."""
+    referer = request.headers.get(b"Referer")
+    if referer:
+        try:
+            return origin_of(referer.decode("latin-1"))
+        except NotAnOrigin:
+            return ""
+    return "" if request.meta.get("depth") else None
+
+
+class PushbackMiddleware:
+    """Takes a page's 429/503 (and 401/403 walls) before RetryMiddleware; see the module."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        from scrapy_rep.crawl.service import RobotsService
+
+        service = RobotsService.of(crawler)
+        self.signals = service.pushback
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> PushbackMiddleware:
+        return cls(crawler)
+
+    def process_response(
+        self, request: Request, response: Response, spider: Any = None
+    ) -> Request | Response:
+        if self.signals is None:
+            return response
+        return self.signals.response(request, response)
+
+    def process_exception(
+        self, request: Request, exception: BaseException, spider: Any = None
+    ) -> Request | None:
+        if self.signals is None:
+            return None
+        return self.signals.exception(request, exception)

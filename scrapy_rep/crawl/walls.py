@@ -1,0 +1,89 @@
+"""Licence and payment walls in a crawl: what meets them on a response's way out.
+
+A response that is a wall (:mod:`scrapy_rep.core.walls`: ``402``, or ``401``
+with ``WWW-Authenticate: License``) never reaches the spider: it is dropped
+with :class:`RepIgnoreRequest` (reason ``licence-required``, the wall's
+answer in ``matched_rule``), so its errback hears why and no item comes of
+it; it is not retried, and nothing is tried around it (no other identity or
+route). That drop is the request's last ``decision`` record (``policy_status``
+``wall``), a ``dont_obey_robotstxt`` request's too, and it counts as dropped
+(``rep/dropped/licence-required``), no longer as downloaded. The wall is
+recorded with what it asks (``crawler-price``, the licence server, the
+``Link`` headers) beside the origin's robots.txt RSL ``License:`` lines.
+``REP_BLOCK_AFTER`` refusals in a row at one origin (walls, and the 401/403s
+the page status table blocks for) hold the origin like a block
+(:meth:`PageSignals.wall <scrapy_rep.crawl.pushback.PageSignals.wall>`;
+another site's links never count: :func:`~scrapy_rep.core.pushback.counts_toward_block`):
+its other requests wait the block's pause (6 h) and end ``blocked`` when the
+crawl has nothing else to do. Until then (a wall may cover a path only) they are
+judged as before.
+
+It is no middleware of its own (a middleware costs each response a few µs
+in Scrapy's chain): :class:`~scrapy_rep.crawl.fetch.BodyGuard`, which sees
+every response already, hands it the rare ``401`` and ``402``
+(:data:`~scrapy_rep.core.walls.WALL_STATUSES`), so checking costs one set lookup per response.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from scrapy_rep.core.decision import licence_required
+from scrapy_rep.core.events import LicenceWall
+from scrapy_rep.core.origin import NotAnOrigin, origin_of
+from scrapy_rep.core.policy import Status
+from scrapy_rep.core.walls import wall_of
+from scrapy_rep.crawl import meta as M
+from scrapy_rep.crawl.exceptions import RepIgnoreRequest
+from scrapy_rep.crawl.service import RobotsService
+
+if TYPE_CHECKING:
+    from scrapy import Request
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+
+
+class LicenceWalls:
+    """Drops a wall response before the spider, records what it asks, walls off origins."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        self.crawler = crawler
+
+    def process_response(self, request: Request, response: Response) -> Response:
+        """``response`` (a 401 or 402), or :class:`RepIgnoreRequest` if it is a wall.
+
+        A ``dont_obey_robotstxt`` request's wall too: it opts out of robots.txt, and a
+        wall is no robots.txt (robots.txt fetches never come here).
+        """
+        headers = response.headers
+        wall = wall_of(
+            response.status,
+            # lazily: the wall reads each header only up to the bound of every header
+            lambda name: (v.decode("latin-1") for v in headers.getlist(name)),
+        )
+        service = RobotsService.running(self.crawler)
+        if wall is None or service is None:
+            return response
+        try:
+            origin = origin_of(request.url)
+        except NotAnOrigin:
+            return response
+        # REP_BLOCK_AFTER refusals in a row (walls, 401/403s) hold the origin like a block
+        pushback = service.pushback
+        walled = pushback.wall(origin, response.status, request) if pushback else False
+        policy = service.resolver.current(origin)
+        robots = (
+            service.resolver.cache.robots(policy)
+            if policy is not None and policy.status is Status.OK
+            else None
+        )
+        licenses = tuple(robots.licenses) if robots is not None else ()
+        said = wall.said()
+        event = LicenceWall(origin, request.url, {**wall.to_dict(), "said": said}, walled, licenses)
+        service.telemetry.emit(event)
+        detail = f"the page answered {said}: not retried, its items not produced"
+        record = licence_required(origin, service.token, request.url, said, detail)
+        # the request's last answer: its download (if judged) no longer counts
+        service.telemetry.stopped(origin, request.meta.get(M.DECISION), record)
+        request.meta[M.DECISION] = record
+        raise RepIgnoreRequest(record)

@@ -1,0 +1,82 @@
+"""One crawler's side of a shared resolver of a well-known file (robots.txt, tdmrep.json).
+
+Crawlers with equal settings share one
+:class:`~scrapy_rep.runtime.resolver.Resolver` per file; each listens to it
+through a :class:`FileListener`, which is the resolver's fetch for this crawler
+(through :class:`~scrapy_rep.crawl.fetch.RobotsFetcher`: the project's downloader
+middlewares, redirects followed here, the 500 KiB cap; abandoned when the crawler
+closes) and hears every new policy, whoever fetched it, with this crawler's fetch
+result when this crawler made it. What a policy means for the crawl is the file's:
+:class:`~scrapy_rep.crawl.listener.PolicyListener` (robots.txt: the gate, held
+requests, pauses) and :class:`~scrapy_rep.crawl.tdmrep.TdmRep` (tdmrep.json: a record).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from scrapy_rep.core.policy import Conditional, FetchResult, Policy
+from scrapy_rep.runtime.resolver import Fetch, FetchAbandoned, Resolver
+
+
+class FileListener:
+    """Fetches a resolver's file for this crawler; hears each new policy of the resolver."""
+
+    def __init__(self, fetcher: Fetch, resolver: Resolver, closing: Callable[[], bool]) -> None:
+        """``fetcher``: the file's :class:`~scrapy_rep.crawl.fetch.RobotsFetcher`;
+        ``closing``: whether the crawler is closing (a fetch then is abandoned, not
+        learnt from). Listens to the resolver until :meth:`leave`."""
+        self.fetcher = fetcher
+        self.resolver = resolver
+        self._closing = closing
+        #: origin -> this crawler's fetch result, until the policy it gives is recorded with it
+        self._results: dict[str, FetchResult] = {}
+        #: the resolver's fetch for this crawler: one object, so that a policy's ``fetched``
+        #: says by its identity whether this crawler's fetch made it
+        self.fetch: Fetch = self._fetch
+        resolver.listeners.append(self)
+
+    def leave(self) -> None:
+        if self in self.resolver.listeners:
+            self.resolver.listeners.remove(self)
+
+    def closing(self) -> bool:
+        """Whether this crawler is closing: a fetch now is abandoned, not learnt from."""
+        return self._closing()
+
+    def before_fetch(self, origin: str) -> None:
+        """Called as this crawler's fetch for ``origin`` starts."""
+
+    async def _fetch(self, origin: str, validators: Conditional | None = None) -> FetchResult:
+        """The resolver's fetch for ``origin``: this crawler's, one record a fetch."""
+        if self.closing():
+            raise FetchAbandoned(origin)
+        self.before_fetch(origin)
+        result = await self.fetcher(origin, validators)
+        if result.error and self.closing():
+            raise FetchAbandoned(origin)  # cut short by our own close, not the site's fault
+        self._results[origin] = result  # recorded with the policy it gives (on_policy)
+        return result
+
+    def on_policy(
+        self, origin: str, old: Policy | None, new: Policy, fetched: Fetch | None
+    ) -> None:
+        """A new policy for ``origin``, from any crawler sharing the resolver."""
+        here = fetched is self.fetch
+        self.heard(origin, old, new, self._results.pop(origin, None) if here else None, here)
+
+    def on_abandoned(self, origin: str) -> None:
+        """A fetch ended with its crawler: the result, if this crawler fetched one."""
+        self.abandoned(origin, self._results.pop(origin, None))
+
+    def heard(
+        self, origin: str, old: Policy | None, new: Policy, result: FetchResult | None, here: bool
+    ) -> None:
+        """What a new policy means for this crawler; ``here``: this crawler's fetch made it
+        (``result``: what it fetched)."""
+        raise NotImplementedError
+
+    def abandoned(self, origin: str, result: FetchResult | None) -> None:
+        """What a fetch that ended without an answer means for this crawler (``result``:
+        what this crawler fetched, if it did; no policy came of it)."""
+        raise NotImplementedError
