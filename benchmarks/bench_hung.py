@@ -40,7 +40,7 @@ def crawl(config: dict[str, Any]) -> dict[str, Any]:
 
     sys.path.insert(0, str(ROOT))
     from scrapy_rep.core.origin import origin_of
-    from scrapy_rep.crawl.service import RobotsService
+    from scrapy_rep.crawl import graph
     from tests.support.fakesite import FakeSite, Reply
 
     pages, hung_count = config["pages"], config["hung"]
@@ -69,7 +69,7 @@ def crawl(config: dict[str, Any]) -> dict[str, Any]:
             seen["done"] += 1
             if seen["done"] == pages:
                 seen["last"] = time.monotonic()
-                robots = RobotsService.running(self.crawler)
+                robots = graph.running(self.crawler)
                 assert robots is not None
                 pending = [robots.resolver.pending_since(origin_of(o.url)) for o in hung]
                 seen["hung_left"] = sum(since is not None for since in pending)

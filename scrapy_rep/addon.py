@@ -9,14 +9,14 @@ from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 from scrapy.settings import SETTINGS_PRIORITIES
 from scrapy.utils.misc import load_object
 
+from scrapy_rep.components.body_guard import BodyGuard
 from scrapy_rep.components.identity import IDENTITY_PRIORITY, IdentityGuard
 from scrapy_rep.components.media import MediaUsesMiddleware
 from scrapy_rep.components.page import PageDirectivesMiddleware
 from scrapy_rep.components.provenance import ItemProvenanceMiddleware
+from scrapy_rep.components.pushback import PUSHBACK_PRIORITY, PushbackMiddleware
 from scrapy_rep.components.robots import RobotsMiddleware
 from scrapy_rep.crawl import compat
-from scrapy_rep.crawl.fetch import BodyGuard
-from scrapy_rep.crawl.pushback import PUSHBACK_PRIORITY, PushbackMiddleware
 from scrapy_rep.integrations import browser
 from scrapy_rep.runtime.settings import SETTINGS, SettingError, is_enabled, read_spidermon
 

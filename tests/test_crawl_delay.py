@@ -337,9 +337,9 @@ async def test_one_reservation_per_slot_at_a_time_in_a_worker(rig: Rig) -> None:
 def paced_rig(robots: bytes, pacing: FakePacing, monkeypatch: pytest.MonkeyPatch) -> Rig:
     """A rig whose store paces the cluster with ``pacing``, origin A pushed back once (a 429
     of 1 s: its pace learnt from 1 s between sends) and resumed."""
-    from scrapy_rep.crawl import service as service_module
+    from scrapy_rep.crawl import graph
 
-    monkeypatch.setattr(service_module, "shared_pacing", lambda store: pacing)
+    monkeypatch.setattr(graph, "shared_pacing", lambda store: pacing)
     rig = Rig({}, {A: (200, {}, robots)})
     core = RobotsMiddleware(rig.crawler).service.pushback
     assert core is not None

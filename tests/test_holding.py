@@ -17,6 +17,7 @@ import pytest
 import pytest_twisted
 from scrapy import Request, signals
 
+from scrapy_rep.crawl import graph
 from scrapy_rep.crawl import meta as M
 from scrapy_rep.crawl.exceptions import ParkedRequest
 from scrapy_rep.crawl.holding import EXPIRY_STEP
@@ -50,9 +51,11 @@ def rig() -> Iterator[Rig]:
 async def park(service: RobotsService, url: str) -> Request:
     """A request of a paused origin, as the crawl holds it: answered, handed back, parked."""
     request = Request(url)
-    record, _ = await service.answer(A if "a.example" in url else B, request, downloader=True)
+    record, _ = await service.admission.answer(
+        A if "a.example" in url else B, request, downloader=True
+    )
     assert (record["action"], record["reason"]) == ("park", "origin-paused")
-    handed = service.to_parking(request, record["reason"])
+    handed = service.holding.to_parking(request, record["reason"])
     with pytest.raises(ParkedRequest):
         service.holding.on_scheduled(handed)
     return handed
@@ -75,7 +78,7 @@ async def test_a_parked_request_is_given_up_on_its_own_timer_at_the_park_timeout
 ) -> None:
     async def scenario() -> None:
         rig.transport.answers[A] = (503, {}, b"")  # paused for the whole test
-        service = RobotsService.of(rig.crawler)
+        service = graph.of(rig.crawler)
         await park(service, "http://a.example/1")
         start = rig.clock.now()
         assert start + TIMEOUT in rig.clock.planned
@@ -95,7 +98,7 @@ async def test_a_parked_request_is_given_up_on_its_own_timer_at_the_park_timeout
 async def test_each_parked_request_expires_at_its_own_time(rig: Rig) -> None:
     async def scenario() -> None:
         rig.transport.answers[A] = (503, {}, b"")
-        service = RobotsService.of(rig.crawler)
+        service = graph.of(rig.crawler)
         await park(service, "http://a.example/first")
         rig.clock.advance(100)
         await turns()
@@ -116,7 +119,7 @@ async def test_the_refetch_timer_releases_what_was_held_when_the_origin_answers(
     rig: Rig,
 ) -> None:
     async def scenario() -> None:
-        service = RobotsService.of(rig.crawler)
+        service = graph.of(rig.crawler)
         await park(service, "http://a.example/1")
         assert rig.transport.urls() == ["http://a.example/robots.txt"]
         rig.clock.advance(PAUSE)  # the back-off is over: refetched, 200 this time
@@ -137,7 +140,7 @@ async def test_the_refetch_timer_releases_what_was_held_when_the_origin_answers(
 @pytest_twisted.ensureDeferred
 async def test_close_ends_what_is_held_and_stops_every_timer(rig: Rig) -> None:
     async def scenario() -> None:
-        service = RobotsService.of(rig.crawler)
+        service = graph.of(rig.crawler)
         await park(service, "http://a.example/1")
         await park(service, "http://b.example/1")
         assert rig.clock.planned  # two refetches and one expiry

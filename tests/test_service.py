@@ -18,9 +18,9 @@ import pytest_twisted
 from scrapy import Request, signals
 
 from scrapy_rep.components.robots import RobotsMiddleware
+from scrapy_rep.crawl import graph
 from scrapy_rep.crawl import meta as M
 from scrapy_rep.crawl.admission import HELD_DETAIL
-from scrapy_rep.crawl.service import RobotsService
 from scrapy_rep.crawl.telemetry import Telemetry
 from scrapy_rep.integrations.browser import HANDLER, BrowserGuard
 from scrapy_rep.runtime.settings import TUNE
@@ -46,13 +46,13 @@ def stats(rig: Rig) -> dict[str, Any]:
 
 
 def test_one_service_per_crawler_made_by_the_downloader_middleware(rig: Rig) -> None:
-    assert RobotsService.running(rig.crawler) is None  # nothing made it yet: not enabled
+    assert graph.running(rig.crawler) is None  # nothing made it yet: not enabled
     middleware = RobotsMiddleware(rig.crawler)
-    assert RobotsService.running(rig.crawler) is middleware.service
-    assert RobotsService.of(rig.crawler) is middleware.service
+    assert graph.running(rig.crawler) is middleware.service
+    assert graph.of(rig.crawler) is middleware.service
     other = Rig()
     try:
-        assert RobotsService.of(other.crawler) is not middleware.service
+        assert graph.of(other.crawler) is not middleware.service
     finally:
         other.close()
 
@@ -70,17 +70,19 @@ def test_the_caches_bounds_come_from_the_settings() -> None:
 @pytest_twisted.ensureDeferred
 async def test_requests_of_an_origin_share_its_one_fetch_and_its_policy(rig: Rig) -> None:
     async def scenario() -> None:
-        service = RobotsService.of(rig.crawler)
+        service = graph.of(rig.crawler)
         urls = ["http://a.example/1", "http://a.example/private/2", "http://a.example/3"]
         answers = await asyncio.gather(
-            *(service.answer(A, Request(url), downloader=True) for url in urls)
+            *(service.admission.answer(A, Request(url), downloader=True) for url in urls)
         )
         assert rig.transport.urls() == ["http://a.example/robots.txt"]
         assert [record["action"] for record, _ in answers] == ["download", "drop", "download"]
         assert len({id(policy) for _, policy in answers}) == 1
         assert service.fetcher.asked == {}  # the fetch is over: nothing kept for it
         # cached now: judged without a fetch, without waiting
-        record, _ = await service.answer(A, Request("http://a.example/4"), downloader=True)
+        record, _ = await service.admission.answer(
+            A, Request("http://a.example/4"), downloader=True
+        )
         assert record["action"] == "download"
         assert len(rig.transport.sent) == 1
         counted = stats(rig)
@@ -98,8 +100,8 @@ async def test_a_fetched_file_is_compiled_for_the_crawl_before_any_request_is_ju
     # Compiled in the step that parsed it, letting the parse go there: a parse kept
     # until the first judgement outlives young collections into the old generation.
     async def scenario() -> None:
-        service = RobotsService.of(rig.crawler)
-        policy = await service.resolver.resolve(A, service.fetch)
+        service = graph.of(rig.crawler)
+        policy = await service.resolver.resolve(A, service.listener.fetch)
         robots = service.resolver.cache.robots(policy)
         assert robots is not None and robots.compiled
 
@@ -111,17 +113,17 @@ async def test_the_downloaders_answer_is_recorded_a_subrequests_is_left_to_its_c
     rig: Rig,
 ) -> None:
     async def scenario() -> None:
-        service = RobotsService.of(rig.crawler)
+        service = graph.of(rig.crawler)
         crawled = Request("http://a.example/private/1")
-        record, _ = await service.answer(A, crawled, downloader=True)
+        record, _ = await service.admission.answer(A, crawled, downloader=True)
         assert crawled.meta[M.DECISION] is record
         sub = Request("http://a.example/private/2")
-        sub_record, _ = await service.answer(A, sub)
+        sub_record, _ = await service.admission.answer(A, sub)
         assert sub_record["reason"] == record["reason"] == "disallow-rule"
         assert M.DECISION not in sub.meta
         assert stats(rig)["rep/dropped/disallow-rule"] == 1
         where = {"page": "p", "first_url": sub.url, "resource_type": "image", "method": "GET"}
-        service.subrequest(A, sub_record, **where, hop=0)
+        service.telemetry.subrequest(A, sub_record, **where, hop=0)
         assert stats(rig)["rep/browser/aborted/disallow-rule"] == 1
 
     await in_loop(scenario())
@@ -130,14 +132,14 @@ async def test_the_downloaders_answer_is_recorded_a_subrequests_is_left_to_its_c
 @pytest_twisted.ensureDeferred
 async def test_a_held_origin_parks_the_crawls_request_and_drops_a_subrequest(rig: Rig) -> None:
     async def scenario() -> None:
-        service = RobotsService.of(rig.crawler)
+        service = graph.of(rig.crawler)
         crawled = Request("http://paused.example/1")
-        record, policy = await service.answer(P, crawled, downloader=True)
+        record, policy = await service.admission.answer(P, crawled, downloader=True)
         assert (record["action"], record["reason"]) == ("park", "origin-paused")
         assert policy is not None and policy.status.value == "paused"
         assert M.DECISION not in crawled.meta  # its answer comes when it leaves the lot
         assert "rep/judgements" not in stats(rig)
-        sub_record, _ = await service.answer(P, Request("http://paused.example/2"))
+        sub_record, _ = await service.admission.answer(P, Request("http://paused.example/2"))
         assert (sub_record["action"], sub_record["reason"]) == ("drop", "origin-paused")
         assert sub_record["detail"] == HELD_DETAIL["origin-paused"]
         assert sub_record["policy_status"] == "paused"
@@ -149,8 +151,8 @@ async def test_a_held_origin_parks_the_crawls_request_and_drops_a_subrequest(rig
 @pytest_twisted.ensureDeferred
 async def test_ask_answers_as_the_crawl_would_and_records_nothing(rig: Rig) -> None:
     async def scenario() -> None:
-        service = RobotsService.of(rig.crawler)
-        decision, policy = await service.ask("http://a.example/private/x")
+        service = graph.of(rig.crawler)
+        decision, policy = await service.admission.ask("http://a.example/private/x")
         assert type(decision) is dict  # the record a crawl carries, not an object of its own
         assert (decision["action"], decision["matched_rule"]) == ("drop", "disallow: /private")
         assert policy.http_status == 200
@@ -163,9 +165,9 @@ async def test_ask_answers_as_the_crawl_would_and_records_nothing(rig: Rig) -> N
 @pytest_twisted.ensureDeferred
 async def test_in_its_own_slot_robots_txt_leaves_the_hosts_slot_to_the_render(rig: Rig) -> None:
     async def scenario() -> None:
-        service = RobotsService.of(rig.crawler)
+        service = graph.of(rig.crawler)
         service.fetch_in_own_slot()
-        await service.answer(A, Request("http://a.example/1"))
+        await service.admission.answer(A, Request("http://a.example/1"))
         (sent,) = rig.transport.sent
         assert sent.meta["download_slot"] == "rep-robots:a.example"
 
@@ -222,9 +224,9 @@ async def test_a_pending_wait_expires_on_the_manual_clock(rig: Rig) -> None:
     rig.transport.answers[slow] = stall
 
     async def scenario() -> None:
-        service = RobotsService.of(rig.crawler)
+        service = graph.of(rig.crawler)
         request = Request("http://slow.example/1")
-        answer = asyncio.ensure_future(service.answer(slow, request, downloader=True))
+        answer = asyncio.ensure_future(service.admission.answer(slow, request, downloader=True))
         await _turns(lambda: rig.clock.planned)  # the wait is planned on the clock
         assert rig.clock.planned == [rig.clock.time + 5]
         rig.clock.advance(4.9)
@@ -239,7 +241,7 @@ async def test_a_pending_wait_expires_on_the_manual_clock(rig: Rig) -> None:
         # the fetch ends later: the origin's rules answer the next request at once
         stall.release()
         await _turns(lambda: service.resolver.current(slow) is not None)
-        record, _ = await service.answer(slow, Request("http://slow.example/private/2"))
+        record, _ = await service.admission.answer(slow, Request("http://slow.example/private/2"))
         assert (record["action"], record["reason"]) == ("drop", "disallow-rule")
         assert len(rig.transport.sent) == 1
 

@@ -2,7 +2,7 @@
 
 A crawler with the project's settings and the add-on, whose spider
 downloads nothing: for each origin of the feed, its URLs are judged by
-:meth:`RobotsService.ask <scrapy_rep.crawl.service.RobotsService.ask>`,
+:meth:`AdmissionPath.ask <scrapy_rep.crawl.admission.AdmissionPath.ask>`,
 the path ``scrapy robots`` takes: robots.txt (and tdmrep.json when
 ``train-ai`` is declared) fetched once per origin through the downloader
 middlewares, the status table, the cache and the shared store, exactly as a
@@ -21,8 +21,8 @@ from scrapy.settings import SETTINGS_PRIORITIES, Settings
 
 from scrapy_rep.addon import Addon
 from scrapy_rep.core.decision import DecisionRecord
+from scrapy_rep.crawl import graph
 from scrapy_rep.crawl.compat import is_component
-from scrapy_rep.crawl.service import RobotsService
 
 #: quiet by default, as ``scrapy robots``: the report is the output
 _QUIET = {"LOG_LEVEL": "WARNING", "REP_REPORT": False}
@@ -52,7 +52,7 @@ def recheck(
     concurrency = max(1, settings.getint("CONCURRENT_REQUESTS"))
 
     async def start(spider: Spider) -> AsyncIterator[Any]:
-        service = RobotsService.running(spider.crawler)
+        service = graph.running(spider.crawler)
         if service is None:
             problems.append("scrapy-rep is not enabled (REP_ENABLED is off?)")
             return
@@ -61,7 +61,7 @@ def recheck(
         async def one(urls: Sequence[str]) -> None:
             async with room:
                 for url in urls:
-                    found[url], _ = await service.ask(url)
+                    found[url], _ = await service.admission.ask(url)
                     if progress is not None:
                         progress(len(found))
 

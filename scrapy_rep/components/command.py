@@ -27,8 +27,8 @@ from scrapy_rep.core.decision import DOWNLOAD, DecisionRecord
 from scrapy_rep.core.origin import NotAnOrigin, origin_of
 from scrapy_rep.core.policy import Policy
 from scrapy_rep.core.uses import shown
+from scrapy_rep.crawl import graph
 from scrapy_rep.crawl.compat import is_component
-from scrapy_rep.crawl.service import RobotsService
 from scrapy_rep.robotstxt.text import printable
 
 EXIT_ALLOWED, EXIT_NOT_ALLOWED, EXIT_ERROR = 0, 1, 2
@@ -139,13 +139,13 @@ class RobotsCommand(ScrapyCommand):
         problems: list[str] = []
 
         async def start(spider: Spider) -> AsyncIterator[Any]:
-            service = RobotsService.running(spider.crawler)
+            service = graph.running(spider.crawler)
             if service is None:
                 problems.append("scrapy-rep is not enabled (REP_ENABLED is off?)")
                 return
             for url in origins:
                 # the crawl's own path: one shared fetch, the status policy, the cache
-                answers.append(await service.ask(url))
+                answers.append(await service.admission.ask(url))
             return
             yield  # an async generator that yields nothing: no target is downloaded
 

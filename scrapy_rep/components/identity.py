@@ -39,6 +39,7 @@ from scrapy.utils.misc import load_object
 from twisted.python.failure import Failure
 
 from scrapy_rep import signals as rep_signals
+from scrapy_rep.components.robots import RobotsMiddleware
 from scrapy_rep.core.decision import identity_drop
 from scrapy_rep.core.events import IdentityMismatch
 from scrapy_rep.core.identity import (
@@ -53,10 +54,9 @@ from scrapy_rep.core.identity import (
     carries_token,
 )
 from scrapy_rep.core.origin import NotAnOrigin, origin_of
-from scrapy_rep.crawl import compat
+from scrapy_rep.crawl import compat, graph
 from scrapy_rep.crawl import meta as M
 from scrapy_rep.crawl.exceptions import RepIgnoreRequest
-from scrapy_rep.crawl.service import RobotsService
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -75,7 +75,7 @@ class IdentityGuard:
     refusal. Answers through the crawl's service and sink, as every other drop."""
 
     def __init__(self, crawler: Crawler) -> None:
-        service = RobotsService.running(crawler)
+        service = graph.running(crawler)
         if service is None:  # no RobotsMiddleware (REP_ENABLED off, or removed): nothing to keep
             raise NotConfigured("scrapy-rep's RobotsMiddleware is not enabled")
         config = service.config
@@ -261,8 +261,6 @@ def _order(crawler: Crawler) -> list[tuple[str, int]]:
     """The downloader middlewares between scrapy-rep's and the guard that are not
     Scrapy's own, by priority: those that may set a User-Agent or proxy after scrapy-rep.
     Warns once of any ordered at or after the guard (it would see requests after us)."""
-    from scrapy_rep.components.robots import RobotsMiddleware
-
     found = compat.component_priority_dict(crawler.settings, "DOWNLOADER_MIDDLEWARES")
     rows: list[tuple[str, int, Any]] = []
     for component, priority in found.items():

@@ -1,8 +1,8 @@
 """The Scrapy downloader middleware: the crawl's own requests, asked of the service.
 
 Every request is judged as it enters the downloader, against the policy
-current at that moment (:meth:`RobotsService.answer
-<scrapy_rep.crawl.service.RobotsService.answer>`: policy, gate, judgement,
+current at that moment (:meth:`AdmissionPath.answer
+<scrapy_rep.crawl.admission.AdmissionPath.answer>`: policy, gate, judgement,
 record). What is left here is what a downloader middleware alone can do:
 let the request through (after its slot's Crawl-delay), drop it with
 :class:`RepIgnoreRequest` so its errback hears why, or hand it back to the
@@ -17,9 +17,9 @@ from scrapy import Request
 
 from scrapy_rep.core.decision import DOWNLOAD, DROP
 from scrapy_rep.core.origin import NotAnOrigin, origin_of, robots_url
+from scrapy_rep.crawl import graph
 from scrapy_rep.crawl import meta as M
 from scrapy_rep.crawl.exceptions import RepIgnoreRequest
-from scrapy_rep.crawl.service import RobotsService
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -30,7 +30,9 @@ class RobotsMiddleware:
     """Obeys robots.txt per RFC 9309, pauses origins that cannot be read, says why."""
 
     def __init__(self, crawler: Crawler) -> None:
-        self.service = RobotsService.of(crawler)
+        self.service = service = graph.of(crawler)
+        self.admission = service.admission
+        self.holding = service.holding
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RobotsMiddleware:
@@ -41,7 +43,7 @@ class RobotsMiddleware:
     ) -> Request | Response | None:
         meta = request.meta
         if meta.get(M.DONT_OBEY) or meta.get(M.ROBOTS_REQUEST):
-            if self.service.excluded is not None and not meta.get(M.ROBOTS_REQUEST):
+            if self.admission.excluded is not None and not meta.get(M.ROBOTS_REQUEST):
                 self._excluded_unobeyed(request)  # REP_EXCLUDE holds for it too
             return None
         try:
@@ -51,12 +53,12 @@ class RobotsMiddleware:
         service = self.service
         withheld_reason = meta.pop(M.DROP, None)
         if withheld_reason is not None:
-            service.drop_held(origin, request, withheld_reason)
+            self.holding.drop_held(origin, request, withheld_reason)
         if request.url.endswith("/robots.txt") and request.url == robots_url(origin):
-            cached = await service.robots_for_spider(origin, request)
+            cached = await self.admission.robots_for_spider(origin, request)
             if cached is not None:
                 return cached
-        record, policy = await service.answer(origin, request, downloader=True)
+        record, policy = await self.admission.answer(origin, request, downloader=True)
         action = record["action"]
         if action == DOWNLOAD:
             assert policy is not None
@@ -67,14 +69,14 @@ class RobotsMiddleware:
             if pushback is not None:  # a page paused its origin meanwhile, or its ramp is full
                 held = pushback.sending(request, origin, turn)
                 if held is not None:
-                    return service.to_parking(request, held)
+                    return self.holding.to_parking(request, held)
             return None
         if action == DROP:
             if service.pushback is not None:  # a ramp's request that will never answer
                 service.pushback.not_sent(origin)
             raise RepIgnoreRequest(record)
         # held by the gate, or REP_*_ACTION = "park": parked before the scheduler takes it
-        return service.to_parking(request, record["reason"])
+        return self.holding.to_parking(request, record["reason"])
 
     def _excluded_unobeyed(self, request: Request) -> None:
         """A ``dont_obey_robotstxt`` request to a site on ``REP_EXCLUDE``: dropped all the same."""
@@ -82,6 +84,6 @@ class RobotsMiddleware:
             origin = origin_of(request.url)
         except NotAnOrigin:
             return
-        record = self.service.excluded_record(origin, request, downloader=True)
+        record = self.admission.excluded_record(origin, request, downloader=True)
         if record is not None:
             raise RepIgnoreRequest(record)

@@ -12,7 +12,6 @@ policy's back-off, and the body is cut at 500 KiB while it arrives.
 from __future__ import annotations
 
 import logging
-import zlib
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, signals
@@ -25,7 +24,6 @@ from scrapy.utils.log import logformatter_adapter
 from scrapy_rep.core.exclusion import ExcludedSites
 from scrapy_rep.core.origin import origin_of, robots_url
 from scrapy_rep.core.policy import Conditional, FetchResult
-from scrapy_rep.core.walls import WALL_STATUSES
 from scrapy_rep.crawl import compat
 from scrapy_rep.crawl import meta as M
 from scrapy_rep.robotstxt import MAX_BYTES
@@ -36,8 +34,6 @@ if TYPE_CHECKING:
     from scrapy.core.engine import ExecutionEngine
     from scrapy.crawler import Crawler
     from scrapy.http import Response
-
-    from scrapy_rep.crawl.walls import LicenceWalls
 
 logger = logging.getLogger(__name__)
 
@@ -334,72 +330,6 @@ def _result(
         redirects=hops,
         conditional=conditional,
     )
-
-
-class BodyGuard:
-    """Decompresses robots.txt bodies itself, stopping at 500 KiB.
-
-    Sits between Scrapy's HttpCompressionMiddleware and the downloader, so
-    a gzip bomb served as robots.txt is cut at the cap instead of inflated
-    whole. Other responses pass untouched, but for a ``401`` or ``402``, handed
-    to :class:`~scrapy_rep.crawl.walls.LicenceWalls` (a licence or payment
-    wall is dropped here, before the retry middleware): one set lookup a response.
-    """
-
-    def __init__(self, walls: LicenceWalls | None = None) -> None:
-        self.walls = walls
-
-    @classmethod
-    def from_crawler(cls, crawler: Crawler) -> BodyGuard:
-        from scrapy_rep.crawl.walls import LicenceWalls
-
-        return cls(LicenceWalls(crawler))
-
-    def process_response(self, request: Request, response: Response, spider: Any = None) -> Any:
-        if not request.meta.get(M.ROBOTS_REQUEST):
-            if response.status in WALL_STATUSES and self.walls is not None:
-                return self.walls.process_response(request, response)
-            return response
-        encodings = [
-            e.strip().lower()
-            for value in response.headers.getlist(b"Content-Encoding")
-            for e in value.split(b",")
-            if e.strip()
-        ]
-        if not encodings:
-            return response
-        body = response.body
-        for encoding in reversed(encodings):
-            if encoding == b"identity":
-                continue
-            if encoding not in (b"gzip", b"x-gzip", b"deflate"):
-                request.meta[M.ENCODING_ERROR] = "UnsupportedEncoding"
-                return response.replace(body=b"")
-            try:
-                body, cut = _inflate(body, encoding)
-            except zlib.error:
-                request.meta[M.ENCODING_ERROR] = "BadCompression"
-                return response.replace(body=b"")
-            if cut:
-                request.meta[M.TRUNCATED] = True
-        headers = response.headers.copy()
-        del headers[b"Content-Encoding"]
-        return response.replace(body=body, headers=headers)
-
-
-def _inflate(data: bytes, encoding: bytes) -> tuple[bytes, bool]:
-    """At most MAX_BYTES + 1 of the decompressed data, and whether it was cut."""
-    if encoding == b"deflate":
-        try:
-            return _bounded(zlib.decompressobj(), data)
-        except zlib.error:
-            return _bounded(zlib.decompressobj(-zlib.MAX_WBITS), data)  # raw deflate
-    return _bounded(zlib.decompressobj(16 + zlib.MAX_WBITS), data)
-
-
-def _bounded(inflater: Any, data: bytes) -> tuple[bytes, bool]:
-    out = inflater.decompress(data, MAX_BYTES + 1)
-    return out, len(out) > MAX_BYTES or bool(inflater.unconsumed_tail)
 
 
 #: in ``response.flags`` of a robots.txt answered from scrapy-rep's cache

@@ -17,7 +17,7 @@ from scrapy.utils.misc import load_object
 PARTS: tuple[tuple[str, str, str], ...] = (
     (
         "DOWNLOADER_MIDDLEWARES",
-        "scrapy_rep.crawl.pushback.PushbackMiddleware",
+        "scrapy_rep.components.pushback.PushbackMiddleware",
         "page pauses (a page's 429/503 is retried by RetryMiddleware and given up instead of "
         "pausing its origin)",
     ),
@@ -28,7 +28,7 @@ PARTS: tuple[tuple[str, str, str], ...] = (
     ),
     (
         "DOWNLOADER_MIDDLEWARES",
-        "scrapy_rep.crawl.fetch.BodyGuard",
+        "scrapy_rep.components.body_guard.BodyGuard",
         "licence walls (a 402 or a 401 License is retried, its items produced)",
     ),
     (

@@ -64,10 +64,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-#: above RetryMiddleware (550) and AjaxCrawlMiddleware (560), below MetaRefreshMiddleware
-#: (580): a response reaches this middleware's ``process_response`` before RetryMiddleware's
-PUSHBACK_PRIORITY = 570
-
 
 class InFlight:
     """The requests counted in flight to a pushed-back origin (:meth:`PageSignals.sending`),
@@ -387,31 +383,3 @@ def linked_from(request: Request) -> str | None:
         except NotAnOrigin:
             return ""
     return "" if request.meta.get("depth") else None
-
-
-class PushbackMiddleware:
-    """Takes a page's 429/503 (and 401/403 walls) before RetryMiddleware; see the module."""
-
-    def __init__(self, crawler: Crawler) -> None:
-        from scrapy_rep.crawl.service import RobotsService
-
-        service = RobotsService.of(crawler)
-        self.signals = service.pushback
-
-    @classmethod
-    def from_crawler(cls, crawler: Crawler) -> PushbackMiddleware:
-        return cls(crawler)
-
-    def process_response(
-        self, request: Request, response: Response, spider: Any = None
-    ) -> Request | Response:
-        if self.signals is None:
-            return response
-        return self.signals.response(request, response)
-
-    def process_exception(
-        self, request: Request, exception: BaseException, spider: Any = None
-    ) -> Request | None:
-        if self.signals is None:
-            return None
-        return self.signals.exception(request, exception)

@@ -47,9 +47,12 @@ class TdmRep(FileListener):
         telemetry: Telemetry,
         resolver: Resolver,
         closing: Callable[[], bool],
+        *,
+        leave: Callable[[], object],
     ) -> None:
         """``resolver``: the tdmrep.json one (:data:`TDMREP`); ``closing``: whether the
-        crawler is closing (a fetch then is abandoned)."""
+        crawler is closing (a fetch then is abandoned); ``leave``: gives the shared resolver
+        back at close (before the robots.txt one, whose store it uses)."""
         fetcher = RobotsFetcher(
             crawler,
             config.fetch_timeout,
@@ -63,6 +66,7 @@ class TdmRep(FileListener):
         self.telemetry = telemetry
         self.clock = resolver.clock
         self.drop = config.use_action == "drop"
+        self._leave_shared = leave
         crawler.signals.connect(self._on_closed, signal=signals.spider_closed)
 
     def use_own_slot(self) -> None:
@@ -141,3 +145,4 @@ class TdmRep(FileListener):
 
     def _on_closed(self, spider: Any = None, reason: str = "") -> None:
         self.leave()
+        self._leave_shared()

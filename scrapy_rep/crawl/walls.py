@@ -19,7 +19,7 @@ crawl has nothing else to do. Until then (a wall may cover a path only) they are
 judged as before.
 
 It is no middleware of its own (a middleware costs each response a few µs
-in Scrapy's chain): :class:`~scrapy_rep.crawl.fetch.BodyGuard`, which sees
+in Scrapy's chain): :class:`~scrapy_rep.components.body_guard.BodyGuard`, which sees
 every response already, hands it the rare ``401`` and ``402``
 (:data:`~scrapy_rep.core.walls.WALL_STATUSES`), so checking costs one set lookup per response.
 """
@@ -35,19 +35,33 @@ from scrapy_rep.core.policy import Status
 from scrapy_rep.core.walls import wall_of
 from scrapy_rep.crawl import meta as M
 from scrapy_rep.crawl.exceptions import RepIgnoreRequest
-from scrapy_rep.crawl.service import RobotsService
 
 if TYPE_CHECKING:
     from scrapy import Request
-    from scrapy.crawler import Crawler
     from scrapy.http import Response
+
+    from scrapy_rep.crawl.pushback import PageSignals
+    from scrapy_rep.crawl.telemetry import Telemetry
+    from scrapy_rep.runtime.resolver import Resolver
 
 
 class LicenceWalls:
     """Drops a wall response before the spider, records what it asks, walls off origins."""
 
-    def __init__(self, crawler: Crawler) -> None:
-        self.crawler = crawler
+    def __init__(
+        self,
+        resolver: Resolver,
+        telemetry: Telemetry,
+        pushback: PageSignals | None,
+        *,
+        token: str,
+    ) -> None:
+        """``resolver``: robots.txt's, whose cached file says the origin's ``License:``
+        lines; ``pushback``: the page pauses a wall counts toward (None: off)."""
+        self.resolver = resolver
+        self.telemetry = telemetry
+        self.pushback = pushback
+        self.token = token
 
     def process_response(self, request: Request, response: Response) -> Response:
         """``response`` (a 401 or 402), or :class:`RepIgnoreRequest` if it is a wall.
@@ -61,29 +75,28 @@ class LicenceWalls:
             # lazily: the wall reads each header only up to the bound of every header
             lambda name: (v.decode("latin-1") for v in headers.getlist(name)),
         )
-        service = RobotsService.running(self.crawler)
-        if wall is None or service is None:
+        if wall is None:
             return response
         try:
             origin = origin_of(request.url)
         except NotAnOrigin:
             return response
         # REP_BLOCK_AFTER refusals in a row (walls, 401/403s) hold the origin like a block
-        pushback = service.pushback
+        pushback = self.pushback
         walled = pushback.wall(origin, response.status, request) if pushback else False
-        policy = service.resolver.current(origin)
+        policy = self.resolver.current(origin)
         robots = (
-            service.resolver.cache.robots(policy)
+            self.resolver.cache.robots(policy)
             if policy is not None and policy.status is Status.OK
             else None
         )
         licenses = tuple(robots.licenses) if robots is not None else ()
         said = wall.said()
         event = LicenceWall(origin, request.url, {**wall.to_dict(), "said": said}, walled, licenses)
-        service.telemetry.emit(event)
+        self.telemetry.emit(event)
         detail = f"the page answered {said}: not retried, its items not produced"
-        record = licence_required(origin, service.token, request.url, said, detail)
+        record = licence_required(origin, self.token, request.url, said, detail)
         # the request's last answer: its download (if judged) no longer counts
-        service.telemetry.stopped(origin, request.meta.get(M.DECISION), record)
+        self.telemetry.stopped(origin, request.meta.get(M.DECISION), record)
         request.meta[M.DECISION] = record
         raise RepIgnoreRequest(record)

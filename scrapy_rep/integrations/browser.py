@@ -73,6 +73,7 @@ from scrapy_rep.core.use_signals import (
     response_uses,
 )
 from scrapy_rep.core.uses import REFUSED, UseAnswer, uses_field
+from scrapy_rep.crawl import graph
 from scrapy_rep.crawl import meta as M
 from scrapy_rep.crawl.exceptions import RepIgnoreRequest
 from scrapy_rep.runtime.settings import RepSettings, is_enabled
@@ -198,9 +199,7 @@ class BrowserGuard:
     def service(self) -> RobotsService | None:
         """The crawl's RobotsService (None: the downloader middleware is not enabled)."""
         if self._service is None:
-            from scrapy_rep.crawl.service import RobotsService
-
-            self._service = RobotsService.running(self.crawler)
+            self._service = graph.running(self.crawler)
         return self._service
 
     def _warn_service_workers(self, where: str) -> None:
@@ -279,7 +278,9 @@ class BrowserGuard:
         try:
             subrequest = _subrequest(url, page, resource_type, method, hop, page_use)
             timeout = self.config.pending_wait + JUDGE_SLACK
-            record, _ = await asyncio.wait_for(service.answer(origin, subrequest), timeout)
+            record, _ = await asyncio.wait_for(
+                service.admission.answer(origin, subrequest), timeout
+            )
         except Exception as exc:  # the guard could not judge: fail closed
             detail = f"the browser guard could not judge: {type(exc).__name__}: {exc}"
             return Judgement(origin, _record(origin, token, url, DROP, GUARD_ERROR, detail))
@@ -308,7 +309,7 @@ class BrowserGuard:
         service = self.service
         if service is None or judgement.record["reason"] == "not-governed":
             return
-        service.subrequest(
+        service.telemetry.subrequest(
             judgement.origin,
             judgement.record,
             page=page,
@@ -603,7 +604,7 @@ class PageRoute:
         self.request.meta[M.BROWSER_NAVIGATION_DROP] = judgement.record
         service = self.guard.service if self.guard is not None else None
         if service is not None:
-            service.final(judgement.origin, judgement.record)
+            service.telemetry.final(judgement.origin, judgement.record)
 
     async def web_socket(self, ws: Any) -> None:
         """A WebSocket: judged by the origin and path of its http(s) equivalent."""

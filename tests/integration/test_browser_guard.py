@@ -20,7 +20,7 @@ import scrapy
 from scrapy_playwright.page import PageMethod
 
 from scrapy_rep.cli.explain import explain
-from scrapy_rep.crawl.service import RobotsService
+from scrapy_rep.crawl import graph
 from scrapy_rep.integrations import browser
 from tests.support.audit import of, records
 from tests.support.browsersite import (
@@ -90,7 +90,7 @@ async def test_without_the_guard_the_browser_fetches_what_robots_txt_disallows(
     assert origins["down"].hits("/robots.txt") == 0
     assert rep_stats(result) == {}
     # and nothing changes for the robots.txt fetches: they share the host's download slot
-    service = RobotsService.running(result.crawler)
+    service = graph.running(result.crawler)
     assert service is not None
     assert service.fetcher.own_slot is False
 

@@ -38,7 +38,7 @@ from scrapy.exceptions import CloseSpider
 from scrapy_rep import parse
 from scrapy_rep.core.origin import origin_of
 from scrapy_rep.core.policy import digest_of
-from scrapy_rep.crawl.service import RobotsService
+from scrapy_rep.crawl import graph
 from scrapy_rep.robotstxt import MAX_BYTES
 from scrapy_rep.runtime.settings import TUNE
 from tests.support.audit import records
@@ -648,7 +648,7 @@ async def test_hung_robots_txt_fetches_leave_a_healthy_origin_its_pace(
             yield from super().parse(response)
             done = [u for u in self.result.downloaded if u.startswith(healthy.url)]
             if len(done) == HEALTHY_PAGES:
-                robots = RobotsService.running(self.crawler)
+                robots = graph.running(self.crawler)
                 assert robots is not None
                 pending = [robots.resolver.pending_since(origin_of(o.url)) for o in hung]
                 still_hanging.append(sum(since is not None for since in pending))

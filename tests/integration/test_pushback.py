@@ -613,8 +613,8 @@ BY_HAND = {
     "ROBOTSTXT_OBEY": False,
     "DOWNLOADER_MIDDLEWARES": {
         "scrapy_rep.RobotsMiddleware": 100,
-        "scrapy_rep.crawl.pushback.PushbackMiddleware": 570,
-        "scrapy_rep.crawl.fetch.BodyGuard": 595,
+        "scrapy_rep.components.pushback.PushbackMiddleware": 570,
+        "scrapy_rep.components.body_guard.BodyGuard": 595,
         "scrapy_rep.components.identity.IdentityGuard": 1_000_000,
     },
     "SPIDER_MIDDLEWARES": {"scrapy_rep.PageDirectivesMiddleware": 950},

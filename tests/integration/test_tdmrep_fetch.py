@@ -15,7 +15,7 @@ from scrapy.http import Response
 
 from scrapy_rep.core.origin import origin_of
 from scrapy_rep.core.policy import FetchResult
-from scrapy_rep.crawl.service import RobotsService
+from scrapy_rep.crawl import graph
 from scrapy_rep.crawl.tdmrep import TdmRep
 from tests.support.crawl import CrawlResult, ListSpider, crawl
 from tests.support.fakesite import FakeSite, Origin, Reply
@@ -178,7 +178,7 @@ class ForgettingSpider(ListSpider):
             return
         origin = origin_of(response.url)
         await asyncio.to_thread(forget, self.site_origin, self.store_path)
-        service = RobotsService.of(self.crawler)
+        service = graph.of(self.crawler)
         assert service.tdmrep is not None
         deadline = time.monotonic() + WAIT
         while time.monotonic() < deadline and (

@@ -36,8 +36,8 @@ from scrapy.http import Response
 from scrapy_redis.spiders import RedisSpider
 from twisted.python.failure import Failure
 
+from scrapy_rep.crawl import graph
 from scrapy_rep.crawl.exceptions import RepIgnoreRequest
-from scrapy_rep.crawl.service import RobotsService
 
 # The engine looks at its scheduler every 5 s when idle; a shared queue filled by
 # other workers should be looked at more often than that in a test.
@@ -85,7 +85,7 @@ class ClusterSpider(RedisSpider):  # type: ignore[misc]
         return scrapy.Request(url, callback=self.parse, errback=self.failed)
 
     def opened(self, spider: Any = None) -> None:
-        REPORT["service"] = RobotsService.running(self.crawler)
+        REPORT["service"] = graph.running(self.crawler)
         Path(CONFIG["ready"]).write_text(str(time.time()))
 
     def parse(self, response: Response) -> Iterator[scrapy.Request]:

@@ -1,0 +1,217 @@
+"""The crawl's object graph: :func:`build` makes every part of one crawler, once.
+
+Each part gets its collaborators as constructor arguments; the
+:class:`~scrapy_rep.crawl.service.RobotsService` holds them, opens and closes
+them. Components find the crawler's graph here, never by building it
+themselves: :func:`of` (made on first use, by whichever component asks first:
+the downloader middleware, the pushback middleware) and :func:`running` (None:
+no component made it, so scrapy-rep does not judge this crawl's requests, and
+a client that would need a judged page fails closed).
+"""
+
+from __future__ import annotations
+
+import weakref
+from dataclasses import replace
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from scrapy.exceptions import NotConfigured
+from scrapy.utils.asyncio import is_asyncio_available
+
+from scrapy_rep.core.gate import OriginGate
+from scrapy_rep.core.policy import Policy, Status
+from scrapy_rep.core.pushback import Pushback
+from scrapy_rep.core.tdmrep import USE as TDM_USE
+from scrapy_rep.core.waiting_room import waiting_bound
+from scrapy_rep.crawl import oneshot
+from scrapy_rep.crawl.admission import AdmissionPath
+from scrapy_rep.crawl.collection import CollectionHook, load_collection_policy
+from scrapy_rep.crawl.crawl_delay import CrawlDelay
+from scrapy_rep.crawl.fetch import RobotsFetcher
+from scrapy_rep.crawl.handover import Handover
+from scrapy_rep.crawl.listener import PolicyListener
+from scrapy_rep.crawl.pushback import PageSignals
+from scrapy_rep.crawl.service import RobotsService
+from scrapy_rep.crawl.shared_pauses import SharedPauses
+from scrapy_rep.crawl.tdmrep import TdmRep
+from scrapy_rep.crawl.telemetry import Telemetry
+from scrapy_rep.crawl.walls import LicenceWalls
+from scrapy_rep.runtime.logs import bound_lines
+from scrapy_rep.runtime.resolver import Resolver, ResolverSpec, SharedResolvers
+from scrapy_rep.runtime.settings import RepSettings, SettingError, is_enabled
+from scrapy_rep.runtime.store import open_store
+from scrapy_rep.runtime.store.factory import shared_pacing
+from scrapy_rep.runtime.store.memory import EVICTED_PER_CACHED, PolicyCache
+from scrapy_rep.runtime.tdmrep import TDMREP
+
+if TYPE_CHECKING:
+    from scrapy import Request
+    from scrapy.crawler import Crawler
+
+
+def of(crawler: Crawler) -> RobotsService:
+    """The crawler's service, built on first use (raises ``NotConfigured`` when
+    ``REP_ENABLED`` is off)."""
+    found = _SERVICES.get(crawler)
+    if found is None:
+        found = _SERVICES[crawler] = build(crawler)
+    return found
+
+
+def running(crawler: Crawler) -> RobotsService | None:
+    """The crawler's service if a component built it; None: scrapy-rep does not judge here."""
+    return _SERVICES.get(crawler)
+
+
+def build(crawler: Crawler) -> RobotsService:
+    """Every part of the crawl for ``crawler``, each given what it works with."""
+    if not is_enabled(crawler.settings.get):
+        raise NotConfigured("REP_ENABLED is off")
+    if not is_asyncio_available():
+        raise SettingError(
+            "scrapy-rep needs Scrapy's asyncio reactor: TWISTED_REACTOR = "
+            "'twisted.internet.asyncioreactor.AsyncioSelectorReactor' (Scrapy's default)"
+        )
+    bound_lines()  # no log line past MAX_RECORD, whatever a call site forgets
+    config = RepSettings.of(crawler)
+    token = config.token
+    #: the time and the timers (refetches, park expiry): a test's clock, given in REP_CLOCK
+    clock = config.clock
+    fetcher = RobotsFetcher(
+        crawler, config.fetch_timeout, config.max_redirects, token=token, excluded=config.exclude
+    )
+    jobdir: str | None = crawler.settings.get("JOBDIR") or None
+    spec = ResolverSpec.of(config, clock, jobdir)
+    #: ``scrapy fetch`` and the like: wait for the whole fetch, then answer; hold nothing
+    one_shot = oneshot.command_of(crawler)
+    # a one-shot command's requests all wait: none may be dropped for want of room
+    wait = config.pending_wait if one_shot is None else spec.fetch_budget
+    concurrency = crawler.settings.getint("CONCURRENT_REQUESTS")
+    # what pages say while they are crawled (429, 503, 403s): the pure side, which the
+    # gate asks too; None: every row of the page status table is off
+    rows_on = any(action != "off" for action in config.pushback.actions.values())
+    heard = Pushback(replace(config.pushback, ramp_max=_ramp_max(crawler))) if rows_on else None
+    gate: OriginGate[Request] = OriginGate(
+        wait,
+        config.park_max,
+        config.park_timeout,
+        max_waiting=waiting_bound(concurrency) if one_shot is None else None,
+        pushback=heard,
+    )
+    hook = load_collection_policy(config.collection_policy)
+    telemetry = Telemetry.of(crawler)
+    resolver = SharedResolvers.acquire(spec, partial(_resolver, config, spec, jobdir))
+    handover = Handover(
+        crawler, telemetry, config.requeue_parked, jobdir, token=token, policy_of=resolver.current
+    )
+    listener = PolicyListener(
+        crawler, fetcher, gate, resolver, telemetry, clock=clock, token=token, handover=handover
+    )
+    holding = listener.holding
+    shared = resolver.shared
+    crawl_delay = CrawlDelay(
+        crawler,
+        config.crawl_delay_max,
+        telemetry,
+        partial(_asked_delay, resolver, token) if config.crawl_delay_enabled else None,
+        shared_pacing(shared) if config.crawl_delay_shared else None,
+        remember=config.cache_max_origins,
+    )
+    tdmrep = (
+        TdmRep(
+            crawler,
+            config,
+            telemetry,
+            SharedResolvers.acquire(spec, partial(resolver.for_file, TDMREP), TDMREP),
+            listener.closing,
+            leave=partial(SharedResolvers.leave, spec, TDMREP),
+        )
+        if TDM_USE in config.uses
+        else None
+    )
+    pauses = (
+        SharedPauses(shared)
+        if heard is not None and shared is not None and hasattr(shared, "save_pause")
+        else None
+    )
+    pushback = (
+        PageSignals(
+            crawler,
+            gate,
+            holding,
+            telemetry,
+            heard,
+            clock=clock,
+            share=pauses.save if pauses is not None else None,
+            one_shot=one_shot,
+        )
+        if heard is not None
+        else None
+    )
+    if pauses is not None and pushback is not None:
+        pauses.listen(pushback.adopt, pushback.forgotten)
+    admission = AdmissionPath(
+        crawler,
+        config,
+        gate=gate,
+        resolver=resolver,
+        fetcher=fetcher,
+        fetch=listener.fetch,
+        telemetry=telemetry,
+        clock=clock,
+        excluded=config.exclude,
+        one_shot=one_shot,
+        collection=CollectionHook(hook) if hook is not None else None,
+        tdmrep=tdmrep,
+        pushback=pushback,
+    )
+    service = RobotsService(
+        crawler,
+        config,
+        spec=spec,
+        fetcher=fetcher,
+        gate=gate,
+        resolver=resolver,
+        listener=listener,
+        telemetry=telemetry,
+        crawl_delay=crawl_delay,
+        admission=admission,
+        walls=LicenceWalls(resolver, telemetry, pushback, token=token),
+        one_shot=one_shot,
+        tdmrep=tdmrep,
+        pauses=pauses,
+        pushback=pushback,
+    )
+    return service
+
+
+def _resolver(config: RepSettings, spec: ResolverSpec, jobdir: str | None) -> Resolver:
+    cache = PolicyCache(
+        config.cache_max_origins,
+        compiled_max=config.cache_compiled_origins,
+        max_bytes=config.cache_max_bytes,
+        compiled_bytes=config.cache_compiled_bytes,
+    )
+    # an operator's ``scrapy-rep store forget`` empties the local cache too
+    shared = open_store(config, jobdir, on_invalidate=cache.forget)
+    if shared is None:  # nothing else to ask for an evicted origin: keep it compact
+        cache.evicted_max = EVICTED_PER_CACHED * config.cache_max_origins
+    return Resolver.of(spec, cache, shared)
+
+
+def _asked_delay(resolver: Resolver, token: str, policy: Policy) -> float | None:
+    """The Crawl-delay ``policy``'s robots.txt asks of ``token``."""
+    robots = resolver.cache.robots(policy) if policy.status is Status.OK else None
+    return robots.crawl_delay(token) if robots is not None else None
+
+
+def _ramp_max(crawler: Crawler) -> int:
+    """Requests in flight at which a page pause's slow start ends: the origin's concurrency."""
+    per_domain = crawler.settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN")
+    per_ip = crawler.settings.getint("CONCURRENT_REQUESTS_PER_IP")
+    return max(1, per_ip or per_domain or 8)
+
+
+#: crawler -> its service (:func:`of`); gone with the crawler
+_SERVICES: weakref.WeakKeyDictionary[Any, RobotsService] = weakref.WeakKeyDictionary()
