@@ -9,51 +9,35 @@ parked or released, a robots.txt fetched or reused, an origin's standing,
 stats, the report's counters and the audit log together, so the three never
 disagree.
 
-:class:`Telemetry` takes the requests' answers itself; the events go to
-their subject's handlers (:mod:`.held`, :mod:`.origins`, :mod:`.pages`);
+:class:`Telemetry` takes the requests' answers itself (in :class:`~.sink.Sink`, its
+base, which the handlers write to, importing it and not this package); the events go
+to their subject's handlers (:mod:`.held`, :mod:`.origins`, :mod:`.pages`);
 the stats wait in a :class:`~.batch.StatsBatch`, and the close is
 :class:`~.closing.CloseReport`'s.
 """
 
 from __future__ import annotations
 
-import logging
 import weakref
 from collections.abc import Callable
 from typing import Any
 
 from scrapy import signals
 
-from scrapy_rep.core.decision import DOWNLOAD, DROP, KEEP, REQUEUE, DecisionRecord
 from scrapy_rep.core.events import Event
-from scrapy_rep.core.report import CrawlCounts
-from scrapy_rep.core.uses import ANSWERS, REFUSED, USES
 from scrapy_rep.crawl import job
-from scrapy_rep.crawl import meta as M
 from scrapy_rep.crawl.telemetry import held, identity, origins, pages, pushback
-from scrapy_rep.crawl.telemetry.batch import FLUSH_EVERY, StatsBatch
-from scrapy_rep.crawl.telemetry.closing import CloseReport
-from scrapy_rep.robotstxt.text import printable
+from scrapy_rep.crawl.telemetry.batch import FLUSH_EVERY
+from scrapy_rep.crawl.telemetry.sink import Sink
 from scrapy_rep.runtime.audit import AuditLog, PolicyArchive
 from scrapy_rep.runtime.settings import RepSettings
 
 __all__ = ["FLUSH_EVERY", "Telemetry"]
 
-logger = logging.getLogger(__name__)
 
-_CACHE = {outcome: f"rep/cache/{outcome}" for outcome in ("hit", "miss", "expired")}
-#: the final answers of a held request handed over at close (not drops) -> their stats key
-_HANDED_OVER = {REQUEUE: "rep/requeued", KEEP: "rep/held/saved"}
-_JUDGEMENTS = {rep: f"rep/judgements/{rep}" for rep in ("allow", "disallow", "unresolved")}
-#: use -> answer -> its stats key
-_NO_KEYS: dict[str, str] = {}
-_USE_KEYS: dict[str, dict[str, str]] = {
-    use: {answer: f"rep/use/{use}/{answer}" for answer in ANSWERS} for use in USES
-}
-
-
-class Telemetry:
-    """Stats, counters, audit records and the close report of one crawler."""
+class Telemetry(Sink):
+    """Stats, counters, audit records and the close report of one crawler; the events
+    dispatched to their subject's handlers."""
 
     @classmethod
     def of(cls, crawler: Any) -> Telemetry:
@@ -81,171 +65,6 @@ class Telemetry:
             crawler.signals.connect(found.flush, signal=signals.spider_closed)
         return found
 
-    def __init__(
-        self,
-        stats: Any,
-        *,
-        max_origins: int,
-        audit: AuditLog | None = None,
-        archive: PolicyArchive | None = None,
-        report: bool = True,
-        report_html: str | None = None,
-    ) -> None:
-        self.batch = StatsBatch(stats)
-        #: the batch's own methods, not wrappers: a count is on every path
-        self.inc = self.batch.inc
-        self.flush = self.batch.flush
-        self.counts = CrawlCounts(max_origins)
-        self.audit = audit
-        self.archive = archive
-        self.closing = CloseReport(self.counts, audit, report=report, html=report_html)
-        #: what is said once a crawl: origins given up, unreadable files
-        self.noted: set[str] = set()
-        #: origins whose tdmrep.json came as an HTML page (the first few), and how many
-        self.tdmrep_html: list[str] = []
-        self.tdmrep_html_count = 0
-
-    # -- requests -----------------------------------------------------------
-
-    def judged(self, origin: str, record: DecisionRecord, cache: str) -> None:
-        """A request judged against a policy (``cache``: hit, miss or expired)."""
-        batch = self.batch
-        pending = batch.pending  # the hot path: plain dict updates, keys made once
-        rep = record["rep_decision"]
-        for key in (_CACHE[cache], "rep/judgements", _JUDGEMENTS[rep]):
-            pending[key] = pending.get(key, 0) + 1
-        if rep == "disallow":
-            self.inc("robotstxt/forbidden")  # dashboards watch Scrapy's own key
-        batch.events += 3
-        uses = record.get("uses")
-        if uses:
-            self._uses(origin, uses)
-        action = record["action"]
-        if action in (DOWNLOAD, DROP):
-            self.final(origin, record)
-        elif self.audit is not None:
-            self.audit.write("decision", record)
-
-    def _uses(self, origin: str, uses: dict[str, dict[str, str]]) -> None:
-        """``rep/use/<use>/<answer>`` per judged request; refusals per origin for the report."""
-        batch = self.batch
-        pending = batch.pending  # as judged(): plain dict updates, keys made once
-        for use, said in uses.items():
-            answer = said["answer"]
-            key = _USE_KEYS.get(use, _NO_KEYS).get(answer) or f"rep/use/{use}/{answer}"
-            pending[key] = pending.get(key, 0) + 1
-            if answer == REFUSED:
-                self.counts.use_refused(origin, use)
-        batch.events += len(uses)
-
-    def final(self, origin: str | None, record: DecisionRecord, *, stat: str = "") -> None:
-        """A request's last answer: downloaded, dropped, or (held at close) requeued into a
-        shared queue or kept in the JOBDIR. One ``decision`` record, whatever it is.
-
-        ``stat``: the key a requeue counts under when it is not this worker's own
-        (a dead worker's request, requeued here)."""
-        action = record["action"]
-        if action == DOWNLOAD:
-            self.inc("rep/downloaded")
-            if record["rep_decision"] != "allow":  # never, by construction: a monitor's check
-                self.inc("rep/downloaded/not-allowed")
-            if origin is not None:
-                self.counts.downloaded(origin)
-        elif action in _HANDED_OVER:
-            self.inc(stat or _HANDED_OVER[action])
-            logger.debug(
-                "scrapy-rep: %(action)s %(url)s, held (%(reason)s): %(detail)s",
-                {
-                    "action": action,
-                    "url": printable(record["url"]),
-                    "reason": record["reason"],
-                    "detail": record["detail"],
-                },
-            )
-        else:
-            reason = record["reason"]
-            self.inc(f"rep/dropped/{reason}")
-            self.counts.dropped(origin, reason)
-            logger.debug(
-                "scrapy-rep: dropped %(url)s for %(token)r (%(reason)s): %(detail)s",
-                {
-                    "url": printable(record["url"]),
-                    "token": record["product_token"],
-                    "reason": reason,
-                    "detail": printable(record["detail"]),  # quotes the site's rules
-                },
-            )
-        if self.audit is not None:
-            self.audit.write("decision", record)
-
-    def answered_again(self, origin: str, request: Any) -> None:
-        """``request`` is answered anew: if its last answer was a download of the same URL (a
-        page sent again after its origin's pause, a retry), that one no longer counts; each
-        request's final answer counts once. (A redirect's hop is a request of its own.)"""
-        previous = request.meta.get(M.DECISION)
-        if previous is None or previous.get("action") != DOWNLOAD:
-            return
-        if previous.get("url") == request.url:
-            pending = self.batch.pending
-            pending["rep/downloaded"] = pending.get("rep/downloaded", 0) - 1
-            self.counts.undownloaded(origin)
-
-    def overruled(self, origin: str | None, record: DecisionRecord) -> None:
-        """A request let through (its ``download`` answer recorded) and then stopped as it
-        left for the network (``core/identity.py``): ``record`` (a drop) is its final answer,
-        and it no longer counts as downloaded."""
-        pending = self.batch.pending
-        pending["rep/downloaded"] = pending.get("rep/downloaded", 0) - 1
-        if origin is not None:
-            self.counts.undownloaded(origin)
-        self.final(origin, record)
-
-    def stopped(
-        self, origin: str | None, judged: DecisionRecord | None, record: DecisionRecord
-    ) -> None:
-        """``record`` (a drop), the final answer of a request stopped after it was let
-        through (``judged``: its decision record, its download counted: no longer, as
-        :meth:`overruled`) or never judged (``dont_obey_robotstxt``)."""
-        if judged is not None and judged.get("action") == DOWNLOAD:
-            self.overruled(origin, record)
-        else:
-            self.final(origin, record)
-
-    def subrequest(
-        self,
-        origin: str | None,
-        record: DecisionRecord,
-        *,
-        page: str,
-        first_url: str,
-        resource_type: str,
-        method: str,
-        hop: int,
-        counted: bool = True,
-    ) -> None:
-        """A request a browser made while rendering ``page``, judged by the browser guard.
-
-        ``counted`` is False for the redirect hops of the page's own navigation
-        (the page itself is counted by the middleware).
-        """
-        if counted:
-            allowed = record["action"] == DOWNLOAD
-            reason = record["reason"]
-            self.inc("rep/browser/allowed" if allowed else f"rep/browser/aborted/{reason}")
-            self.counts.subrequest(origin, None if allowed else reason)
-        if self.audit is not None:
-            self.audit.write(
-                "subrequest",
-                {
-                    **record,
-                    "page": page,
-                    "request_url": first_url,
-                    "method": method,
-                    "resource_type": resource_type,
-                    "hop": hop,
-                },
-            )
-
     # -- events (rarely called: one value each, see core/events.py) -----------
 
     def emit(self, event: Event) -> None:
@@ -254,21 +73,6 @@ class Telemetry:
         if handler is None:
             raise TypeError(f"not a scrapy-rep event: {event!r}")
         handler(self, event)
-
-    def response(self, response: Any, request: Any, spider: Any = None) -> None:
-        """With an audit log: each downloaded page's own HTTP status (``response_received``)."""
-        decision = request.meta.get(M.DECISION)
-        if self.audit is None or decision is None or request.meta.get(M.ROBOTS_REQUEST):
-            return
-        self.audit.write(
-            "response",
-            {
-                "url": decision["url"],
-                "origin": decision["origin"],
-                "target_status": response.status,  # never mixed with the robots.txt one
-                "response_url": response.url,
-            },
-        )
 
     # -- the end ------------------------------------------------------------
 

@@ -12,7 +12,7 @@ from scrapy_rep.core.events import HeldRestored, HeldUnrecorded, Parked, Release
 from scrapy_rep.core.pushback import REASONS as PUSHBACK_REASONS
 
 if TYPE_CHECKING:
-    from scrapy_rep.crawl.telemetry import Telemetry
+    from scrapy_rep.crawl.telemetry.sink import Sink
 
 logger = logging.getLogger(__package__)  # the sink's one logger, whichever part speaks
 
@@ -20,7 +20,7 @@ logger = logging.getLogger(__package__)  # the sink's one logger, whichever part
 FROM_DEAD = "rep/cluster/requeued-from-dead-worker"
 
 
-def parked(sink: Telemetry, event: Parked) -> None:
+def parked(sink: Sink, event: Parked) -> None:
     origin, url, reason = event.origin, event.url, event.reason
     sink.inc("rep/parked")
     sink.inc(f"rep/parked/{reason}")
@@ -36,7 +36,7 @@ def parked(sink: Telemetry, event: Parked) -> None:
         sink.audit.write("parked", record)
 
 
-def released(sink: Telemetry, event: Released) -> None:
+def released(sink: Sink, event: Released) -> None:
     origin, url = event.origin, event.url
     sink.inc("rep/released")
     if event.reason in PUSHBACK_REASONS:
@@ -49,7 +49,7 @@ def released(sink: Telemetry, event: Released) -> None:
         sink.audit.write("released", record)
 
 
-def requeued_from_dead_worker(sink: Telemetry, event: RequeuedFromDead) -> None:
+def requeued_from_dead_worker(sink: Sink, event: RequeuedFromDead) -> None:
     """Each request's final answer, in the dead worker's stead: a ``requeue`` decision
     record from what that worker recorded; a bare ``requeued`` record where it recorded
     only the URL (an older version)."""
@@ -81,7 +81,7 @@ def requeued_from_dead_worker(sink: Telemetry, event: RequeuedFromDead) -> None:
         )
 
 
-def held_restored(sink: Telemetry, event: HeldRestored) -> None:
+def held_restored(sink: Sink, event: HeldRestored) -> None:
     for _ in range(event.count):
         sink.inc("rep/held/restored")
     logger.info(
@@ -90,7 +90,7 @@ def held_restored(sink: Telemetry, event: HeldRestored) -> None:
     )
 
 
-def held_unrecorded(sink: Telemetry, event: HeldUnrecorded) -> None:
+def held_unrecorded(sink: Sink, event: HeldUnrecorded) -> None:
     sink.inc("rep/cluster/held-unrecorded")
     logger.debug(
         "scrapy-rep: cannot record held %(url)s in Redis: %(error)s",
@@ -99,7 +99,7 @@ def held_unrecorded(sink: Telemetry, event: HeldUnrecorded) -> None:
 
 
 #: event class -> its handler here
-ON: Mapping[type, Callable[[Telemetry, Any], None]] = {
+ON: Mapping[type, Callable[[Sink, Any], None]] = {
     Parked: parked,
     Released: released,
     RequeuedFromDead: requeued_from_dead_worker,

@@ -10,12 +10,12 @@ from scrapy_rep.core.events import IdentityMismatch
 from scrapy_rep.robotstxt.text import printable
 
 if TYPE_CHECKING:
-    from scrapy_rep.crawl.telemetry import Telemetry
+    from scrapy_rep.crawl.telemetry.sink import Sink
 
 logger = logging.getLogger(__package__)  # the sink's one logger, whichever part speaks
 
 
-def identity_mismatch(sink: Telemetry, event: IdentityMismatch) -> None:
+def identity_mismatch(sink: Sink, event: IdentityMismatch) -> None:
     """``rep/identity/<reason>`` for each request; one WARNING per origin and reason."""
     sink.inc(f"rep/identity/{event.reason}")
     if event.first:
@@ -45,4 +45,4 @@ def identity_mismatch(sink: Telemetry, event: IdentityMismatch) -> None:
         )
 
 
-ON: Mapping[type, Callable[[Telemetry, Any], None]] = {IdentityMismatch: identity_mismatch}
+ON: Mapping[type, Callable[[Sink, Any], None]] = {IdentityMismatch: identity_mismatch}

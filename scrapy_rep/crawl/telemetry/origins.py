@@ -26,7 +26,7 @@ from scrapy_rep.core.policy import FetchResult, Policy, Status, classify
 from scrapy_rep.robotstxt.text import printable
 
 if TYPE_CHECKING:
-    from scrapy_rep.crawl.telemetry import Telemetry
+    from scrapy_rep.crawl.telemetry.sink import Sink
 
 logger = logging.getLogger(__package__)  # the sink's one logger, whichever part speaks
 
@@ -34,7 +34,7 @@ logger = logging.getLogger(__package__)  # the sink's one logger, whichever part
 # -- robots.txt -----------------------------------------------------------------
 
 
-def fetched(sink: Telemetry, event: Fetched) -> None:
+def fetched(sink: Sink, event: Fetched) -> None:
     """A robots.txt fetch's one record: its stats, the origin's count and the audit's
     ``fetch`` record together."""
     origin, result, policy = event.origin, event.result, event.policy
@@ -67,12 +67,12 @@ def fetched(sink: Telemetry, event: Fetched) -> None:
         sink.audit.write("fetch", {**record, "licenses": list(event.licenses)})
 
 
-def reused(sink: Telemetry, event: Reused) -> None:
+def reused(sink: Sink, event: Reused) -> None:
     sink.inc("rep/fetch/reused")
     sink.counts.reused(event.origin, event.policy.status.value)
 
 
-def standing(sink: Telemetry, event: Standing) -> None:
+def standing(sink: Sink, event: Standing) -> None:
     """Log and count where an origin stands after a new policy."""
     origin, policy = event.origin, event.policy
     status = policy.status
@@ -97,7 +97,7 @@ def standing(sink: Telemetry, event: Standing) -> None:
         _note(logging.INFO, origin, f"resumed: {policy.reason}")
 
 
-def parsed(sink: Telemetry, event: Parsed) -> None:
+def parsed(sink: Sink, event: Parsed) -> None:
     """A file's problems counted; an unreadable one said, once."""
     origin, diagnostics = event.origin, event.diagnostics
     if not diagnostics:
@@ -110,18 +110,18 @@ def parsed(sink: Telemetry, event: Parsed) -> None:
         )
 
 
-def served_from_cache(sink: Telemetry, event: RobotsServedFromCache) -> None:
+def served_from_cache(sink: Sink, event: RobotsServedFromCache) -> None:
     sink.inc("rep/robots/served_from_cache")
 
 
 # -- Crawl-delay ----------------------------------------------------------------
 
 
-def crawl_delay(sink: Telemetry, event: CrawlDelaySet) -> None:
+def crawl_delay(sink: Sink, event: CrawlDelaySet) -> None:
     sink.counts.crawl_delay(event.origin, event.delay)
 
 
-def crawl_delay_capped(sink: Telemetry, event: CrawlDelayCapped) -> None:
+def crawl_delay_capped(sink: Sink, event: CrawlDelayCapped) -> None:
     sink.inc("rep/crawl_delay/capped")
     logger.info(
         "scrapy-rep: %(origin)s asks for Crawl-delay %(asked)ss, capped at %(cap)ss",
@@ -129,11 +129,11 @@ def crawl_delay_capped(sink: Telemetry, event: CrawlDelayCapped) -> None:
     )
 
 
-def slot_delay_raised(sink: Telemetry, event: SlotDelayRaised) -> None:
+def slot_delay_raised(sink: Sink, event: SlotDelayRaised) -> None:
     sink.inc("rep/crawl_delay/applied")
 
 
-def delay_waited(sink: Telemetry, event: DelayWaited) -> None:
+def delay_waited(sink: Sink, event: DelayWaited) -> None:
     sink.inc("rep/cluster/delay-waits")
     sink.counts.delay_waited(event.seconds)
 
@@ -141,7 +141,7 @@ def delay_waited(sink: Telemetry, event: DelayWaited) -> None:
 # -- tdmrep.json ----------------------------------------------------------------
 
 
-def tdmrep(sink: Telemetry, event: TdmrepFetched) -> None:
+def tdmrep(sink: Sink, event: TdmrepFetched) -> None:
     """A tdmrep.json fetch's one record: the fetch counted, its problems said once, audited."""
     origin, result, policy, rules = event.origin, event.result, event.policy, event.rules
     if result is not None:
@@ -156,7 +156,7 @@ def tdmrep(sink: Telemetry, event: TdmrepFetched) -> None:
         sink.inc("rep/tdmrep/with_rules")
     if rules is not None and rules.diagnostics and _html(result):
         # a soft 404 (an HTML page for any path, as many sites answer): no file, said once a
-        # crawl at close (Telemetry.closed), not a warning an origin
+        # crawl at close (Sink.closed), not a warning an origin
         sink.inc("rep/tdmrep/html")
         if len(sink.tdmrep_html) < _HTML_NAMED:
             sink.tdmrep_html.append(origin)
@@ -189,7 +189,7 @@ def _html(result: FetchResult | None) -> bool:
     return media in ("text/html", "application/xhtml+xml")
 
 
-def tdmrep_html_summary(sink: Telemetry) -> None:
+def tdmrep_html_summary(sink: Sink) -> None:
     """At close: the tdmrep.json fetches that got an HTML page, in one INFO line naming the
     first origins (counted by fetch: an origin refetched after its TTL counts again)."""
     count = sink.tdmrep_html_count
@@ -228,7 +228,7 @@ def clock_time(timestamp: float) -> str:
     return time.strftime("%H:%M:%S", time.localtime(timestamp))
 
 
-def _archive(sink: Telemetry, policy: Policy) -> str | None:
+def _archive(sink: Sink, policy: Policy) -> str | None:
     """Keep the body in REP_POLICY_ARCHIVE (once per digest); its path, or None."""
     if sink.archive is None or policy.body is None or policy.digest is None:
         return None
@@ -247,14 +247,14 @@ def _note(level: int, origin: str, text: str) -> None:
     )
 
 
-def _note_once(sink: Telemetry, key: str, origin: str, level: int, text: str) -> None:
+def _note_once(sink: Sink, key: str, origin: str, level: int, text: str) -> None:
     """:func:`_note`, the first time ``key`` is noted in this crawl."""
     if key not in sink.noted:
         sink.noted.add(key)
         _note(level, origin, text)
 
 
-def licence_wall(sink: Telemetry, event: LicenceWall) -> None:
+def licence_wall(sink: Sink, event: LicenceWall) -> None:
     """A licence or payment wall met: counted, per origin for the report, and audited."""
     wall = event.wall
     sink.inc(f"rep/walls/{wall['kind']}")
@@ -276,7 +276,7 @@ def licence_wall(sink: Telemetry, event: LicenceWall) -> None:
 
 
 #: event class -> its handler here
-ON: Mapping[type, Callable[[Telemetry, Any], None]] = {
+ON: Mapping[type, Callable[[Sink, Any], None]] = {
     Fetched: fetched,
     Reused: reused,
     Standing: standing,

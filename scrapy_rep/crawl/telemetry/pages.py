@@ -10,12 +10,12 @@ from typing import TYPE_CHECKING, Any
 from scrapy_rep.core.events import ItemDropped, NoindexItem, PageSaid, PageUses
 
 if TYPE_CHECKING:
-    from scrapy_rep.crawl.telemetry import Telemetry
+    from scrapy_rep.crawl.telemetry.sink import Sink
 
 logger = logging.getLogger(__package__)  # the sink's one logger, whichever part speaks
 
 
-def page_uses(sink: Telemetry, event: PageUses) -> None:
+def page_uses(sink: Sink, event: PageUses) -> None:
     origin, url, uses = event.origin, event.url, event.uses
     for use, said in uses.items():
         answer = said["answer"]
@@ -24,7 +24,7 @@ def page_uses(sink: Telemetry, event: PageUses) -> None:
         sink.audit.write("page_use", {"url": url, "origin": origin, "uses": uses})
 
 
-def page_said(sink: Telemetry, event: PageSaid) -> None:
+def page_said(sink: Sink, event: PageSaid) -> None:
     for date in event.invalid_dates:
         sink.inc("rep/page/invalid_date")
         logger.debug(
@@ -46,7 +46,7 @@ def page_said(sink: Telemetry, event: PageSaid) -> None:
 PAGE_NOINDEX = "page-noindex"
 
 
-def noindex_item(sink: Telemetry, event: NoindexItem) -> None:
+def noindex_item(sink: Sink, event: NoindexItem) -> None:
     if event.kept:
         sink.inc("rep/page/noindex/items-kept")
         return
@@ -63,7 +63,7 @@ def noindex_item(sink: Telemetry, event: NoindexItem) -> None:
         )
 
 
-def item_dropped(sink: Telemetry, event: ItemDropped) -> None:
+def item_dropped(sink: Sink, event: ItemDropped) -> None:
     url, reason, detail = event.url, event.reason, event.detail
     if event.media:  # a media pipeline's download, failed for what its response says
         sink.inc(f"rep/media/dropped/{reason}")
@@ -88,7 +88,7 @@ def item_dropped(sink: Telemetry, event: ItemDropped) -> None:
 
 
 #: event class -> its handler here
-ON: Mapping[type, Callable[[Telemetry, Any], None]] = {
+ON: Mapping[type, Callable[[Sink, Any], None]] = {
     PageUses: page_uses,
     PageSaid: page_said,
     NoindexItem: noindex_item,

@@ -13,12 +13,12 @@ from scrapy_rep.crawl.telemetry.origins import clock_time
 from scrapy_rep.robotstxt.text import printable
 
 if TYPE_CHECKING:
-    from scrapy_rep.crawl.telemetry import Telemetry
+    from scrapy_rep.crawl.telemetry.sink import Sink
 
 logger = logging.getLogger(__package__)  # the sink's one logger, whichever part speaks
 
 
-def page_paused(sink: Telemetry, event: PagePaused) -> None:
+def page_paused(sink: Sink, event: PagePaused) -> None:
     pause = event.pause
     state = pause.state
     sink.inc(f"rep/pushback/pauses/{state.cause}")
@@ -68,7 +68,7 @@ def page_paused(sink: Telemetry, event: PagePaused) -> None:
         )
 
 
-def page_resumed(sink: Telemetry, event: PageResumed) -> None:
+def page_resumed(sink: Sink, event: PageResumed) -> None:
     state = event.state
     sink.inc(f"rep/pushback/resumes/{state.cause}")
     logger.info(
@@ -88,7 +88,7 @@ def page_resumed(sink: Telemetry, event: PageResumed) -> None:
         )
 
 
-def page_refused(sink: Telemetry, event: PageRefused) -> None:
+def page_refused(sink: Sink, event: PageRefused) -> None:
     if event.unsent:
         sink.inc("rep/pushback/unsent")
     else:
@@ -96,7 +96,7 @@ def page_refused(sink: Telemetry, event: PageRefused) -> None:
 
 
 #: event class -> its handler here
-ON: Mapping[type, Callable[[Telemetry, Any], None]] = {
+ON: Mapping[type, Callable[[Sink, Any], None]] = {
     PagePaused: page_paused,
     PageResumed: page_resumed,
     PageRefused: page_refused,
