@@ -11,14 +11,18 @@ from scrapy.utils.misc import load_object
 
 from scrapy_rep.components.body_guard import BodyGuard
 from scrapy_rep.components.identity import IDENTITY_PRIORITY, IdentityGuard
-from scrapy_rep.components.media import MediaUsesMiddleware
 from scrapy_rep.components.page import PageDirectivesMiddleware
-from scrapy_rep.components.provenance import ItemProvenanceMiddleware
 from scrapy_rep.components.pushback import PUSHBACK_PRIORITY, PushbackMiddleware
 from scrapy_rep.components.robots import RobotsMiddleware
 from scrapy_rep.crawl import compat
-from scrapy_rep.integrations import browser
-from scrapy_rep.runtime.settings import SETTINGS, SettingError, is_enabled, read_spidermon
+from scrapy_rep.integrations import wiring
+from scrapy_rep.runtime.settings import (
+    SETTINGS,
+    SettingError,
+    is_enabled,
+    read_report,
+    read_spidermon,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -34,8 +38,14 @@ PAGE_DIRECTIVES_PRIORITY = 950
 #: RetryMiddleware (550) and RedirectMiddleware (600), so it reads the final response
 MEDIA_USES_PRIORITY = 540
 #: on the engine side of the page directives middleware: marks only the items it keeps
-#: (not configured, so no cost, unless REP_ITEM_PROVENANCE is set)
+#: (installed only when REP_ITEM_PROVENANCE is set)
 ITEM_PROVENANCE_PRIORITY = 940
+#: the optional components, by import path: a crawl that leaves them off never imports them
+MEDIA_USES = "scrapy_rep.components.media.MediaUsesMiddleware"
+ITEM_PROVENANCE = "scrapy_rep.components.provenance.ItemProvenanceMiddleware"
+HTML_REPORT = "scrapy_rep.components.html_report.HtmlReport"
+#: any place among the extensions: it acts at engine_stopped, after the sink's close
+HTML_REPORT_PRIORITY = 500
 
 
 def _builtin_priority(settings: Any) -> int:
@@ -90,36 +100,26 @@ class Addon:
         put("DOWNLOADER_MIDDLEWARES", RobotsMiddleware, priority)
         put("DOWNLOADER_MIDDLEWARES", BodyGuard, BODY_GUARD_PRIORITY)
         if settings.get("REP_USES"):  # installed only when a use is declared: quiet when off
-            put("DOWNLOADER_MIDDLEWARES", MediaUsesMiddleware, MEDIA_USES_PRIORITY)
+            put("DOWNLOADER_MIDDLEWARES", MEDIA_USES, MEDIA_USES_PRIORITY)
         put("DOWNLOADER_MIDDLEWARES", IdentityGuard, IDENTITY_PRIORITY)  # after every other
         put("DOWNLOADER_MIDDLEWARES", PushbackMiddleware, PUSHBACK_PRIORITY)
         put("SPIDER_MIDDLEWARES", PageDirectivesMiddleware, PAGE_DIRECTIVES_PRIORITY)
-        put("SPIDER_MIDDLEWARES", ItemProvenanceMiddleware, ITEM_PROVENANCE_PRIORITY)
+        if settings.get("REP_ITEM_PROVENANCE"):  # only when asked: nothing of it loads when off
+            put("SPIDER_MIDDLEWARES", ITEM_PROVENANCE, ITEM_PROVENANCE_PRIORITY)
+        if _html_report_wanted(settings):
+            put("EXTENSIONS", HTML_REPORT, HTML_REPORT_PRIORITY)
         for row in SETTINGS:
             if row.default is not None:
                 settings.set(row.name, row.default, priority="addon")
         if read_spidermon("REP_SPIDERMON", settings.get("REP_SPIDERMON"), settings.get):
-            _enable_spidermon(settings)
-        if browser.wanted(settings):  # scrapy-playwright installed, configured, guard on
-            browser.configure(settings)
+            wiring.enable_spidermon(settings)
+        if wiring.browser_wanted(settings):  # scrapy-playwright installed, configured, guard on
+            wiring.enable_browser_guard(settings)
 
 
-#: Spidermon's extension (the ``spidermon`` extra), and where it runs in EXTENSIONS
-SPIDERMON_EXTENSION = "spidermon.contrib.scrapy.extensions.Spidermon"
-SPIDERMON_PRIORITY = 500
-
-
-def _enable_spidermon(settings: Any) -> None:
-    """``REP_SPIDERMON``: Spidermon on, scrapy-rep's suite run when the engine stops."""
-    import importlib.util
-
-    if importlib.util.find_spec("spidermon") is None:
-        raise SettingError("REP_SPIDERMON needs Spidermon: pip install 'scrapy-rep[spidermon]'")
-    from scrapy_rep.integrations.monitors import SUITE
-
-    settings.set("SPIDERMON_ENABLED", True, priority="addon")
-    put = settings.set_in_component_priority_dict
-    put("EXTENSIONS", SPIDERMON_EXTENSION, SPIDERMON_PRIORITY)
-    suites = list(settings.getlist("SPIDERMON_ENGINE_STOP_MONITORS"))
-    if SUITE not in suites:
-        settings.set("SPIDERMON_ENGINE_STOP_MONITORS", [*suites, SUITE], priority="addon")
+def _html_report_wanted(settings: Any) -> bool:
+    """``REP_REPORT`` names an HTML page (a bad value is said at start-up, by the crawl)."""
+    try:
+        return isinstance(read_report("REP_REPORT", settings.get("REP_REPORT"), settings.get), str)
+    except SettingError:
+        return False

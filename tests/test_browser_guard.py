@@ -18,13 +18,15 @@ import pytest_twisted
 import scrapy
 from scrapy import signals
 from scrapy.settings import Settings
+from scrapy.utils.misc import load_object
 
 from scrapy_rep.addon import Addon
 from scrapy_rep.components.robots import RobotsMiddleware
 from scrapy_rep.crawl import meta as M
 from scrapy_rep.crawl.exceptions import RepIgnoreRequest
 from scrapy_rep.crawl.telemetry import Telemetry
-from scrapy_rep.integrations.browser import ABORT_CODE, HANDLER, BrowserGuard, page_init
+from scrapy_rep.integrations.browser import ABORT_CODE, BrowserGuard, page_init
+from scrapy_rep.integrations.wiring import HANDLER
 from tests.support.playwright_fake import (
     FakeContext,
     FakeNetwork,
@@ -382,14 +384,20 @@ def _addon_settings(**values: Any) -> Any:
     return settings
 
 
+def _downloader_middlewares(settings: Any) -> set[Any]:
+    """The classes the settings enable (the add-on names optional ones by import path)."""
+    found = settings.getdict("DOWNLOADER_MIDDLEWARES")
+    return {load_object(c) if isinstance(c, str) else c for c, p in found.items() if p is not None}
+
+
 def test_addon_enables_the_guard_only_with_scrapy_playwright_configured() -> None:
     configured = _addon_settings(DOWNLOAD_HANDLERS=PLAYWRIGHT["DOWNLOAD_HANDLERS"])
-    assert BrowserGuard in configured.getdict("DOWNLOADER_MIDDLEWARES")
-    assert BrowserGuard not in _addon_settings().getdict("DOWNLOADER_MIDDLEWARES")
+    assert BrowserGuard in _downloader_middlewares(configured)
+    assert BrowserGuard not in _downloader_middlewares(_addon_settings())
     off = _addon_settings(
         DOWNLOAD_HANDLERS=PLAYWRIGHT["DOWNLOAD_HANDLERS"], REP_BROWSER_GUARD="False"
     )
-    assert BrowserGuard not in off.getdict("DOWNLOADER_MIDDLEWARES")
+    assert BrowserGuard not in _downloader_middlewares(off)
 
 
 def test_addon_blocks_service_workers_in_named_contexts_unless_allowed_explicitly() -> None:

@@ -9,8 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from scrapy_rep.core.audit_story import story_of
-from scrapy_rep.runtime.html_report import read_audit_log, render
+from scrapy_rep.report.html import read_audit_log, render
+from scrapy_rep.report.story import story_of
 
 
 def test_a_held_request_is_followed_to_its_fate() -> None:
@@ -120,7 +120,7 @@ def test_rep_report_page_needs_the_audit_log_it_is_made_from(tmp_path: Path) -> 
 
 
 def test_a_use_refused_drop_names_the_source_that_refused_not_the_rule_it_passed() -> None:
-    from scrapy_rep.core.audit_story import dropped_by
+    from scrapy_rep.report.story import dropped_by
 
     signal = "robots.txt line 29 in group user-agent: * (line 27): Content-Signal: ai-train=no"
     record = {

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from scrapy_rep import cli
-from scrapy_rep.runtime.html_report import write_report
+from scrapy_rep.report.html import write_report
 
 URL, ORIGIN = "https://a.example/x", "https://a.example:443"
 GOOD = {

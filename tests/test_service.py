@@ -22,7 +22,8 @@ from scrapy_rep.crawl import graph
 from scrapy_rep.crawl import meta as M
 from scrapy_rep.crawl.admission import HELD_DETAIL
 from scrapy_rep.crawl.telemetry import Telemetry
-from scrapy_rep.integrations.browser import HANDLER, BrowserGuard
+from scrapy_rep.integrations.browser import BrowserGuard
+from scrapy_rep.integrations.wiring import HANDLER
 from scrapy_rep.runtime.settings import TUNE
 from scrapy_rep.runtime.store.memory import EVICTED_PER_CACHED
 from tests.support.rig import Rig, Stall, in_loop

@@ -110,7 +110,7 @@ _DECISION_FIELDS = ("action", "rep_decision", "reason", "product_token")
 
 
 def _readable(record: dict[str, Any]) -> bool:
-    """A well-formed record (:func:`~scrapy_rep.core.audit_story.well_formed`); one that
+    """A well-formed record (:func:`~scrapy_rep.runtime.audit.well_formed`); one that
     carries a decision has the fields explain prints it with."""
     return record.get("type") not in _DECISION_TYPES or all(
         isinstance(record.get(name), str) for name in _DECISION_FIELDS

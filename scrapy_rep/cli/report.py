@@ -19,9 +19,9 @@ import sys
 from typing import Any
 
 from scrapy_rep.cli.subcommand import subcommand
+from scrapy_rep.report.html import write_report
 from scrapy_rep.robotstxt.text import printable
 from scrapy_rep.runtime.audit import Skipped, read_records
-from scrapy_rep.runtime.html_report import write_report
 
 
 def add_parser(subparsers: Any) -> None:

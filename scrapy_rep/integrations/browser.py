@@ -50,7 +50,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib.util
 import logging
 import weakref
 from collections.abc import Awaitable, Callable, Mapping
@@ -76,6 +75,7 @@ from scrapy_rep.core.uses import REFUSED, UseAnswer, uses_field
 from scrapy_rep.crawl import graph
 from scrapy_rep.crawl import meta as M
 from scrapy_rep.crawl.exceptions import RepIgnoreRequest
+from scrapy_rep.integrations import wiring
 from scrapy_rep.runtime.settings import RepSettings, is_enabled
 
 if TYPE_CHECKING:
@@ -86,10 +86,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-HANDLER = "scrapy_playwright.handler.ScrapyPlaywrightDownloadHandler"
-#: on the downloader side of everything that may retry or cache: its
-#: process_exception turns a render failed by a disallowed redirect into a drop first
-PRIORITY = 950
 #: the abort reason when the guard cannot judge
 GUARD_ERROR = "guard-error"
 #: what the browser is told for an aborted request (net::ERR_BLOCKED_BY_CLIENT)
@@ -102,52 +98,6 @@ _NO_CALLBACK = "_rep_none"  # the request had no page-init callback of its own
 
 #: live guards by key: the page-init callback is an import path (meta stays picklable)
 _GUARDS: weakref.WeakValueDictionary[str, BrowserGuard] = weakref.WeakValueDictionary()
-
-
-# -- the add-on's side ------------------------------------------------------------------------
-
-
-def installed() -> bool:
-    return importlib.util.find_spec("scrapy_playwright") is not None
-
-
-def configured(settings: Any) -> bool:
-    """scrapy-playwright's download handler is in ``DOWNLOAD_HANDLERS`` (by path or class)."""
-    if not installed():
-        return False
-    for handler in settings.getdict("DOWNLOAD_HANDLERS").values():
-        if handler is None:
-            continue
-        if isinstance(handler, str):
-            if handler == HANDLER:
-                return True
-            try:
-                handler = load_object(handler)
-            except (ImportError, ValueError, NameError):
-                continue
-        from scrapy_playwright.handler import ScrapyPlaywrightDownloadHandler
-
-        if isinstance(handler, type) and issubclass(handler, ScrapyPlaywrightDownloadHandler):
-            return True
-    return False
-
-
-def wanted(settings: Any) -> bool:
-    """The guard is installed, configured and switched on (``REP_BROWSER_GUARD``)."""
-    return RepSettings.browser_guard.value(settings.get) and configured(settings)
-
-
-def configure(settings: Any) -> None:
-    """From the add-on: the guard middleware, and service workers blocked in named contexts."""
-    settings.set_in_component_priority_dict("DOWNLOADER_MIDDLEWARES", BrowserGuard, PRIORITY)
-    contexts = settings.getdict("PLAYWRIGHT_CONTEXTS")
-    if contexts:
-        blocked = {
-            name: {"service_workers": "block", **(kwargs or {})}
-            for name, kwargs in contexts.items()
-        }
-        priority = settings.getpriority("PLAYWRIGHT_CONTEXTS") or 0
-        settings.set("PLAYWRIGHT_CONTEXTS", blocked, priority=priority)
 
 
 # -- the middleware ---------------------------------------------------------------------------
@@ -170,7 +120,7 @@ class BrowserGuard:
 
     def __init__(self, crawler: Crawler) -> None:
         settings = crawler.settings
-        if not is_enabled(settings.get) or not wanted(settings):
+        if not is_enabled(settings.get) or not wiring.browser_wanted(settings):
             raise NotConfigured("the browser guard is off or scrapy-playwright is not configured")
         self.crawler = crawler
         self.config = RepSettings.of(crawler)

@@ -137,7 +137,3 @@ class RepMonitorSuite(MonitorSuite):  # type: ignore[misc]
     """scrapy-rep's monitors, as one Spidermon suite (``REP_SPIDERMON = True``)."""
 
     monitors = [RepMonitor]  # noqa: RUF012 - Spidermon's own attribute
-
-
-#: the suite's import path, for SPIDERMON_ENGINE_STOP_MONITORS
-SUITE = f"{__name__}.RepMonitorSuite"

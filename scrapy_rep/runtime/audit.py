@@ -11,14 +11,67 @@ everything is flushed at close. ``scrapy-rep explain`` reads it back.
 from __future__ import annotations
 
 import json
+import math
 import os
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from scrapy_rep.core.audit_story import well_formed
 from scrapy_rep.robotstxt.text import MAX_RECORD, SHOWN_ITEMS, clip
+
+#: the fields read as text: each a string (or absent, or null)
+TEXT_FIELDS = (
+    "type", "crawl", "url", "origin", "action", "reason", "rep_decision", "product_token",
+    "detail", "group", "matched_rule", "collection_decision", "policy_status", "policy_url",
+    "policy_final_url", "policy_digest", "resource_type", "page", "archive",
+)  # fmt: skip
+#: the fields read as times or durations: each a finite number a calendar can show
+TIME_FIELDS = ("at", "started", "until", "fetched_at", "expires_at", "retry_after")
+#: the fields read as lists
+LIST_FIELDS = ("licenses", "diagnostics", "statuses")
+#: 9999-12-31T23:59:59Z: no time of an audit log is later (nor earlier than its negative)
+_LATEST = 253_402_300_799
+
+
+def well_formed(record: Any) -> bool:
+    """Whether ``record`` has the shape a crawl writes: a JSON object with a text ``type``,
+    and each field the report's story, the report and ``explain`` read of the type they
+    read it as.
+
+    A log edited by hand, or written by another tool, can carry a ``type`` that is a
+    list, an ``at`` that is infinite or a ``url`` that is a number: such a record is
+    skipped (and counted by its reader), never a traceback.
+    """
+    if not isinstance(record, dict) or not isinstance(record.get("type"), str):
+        return False
+    for name in TEXT_FIELDS:
+        value = record.get(name)
+        if value is not None and not isinstance(value, str):
+            return False
+    for name in TIME_FIELDS:
+        value = record.get(name)
+        if value is not None and not (
+            isinstance(value, (int, float))
+            and not isinstance(value, bool)
+            and math.isfinite(value)
+            and abs(value) <= _LATEST
+        ):
+            return False
+    for name in LIST_FIELDS:
+        value = record.get(name)
+        if value is not None and not isinstance(value, list):
+            return False
+    line = record.get("matched_line")
+    if line is not None and (not isinstance(line, int) or isinstance(line, bool)):
+        return False
+    uses, licenses = record.get("uses"), record.get("licenses")
+    if uses is not None and not (
+        isinstance(uses, dict) and all(isinstance(a, dict) for a in uses.values())
+    ):
+        return False
+    return licenses is None or all(isinstance(u, str) for u in licenses)
+
 
 #: record type -> (one per, fields besides ``type`` and ``at``): the reference's table
 RECORDS: Mapping[str, tuple[str, str]] = {

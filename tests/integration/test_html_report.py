@@ -18,8 +18,8 @@ import pytest_twisted
 from playwright.async_api import async_playwright
 from twisted.internet.defer import Deferred
 
-from scrapy_rep.core.audit_story import story_of
-from scrapy_rep.runtime.html_report import read_audit_log
+from scrapy_rep.report.html import read_audit_log
+from scrapy_rep.report.story import story_of
 from scrapy_rep.runtime.settings import TUNE
 from tests.support import processes
 from tests.support.audit import of, records

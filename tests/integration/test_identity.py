@@ -19,7 +19,7 @@ import pytest
 import pytest_twisted
 import scrapy
 
-from scrapy_rep.core.audit_story import story_of
+from scrapy_rep.report.story import story_of
 from tests.support.crawl import crawl
 from tests.support.proxy import VIA, RecordingProxy
 from tests.support.pushback_site import PushbackSite, pages

@@ -65,6 +65,11 @@ class Telemetry(Sink):
             crawler.signals.connect(found.flush, signal=signals.spider_closed)
         return found
 
+    @classmethod
+    def running(cls, crawler: Any) -> Telemetry | None:
+        """The crawler's sink if a component made it; None: nothing was recorded."""
+        return _SINKS.get(crawler)
+
     # -- events (rarely called: one value each, see core/events.py) -----------
 
     def emit(self, event: Event) -> None:

@@ -1,5 +1,6 @@
 """What the sink does at spider close: the warning for what was held, the report in the
-log, the per-origin audit records and the HTML report."""
+log, the per-origin audit records; the HTML page is
+:class:`~scrapy_rep.components.html_report.HtmlReport`'s, made from the closed log."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ import logging
 
 from scrapy_rep.core.report import CrawlCounts, report_lines
 from scrapy_rep.runtime.audit import AuditLog
-from scrapy_rep.runtime.html_report import write_report
 
 logger = logging.getLogger(__package__)  # the sink's one logger, whichever part speaks
 
@@ -16,7 +16,8 @@ class CloseReport:
     """The crawl's closing words, from its counts and its audit log.
 
     ``report``: the summary in the log (``REP_REPORT``); ``html``: where the
-    audit log is written as a page (``REP_REPORT``), or None.
+    audit log is written as a page (``REP_REPORT``; by the ``HtmlReport`` extension
+    the add-on installs for it, once the log is closed here), or None.
     """
 
     def __init__(
@@ -46,18 +47,3 @@ class CloseReport:
         finally:
             if self.audit is not None:
                 self.audit.close()  # flushes: nothing buffered is lost
-                self._write_html(self.audit)
-
-    def _write_html(self, audit: AuditLog) -> None:
-        """The audit log's records as a page; a failure is a warning."""
-        if self.html is None:
-            return
-        try:
-            write_report(audit.path, self.html, start=audit.start, crawl=audit.crawl)
-        except OSError as exc:
-            logger.warning(
-                "scrapy-rep: cannot write the HTML report %(path)s: %(error)s",
-                {"path": self.html, "error": exc},
-            )
-        else:
-            logger.info("scrapy-rep: HTML report written to %(path)s", {"path": self.html})

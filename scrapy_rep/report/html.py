@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from html import escape
 from typing import Any
 
-from scrapy_rep.core.audit_story import AuditStory, dropped_by, story_of
+from scrapy_rep.report.story import AuditStory, dropped_by, story_of
 from scrapy_rep.runtime.audit import Skipped, read_records
 
 #: rows shown at most per table; the rest are counted in a note under it
