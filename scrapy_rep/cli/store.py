@@ -31,6 +31,8 @@ from typing import TYPE_CHECKING, Any
 from scrapy_rep.cli.subcommand import subcommand
 from scrapy_rep.core.origin import NotAnOrigin, origin_of
 from scrapy_rep.robotstxt.text import printable_json
+from scrapy_rep.runtime.settings import RepSettings, SettingError
+from scrapy_rep.runtime.store.factory import sqlite_path, store_kind
 from scrapy_rep.runtime.tdmrep import tdm_key
 
 if TYPE_CHECKING:
@@ -118,8 +120,6 @@ def connection(redis_url: str | None, prefix: str | None) -> tuple[str, str, str
     project = _project_settings()
     url, source = redis_url, "--redis-url"
     if project is not None:
-        from scrapy_rep.runtime.settings import RepSettings, SettingError
-
         settings, where = project
         try:  # as a crawl reads them: REP_STORE's URL, else REDIS_URL
             config = RepSettings.from_settings(settings.get)
@@ -222,9 +222,6 @@ async def _run(command: str, url: str, prefix: str, origin: str | None) -> int:
 
 def _project_sqlite() -> str | None:
     """The SQLite file of the Scrapy project around the current directory, if it uses one."""
-    from scrapy_rep.runtime.settings import RepSettings
-    from scrapy_rep.runtime.store.factory import sqlite_path, store_kind
-
     project = _project_settings()
     if project is None:
         return None
@@ -237,7 +234,6 @@ def _project_sqlite() -> str | None:
 
 
 def _run_sqlite(command: str, path: str, origin: str | None) -> int:
-    from scrapy_rep.runtime.settings import SettingError
     from scrapy_rep.runtime.store.sqlite import SqliteStore
 
     try:
