@@ -187,3 +187,13 @@ def test_lists_agree_with_http_sf_on_generated_input(text: str) -> None:
     except StructuredFieldError:
         got = None
     assert got == expected
+
+
+@pytest.mark.parametrize("content", ["=", "==", "====", "a===", "aa=a", "=aa"])
+def test_padding_alone_or_misplaced_is_no_byte_sequence(content: str) -> None:
+    # hypothesis found ``a=:=:`` read as ``{'a': b''}``: http-sf refuses it, as RFC 9651 does
+    data = f"a=:{content}:".encode()
+    with pytest.raises(http_sf.StructuredFieldError):
+        http_sf.parse(data, tltype="dictionary")
+    with pytest.raises(StructuredFieldError):
+        parse_dictionary(data)

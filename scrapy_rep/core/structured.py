@@ -284,7 +284,7 @@ def _byte_sequence(reader: _Reader) -> bytes:
     if not _BASE64.issuperset(content):
         raise reader.fail("not base64 in a byte sequence")
     try:
-        return base64.b64decode(content + "=" * (-len(content) % 4))
+        return base64.b64decode(content + "=" * (-len(content) % 4), validate=True)
     except (binascii.Error, ValueError):
         raise reader.fail("not base64 in a byte sequence") from None
 
