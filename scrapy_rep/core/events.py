@@ -14,8 +14,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from scrapy_rep.core.pause import PauseState
 from scrapy_rep.core.policy import FetchResult, Policy
-from scrapy_rep.core.pushback import Pause, PauseState
+from scrapy_rep.core.pushback import Pause
 from scrapy_rep.core.tdmrep import TdmRules
 from scrapy_rep.robotstxt import Diagnostic
 

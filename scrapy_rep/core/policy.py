@@ -22,13 +22,13 @@ from __future__ import annotations
 
 import email.utils
 import hashlib
-import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from enum import Enum
 
 from scrapy_rep.core.fields import FIELD_OCTETS
+from scrapy_rep.core.pause import ROBOTS_PAUSED, Backoff, PauseState
 from scrapy_rep.robotstxt.text import printable
 
 
@@ -121,6 +121,20 @@ class PolicyConfig:
     use_stale: bool = True
     unreachable_max_age: float = 30 * 86_400.0
 
+    @property
+    def backoff(self) -> Backoff:
+        """The pause's back-off: doubling from ``pause_initial``, at most ``pause_max``, given
+        up at the ``pause_max_tries``-th failure; a 429's ``Retry-After`` within
+        ``[1, retry_after_max]``."""
+        return Backoff(
+            self.pause_initial,
+            2.0,
+            self.pause_max,
+            self.pause_max_tries,
+            floor=1.0,
+            hint_cap=self.retry_after_max,
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class Policy:
@@ -154,6 +168,21 @@ class Policy:
     def usable_copy(self) -> Policy | None:
         """This policy if it carries rules that a later failure may fall back on."""
         return self if self.status is Status.OK and self.body is not None else None
+
+    def pause(self) -> PauseState | None:
+        """The origin's pause, as the one pause record (cause ``origin-paused``), if this
+        policy pauses it; its end is the refetch. The policy keeps no ``Retry-After``."""
+        if self.status is not Status.PAUSED:
+            return None
+        return PauseState(
+            self.expires_at,
+            ROBOTS_PAUSED,
+            self.http_status or 0,
+            self.url,
+            None,
+            self.failures,
+            self.fetched_at,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -264,9 +293,8 @@ def http_date(value: str) -> float | None:
 
 
 def backoff(failures: int, config: PolicyConfig) -> float:
-    """Seconds to wait after the n-th consecutive failure: doubling, capped."""
-    exponent = min(max(failures - 1, 0), 62)
-    return min(config.pause_max, config.pause_initial * math.pow(2, exponent))
+    """Seconds to wait after the n-th consecutive failure (:meth:`Backoff.wait`)."""
+    return config.backoff.wait(failures)
 
 
 def given_up_at(policy: Policy, config: PolicyConfig) -> float | None:
@@ -278,8 +306,7 @@ def given_up_at(policy: Policy, config: PolicyConfig) -> float | None:
     """
     if policy.status is not Status.PAUSED:
         return None
-    later = range(policy.failures + 1, config.pause_max_tries)
-    return policy.expires_at + sum(backoff(n, config) for n in later)
+    return policy.expires_at + config.backoff.left(policy.failures)
 
 
 def next_policy(
@@ -320,7 +347,8 @@ def next_policy(
     since = None
     if unreachable:
         since = previous.unreachable_since if previous and previous.unreachable_since else now
-    retry_at = now + backoff(failures, config)
+    pause = config.backoff
+    retry_at = now + pause.wait(failures)
 
     def failed(status: Status, expires_at: float, reason: str) -> Policy:
         return replace(make(status, expires_at, reason), failures=failures, unreachable_since=since)
@@ -348,16 +376,16 @@ def next_policy(
 
     if action is Action.DISALLOW:
         return failed(Status.UNREACHABLE, retry_at, f"{what}: complete disallow")
-    if failures >= config.pause_max_tries:
+    if pause.gives_up(failures):
         return failed(
             Status.UNRESOLVED,
             now + config.pause_max,
             f"{what}: still failing after {failures} tries, giving up",
         )
-    wait = backoff(failures, config)
+    wait = pause.wait(failures)
     hint = retry_after(result.headers, now) if outcome == "429" else None
     if hint is not None:
-        wait = min(max(hint, 1.0), config.retry_after_max)
+        wait = pause.clamp(hint)
     return failed(
         Status.PAUSED,
         now + wait,

@@ -9,10 +9,11 @@ answers with a :class:`Pause` when the origin must stop being sent to:
   ``REP_PAGE_STATUS_ACTIONS``) says ``pause`` (429, 503): the origin pauses
   for what ``Retry-After`` says (RFC 9110 §10.2.3, read by
   :func:`~scrapy_rep.core.policy.retry_after`, the robots.txt path's reader),
-  clamped to ``[floor, pause_max]``; without a usable value, an exponential
-  back-off per origin (``backoff_start`` x ``backoff_factor`` ** (n - 1), at
-  most ``pause_max``), whose count resets after ``reset_after`` healthy
-  responses in a row;
+  clamped to ``[floor, pause_max]``; without a usable value, the back-off
+  (:class:`~scrapy_rep.core.pause.Backoff`, the one robots.txt's pause waits
+  by: ``backoff_start`` x ``backoff_factor`` ** (n - 1), at most
+  ``pause_max``), whose count resets after ``reset_after`` healthy responses
+  in a row;
 - a row says ``block`` (401, 403): ``block_after`` of them in a row, from an
   origin that served pages before, stop the origin for ``block_pause``
   (``blocked``); one alone is that URL's answer. Only refusals of URLs the
@@ -30,22 +31,27 @@ failure (at least what ``Retry-After`` says). From its first pause an
 origin's sends are also spaced, at a pace learnt from its answers
 (:class:`~scrapy_rep.core.pace.Pace`).
 
-The caller (the Scrapy adapter) holds requests through the gate
-(:class:`~scrapy_rep.core.gate.OriginGate`), keeps the timers and counts
-what is in flight (:meth:`Pushback.sent`, :meth:`Pushback.done`).
-:class:`PauseState` is what a cluster shares of an origin's pause.
+An origin's pause is the one pause record,
+:class:`~scrapy_rep.core.pause.PauseState` (what a cluster shares of it too),
+with the page's cause. The gate (:class:`~scrapy_rep.core.gate.OriginGate`)
+asks this class whether to hold a request and how many held ones may go; the
+caller (the Scrapy adapter) keeps the timers.
 """
 
 from __future__ import annotations
 
 import math
-import time
 from collections import OrderedDict
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
-from typing import Any
+from dataclasses import dataclass, field
 
-from scrapy_rep.core.pace import BACK, COARSE, DECAY, MAX_GAP, SLOWER, Latency, Pace, SlowStart
+from scrapy_rep.core.pace import BACK, SLOWER, Latency, Pace, SlowStart
+from scrapy_rep.core.pause import BLOCKED as BLOCKED
+from scrapy_rep.core.pause import PAGE_CAUSES, Backoff
+from scrapy_rep.core.pause import RATE_LIMITED as RATE_LIMITED
+from scrapy_rep.core.pause import SERVICE_UNAVAILABLE as SERVICE_UNAVAILABLE
+from scrapy_rep.core.pause import PauseState as PauseState
+from scrapy_rep.core.pause import describe as describe
 from scrapy_rep.core.policy import retry_after
 
 #: what a row of the page status table does
@@ -71,15 +77,14 @@ FORGET_LOOK = 8
 #: 2, 2.5 times ...): longer, in the site's own terms
 HINT_GROWTH = 0.5
 
-#: the reasons of requests held for what a page said (the cause of the pause)
-RATE_LIMITED, SERVICE_UNAVAILABLE, BLOCKED = "rate-limited", "service-unavailable", "blocked"
 #: pushbacks (429/503) in a row with no healthy answer between them after which the origin's
 #: held requests are given up (as robots.txt's after 5 failed fetches); the reason they end with
 GIVE_UP_AFTER = 5
 GAVE_UP = "pushback-gave-up"
 #: a row's cause by status (any other ``pause`` row: ``service-unavailable``)
 _CAUSE_BY_STATUS = {429: RATE_LIMITED}
-REASONS = (RATE_LIMITED, SERVICE_UNAVAILABLE, BLOCKED)
+#: the reasons of requests held for what a page said (the cause of the pause)
+REASONS = PAGE_CAUSES
 
 #: status -> action, the defaults (``REP_PAGE_STATUS_ACTIONS`` overrides single rows).
 #: Other 5xx are left to Scrapy's RetryMiddleware.
@@ -143,81 +148,27 @@ class PushbackConfig:
     def action(self, status: int) -> str:
         return self.actions.get(str(status), OFF)
 
-    def backoff(self, level: int) -> float:
-        """Seconds of the ``level``-th pushback in a row without ``Retry-After``."""
-        exponent = min(max(level - 1, 0), 60)
-        try:
-            return min(self.pause_max, self.backoff_start * math.pow(self.backoff_factor, exponent))
-        except OverflowError:
-            return self.pause_max
+    @property
+    def backoff(self) -> Backoff:
+        """The pause's back-off: ``backoff_start`` x ``backoff_factor`` ** (n - 1) for the
+        n-th pushback in a row without ``Retry-After``, at most ``pause_max``, given up at the
+        :data:`GIVE_UP_AFTER`-th; every pause within ``[floor, pause_max]``."""
+        return Backoff(
+            self.backoff_start, self.backoff_factor, self.pause_max, GIVE_UP_AFTER, self.floor
+        )
 
     def pause_for(self, hint: float | None, level: int) -> float:
         """Seconds a pushback pauses its origin: what ``Retry-After`` said (``hint``), longer
         for each pushback in a row before it (``level``), else the back-off; clamped to
         ``[floor, pause_max]``."""
+        backoff = self.backoff
         if hint is None:
-            wait = self.backoff(level)
+            wait = backoff.wait(level)
         elif level > 1:  # again soon after a pause: longer, in the site's own terms
             wait = hint * (1 + HINT_GROWTH * (level - 1))
         else:
             wait = hint
-        return min(max(wait, self.floor), self.pause_max)
-
-
-@dataclass(frozen=True, slots=True)
-class PauseState:
-    """An origin's pause as a cluster shares it (JSON-able): until when, why, how deep."""
-
-    until: float
-    cause: str
-    status: int
-    url: str
-    #: seconds the response's ``Retry-After`` gave (None: absent or unreadable)
-    retry_after: float | None
-    #: pushbacks in a row (the back-off's exponent)
-    level: int
-    started: float
-    #: the pace learnt: seconds between sends after the pause (0: none), and how far the
-    #: learning is (COARSE, FINE, SETTLED)
-    gap: float = 0.0
-    stage: int = 0
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "until": self.until,
-            "cause": self.cause,
-            "status": self.status,
-            "url": self.url,
-            "retry_after": self.retry_after,
-            "level": self.level,
-            "started": self.started,
-            "gap": self.gap,
-            "stage": self.stage,
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> PauseState | None:
-        """The state a store kept; None if it is not one (written by something else)."""
-        try:
-            hint = data.get("retry_after")
-            state = cls(
-                float(data["until"]),
-                str(data["cause"]),
-                int(data["status"]),
-                str(data["url"]),
-                None if hint is None else float(hint),
-                int(data["level"]),
-                float(data["started"]),
-                float(data.get("gap") or 0.0),
-                int(data.get("stage") or 0),
-            )
-        except (KeyError, TypeError, ValueError, AttributeError):
-            return None
-        if state.cause not in REASONS or not math.isfinite(state.until):
-            return None
-        if not 0.0 <= state.gap <= MAX_GAP or state.stage not in DECAY:  # not a pace
-            state = replace(state, gap=0.0, stage=COARSE)
-        return state
+        return backoff.clamp(wait)
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,19 +199,6 @@ class Pause:
     def detail(self) -> str:
         """A sentence for the decision record of a request this pause holds."""
         return describe(self.state)
-
-
-def describe(state: PauseState) -> str:
-    """What a pause is, in words: the status, the page, ``Retry-After``, its end."""
-    hint = "none" if state.retry_after is None else f"{state.retry_after:g}s"
-    try:
-        end = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(state.until))
-    except (OverflowError, OSError, ValueError):
-        end = f"{state.until:.0f}"
-    return (
-        f"the origin answered {state.status} to {state.url} (Retry-After: {hint}); "
-        f"{state.cause} until {end} ({state.until - state.started:g}s)"
-    )
 
 
 @dataclass(slots=True)
@@ -417,7 +355,7 @@ class Pushback:
         )
         state.cause = cause
         state.ramp.stop()
-        given_up = not ongoing and state.tries >= GIVE_UP_AFTER
+        given_up = not ongoing and self.config.backoff.gives_up(state.tries)
         return Pause(origin, state.pause, new=not ongoing, given_up=given_up)
 
     def on_wall(

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
+from scrapy_rep.core.pause import PauseState
 from scrapy_rep.core.policy import Policy
-from scrapy_rep.core.pushback import PauseState
 
 #: told a key an operator forgot (``None``: every key)
 Invalidated = Callable[[str | None], None]

@@ -47,8 +47,8 @@ except ImportError as exc:  # pragma: no cover - depends on the installation
         "REP_STORE = 'redis' needs the redis package: pip install 'scrapy-rep[redis]'"
     ) from exc
 
+from scrapy_rep.core.pause import PauseState
 from scrapy_rep.core.policy import Policy
-from scrapy_rep.core.pushback import PauseState
 from scrapy_rep.robotstxt.text import printable
 from scrapy_rep.runtime.store.base import Invalidated, Paused
 from scrapy_rep.runtime.store.codec import SCHEMA as SCHEMA

@@ -39,8 +39,8 @@ from collections import Counter
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
+from scrapy_rep.core.pause import PauseState
 from scrapy_rep.core.policy import Policy
-from scrapy_rep.core.pushback import PauseState
 from scrapy_rep.robotstxt.text import printable
 from scrapy_rep.runtime.store.base import Invalidated, Paused
 from scrapy_rep.runtime.store.codec import StoreDataError, decode

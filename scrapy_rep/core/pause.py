@@ -1,0 +1,164 @@
+"""One pause: an origin not sent to until a moment, for a cause; and its back-off. Pure.
+
+Every reason an origin is not sent to for a while is a pause with a *cause*:
+
+- ``origin-paused`` (:data:`ROBOTS_PAUSED`): its robots.txt could not be read
+  (401, 403, 429, 5xx, a network error; :mod:`~scrapy_rep.core.policy`);
+- ``rate-limited`` (429), ``service-unavailable`` (503 and the other ``pause``
+  rows of the page status table): a page pushed back
+  (:mod:`~scrapy_rep.core.pushback`);
+- ``blocked``: a wall of 401/403s, or of licence and payment walls
+  (:mod:`~scrapy_rep.core.walls`): the record's status says which.
+
+:class:`PauseState` is that one record, per origin: until when, why, and what
+said so (the status, the ``Retry-After`` read, the URL, the tries so far).
+The robots.txt side gives one from a paused policy
+(:meth:`~scrapy_rep.core.policy.Policy.pause`), the page side keeps one per
+pushed-back origin; :meth:`~scrapy_rep.core.gate.OriginGate.pause` answers
+"is this origin paused, why, until when" for either.
+
+:class:`Backoff` is the one back-off both sides wait by: ``start`` x
+``factor`` ** (n - 1) seconds after the n-th failure in a row, at most ``cap``,
+given up at the ``tries``-th; a ``Retry-After`` it is told is clamped to
+``[floor, hint_cap]``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from scrapy_rep.core.pace import COARSE, DECAY, MAX_GAP
+
+#: the causes of a pause, and the reasons of the requests it holds: robots.txt could not
+#: be read; a page said 429; a page said 503 (or another ``pause`` row); a wall of refusals
+ROBOTS_PAUSED = "origin-paused"
+RATE_LIMITED, SERVICE_UNAVAILABLE, BLOCKED = "rate-limited", "service-unavailable", "blocked"
+#: the causes a page's answer gives
+PAGE_CAUSES = (RATE_LIMITED, SERVICE_UNAVAILABLE, BLOCKED)
+CAUSES = (ROBOTS_PAUSED, *PAGE_CAUSES)
+
+
+@dataclass(frozen=True, slots=True)
+class Backoff:
+    """How long an origin waits after failures in a row, and when it is given up."""
+
+    #: seconds after the first failure
+    start: float
+    #: growth per failure in a row
+    factor: float = 2.0
+    #: the longest wait
+    cap: float = 3_600.0
+    #: the failure in a row at which the origin is given up
+    tries: int = 5
+    #: the shortest wait a ``Retry-After`` gives (a past date, ``0``)
+    floor: float = 1.0
+    #: the longest wait a ``Retry-After`` gives (None: ``cap``)
+    hint_cap: float | None = None
+
+    def wait(self, n: int) -> float:
+        """Seconds to wait after the ``n``-th failure in a row (1, 2, ...): growing, capped."""
+        try:
+            grown = self.start * math.pow(self.factor, max(n - 1, 0))
+        except OverflowError:
+            return self.cap
+        return min(self.cap, grown)
+
+    def gives_up(self, n: int) -> bool:
+        """Whether the ``n``-th failure in a row gives the origin up."""
+        return n >= self.tries
+
+    def left(self, n: int) -> float:
+        """Seconds of the waits still to come after the ``n``-th failure in a row, if each
+        later try fails too, until the one that gives up."""
+        return sum(self.wait(k) for k in range(n + 1, self.tries))
+
+    def clamp(self, seconds: float) -> float:
+        """A wait a ``Retry-After`` gave, within ``[floor, hint_cap]``."""
+        cap = self.cap if self.hint_cap is None else self.hint_cap
+        return min(max(seconds, self.floor), cap)
+
+
+@dataclass(frozen=True, slots=True)
+class PauseState:
+    """An origin's pause (JSON-able, a cluster shares it): until when, why, what said so."""
+
+    until: float
+    #: one of :data:`CAUSES`: the reason of the requests it holds
+    cause: str
+    #: the status that said so (0: no HTTP answer, a network error)
+    status: int
+    #: the page (or robots.txt) that said so
+    url: str
+    #: seconds the response's ``Retry-After`` gave (None: absent, unreadable, or not kept)
+    retry_after: float | None
+    #: failures in a row so far (the back-off's exponent)
+    level: int
+    started: float
+    #: the pace learnt: seconds between sends after the pause (0: none), and how far the
+    #: learning is (COARSE, FINE, SETTLED)
+    gap: float = 0.0
+    stage: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "until": self.until,
+            "cause": self.cause,
+            "status": self.status,
+            "url": self.url,
+            "retry_after": self.retry_after,
+            "level": self.level,
+            "started": self.started,
+            "gap": self.gap,
+            "stage": self.stage,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> PauseState | None:
+        """The state a store kept; None if it is not one (written by something else)."""
+        try:
+            hint = data.get("retry_after")
+            state = cls(
+                float(data["until"]),
+                str(data["cause"]),
+                int(data["status"]),
+                str(data["url"]),
+                None if hint is None else float(hint),
+                int(data["level"]),
+                float(data["started"]),
+                float(data.get("gap") or 0.0),
+                int(data.get("stage") or 0),
+            )
+        except (KeyError, TypeError, ValueError, AttributeError):
+            return None
+        if state.cause not in CAUSES or not math.isfinite(state.until):
+            return None
+        if not 0.0 <= state.gap <= MAX_GAP or state.stage not in DECAY:  # not a pace
+            state = replace(state, gap=0.0, stage=COARSE)
+        return state
+
+    def lasts(self, now: float) -> bool:
+        """Whether the origin is still not sent to at ``now``."""
+        return now < self.until
+
+
+def describe(state: PauseState) -> str:
+    """What a pause is, in words: the status, the page, ``Retry-After``, its end."""
+    hint = "none" if state.retry_after is None else f"{state.retry_after:g}s"
+    try:
+        end = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(state.until))
+    except (OverflowError, OSError, ValueError):
+        end = f"{state.until:.0f}"
+    return (
+        f"the origin answered {state.status} to {state.url} (Retry-After: {hint}); "
+        f"{state.cause} until {end} ({state.until - state.started:g}s)"
+    )
+
+
+def longest(*pauses: PauseState | None) -> PauseState | None:
+    """Of the pauses that hold an origin, the one that ends last (None: none)."""
+    found = [p for p in pauses if p is not None]
+    return max(found, key=lambda p: p.until) if found else None
