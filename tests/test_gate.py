@@ -13,9 +13,17 @@ from scrapy_rep.core.gate import (
     PARK,
     WAIT,
     OriginGate,
+    Release,
     Waiting,
 )
+from scrapy_rep.core.pace import START_GAP
 from scrapy_rep.core.policy import Policy, PolicyConfig, Status
+from scrapy_rep.core.pushback import (
+    RATE_LIMITED,
+    SERVICE_UNAVAILABLE,
+    Pushback,
+    PushbackConfig,
+)
 from scrapy_rep.core.waiting_room import QUICK_FETCH, SLOW_FETCH, waiting_bound
 
 A = "https://a.example:443"
@@ -265,3 +273,64 @@ def test_next_expiry_is_the_earliest_give_up_time_of_what_is_held() -> None:
     assert g.expire(60.0) == []  # parked *longer* than the timeout: not at the instant itself
     assert [h.item for h in g.expire(60.001)] == ["early"]
     assert g.next_expiry() == 80.0
+
+
+# -- the gate asks what a page said too: right before the download, and after its pause --------
+
+
+def paged(**config: object) -> tuple[OriginGate[str], Pushback]:
+    pb = Pushback(PushbackConfig(**config))  # type: ignore[arg-type]
+    return OriginGate(2.0, 10, park_timeout=3_600.0, pushback=pb), pb
+
+
+def test_right_before_the_download_the_gate_holds_for_a_page_pause_or_counts_it_sent() -> None:
+    g, pb = paged(ramp_max=2)
+    assert g.sending(A, 10.0) is None  # an origin that never pushed back: nothing to ask
+    pb.on_response(A, 429, {"retry-after": "30"}, f"{A}/", 10.0)
+    assert g.sending(A, 11.0) == RATE_LIMITED  # paused while the request was judged
+    pb.resume(A, 40.0)
+    assert g.sending(A, 40.0) is None  # the slow start's one request: counted in flight
+    assert g.sending(A, 40.0, turn=True) == RATE_LIMITED  # ramp full: one in flight
+    pb.done(A)
+    assert g.sending(A, 40.1) == RATE_LIMITED  # its pace: not yet
+    assert g.sending(A, 40.1, turn=True, spacing=1.0) is None  # the cluster spaced it
+
+
+def test_after_a_page_pause_the_gate_lets_held_requests_go_as_its_slow_start_allows() -> None:
+    g, pb = paged(ramp_max=8)
+    assert g.ramp(A, 10.0) == Release(0)  # holds nothing
+    pause = pb.on_response(A, 503, {"retry-after": "5"}, f"{A}/", 10.0)
+    assert pause is not None
+    for n in range(3):
+        assert g.park(A, f"r{n}", 10.0, SERVICE_UNAVAILABLE)
+    assert g.ramp(A, 12.0) == Release(0)  # paused
+    pb.resume(A, 15.0)
+    assert g.ramp(A, 15.0) == Release(1)  # one in flight to start with
+    g.release_some(A, 1)
+    assert g.sending(A, 15.0) is None
+    assert g.ramp(A, 15.0) == Release(0)  # the one in flight fills the slow start
+    pb.done(A)
+    assert g.ramp(A, 15.5) == Release(0, START_GAP - 0.5)  # paced: ask again then
+    assert g.ramp(A, 15.0 + START_GAP) == Release(1)  # one at a time, each at its moment
+
+
+def test_one_question_is_this_origin_paused_why_until_when_for_either_cause() -> None:
+    g, pb = paged()
+    ok = policy(Status.OK)
+    assert g.pause(A, ok, 10.0) is None and g.pause(A, None, 10.0) is None
+    robots = policy(Status.PAUSED, fetched_at=0.0, ttl=60.0, failures=1)
+    said = g.pause(A, robots, 10.0)
+    assert said is not None and (said.cause, said.until) == (ORIGIN_PAUSED, 60.0)
+    assert g.pause(A, robots, 61.0) is None  # over, and no refetch planned
+    g.park(A, "r", 10.0, ORIGIN_PAUSED)
+    assert g.wake_due(A, robots, 61.0) == 60.0  # the refetch is planned at its end
+    assert g.pause(A, robots, 61.0) == said  # its refetch is planned: still held for it
+    pb.on_response(A, 429, {"retry-after": "100"}, f"{A}/x", 10.0)
+    page = g.pause(A, robots, 10.0)
+    assert page is not None and (page.cause, page.until, page.url) == (
+        RATE_LIMITED,
+        110.0,
+        f"{A}/x",
+    )
+    assert g.pause(A, ok, 10.0) == page
+    assert g.pause(A, replace(robots, expires_at=500.0), 10.0) == replace(said, until=500.0)

@@ -16,8 +16,8 @@ import pytest
 from scrapy_rep.core.pause import (
     BLOCKED,
     CAUSES,
+    ORIGIN_PAUSED,
     RATE_LIMITED,
-    ROBOTS_PAUSED,
     SERVICE_UNAVAILABLE,
     Backoff,
     PauseState,
@@ -76,7 +76,7 @@ def test_a_paused_policy_gives_the_one_pause_record(status: int | None) -> None:
     second = next_policy(first, fetch, NOW + 60, config)
     assert second.status is Status.PAUSED
     assert second.pause() == PauseState(
-        NOW + 60 + 120, ROBOTS_PAUSED, status or 0, URL, None, 2, NOW + 60
+        NOW + 60 + 120, ORIGIN_PAUSED, status or 0, URL, None, 2, NOW + 60
     )
     ok = next_policy(None, FetchResult(URL, URL, 200, b"Allow: /\n"), NOW, config)
     assert ok.pause() is None
@@ -107,7 +107,7 @@ def test_a_stored_page_pause_of_before_still_loads() -> None:
 
 
 def test_every_cause_round_trips_and_no_other_does() -> None:
-    assert set(CAUSES) == {ROBOTS_PAUSED, RATE_LIMITED, SERVICE_UNAVAILABLE, BLOCKED}
+    assert set(CAUSES) == {ORIGIN_PAUSED, RATE_LIMITED, SERVICE_UNAVAILABLE, BLOCKED}
     for cause in CAUSES:
         state = PauseState(NOW, cause, 503, URL, None, 1, NOW - 5)
         assert PauseState.from_dict(state.to_dict()) == state
@@ -116,7 +116,7 @@ def test_every_cause_round_trips_and_no_other_does() -> None:
 
 def test_of_two_pauses_the_one_ending_last_holds() -> None:
     short = PauseState(NOW + 5, RATE_LIMITED, 429, URL, 5.0, 1, NOW)
-    long = PauseState(NOW + 60, ROBOTS_PAUSED, 503, URL, None, 1, NOW)
+    long = PauseState(NOW + 60, ORIGIN_PAUSED, 503, URL, None, 1, NOW)
     assert longest(short, None, long) == long
     assert longest(None, None) is None
     assert long.lasts(NOW + 59) and not long.lasts(NOW + 60)

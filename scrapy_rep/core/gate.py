@@ -6,13 +6,22 @@ paused is judged at once. Otherwise it waits: first a little (at most
 downloader, then *parked* here, outside Scrapy's queues, so that a slow or
 failing origin never takes concurrency from a healthy one.
 
-Everything that decides whether a request is held, and what happens to the
-held ones when a new policy arrives, lives in this file:
+Everything that decides whether a request is held, whatever held it (its
+robots.txt, or what its pages said: :mod:`~scrapy_rep.core.pushback`), and
+what happens to the held ones when a new policy arrives or a pause ends,
+lives in this file:
 
 - :meth:`OriginGate.admit` answers for a request about to be judged:
   judge now, wait for the fetch (with a budget), or park (with a reason);
 - :meth:`OriginGate.hold_reason` answers for a request about to enter the
   scheduler (Scrapy's ``request_scheduled``): park it, or let it through;
+- :meth:`OriginGate.sending` answers for a judged request right before its
+  download: a page may have paused its origin meanwhile, its slow start may
+  be full, its pace may say not yet;
+- :meth:`OriginGate.ramp` says how many held requests go after a page's
+  pause (the slow start and the pace, :mod:`~scrapy_rep.core.pace`);
+- :meth:`OriginGate.pause` answers "is this origin paused, why, until when"
+  for either cause (:class:`~scrapy_rep.core.pause.PauseState`);
 - :meth:`OriginGate.on_policy` turns a new policy into :class:`Effects`:
   which held requests go back to be judged, when to refetch, whether the
   origin paused or resumed;
@@ -33,6 +42,7 @@ from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 from scrapy_rep.core.parking import Held, Parked, ParkingLot
+from scrapy_rep.core.pause import ORIGIN_PAUSED, PauseState, longest
 from scrapy_rep.core.policy import Policy, PolicyConfig, Status, given_up_at
 from scrapy_rep.core.pushback import REASONS as PUSHBACK_REASONS
 from scrapy_rep.core.pushback import Pushback
@@ -42,7 +52,8 @@ T = TypeVar("T")
 
 #: what :meth:`OriginGate.admit` answers (``PARK``: the request is parked, not judged)
 JUDGE, WAIT, PARK = "judge", "wait", "park"
-ORIGIN_PAUSED, ORIGIN_PENDING = "origin-paused", "origin-pending"
+#: the reasons of requests held for their robots.txt: paused (the pause's cause), pending
+ORIGIN_PENDING = "origin-pending"
 
 #: An origin's states as the gate sees them: no policy yet; requests judged (``ok``,
 #: ``unavailable``, ``unreachable``); held (``paused``); given up (``unresolved``:
@@ -78,6 +89,18 @@ class Admission:
 
 
 _JUDGE = Admission(JUDGE)
+
+
+@dataclass(frozen=True, slots=True)
+class Release:
+    """How many of an origin's held requests may go now (None: all; 0: none), and, when its
+    pace says not yet, in how many seconds to ask again (0: not to)."""
+
+    count: int | None
+    wait: float = 0.0
+
+
+_NONE = Release(0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +164,17 @@ class OriginGate(Generic[T]):
         if pushback is None or origin not in pushback:
             return None
         return pushback.hold_reason(origin, now)
+
+    def pause(self, origin: str, policy: Policy | None, now: float) -> PauseState | None:
+        """Whether ``origin`` is paused now, why and until when, for either cause: its
+        robots.txt (paused, or its refetch still planned) or a page; of both, the one ending
+        last. A slow start or a pace after a pause is not a pause."""
+        robots = None
+        if policy is not None and (policy.fresh(now) or origin in self._wakes):
+            robots = policy.pause()
+        pushback = self.pushback
+        page = pushback.paused(origin, now) if pushback is not None else None
+        return longest(robots, page)
 
     def holds(self, origin: str) -> bool:
         return origin in self._lot
@@ -239,6 +273,38 @@ class OriginGate(Generic[T]):
         ):
             return ORIGIN_PENDING
         return None
+
+    def sending(
+        self, origin: str, now: float, *, turn: bool = False, spacing: float | None = None
+    ) -> str | None:
+        """For a judged request right before its download: the reason to hold it after all
+        (a page paused its origin meanwhile, its slow start is full, or its pace says not
+        yet), else None, and it is counted in flight.
+
+        ``turn``: it waited for its moment in the cluster's pacing, which spaced it already
+        (``spacing``: seconds since the send before it, by any worker; None: unknown)."""
+        pushback = self.pushback
+        if pushback is None or origin not in pushback:
+            return None
+        reason = pushback.hold_reason(origin, now, paced=not turn)
+        if reason is None:
+            pushback.sent(origin, now, spacing)
+        return reason
+
+    def ramp(self, origin: str, now: float) -> Release:
+        """How many of ``origin``'s held requests go now after a page's pause: as many as its
+        slow start has room for (one at a time, each when its pace says, once it is paced);
+        none while it is paused or holds none."""
+        pushback = self.pushback
+        if pushback is None or pushback.paused(origin, now) is not None or not self.holds(origin):
+            return _NONE
+        room = pushback.room(origin)
+        if room == 0:
+            return _NONE
+        wait = pushback.wait(origin, now)
+        if wait > 0:
+            return Release(0, wait)
+        return Release(1 if pushback.paced(origin) else room)
 
     # -- holding ------------------------------------------------------------
 

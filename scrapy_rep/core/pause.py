@@ -2,7 +2,7 @@
 
 Every reason an origin is not sent to for a while is a pause with a *cause*:
 
-- ``origin-paused`` (:data:`ROBOTS_PAUSED`): its robots.txt could not be read
+- ``origin-paused`` (:data:`ORIGIN_PAUSED`): its robots.txt could not be read
   (401, 403, 429, 5xx, a network error; :mod:`~scrapy_rep.core.policy`);
 - ``rate-limited`` (429), ``service-unavailable`` (503 and the other ``pause``
   rows of the page status table): a page pushed back
@@ -35,11 +35,11 @@ from scrapy_rep.core.pace import COARSE, DECAY, MAX_GAP
 
 #: the causes of a pause, and the reasons of the requests it holds: robots.txt could not
 #: be read; a page said 429; a page said 503 (or another ``pause`` row); a wall of refusals
-ROBOTS_PAUSED = "origin-paused"
+ORIGIN_PAUSED = "origin-paused"
 RATE_LIMITED, SERVICE_UNAVAILABLE, BLOCKED = "rate-limited", "service-unavailable", "blocked"
 #: the causes a page's answer gives
 PAGE_CAUSES = (RATE_LIMITED, SERVICE_UNAVAILABLE, BLOCKED)
-CAUSES = (ROBOTS_PAUSED, *PAGE_CAUSES)
+CAUSES = (ORIGIN_PAUSED, *PAGE_CAUSES)
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 
 from scrapy_rep.core.fields import FIELD_OCTETS
-from scrapy_rep.core.pause import ROBOTS_PAUSED, Backoff, PauseState
+from scrapy_rep.core.pause import ORIGIN_PAUSED, Backoff, PauseState
 from scrapy_rep.robotstxt.text import printable
 
 
@@ -176,7 +176,7 @@ class Policy:
             return None
         return PauseState(
             self.expires_at,
-            ROBOTS_PAUSED,
+            ORIGIN_PAUSED,
             self.http_status or 0,
             self.url,
             None,

@@ -147,11 +147,11 @@ class PageSignals:
         if origin not in core:
             return None
         now = self.clock()
-        reason = core.hold_reason(origin, now, paced=turn is None)
+        spacing = None if turn is None else turn.spacing
+        reason = self.gate.sending(origin, now, turn=turn is not None, spacing=spacing)
         if reason is not None:
             return reason
         self.out.sent(request, origin)
-        core.sent(origin, now, None if turn is None else turn.spacing)
         wait = core.wait(origin, now)
         if wait > 0:  # paced: the next held request goes when its time comes
             self._pace(origin, wait)
@@ -311,18 +311,11 @@ class PageSignals:
 
     def _ramp(self, origin: str) -> None:
         """Let as many held requests go as the slow start has room for."""
-        if self.core.paused(origin, self.clock()) is not None or not self.gate.holds(origin):
-            return
-        room = self.core.room(origin)
-        if room == 0:
-            return
-        wait = self.core.wait(origin, self.clock())
-        if wait > 0:
-            self._pace(origin, wait)
-            return
-        if self.core.paced(origin):
-            room = 1  # one at a time: the next when its send time comes
-        self.holding.release(origin, room)
+        release = self.gate.ramp(origin, self.clock())
+        if release.wait > 0:  # paced: the next when its send time comes
+            self._pace(origin, release.wait)
+        elif release.count != 0:
+            self.holding.release(origin, release.count)
 
     def _pace(self, origin: str, wait: float) -> None:
         """Look at ``origin``'s held requests again in ``wait`` s (one timer per origin)."""
