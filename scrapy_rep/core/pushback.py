@@ -439,7 +439,7 @@ class Pushback:
     def paused(self, origin: str, now: float) -> PauseState | None:
         """The origin's pause, while it lasts."""
         state = self._origins.get(origin)
-        if state is None or state.pause is None or state.pause.until <= now:
+        if state is None or state.pause is None or not state.pause.lasts(now):
             return None
         return state.pause
 
