@@ -42,6 +42,9 @@ MEDIA_USES_PRIORITY = 540
 ITEM_PROVENANCE_PRIORITY = 940
 #: the optional components, by import path: a crawl that leaves them off never imports them
 MEDIA_USES = "scrapy_rep.components.media.MediaUsesMiddleware"
+#: the page middleware that also answers the declared uses (and installs TDMRep), in place of
+#: PageDirectivesMiddleware when REP_USES declares a use
+PAGE_USES = "scrapy_rep.components.page_uses.PageUsesMiddleware"
 ITEM_PROVENANCE = "scrapy_rep.components.provenance.ItemProvenanceMiddleware"
 HTML_REPORT = "scrapy_rep.components.html_report.HtmlReport"
 #: any place among the extensions: it acts at engine_stopped, after the sink's close
@@ -99,11 +102,16 @@ class Addon:
         compat.disable_component(settings, "DOWNLOADER_MIDDLEWARES", RobotsTxtMiddleware)
         put("DOWNLOADER_MIDDLEWARES", RobotsMiddleware, priority)
         put("DOWNLOADER_MIDDLEWARES", BodyGuard, BODY_GUARD_PRIORITY)
-        if settings.get("REP_USES"):  # installed only when a use is declared: quiet when off
+        uses = bool(settings.get("REP_USES"))  # what answers uses loads only when one is declared
+        if uses:
             put("DOWNLOADER_MIDDLEWARES", MEDIA_USES, MEDIA_USES_PRIORITY)
         put("DOWNLOADER_MIDDLEWARES", IdentityGuard, IDENTITY_PRIORITY)  # after every other
         put("DOWNLOADER_MIDDLEWARES", PushbackMiddleware, PUSHBACK_PRIORITY)
-        put("SPIDER_MIDDLEWARES", PageDirectivesMiddleware, PAGE_DIRECTIVES_PRIORITY)
+        if uses:  # the page middleware that answers uses too, in place of the plain one
+            put("SPIDER_MIDDLEWARES", PageDirectivesMiddleware, None)
+            put("SPIDER_MIDDLEWARES", PAGE_USES, PAGE_DIRECTIVES_PRIORITY)
+        else:
+            put("SPIDER_MIDDLEWARES", PageDirectivesMiddleware, PAGE_DIRECTIVES_PRIORITY)
         if settings.get("REP_ITEM_PROVENANCE"):  # only when asked: nothing of it loads when off
             put("SPIDER_MIDDLEWARES", ITEM_PROVENANCE, ITEM_PROVENANCE_PRIORITY)
         if _html_report_wanted(settings):

@@ -12,7 +12,7 @@ may carry). scrapy-rep's own robots.txt and tdmrep.json fetches, and
 requests with ``dont_obey_robotstxt``, are not judged here.
 
 With uses declared (``REP_USES``), such a response is answered as a page
-is (:func:`~scrapy_rep.components.page.response_answers`: its decision's
+is (:func:`~scrapy_rep.components.page_uses.response_answers`: its decision's
 request-time answers met by its ``Content-Usage``, ``Content-Signal``,
 ``tdm-reservation`` and ``X-Robots-Tag`` headers, ``noimageai`` for an
 image), counted and written as a ``page_use`` record. Under
@@ -32,7 +32,7 @@ from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.http import HtmlResponse
 from scrapy.http.request import NO_CALLBACK
 
-from scrapy_rep.components.page import first_refusal, response_answers
+from scrapy_rep.components.page_uses import first_refusal, response_answers
 from scrapy_rep.core.decision import USE_REFUSED
 from scrapy_rep.core.directives import head_metas
 from scrapy_rep.core.events import ItemDropped, PageUses

@@ -11,11 +11,9 @@ what the spider yields from that response:
 - with ``REP_REL_NOFOLLOW``: requests for URLs the page links to only with
   ``rel="nofollow"`` are dropped (``link-nofollow``).
 
-With uses declared (``REP_USES``), it also answers each use for the response
-after the response's own signals (:mod:`scrapy_rep.core.use_signals`):
-``response.meta["rep_use"]`` maps each declared use to ``allowed``,
-``refused`` or ``unknown``, and with ``REP_USE_ACTION = "drop"`` the items of a
-response refusing a declared use are dropped (``use-refused``), counted.
+With uses declared (``REP_USES``), the add-on installs its subclass instead,
+:class:`~scrapy_rep.components.page_uses.PageUsesMiddleware`, which also answers
+each use per response; a crawl declaring no use never loads what reads them.
 
 A request whose meta has ``dont_obey_robotstxt`` is never dropped here (nor
 the items of its response).
@@ -37,25 +35,17 @@ from scrapy.http import HtmlResponse
 from scrapy.utils.httpobj import urlparse_cached
 from scrapy.utils.response import get_base_url
 
-from scrapy_rep.core.decision import USE_REFUSED, page_drop
+from scrapy_rep.core.decision import page_drop
 from scrapy_rep.core.directives import (
     NO_DIRECTIVES,
     PageDirectives,
-    head_metas,
     link_key,
     meta_robots,
     nofollow_only,
     page_directives,
 )
-from scrapy_rep.core.events import ItemDropped, NoindexItem, PageSaid, PageUses
+from scrapy_rep.core.events import NoindexItem, PageSaid
 from scrapy_rep.core.origin import NotAnOrigin, origin_of
-from scrapy_rep.core.use_signals import (
-    meta_names,
-    request_answers,
-    response_signals,
-    response_uses,
-)
-from scrapy_rep.core.uses import REFUSED, UseAnswer, uses_field
 from scrapy_rep.crawl import meta as M
 from scrapy_rep.crawl.telemetry import Telemetry
 from scrapy_rep.runtime.settings import RepSettings, is_enabled
@@ -63,6 +53,8 @@ from scrapy_rep.runtime.settings import RepSettings, is_enabled
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Response
+
+    from scrapy_rep.core.uses import UseAnswer
 
 
 _REL_SAID = '<a rel="nofollow">'
@@ -93,10 +85,8 @@ class PageDirectivesMiddleware:
             raise NotConfigured("REP_PAGE_DIRECTIVES is off and REP_USES declares no use")
         self.crawler = crawler
         self.directives = config.page_directives
-        #: the declared uses, answered per response; under "drop" refusing items are dropped
-        self.uses: tuple[str, ...] = tuple(config.uses)
-        self.drop_refused = config.use_action == "drop"
-        self._meta_names = meta_names(config.token)
+        #: the declared uses, answered per response (by the subclass that reads them)
+        self.uses: tuple[str, ...] = ()
         self.telemetry = Telemetry.of(crawler)  # the crawl's one sink
         self.token = config.token
         self.keep_noindex = config.page_noindex_action == "keep"
@@ -151,9 +141,7 @@ class PageDirectivesMiddleware:
         """What filters this response's output; None when nothing does."""
         if _exempt(response):
             return None
-        metas = None
-        if self.uses and isinstance(response, HtmlResponse):  # the head read once for both
-            metas = head_metas(response.body, self._meta_names)
+        metas = self._head(response) if self.uses else None  # the head read once for both
         page = self._read_directives(response, metas) if self.directives else None
         if self.uses:
             refused = self._read_uses(response, metas)
@@ -164,16 +152,18 @@ class PageDirectivesMiddleware:
             page.keep_items = bool(response.request.meta.get(M.DONT_OBEY))
         return page
 
+    def _head(self, response: Response) -> list[tuple[str, str]] | None:
+        """The ``<head>`` tags both readings ask for (:class:`PageUsesMiddleware
+        <scrapy_rep.components.page_uses.PageUsesMiddleware>`); None: each reads its own."""
+        return None
+
     def _read_uses(
         self, response: Response, metas: list[tuple[str, str]] | None
     ) -> UseAnswer | None:
-        """``meta["rep_use"]`` for the response; the refusal that drops its items, if any."""
-        request = response.request
-        answers = response_answers(self.token, self.uses, response, request, metas)
-        self.telemetry.emit(PageUses(_origin(response.url), response.url, uses_field(answers)))
-        if not self.drop_refused or request is None or M.exempt(request.meta):
-            return None
-        return first_refusal(answers)
+        """The declared uses answered for the response (by :class:`PageUsesMiddleware
+        <scrapy_rep.components.page_uses.PageUsesMiddleware>`); the refusal that drops its
+        items, if any."""
+        return None
 
     def _read_directives(
         self, response: Response, metas: list[tuple[str, str]] | None
@@ -254,12 +244,10 @@ class PageDirectivesMiddleware:
         return self.keep_noindex
 
     def _drop_item(self, response: Response, refused: UseAnswer) -> None:
-        """An item of a response that refuses a declared use, under REP_USE_ACTION = "drop"."""
-        detail = f"{refused.use} refused: {refused.source}"
-        self.telemetry.emit(ItemDropped(response.url, USE_REFUSED, detail))
+        """An item of a response that refuses a declared use (the subclass drops them)."""
 
     def _drop(self, request: Request, response: Response, reason: str, said: str, why: str) -> None:
-        origin = _origin(request.url)
+        origin = origin_or_none(request.url)
         detail = f"the page {response.url} says {why}"
         if reason == "link-nofollow":
             detail = f"the page {response.url} links to it only with rel=nofollow"
@@ -267,42 +255,7 @@ class PageDirectivesMiddleware:
         self.telemetry.final(origin, record)  # stats, the close report, the audit log
 
 
-def response_answers(
-    token: str,
-    uses: tuple[str, ...],
-    response: Response,
-    request: Request | None,
-    metas: list[tuple[str, str]] | None,
-) -> dict[str, UseAnswer]:
-    """Each declared use's answer for ``response`` after its own signals, also set as
-    ``meta["rep_use"]`` on ``request``: the request-time answers of its decision record
-    met by its headers (and ``metas``, the ``<head>`` tags read, for HTML)."""
-    headers = response.headers
-    signals = response_signals(
-        token,
-        content_usage=headers.getlist(b"Content-Usage"),
-        content_signal=headers.getlist(b"Content-Signal"),
-        tdm_reservation=headers.getlist(b"tdm-reservation"),
-        x_robots_tag=headers.getlist(b"X-Robots-Tag"),
-        robots_tag=headers.getlist(b"Robots-Tag"),
-        metas=metas,
-        image=(headers.get(b"Content-Type") or b"").lstrip()[:6].lower() == b"image/",
-    )
-    meta = request.meta if request is not None else {}
-    decision = meta.get(M.DECISION)
-    before, tdm_file = request_answers(decision.get("uses") if decision else None)
-    answers = response_uses(uses, before, tdm_file, signals)
-    if request is not None:
-        meta[M.USE] = {use: answer.answer for use, answer in answers.items()}
-    return answers
-
-
-def first_refusal(answers: dict[str, UseAnswer]) -> UseAnswer | None:
-    """The first declared use ``answers`` refuse, or None."""
-    return next((a for a in answers.values() if a.answer == REFUSED), None)
-
-
-def _origin(url: str) -> str | None:
+def origin_or_none(url: str) -> str | None:
     try:
         return origin_of(url)
     except NotAnOrigin:

@@ -46,7 +46,7 @@ from scrapy import Request, signals
 from scrapy.exceptions import NotConfigured
 from scrapy.http import HtmlResponse
 
-from scrapy_rep.components.page import response_answers
+from scrapy_rep.components.page_uses import response_answers
 from scrapy_rep.core.directives import head_metas
 from scrapy_rep.core.fields import field_lines
 from scrapy_rep.core.policy import http_date

@@ -12,13 +12,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scrapy_rep.core.pause import PauseState
 from scrapy_rep.core.policy import FetchResult, Policy
 from scrapy_rep.core.pushback import Pause
-from scrapy_rep.core.tdmrep import TdmRules
 from scrapy_rep.robotstxt import Diagnostic
+
+if TYPE_CHECKING:  # the parser stays out of a crawl that declares no use
+    from scrapy_rep.core.tdmrep import TdmRules
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,7 +35,6 @@ from scrapy_rep.crawl import oneshot
 from scrapy_rep.crawl.collection import CollectionHook
 from scrapy_rep.crawl.fetch import RobotsFetcher, cached_robots_response
 from scrapy_rep.crawl.pushback import PageSignals
-from scrapy_rep.crawl.tdmrep import TdmRep
 from scrapy_rep.crawl.telemetry import Telemetry
 from scrapy_rep.runtime.clock import Clock
 from scrapy_rep.runtime.resolver import Fetch, Resolver, policy_within
@@ -44,6 +43,8 @@ from scrapy_rep.runtime.settings import RepSettings
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Response
+
+    from scrapy_rep.crawl.tdmrep import TdmRep
 
 #: why a request the gate holds is not judged, for a client that cannot hold it
 HELD_DETAIL = {
@@ -75,7 +76,6 @@ class AdmissionPath:
         excluded: ExcludedSites | None,
         one_shot: str | None,
         collection: CollectionHook | None,
-        tdmrep: TdmRep | None,
         pushback: PageSignals | None,
     ) -> None:
         self.crawler = crawler
@@ -92,8 +92,9 @@ class AdmissionPath:
         self.excluded = excluded
         #: ``scrapy fetch`` and the like: wait for the whole fetch, then answer; hold nothing
         self.one_shot = one_shot
-        #: tdmrep.json, fetched only when a declared use is the one TDMRep speaks of
-        self.tdmrep = tdmrep
+        #: tdmrep.json, fetched only when a declared use is the one TDMRep speaks of: set by
+        #: :meth:`RobotsService.use_tdmrep <scrapy_rep.crawl.service.RobotsService.use_tdmrep>`
+        self.tdmrep: TdmRep | None = None
         self.pushback = pushback
         #: the application's scope hook (REP_COLLECTION_POLICY), if any
         self.collection = collection

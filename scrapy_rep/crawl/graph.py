@@ -22,7 +22,6 @@ from scrapy.utils.asyncio import is_asyncio_available
 from scrapy_rep.core.gate import OriginGate
 from scrapy_rep.core.policy import Policy, Status
 from scrapy_rep.core.pushback import Pushback
-from scrapy_rep.core.tdmrep import USE as TDM_USE
 from scrapy_rep.core.waiting_room import waiting_bound
 from scrapy_rep.crawl import oneshot
 from scrapy_rep.crawl.admission import AdmissionPath
@@ -34,7 +33,6 @@ from scrapy_rep.crawl.listener import PolicyListener
 from scrapy_rep.crawl.pushback import PageSignals
 from scrapy_rep.crawl.service import RobotsService
 from scrapy_rep.crawl.shared_pauses import SharedPauses
-from scrapy_rep.crawl.tdmrep import TdmRep
 from scrapy_rep.crawl.telemetry import Telemetry
 from scrapy_rep.crawl.walls import LicenceWalls
 from scrapy_rep.runtime.logs import bound_lines
@@ -43,7 +41,6 @@ from scrapy_rep.runtime.settings import RepSettings, SettingError, is_enabled
 from scrapy_rep.runtime.store import open_store
 from scrapy_rep.runtime.store.factory import shared_pacing
 from scrapy_rep.runtime.store.memory import EVICTED_PER_CACHED, PolicyCache
-from scrapy_rep.runtime.tdmrep import TDMREP
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -118,18 +115,6 @@ def build(crawler: Crawler) -> RobotsService:
         shared_pacing(shared) if config.crawl_delay_shared else None,
         remember=config.cache_max_origins,
     )
-    tdmrep = (
-        TdmRep(
-            crawler,
-            config,
-            telemetry,
-            SharedResolvers.acquire(spec, partial(resolver.for_file, TDMREP), TDMREP),
-            listener.closing,
-            leave=partial(SharedResolvers.leave, spec, TDMREP),
-        )
-        if TDM_USE in config.uses
-        else None
-    )
     pauses = (
         SharedPauses(shared)
         if heard is not None and shared is not None and hasattr(shared, "save_pause")
@@ -163,7 +148,6 @@ def build(crawler: Crawler) -> RobotsService:
         excluded=config.exclude,
         one_shot=one_shot,
         collection=CollectionHook(hook) if hook is not None else None,
-        tdmrep=tdmrep,
         pushback=pushback,
     )
     service = RobotsService(
@@ -179,7 +163,6 @@ def build(crawler: Crawler) -> RobotsService:
         admission=admission,
         walls=LicenceWalls(resolver, telemetry, pushback, token=token),
         one_shot=one_shot,
-        tdmrep=tdmrep,
         pauses=pauses,
         pushback=pushback,
     )

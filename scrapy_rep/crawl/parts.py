@@ -39,17 +39,35 @@ PARTS: tuple[tuple[str, str, str], ...] = (
 )
 
 
+#: the part a crawl declaring uses (``REP_USES``) needs besides: checked only then (loading
+#: it loads the use machinery)
+USES_PART = (
+    "SPIDER_MIDDLEWARES",
+    "scrapy_rep.components.page_uses.PageUsesMiddleware",
+    "use answers (no response answered for the declared uses, no tdmrep.json fetched)",
+)
+
+
 def missing(settings: Any) -> list[tuple[str, str, str]]:
     """The parts the crawl's settings do not enable, as Scrapy reads them (a priority of
-    None disables one)."""
+    None disables one); a subclass of a part stands for it."""
+    wanted = [*PARTS, USES_PART] if settings.get("REP_USES") else list(PARTS)
     enabled: dict[str, set[Any]] = {}
-    for setting in {part[0] for part in PARTS}:
+    for setting in {part[0] for part in wanted}:
         try:
             listed = build_component_list(settings.getwithbase(setting))
         except ValueError:  # Scrapy refuses these settings itself, at once
             listed = []
         enabled[setting] = {_loaded(component) for component in listed}
-    return [part for part in PARTS if _loaded(part[1]) not in enabled[part[0]]]
+    return [part for part in wanted if not _among(_loaded(part[1]), enabled[part[0]])]
+
+
+def _among(part: Any, enabled: set[Any]) -> bool:
+    if part in enabled:
+        return True
+    return isinstance(part, type) and any(
+        isinstance(each, type) and issubclass(each, part) for each in enabled
+    )
 
 
 def _loaded(component: Any) -> Any:

@@ -62,7 +62,6 @@ class RobotsService:
         admission: AdmissionPath,
         walls: LicenceWalls,
         one_shot: str | None,
-        tdmrep: TdmRep | None,
         pauses: SharedPauses | None,
         pushback: PageSignals | None,
     ) -> None:
@@ -87,7 +86,8 @@ class RobotsService:
         #: ``scrapy fetch`` and the like: wait for the whole fetch, then answer; hold nothing
         self.one_shot = one_shot
         #: tdmrep.json, fetched only when a declared use is the one TDMRep speaks of
-        self.tdmrep = tdmrep
+        #: (:meth:`use_tdmrep`: the component answering uses installs it)
+        self.tdmrep: TdmRep | None = None
         #: a page's pause is the cluster's (Redis) or outlives the crawl (SQLite)
         self.pauses = pauses
         #: what pages say while they are crawled; None: every row of the page status table off
@@ -113,6 +113,11 @@ class RobotsService:
         learnt = pushback.core.gap(origin) if pushback is not None else 0.0
         return self.crawl_delay.keep(request, origin, policy, learnt)
 
+    def use_tdmrep(self, tdmrep: TdmRep) -> None:
+        """The crawl's tdmrep.json files, asked by the admission path and closed here; the
+        graph leaves this slot empty, so a crawl declaring no use never loads TDMRep."""
+        self.tdmrep = self.admission.tdmrep = tdmrep
+
     def fetch_in_own_slot(self) -> None:
         """robots.txt (and tdmrep.json) no longer queue behind the host's slot: renders hold it."""
         self.fetcher.use_own_slot()
@@ -133,6 +138,8 @@ class RobotsService:
         self.holding.on_idle(spider)
 
     def _on_closed(self, spider: Any = None, reason: str = "") -> Any:
+        if self.tdmrep is not None:  # first: its shared resolver uses the robots.txt one's store
+            self.tdmrep.close()
         if self.pushback is not None:
             self.pushback.close()
         if self.pauses is not None:

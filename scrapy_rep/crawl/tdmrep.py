@@ -13,9 +13,8 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
-
-from scrapy import signals
+from functools import partial
+from typing import TYPE_CHECKING
 
 from scrapy_rep.core.decision import DOWNLOAD, DROP, USE_REFUSED, DecisionRecord
 from scrapy_rep.core.events import TdmrepFetched
@@ -24,14 +23,14 @@ from scrapy_rep.core.use_signals import request_answers
 from scrapy_rep.core.uses import REFUSED, UNKNOWN, UseAnswer, combine, uses_field
 from scrapy_rep.crawl.fetch import RobotsFetcher
 from scrapy_rep.crawl.wellknown import FileListener
-from scrapy_rep.runtime.resolver import FetchAbandoned
+from scrapy_rep.runtime.resolver import FetchAbandoned, SharedResolvers
 from scrapy_rep.runtime.tdmrep import TDMREP, tdm_answer, tdm_rules
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
     from scrapy_rep.crawl.telemetry import Telemetry
-    from scrapy_rep.runtime.resolver import Resolver
+    from scrapy_rep.runtime.resolver import Resolver, ResolverSpec
     from scrapy_rep.runtime.settings import RepSettings
 
 
@@ -67,7 +66,22 @@ class TdmRep(FileListener):
         self.clock = resolver.clock
         self.drop = config.use_action == "drop"
         self._leave_shared = leave
-        crawler.signals.connect(self._on_closed, signal=signals.spider_closed)
+
+    @classmethod
+    def beside(
+        cls,
+        crawler: Crawler,
+        config: RepSettings,
+        telemetry: Telemetry,
+        robots: Resolver,
+        spec: ResolverSpec,
+        closing: Callable[[], bool],
+    ) -> TdmRep:
+        """The crawl's tdmrep.json files, on the shared resolver made beside ``robots`` (the
+        robots.txt one, whose store and leases it uses) for crawlers of equal ``spec``."""
+        resolver = SharedResolvers.acquire(spec, partial(robots.for_file, TDMREP), TDMREP)
+        leave = partial(SharedResolvers.leave, spec, TDMREP)
+        return cls(crawler, config, telemetry, resolver, closing, leave=leave)
 
     def use_own_slot(self) -> None:
         """Fetch in a download slot of its own, as robots.txt does beside a browser render."""
@@ -143,6 +157,7 @@ class TdmRep(FileListener):
         if result is not None:  # fetched, but no policy came of it
             self.telemetry.emit(TdmrepFetched(origin, result, None))
 
-    def _on_closed(self, spider: Any = None, reason: str = "") -> None:
+    def close(self) -> None:
+        """At the spider's close (the service's, before the robots.txt resolver is left)."""
         self.leave()
         self._leave_shared()

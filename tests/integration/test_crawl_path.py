@@ -69,6 +69,12 @@ NOT_ON_THE_CRAWL_PATH = (
     "scrapy_rep.components.media",
     "scrapy_rep.components.media_provenance",
     "scrapy_rep.components.provenance",
+    # the use machinery past robots.txt's own lines: only with REP_USES
+    "scrapy_rep.components.page_uses",
+    "scrapy_rep.core.use_signals",
+    "scrapy_rep.core.tdmrep",
+    "scrapy_rep.crawl.tdmrep",
+    "scrapy_rep.runtime.tdmrep",
 )
 
 
