@@ -35,7 +35,7 @@ from tests.support.playwright_fake import (
     FakeRoute,
     Served,
 )
-from tests.support.rig import Rig, Stall, in_loop
+from tests.support.rig import Rig, Stall, in_loop, rig_for
 
 PLAYWRIGHT = {"DOWNLOAD_HANDLERS": {"http": HANDLER, "https": HANDLER}}
 A = "http://a.example:80"
@@ -46,7 +46,7 @@ PAGE = "http://a.example/page"
 
 @pytest.fixture
 def rig() -> Iterator[Rig]:
-    rig = Rig({"REP_PENDING_WAIT": 5, **PLAYWRIGHT}, {A: RULES, B: RULES})
+    rig = rig_for({A: RULES, B: RULES}, **PLAYWRIGHT)
     yield rig
     rig.crawler.signals.send_catch_log(signals.spider_closed, spider=rig.crawler.spider)
     rig.close()

@@ -53,11 +53,6 @@ def crawl_delay(rig: Rig, asked: Asked, cap: float = 60.0, pacing: Any = None) -
     return CrawlDelay(rig.crawler, cap, Telemetry.of(rig.crawler), asked, pacing)
 
 
-def stat(rig: Rig, key: str) -> Any:
-    Telemetry.of(rig.crawler).flush()
-    return rig.crawler.stats.get_value(key)
-
-
 def jitter_of(slot: Any) -> float:
     return float(slot.jitter) if compat.SLOT_JITTER else float(bool(slot.randomize_delay))
 
@@ -66,7 +61,7 @@ def test_an_origin_without_crawl_delay_leaves_the_slot_alone(rig: Rig) -> None:
     delay = crawl_delay(rig, Asked({}))
     assert delay.keep(Request("http://a.example/1"), A, policy()) is None
     assert rig.engine.downloader.per_slot_settings == {}
-    assert stat(rig, "rep/crawl_delay/applied") is None
+    assert rig.stat("rep/crawl_delay/applied") is None
     assert Telemetry.of(rig.crawler).counts.of(A).crawl_delay is None
 
 
@@ -80,7 +75,7 @@ def test_a_crawl_delay_is_the_floor_of_a_new_slot_without_jitter(rig: Rig) -> No
     _key, slot = rig.engine.downloader._get_slot(request)  # made from those settings
     assert slot.delay == 2.5
     assert jitter_of(slot) == 0
-    assert stat(rig, "rep/crawl_delay/applied") == 1
+    assert rig.stat("rep/crawl_delay/applied") == 1
     assert Telemetry.of(rig.crawler).counts.of(A).crawl_delay == 2.5
 
 
@@ -109,7 +104,7 @@ def test_origins_of_one_host_each_have_a_slot_of_their_own(rig: Rig) -> None:
     assert settings[SLOT]["delay"] == 5.0
     assert settings[delay_slot(other)]["delay"] == 1.0
     assert "a.example" not in settings
-    assert stat(rig, "rep/crawl_delay/applied") == 2
+    assert rig.stat("rep/crawl_delay/applied") == 2
 
 
 def test_a_slot_the_request_names_itself_keeps_the_largest_delay(rig: Rig) -> None:
@@ -118,7 +113,7 @@ def test_a_slot_the_request_names_itself_keeps_the_largest_delay(rig: Rig) -> No
     delay.keep(Request("http://a.example/1", meta=named), A, policy("slow"))
     delay.keep(Request("http://b.example/1", meta=named), "http://b.example:80", policy("fast"))
     assert rig.engine.downloader.per_slot_settings["my-group"]["delay"] == 5.0
-    assert stat(rig, "rep/crawl_delay/applied") == 1  # the second floor changed nothing
+    assert rig.stat("rep/crawl_delay/applied") == 1  # the second floor changed nothing
 
 
 def test_a_crawl_delay_over_the_cap_is_capped_and_said(
@@ -129,7 +124,7 @@ def test_a_crawl_delay_over_the_cap_is_capped_and_said(
             Request("http://a.example/1"), A, policy()
         )
     assert rig.engine.downloader.per_slot_settings[SLOT]["delay"] == 0.2
-    assert stat(rig, "rep/crawl_delay/capped") == 1
+    assert rig.stat("rep/crawl_delay/capped") == 1
     assert any("capped at 0.2s" in r.getMessage() for r in caplog.records)
 
 
@@ -220,7 +215,7 @@ async def test_a_request_waits_for_its_reserved_send_time_on_the_crawls_clock(ri
         assert not send.done()
         rig.clock.advance(0.1)
         await send
-        assert stat(rig, "rep/cluster/delay-waits") == 1
+        assert rig.stat("rep/cluster/delay-waits") == 1
         counts = Telemetry.of(rig.crawler).counts
         assert (counts.delay_waits, counts.delay_waited_s) == (1, 30.0)
         # the local floor too: this worker's own sends are a reservation apart at least
@@ -269,7 +264,7 @@ async def test_a_request_woken_late_reserves_again_rather_than_crowd_the_next(ri
         rig.clock.advance(5.0)  # on time now
         await send
         assert len(pacing.reserved) == 2
-        assert stat(rig, "rep/cluster/delay-waits") == 2
+        assert rig.stat("rep/cluster/delay-waits") == 2
 
     await in_loop(scenario())
 
@@ -284,7 +279,7 @@ async def test_no_wait_no_timer(rig: Rig) -> None:
         assert paced is not None
         await paced
         assert rig.clock.planned == []
-        assert stat(rig, "rep/cluster/delay-waits") is None
+        assert rig.stat("rep/cluster/delay-waits") is None
 
     await in_loop(scenario())
 
@@ -373,10 +368,7 @@ async def test_a_paced_request_woken_late_reserves_again_as_a_delayed_one_does(
         assert await send is None  # sent, at its second moment
         assert len(pacing.reserved) == 2
 
-    try:
-        await in_loop(scenario())
-    finally:
-        rig.close()
+    await rig.run(scenario())
 
 
 @pytest_twisted.ensureDeferred
@@ -391,7 +383,4 @@ async def test_a_delayed_and_paced_origin_reserves_once_the_larger_gap(
         assert await middleware.process_request(Request(A + "/1")) is None
         assert pacing.reserved == [(SLOT, 2.0 + SEND_MARGIN)]  # max(Crawl-delay, pace 1 s)
 
-    try:
-        await in_loop(scenario())
-    finally:
-        rig.close()
+    await rig.run(scenario())

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import gc
 import tracemalloc
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scrapy_rep.robotstxt import intervals, matcher, parse
+from scrapy_rep.robotstxt import RobotsTxt, intervals, matcher, parse
 from scrapy_rep.robotstxt.matcher import RuleSet
 from scrapy_rep.robotstxt.parser import Rule
 from scrapy_rep.robotstxt.paths import normalise_path
@@ -54,6 +54,28 @@ def assert_agrees(rule_list: list[Rule], paths: list[str]) -> None:
         assert rules.allows(path) is (expected is None or expected[1])
 
 
+#: the cases of the out-of-budget properties: rules, paths, and a budget that runs out early
+over_budget = given(rule_list=many_rules, paths=raw_paths, budget=st.integers(-1, 400))
+
+
+def each_path_over_budget(
+    rule_list: list[Rule],
+    paths: list[str],
+    budget: int,
+    check: Callable[[RobotsTxt, list[Rule], str, str], None],
+) -> None:
+    """``check(robots, parsed rules, url, normalised path)`` for each path, the rules written
+    as one ``User-agent: *`` group and matched under ``budget``, every chain walked."""
+    body = "User-agent: *\n" + "".join(
+        f"{'Allow' if r.allow else 'Disallow'}: {r.pattern}\n" for r in rule_list
+    )
+    with limits(0, budget):
+        robots = parse(body)
+        parsed = [rule for group in robots.groups for rule in group.rules]
+        for raw in paths:
+            check(robots, parsed, "https://example.com" + raw, normalise_path(raw))
+
+
 @settings(max_examples=examples(400), deadline=None)
 @given(rule_list=many_rules, paths=raw_paths)
 def test_a_walked_chain_agrees_with_the_reference(rule_list: list[Rule], paths: list[str]) -> None:
@@ -73,24 +95,19 @@ def test_a_sieved_chain_agrees_with_the_reference(rule_list: list[Rule], paths: 
 
 
 @settings(max_examples=examples(400), deadline=None)
-@given(rule_list=many_rules, paths=raw_paths, budget=st.integers(-1, 400))
+@over_budget
 def test_out_of_budget_the_answer_is_only_ever_stricter(
     rule_list: list[Rule], paths: list[str], budget: int
 ) -> None:
     # A budget that runs out after a few entries: untried Disallow entries are assumed
     # to match, untried Allow entries not. Never allowed where the reference disallows.
-    body = "User-agent: *\n" + "".join(
-        f"{'Allow' if r.allow else 'Disallow'}: {r.pattern}\n" for r in rule_list
-    )
-    with limits(0, budget):
-        robots = parse(body)
-        parsed = [rule for group in robots.groups for rule in group.rules]
-        for raw in paths:
-            path = normalise_path(raw)
-            expected = reference(parsed, path)
-            if path != "/robots.txt" and expected is not None and not expected[1]:
-                assert robots.allowed("mybot", "https://example.com" + raw) is False
-                assert robots.decide("mybot", "https://example.com" + raw).allowed is False
+    def check(robots: RobotsTxt, parsed: list[Rule], url: str, path: str) -> None:
+        expected = reference(parsed, path)
+        if path != "/robots.txt" and expected is not None and not expected[1]:
+            assert robots.allowed("mybot", url) is False
+            assert robots.decide("mybot", url).allowed is False
+
+    each_path_over_budget(rule_list, paths, budget, check)
 
 
 def _retained(body: bytes, urls: list[str]) -> int:
@@ -247,22 +264,17 @@ def test_a_pattern_whose_last_piece_is_absent_costs_no_budget() -> None:
 
 
 @settings(max_examples=examples(400), deadline=None)
-@given(rule_list=many_rules, paths=raw_paths, budget=st.integers(-1, 400))
+@over_budget
 def test_out_of_budget_a_drop_names_a_disallow_rule_that_matches(
     rule_list: list[Rule], paths: list[str], budget: int
 ) -> None:
     # Past the budget only untried Allow rules are assumed (not to match): a URL is
     # dropped only by a Disallow rule of the file that matches it, the one named.
-    body = "User-agent: *\n" + "".join(
-        f"{'Allow' if r.allow else 'Disallow'}: {r.pattern}\n" for r in rule_list
-    )
-    with limits(0, budget):
-        robots = parse(body)
-        parsed = [rule for group in robots.groups for rule in group.rules]
-        for raw in paths:
-            path = normalise_path(raw)
-            verdict = robots.decide("mybot", "https://example.com" + raw)
-            if not verdict.allowed:
-                assert verdict.rule is not None and not verdict.rule.allow
-                assert reference([verdict.rule], path) is not None, (verdict.rule, path)
-                assert any(not r.allow and reference([r], path) for r in parsed)
+    def check(robots: RobotsTxt, parsed: list[Rule], url: str, path: str) -> None:
+        verdict = robots.decide("mybot", url)
+        if not verdict.allowed:
+            assert verdict.rule is not None and not verdict.rule.allow
+            assert reference([verdict.rule], path) is not None, (verdict.rule, path)
+            assert any(not r.allow and reference([r], path) for r in parsed)
+
+    each_path_over_budget(rule_list, paths, budget, check)

@@ -75,11 +75,6 @@ def handover(rig: Rig, *, requeue: bool = False, jobdir: Path | None = None) -> 
     )
 
 
-def stat(rig: Rig, key: str) -> Any:
-    Telemetry.of(rig.crawler).flush()
-    return rig.crawler.stats.get_value(key)
-
-
 class SharedQueue(RedisScheduler):
     """scrapy-redis's scheduler as scrapy-rep sees it: what it is given, or a failure."""
 
@@ -106,7 +101,7 @@ def test_held_requests_go_back_to_the_shared_queue_unfiltered(rig: Rig) -> None:
     assert handover(rig, requeue=True).take(requests) == []
     assert [r.url for r in queue.queued] == ["http://a.example/1", "http://a.example/2"]
     assert all(r.dont_filter for r in queue.queued)  # the shared dupefilter saw them
-    assert stat(rig, "rep/requeued") == 2
+    assert rig.stat("rep/requeued") == 2
 
 
 def test_requeueing_is_off_unless_asked_for(rig: Rig) -> None:
@@ -132,7 +127,7 @@ def test_a_request_the_shared_queue_refuses_goes_to_the_jobdir(
         assert handover(rig, requeue=True, jobdir=tmp_path).take(requests) == []
     assert any("could not push a held request back" in r.getMessage() for r in caplog.records)
     assert (tmp_path / FILE).exists()
-    assert stat(rig, "rep/held/saved") == 1 and stat(rig, "rep/requeued") is None
+    assert rig.stat("rep/held/saved") == 1 and rig.stat("rep/requeued") is None
 
 
 def test_held_requests_kept_in_the_jobdir_come_back_on_resume(
@@ -141,7 +136,7 @@ def test_held_requests_kept_in_the_jobdir_come_back_on_resume(
     requests = held(rig, "/1", "/2")
     with caplog.at_level(logging.INFO, logger="scrapy_rep"):
         assert handover(rig, jobdir=tmp_path).take(requests) == []
-    assert stat(rig, "rep/held/saved") == 2
+    assert rig.stat("rep/held/saved") == 2
     assert any("2 held requests kept in" in r.getMessage() for r in caplog.records)
 
     with Rig(spidercls=HeldSpider) as resumed:
@@ -150,7 +145,7 @@ def test_held_requests_kept_in_the_jobdir_come_back_on_resume(
         assert [r.url for r in crawled] == ["http://a.example/1", "http://a.example/2"]
         assert all(r.dont_filter for r in crawled)  # the dupefilter saw them last run
         assert crawled[0].callback == resumed.crawler.spider.parse  # type: ignore[union-attr]
-        assert stat(resumed, "rep/held/restored") == 2
+        assert resumed.stat("rep/held/restored") == 2
         assert not (tmp_path / FILE).exists()  # restored once, not again at the next start
 
 
@@ -160,7 +155,7 @@ def test_a_request_that_cannot_be_kept_is_dropped_as_unserializable(
     fine, odd = held(rig, "/fine", "/odd")
     odd.item.meta["lock"] = threading.Lock()  # cannot be pickled
     assert handover(rig, jobdir=tmp_path).take([fine, odd]) == [(odd, "unserializable")]
-    assert stat(rig, "rep/held/saved") == 1
+    assert rig.stat("rep/held/saved") == 1
 
 
 def decisions(log: Path) -> list[dict[str, Any]]:

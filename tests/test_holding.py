@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 import pytest_twisted
@@ -22,8 +21,7 @@ from scrapy_rep.crawl import meta as M
 from scrapy_rep.crawl.exceptions import ParkedRequest
 from scrapy_rep.crawl.holding import EXPIRY_STEP
 from scrapy_rep.crawl.service import RobotsService
-from scrapy_rep.crawl.telemetry import Telemetry
-from tests.support.rig import Rig, in_loop
+from tests.support.rig import Rig, in_loop, rig_for
 
 A = "http://a.example:80"
 B = "http://b.example:80"
@@ -34,14 +32,11 @@ RULES = (200, {}, b"User-agent: *\nDisallow: /private\n")
 
 @pytest.fixture
 def rig() -> Iterator[Rig]:
-    rig = Rig(
-        {
-            "REP_PAUSE_INITIAL": PAUSE,
-            "REP_PAUSE_MAX": PAUSE,
-            "REP_PARK_TIMEOUT": TIMEOUT,
-            "REP_PENDING_WAIT": 5,
-        },
+    rig = rig_for(
         {A: [(503, {}, b""), RULES], B: (503, {}, b"")},
+        REP_PAUSE_INITIAL=PAUSE,
+        REP_PAUSE_MAX=PAUSE,
+        REP_PARK_TIMEOUT=TIMEOUT,
     )
     yield rig
     rig.crawler.signals.send_catch_log(signals.spider_closed, spider=rig.crawler.spider)
@@ -65,11 +60,6 @@ async def turns(n: int = 10) -> None:
     """Let tasks the timers started (a refetch) run."""
     for _ in range(n):
         await asyncio.sleep(0)
-
-
-def stat(rig: Rig, key: str) -> Any:
-    Telemetry.of(rig.crawler).flush()
-    return rig.crawler.stats.get_value(key)
 
 
 @pytest_twisted.ensureDeferred
@@ -128,7 +118,7 @@ async def test_the_refetch_timer_releases_what_was_held_when_the_origin_answers(
         (released,) = rig.engine.crawled
         assert released.url == "http://a.example/1"
         assert M.DROP not in released.meta and released.dont_filter
-        assert stat(rig, "rep/released") == 1
+        assert rig.stat("rep/released") == 1
         assert len(service.gate) == 0
         # nothing is held: the expiry timer finds nothing when it comes
         rig.clock.advance(TIMEOUT)
@@ -146,7 +136,7 @@ async def test_close_ends_what_is_held_and_stops_every_timer(rig: Rig) -> None:
         assert rig.clock.planned  # two refetches and one expiry
         assert service.holding.close() == 2  # nowhere to hand them: dropped, spider-closed
         assert rig.clock.planned == []
-        assert stat(rig, "rep/dropped/spider-closed") == 2
+        assert rig.stat("rep/dropped/spider-closed") == 2
         rig.clock.advance(TIMEOUT * 2)
         assert rig.engine.crawled == []
 

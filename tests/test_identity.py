@@ -25,8 +25,7 @@ from scrapy_rep.core.identity import (
     carries_token,
 )
 from scrapy_rep.crawl.exceptions import RepIgnoreRequest
-from scrapy_rep.crawl.telemetry import Telemetry
-from tests.support.rig import Middlewares, Rig, in_loop
+from tests.support.rig import Middlewares, in_loop, rig_for
 
 A, B = "http://a.example:80", "http://b.example:80"
 BOT = Identity("testbot/1.0 (+http://127.0.0.1/)")
@@ -164,11 +163,9 @@ BROWSER = "Mozilla/5.0 (X11; Linux x86_64) Chrome/120"  # no token
 
 
 def guarded(**settings: Any) -> Middlewares:
-    rig = Rig(
-        {"REP_PENDING_WAIT": 5, **settings},
-        {"http://a.example:80": ROBOTS, f"{SITE}/refused": (403, {}, b"")},
+    return Middlewares(
+        rig_for({"http://a.example:80": ROBOTS, f"{SITE}/refused": (403, {}, b"")}, **settings)
     )
-    return Middlewares(rig)
 
 
 @pytest.fixture
@@ -176,11 +173,6 @@ def mw() -> Iterator[Middlewares]:
     mw = guarded()
     yield mw
     mw.rig.close()
-
-
-def stat(rig: Rig, key: str) -> Any:
-    Telemetry.of(rig.crawler).flush()
-    return rig.crawler.stats.get_value(key)
 
 
 def page(url: str, agent: str | None = None, **meta: Any) -> Request:
@@ -210,7 +202,7 @@ async def test_a_user_agent_without_the_token_is_sent_and_said_once_per_origin(
         with caplog.at_level(logging.WARNING, logger="scrapy_rep"):
             for n in range(2):
                 await sent(mw, page(f"{SITE}/{n}", BROWSER))
-        assert stat(mw.rig, "rep/identity/token-missing") == 2
+        assert mw.rig.stat("rep/identity/token-missing") == 2
         (warned,) = [r for r in caplog.records if "does not carry" in r.getMessage()]
         assert "testbot" in warned.getMessage()
 
@@ -224,13 +216,10 @@ async def test_a_user_agent_without_the_token_is_not_sent_when_asked() -> None:
     async def scenario() -> None:
         assert await dropped(mw, page(f"{SITE}/1", BROWSER)) == "token-missing"
         await sent(mw, page(f"{SITE}/2"))  # the USER_AGENT setting carries it
-        assert stat(mw.rig, "rep/dropped/token-missing") == 1
-        assert stat(mw.rig, "rep/downloaded") == 1  # the dropped one no longer counts
+        assert mw.rig.stat("rep/dropped/token-missing") == 1
+        assert mw.rig.stat("rep/downloaded") == 1  # the dropped one no longer counts
 
-    try:
-        await in_loop(scenario())
-    finally:
-        mw.rig.close()
+    await mw.rig.run(scenario())
 
 
 @pytest_twisted.ensureDeferred
@@ -245,8 +234,8 @@ async def test_no_new_identity_at_an_origin_after_it_refused_one(mw: Middlewares
         await sent(mw, page("http://b.example/1", ROTATED))  # per origin
         mw.rig.clock.advance(REFUSAL_MEMORY)  # an hour after the refusal at most
         await sent(mw, page(f"{SITE}/4", ROTATED))
-        assert stat(mw.rig, "rep/identity/identity-changed") == 2
-        assert stat(mw.rig, "rep/dropped/identity-changed") == 2
+        assert mw.rig.stat("rep/identity/identity-changed") == 2
+        assert mw.rig.stat("rep/dropped/identity-changed") == 2
 
     await in_loop(scenario())
 
@@ -258,9 +247,6 @@ async def test_dont_obey_robotstxt_requests_are_not_checked() -> None:
     async def scenario() -> None:
         await sent(mw, page(f"{SITE}/refused", dont_obey_robotstxt=True))
         await sent(mw, page(f"{SITE}/1", BROWSER, dont_obey_robotstxt=True))
-        assert stat(mw.rig, "rep/identity/token-missing") is None
+        assert mw.rig.stat("rep/identity/token-missing") is None
 
-    try:
-        await in_loop(scenario())
-    finally:
-        mw.rig.close()
+    await mw.rig.run(scenario())

@@ -15,8 +15,7 @@ from scrapy.http import Response
 from scrapy.http.request import NO_CALLBACK
 
 from scrapy_rep.components.media import MediaUsesMiddleware
-from scrapy_rep.crawl.telemetry import Telemetry
-from tests.support.rig import Middlewares, Rig, in_loop
+from tests.support.rig import Middlewares, Rig, in_loop, rig_for
 
 SITE = "http://a.example"
 ROBOTS = (200, {}, b"User-agent: *\nAllow: /\n")
@@ -25,15 +24,8 @@ FILE = f"{SITE}/cover.png"
 
 
 def rig_of(**settings: Any) -> Rig:
-    return Rig(
-        {"REP_PENDING_WAIT": 5, "REP_USES": ["train-ai"], **settings},
-        {"http://a.example:80": ROBOTS, FILE: REFUSING},
-    )
-
-
-def stat(rig: Rig, key: str) -> Any:
-    Telemetry.of(rig.crawler).flush()
-    return rig.crawler.stats.get_value(key)
+    settings = {"REP_USES": ["train-ai"], **settings}
+    return rig_for({"http://a.example:80": ROBOTS, FILE: REFUSING}, **settings)
 
 
 @pytest_twisted.ensureDeferred
@@ -44,16 +36,13 @@ async def test_a_media_download_refusing_a_declared_use_fails_under_drop() -> No
     async def scenario() -> None:
         with pytest.raises(IgnoreRequest, match="use-refused: train-ai refused"):
             await mw.fetch(Request(FILE, callback=NO_CALLBACK))  # the pipeline's failure path
-        assert stat(rig, "rep/media/dropped/use-refused") == 1
+        assert rig.stat("rep/media/dropped/use-refused") == 1
         # a callback's response is the page directives middleware's to answer
         response = await mw.fetch(Request(FILE, dont_filter=True))
         assert isinstance(response, Response) and response.status == 200
-        assert stat(rig, "rep/media/dropped/use-refused") == 1
+        assert rig.stat("rep/media/dropped/use-refused") == 1
 
-    try:
-        await in_loop(scenario())
-    finally:
-        rig.close()
+    await rig.run(scenario())
 
 
 @pytest_twisted.ensureDeferred
@@ -70,7 +59,7 @@ async def test_recorded_not_dropped_by_default_and_off_without_declared_uses() -
             await in_loop(scenario())
             media = [m for m in mw.downloader.middlewares if isinstance(m, MediaUsesMiddleware)]
             assert bool(media) is judged
-            assert (stat(rig, "rep/page/use/train-ai/refused") == 1) is judged
-            assert stat(rig, "rep/media/dropped/use-refused") is None
+            assert (rig.stat("rep/page/use/train-ai/refused") == 1) is judged
+            assert rig.stat("rep/media/dropped/use-refused") is None
         finally:
             rig.close()

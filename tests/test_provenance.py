@@ -16,7 +16,7 @@ from scrapy import Request
 from scrapy.http import Response
 
 from scrapy_rep.components.provenance import ItemProvenanceMiddleware
-from tests.support.rig import Middlewares, Rig, in_loop
+from tests.support.rig import Middlewares, rig_for
 
 SITE = "http://a.example"
 ROBOTS = (200, {}, b"User-agent: *\nDisallow: /private\n")
@@ -26,11 +26,7 @@ class Book(scrapy.Item):
     title = scrapy.Field()
 
 
-def rig_of(**settings: Any) -> Rig:
-    return Rig(
-        {"REP_PENDING_WAIT": 5, **settings},
-        {"http://a.example:80": ROBOTS, f"{SITE}/book": (200, {}, b"<html>a book</html>")},
-    )
+ANSWERS = {"http://a.example:80": ROBOTS, f"{SITE}/book": (200, {}, b"<html>a book</html>")}
 
 
 async def scraped(mw: Middlewares, request: Request, *output: Any) -> list[Any]:
@@ -42,7 +38,7 @@ async def scraped(mw: Middlewares, request: Request, *output: Any) -> list[Any]:
 
 @pytest_twisted.ensureDeferred
 async def test_each_item_gets_the_pages_provenance_and_requests_pass_unchanged() -> None:
-    rig = rig_of(REP_ITEM_PROVENANCE="_rep")
+    rig = rig_for(ANSWERS, REP_ITEM_PROVENANCE="_rep")
     mw = Middlewares(rig)
 
     async def scenario() -> None:
@@ -64,17 +60,14 @@ async def test_each_item_gets_the_pages_provenance_and_requests_pass_unchanged()
         assert (policy["status"], policy["http_status"]) == ("ok", 200)
         assert policy["url"] == f"{SITE}/robots.txt" and policy["digest"]
 
-    try:
-        await in_loop(scenario())
-    finally:
-        rig.close()
+    await rig.run(scenario())
 
 
 @pytest_twisted.ensureDeferred
 async def test_a_request_not_judged_says_so_and_an_item_without_the_field_is_said_once(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    rig = rig_of(REP_ITEM_PROVENANCE="_rep")
+    rig = rig_for(ANSWERS, REP_ITEM_PROVENANCE="_rep")
     mw = Middlewares(rig)
 
     async def scenario() -> None:
@@ -88,15 +81,12 @@ async def test_a_request_not_judged_says_so_and_an_item_without_the_field_is_sai
         (said,) = [r for r in caplog.records if r.levelno == logging.ERROR]
         assert "Book has no field '_rep'" in said.getMessage()
 
-    try:
-        await in_loop(scenario())
-    finally:
-        rig.close()
+    await rig.run(scenario())
 
 
 @pytest_twisted.ensureDeferred
 async def test_off_by_default_there_is_no_middleware_and_items_pass_unchanged() -> None:
-    rig = rig_of()
+    rig = rig_for(ANSWERS)
     mw = Middlewares(rig)
 
     async def scenario() -> None:
@@ -104,7 +94,4 @@ async def test_off_by_default_there_is_no_middleware_and_items_pass_unchanged() 
         assert item == {"title": "t"}
         assert not any(isinstance(m, ItemProvenanceMiddleware) for m in mw.spider.middlewares)
 
-    try:
-        await in_loop(scenario())
-    finally:
-        rig.close()
+    await rig.run(scenario())

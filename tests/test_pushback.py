@@ -37,9 +37,8 @@ from scrapy_rep.core.pushback import (
     PushbackConfig,
 )
 from scrapy_rep.crawl.exceptions import RepIgnoreRequest
-from scrapy_rep.crawl.telemetry import Telemetry
 from tests.support.clock import ManualClock
-from tests.support.rig import Middlewares, Rig, Stall, in_loop
+from tests.support.rig import Middlewares, Rig, Stall, in_loop, rig_for
 
 A = "http://a.example:80"
 B = "http://b.example:80"
@@ -518,13 +517,11 @@ ROBOTS = (200, {}, b"User-agent: *\nAllow: /\n")
 OK = (200, {}, b"ok")
 
 
-def rig_of(**settings: Any) -> Rig:
-    return Rig({"REP_PENDING_WAIT": 5, **settings}, {A: ROBOTS})
-
-
 @pytest.fixture
 def mw() -> Iterator[Middlewares]:
-    rig = rig_of()
+    rig = rig_for(
+        {A: ROBOTS},
+    )
     yield Middlewares(rig)
     rig.close()
 
@@ -544,11 +541,6 @@ def sent(rig: Rig) -> list[str]:
 
 def released(rig: Rig) -> list[str]:
     return [request.url for request in rig.engine.crawled]
-
-
-def stat(rig: Rig, key: str) -> Any:
-    Telemetry.of(rig.crawler).flush()
-    return rig.crawler.stats.get_value(key)
 
 
 async def held(mw: Middlewares, url: str) -> Request:
@@ -586,10 +578,10 @@ async def test_a_429_holds_its_request_pauses_its_origin_for_retry_after_then_se
         assert released(rig) == [first]
         await ok(mw, rig.engine.crawled[0])
         assert sent(rig) == [first, "http://b.example/1", first]
-        assert stat(rig, "rep/pushback/pauses/rate-limited") == 1
-        assert stat(rig, "rep/pushback/refused/429") == 1
-        assert stat(rig, "rep/pushback/held/rate-limited") == 2
-        assert stat(rig, "rep/pushback/released/rate-limited") == 1
+        assert rig.stat("rep/pushback/pauses/rate-limited") == 1
+        assert rig.stat("rep/pushback/refused/429") == 1
+        assert rig.stat("rep/pushback/held/rate-limited") == 2
+        assert rig.stat("rep/pushback/released/rate-limited") == 1
 
     await in_loop(scenario())
 
@@ -603,12 +595,12 @@ async def test_a_429_is_taken_before_scrapys_retry_unless_its_row_is_off() -> No
         return handed
 
     for row, retried in (("pause", False), ("off", True)):
-        rig = rig_of(RETRY_ENABLED=True, REP_PAGE_STATUS_ACTIONS={"429": row})
+        rig = rig_for({A: ROBOTS}, RETRY_ENABLED=True, REP_PAGE_STATUS_ACTIONS={"429": row})
         try:
             handed = await in_loop(scenario(rig))
             assert ("retry_times" in handed.meta) is retried
-            assert (stat(rig, "retry/count") is not None) is retried
-            assert (stat(rig, "rep/pushback/pauses/rate-limited") is None) is retried
+            assert (rig.stat("retry/count") is not None) is retried
+            assert (rig.stat("rep/pushback/pauses/rate-limited") is None) is retried
         finally:
             rig.close()
 
@@ -688,7 +680,7 @@ async def test_a_request_waiting_in_its_download_slot_is_taken_back_when_its_ori
         assert isinstance(handed, Request) and handed.url == waiting
         assert not rig.schedule(handed)
         assert sent(rig) == [refused]  # never sent during the pause
-        assert stat(rig, "rep/pushback/unsent") == 1
+        assert rig.stat("rep/pushback/unsent") == 1
 
     await in_loop(scenario())
 
@@ -707,7 +699,7 @@ async def test_a_wall_of_403s_blocks_its_origin_whose_held_requests_end_when_idl
         for n, url in enumerate(refused, start=1):
             response = await mw.fetch(Request(url))  # each refusal is that URL's answer
             assert isinstance(response, Response) and response.status == 403
-            blocked = stat(rig, "rep/pushback/pauses/blocked")
+            blocked = rig.stat("rep/pushback/pauses/blocked")
             assert blocked == (1 if n == 3 else None)  # REP_BLOCK_AFTER = 3
         await held(mw, later)
         rig.idle()  # nothing else to do: not held for hours
@@ -716,7 +708,7 @@ async def test_a_wall_of_403s_blocks_its_origin_whose_held_requests_end_when_idl
             await mw.fetch(ended)
         assert dropped.value.decision["reason"] == "blocked"  # its errback hears why
         assert later not in sent(rig)
-        assert stat(rig, "rep/dropped/blocked") == 1
+        assert rig.stat("rep/dropped/blocked") == 1
 
     await in_loop(scenario())
 
@@ -731,7 +723,7 @@ async def test_dont_obey_robotstxt_requests_are_neither_paused_nor_held(mw: Midd
         assert isinstance(response, Response) and response.status == 429
         (later,) = pages(rig, "/2")
         await ok(mw, Request(later))
-        assert stat(rig, "rep/pushback/pauses/rate-limited") is None
+        assert rig.stat("rep/pushback/pauses/rate-limited") is None
 
     await in_loop(scenario())
 
@@ -798,7 +790,7 @@ async def test_with_a_shared_store_a_pause_one_crawl_saw_holds_the_other(tmp_pat
             one.transport.answers[SITE + "/1"] = (503, {"Retry-After": "60"}, b"")
             await held(mws[0], SITE + "/1")
             for _ in range(100):  # the save, on the store's thread, then told to the other
-                if stat(other, "rep/pushback/pauses/service-unavailable"):
+                if other.stat("rep/pushback/pauses/service-unavailable"):
                     break
                 await asyncio.sleep(0.005)
             await held(mws[1], SITE + "/2")

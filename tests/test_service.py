@@ -26,7 +26,7 @@ from scrapy_rep.integrations.browser import BrowserGuard
 from scrapy_rep.integrations.wiring import HANDLER
 from scrapy_rep.runtime.settings import TUNE
 from scrapy_rep.runtime.store.memory import EVICTED_PER_CACHED
-from tests.support.rig import Rig, Stall, in_loop
+from tests.support.rig import Rig, Stall, in_loop, rig_for
 
 A = "http://a.example:80"
 P = "http://paused.example:80"
@@ -35,7 +35,7 @@ RULES = (200, {}, b"User-agent: *\nDisallow: /private\n")
 
 @pytest.fixture
 def rig() -> Iterator[Rig]:
-    rig = Rig({"REP_PENDING_WAIT": 5}, {A: RULES, P: (503, {}, b"")})
+    rig = rig_for({A: RULES, P: (503, {}, b"")})
     yield rig
     rig.crawler.signals.send_catch_log(signals.spider_closed, spider=rig.crawler.spider)
     rig.close()
@@ -180,7 +180,7 @@ PLAYWRIGHT = {"DOWNLOAD_HANDLERS": {"http": HANDLER, "https": HANDLER}}
 
 @pytest_twisted.ensureDeferred
 async def test_the_browser_guard_asks_the_service_and_without_it_fails_closed() -> None:
-    rig = Rig({"REP_PENDING_WAIT": 5, **PLAYWRIGHT}, {A: RULES})
+    rig = rig_for({A: RULES}, **PLAYWRIGHT)
     try:
 
         async def scenario() -> None:

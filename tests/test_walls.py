@@ -19,10 +19,9 @@ from scrapy_rep.core.pushback import BLOCKED, Pushback, PushbackConfig
 from scrapy_rep.core.report import CrawlCounts, report_lines
 from scrapy_rep.core.walls import LICENCE, PAYMENT, wall_of
 from scrapy_rep.crawl.exceptions import RepIgnoreRequest
-from scrapy_rep.crawl.telemetry import Telemetry
 from scrapy_rep.robotstxt.text import ITEM_TEXT
 from tests.support.audit import records
-from tests.support.rig import Middlewares, Rig, in_loop
+from tests.support.rig import Middlewares, in_loop, rig_for
 
 NOW = 1_000_000.0
 
@@ -149,23 +148,15 @@ LICENSED = (401, {"WWW-Authenticate": 'License realm="x", server="https://lic.ex
 
 @pytest.fixture
 def mw(tmp_path: Path) -> Iterator[Middlewares]:
-    rig = Rig(
-        {
-            "REP_PENDING_WAIT": 5,
-            "REP_DECISION_LOG": str(tmp_path / "audit.jsonl"),
-            # a retry would send a wall again: it must never see one
-            "RETRY_ENABLED": True,
-            "RETRY_HTTP_CODES": [401, 402],
-        },
+    rig = rig_for(
         {"http://a.example:80": ROBOTS, f"{SITE}/ok": (200, {}, b"ok")},
+        REP_DECISION_LOG=str(tmp_path / "audit.jsonl"),
+        # a retry would send a wall again: it must never see one
+        RETRY_ENABLED=True,
+        RETRY_HTTP_CODES=[401, 402],
     )
     yield Middlewares(rig)
     rig.close()
-
-
-def stat(rig: Rig, key: str) -> Any:
-    Telemetry.of(rig.crawler).flush()
-    return rig.crawler.stats.get_value(key)
 
 
 async def walled(mw: Middlewares, url: str, reply: Any, **meta: Any) -> RepIgnoreRequest:
@@ -189,9 +180,9 @@ async def test_a_402_is_dropped_before_the_spider_never_retried_and_recorded(
         assert record["policy_status"] == "wall"
         assert record["matched_rule"] == "402 payment, crawler-price: USD 0.01"
         assert rig.transport.urls().count(url) == 1  # not retried
-        assert stat(rig, "rep/walls/payment") == 1
-        assert stat(rig, "rep/dropped/licence-required") == 1
-        assert stat(rig, "retry/count") is None
+        assert rig.stat("rep/walls/payment") == 1
+        assert rig.stat("rep/dropped/licence-required") == 1
+        assert rig.stat("retry/count") is None
         await rig.close_spider()
         (wall,) = records(tmp_path / "audit.jsonl", "licence_wall")
         assert (wall["url"], wall["kind"], wall["status"]) == (url, "payment", 402)
@@ -213,7 +204,7 @@ async def test_a_401_is_a_wall_only_with_a_license_challenge(mw: Middlewares) ->
         rig.transport.answers[f"{SITE}/basic"] = (401, {"WWW-Authenticate": "Basic"}, b"")
         response = await mw.fetch(Request(f"{SITE}/basic", meta={"max_retry_times": 0}))
         assert isinstance(response, Response) and response.status == 401  # access control
-        assert stat(rig, "rep/walls/licence") == 1
+        assert rig.stat("rep/walls/licence") == 1
         # a dont_obey_robotstxt request opts out of robots.txt, not of a wall
         exempt = await walled(mw, f"{SITE}/exempt", PRICED, dont_obey_robotstxt=True)
         assert exempt.decision["reason"] == "licence-required"
@@ -229,9 +220,9 @@ async def test_block_after_walls_in_a_row_hold_the_origins_other_requests(
 
     async def scenario() -> None:
         for n in range(3):  # REP_BLOCK_AFTER: no page served first is needed for walls
-            assert stat(rig, "rep/walls/origins-walled") is None
+            assert rig.stat("rep/walls/origins-walled") is None
             await walled(mw, f"{SITE}/paid/{n}", PRICED)
-        assert stat(rig, "rep/walls/origins-walled") == 1
+        assert rig.stat("rep/walls/origins-walled") == 1
         handed = await mw.fetch(Request(f"{SITE}/ok"))
         assert isinstance(handed, Request)  # held like a block, not sent
         assert not rig.schedule(handed)

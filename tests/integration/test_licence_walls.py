@@ -2,47 +2,33 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
 import pytest_twisted
 import scrapy
-from scrapy import signals
-from scrapy.crawler import Crawler
 from scrapy.http import Response
 
 from scrapy_rep import cli
 from scrapy_rep.core.report import report_lines
 from scrapy_rep.crawl.telemetry import Telemetry
 from tests.support.audit import of, records
-from tests.support.crawl import ListSpider, crawl
+from tests.support.crawl import ItemSpider, crawl, item_urls
 from tests.support.fakesite import FakeSite, Reply
 
 ROBOTS = b"User-agent: *\nAllow: /\nLicense: https://a.example/license.xml\n"
 CHALLENGE = 'License realm="news", server="https://license.example/token"'
 
 
-class ItemSpider(ListSpider):
+class WallItemSpider(ItemSpider):
     """An item for every response its callback gets, whatever the status."""
 
-    name = "items"
     # a wall would reach the callback
     custom_settings: ClassVar[dict[str, Any]] = {"HTTPERROR_ALLOW_ALL": True}
 
-    @classmethod
-    def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> ItemSpider:
-        spider = super().from_crawler(crawler, *args, **kwargs)
-        crawler.signals.connect(spider.scraped, signal=signals.item_scraped)
-        return spider
-
-    def scraped(self, item: Any) -> None:
-        self.result.items.append(item["url"])
-
-    def parse(self, response: Response) -> Iterator[Any]:
-        yield {"url": response.url, "status": response.status}
-        yield from super().parse(response)
+    def item(self, response: Response) -> dict[str, Any]:
+        return {"url": response.url, "status": response.status}
 
 
 @pytest_twisted.ensureDeferred
@@ -72,7 +58,7 @@ async def test_walls_are_recorded_never_retried_and_wall_off_their_origin(
         "RETRY_HTTP_CODES": [401, 402, 503],  # even then: a wall is not retried
         "CONCURRENT_REQUESTS": 1,  # the walls first, then the later requests
     }
-    result = await crawl([*first, *later], settings, spider=ItemSpider)
+    result = await crawl([*first, *later], settings, spider=WallItemSpider)
 
     assert a.hits("/paid") == 1 and a.hits("/licensed") == 1 and b.hits("/paid") == 1
     # REP_BLOCK_AFTER walls in a row hold their origin like a block: its other requests
@@ -86,7 +72,7 @@ async def test_walls_are_recorded_never_retried_and_wall_off_their_origin(
         c.url_for("/paid"): "licence-required",
     }
     # no item of a wall; a 401 that is no licence wall is a page as before
-    assert sorted(result.items) == sorted([c.url_for("/basic"), b.url_for("/after")])
+    assert item_urls(result) == sorted([c.url_for("/basic"), b.url_for("/after")])
     assert result.stat("rep/walls/payment") == 3 and result.stat("rep/walls/licence") == 1
     assert result.stat("rep/walls/origins-walled") == 1
     # each wall is its request's final answer, a drop: rep/downloaded + rep/dropped/* =
@@ -127,11 +113,11 @@ async def test_a_wall_is_each_walled_requests_last_decision_explained_and_never_
         "RETRY_ENABLED": True,
         "RETRY_HTTP_CODES": [401, 402],  # even then: a wall is not retried
     }
-    result = await crawl([paid, licensed, free, unjudged], settings, spider=ItemSpider)
+    result = await crawl([paid, licensed, free, unjudged], settings, spider=WallItemSpider)
 
     assert a.hits("/both") == 1  # not retried
     assert result.dropped[licensed] == "licence-required"
-    assert sorted(result.items) == [free]  # no item of a wall
+    assert item_urls(result) == [free]  # no item of a wall
     # each walled URL's last decision is the wall: licence-required, policy_status wall;
     # the dont_obey_robotstxt one (never judged) has its record too
     last = {r["url"]: r for r in of(records(log), "decision")}

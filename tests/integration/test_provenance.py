@@ -3,19 +3,15 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import pytest_twisted
-from scrapy import signals
-from scrapy.crawler import Crawler
-from scrapy.http import Response
 
 from scrapy_rep.core.policy import digest_of
 from tests.support import doc_examples
-from tests.support.crawl import ListSpider, crawl
+from tests.support.crawl import ItemSpider, crawl
 from tests.support.fakesite import FakeSite, Reply
 from tests.support.scrapy_command import make_project, scrapy
 
@@ -243,25 +239,6 @@ def test_each_file_a_media_pipeline_stores_carries_its_provenance(
     assert item["_rep"]["url"] == a.url_for("/")  # the item's own, from its page
 
 
-class _ItemsSpider(ListSpider):
-    """An item per page; the items as the pipelines got them in ``result.items``."""
-
-    name = "cacheitems"
-
-    @classmethod
-    def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> _ItemsSpider:
-        spider = super().from_crawler(crawler, *args, **kwargs)
-        crawler.signals.connect(spider.scraped, signal=signals.item_scraped)
-        return spider
-
-    def scraped(self, item: Any) -> None:
-        self.result.items.append(item)
-
-    def parse(self, response: Response) -> Iterator[Any]:
-        yield {"url": response.url}
-        yield from super().parse(response)
-
-
 @pytest_twisted.ensureDeferred
 async def test_a_page_served_from_the_http_cache_says_so_and_when_it_was_fetched(
     site: FakeSite, tmp_path: Path
@@ -275,8 +252,8 @@ async def test_a_page_served_from_the_http_cache_says_so_and_when_it_was_fetched
         "HTTPCACHE_EXPIRATION_SECS": 0,  # never expires: the second crawl reads the cache
     }
     url = a.url_for("/page")
-    first = await crawl([url], settings, spider=_ItemsSpider)
-    second = await crawl([url], settings, spider=_ItemsSpider)
+    first = await crawl([url], settings, spider=ItemSpider)
+    second = await crawl([url], settings, spider=ItemSpider)
 
     assert a.hits("/page") == 1  # the second crawl's page came from the cache
     (fresh,) = [item["_rep"] for item in first.items]

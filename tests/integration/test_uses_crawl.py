@@ -9,24 +9,21 @@ pipelines, the stats and the audit log.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest_twisted
-from scrapy import signals
-from scrapy.crawler import Crawler
 from scrapy.http import Response
 
 from tests.support.audit import of, records
-from tests.support.crawl import CrawlResult, ListSpider, crawl
+from tests.support.crawl import CrawlResult, ItemSpider, crawl
 from tests.support.fakesite import FakeSite, Reply
 from tests.support.use_site import AFTER, BEFORE, PRESS_PAGES, SHOP_PAGES, UseSite, build
 
 TDMREP = "/.well-known/tdmrep.json"
 
 
-class ItemSpider(ListSpider):
+class UseSpider(ItemSpider):
     """Follows every link; one item per page, carrying the page's ``rep_use``."""
 
     name = "uses"
@@ -35,19 +32,9 @@ class ItemSpider(ListSpider):
         super().__init__(urls, follow=True, **kw)
         self.uses: dict[str, Any] = {}
 
-    @classmethod
-    def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> ItemSpider:
-        spider = super().from_crawler(crawler, *args, **kwargs)
-        crawler.signals.connect(spider.scraped, signal=signals.item_scraped)
-        return spider
-
-    def scraped(self, item: Any) -> None:
-        self.result.items.append(item)
-
-    def parse(self, response: Response) -> Iterator[Any]:
+    def item(self, response: Response) -> dict[str, Any]:
         self.uses[response.url] = response.meta.get("rep_use")
-        yield {"url": response.url, "rep_use": response.meta.get("rep_use")}
-        yield from super().parse(response)
+        return {"url": response.url, "rep_use": response.meta.get("rep_use")}
 
 
 async def crawl_site(
@@ -55,7 +42,7 @@ async def crawl_site(
 ) -> tuple[CrawlResult, list[dict[str, Any]]]:
     log = tmp_path / "audit.jsonl"
     result = await crawl(
-        site.start_urls, {"REP_DECISION_LOG": str(log), **settings}, spider=ItemSpider
+        site.start_urls, {"REP_DECISION_LOG": str(log), **settings}, spider=UseSpider
     )
     return result, records(log)
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Self
 
 import scrapy
+from scrapy import signals
 from scrapy.core.engine import ExecutionEngine
 from scrapy.crawler import AsyncCrawlerRunner, Crawler
 from scrapy.http import Response
@@ -97,6 +98,34 @@ class ListSpider(scrapy.Spider):
             self.result.decisions[request.url] = failure.value.decision
         else:
             self.result.errors[request.url] = type(failure.value).__name__
+
+
+class ItemSpider(ListSpider):
+    """A ``ListSpider`` that yields ``item(response)`` for every response its callback gets;
+    the items, as the item pipelines passed them on, land in ``result.items``."""
+
+    name = "items"
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> Self:
+        spider = super().from_crawler(crawler, *args, **kwargs)
+        crawler.signals.connect(spider.scraped, signal=signals.item_scraped)
+        return spider
+
+    def scraped(self, item: Any) -> None:
+        self.result.items.append(item)
+
+    def item(self, response: Response) -> dict[str, Any]:
+        return {"url": response.url}
+
+    def parse(self, response: Response) -> Iterator[Any]:
+        yield self.item(response)
+        yield from super().parse(response)
+
+
+def item_urls(result: CrawlResult) -> list[str]:
+    """The URLs of the items that reached the item pipelines, sorted."""
+    return sorted(item["url"] for item in result.items)
 
 
 async def crawl(

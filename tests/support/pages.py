@@ -11,11 +11,9 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlparse
 
-from scrapy import signals
-from scrapy.crawler import Crawler
 from scrapy.http import Response, TextResponse
 
-from tests.support.crawl import CrawlResult, ListSpider, crawl
+from tests.support.crawl import CrawlResult, ItemSpider, crawl, item_urls
 from tests.support.fakesite import Origin, Reply
 
 #: (how the page says it, noindex, nofollow)
@@ -68,7 +66,7 @@ REL_PAGE = (
 )
 
 
-class PageSpider(ListSpider):
+class PageSpider(ItemSpider):
     """An item per page; follows every ``<a href>`` and ``<area href>``, and ``also[path]``.
 
     URLs containing ``exempt`` are requested with ``dont_obey_robotstxt``.
@@ -81,19 +79,10 @@ class PageSpider(ListSpider):
         self.also = also or {}
         self.page_meta: dict[str, Any] = {}
 
-    @classmethod
-    def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> PageSpider:
-        spider = super().from_crawler(crawler, *args, **kwargs)
-        crawler.signals.connect(spider.scraped, signal=signals.item_scraped)
-        return spider
-
-    def scraped(self, item: Any) -> None:
-        self.result.items.append(item["url"])
-
     def parse(self, response: Response) -> Iterator[Any]:
         self.result.downloaded.append(response.url)
         self.page_meta[response.url] = response.meta.get("rep_page")
-        yield {"url": response.url}
+        yield self.item(response)
         hrefs = response.css("a::attr(href), area::attr(href)").getall() if _html(response) else []
         for href in [*hrefs, *self.also.get(urlparse(response.url).path, [])]:
             request = self.request(response.urljoin(href))
@@ -117,7 +106,7 @@ def paths(result: CrawlResult) -> list[str]:
 
 
 def items(result: CrawlResult) -> list[str]:
-    return sorted(urlparse(url).path for url in result.items)
+    return sorted(urlparse(url).path for url in item_urls(result))
 
 
 def spider_of(result: CrawlResult) -> PageSpider:

@@ -24,6 +24,7 @@ from twisted.internet.defer import Deferred
 from twisted.python.failure import Failure
 
 from scrapy_rep.core.origin import NotAnOrigin, origin_of, robots_url
+from scrapy_rep.crawl.telemetry import Telemetry
 from tests.support.clock import ManualClock
 from tests.support.crawl import BASE_SETTINGS
 
@@ -222,14 +223,33 @@ class Rig:
         """The engine has nothing to do (``spider_idle``, as Scrapy's engine sends it)."""
         self.crawler.signals.send_catch_log(signals.spider_idle, spider=self.crawler.spider)
 
+    def stat(self, key: str) -> Any:
+        """The crawl's stat ``key``, with what the telemetry holds back flushed first."""
+        Telemetry.of(self.crawler).flush()
+        return self.crawler.stats.get_value(key)
+
     def close(self) -> None:
         self.engine.downloader.close()
+
+    async def run(self, scenario: Awaitable[Any]) -> Any:
+        """``scenario`` as an asyncio task (``in_loop``), the rig closed after it, whatever
+        happened: its result."""
+        try:
+            return await in_loop(scenario)
+        finally:
+            self.close()
 
     def __enter__(self) -> Rig:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def rig_for(answers: Mapping[str, Reply | list[Reply]], **settings: Any) -> Rig:
+    """A rig whose transport answers ``answers``; a request waits up to 5 s (of the manual
+    clock) for a robots.txt fetch before it is parked."""
+    return Rig({"REP_PENDING_WAIT": 5, **settings}, answers)
 
 
 class Middlewares:
