@@ -1,4 +1,9 @@
-"""Hostile sites, bounded: each attack of issue 36 as a real crawl of loopback origins.
+"""Hostile sites, bounded: real crawls of loopback origins that attack the crawler.
+
+The attacks: robots.txt redirects (off ``allowed_domains``, into an excluded
+site), co-hosted origins and Crawl-delay, escape sequences in host names and
+files, and files built to be huge (25,000 groups, 16,000 agents, a page saying
+``none`` 12,000 times, tdmrep.json of bad entries, every engine shape at once).
 
 Every bound is asserted from outside: what the site's server was asked for,
 the sizes and longest lines of the files the crawl writes (audit log, crawl

@@ -1,4 +1,8 @@
-"""Issue 35 items 8 and 9, end to end: what the site received, from its own log.
+"""The crawler's identity after a refusal, end to end: what the site received, from its log.
+
+A rotated User-Agent without the product token is warned about (or not sent
+when asked); after a 403 or a 429 no request leaves under another User-Agent
+or through another proxy, not even a retry or one already waiting in its slot.
 
 Real crawls (RetryMiddleware on, at Scrapy's defaults) against the pushback
 site, with a User-Agent rotating downloader middleware and a proxy switching

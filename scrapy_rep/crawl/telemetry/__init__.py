@@ -1,19 +1,22 @@
-"""One sink for what scrapy-rep did: crawl stats, per-origin counts, audit log, report.
+"""A crawl's one record of what scrapy-rep did: Scrapy's stats, the per-origin counts of
+the close report, and the audit log, written together so that the three never disagree.
 
-Every event of a crawl arrives here once: a request ``judged`` and its
-``final`` answer (downloaded, dropped, requeued or kept, whoever decided it),
-by direct call with the decision record (the hot path); a browser
-``subrequest``; the rest as values (:mod:`scrapy_rep.core.events`: a request
-parked or released, a robots.txt fetched or reused, an origin's standing,
-...) through :meth:`Telemetry.record`; and ``closed``. Each updates the
-stats, the report's counters and the audit log together, so the three never
-disagree.
-
-:class:`Telemetry` takes the requests' answers itself (in :class:`~.sink.Sink`, its
-base, which the handlers write to, importing it and not this package); the events go
-to their subject's handlers (:mod:`.held`, :mod:`.origins`, :mod:`.pages`);
-the stats wait in a :class:`~.batch.StatsBatch`, and the close is
-:class:`~.closing.CloseReport`'s.
+:class:`Telemetry` is a crawler's one sink (``Telemetry.of(crawler)``), shared by every
+component. A request's answers come by direct call, on the hot path, to the methods of
+its base :class:`~.sink.Sink`: ``judged``, its ``final`` answer (downloaded, dropped,
+requeued or kept, whoever decided it), ``answered_again``/``overruled``/``stopped``
+when a request let through is answered anew or stopped on its way out, a browser's
+``subrequest`` and a page's ``response`` status. Everything else is an event value
+(:mod:`scrapy_rep.core.events`) given to :meth:`Telemetry.emit`, which hands it to its
+subject's handler: :mod:`.held` (parked, released, restored, requeued), :mod:`.origins`
+(robots.txt and tdmrep.json fetched or reused, an origin's standing, Crawl-delay, licence
+walls), :mod:`.pages` (page directives, use answers, items dropped), :mod:`.pushback`
+(an origin paused, resumed or refused by its pages) and :mod:`.identity`. The handlers
+import :mod:`.sink`, never this package. Counts wait in a :class:`~.batch.StatsBatch`
+until flushed; at spider close :meth:`Telemetry.closed` flushes them and
+:class:`~.closing.CloseReport` writes the warning for held requests, the summary in the
+log and the per-origin audit records, and closes the log. The HTML page is not written
+here: the ``HtmlReport`` extension makes it from the closed log.
 """
 
 from __future__ import annotations
@@ -88,7 +91,7 @@ class Telemetry(Sink):
         self.closing.write(reason, left, spider=spider, token=token)
 
 
-#: event class -> the sink's handler of it (``Telemetry.record``), by subject
+#: event class -> the sink's handler of it (``Telemetry.emit``), by subject
 _ON: dict[type, Callable[[Telemetry, Any], None]] = {
     **held.ON,
     **origins.ON,

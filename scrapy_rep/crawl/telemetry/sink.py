@@ -1,6 +1,8 @@
-"""The sink's state and the per-request calls (:class:`Sink`): what every event handler
-of :mod:`scrapy_rep.crawl.telemetry` writes to, in a module of its own so that the
-handlers need not import the package that dispatches to them."""
+"""The sink's state and its per-request calls (:class:`Sink`, the base of
+:class:`~scrapy_rep.crawl.telemetry.Telemetry`): a request judged, its final answer, a
+download that no longer counts, a browser's subrequest, a page's status. The event
+handlers of :mod:`scrapy_rep.crawl.telemetry` write to it from here, so that they need not
+import the package that dispatches to them."""
 
 from __future__ import annotations
 
