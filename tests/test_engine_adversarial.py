@@ -1,15 +1,13 @@
-"""Adversarial shapes of robots.txt: compiling stays linear in memory, a large chain of
-wildcard entries is walked (never merged) and agrees with the reference, and past the
-matching budget the answer is only ever stricter than the reference's.
+"""Adversarial shapes of robots.txt: a large chain of wildcard entries is walked (never
+merged) and agrees with the reference, and past the matching budget the answer is only
+ever stricter than the reference's.
 
-No timing is asserted here (benchmarks/bench_engine.py measures the budget); memory is,
-with tracemalloc.
+No timing is asserted here (benchmarks/bench_engine.py measures the budget). What these
+shapes keep in memory is traced in tests/integration/test_engine_memory.py.
 """
 
 from __future__ import annotations
 
-import gc
-import tracemalloc
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
@@ -110,49 +108,6 @@ def test_out_of_budget_the_answer_is_only_ever_stricter(
     each_path_over_budget(rule_list, paths, budget, check)
 
 
-def _retained(body: bytes, urls: list[str]) -> int:
-    gc.collect()
-    tracemalloc.start()
-    try:
-        before = tracemalloc.get_traced_memory()[0]
-        robots = parse(body)
-        for url in urls:
-            robots.allowed("mybot", url)
-        gc.collect()
-        return tracemalloc.get_traced_memory()[0] - before
-    finally:
-        tracemalloc.stop()
-
-
-def _root_and_keys(count: int) -> bytes:
-    lines = ["User-agent: *"]
-    for n in range(count):
-        lines += [f"Allow: /*abc{n}", f"Allow: /abc{n}*", f"Disallow: /abc{n}"]
-    return ("\n".join(lines) + "\n").encode()
-
-
-def test_root_wildcards_are_not_copied_into_every_key() -> None:
-    # The shape that took 711 MiB (9,000 root wildcards × 9,000 keys): memory per
-    # octet of the file must not grow with the file. Compiled and every key asked.
-    small, large = _root_and_keys(500), _root_and_keys(2000)
-    ask = [f"https://example.com/abc{n}/x" for n in range(0, 2000, 7)]
-    per_small = _retained(small, ask[:72]) / len(small)
-    per_large = _retained(large, ask) / len(large)
-    assert per_large < 2 * per_small + 10, (per_small, per_large)
-    assert per_large < 60  # bytes kept per octet of the file (measured ~25-35)
-
-
-def test_nested_keys_do_not_copy_their_parents_entries() -> None:
-    # Keys that are prefixes of each other, each with a wildcard: a frame per key,
-    # the entries above reached through the chain, not copied (O(depth²) before).
-    lines = ["User-agent: *"]
-    for n in range(1, 600):
-        lines.append(f"Disallow: /{'a' * n}*z{n}")
-    body = ("\n".join(lines) + "\n").encode()
-    ask = [f"https://example.com/{'a' * n}/q" for n in range(1, 600, 5)]
-    assert _retained(body, ask) < 60 * len(body)
-
-
 def _no_gram_wildcards(count: int) -> list[str]:
     """``count`` root wildcards whose pieces are too short for the sieve (always tried),
     none matching a path of 'y's: /*ab*cx, /*ab*dx, ..."""
@@ -190,33 +145,6 @@ def test_budget_fallback_never_drops_what_no_rule_matches() -> None:
         verdict = parse("\n".join(lines) + "\n").decide("mybot", url)
         assert verdict.allowed is True
         assert verdict.rule is not None and verdict.rule.pattern == "/"
-
-
-def test_a_hostile_tdmrep_json_is_linear_and_within_its_footprint() -> None:
-    # The shape that kept 202 MiB per origin: root wildcards × keys in tdmrep.json.
-    import json
-
-    from scrapy_rep.core.tdmrep import parse_tdmrep
-
-    entries = []
-    for n in range(5000):
-        entries.append({"location": f"/*abc{n}", "tdm-reservation": n % 2})
-        entries.append({"location": f"/abc{n}*", "tdm-reservation": 1})
-    body = json.dumps(entries).encode()
-    gc.collect()
-    tracemalloc.start()
-    try:
-        before = tracemalloc.get_traced_memory()[0]
-        rules = parse_tdmrep(body)
-        for n in range(0, 5000, 13):
-            rules.answer(f"https://example.com/abc{n}/x")
-        gc.collect()
-        kept = tracemalloc.get_traced_memory()[0] - before
-    finally:
-        tracemalloc.stop()
-    assert len(rules) == 10_000
-    assert kept <= rules.footprint, (kept, rules.footprint)
-    assert kept < 40 * len(body)  # ~410 KB: a few MiB, not 202
 
 
 def test_the_sieve_leaves_out_the_wildcards_a_path_cannot_match() -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import functools
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,9 +19,22 @@ FORBIDDEN = {
 }
 
 
+@functools.cache
+def parsed(path: Path) -> ast.Module:
+    """``path`` parsed once for all the checks here (each walks the whole tree)."""
+    return ast.parse(path.read_text(), str(path))
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _parsed_once() -> Iterator[None]:
+    """The trees are large: kept for this module's checks only."""
+    yield
+    parsed.cache_clear()
+
+
 def imported_tops(path: Path) -> set[str]:
     tops: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for node in ast.walk(parsed(path)):
         if isinstance(node, ast.Import):
             tops.update(alias.name.split(".")[0] for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
@@ -31,7 +46,7 @@ def imported_tops(path: Path) -> set[str]:
 
 def scrapy_rep_imports(path: Path) -> set[str]:
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for node in ast.walk(parsed(path)):
         if (
             isinstance(node, ast.ImportFrom)
             and node.module
@@ -87,7 +102,7 @@ TESTS = Path(__file__).resolve().parent
 def imported_test_modules(path: Path) -> set[str]:
     """The test modules (``test_*``, anywhere under tests/) that ``path`` imports."""
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for node in ast.walk(parsed(path)):
         names: list[str] = []
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
@@ -121,7 +136,7 @@ def module_imports(path: Path) -> set[str]:
     """The package's modules ``path`` imports, anywhere in it (in a function, under
     TYPE_CHECKING too): ``from a.b import c`` names ``a.b.c`` where that is a module."""
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for node in ast.walk(parsed(path)):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             found |= module_imports_of(node)
     return found
@@ -213,7 +228,7 @@ FUNCTION_LEVEL = {
 def function_level_imports(path: Path) -> set[str]:
     """The package's modules ``path`` imports inside a function body."""
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for node in ast.walk(parsed(path)):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             for inner in ast.walk(node):
                 if isinstance(inner, (ast.Import, ast.ImportFrom)):

@@ -4,13 +4,13 @@ the wrong shape is skipped and counted, never a traceback; the log is read as a 
 from __future__ import annotations
 
 import json
-import tracemalloc
 from pathlib import Path
 
 import pytest
 
 from scrapy_rep import cli
 from scrapy_rep.report.html import write_report
+from tests.support.memory import peak
 
 URL, ORIGIN = "https://a.example/x", "https://a.example:443"
 GOOD = {
@@ -82,42 +82,12 @@ def test_report_skips_and_counts_a_malformed_record(
     assert "1 lines of the log could not be read" in out.read_text(encoding="utf-8")
 
 
-def _peak(log: Path) -> int:
-    tracemalloc.start()
-    try:
-        write_report(str(log), str(log.with_suffix(".html")))
-        return tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-
-
-def test_report_memory_does_not_grow_with_the_logs_size(tmp_path: Path) -> None:
-    """A log eight times longer (same origins, more decisions) costs about the same memory:
-    the log is read as a stream, not held."""
-
-    def write(path: Path, n: int) -> Path:
-        with open(path, "w", encoding="utf-8") as f:
-            for i in range(n):
-                record = {**GOOD, "url": f"https://a.example/{i}", "detail": "d" * 200}
-                f.write(json.dumps(record) + "\n")
-        return path
-
-    small = _peak(write(tmp_path / "small.jsonl", 2_000))
-    large = _peak(write(tmp_path / "large.jsonl", 16_000))
-    assert large < 2 * small, (small, large)
-
-
 def test_a_line_longer_than_any_record_is_skipped_without_being_held(tmp_path: Path) -> None:
     log = tmp_path / "audit.jsonl"
     with open(log, "w", encoding="utf-8") as f:
         f.write(json.dumps(GOOD) + "\n")
         f.write('{"type": "decision", "detail": "' + "x" * 8_000_000 + '"}\n')
         f.write(json.dumps(GOOD) + "\n")
-    tracemalloc.start()
-    try:
-        story = write_report(str(log), str(tmp_path / "report.html"))
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    most, story = peak(lambda: write_report(str(log), str(tmp_path / "report.html")))
     assert story.records == 2
-    assert peak < 4_000_000, peak
+    assert most < 4_000_000, most

@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-import gc
 import re
-import tracemalloc
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from protego import Protego
 
 from scrapy_rep.robotstxt import parse
 from scrapy_rep.robotstxt import parser as parser_module
@@ -290,76 +286,3 @@ def test_a_clean_file_has_no_diagnostics() -> None:
         "Sitemap: https://example.com/sitemap.xml\n"
     )
     assert parse(body).diagnostics == ()
-
-
-# --- memory ---------------------------------------------------------------------------
-
-
-def _retained(build: Callable[[], object]) -> int:
-    """Bytes still allocated after ``build()`` (its result kept alive), after gc.
-
-    What exists before is frozen, so each collection walks only what ``build``
-    made, not the whole test session's heap.
-    """
-    gc.collect()
-    gc.freeze()
-    tracemalloc.start()
-    try:
-        before = tracemalloc.get_traced_memory()[0]
-        kept = build()
-        gc.collect()
-        size: int = tracemalloc.get_traced_memory()[0] - before
-    finally:
-        tracemalloc.stop()
-        gc.unfreeze()
-    del kept
-    return size
-
-
-def test_compiled_plain_rules_cost_little_memory() -> None:
-    # What a broad crawl keeps per origin. A plain rule (no '*', '$' or '%') is
-    # its pattern (the parse's own string) and the end of its interval, one more
-    # string, in one sorted tuple, and an answer and a code per interval: no tuple
-    # or Rule object per rule.
-    body = "User-agent: *\n" + "".join(f"Disallow: /{'p' * (i % 40 + 1)}/{i}\n" for i in range(400))
-    parse(body).allowed(TOKEN, "/x")  # the shared (length, bound) pairs exist now
-    robots = parse(body)
-    per_rule = _retained(lambda: robots.allowed(TOKEN, "/x")) / 400
-    assert per_rule < 160, per_rule
-
-
-_WORDS = ["admin", "cart", "checkout", "search", "login", "private", "tmp", "wp-admin", "api"]
-_TYPICAL = [
-    "User-agent: *\nDisallow: /admin/\n",
-    "User-agent: *\n"
-    + "".join(f"Disallow: /{w}/\n" for w in _WORDS)
-    + "Allow: /wp-admin/admin-ajax.php\nSitemap: https://example.com/sitemap.xml\n",
-    "User-agent: Googlebot\n"
-    + "".join(f"Disallow: /{w}*?\n" for w in _WORDS[:5])
-    + "\nUser-agent: *\n"
-    + "".join(f"Disallow: /{w}\nDisallow: /*.{w}$\n" for w in _WORDS)
-    + "Crawl-delay: 5\n",
-]
-
-
-@pytest.mark.parametrize("body", _TYPICAL, ids=["one-rule", "ten-rules", "two-groups"])
-def test_retained_memory_is_at_most_protegos(body: str) -> None:
-    # After parse + first answers for two tokens, a parsed
-    # file keeps no more than Protego's parser does (the benchmark compares
-    # medians over real files; these are typical shapes).
-    url = "https://example.com/products/shoes?id=42"
-
-    def ours() -> object:
-        robots = parse(body.encode())
-        for token in ("googlebot", "examplebot"):
-            robots.allowed(token, url)
-        return robots
-
-    def theirs() -> object:
-        parser = Protego.parse(body)
-        for token in ("googlebot", "examplebot"):
-            parser.can_fetch(url, token)
-        return parser
-
-    ours(), theirs()  # warm module-level caches outside the measurement
-    assert _retained(ours) <= _retained(theirs)

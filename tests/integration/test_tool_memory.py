@@ -1,0 +1,53 @@
+"""The after-crawl tools in flat memory: a file several times larger costs about the same.
+
+``scrapy-rep report`` reads the audit log as a stream; what the page keeps is
+traced here with tracemalloc, on generated logs of two sizes. Tracing makes
+the tools many times slower, so these run in ``make test``, not the quick loop.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from scrapy_rep.report.html import write_report
+from tests.support.memory import peak
+
+ORIGIN = "https://a.example:443"
+DECISION = {
+    "type": "decision",
+    "at": 1_700_000_000.0,
+    "crawl": "c",
+    "origin": ORIGIN,
+    "action": "download",
+    "rep_decision": "allow",
+    "reason": "no-matching-rule",
+    "product_token": "bot",
+}
+
+
+def write_log(path: Path, records: Iterator[dict[str, Any]]) -> Path:
+    with open(path, "w", encoding="utf-8") as f:
+        for record in records:
+            f.write(json.dumps(record) + "\n")
+    return path
+
+
+def report_peak(log: Path) -> int:
+    """The most memory ``scrapy-rep report`` needs at once for ``log``."""
+    return peak(lambda: write_report(str(log), str(log.with_suffix(".html"))))[0]
+
+
+def test_report_memory_does_not_grow_with_the_logs_size(tmp_path: Path) -> None:
+    """A log eight times longer (same origins, more decisions) costs about the same memory:
+    the log is read as a stream, not held."""
+
+    def downloads(n: int) -> Iterator[dict[str, Any]]:
+        for i in range(n):
+            yield {**DECISION, "url": f"https://a.example/{i}", "detail": "d" * 200}
+
+    small = report_peak(write_log(tmp_path / "small.jsonl", downloads(2_000)))
+    large = report_peak(write_log(tmp_path / "large.jsonl", downloads(16_000)))
+    assert large < 2 * small, (small, large)
