@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from scrapy_rep.report.html import read_audit_log, render
-from scrapy_rep.report.story import story_of
+from scrapy_rep.report.story import EXAMPLES, story_of
 
 
 def test_a_held_request_is_followed_to_its_fate() -> None:
@@ -143,3 +143,33 @@ def test_a_use_refused_drop_names_the_source_that_refused_not_the_rule_it_passed
     assert dropped_by(record) == (f"train-ai refused by {tdm}", None, "")
     disallowed = {"reason": "disallow-rule", "matched_rule": "disallow: /x", "matched_line": 3}
     assert dropped_by(disallowed) == ("disallow: /x", 3, "")
+
+
+def test_of_many_drops_and_holds_the_first_and_last_of_each_reason_are_listed() -> None:
+    drops = [
+        {"type": "decision", "at": float(i), "url": f"u{i}", "origin": "o", "action": "drop",
+         "reason": "blocked" if i % 10 == 0 else "disallowed"}
+        for i in range(1000)
+    ]  # fmt: skip
+    holds = [
+        record
+        for i in range(300)
+        for record in (
+            {"type": "parked", "at": 1.0, "url": f"h{i}", "origin": "o", "reason": "origin-paused"},
+            {"type": "decision", "at": 2.0, "url": f"h{i}", "origin": "o", "action": "download"},
+        )
+    ]
+    story = story_of([*drops, *holds])
+    assert story.drops.total == 1000
+    assert story.origin("o").dropped == {"disallowed": 900, "blocked": 100}  # all counted
+    disallowed = [f"u{i}" for i in range(1000) if i % 10]
+    blocked = [f"u{i}" for i in range(0, 1000, 10)]  # 2 * EXAMPLES: all kept
+    listed = disallowed[:EXAMPLES] + disallowed[-EXAMPLES:] + blocked
+    assert [d["url"] for d in story.dropped] == sorted(listed, key=lambda u: int(u[1:]))
+    assert story.holds.total == 300 and story.still_held == 0
+    assert [h.url for h in story.held] == [f"h{i}" for i in (*range(50), *range(250, 300))]
+    assert all(h.fate == "download" for h in story.held)
+    page = render(story)
+    assert "<b>1,000</b> dropped, <b>300</b> held (0 still held" in page
+    assert "800 more drops are counted above but not listed" in page
+    assert "200 more held requests are counted above but not listed" in page

@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     pages = f"; for what pages said: {items} items dropped, {media} media files failed"
     print(
         f"{args.output}: {len(story.origins)} origins, {story.records} records "
-        f"({story.downloaded} downloaded, {len(story.dropped)} dropped, {len(story.held)} held"
+        f"({story.downloaded} downloaded, {story.drops.total} dropped, {story.holds.total} held"
         + (pages if items or media else "")
         + ")",
         file=sys.stderr,

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from html import escape
 from typing import Any
 
-from scrapy_rep.report.story import AuditStory, dropped_by, story_of
+from scrapy_rep.report.story import EXAMPLES, PAUSE_EXAMPLES, AuditStory, dropped_by, story_of
 from scrapy_rep.runtime.audit import Skipped, read_records
 
 #: rows shown at most per table; the rest are counted in a note under it
@@ -113,7 +113,15 @@ def _num(n: int) -> Cell:
     return Cell(n, sort=float(n))
 
 
-def table(key: str, headers: Sequence[str], rows: Iterable[Sequence[Cell]], note: str = "") -> str:
+def table(
+    key: str,
+    headers: Sequence[str],
+    rows: Iterable[Sequence[Cell]],
+    note: str = "",
+    left_out: str = "",
+) -> str:
+    """``rows`` as a table that sorts and filters; ``left_out``: what the story did not keep
+    of them, said under the table."""
     body = []
     total = 0
     for row in rows:
@@ -126,8 +134,10 @@ def table(key: str, headers: Sequence[str], rows: Iterable[Sequence[Cell]], note
         if total > MAX_ROWS
         else ""
     )
+    if left_out:
+        more += f'<p class="note">{_e(left_out)}</p>'
     if not total:
-        return f'<p class="empty" id="{key}-none">None.{_e(note)}</p>'
+        return f'<p class="empty" id="{key}-none">None.{_e(note)}</p>{more}'
     return (
         f'<div class="filter"><input type="search" placeholder="filter these rows" '
         f'data-table="{key}" aria-label="filter"> <span class="shown" data-for="{key}">'
@@ -221,6 +231,16 @@ def timeline(story: AuditStory) -> str:
         f"of 403s).</p>"
         f'<svg id="timeline" role="img" aria-label="policy timeline" width="{width}" '
         f'height="{height}" viewBox="0 0 {width} {height}">{axis}{"".join(parts)}</svg>{note}'
+    )
+
+
+def _left_out(n: int, what: str, kept: str) -> str:
+    """The note under a table of examples, when some were left out."""
+    if not n:
+        return ""
+    return (
+        f"{n:,} more {what} are counted above but not listed: the first and the last "
+        f"{kept} are; the audit log has them all."
     )
 
 
@@ -336,6 +356,7 @@ def _sections(story: AuditStory) -> Iterator[tuple[str, str, str]]:
         for o in sorted(story.origins.values(), key=lambda o: o.origin)
         for p in o.pauses
     )
+    pauses_left = sum(o.pauses.left_out for o in story.origins.values())
     yield (
         "pauses",
         "Pauses its pages asked for: 429, 503, a wall of 403s",
@@ -353,6 +374,7 @@ def _sections(story: AuditStory) -> Iterator[tuple[str, str, str]]:
                 "seen by",
             ],
             pauses,
+            left_out=_left_out(pauses_left, "pauses", f"{PAUSE_EXAMPLES} of each origin"),
         ),
     )
     tdm = (
@@ -399,7 +421,8 @@ def _sections(story: AuditStory) -> Iterator[tuple[str, str, str]]:
         table(
             "t-dropped",
             ["URL", "origin", "reason", "rule", "line", "group", "why", "policy digest", "when"],
-            (dropped_row(d) for d in story.dropped),
+            (dropped_row(d) for d in story.drops),
+            left_out=_left_out(story.drops.left_out, "drops", f"{EXAMPLES} of each reason"),
         ),
     )
     pages = (
@@ -422,6 +445,12 @@ def _sections(story: AuditStory) -> Iterator[tuple[str, str, str]]:
             ["URL", "origin", "use", "where it says so", "items dropped", "media file", "when"],
             pages,
             note=" (no response refused a declared use)",
+            left_out=(
+                f"{story.page_refusals_left_out:,} more refusals of pages not kept past "
+                f"the first {len(story.page_refusals):,}; the audit log has them all."
+                if story.page_refusals_left_out
+                else ""
+            ),
         ),
     )
     held = (
@@ -434,7 +463,7 @@ def _sections(story: AuditStory) -> Iterator[tuple[str, str, str]]:
             Cell(h.fate or "still held when the log ends", cls="fate-open" if not h.fate else ""),
             _time_cell(h.fate_at),
         )
-        for h in story.held
+        for h in story.holds
     )
     yield (
         "held",
@@ -443,6 +472,7 @@ def _sections(story: AuditStory) -> Iterator[tuple[str, str, str]]:
             "t-held",
             ["URL", "origin", "held because", "held at", "released at", "fate", "decided at"],
             held,
+            left_out=_left_out(story.holds.left_out, "held requests", f"{EXAMPLES} of each reason"),
         ),
     )
     uses = (
@@ -466,11 +496,11 @@ def _sections(story: AuditStory) -> Iterator[tuple[str, str, str]]:
         walls = (
             (
                 Cell(o.origin),
-                _num(len(o.walls)),
-                Cell(str(o.walls[-1].get("said") or "")),
-                Cell(str(o.walls[-1].get("url") or "")),
-                Cell("yes" if any(w.get("walled") for w in o.walls) else "no"),
-                Cell(", ".join(str(u) for u in o.walls[-1].get("licenses") or ())),
+                _num(o.walls),
+                Cell(str(o.last_wall.get("said") or "")),
+                Cell(str(o.last_wall.get("url") or "")),
+                Cell("yes" if o.walled else "no"),
+                Cell(", ".join(str(u) for u in o.last_wall.get("licenses") or ())),
             )
             for o in walled
         )
@@ -559,13 +589,13 @@ def render(story: AuditStory, *, source: str = "", bad_lines: int = 0) -> str:
     digest = base64.b64encode(hashlib.sha256(SCRIPT.encode()).digest()).decode()
     policy = f"default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-{digest}'"
     dropped = sum(n for (action, _), n in story.decisions.items() if action == "drop")
-    still = sum(1 for h in story.held if not h.fate)
+    still = story.still_held
     summary = (
         f"From <b>{_e(when(story.first_at))}</b> to <b>{_e(when(story.last_at))}</b> (UTC), "
         f"as <b>{_e(', '.join(sorted(story.tokens)) or '?')}</b>: "
         f"<b>{len(story.origins):,}</b> origins, <b>{story.fetch_count:,}</b> robots.txt fetches, "
         f"<b>{story.downloaded:,}</b> requests downloaded, <b>{dropped:,}</b> dropped, "
-        f"<b>{len(story.held):,}</b> held ({still:,} still held when the log ends"
+        f"<b>{story.holds.total:,}</b> held ({still:,} still held when the log ends"
         + (f", {story.handed_over:,} requeued or kept at close" if story.handed_over else "")
         + ")."
     )
@@ -577,7 +607,8 @@ def render(story: AuditStory, *, source: str = "", bad_lines: int = 0) -> str:
             + (f" ({_e(_reasons(story.items_dropped))})" if items else "")
             + f", <b>{media:,}</b> media files failed"
             + (f" ({_e(_reasons(story.media_failed))})" if media else "")
-            + f"; <b>{len(story.page_refusals):,}</b> page refusals of a use."
+            + f"; <b>{len(story.page_refusals) + story.page_refusals_left_out:,}</b> page "
+            "refusals of a use."
         )
     notes = []
     if bad_lines:

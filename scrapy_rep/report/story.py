@@ -5,15 +5,23 @@ and never reads a file. Every value may come from a hostile site (URLs, rules,
 robots.txt reasons), so nothing here interprets text; the renderer escapes it.
 Records of an unknown type, or missing fields, are skipped or left blank, never
 an error: an audit log from another version still gives a report.
+
+What it keeps does not grow with the log: requests are counted (per origin, per
+action and reason), and of the records a page lists one by one (drops, held
+requests, an origin's pauses) it keeps the first and the last :data:`EXAMPLES` of
+each reason (:class:`Examples`), saying how many it left out. What still grows is
+per origin (its counts, its robots.txt and tdmrep.json fetches, bounded by their
+lifetime), and the requests held when the log ends, bounded by the crawl's parking
+lot: a held request is forgotten once its fate is read.
 """
 
 from __future__ import annotations
 
 import re
-from collections import Counter
-from collections.abc import Iterable
+from collections import Counter, deque
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from scrapy_rep.core.identity import OVERRULING
 
@@ -47,6 +55,55 @@ KNOWN_TYPES = frozenset(
 )
 #: how a drop's decision record names the use and the source that refused it
 _USE_REFUSED = "use-refused"
+#: records of one reason listed at most from the start of the log, and again from its end
+EXAMPLES = 50
+#: reasons with examples of their own at most (a log from a hostile source may invent
+#: any number); the records of further reasons are counted, not listed
+MAX_KINDS = 100
+#: an origin's pauses listed at most from the start of the log, and again from its end
+PAUSE_EXAMPLES = 20
+#: responses refusing a use kept at most (one per URL and use); the rest are counted
+MAX_PAGE_REFUSALS = 5_000
+
+T = TypeVar("T")
+
+
+class Examples(Generic[T]):
+    """The first and the last ``keep`` items of each kind, in the order they came, and
+    how many came: what a page lists of records a log may hold millions of."""
+
+    def __init__(self, keep: int = EXAMPLES, kinds: int = MAX_KINDS) -> None:
+        self.keep, self.kinds = keep, kinds
+        #: every item added, kept or not
+        self.total = 0
+        self._first: dict[str, list[tuple[int, T]]] = {}
+        self._last: dict[str, deque[tuple[int, T]]] = {}
+
+    def add(self, kind: str, item: T) -> None:
+        self.total += 1
+        first = self._first.get(kind)
+        if first is None:
+            if len(self._first) >= self.kinds:
+                return  # counted, not listed
+            first = self._first[kind] = []
+            self._last[kind] = deque(maxlen=self.keep)
+        if len(first) < self.keep:
+            first.append((self.total, item))
+        else:
+            self._last[kind].append((self.total, item))
+
+    def __iter__(self) -> Iterator[T]:
+        """The items kept, in the order they were added."""
+        kept = [pair for kind, first in self._first.items() for pair in (*first, *self._last[kind])]
+        return (item for _, item in sorted(kept, key=lambda pair: pair[0]))
+
+    def __len__(self) -> int:
+        """How many items are kept (at most ``2 * keep`` of each kind)."""
+        return sum(len(first) + len(self._last[kind]) for kind, first in self._first.items())
+
+    @property
+    def left_out(self) -> int:
+        return self.total - len(self)
 
 
 @dataclass
@@ -93,10 +150,16 @@ class OriginStory:
     browser: Counter[str] = field(default_factory=Counter)
     #: tdmrep.json fetch records, in order
     tdmrep: list[dict[str, Any]] = field(default_factory=list)
-    #: pauses for what its pages said (``page_pause`` records: 429, 503, a block), in order
-    pauses: list[dict[str, Any]] = field(default_factory=list)
-    #: ``licence_wall`` records: the licence and payment walls met there
-    walls: list[dict[str, Any]] = field(default_factory=list)
+    #: pauses for what its pages said (``page_pause`` records: 429, 503, a block), in
+    #: order: the first and the last few
+    pauses: Examples[dict[str, Any]] = field(
+        default_factory=lambda: Examples(PAUSE_EXAMPLES, kinds=1)
+    )
+    #: ``licence_wall`` records: how many walls were met there, the last one, and whether
+    #: any of them walled the origin off
+    walls: int = 0
+    last_wall: dict[str, Any] = field(default_factory=dict)
+    walled: bool = False
 
     @property
     def status(self) -> str:
@@ -110,9 +173,12 @@ class AuditStory:
     decisions: Counter[tuple[str, str]] = field(default_factory=Counter)
     #: (action, reason) -> browser sub-request records
     subrequests: Counter[tuple[str, str]] = field(default_factory=Counter)
-    #: decision records that dropped a request
-    dropped: list[dict[str, Any]] = field(default_factory=list)
-    held: list[Held] = field(default_factory=list)
+    #: decision records that dropped a request: the first and last few of each reason
+    drops: Examples[dict[str, Any]] = field(default_factory=Examples)
+    #: requests held (parked): the first and last few of each reason they were held for
+    holds: Examples[Held] = field(default_factory=Examples)
+    #: held requests whose fate the log does not tell
+    still_held: int = 0
     tokens: set[str] = field(default_factory=set)
     first_at: float | None = None
     last_at: float | None = None
@@ -124,8 +190,20 @@ class AuditStory:
     #: items dropped for what their page said, by reason; media downloads failed, by reason
     items_dropped: Counter[str] = field(default_factory=Counter)
     media_failed: Counter[str] = field(default_factory=Counter)
+    #: ``page_use`` refusals past :data:`MAX_PAGE_REFUSALS` (counted, not kept)
+    page_refusals_left_out: int = 0
     #: URL -> its first page refusal (what its dropped items are counted on)
     refusal_of: dict[str, PageRefusal] = field(default_factory=dict)
+
+    @property
+    def dropped(self) -> list[dict[str, Any]]:
+        """The decision records of drops kept (:attr:`drops`), in the log's order."""
+        return list(self.drops)
+
+    @property
+    def held(self) -> list[Held]:
+        """The held requests kept (:attr:`holds`), in the log's order."""
+        return list(self.holds)
 
     def origin(self, key: Any) -> OriginStory:
         name = str(key or "")
@@ -200,33 +278,38 @@ def story_of(records: Iterable[dict[str, Any]]) -> AuditStory:
         if kind == "fetch":
             story.origin(record.get("origin")).fetches.append(record)
         elif kind == "decision":
-            _decision(story, record, held_by_url.get(url), at)
+            held = held_by_url.get(url)
+            _decision(story, record, held, at)
+            if held is not None and held.fate:  # its fate is told: no longer followed
+                del held_by_url[url]
         elif kind == "parked":
             origin = story.origin(record.get("origin"))
             origin.parked += 1
-            held = held_by_url.get(url)
-            if held is None or held.fate:  # a new hold (or held again after an answer)
+            if url not in held_by_url:  # a new hold (or held again after an answer)
                 held = Held(url, origin.origin, at, str(record.get("reason") or ""))
                 held_by_url[url] = held
-                story.held.append(held)
+                story.holds.add(held.reason, held)
         elif kind == "released":
             story.origin(record.get("origin")).released += 1
             held = held_by_url.get(url)
-            if held is not None and not held.fate:
+            if held is not None:
                 held.released_at = at
         elif kind == "subrequest":
             action, reason = str(record.get("action") or ""), str(record.get("reason") or "")
             story.subrequests[(action, reason)] += 1
             story.origin(record.get("origin")).browser[reason if action != "download" else ""] += 1
         elif kind == "page_pause":
-            story.origin(record.get("origin")).pauses.append(record)
+            story.origin(record.get("origin")).pauses.add("", record)
         elif kind == "page_resume":
             pass  # the pause's end is in its page_pause record
         elif kind == "licence_wall":
-            story.origin(record.get("origin")).walls.append(record)
+            origin = story.origin(record.get("origin"))
+            origin.walls += 1
+            origin.last_wall = record
+            origin.walled = origin.walled or bool(record.get("walled"))
         elif kind in _HANDED_OVER_RECORDS:  # a dead worker's, or an older log's
-            held = held_by_url.get(url)
-            if held is not None and not held.fate:
+            held = held_by_url.pop(url, None)
+            if held is not None:
                 held.fate, held.fate_at = _HANDED_OVER_RECORDS[str(kind)], at
         elif kind == "page_use":
             _page_use(story, record, url, at)
@@ -236,6 +319,7 @@ def story_of(records: Iterable[dict[str, Any]]) -> AuditStory:
             story.origin(record.get("origin")).tdmrep.append(record)
         elif kind not in KNOWN_TYPES:
             story.unknown += 1
+    story.still_held = len(held_by_url)
     return story
 
 
@@ -251,7 +335,9 @@ def _page_use(story: AuditStory, record: dict[str, Any], url: str, at: float | N
         if said.get("answer") == REFUSED:
             found = story.page_refusals.get(key)
             source = str(said.get("source") or "")
-            if found is None:
+            if found is None and len(story.page_refusals) >= MAX_PAGE_REFUSALS:
+                story.page_refusals_left_out += 1
+            elif found is None:
                 found = story.page_refusals[key] = PageRefusal(url, origin, str(use), source, at)
                 story.refusal_of.setdefault(url, found)
             else:
@@ -283,7 +369,7 @@ def _decision(
         origin.downloaded += 1
     elif action == "drop":
         origin.dropped[reason] += 1
-        story.dropped.append(record)
+        story.drops.add(reason, record)
         if reason in OVERRULING and origin.downloaded > 0:  # its download record came first
             origin.downloaded -= 1
     uses = record.get("uses")

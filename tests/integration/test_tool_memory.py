@@ -51,3 +51,34 @@ def test_report_memory_does_not_grow_with_the_logs_size(tmp_path: Path) -> None:
     small = report_peak(write_log(tmp_path / "small.jsonl", downloads(2_000)))
     large = report_peak(write_log(tmp_path / "large.jsonl", downloads(16_000)))
     assert large < 2 * small, (small, large)
+
+
+def refusals(n: int) -> Iterator[dict[str, Any]]:
+    """A log of a crawl that met mostly refusals: per request, a drop (three reasons), or a
+    hold and its fate, or a wall; a few origins."""
+    for i in range(n):
+        origin = f"https://s{i % 4}.example:443"
+        url = f"{origin}/page/{i}"
+        kind = i % 5
+        if kind < 3:
+            reason = ("disallowed", "use-refused", "identity-changed")[kind]
+            yield {**DECISION, "origin": origin, "url": url, "action": "drop", "reason": reason,
+                   "rep_decision": "disallow", "matched_rule": "/page",
+                   "detail": "d" * 200}  # fmt: skip
+        elif kind == 3:
+            yield {"type": "parked", "at": 1.0, "crawl": "c", "origin": origin, "url": url,
+                   "reason": "origin-paused"}  # fmt: skip
+            yield {**DECISION, "origin": origin, "url": url, "at": 2.0}
+        else:
+            yield {"type": "licence_wall", "at": 1.0, "crawl": "c", "origin": origin,
+                   "url": url, "said": "402 USD 0.01", "walled": True,
+                   "licenses": []}  # fmt: skip
+
+
+def test_report_memory_stays_flat_for_a_log_of_drops_holds_and_walls(tmp_path: Path) -> None:
+    """Drops, held requests and walls are counted; the page lists the first and last few of
+    each reason and says how many it left out: eight times the log, about the same memory."""
+    small_log = write_log(tmp_path / "small.jsonl", refusals(3_000))
+    small = report_peak(small_log)
+    large = report_peak(write_log(tmp_path / "large.jsonl", refusals(24_000)))
+    assert large < 2 * small, (small, large)
