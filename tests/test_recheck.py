@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -136,3 +137,29 @@ def test_an_output_that_cannot_be_written_is_said_before_anything_is_fetched(
     err = capsys.readouterr().err
     assert err.startswith(f"scrapy-rep: error: cannot write {missing}: "), err
     assert len(err.splitlines()) == 1
+
+
+def test_a_json_array_is_read_an_item_at_a_time_across_any_chunk_boundary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from scrapy_rep.cli import recheck
+    from scrapy_rep.cli.recheck import _InputError
+
+    monkeypatch.setattr(recheck, "JSON_CHUNK", 7)  # every item cut somewhere
+    feed = tmp_path / "items.json"
+    items = [1, 2.5e3, "a,]b", {"x": [1, {"y": "z"}]}, None, True, 123456789012345]
+    items.append({"url": "https://a.example/x", "t": "w" * 100})
+    feed.write_text(" [ " + " ,\n".join(json.dumps(item) for item in items) + " ]\n")
+    assert _read(feed, "json") == items
+    feed.write_text("[]")
+    assert _read(feed, "json") == []
+    for bad, said in [
+        ("[1 2]", "item 2: not JSON (expected ',' or ']')"),
+        ("[1,]", "item 2: not JSON"),
+        ("[1, 2", "not JSON (the array is cut short)"),
+        ("[1] x", "not JSON (more after the array's end)"),
+        ("{}", "not a JSON array"),
+    ]:
+        feed.write_text(bad)
+        with pytest.raises(_InputError, match=re.escape(said)):
+            _read(feed, "json")

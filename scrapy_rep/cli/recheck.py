@@ -13,6 +13,8 @@ crawl; nothing else is downloaded), and every item's URL is judged:
 
 The feed is JSON Lines (``.jsonl``, ``.jl``, ``.ndjson``), JSON (an array) or
 CSV, by its extension; the URL is the field ``--url-field`` (default ``url``).
+The feed is read as a stream, one item at a time (a JSON array too), and read
+again to write what is kept: what is held is one item and a verdict per URL.
 The items still allowed (and, with ``--keep-unknown``, the unknown ones) are
 written to ``-o`` in the feed's format; ``--report`` writes one JSON line per
 item with its verdict and why. Every item not allowed is listed on stdout,
@@ -33,8 +35,8 @@ import json
 import os
 import sys
 import tempfile
-from collections.abc import Iterator, Mapping
-from typing import Any
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any, TextIO
 
 from scrapy_rep.cli.subcommand import subcommand
 from scrapy_rep.core.origin import NotAnOrigin, origin_of
@@ -47,6 +49,9 @@ _FORMATS = {".jsonl": "jsonl", ".jl": "jsonl", ".ndjson": "jsonl", ".json": "jso
 #: the longest item (a JSON Lines line, a CSV field) read, in characters: a page's text of
 #: a few MB fits; a longer line (a sparse or corrupt file) is said at once, never held whole
 LONGEST_ITEM = 64 * 1024 * 1024
+#: how much of a JSON array is read at a time, in characters (doubled for a longer item)
+JSON_CHUNK = 64 * 1024
+_JSON_SPACE = " \t\n\r"
 #: how feeds are written: undecodable octets of the feed (read with ``surrogateescape``) go
 #: back out as they came; another lone surrogate (JSON's ``\ud800``) as that escape
 _WRITE_ERRORS = "scrapy_rep.recheck"
@@ -99,7 +104,11 @@ def run(args: argparse.Namespace) -> int:
         for path in (args.output, args.report):
             if path:
                 _writable(path)  # before anything is fetched
-        urls = [_url(item, args.url_field) for item in _items(args.feed, kind)]
+        urls: dict[str, None] = {}  # each URL once, in the feed's order
+        for item in _items(args.feed, kind):
+            url = _url(item, args.url_field)
+            if url is not None:
+                urls[url] = None
         settings = _settings(args)
     except _InputError as exc:
         print(printable(f"scrapy-rep: error: {exc}"), file=sys.stderr)
@@ -109,12 +118,13 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_ERROR
     origins: dict[str, list[str]] = {}
     unjudged: dict[str, ItemVerdict] = {}  # URLs no site can be asked about, and why
-    for url in dict.fromkeys(u for u in urls if u is not None):
+    for url in urls:
         try:
             url.encode("utf-8")
             origins.setdefault(origin_of(url), []).append(url)
         except (NotAnOrigin, ValueError) as exc:  # http://[ ; a lone surrogate
             unjudged[url] = ItemVerdict(UNKNOWN, f"not a URL: {exc}")
+    del urls
     total = sum(len(found) for found in origins.values())
     from scrapy_rep.cli.recheck_crawl import recheck  # Scrapy only when there is work
 
@@ -124,35 +134,61 @@ def run(args: argparse.Namespace) -> int:
             print(f"scrapy-rep: error: {problem}", file=sys.stderr)
         return EXIT_ERROR
     verdicts = {url: verdict(record) for url, record in records.items()} | unjudged
-    return _write(args, kind, out_kind, urls, verdicts, records)
+    return _write(args, kind, out_kind, verdicts, records)
+
+
+class _Verdicts:
+    """Each item's verdict, from its URL's."""
+
+    def __init__(self, verdicts: dict[str, ItemVerdict], field: str) -> None:
+        self.verdicts = verdicts
+        self.field = field
+        self.no_url = ItemVerdict(UNKNOWN, f"no http(s) URL in field {field!r}")
+
+    def of(self, item: Any) -> tuple[str | None, ItemVerdict]:
+        url = _url(item, self.field)
+        found = self.verdicts.get(url) if url is not None else None
+        return url, found or self.no_url
+
+
+class _Kept:
+    """The feed's items whose verdict is kept, read from the feed again at each pass (a CSV
+    is written in two: its columns, then its rows)."""
+
+    def __init__(self, feed: str, kind: str, verdicts: _Verdicts, keep: set[str]) -> None:
+        self.feed, self.kind, self.verdicts, self.keep = feed, kind, verdicts, keep
+
+    def __iter__(self) -> Iterator[Any]:
+        for item in _items(self.feed, self.kind):
+            if self.verdicts.of(item)[1].verdict in self.keep:
+                yield item
 
 
 def _write(
     args: argparse.Namespace,
     kind: str,
     out_kind: str,
-    urls: list[str | None],
     verdicts: dict[str, ItemVerdict],
     records: Mapping[str, Mapping[str, Any]],
 ) -> int:
     counts = dict.fromkeys(VERDICTS, 0)
     keep = {ALLOWED, UNKNOWN} if args.keep_unknown else {ALLOWED}
+    judged = _Verdicts(verdicts, args.url_field)
     report = (
         open(args.report, "w", encoding="utf-8", errors=_WRITE_ERRORS)  # noqa: SIM115
         if args.report
         else None
     )
-    kept: list[dict[str, Any]] = []
+    kept = items = 0
     try:
-        for item, url in zip(_items(args.feed, kind), urls, strict=True):
-            found = verdicts.get(url) if url is not None else None
-            if found is None:
-                found = ItemVerdict(UNKNOWN, f"no http(s) URL in field {args.url_field!r}")
+        for item in _items(args.feed, kind):
+            url, found = judged.of(item)
+            items += 1
             counts[found.verdict] += 1
             if found.verdict != ALLOWED:
                 print(printable(f"{found.verdict:8} {url}  {found.why}"))
             if found.verdict in keep:
-                kept.append(item)
+                kept += 1
             if report is not None:
                 record = records.get(url or "", {})
                 line: dict[str, Any] = {
@@ -169,13 +205,13 @@ def _write(
             report.close()
     if args.output:
         try:
-            _dump(args.output, out_kind, kept)
+            _dump(args.output, out_kind, _Kept(args.feed, kind, judged, keep))
         except OSError as exc:
             print(f"scrapy-rep: error: cannot write {args.output}: {exc}", file=sys.stderr)
             return EXIT_ERROR
-    where = f"; kept {len(kept)} in {args.output}" if args.output else ""
+    where = f"; kept {kept} in {args.output}" if args.output else ""
     print(
-        f"{len(urls)} items: {counts[ALLOWED]} allowed, {counts[REFUSED]} refused, "
+        f"{items} items: {counts[ALLOWED]} allowed, {counts[REFUSED]} refused, "
         f"{counts[UNKNOWN]} unknown{where}"
     )
     if counts[REFUSED]:
@@ -230,17 +266,84 @@ def _items(path: str, kind: str) -> Iterator[Any]:
             csv.field_size_limit(max(csv.field_size_limit(), LONGEST_ITEM))
             yield from csv.DictReader(line for _, line in _lines(f, path))
         elif kind == "json":
-            if f.read(4096).lstrip()[:1] != "[":
-                raise _InputError(f"{path}: not a JSON array (a JSON feed is an array of items)")
-            f.seek(0)
-            items = _decoded(f.read(), path)
-            if not isinstance(items, list):
-                raise _InputError(f"{path}: a JSON feed is an array of items")
-            yield from items
+            yield from _json_array(f, path)
         else:
             for number, line in _lines(f, path):
                 if line.strip():
                     yield _decoded(line, f"{path}, line {number}")
+
+
+class _Buffer:
+    """A sliding window on a text file: ``text[pos:]`` is what is not read yet."""
+
+    def __init__(self, f: TextIO) -> None:
+        self.f = f
+        self.text, self.pos, self.eof = "", 0, False
+
+    def more(self, at_least: int = JSON_CHUNK) -> bool:
+        """Read on (``at_least`` characters, or to the end): False at the end of the file."""
+        if self.eof:
+            return False
+        read = self.f.read(at_least)
+        self.text = self.text[self.pos :] + read
+        self.pos = 0
+        self.eof = len(read) < at_least
+        return bool(read)
+
+    def next_char(self) -> str:
+        """The next character that is no JSON whitespace ("" at the end), not consumed."""
+        while True:
+            while self.pos < len(self.text) and self.text[self.pos] in _JSON_SPACE:
+                self.pos += 1
+            if self.pos < len(self.text) or not self.more():
+                return self.text[self.pos : self.pos + 1]
+
+
+def _json_array(f: TextIO, path: str) -> Iterator[Any]:
+    """The items of the JSON array in ``f``, decoded one at a time from a sliding buffer:
+    what is held is one item (at most :data:`LONGEST_ITEM` characters), never the feed."""
+    decoder = json.JSONDecoder()
+    buffer = _Buffer(f)
+    if buffer.next_char() != "[":
+        raise _InputError(f"{path}: not a JSON array (a JSON feed is an array of items)")
+    buffer.pos += 1
+    count = 0
+    while True:
+        char = buffer.next_char()
+        if not char:
+            raise _InputError(f"{path}: not JSON (the array is cut short)")
+        if char == "]":
+            buffer.pos += 1
+            if buffer.next_char():
+                raise _InputError(f"{path}: not JSON (more after the array's end)")
+            return
+        if count:
+            if char != ",":
+                raise _InputError(f"{path}, item {count + 1}: not JSON (expected ',' or ']')")
+            buffer.pos += 1
+            buffer.next_char()
+        count += 1
+        yield _json_item(decoder, buffer, f"{path}, item {count}")
+
+
+def _json_item(decoder: json.JSONDecoder, buffer: _Buffer, where: str) -> Any:
+    """The JSON value at the buffer's position, read on (doubling) until it is whole."""
+    while True:
+        text, pos = buffer.text, buffer.pos
+        try:
+            item, end = decoder.raw_decode(text, pos)
+        except RecursionError:
+            raise _InputError(f"{where}: nested too deep") from None
+        except ValueError as exc:
+            if buffer.eof:
+                raise _InputError(f"{where}: not JSON ({exc})") from None
+            end = -1
+        if end != -1 and (end < len(text) or buffer.eof):  # a number may go on past the end
+            buffer.pos = end
+            return item
+        if len(text) - pos > LONGEST_ITEM:
+            raise _InputError(f"{where}: longer than {LONGEST_ITEM} characters")
+        buffer.more(max(JSON_CHUNK, len(text) - pos))
 
 
 def _url(item: Any, field: str) -> str | None:
@@ -248,7 +351,8 @@ def _url(item: Any, field: str) -> str | None:
     return value if isinstance(value, str) and value.startswith(("http://", "https://")) else None
 
 
-def _dump(path: str, kind: str, items: list[Any]) -> None:
+def _dump(path: str, kind: str, items: Iterable[Any]) -> None:
+    """Write ``items`` one at a time (a CSV passes over them twice: its columns, its rows)."""
     newline = "" if kind == "csv" else None
     with open(path, "w", encoding="utf-8", errors=_WRITE_ERRORS, newline=newline) as f:
         if kind == "csv":
@@ -257,7 +361,10 @@ def _dump(path: str, kind: str, items: list[Any]) -> None:
             writer.writeheader()
             writer.writerows(items)
         elif kind == "json":
-            json.dump(items, f, ensure_ascii=False)
+            f.write("[")
+            for n, item in enumerate(items):
+                f.write((", " if n else "") + json.dumps(item, ensure_ascii=False))
+            f.write("]")
         else:
             for item in items:
                 f.write(json.dumps(item, ensure_ascii=False) + "\n")

@@ -1,17 +1,26 @@
 """The after-crawl tools in flat memory: a file several times larger costs about the same.
 
-``scrapy-rep report`` reads the audit log as a stream; what the page keeps is
-traced here with tracemalloc, on generated logs of two sizes. Tracing makes
+``scrapy-rep report`` reads the audit log as a stream, and ``scrapy-rep recheck``
+its feed (a JSON array too), one item at a time; what they keep is traced here
+with tracemalloc, on generated files of two sizes. Tracing makes
 the tools many times slower, so these run in ``make test``, not the quick loop.
 """
 
 from __future__ import annotations
 
+import argparse
+import contextlib
+import csv
+import io
 import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from scrapy_rep.cli.recheck import _items, _url, _write
+from scrapy_rep.core.recheck import ALLOWED, ItemVerdict
 from scrapy_rep.report.html import write_report
 from tests.support.memory import peak
 
@@ -81,4 +90,50 @@ def test_report_memory_stays_flat_for_a_log_of_drops_holds_and_walls(tmp_path: P
     small_log = write_log(tmp_path / "small.jsonl", refusals(3_000))
     small = report_peak(small_log)
     large = report_peak(write_log(tmp_path / "large.jsonl", refusals(24_000)))
+    assert large < 2 * small, (small, large)
+
+
+def feed_of(path: Path, kind: str, n: int) -> Path:
+    """A feed of ``n`` items of a page's text (20,000 characters) each."""
+    items = ({"url": f"https://a.example/{i}", "text": "word " * 4_000} for i in range(n))
+    with open(path, "w", encoding="utf-8", newline="") as f:
+        if kind == "csv":
+            writer = csv.DictWriter(f, fieldnames=["url", "text"])
+            writer.writeheader()
+            writer.writerows(items)
+        elif kind == "json":
+            f.write("[" + ",\n".join(json.dumps(item) for item in items) + "]")
+        else:
+            f.writelines(json.dumps(item) + "\n" for item in items)
+    return path
+
+
+def recheck_peak(feed: Path, kind: str) -> int:
+    """The most memory ``scrapy-rep recheck FEED -o KEPT`` needs at once to read the feed
+    (its URLs), then write the items kept (every one: allowed), the sites not asked."""
+    kept = feed.with_name(f"kept.{kind}")
+    args = argparse.Namespace(
+        feed=str(feed), output=str(kept), report=None, keep_unknown=False, url_field="url"
+    )
+
+    def run() -> int:
+        urls = {_url(item, "url") for item in _items(str(feed), kind)}
+        verdicts = {url: ItemVerdict(ALLOWED, "") for url in urls if url is not None}
+        with contextlib.redirect_stdout(io.StringIO()):
+            return _write(args, kind, kind, verdicts, {})
+
+    most, done = peak(run)
+    assert done == 0  # every item allowed, and kept
+    assert sum(1 for _ in _items(str(kept), kind)) == sum(1 for _ in _items(str(feed), kind))
+    return most
+
+
+@pytest.mark.parametrize("kind", ["json", "jsonl", "csv"])
+def test_recheck_reads_and_writes_a_feed_one_item_at_a_time(kind: str, tmp_path: Path) -> None:
+    """A feed five times longer costs about the same memory: a JSON array is decoded an
+    item at a time, and the items kept are written as they are read again, not held."""
+    (tmp_path / "small").mkdir()
+    (tmp_path / "large").mkdir()
+    small = recheck_peak(feed_of(tmp_path / "small" / f"feed.{kind}", kind, 50), kind)
+    large = recheck_peak(feed_of(tmp_path / "large" / f"feed.{kind}", kind, 250), kind)
     assert large < 2 * small, (small, large)
