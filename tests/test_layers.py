@@ -102,7 +102,7 @@ TESTS = Path(__file__).resolve().parent
 def imported_test_modules(path: Path) -> set[str]:
     """The test modules (``test_*``, anywhere under tests/) that ``path`` imports."""
     found: set[str] = set()
-    for node in ast.walk(parsed(path)):
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):  # read once: not kept
         names: list[str] = []
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
