@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import heapq
 import time
 from collections.abc import Iterator
 from dataclasses import replace
@@ -939,3 +940,110 @@ def test_latency_noise_on_a_healthy_origin_never_paces_it() -> None:
     slow = "http://slow.example:80"
     _timed(pb, NOW, [1.0, 1.2, 0.9] * 20, origin=slow)
     assert not pb.paced(slow) and slow not in pb
+
+
+def _crawl_a_slowing_site(
+    capacity: float, pages: int = 150, base: float = 0.03, slow: float = 0.6, late: bool = False
+) -> tuple[int, int, float, float]:
+    """The core against a server that slows with its load (``tests/support/pushback_site.py``'s
+    rule: with ``n`` requests arrived in the last second a page takes ``base`` up to
+    ``capacity`` a second, rising linearly to ``slow`` at three times it, and is answered 503
+    beyond), crawling a tree of links (4 a page) with 8 in flight, as Scrapy would:
+    pages got, 503s, the p95 latency of the pages got, the crawl's simulated seconds.
+
+    ``late``: a freed download slot sends its next queued request before the answer is read
+    (Scrapy's order when requests wait in the slot)."""
+    pb = make(ramp_max=8)
+    arrivals: list[float] = []
+    events: list[tuple[float, int, int, int, float, bool]] = []  # at, seq, page, status, ...
+    todo, got, refused, latencies, out = [0], set(), 0, [], 0
+    seq = iter(range(10**9))
+
+    def send(now: float) -> None:
+        nonlocal out
+        while todo and out < 8:
+            counted = A in pb
+            if counted and (pb.paused(A, now) or pb.hold_reason(A, now) is not None):
+                if not pb.paused(A, now) and pb.wait(A, now) > 0:
+                    heapq.heappush(events, (now + pb.wait(A, now), next(seq), -1, 0, 0.0, False))
+                return
+            if counted:
+                pb.sent(A, now)
+            arrivals.append(now)
+            recent = sum(1 for at in arrivals if at > now - 1.0)
+            load = (recent - capacity) / (2 * capacity)
+            latency = base + (slow - base) * max(load, 0)
+            status, latency = (503, base) if load > 1 else (200, latency)
+            out += 1
+            answer = (now + latency, next(seq), todo.pop(), status, latency, counted)
+            heapq.heappush(events, answer)
+
+    send(0.0)
+    t = 0.0
+    while events and len(got) < pages and t < 3_600:
+        t, _, page, status, latency, counted = heapq.heappop(events)
+        if page == -2 and pb.paused(A, t) is None:  # a pause's end
+            pb.resume(A, t)
+        if page >= 0:
+            out -= 1
+            if late:
+                send(t)
+            if counted:
+                pb.done(A)
+            pause = pb.on_response(A, status, {}, f"{A}/p/{page}", t, latency=latency)
+            if status == 200:
+                got.add(page)
+                latencies.append(latency)
+                todo += [c for c in range(4 * page + 1, 4 * page + 5) if c < pages]
+            else:
+                refused += 1
+                todo.append(page)
+            if pause is not None:
+                heapq.heappush(events, (pause.until, next(seq), -2, 0, 0.0, False))
+        send(t)
+    latencies.sort()
+    return len(got), refused, latencies[int(0.95 * len(latencies))], t
+
+
+@pytest.mark.parametrize("late", [False, True], ids=["read-first", "slot-first"])
+@pytest.mark.parametrize("capacity", [5.0, 10.0])
+def test_a_site_slowing_under_the_crawl_is_eased_before_it_refuses(
+    capacity: float, late: bool
+) -> None:
+    # the first requests, 8 in flight, pass three times its capacity before the fast average
+    # has three slow answers to read; each 503 cost a 5-s back-off, then a pace from 1 s.
+    # Now an answer well above the baseline holds the origin at one request in flight, and
+    # nothing more is sent for as long again as it took (before: 1 or 2 503s, 58-62 s of
+    # crawl at a capacity of 5; 1 503 and 128 s for 300 pages at 10)
+    pages = 150 if capacity == 5.0 else 300
+    got, refused, p95, span = _crawl_a_slowing_site(capacity, pages, late=late)
+    assert got == pages
+    assert refused == 0
+    assert p95 <= 0.21  # at a capacity of 5, its latency at 8 requests a second
+    assert span <= 1.5 * pages / capacity, span  # not crawled slower than the site needs
+
+
+def test_a_pushback_after_the_site_slowed_down_paces_from_the_eased_gap() -> None:
+    # a site that slowed down before it refused: the pace after the pause starts from the gap
+    # its latency eased to, not from one page a second (before: START_GAP)
+    pb = make()
+    t = _timed(pb, NOW, [0.03] * 10)
+    t = _timed(pb, t, [0.1, 0.2, 0.3, 0.4, 0.5])
+    eased = pb.gap(A)
+    assert 0 < eased < START_GAP
+    pause = pb.on_response(A, 503, {}, f"{A}/p", t + 0.1)
+    assert pause is not None and pb.gap(A) == pytest.approx(eased)
+    pb.resume(A, pause.until)
+    _timed(pb, pause.until, [0.03] * 5)
+    assert pb.gap(A) < eased  # and learns on from there
+
+
+def test_one_slow_answer_holds_the_origin_to_one_request_for_as_long_as_it_took() -> None:
+    pb = make(ramp_max=8)
+    t = _timed(pb, NOW, [0.03] * 10)
+    assert A not in pb
+    pb.on_response(A, 200, {}, f"{A}/p", t, latency=0.5)  # one answer 16 times the baseline
+    assert pb.room(A) == 1 and pb.wait(A, t) == pytest.approx(0.5)
+    assert not pb.paced(A)  # one answer alone eases no pace
+    _timed(pb, t + 0.5, [0.03] * 8)  # back at its baseline: the ramp grows back, then goes
+    assert A not in pb

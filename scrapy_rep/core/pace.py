@@ -76,11 +76,13 @@ UPPER_WEIGHT, FLOOR_SLOWER = 0.25, 40
 #: in a row it eases; how much the baseline may rise per answer (a site slower for good)
 LATENCY_WEIGHT, LATENCY_RATIO, LATENCY_EXCESS, LATENCY_ROW = 0.3, 3.0, 0.1, 3
 BASE_DRIFT = 1.005
-#: easing: the gap grows by EASE (at most EASE_MAX s); once the fast average is back
-#: below RECOVERED times the baseline, it shrinks by RECOVER per answer
-EASE, EASE_MAX, RECOVERED, RECOVER = 1.5, 10.0, 1.5, 0.9
-#: what :meth:`Latency.heard` says
-SLOWER, STEADY, BACK = 1, 0, -1
+#: easing: the gap grows by EASE (at most EASE_MAX s), and by NUDGE for each answer well
+#: above the baseline between; once the fast average is back below RECOVERED times the
+#: baseline, it shrinks by RECOVER per answer
+EASE, EASE_MAX, NUDGE, RECOVERED, RECOVER = 1.5, 10.0, 1.1, 1.5, 0.95
+#: what :meth:`Latency.heard` says: RISING, this one answer took LATENCY_RATIO times the
+#: baseline and LATENCY_EXCESS s above it (SLOWER: and the fast average, for LATENCY_ROW)
+SLOWER, RISING, STEADY, BACK = 2, 1, 0, -1
 
 
 @dataclass(slots=True)
@@ -88,11 +90,13 @@ class Latency:
     """An origin's response times against its own baseline: is it slowing down?
 
     The baseline is the lowest the fast average (an EWMA, :data:`LATENCY_WEIGHT`) has
-    been, rising at most :data:`BASE_DRIFT` per answer; the origin is slowing when the
-    fast average is :data:`LATENCY_RATIO` times the baseline and :data:`LATENCY_EXCESS`
-    seconds above it for :data:`LATENCY_ROW` answers in a row (the ratio alone would
-    read a loopback's milliseconds of noise as a site saturating), and back below
-    :data:`RECOVERED` times the baseline when it recovered."""
+    been, rising at most :data:`BASE_DRIFT` per answer well above it (a site slower for
+    good; not while the crawl keeps it a little slower). An answer is well above the
+    baseline (RISING) when it took :data:`LATENCY_RATIO` times it and :data:`LATENCY_EXCESS`
+    seconds more (the ratio alone would read a loopback's milliseconds of noise as a site
+    saturating); the origin is slowing (SLOWER) after :data:`LATENCY_ROW` such answers in
+    a row with the fast average above it too, and back (BACK) when the fast average is
+    below :data:`RECOVERED` times the baseline."""
 
     fast: float = 0.0
     base: float = 0.0
@@ -102,7 +106,7 @@ class Latency:
     row: int = 0
 
     def heard(self, latency: float, now: float) -> int:
-        """An answer that took ``latency`` s, at ``now``: SLOWER, STEADY or BACK."""
+        """An answer that took ``latency`` s, at ``now``: SLOWER, RISING, STEADY or BACK."""
         if not math.isfinite(latency) or latency < 0:
             return STEADY
         if self.last is not None:
@@ -118,15 +122,23 @@ class Latency:
             self.fast = self.base = latency
             return STEADY
         self.fast += LATENCY_WEIGHT * (latency - self.fast)
-        self.base = min(self.fast, self.base * BASE_DRIFT)
-        if self.fast > LATENCY_RATIO * self.base and self.fast - self.base > LATENCY_EXCESS:
+        rising = _above(latency, self.base)
+        self.base = min(self.fast, self.base * BASE_DRIFT if rising else self.base)
+        if rising and _above(self.fast, self.base):
             self.row += 1
             if self.row >= LATENCY_ROW:
                 self.row = 0
                 return SLOWER
-            return STEADY
-        self.row = 0
+        else:
+            self.row = 0
+        if rising:
+            return RISING
         return BACK if self.fast < RECOVERED * self.base else STEADY
+
+
+def _above(latency: float, base: float) -> bool:
+    """Whether ``latency`` is well above ``base``: a site slowing, not a loopback's noise."""
+    return latency > LATENCY_RATIO * base and latency - base > LATENCY_EXCESS
 
 
 def fit_bucket(sends: Sequence[float], served: int, burst: float) -> float | None:
@@ -219,6 +231,11 @@ class Pace:
         now = max(self.eased, self.gap, spacing if math.isfinite(spacing) else MIN_GAP)
         self.eased = min(now * EASE, EASE_MAX)
 
+    def nudge(self) -> None:
+        """One more answer well above the baseline while eased: :data:`NUDGE` times slower."""
+        if self.eased:
+            self.eased = min(self.eased * NUDGE, EASE_MAX)
+
     def back(self) -> None:
         """The site answers at its baseline again: the eased gap shrinks back."""
         if self.eased:
@@ -241,8 +258,9 @@ class Pace:
             sustained = (now - start) / self.answers
             # the bucket, full at the window's first send, empty at the refusal
             rate = fit_bucket(sends, self.answers - (count - len(sends)), self.burst)
-        if not self.gap:
-            self.gap, self.stage = START_GAP, COARSE
+        if not self.gap:  # from the pace its latency eased to, if it had slowed down first
+            self.gap, self.stage = (self.eased, FINE) if self.eased else (START_GAP, COARSE)
+            self.eased = 0.0
             self.burst = max(float(served), 1.0)
         elif rate is not None:
             refused = self.gap * MARGIN if self.stage == SUSTAINED else MIN_GAP
@@ -296,7 +314,11 @@ class Pace:
 
     def wait(self, now: float) -> float:
         """Seconds until the next request may be sent (0: now)."""
-        return max(0.0, self.next_send - now) if self.gap or self.eased else 0.0
+        return max(0.0, self.next_send - now)
+
+    def hold(self, until: float) -> None:
+        """No request before ``until`` (an answer that took long: the site's queue drains)."""
+        self.next_send = max(self.next_send, until)
 
     def adopt(self, gap: float, stage: int) -> None:
         """The pace a cluster learnt last (another worker heard the pushback)."""

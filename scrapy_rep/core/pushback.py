@@ -45,7 +45,7 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from scrapy_rep.core.pace import BACK, SLOWER, Latency, Pace, SlowStart
+from scrapy_rep.core.pace import BACK, RISING, SLOWER, STEADY, Latency, Pace, SlowStart
 from scrapy_rep.core.pause import BLOCKED as BLOCKED
 from scrapy_rep.core.pause import PAGE_CAUSES, Backoff
 from scrapy_rep.core.pause import RATE_LIMITED as RATE_LIMITED
@@ -301,14 +301,15 @@ class Pushback:
         state = self._origins.get(origin)
         if action == BLOCK:
             return self._refused(origin, state, status, url, now, linked_from)
+        said = STEADY
         if latency is not None and status < 500:
-            state = self._timed(origin, state, latency, now)
-        self._healthy(origin, state, status)
+            state, said = self._timed(origin, state, latency, now)
+        self._healthy(origin, state, status, rising=said >= RISING)
         return None
 
     def _timed(
         self, origin: str, state: _Origin | None, latency: float, now: float
-    ) -> _Origin | None:
+    ) -> tuple[_Origin | None, int]:
         """An answer's latency: the pace eases while the origin slows down, and returns."""
         timings = self._latency
         timing = timings.get(origin)
@@ -317,14 +318,19 @@ class Pushback:
             if len(timings) > SERVED_MAX:
                 timings.popitem(last=False)
         said = timing.heard(latency, now)
-        if said == SLOWER:
+        if said >= RISING:
             if state is None:
                 state = self._track(origin, origin in self._served)
                 state.cause = SERVICE_UNAVAILABLE
-            state.pace.slower(timing.spacing)
+            # its queue drains: nothing before as long again as this answer took
+            state.pace.hold(now + latency)
+            if said == SLOWER:
+                state.pace.slower(timing.spacing)
+            else:
+                state.pace.nudge()
         elif said == BACK and state is not None:
             state.pace.back()
-        return state
+        return state, said
 
     def _pause(
         self, origin: str, status: int, headers: Mapping[str, str], url: str, now: float
@@ -406,7 +412,9 @@ class Pushback:
             len(refused),
         )
 
-    def _healthy(self, origin: str, state: _Origin | None, status: int) -> None:
+    def _healthy(
+        self, origin: str, state: _Origin | None, status: int, rising: bool = False
+    ) -> None:
         if status >= 500:
             return  # left to Scrapy's retry: neither healthy nor a pushback
         if state is None:
@@ -423,7 +431,10 @@ class Pushback:
         lifted = state.healthy >= self.config.reset_after  # this pace for a while: grow again
         if lifted:
             state.level = 0
-        state.ramp.healthy(self.config.ramp_max, lifted)
+        if rising:  # slower than its baseline: one request in flight, until it is not
+            state.ramp.start()
+        else:
+            state.ramp.healthy(self.config.ramp_max, lifted)
         if (
             not state.ramp
             and not state.level
@@ -453,7 +464,7 @@ class Pushback:
             return state.pause.cause
         if state.ramp.full(state.inflight):
             return state.cause
-        if paced and state.pace and now < state.pace.next_send:
+        if paced and now < state.pace.next_send:
             return state.cause
         return None
 
