@@ -226,9 +226,10 @@ class Pace:
         return max(self.gap, self.eased)
 
     def slower(self, spacing: float) -> None:
-        """The site slows down: a gap :data:`EASE` times the one kept, or than the
-        ``spacing`` its answers come at (at most :data:`EASE_MAX`)."""
-        now = max(self.eased, self.gap, spacing if math.isfinite(spacing) else MIN_GAP)
+        """The site slows down: a gap :data:`EASE` times the eased one, or than the
+        ``spacing`` its answers come at (at most :data:`EASE_MAX`); not than the pace's
+        own gap, a guess after a pushback (one page a second) before any answer says."""
+        now = max(self.eased, spacing if math.isfinite(spacing) else MIN_GAP)
         self.eased = min(now * EASE, EASE_MAX)
 
     def nudge(self) -> None:
