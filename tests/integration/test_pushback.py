@@ -644,3 +644,21 @@ async def test_the_route_by_hand_says_what_it_lacks_or_pauses_as_the_add_on(
         assert served(a.log()) == set(page_paths(12))
         no_retry_gave_up(result)
         assert result.stat("rep/pushback/pauses/rate-limited") >= 1
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_site_slowing_under_the_crawl_is_sent_to_more_slowly_before_it_refuses(
+    pbsite: PushbackSite,
+) -> None:
+    # 10 pages a second at 30 ms; slower with each request past that in the last second, 600 ms
+    # at 30, 503 (no Retry-After) beyond: the crawl's first requests pass 10 within 0.1 s
+    s = pbsite.add("s", capacity=10.0, latency=0.03, slow_latency=0.6, pages=80, fanout=4)
+    result = await crawl([s.url_for("/")], {**RETRY_ON}, follow=True)
+    log = s.log()
+    assert served(log) == set(page_paths(80))  # 0 lost
+    no_retry_gave_up(result)
+    # its first slow answer held it to one request in flight before it refused: no 503, no
+    # pause (before: 7 503s, the third slow answer came too late, then a back-off)
+    assert [e.at for e in pages(log) if e.status == 503] == []
+    assert result.stat("rep/pushback/pauses/service-unavailable") == 0
+    assert result.stat("rep/pushback/held/service-unavailable") >= 1  # the latency rule held it
