@@ -1,7 +1,7 @@
 """A site that pushes back while it is crawled: 429 + Retry-After, a 503 window, a 403 wall.
 
 Usage: ``python benchmarks/bench_pushback.py [--quick] [--redis] [--rate R] [--origins K]
-[--bursts] [--variants abc]``
+[--bursts] [--slowing] [--variants abctk] [--crawlee PYTHON]``
 
 The site is ``tests/support/pushback_site.py`` (in this process, one thread
 per connection, each origin its own loopback address): ``--origins`` origins
@@ -51,7 +51,10 @@ it; a burst of 5 without it), and a table per kind follows each variant's:
 from 30 ms to 600 ms at 15 page requests in the last second and answers
 ``503`` (no ``Retry-After``) beyond; its line gives pages got and lost, 503s
 and the p95 latency the site chose. Variant ``t``: Scrapy + AutoThrottle
-(its defaults), beside the others.
+(its defaults), beside the others. Variant ``k`` (with ``--crawlee PYTHON``, an
+interpreter whose environment holds ``crawlee``, a throwaway venv: a
+benchmark-only dependency): Crawlee for Python's ``HttpCrawler`` at its
+defaults behind its ``ThrottlingRequestManager`` (``crawlee_child.py``).
 
 ``--redis``: scrapy-rep with ``REP_STORE = "redis"`` as one scrapy-redis
 worker and as three (``tests/support/cluster_worker.py``, real
@@ -107,7 +110,7 @@ SPIDER = "pushback"
 #: to SLOW_LATENCY at three times it, answering 503 beyond; AutoThrottle beside scrapy-rep
 SLOW_CAPACITY, LATENCY_SLOWING, SLOW_LATENCY = 5.0, 0.03, 0.6
 VARIANTS = {**_common.VARIANTS, "t": {"ROBOTSTXT_OBEY": False, "AUTOTHROTTLE_ENABLED": True}}
-NAMES = {**LABELS, "t": "(t) Scrapy + AutoThrottle"}
+NAMES = {**LABELS, "t": "(t) Scrapy + AutoThrottle", "k": "(k) Crawlee + its throttle"}
 
 
 # --------------------------------------------------------------------------- the site
@@ -288,9 +291,27 @@ def child_crawl(config: dict[str, Any]) -> dict[str, Any]:
     return run_crawler(Spider, settings, errors, keep)
 
 
-def run_variant(variant: str, kinds: dict[str, Any], timeout: float) -> dict[str, Any]:
+def run_variant(
+    variant: str, kinds: dict[str, Any], timeout: float, crawlee: str | None = None
+) -> dict[str, Any]:
     start = [o.url_for("/") for o in origins_of(kinds)]
     config = {"variant": variant, "start": start, "timeout": timeout}
+    if variant == "k":  # another interpreter, its own venv
+        if crawlee is None:
+            raise SystemExit("variant k needs --crawlee PYTHON")
+        done = subprocess.run(
+            [crawlee, str(Path(__file__).with_name("crawlee_child.py"))],
+            input=json.dumps(config),
+            capture_output=True,
+            text=True,
+            timeout=timeout + 120,
+            check=False,
+        )
+        lines = [ln for ln in done.stdout.splitlines() if ln.startswith("{")]
+        if done.returncode or not lines:
+            raise RuntimeError(f"crawlee failed (exit {done.returncode}):\n{done.stderr[-3000:]}")
+        result: dict[str, Any] = json.loads(lines[-1])
+        return result
     return run_child(__file__, "crawl", config, timeout=timeout + 120)
 
 
@@ -414,7 +435,8 @@ def main() -> None:
     parser.add_argument("--rate", type=float, default=4.0, help="permitted page requests/s")
     parser.add_argument("--timeout", type=float, default=None, help="longest crawl, seconds")
     parser.add_argument("--bursts", action="store_true", help="three kinds of rate limit")
-    parser.add_argument("--variants", default="abc", help="which variants to run (abct)")
+    parser.add_argument("--variants", default="abc", help="which variants to run (abctk)")
+    parser.add_argument("--crawlee", default=None, help="variant k: a Python that has crawlee")
     parser.add_argument("--slowing", action="store_true", help="a server slowing under load")
     args = parser.parse_args()
     args.origins = args.origins or (2 if args.quick else 6)
@@ -430,7 +452,7 @@ def main() -> None:
     for variant in args.variants:
         with PushbackSite() as site:
             kinds = build(site, args)
-            crawl = run_variant(variant, kinds, timeout)
+            crawl = run_variant(variant, kinds, timeout, args.crawlee)
             log = site.log()
             row = figures(log, kinds, args.rate)
         if args.bursts or args.slowing:
