@@ -70,6 +70,8 @@ MARGIN, SENDS_KEPT = 1.03, 32
 #: after each pushback there, down to PROBE_MIN (pushbacks become rarer, not periodic)
 PROBE_START, PROBE_MIN = 0.01, 0.002
 UPPER_WEIGHT, FLOOR_SLOWER = 0.25, 40
+#: a bucket of one token: no burst blurs its window, the point between the bounds is halfway
+ONE_WEIGHT = 0.5
 
 #: a site slowing down under the crawl (:class:`Latency`): the weight of each answer in the
 #: fast average; how far above the baseline (times, and seconds) and for how many answers
@@ -148,7 +150,10 @@ def fit_bucket(sends: Sequence[float], served: int, burst: float) -> float | Non
 
     The tokens at each send only grow with the rate, so the lowest rate serving the
     ``served`` and the highest refusing the next are found by halving (the ratio, whatever
-    the scale); the rate read is their geometric mean."""
+    the scale); the rate read is :data:`UPPER_WEIGHT` of the way from the lowest to the
+    highest (in ratio), halfway (:data:`ONE_WEIGHT`) for a bucket of one token: each send
+    it served was at least one token's time after the one before, the refused one less,
+    so its bounds are the site's rate to within the crawl's own steps."""
     if served < 1 or served >= len(sends):
         return None
     full = max(burst, 1.0)
@@ -183,7 +188,8 @@ def fit_bucket(sends: Sequence[float], served: int, burst: float) -> float | Non
                 low = mid
         bounds.append(high if wanted else low)
     lowest, highest = bounds
-    return lowest * (highest / lowest) ** UPPER_WEIGHT if lowest <= highest else None
+    weight = UPPER_WEIGHT if full > 1.0 else ONE_WEIGHT
+    return lowest * (highest / lowest) ** weight if lowest <= highest else None
 
 
 @dataclass(slots=True)

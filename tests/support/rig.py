@@ -267,6 +267,14 @@ class Middlewares:
         # middleware may listen to the downloader's signals)
         self.downloader = DownloaderMiddlewareManager.from_crawler(rig.crawler)
         self.spider = SpiderMiddlewareManager.from_crawler(rig.crawler)
+        # Scrapy's own middlewares set themselves up on spider_opened (Scrapy 2.14's
+        # OffsiteMiddleware reads allowed_domains only then); the add-on's parts are
+        # opened by the test itself (rig.open_spider), so only Scrapy's hear it here
+        for manager in (self.downloader, self.spider):
+            for middleware in manager.middlewares:
+                opened = getattr(middleware, "spider_opened", None)
+                if opened is not None and type(middleware).__module__.startswith("scrapy."):
+                    opened(rig.crawler.spider)
 
     async def fetch(self, request: Request) -> Response | Request:
         """``request`` through the downloader middlewares: the response, or a request handed
@@ -297,7 +305,9 @@ class Middlewares:
             return output
 
         assert response.request is not None
-        chain: AsyncIterator[Any] = await self.spider.scrape_response_async(
+        chain: AsyncIterator[Any] | Iterable[Any] = await self.spider.scrape_response_async(
             callback, response, response.request
         )
+        if isinstance(chain, Iterable):  # Scrapy 2.14 hands back a plain chain
+            return list(chain)
         return [each async for each in chain]
