@@ -443,6 +443,10 @@ def page_times(origin: Origin) -> list[float]:
     return [h.at for h in origin.requests() if h.path != "/robots.txt"]
 
 
+#: how late a request may reach the loopback site after it was sent, on a loaded machine
+ARRIVAL_JITTER = 0.3
+
+
 def test_crawl_delay_holds_for_the_whole_cluster(site: FakeSite, cluster: Cluster) -> None:
     slow = site.add("slow").robots(Reply(body=b"User-agent: *\nCrawl-delay: 1\n"))
     # other loopback addresses: other hosts, so other download slots
@@ -465,7 +469,12 @@ def test_crawl_delay_holds_for_the_whole_cluster(site: FakeSite, cluster: Cluste
 
     times = page_times(slow)
     gaps = [b - a for a, b in itertools.pairwise(times)]
-    assert len(times) == 5 and min(gaps) >= 1.0, gaps  # as the site saw them, all workers together
+    # as the site saw them, all workers together. The site sees arrivals, not sends: on a
+    # loaded machine one arrival can lag its send by a few tenths, shortening one gap and
+    # lengthening the next, so each gap may lose ARRIVAL_JITTER but the run as a whole
+    # keeps the delay (sends are booked 1.25 s apart, never more than 0.125 s late)
+    assert len(times) == 5 and min(gaps) >= 1.0 - ARRIVAL_JITTER, gaps
+    assert times[-1] - times[0] >= 4 * 1.0, gaps
     assert cluster.downloaded() == sorted(slow_pages + fast_pages)  # each page once
     # the undelayed origins did not queue behind the delayed one
     assert all(t < times[-1] for o in fast for t in page_times(o))
