@@ -14,7 +14,7 @@ from scrapy_rep.components.identity import IDENTITY_PRIORITY, IdentityGuard
 from scrapy_rep.components.page import PageDirectivesMiddleware
 from scrapy_rep.components.pushback import PUSHBACK_PRIORITY, PushbackMiddleware
 from scrapy_rep.components.robots import RobotsMiddleware
-from scrapy_rep.crawl import compat
+from scrapy_rep.crawl import compat, parts
 from scrapy_rep.integrations import wiring
 from scrapy_rep.runtime.settings import (
     SETTINGS,
@@ -47,6 +47,16 @@ MEDIA_USES = "scrapy_rep.components.media.MediaUsesMiddleware"
 PAGE_USES = "scrapy_rep.components.page_uses.PageUsesMiddleware"
 ITEM_PROVENANCE = "scrapy_rep.components.provenance.ItemProvenanceMiddleware"
 HTML_REPORT = "scrapy_rep.components.html_report.HtmlReport"
+#: held requests handed over at close (JOBDIR, a shared scrapy-redis queue): only then
+HANDOVER = parts.HANDOVER_PART[1]
+#: the application's scope hook on the admission path: only with REP_COLLECTION_POLICY
+COLLECTION = parts.COLLECTION_PART[1]
+#: a page's pause shared through the store: only with a store beyond memory
+SHARED_PAUSES = parts.SHARED_PAUSES_PART[1]
+#: any place among the extensions: they only fill the graph's slots as the crawler is made
+SLOT_PRIORITY = 500
+#: a page's pause shared through the store: only with a store beyond memory
+SHARED_PAUSES = parts.SHARED_PAUSES_PART[1]
 #: any place among the extensions: it acts at engine_stopped, after the sink's close
 HTML_REPORT_PRIORITY = 500
 
@@ -114,6 +124,12 @@ class Addon:
             put("SPIDER_MIDDLEWARES", PageDirectivesMiddleware, PAGE_DIRECTIVES_PRIORITY)
         if settings.get("REP_ITEM_PROVENANCE"):  # only when asked: nothing of it loads when off
             put("SPIDER_MIDDLEWARES", ITEM_PROVENANCE, ITEM_PROVENANCE_PRIORITY)
+        if parts.handover_wanted(settings):  # a JOBDIR or a shared queue to hand held ones to
+            put("EXTENSIONS", HANDOVER, SLOT_PRIORITY)
+        if settings.get("REP_COLLECTION_POLICY"):
+            put("EXTENSIONS", COLLECTION, SLOT_PRIORITY)
+        if parts.shared_store_wanted(settings):  # Redis, SQLite: pauses shared or kept
+            put("EXTENSIONS", SHARED_PAUSES, SLOT_PRIORITY)
         if _html_report_wanted(settings):
             put("EXTENSIONS", HTML_REPORT, HTML_REPORT_PRIORITY)
         for row in SETTINGS:

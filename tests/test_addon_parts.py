@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
+import pytest
 from scrapy.settings import Settings
 from scrapy.utils.conf import build_component_list
 from scrapy.utils.misc import load_object
 
 from scrapy_rep.addon import Addon
+from scrapy_rep.components.handover import HeldHandover
 from scrapy_rep.components.identity import IdentityGuard
 from scrapy_rep.components.page import PageDirectivesMiddleware
 from scrapy_rep.components.page_uses import PageUsesMiddleware
-from scrapy_rep.crawl.parts import PARTS, USES_PART, missing
+from scrapy_rep.crawl.parts import (
+    COLLECTION_PART,
+    HANDOVER_PART,
+    PARTS,
+    SHARED_PAUSES_PART,
+    USES_PART,
+    missing,
+)
 
 
 def test_the_add_on_installs_every_part_the_manual_route_is_checked_for() -> None:
@@ -47,3 +56,54 @@ def test_by_hand_a_crawl_declaring_uses_lacks_the_use_answers_without_their_midd
         }
     )
     assert USES_PART in missing(settings) and len(missing(settings)) == len(PARTS)
+
+
+@pytest.mark.parametrize(
+    "where",
+    [{"JOBDIR": "crawls/one"}, {"SCHEDULER": "scrapy_redis.scheduler.Scheduler"}],
+    ids=["jobdir", "shared-scheduler"],
+)
+def test_a_crawl_with_somewhere_to_hand_held_requests_over_gets_the_handover(
+    where: dict[str, str],
+) -> None:
+    settings = Settings(where)
+    Addon().update_settings(settings)
+    found = {load_object(c) for c in build_component_list(settings.getwithbase("EXTENSIONS"))}
+    assert HeldHandover in found
+    assert missing(settings) == []
+
+
+def test_a_default_crawl_gets_no_handover_and_by_hand_lacks_it_only_with_a_jobdir() -> None:
+    settings = Settings()
+    Addon().update_settings(settings)
+    assert "scrapy_rep.components.handover.HeldHandover" not in settings.getdict("EXTENSIONS")
+    by_hand = {"DOWNLOADER_MIDDLEWARES": {"scrapy_rep.RobotsMiddleware": 100}}
+    assert HANDOVER_PART not in missing(Settings(by_hand))
+    assert HANDOVER_PART in missing(Settings({**by_hand, "JOBDIR": "crawls/one"}))
+
+
+@pytest.mark.parametrize(
+    ("settings", "part"),
+    [
+        ({"REP_COLLECTION_POLICY": "project.scope.check"}, COLLECTION_PART),
+        ({"REP_STORE": "redis"}, SHARED_PAUSES_PART),
+        ({"REP_STORE": "sqlite:///tmp/rep.sqlite"}, SHARED_PAUSES_PART),
+        ({"JOBDIR": "crawls/one"}, SHARED_PAUSES_PART),
+    ],
+)
+def test_an_optional_part_is_installed_when_its_setting_asks_and_lacked_by_hand(
+    settings: dict[str, str], part: tuple[str, str, str]
+) -> None:
+    with_addon = Settings(settings)
+    Addon().update_settings(with_addon)
+    assert part[1] in with_addon.getdict("EXTENSIONS")
+    assert missing(with_addon) == []
+    by_hand = {"DOWNLOADER_MIDDLEWARES": {"scrapy_rep.RobotsMiddleware": 100}}
+    assert part not in missing(Settings(by_hand))
+    assert part in missing(Settings({**by_hand, **settings}))
+
+
+def test_a_default_crawl_installs_none_of_the_optional_extensions() -> None:
+    settings = Settings({"REP_STORE": "memory"})
+    Addon().update_settings(settings)
+    assert not any(name.startswith("scrapy_rep") for name in settings.getdict("EXTENSIONS"))

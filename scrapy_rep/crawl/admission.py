@@ -32,7 +32,6 @@ from scrapy_rep.core.policy import Policy, Status
 from scrapy_rep.core.pushback import REASONS as PUSHBACK_REASONS
 from scrapy_rep.crawl import meta as M
 from scrapy_rep.crawl import oneshot
-from scrapy_rep.crawl.collection import CollectionHook
 from scrapy_rep.crawl.fetch import RobotsFetcher, cached_robots_response
 from scrapy_rep.crawl.pushback import PageSignals
 from scrapy_rep.crawl.telemetry import Telemetry
@@ -44,6 +43,7 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Response
 
+    from scrapy_rep.crawl.collection import CollectionHook
     from scrapy_rep.crawl.tdmrep import TdmRep
 
 #: why a request the gate holds is not judged, for a client that cannot hold it
@@ -75,7 +75,6 @@ class AdmissionPath:
         clock: Clock,
         excluded: ExcludedSites | None,
         one_shot: str | None,
-        collection: CollectionHook | None,
         pushback: PageSignals | None,
     ) -> None:
         self.crawler = crawler
@@ -96,8 +95,9 @@ class AdmissionPath:
         #: :meth:`RobotsService.use_tdmrep <scrapy_rep.crawl.service.RobotsService.use_tdmrep>`
         self.tdmrep: TdmRep | None = None
         self.pushback = pushback
-        #: the application's scope hook (REP_COLLECTION_POLICY), if any
-        self.collection = collection
+        #: the application's scope hook (REP_COLLECTION_POLICY), if any: a slot the collection
+        #: component fills (``components/collection.py``), so a crawl without one never loads it
+        self.collection: CollectionHook | None = None
 
     async def answer(
         self, origin: str, request: Request, *, downloader: bool = False

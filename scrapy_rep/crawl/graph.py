@@ -12,6 +12,7 @@ a client that would need a judged page fails closed).
 from __future__ import annotations
 
 import weakref
+from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -25,14 +26,11 @@ from scrapy_rep.core.pushback import Pushback
 from scrapy_rep.core.waiting_room import waiting_bound
 from scrapy_rep.crawl import oneshot
 from scrapy_rep.crawl.admission import AdmissionPath
-from scrapy_rep.crawl.collection import CollectionHook, load_collection_policy
 from scrapy_rep.crawl.crawl_delay import CrawlDelay
 from scrapy_rep.crawl.fetch import RobotsFetcher
-from scrapy_rep.crawl.handover import Handover
 from scrapy_rep.crawl.listener import PolicyListener
 from scrapy_rep.crawl.pushback import PageSignals
 from scrapy_rep.crawl.service import RobotsService
-from scrapy_rep.crawl.shared_pauses import SharedPauses
 from scrapy_rep.crawl.telemetry import Telemetry
 from scrapy_rep.crawl.walls import LicenceWalls
 from scrapy_rep.runtime.logs import bound_lines
@@ -49,11 +47,25 @@ if TYPE_CHECKING:
 
 def of(crawler: Crawler) -> RobotsService:
     """The crawler's service, built on first use (raises ``NotConfigured`` when
-    ``REP_ENABLED`` is off)."""
+    ``REP_ENABLED`` is off), its optional parts filled in (:func:`when_built`)."""
     found = _SERVICES.get(crawler)
     if found is None:
         found = _SERVICES[crawler] = build(crawler)
+        for fill in _FILLS.pop(crawler, ()):
+            fill(found)
     return found
+
+
+def when_built(crawler: Crawler, fill: Callable[[RobotsService], None]) -> None:
+    """An optional part's component fills its slot in the graph with ``fill``: now if the
+    graph is built, else as soon as it is (an extension is made before the middlewares
+    that build it). The graph itself never imports such a part: a crawl that does not
+    install the component never loads it."""
+    found = _SERVICES.get(crawler)
+    if found is not None:
+        fill(found)
+    else:
+        _FILLS.setdefault(crawler, []).append(fill)
 
 
 def running(crawler: Crawler) -> RobotsService | None:
@@ -96,15 +108,9 @@ def build(crawler: Crawler) -> RobotsService:
         max_waiting=waiting_bound(concurrency) if one_shot is None else None,
         pushback=heard,
     )
-    hook = load_collection_policy(config.collection_policy)
     telemetry = Telemetry.of(crawler)
     resolver = SharedResolvers.acquire(spec, partial(_resolver, config, spec, jobdir))
-    handover = Handover(
-        crawler, telemetry, config.requeue_parked, jobdir, token=token, policy_of=resolver.current
-    )
-    listener = PolicyListener(
-        crawler, fetcher, gate, resolver, telemetry, clock=clock, token=token, handover=handover
-    )
+    listener = PolicyListener(crawler, fetcher, gate, resolver, telemetry, clock=clock, token=token)
     holding = listener.holding
     shared = resolver.shared
     crawl_delay = CrawlDelay(
@@ -115,11 +121,6 @@ def build(crawler: Crawler) -> RobotsService:
         shared_pacing(shared) if config.crawl_delay_shared else None,
         remember=config.cache_max_origins,
     )
-    pauses = (
-        SharedPauses(shared)
-        if heard is not None and shared is not None and hasattr(shared, "save_pause")
-        else None
-    )
     pushback = (
         PageSignals(
             crawler,
@@ -128,14 +129,11 @@ def build(crawler: Crawler) -> RobotsService:
             telemetry,
             heard,
             clock=clock,
-            share=pauses.save if pauses is not None else None,
             one_shot=one_shot,
         )
         if heard is not None
         else None
     )
-    if pauses is not None and pushback is not None:
-        pauses.listen(pushback.adopt, pushback.forgotten)
     admission = AdmissionPath(
         crawler,
         config,
@@ -147,7 +145,6 @@ def build(crawler: Crawler) -> RobotsService:
         clock=clock,
         excluded=config.exclude,
         one_shot=one_shot,
-        collection=CollectionHook(hook) if hook is not None else None,
         pushback=pushback,
     )
     service = RobotsService(
@@ -163,7 +160,6 @@ def build(crawler: Crawler) -> RobotsService:
         admission=admission,
         walls=LicenceWalls(resolver, telemetry, pushback, token=token),
         one_shot=one_shot,
-        pauses=pauses,
         pushback=pushback,
     )
     return service
@@ -198,3 +194,7 @@ def _ramp_max(crawler: Crawler) -> int:
 
 #: crawler -> its service (:func:`of`); gone with the crawler
 _SERVICES: weakref.WeakKeyDictionary[Any, RobotsService] = weakref.WeakKeyDictionary()
+#: crawler -> what its components fill in once its graph is built (:func:`when_built`)
+_FILLS: weakref.WeakKeyDictionary[Any, list[Callable[[RobotsService], None]]] = (
+    weakref.WeakKeyDictionary()
+)

@@ -3,6 +3,10 @@
 In order: back into a shared scrapy-redis queue (if the scheduler is one), so
 another worker takes them; else into the JOBDIR (:mod:`scrapy_rep.crawl.jobdir`),
 for the resumed crawl; else nowhere, and the caller drops them with a reason.
+
+Only a crawl with somewhere to hand them over has one: the handover component
+(``components/handover.py``, which the add-on installs with a ``JOBDIR`` or a
+scrapy-redis scheduler) fills :class:`~scrapy_rep.crawl.holding.Holding`'s slot with it.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from scrapy_rep.core.events import HeldRestored
 from scrapy_rep.core.parking import Held
 from scrapy_rep.core.policy import Policy
 from scrapy_rep.crawl import compat
+from scrapy_rep.crawl.held_records import HeldRecords
 from scrapy_rep.crawl.jobdir import HeldRequestFile
 from scrapy_rep.crawl.telemetry import Telemetry
 
@@ -39,6 +44,7 @@ class Handover:
         *,
         token: str,
         policy_of: Callable[[str], Policy | None],
+        records: Callable[[], HeldRecords | None] | None = None,
     ) -> None:
         self.crawler = crawler
         self.telemetry = telemetry
@@ -47,6 +53,15 @@ class Handover:
         self.policy_of = policy_of
         self.requeue_parked = requeue_parked
         self.held_file = HeldRequestFile(jobdir) if jobdir else None
+        #: opens the held requests' records in scrapy-redis's Redis, once the spider is open
+        self.records = records
+
+    def open(self) -> HeldRecords | None:
+        """The spider opened: the held requests' records (scrapy-redis's Redis, if that is
+        the queue), and what the last run kept in the JOBDIR goes to be judged."""
+        records = self.records() if self.records is not None else None
+        self.restore()
+        return records
 
     def take(self, held: list[Held[Request]]) -> list[tuple[Held[Request], str]]:
         """Hand over what can be; the rest, each with the reason to drop it."""

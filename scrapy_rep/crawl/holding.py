@@ -31,8 +31,6 @@ from scrapy_rep.core.pushback import REASONS as PUSHBACK_REASONS
 from scrapy_rep.crawl import compat, oneshot
 from scrapy_rep.crawl import meta as M
 from scrapy_rep.crawl.exceptions import ParkedRequest, RepIgnoreRequest
-from scrapy_rep.crawl.handover import Handover
-from scrapy_rep.crawl.held_records import HeldRecords
 from scrapy_rep.crawl.telemetry import Telemetry
 from scrapy_rep.robotstxt.text import printable
 from scrapy_rep.runtime.clock import Clock, Timer
@@ -40,6 +38,9 @@ from scrapy_rep.runtime.resolver import Fetch, Resolver
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
+
+    from scrapy_rep.crawl.handover import Handover
+    from scrapy_rep.crawl.held_records import HeldRecords
 
 logger = logging.getLogger(__name__)
 
@@ -61,7 +62,6 @@ class Holding:
         *,
         clock: Clock,
         token: str,
-        handover: Handover,
     ) -> None:
         self.crawler = crawler
         self.gate = gate
@@ -71,7 +71,9 @@ class Holding:
         self.clock = clock.now
         self.timers = clock  # refetches and park expiry: a test's clock moves them
         self.token = token
-        self.handover = handover  # where held requests go at close, if anywhere
+        #: where held requests go at close (JOBDIR, a shared scrapy-redis queue); a slot the
+        #: handover component fills (``components/handover.py``): None, they end at close
+        self.handover: Handover | None = None
         #: held requests recorded in the shared queue's Redis (set once the spider is open)
         self.records: HeldRecords | None = None
         self.refetches = Refetches(gate, resolver, fetch, clock)
@@ -81,11 +83,11 @@ class Holding:
         self._listening = False  # to request_scheduled: see listen
         self.closed = False
 
-    def open(self, records: HeldRecords | None) -> None:
-        """The spider opened: record held requests in ``records`` (scrapy-redis's Redis, if
-        any), and what the last run kept in the JOBDIR goes to be judged."""
-        self.records = records
-        self.handover.restore()
+    def open(self) -> None:
+        """The spider opened: held requests are recorded in scrapy-redis's Redis (if that is
+        the queue), and what the last run kept in the JOBDIR goes to be judged."""
+        if self.handover is not None:
+            self.records = self.handover.open()
 
     def close_records(self) -> Awaitable[None] | None:
         """After :meth:`close` (everything handed over): the held records' connection closes."""
@@ -281,7 +283,11 @@ class Holding:
         if self._expiry is not None:
             self._expiry[0].cancel()
             self._expiry = None
-        left = self.handover.take(self.gate.close())
+        held = self.gate.close()
+        if self.handover is not None:
+            left = self.handover.take(held)
+        else:
+            left = [(each, "spider-closed") for each in held]
         for each, reason in left:
             self._end(each, reason)
         return len(left)

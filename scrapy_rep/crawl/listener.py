@@ -30,7 +30,6 @@ if TYPE_CHECKING:
 
     from scrapy_rep.core.gate import OriginGate
     from scrapy_rep.crawl.fetch import RobotsFetcher
-    from scrapy_rep.crawl.handover import Handover
     from scrapy_rep.crawl.telemetry import Telemetry
     from scrapy_rep.robotstxt import RobotsTxt
     from scrapy_rep.runtime.clock import Clock
@@ -52,11 +51,10 @@ class PolicyListener(FileListener):
         *,
         clock: Clock,
         token: str,
-        handover: Handover,
     ) -> None:
         """Builds the :class:`Holding` it carries policies out on (held requests are
-        refetched through this listener's :meth:`fetch`, and ``handover`` takes what is
-        held at close), then listens to the resolver until :meth:`leave`."""
+        refetched through this listener's :meth:`fetch`), then listens to the resolver
+        until :meth:`leave`."""
         super().__init__(fetcher, resolver, self._closed_or_closing)
         self.crawler = crawler
         self.gate = gate
@@ -72,7 +70,6 @@ class PolicyListener(FileListener):
             self.fetch,
             clock=clock,
             token=token,
-            handover=handover,
         )
 
     def _closed_or_closing(self) -> bool:

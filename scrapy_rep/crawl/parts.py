@@ -48,10 +48,63 @@ USES_PART = (
 )
 
 
+#: the part a crawl with somewhere to hand held requests over (:func:`handover_wanted`) needs
+#: besides: checked only then (loading it loads the JOBDIR and scrapy-redis machinery)
+HANDOVER_PART = (
+    "EXTENSIONS",
+    "scrapy_rep.components.handover.HeldHandover",
+    "the handover of held requests (those still held at close are dropped instead of kept "
+    "in the JOBDIR or pushed back into the shared queue)",
+)
+
+#: the part a crawl naming a scope hook (``REP_COLLECTION_POLICY``) needs besides: checked
+#: only then
+COLLECTION_PART = (
+    "EXTENSIONS",
+    "scrapy_rep.components.collection.CollectionPolicy",
+    "the collection hook (REP_COLLECTION_POLICY is never asked: every request is approved)",
+)
+
+#: the part a crawl with a store beyond memory (:func:`shared_store_wanted`) needs besides:
+#: checked only then
+SHARED_PAUSES_PART = (
+    "EXTENSIONS",
+    "scrapy_rep.components.shared_pauses.SharedPauseStore",
+    "shared page pauses (a page's pause is neither told to the cluster nor kept for the next run)",
+)
+
+#: Scrapy's own scheduler, which no other worker shares
+DEFAULT_SCHEDULER = "scrapy.core.scheduler.Scheduler"
+
+
+def handover_wanted(settings: Any) -> bool:
+    """Whether held requests may go somewhere at close: a ``JOBDIR``, or a scheduler other
+    than Scrapy's own (scrapy-redis's shared queue; the handover asks which it is)."""
+    if settings.get("JOBDIR"):
+        return True
+    scheduler = settings.get("SCHEDULER") or DEFAULT_SCHEDULER
+    if isinstance(scheduler, type):
+        scheduler = f"{scheduler.__module__}.{scheduler.__qualname__}"
+    return scheduler != DEFAULT_SCHEDULER
+
+
+def shared_store_wanted(settings: Any) -> bool:
+    """Whether ``REP_STORE`` may keep a page's pause beyond this crawl: Redis, SQLite, or
+    ``auto`` with a ``JOBDIR`` (the store itself says, at start-up, what it cannot use)."""
+    store = str(settings.get("REP_STORE") or "auto").strip().lower()
+    return store not in ("auto", "memory") or bool(settings.get("JOBDIR"))
+
+
 def missing(settings: Any) -> list[tuple[str, str, str]]:
     """The parts the crawl's settings do not enable, as Scrapy reads them (a priority of
     None disables one); a subclass of a part stands for it."""
     wanted = [*PARTS, USES_PART] if settings.get("REP_USES") else list(PARTS)
+    if handover_wanted(settings):
+        wanted.append(HANDOVER_PART)
+    if settings.get("REP_COLLECTION_POLICY"):
+        wanted.append(COLLECTION_PART)
+    if shared_store_wanted(settings):
+        wanted.append(SHARED_PAUSES_PART)
     enabled: dict[str, set[Any]] = {}
     for setting in {part[0] for part in wanted}:
         try:

@@ -19,7 +19,6 @@ from scrapy import signals
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 
 from scrapy_rep.crawl import compat, parts
-from scrapy_rep.crawl.held_records import HeldRecords
 from scrapy_rep.runtime.resolver import SharedResolvers
 
 if TYPE_CHECKING:
@@ -62,7 +61,6 @@ class RobotsService:
         admission: AdmissionPath,
         walls: LicenceWalls,
         one_shot: str | None,
-        pauses: SharedPauses | None,
         pushback: PageSignals | None,
     ) -> None:
         self.crawler = crawler
@@ -88,8 +86,9 @@ class RobotsService:
         #: tdmrep.json, fetched only when a declared use is the one TDMRep speaks of
         #: (:meth:`use_tdmrep`: the component answering uses installs it)
         self.tdmrep: TdmRep | None = None
-        #: a page's pause is the cluster's (Redis) or outlives the crawl (SQLite)
-        self.pauses = pauses
+        #: a page's pause is the cluster's (Redis) or outlives the crawl (SQLite): a slot the
+        #: shared-pauses component fills (``components/shared_pauses.py``) with a shared store
+        self.pauses: SharedPauses | None = None
         #: what pages say while they are crawled; None: every row of the page status table off
         self.pushback = pushback
         connect = crawler.signals.connect
@@ -128,7 +127,7 @@ class RobotsService:
 
     def _on_opened(self, spider: Any = None) -> Any:
         _warn_if_set_up_amiss(self.crawler)
-        self.holding.open(HeldRecords.open(self.crawler, self.config, self.telemetry))
+        self.holding.open()
         return None
 
     def _on_idle(self, spider: Any = None) -> None:

@@ -75,6 +75,17 @@ NOT_ON_THE_CRAWL_PATH = (
     "scrapy_rep.core.tdmrep",
     "scrapy_rep.crawl.tdmrep",
     "scrapy_rep.runtime.tdmrep",
+    # held requests handed over at close: only with a JOBDIR or a shared scheduler
+    "scrapy_rep.components.handover",
+    "scrapy_rep.crawl.handover",
+    "scrapy_rep.crawl.held_records",
+    "scrapy_rep.crawl.jobdir",
+    # the application's scope hook: only with REP_COLLECTION_POLICY
+    "scrapy_rep.components.collection",
+    "scrapy_rep.crawl.collection",
+    # a page's pause shared through the store: only with REP_STORE beyond memory
+    "scrapy_rep.components.shared_pauses",
+    "scrapy_rep.crawl.shared_pauses",
 )
 
 

@@ -1,0 +1,38 @@
+"""``CollectionPolicy``: the extension that puts ``REP_COLLECTION_POLICY``'s hook on the
+admission path.
+
+The add-on installs it only when the setting names a hook, so a crawl without
+one never loads :mod:`scrapy_rep.crawl.collection`. The hook is imported as
+the crawl's graph is built, as before: what cannot be imported stops the
+crawl with the setting's one-line error.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from scrapy.exceptions import NotConfigured
+
+from scrapy_rep.crawl import graph
+from scrapy_rep.crawl.collection import CollectionHook, load_collection_policy
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+
+    from scrapy_rep.crawl.service import RobotsService
+
+
+class CollectionPolicy:
+    """Fills the admission path's collection slot with the application's scope hook."""
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> CollectionPolicy:
+        if not crawler.settings.get("REP_COLLECTION_POLICY"):
+            raise NotConfigured("REP_COLLECTION_POLICY is not set")
+        extension = cls()
+        graph.when_built(crawler, extension.fill)
+        return extension
+
+    def fill(self, service: RobotsService) -> None:
+        hook = load_collection_policy(service.config.collection_policy)
+        service.admission.collection = CollectionHook(hook) if hook is not None else None
