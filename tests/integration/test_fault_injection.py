@@ -657,7 +657,8 @@ async def test_hung_robots_txt_fetches_leave_a_healthy_origin_its_pace(
     result = await crawl(
         urls,
         {
-            "REP_FETCH_TIMEOUT": 4,
+            # long enough that a loaded machine downloads the 40 healthy pages first
+            "REP_FETCH_TIMEOUT": 12,
             "REP_PENDING_WAIT": pending_wait,
             "CONCURRENT_REQUESTS": 16,
             "CONCURRENT_REQUESTS_PER_DOMAIN": 8,
