@@ -291,6 +291,19 @@ def test_the_page_status_table_setting_overrides_rows_and_refuses_nonsense() -> 
             read(bad)
 
 
+def test_a_licence_wall_is_a_row_of_the_page_status_table_that_stays_one() -> None:
+    from scrapy_rep.runtime.settings import SettingError, page_status_actions
+
+    def read(value: object) -> dict[str, str]:
+        return page_status_actions("REP_PAGE_STATUS_ACTIONS", value, {}.get)
+
+    assert read({})["402"] == "wall" and read({"402": "wall"})["402"] == "wall"
+    # a wall is dropped whatever the table says of 402; no other status is a wall
+    for bad in ({"402": "off"}, {"402": "pause"}, {"429": "wall"}, {"401": "wall"}):
+        with pytest.raises(SettingError, match="only a licence wall's row"):
+            read(bad)
+
+
 def test_a_ramp_refused_at_some_width_stops_below_it_until_a_healthy_run() -> None:
     pb = make(ramp_max=8, reset_after=4, backoff_start=1.0)
     pause = pb.on_response(A, 429, ra("1"), f"{A}/", NOW)

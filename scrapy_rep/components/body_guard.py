@@ -1,4 +1,4 @@
-"""``BodyGuard``: robots.txt bodies inflated at most to 500 KiB, wall responses handed over.
+"""``BodyGuard``: robots.txt bodies inflated at most to 500 KiB.
 
 Priority 595 (``BODY_GUARD_PRIORITY`` in the add-on), between Scrapy's
 HttpCompressionMiddleware and the downloader, so it sees raw bodies.
@@ -9,14 +9,11 @@ from __future__ import annotations
 import zlib
 from typing import TYPE_CHECKING, Any
 
-from scrapy_rep.core.walls import WALL_STATUSES
-from scrapy_rep.crawl import graph
 from scrapy_rep.crawl import meta as M
 from scrapy_rep.robotstxt import MAX_BYTES
 
 if TYPE_CHECKING:
     from scrapy import Request
-    from scrapy.crawler import Crawler
     from scrapy.http import Response
 
 
@@ -25,25 +22,12 @@ class BodyGuard:
 
     Sits between Scrapy's HttpCompressionMiddleware and the downloader, so
     a gzip bomb served as robots.txt is cut at the cap instead of inflated
-    whole. Other responses pass untouched, but for a ``401`` or ``402``, handed
-    to :class:`~scrapy_rep.crawl.walls.LicenceWalls` (a licence or payment
-    wall is dropped here, before the retry middleware): one set lookup a response.
+    whole. Other responses pass untouched (a licence wall is the page-status
+    middleware's: :class:`~scrapy_rep.components.pushback.PushbackMiddleware`).
     """
-
-    def __init__(self, crawler: Crawler | None = None) -> None:
-        """``crawler``: whose graph's licence walls a wall response goes to (None: none)."""
-        self.crawler = crawler
-
-    @classmethod
-    def from_crawler(cls, crawler: Crawler) -> BodyGuard:
-        return cls(crawler)
 
     def process_response(self, request: Request, response: Response, spider: Any = None) -> Any:
         if not request.meta.get(M.ROBOTS_REQUEST):
-            if response.status in WALL_STATUSES and self.crawler is not None:
-                service = graph.running(self.crawler)  # none: scrapy-rep judges nothing here
-                if service is not None:
-                    return service.walls.process_response(request, response)
             return response
         encodings = [
             e.strip().lower()

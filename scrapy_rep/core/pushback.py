@@ -54,9 +54,10 @@ from scrapy_rep.core.pause import PauseState as PauseState
 from scrapy_rep.core.pause import describe as describe
 from scrapy_rep.core.policy import retry_after
 
-#: what a row of the page status table does
-PAUSE, BLOCK, OFF = "pause", "block", "off"
-PAGE_ACTIONS = (PAUSE, BLOCK, OFF)
+#: what a row of the page status table does (``wall``: a licence or payment wall,
+#: :mod:`scrapy_rep.core.walls`; only a wall status's row, and it stays one)
+PAUSE, BLOCK, WALL, OFF = "pause", "block", "wall", "off"
+PAGE_ACTIONS = (PAUSE, BLOCK, WALL, OFF)
 
 #: the longest ``Retry-After`` kept as read (seconds; a record stays finite JSON)
 MAX_RETRY_AFTER = 1e9
@@ -93,6 +94,7 @@ DEFAULT_PAGE_ACTIONS: Mapping[str, str] = {
     "503": PAUSE,
     "401": BLOCK,
     "403": BLOCK,
+    "402": WALL,
 }
 
 #: row -> what it does, for the documentation's page status table
@@ -103,6 +105,9 @@ PAGE_BEHAVIOUR: Mapping[str, str] = {
     "401": "`blocked` after `REP_BLOCK_AFTER` in a row from an origin that served pages: "
     "the origin stops for 6 h; a lone one is that URL's answer",
     "403": "as 401",
+    "402": "a licence or payment wall (so is a 401 with `WWW-Authenticate: License`): the "
+    "request is dropped (`licence-required`), never retried; `REP_BLOCK_AFTER` refusals in "
+    "a row block the origin as 401",
 }
 
 

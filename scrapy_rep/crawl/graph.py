@@ -22,7 +22,7 @@ from scrapy.utils.asyncio import is_asyncio_available
 
 from scrapy_rep.core.gate import OriginGate
 from scrapy_rep.core.policy import Policy, Status
-from scrapy_rep.core.pushback import Pushback
+from scrapy_rep.core.pushback import BLOCK, PAUSE, Pushback
 from scrapy_rep.core.waiting_room import waiting_bound
 from scrapy_rep.crawl import oneshot
 from scrapy_rep.crawl.admission import AdmissionPath
@@ -98,8 +98,8 @@ def build(crawler: Crawler) -> RobotsService:
     wait = config.pending_wait if one_shot is None else spec.fetch_budget
     concurrency = crawler.settings.getint("CONCURRENT_REQUESTS")
     # what pages say while they are crawled (429, 503, 403s): the pure side, which the
-    # gate asks too; None: every row of the page status table is off
-    rows_on = any(action != "off" for action in config.pushback.actions.values())
+    # gate asks too; None: no row of the page status table pauses or blocks
+    rows_on = any(action in (PAUSE, BLOCK) for action in config.pushback.actions.values())
     heard = Pushback(replace(config.pushback, ramp_max=_ramp_max(crawler))) if rows_on else None
     gate: OriginGate[Request] = OriginGate(
         wait,

@@ -19,7 +19,8 @@ PARTS: tuple[tuple[str, str, str], ...] = (
         "DOWNLOADER_MIDDLEWARES",
         "scrapy_rep.components.pushback.PushbackMiddleware",
         "page pauses (a page's 429/503 is retried by RetryMiddleware and given up instead of "
-        "pausing its origin)",
+        "pausing its origin) and licence walls (a 402 or a 401 License is retried, its items "
+        "produced)",
     ),
     (
         "DOWNLOADER_MIDDLEWARES",
@@ -29,7 +30,7 @@ PARTS: tuple[tuple[str, str, str], ...] = (
     (
         "DOWNLOADER_MIDDLEWARES",
         "scrapy_rep.components.body_guard.BodyGuard",
-        "licence walls (a 402 or a 401 License is retried, its items produced)",
+        "the robots.txt body cap (a compressed robots.txt is inflated up to DOWNLOAD_MAXSIZE)",
     ),
     (
         "SPIDER_MIDDLEWARES",

@@ -18,10 +18,12 @@ its other requests wait the block's pause (6 h) and end ``blocked`` when the
 crawl has nothing else to do. Until then (a wall may cover a path only) they are
 judged as before.
 
-It is no middleware of its own (a middleware costs each response a few µs
-in Scrapy's chain): :class:`~scrapy_rep.components.body_guard.BodyGuard`, which sees
-every response already, hands it the rare ``401`` and ``402``
-(:data:`~scrapy_rep.core.walls.WALL_STATUSES`), so checking costs one set lookup per response.
+It is no middleware of its own: a wall is a row of the page status table
+(:data:`~scrapy_rep.core.pushback.DEFAULT_PAGE_ACTIONS`, ``402`` and the ``401``
+with a ``License`` challenge), and the one page-status middleware,
+:class:`~scrapy_rep.components.pushback.PushbackMiddleware`, hands it the rare
+``401`` and ``402`` (:data:`~scrapy_rep.core.walls.WALL_STATUSES`): one set lookup
+per response.
 """
 
 from __future__ import annotations

@@ -43,7 +43,7 @@ from typing import Any, Generic, TypeVar, cast, overload
 from scrapy_rep.core.decision import DROP
 from scrapy_rep.core.exclusion import ExcludedSites, ExclusionError
 from scrapy_rep.core.policy import DEFAULT_ACTIONS, Action, PolicyConfig
-from scrapy_rep.core.pushback import DEFAULT_PAGE_ACTIONS, PAGE_ACTIONS, PushbackConfig
+from scrapy_rep.core.pushback import DEFAULT_PAGE_ACTIONS, PAGE_ACTIONS, WALL, PushbackConfig
 from scrapy_rep.core.uses import USES, Declared
 from scrapy_rep.robotstxt import InvalidProductToken, product_token, validate_token
 from scrapy_rep.robotstxt.agent import crawler_token
@@ -205,7 +205,8 @@ def status_actions(name: str, overrides: Any, get: Getter) -> dict[str, Action]:
 def page_status_actions(name: str, overrides: Any, get: Getter) -> dict[str, str]:
     """Reader of ``REP_PAGE_STATUS_ACTIONS``: the page status table, the overrides applied.
 
-    Any HTTP status from 400 to 599 may have a row (``pause``, ``block`` or ``off``).
+    Any HTTP status from 400 to 599 may have a row (``pause``, ``block`` or ``off``); a
+    wall's row (``402``) stays ``wall``, and no other row is one.
     """
     actions = dict(DEFAULT_PAGE_ACTIONS)
     overrides = _table(name, overrides)
@@ -217,6 +218,11 @@ def page_status_actions(name: str, overrides: Any, get: Getter) -> dict[str, str
         if chosen not in PAGE_ACTIONS:
             raise SettingError(
                 f"{name}[{status!r}]: unknown action {action!r}; known: {', '.join(PAGE_ACTIONS)}"
+            )
+        if (chosen == WALL) != (DEFAULT_PAGE_ACTIONS.get(key) == WALL):
+            raise SettingError(
+                f"{name}[{status!r}]: {action!r}: only a licence wall's row (402) is `wall`, "
+                "and it stays so"
             )
         actions[key] = chosen
     return actions

@@ -141,3 +141,17 @@ async def test_a_wall_is_each_walled_requests_last_decision_explained_and_never_
     assert (counts.total.downloaded, counts.total.dropped) == (1, {"licence-required": 3})
     assert result.stat("rep/downloaded") == 1
     assert result.stat("rep/dropped/licence-required") == 3
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_wall_page_that_refreshes_elsewhere_is_still_a_wall(site: FakeSite) -> None:
+    # a paywall page that sends the browser on to a subscribe page by a meta refresh: the
+    # wall is caught before Scrapy's MetaRefreshMiddleware (580) follows it
+    a = site.add("a").robots(Reply(body=ROBOTS))
+    refresh = b'<html><head><meta http-equiv="refresh" content="0; url=/subscribe"></head></html>'
+    a.page("/paid", Reply(status=402, body=refresh, headers={"Content-Type": "text/html"}))
+    a.page("/subscribe", Reply(body=b"<html>subscribe</html>"))
+    result = await crawl([a.url_for("/paid")], {"METAREFRESH_ENABLED": True})
+    assert result.dropped == {a.url_for("/paid"): "licence-required"}
+    assert a.hits("/subscribe") == 0
+    assert result.stat("rep/walls/payment") == 1

@@ -532,6 +532,23 @@ async def test_a_redirect_after_a_pause_counts_back_and_the_origin_goes_on(
 
 
 @pytest_twisted.ensureDeferred
+async def test_a_429_page_that_refreshes_elsewhere_pauses_its_origin(site: FakeSite) -> None:
+    # the page status table is read before MetaRefreshMiddleware (580): a 429 page's meta
+    # refresh does not send the crawler on at once, around the pause it asks for
+    a = site.add("a").robots(Reply(body=b"User-agent: *\nAllow: /\n"))
+    refresh = b'<html><head><meta http-equiv="refresh" content="0; url=/busy"></head></html>'
+    busy = Reply(
+        status=429, body=refresh, headers={"Retry-After": "1", "Content-Type": "text/html"}
+    )
+    a.page("/p", busy, Reply(body=b"<html>ok</html>"))
+    a.page("/busy", Reply(body=b"<html>busy</html>"))
+    result = await crawl([a.url_for("/p")], {**RETRY_ON, "METAREFRESH_ENABLED": True})
+    assert a.hits("/busy") == 0 and a.hits("/p") == 2
+    assert result.downloaded == [a.url_for("/p")]
+    assert result.stat("rep/pushback/refused/429") == 1
+
+
+@pytest_twisted.ensureDeferred
 async def test_a_site_answering_429_for_ever_is_given_up_and_the_spider_closes(
     site: FakeSite,
 ) -> None:
