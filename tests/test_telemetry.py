@@ -214,3 +214,35 @@ def test_a_walls_log_line_escapes_the_control_characters_of_its_headers(
     (line,) = [r.getMessage() for r in caplog.records if "wall" in r.getMessage()]
     assert not any(ch in line for ch in "\x07\x1b\x85\x9b"), repr(line)
     assert "USD 1\\x07\\x1b[31m\\x85\\x9b" in line and "https://l.example/\\x1b]0;t\\x07" in line
+
+
+def test_one_pause_family_is_said_and_counted_by_its_cause(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from scrapy_rep.core.events import Paused, Resumed
+    from scrapy_rep.core.pushback import Pause, PauseState
+
+    crawler = get_crawler(settings_dict=ADDON)
+    sink = Telemetry.of(crawler)
+    robots = Policy(
+        Status.PAUSED, "5xx", 503, 10.0, 70.0, f"{A}/robots.txt", f"{A}/robots.txt", "HTTP 503"
+    )
+    robots_state = robots.pause()
+    assert robots_state is not None and robots_state.cause == "origin-paused"
+    page = PauseState(40.0, "rate-limited", 429, f"{A}/p", 30.0, 1, 10.0)
+    with caplog.at_level(logging.INFO, logger="scrapy_rep"):
+        sink.emit(Paused(A, robots_state, policy=robots))
+        sink.emit(Paused(A, page, page=Pause(A, page)))
+        sink.emit(Resumed(A, robots_state, policy=robots))
+        sink.emit(Resumed(A, page))
+    crawler.signals.send_catch_log(signal=signals.spider_closed, spider=None, reason="finished")
+    stat = crawler.stats.get_value
+    assert stat("rep/pauses/5xx") == stat("rep/resumes") == 1
+    assert (
+        stat("rep/pushback/pauses/rate-limited") == stat("rep/pushback/resumes/rate-limited") == 1
+    )
+    said = [r.getMessage() for r in caplog.records]
+    assert any(f"{A} paused until" in m and m.endswith(": HTTP 503") for m in said), said
+    assert any("(rate-limited): it answered 429" in m for m in said), said
+    assert any(m.endswith("resumed: HTTP 503") for m in said), said
+    assert any("resumed after its pause (rate-limited)" in m for m in said), said

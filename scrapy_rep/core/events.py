@@ -44,21 +44,27 @@ class Released:
 
 
 @dataclass(frozen=True, slots=True)
-class PagePaused:
-    """An origin paused (or blocked) for what a page said: 429, 503, 401/403 in a row.
+class Paused:
+    """An origin paused, for the cause its record says (``state.cause``): its robots.txt
+    unreadable (``origin-paused``; ``policy``: the policy that paused it), or a page's 429,
+    503, 401/403s or walls in a row (``page``: what the page side saw, a block's statuses
+    and URLs). ``shared``: another worker of the cluster saw it."""
 
-    ``shared``: another worker of the cluster saw it."""
-
-    pause: Pause
+    origin: str
+    state: PauseState
+    policy: Policy | None = None
+    page: Pause | None = None
     shared: bool = False
 
 
 @dataclass(frozen=True, slots=True)
-class PageResumed:
-    """A page's pause of ``origin`` ended: its requests go again, one at first."""
+class Resumed:
+    """An origin's pause (``state``, with its cause) ended: its requests go again (after a
+    page's pause, one at first); ``policy``: robots.txt's new one, when it resumed it."""
 
     origin: str
     state: PauseState
+    policy: Policy | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,12 +144,11 @@ class Reused:
 
 @dataclass(frozen=True, slots=True)
 class Standing:
-    """Where an origin stands after a new policy: paused by it, resumed by it, or neither."""
+    """Where an origin stands after a new policy that did not pause it (a pause is
+    :class:`Paused`): unresolved, unreachable, unavailable, stale."""
 
     origin: str
     policy: Policy
-    paused: bool
-    resumed: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -264,8 +269,8 @@ class IdentityMismatch:
 Event = (
     Parked
     | Released
-    | PagePaused
-    | PageResumed
+    | Paused
+    | Resumed
     | PageRefused
     | RequeuedFromDead
     | HeldRestored

@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING
 from scrapy import Request
 
 from scrapy_rep import signals as rep_signals
-from scrapy_rep.core.events import Fetched, Parsed, Reused, Standing
+from scrapy_rep.core.events import Fetched, Parsed, Paused, Resumed, Reused, Standing
+from scrapy_rep.core.pause import ORIGIN_PAUSED, PauseState
 from scrapy_rep.core.policy import NOT_MODIFIED, FetchResult, Policy, Status
 from scrapy_rep.crawl import compat
 from scrapy_rep.crawl.holding import Holding, closing
@@ -103,7 +104,14 @@ class PolicyListener(FileListener):
         if not ours:
             holding.carry_out(origin, effects, released=new.status is not Status.UNRESOLVED)
             return
-        self.telemetry.emit(Standing(origin, new, effects.paused, effects.resumed))
+        state = new.pause()
+        if effects.paused and state is not None:
+            self.telemetry.emit(Paused(origin, state, policy=new))
+        else:
+            self.telemetry.emit(Standing(origin, new))
+        if effects.resumed:
+            ended = (old.pause() if old is not None else None) or _ended(new, self.clock())
+            self.telemetry.emit(Resumed(origin, ended, policy=new))
         if effects.paused:
             self._send(rep_signals.origin_paused, origin, new)
         if effects.resumed:
@@ -130,3 +138,9 @@ class PolicyListener(FileListener):
         self.crawler.signals.send_catch_log(
             signal=signal, origin=origin, policy=policy, spider=self.crawler.spider
         )
+
+
+def _ended(policy: Policy, now: float) -> PauseState:
+    """A robots.txt pause that ended with no paused policy left to say it (the gate held
+    the origin paused): ended now, its cause all that is known."""
+    return PauseState(now, ORIGIN_PAUSED, 0, policy.url, None, 0, now)

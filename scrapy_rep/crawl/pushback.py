@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy import Request, signals
 from twisted.python.failure import Failure
 
-from scrapy_rep.core.events import PagePaused, PageRefused, PageResumed
+from scrapy_rep.core.events import PageRefused, Paused, Resumed
 from scrapy_rep.core.origin import NotAnOrigin, origin_of
 from scrapy_rep.core.pushback import (
     BLOCKED,
@@ -231,7 +231,7 @@ class PageSignals:
         """An origin paused (here, or at another worker): hold its requests until the end."""
         origin = pause.origin
         if pause.new:
-            self.telemetry.emit(PagePaused(pause, shared))
+            self.telemetry.emit(Paused(origin, pause.state, page=pause, shared=shared))
             if self.share is not None and not shared:
                 self.share(origin, pause.state)
         self._set_timer(origin, pause.until)
@@ -256,7 +256,7 @@ class PageSignals:
             timer = self._timers.pop(lifted, None)
             if timer is not None:
                 timer.cancel()
-            self.telemetry.emit(PageResumed(lifted, ended))
+            self.telemetry.emit(Resumed(lifted, ended))
             self._ramp(lifted)
 
     def one_shot_detail(self, origin: str) -> str:
@@ -306,7 +306,7 @@ class PageSignals:
             return
         ended = self.core.resume(origin, now)
         if ended is not None:
-            self.telemetry.emit(PageResumed(origin, ended))
+            self.telemetry.emit(Resumed(origin, ended))
         self._ramp(origin)
 
     def _ramp(self, origin: str) -> None:

@@ -73,28 +73,34 @@ def reused(sink: Sink, event: Reused) -> None:
 
 
 def standing(sink: Sink, event: Standing) -> None:
-    """Log and count where an origin stands after a new policy."""
+    """Log where an origin stands after a new policy that did not pause it."""
     origin, policy = event.origin, event.policy
     status = policy.status
-    if event.paused:
-        sink.inc(f"rep/pauses/{policy.outcome}")
-        logger.info(
-            "scrapy-rep: %(origin)s paused until %(until)s: %(reason)s",
-            {
-                "origin": printable(origin),  # a redirect's host can carry ESC, BEL, RLO, ...
-                "until": clock_time(policy.expires_at),
-                "reason": printable(policy.reason),
-            },
-        )
-    elif status is Status.UNRESOLVED:
+    if status is Status.UNRESOLVED:
         _note_once(sink, origin, origin, logging.WARNING, policy.reason)  # however often refetched
     elif status is Status.UNREACHABLE or policy.stale_since is not None:
         _note(logging.WARNING, origin, policy.reason)
     elif status is Status.UNAVAILABLE:
         _note(logging.INFO, origin, policy.reason)
-    if event.resumed:
-        sink.inc("rep/resumes")
-        _note(logging.INFO, origin, f"resumed: {policy.reason}")
+
+
+def robots_paused(sink: Sink, origin: str, policy: Policy) -> None:
+    """A pause whose cause is robots.txt (``origin-paused``): counted by outcome, said."""
+    sink.inc(f"rep/pauses/{policy.outcome}")
+    logger.info(
+        "scrapy-rep: %(origin)s paused until %(until)s: %(reason)s",
+        {
+            "origin": printable(origin),  # a redirect's host can carry ESC, BEL, RLO, ...
+            "until": clock_time(policy.expires_at),
+            "reason": printable(policy.reason),
+        },
+    )
+
+
+def robots_resumed(sink: Sink, origin: str, policy: Policy) -> None:
+    """A robots.txt pause ended by ``policy``."""
+    sink.inc("rep/resumes")
+    _note(logging.INFO, origin, f"resumed: {policy.reason}")
 
 
 def parsed(sink: Sink, event: Parsed) -> None:

@@ -1,4 +1,5 @@
-"""The sink's handlers for what pages said: an origin paused or blocked, resumed, and the
+"""The sink's handlers for pauses, one family whatever the cause: an origin paused or
+blocked, resumed (robots.txt's pauses said by :mod:`.origins`, a page's here), and the
 requests whose responses pushed back, held again instead of retried."""
 
 from __future__ import annotations
@@ -7,19 +8,38 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from scrapy_rep.core.events import PagePaused, PageRefused, PageResumed
-from scrapy_rep.core.pushback import BLOCKED
-from scrapy_rep.crawl.telemetry.origins import clock_time
+from scrapy_rep.core.events import PageRefused, Paused, Resumed
+from scrapy_rep.core.pause import BLOCKED, ORIGIN_PAUSED
+from scrapy_rep.core.pushback import Pause
+from scrapy_rep.crawl.telemetry.origins import clock_time, robots_paused, robots_resumed
 from scrapy_rep.robotstxt.text import printable
 
 if TYPE_CHECKING:
+    from scrapy_rep.core.pause import PauseState
     from scrapy_rep.crawl.telemetry.sink import Sink
 
 logger = logging.getLogger(__package__)  # the sink's one logger, whichever part speaks
 
 
-def page_paused(sink: Sink, event: PagePaused) -> None:
-    pause = event.pause
+def paused(sink: Sink, event: Paused) -> None:
+    """An origin paused: said and counted by its cause."""
+    if event.state.cause == ORIGIN_PAUSED:
+        if event.policy is not None:
+            robots_paused(sink, event.origin, event.policy)
+    elif event.page is not None:
+        _page_paused(sink, event.page, event.shared)
+
+
+def resumed(sink: Sink, event: Resumed) -> None:
+    """An origin's pause ended: said and counted by its cause."""
+    if event.state.cause == ORIGIN_PAUSED:
+        if event.policy is not None:
+            robots_resumed(sink, event.origin, event.policy)
+    else:
+        _page_resumed(sink, event.origin, event.state)
+
+
+def _page_paused(sink: Sink, pause: Pause, shared: bool) -> None:
     state = pause.state
     sink.inc(f"rep/pushback/pauses/{state.cause}")
     sink.counts.page_paused(pause.origin, state.cause)
@@ -51,7 +71,7 @@ def page_paused(sink: Sink, event: PagePaused) -> None:
                 "status": state.status,
                 "url": printable(state.url),
                 "hint": hint,
-                "shared": ", seen by another worker" if event.shared else "",
+                "shared": ", seen by another worker" if shared else "",
             },
         )
     if sink.audit is not None:
@@ -63,24 +83,23 @@ def page_paused(sink: Sink, event: PagePaused) -> None:
                 "statuses": list(pause.statuses),
                 "first_url": pause.first_url or None,
                 "last_url": pause.last_url or None,
-                "shared": event.shared,
+                "shared": shared,
             },
         )
 
 
-def page_resumed(sink: Sink, event: PageResumed) -> None:
-    state = event.state
+def _page_resumed(sink: Sink, origin: str, state: PauseState) -> None:
     sink.inc(f"rep/pushback/resumes/{state.cause}")
     logger.info(
         "scrapy-rep: %(origin)s resumed after its pause (%(cause)s): one request in flight, "
         "more as healthy responses come back",
-        {"origin": event.origin, "cause": state.cause},
+        {"origin": origin, "cause": state.cause},
     )
     if sink.audit is not None:
         sink.audit.write(
             "page_resume",
             {
-                "origin": event.origin,
+                "origin": origin,
                 "cause": state.cause,
                 "started": state.started,
                 "until": state.until,
@@ -97,7 +116,7 @@ def page_refused(sink: Sink, event: PageRefused) -> None:
 
 #: event class -> its handler here
 ON: Mapping[type, Callable[[Sink, Any], None]] = {
-    PagePaused: page_paused,
-    PageResumed: page_resumed,
+    Paused: paused,
+    Resumed: resumed,
     PageRefused: page_refused,
 }
