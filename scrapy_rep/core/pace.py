@@ -32,8 +32,9 @@ pushback (the crawl drained it then), it was full at the window's first send
 serves the window's healthy sends and the highest that refuses the next one
 bound the site's rate, and the pace kept is :data:`MARGIN` slower than a
 point between them (a quarter of the way up, :data:`UPPER_WEIGHT`, in
-ratio). The first window (the COARSE ramp from one page a second, past the
-rate and into a refusal) is enough: ``SUSTAINED`` from there, where each
+ratio; halfway for a bucket of one token, :data:`ONE_WEIGHT`). The first
+window (the COARSE ramp from one page a second, past the rate and into a
+refusal) is enough: ``SUSTAINED`` from there, where each
 healthy answer shortens the gap by :data:`PROBE_START` down to the rate read
 (its *floor*), and the floor by a :data:`FLOOR_SLOWER`-th of that (a slow
 increase of the rate, to notice a site that allows more); each pushback there
