@@ -266,6 +266,8 @@ async def test_a_page_served_from_the_http_cache_says_so_and_when_it_was_fetched
         abs(cached["fetched_at"] - fresh["fetched_at"]) <= 1.0
     ), (cached["fetched_at"], fresh["fetched_at"])
     assert cached["fetched_at_iso"] is not None
-    # the decision and the policy are this crawl's (the request was judged now)
+    # the decision is this crawl's (the request was judged now), against the policy it holds:
+    # the first crawl's robots.txt when the two crawls share it (kept up to 24 h), or a newer
+    # one; never an older one
     assert cached["decision"]["action"] == "download"
-    assert cached["policy"]["fetched_at"] > fresh["policy"]["fetched_at"]
+    assert cached["policy"]["fetched_at"] >= fresh["policy"]["fetched_at"]
