@@ -13,6 +13,7 @@ from dataclasses import replace
 
 import pytest
 
+from scrapy_rep.core.gate import HELD_DETAIL, ORIGIN_PENDING, SLOW_START_DETAIL, OriginGate
 from scrapy_rep.core.pause import (
     BLOCKED,
     CAUSES,
@@ -120,3 +121,28 @@ def test_of_two_pauses_the_one_ending_last_holds() -> None:
     assert longest(short, None, long) == long
     assert longest(None, None) is None
     assert long.lasts(NOW + 59) and not long.lasts(NOW + 60)
+
+
+def test_a_held_request_is_described_by_the_pause_that_holds_it() -> None:
+    """One function says why a request is held: the page's pause in words while it lasts,
+    its slow start after, and a fixed sentence for robots.txt."""
+    pb = Pushback(PushbackConfig())
+    gate: OriginGate[str] = OriginGate(2.0, 10, park_timeout=50.0, pushback=pb)
+    pause = pb.on_response(A, 429, {"retry-after": "30"}, f"{A}/x", NOW)
+    assert pause is not None
+    said = gate.detail(A, RATE_LIMITED, NOW + 1)
+    assert said == pause.state.describe()
+    assert said == (
+        f"the origin answered 429 to {A}/x (Retry-After: 30s); "
+        "rate-limited until 2023-11-14T22:13:50Z (30s)"
+    )
+    assert gate.detail(A, RATE_LIMITED, NOW + 31) == SLOW_START_DETAIL
+    assert gate.detail(A, ORIGIN_PAUSED, NOW + 1) == HELD_DETAIL[ORIGIN_PAUSED]
+    assert gate.detail(A, ORIGIN_PENDING, NOW + 1) == HELD_DETAIL[ORIGIN_PENDING]
+    assert gate.detail(A, "park-overflow", NOW + 1) == "park-overflow"
+    assert pause.state.evidence() == {
+        "status": 429,
+        "retry_after": 30.0,
+        "page": f"{A}/x",
+        "until": NOW + 30,
+    }

@@ -18,9 +18,9 @@ import pytest_twisted
 from scrapy import Request, signals
 
 from scrapy_rep.components.robots import RobotsMiddleware
+from scrapy_rep.core.gate import HELD_DETAIL
 from scrapy_rep.crawl import graph
 from scrapy_rep.crawl import meta as M
-from scrapy_rep.crawl.admission import HELD_DETAIL
 from scrapy_rep.crawl.telemetry import Telemetry
 from scrapy_rep.integrations.browser import BrowserGuard
 from scrapy_rep.integrations.wiring import HANDLER

@@ -21,7 +21,8 @@ lives in this file:
 - :meth:`OriginGate.ramp` says how many held requests go after a page's
   pause (the slow start and the pace, :mod:`~scrapy_rep.core.pace`);
 - :meth:`OriginGate.pause` answers "is this origin paused, why, until when"
-  for either cause (:class:`~scrapy_rep.core.pause.PauseState`);
+  for either cause (:class:`~scrapy_rep.core.pause.PauseState`), and
+  :meth:`OriginGate.detail` says in words why a held request is held;
 - :meth:`OriginGate.on_policy` turns a new policy into :class:`Effects`:
   which held requests go back to be judged, when to refetch, whether the
   origin paused or resumed;
@@ -54,6 +55,13 @@ T = TypeVar("T")
 JUDGE, WAIT, PARK = "judge", "wait", "park"
 #: the reasons of requests held for their robots.txt: paused (the pause's cause), pending
 ORIGIN_PENDING = "origin-pending"
+#: why a request is held, in words, when no page's pause says more (:meth:`OriginGate.detail`)
+HELD_DETAIL = {
+    ORIGIN_PAUSED: "the origin is paused: its robots.txt could not be read",
+    ORIGIN_PENDING: "its robots.txt did not arrive within REP_PENDING_WAIT",
+}
+#: why a request held for a page's pause is held once that pause ended
+SLOW_START_DETAIL = "its origin's pause ended; it starts slowly: one request in flight, then more"
 
 #: An origin's states as the gate sees them: no policy yet; requests judged (``ok``,
 #: ``unavailable``, ``unreachable``); held (``paused``); given up (``unresolved``:
@@ -175,6 +183,16 @@ class OriginGate(Generic[T]):
         pushback = self.pushback
         page = pushback.paused(origin, now) if pushback is not None else None
         return longest(robots, page)
+
+    def detail(self, origin: str, reason: str, now: float) -> str:
+        """Why a request of ``origin`` held for ``reason`` is held, for its decision record:
+        a page's pause (:meth:`~scrapy_rep.core.pause.PauseState.describe`), the slow start
+        after it, or its robots.txt in a fixed sentence (the reason itself if none)."""
+        pushback = self.pushback
+        if pushback is None or reason not in PUSHBACK_REASONS:
+            return HELD_DETAIL.get(reason, reason)
+        state = pushback.paused(origin, now)
+        return SLOW_START_DETAIL if state is None else state.describe()
 
     def holds(self, origin: str) -> bool:
         return origin in self._lot

@@ -144,18 +144,32 @@ class PauseState:
         """Whether the origin is still not sent to at ``now``."""
         return now < self.until
 
+    @property
+    def hint(self) -> str:
+        """The ``Retry-After`` read, in words (``none``: absent, unreadable, not kept)."""
+        return "none" if self.retry_after is None else f"{self.retry_after:g}s"
 
-def describe(state: PauseState) -> str:
-    """What a pause is, in words: the status, the page, ``Retry-After``, its end."""
-    hint = "none" if state.retry_after is None else f"{state.retry_after:g}s"
-    try:
-        end = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(state.until))
-    except (OverflowError, OSError, ValueError):
-        end = f"{state.until:.0f}"
-    return (
-        f"the origin answered {state.status} to {state.url} (Retry-After: {hint}); "
-        f"{state.cause} until {end} ({state.until - state.started:g}s)"
-    )
+    def describe(self) -> str:
+        """What the pause is, in words, for the record of a request it holds: the status,
+        the page, ``Retry-After``, its end."""
+        try:
+            end = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.until))
+        except (OverflowError, OSError, ValueError):
+            end = f"{self.until:.0f}"
+        return (
+            f"the origin answered {self.status} to {self.url} (Retry-After: {self.hint}); "
+            f"{self.cause} until {end} ({self.until - self.started:g}s)"
+        )
+
+    def evidence(self) -> dict[str, Any]:
+        """What said so, for the ``parked`` audit record: the status, ``Retry-After``, the
+        page, the pause's end."""
+        return {
+            "status": self.status,
+            "retry_after": self.retry_after,
+            "page": self.url,
+            "until": self.until,
+        }
 
 
 def longest(*pauses: PauseState | None) -> PauseState | None:

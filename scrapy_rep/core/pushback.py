@@ -51,7 +51,6 @@ from scrapy_rep.core.pause import PAGE_CAUSES, Backoff
 from scrapy_rep.core.pause import RATE_LIMITED as RATE_LIMITED
 from scrapy_rep.core.pause import SERVICE_UNAVAILABLE as SERVICE_UNAVAILABLE
 from scrapy_rep.core.pause import PauseState as PauseState
-from scrapy_rep.core.pause import describe as describe
 from scrapy_rep.core.policy import retry_after
 
 #: what a row of the page status table does (``wall``: a licence or payment wall,
@@ -200,10 +199,6 @@ class Pause:
     @property
     def until(self) -> float:
         return self.state.until
-
-    def detail(self) -> str:
-        """A sentence for the decision record of a request this pause holds."""
-        return describe(self.state)
 
 
 @dataclass(slots=True)

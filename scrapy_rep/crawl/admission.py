@@ -46,12 +46,6 @@ if TYPE_CHECKING:
     from scrapy_rep.crawl.collection import CollectionHook
     from scrapy_rep.crawl.tdmrep import TdmRep
 
-#: why a request the gate holds is not judged, for a client that cannot hold it
-HELD_DETAIL = {
-    "origin-paused": "the origin is paused: its robots.txt could not be read",
-    "origin-pending": "its robots.txt did not arrive within REP_PENDING_WAIT",
-}
-
 
 class AdmissionPath:
     """Answers what a request may do and builds its record; the crawl's parts are given.
@@ -184,15 +178,13 @@ class AdmissionPath:
         """
         if not downloader or self.one_shot is None:
             action = PARK if downloader else DROP
-            detail = HELD_DETAIL.get(reason, reason)
-            if self.pushback is not None and reason in PUSHBACK_REASONS:
-                detail = self.pushback.detail(origin)
+            detail = self.gate.detail(origin, reason, self.clock())
             return unjudged(origin, self.token, request.url, policy, action, reason, detail)
         policy = self.resolver.current(origin)
         said = policy.reason if policy is not None else "its robots.txt fetch did not end"
         detail = f"{said}; scrapy {self.one_shot} does not wait for robots.txt to be retried"
         if self.pushback is not None and reason in PUSHBACK_REASONS:
-            detail = self.pushback.one_shot_detail(origin)
+            detail = self.pushback.one_shot_detail(origin, reason)
         record = unjudged(origin, self.token, request.url, policy, DROP, reason, detail)
         request.meta[M.DECISION] = record
         self.telemetry.final(origin, record)

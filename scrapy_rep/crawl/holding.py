@@ -400,10 +400,9 @@ class IdleLine:
         if not pauses:
             return "their robots.txt", None
         last = max(pauses, key=lambda state: state.until)
-        hint = "none" if last.retry_after is None else f"{last.retry_after:g}s"
         what = (
             f"the pause a page asked for ({last.cause}: HTTP {last.status} to "
-            f"{printable(last.url)}, Retry-After: {hint}) until {when(last.until, now)}"
+            f"{printable(last.url)}, Retry-After: {last.hint}) until {when(last.until, now)}"
         )
         if len(pauses) < len(origins):
             what += ", and for their robots.txt"

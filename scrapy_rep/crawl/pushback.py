@@ -46,7 +46,6 @@ from scrapy_rep.core.pushback import (
     Pause,
     PauseState,
     Pushback,
-    describe,
 )
 from scrapy_rep.crawl import compat
 from scrapy_rep.crawl import meta as M
@@ -192,7 +191,7 @@ class PageSignals:
         self.telemetry.emit(PageRefused(origin, request.url, status))
         if self.one_shot is not None:  # nobody at the terminal waits for Retry-After
             self.holding.drop_held(
-                origin, request, pause.cause, self.one_shot_detail(origin), say=True
+                origin, request, pause.cause, self.one_shot_detail(origin, pause.cause), say=True
             )
         if pause.given_up:  # refused for ever: what it holds ends, this request too
             self.holding.give_up(origin, GAVE_UP)
@@ -259,18 +258,11 @@ class PageSignals:
             self.telemetry.emit(Resumed(lifted, ended))
             self._ramp(lifted)
 
-    def one_shot_detail(self, origin: str) -> str:
+    def one_shot_detail(self, origin: str, reason: str) -> str:
         """Why a one-shot command's request is dropped for ``origin``'s pause."""
         command = f"scrapy {self.one_shot}"
-        return f"{self.detail(origin)}; {command} does not wait for the pause a page asked for"
-
-    def detail(self, origin: str) -> str:
-        """Why ``origin``'s requests are held, for a decision record: the page, the status,
-        ``Retry-After``, the pause's end; or the slow start after it."""
-        state = self.core.paused(origin, self.clock())
-        if state is not None:
-            return describe(state)
-        return "its origin's pause ended; it starts slowly: one request in flight, then more"
+        said = self.gate.detail(origin, reason, self.clock())
+        return f"{said}; {command} does not wait for the pause a page asked for"
 
     def on_idle(self) -> None:
         """The crawl has nothing else to do: a blocked origin's held requests end (``blocked``,

@@ -31,8 +31,7 @@ def parked(sink: Sink, event: Parked) -> None:
         record: dict[str, Any] = {"url": url, "origin": origin, "reason": reason}
         pause = event.pause
         if pause is not None:  # what the page said: its status, Retry-After, the page itself
-            record.update(status=pause.status, retry_after=pause.retry_after)
-            record.update(page=pause.url, until=pause.until)
+            record.update(pause.evidence())
         sink.audit.write("parked", record)
 
 
