@@ -18,9 +18,7 @@ from scrapy_rep.crawl import compat, parts
 from scrapy_rep.integrations import wiring
 from scrapy_rep.runtime.settings import (
     SETTINGS,
-    SettingError,
     is_enabled,
-    read_report,
     read_spidermon,
 )
 
@@ -46,7 +44,7 @@ MEDIA_USES = "scrapy_rep.components.media.MediaUsesMiddleware"
 #: PageDirectivesMiddleware when REP_USES declares a use
 PAGE_USES = "scrapy_rep.components.page_uses.PageUsesMiddleware"
 ITEM_PROVENANCE = "scrapy_rep.components.provenance.ItemProvenanceMiddleware"
-HTML_REPORT = "scrapy_rep.components.html_report.HtmlReport"
+HTML_REPORT = parts.HTML_REPORT_PART[1]
 #: held requests handed over at close (JOBDIR, a shared scrapy-redis queue): only then
 HANDOVER = parts.HANDOVER_PART[1]
 #: the application's scope hook on the admission path: only with REP_COLLECTION_POLICY
@@ -130,7 +128,7 @@ class Addon:
             put("EXTENSIONS", COLLECTION, SLOT_PRIORITY)
         if parts.shared_store_wanted(settings):  # Redis, SQLite: pauses shared or kept
             put("EXTENSIONS", SHARED_PAUSES, SLOT_PRIORITY)
-        if _html_report_wanted(settings):
+        if parts.html_report_wanted(settings):
             put("EXTENSIONS", HTML_REPORT, HTML_REPORT_PRIORITY)
         for row in SETTINGS:
             if row.default is not None:
@@ -139,11 +137,3 @@ class Addon:
             wiring.enable_spidermon(settings)
         if wiring.browser_wanted(settings):  # scrapy-playwright installed, configured, guard on
             wiring.enable_browser_guard(settings)
-
-
-def _html_report_wanted(settings: Any) -> bool:
-    """``REP_REPORT`` names an HTML page (a bad value is said at start-up, by the crawl)."""
-    try:
-        return isinstance(read_report("REP_REPORT", settings.get("REP_REPORT"), settings.get), str)
-    except SettingError:
-        return False

@@ -15,6 +15,7 @@ from scrapy_rep.components.page_uses import PageUsesMiddleware
 from scrapy_rep.crawl.parts import (
     COLLECTION_PART,
     HANDOVER_PART,
+    HTML_REPORT_PART,
     PARTS,
     SHARED_PAUSES_PART,
     USES_PART,
@@ -89,6 +90,7 @@ def test_a_default_crawl_gets_no_handover_and_by_hand_lacks_it_only_with_a_jobdi
         ({"REP_STORE": "redis"}, SHARED_PAUSES_PART),
         ({"REP_STORE": "sqlite:///tmp/rep.sqlite"}, SHARED_PAUSES_PART),
         ({"JOBDIR": "crawls/one"}, SHARED_PAUSES_PART),
+        ({"REP_REPORT": "report.html", "REP_DECISION_LOG": "audit.jsonl"}, HTML_REPORT_PART),
     ],
 )
 def test_an_optional_part_is_installed_when_its_setting_asks_and_lacked_by_hand(
@@ -107,3 +109,11 @@ def test_a_default_crawl_installs_none_of_the_optional_extensions() -> None:
     settings = Settings({"REP_STORE": "memory"})
     Addon().update_settings(settings)
     assert not any(name.startswith("scrapy_rep") for name in settings.getdict("EXTENSIONS"))
+
+
+@pytest.mark.parametrize("report", [None, True, False, "off"])
+def test_a_crawl_naming_no_report_page_lacks_no_html_report_by_hand(report: object) -> None:
+    """Only a page to write wants the report's extension; the log summary needs none."""
+    settings = {"DOWNLOADER_MIDDLEWARES": {"scrapy_rep.RobotsMiddleware": 100}}
+    settings |= {"REP_REPORT": report, "REP_DECISION_LOG": "audit.jsonl"}
+    assert HTML_REPORT_PART not in missing(Settings(settings))

@@ -13,6 +13,8 @@ from typing import Any
 from scrapy.utils.conf import build_component_list
 from scrapy.utils.misc import load_object
 
+from scrapy_rep.runtime.settings import SettingError, read_report
+
 #: (setting, component, what a crawl without it lacks), as ``Addon.update_settings`` puts them
 PARTS: tuple[tuple[str, str, str], ...] = (
     (
@@ -74,6 +76,14 @@ SHARED_PAUSES_PART = (
     "shared page pauses (a page's pause is neither told to the cluster nor kept for the next run)",
 )
 
+#: the part a crawl whose ``REP_REPORT`` names an HTML page (:func:`html_report_wanted`) needs
+#: besides: checked only then (loading it loads the report)
+HTML_REPORT_PART = (
+    "EXTENSIONS",
+    "scrapy_rep.components.html_report.HtmlReport",
+    "the HTML report (the page REP_REPORT names is not written; the log summary still is)",
+)
+
 #: Scrapy's own scheduler, which no other worker shares
 DEFAULT_SCHEDULER = "scrapy.core.scheduler.Scheduler"
 
@@ -96,6 +106,15 @@ def shared_store_wanted(settings: Any) -> bool:
     return store not in ("auto", "memory") or bool(settings.get("JOBDIR"))
 
 
+def html_report_wanted(settings: Any) -> bool:
+    """Whether ``REP_REPORT`` names an HTML page (a bad value is said at start-up, by the
+    crawl)."""
+    try:
+        return isinstance(read_report("REP_REPORT", settings.get("REP_REPORT"), settings.get), str)
+    except SettingError:
+        return False
+
+
 def missing(settings: Any) -> list[tuple[str, str, str]]:
     """The parts the crawl's settings do not enable, as Scrapy reads them (a priority of
     None disables one); a subclass of a part stands for it."""
@@ -106,6 +125,8 @@ def missing(settings: Any) -> list[tuple[str, str, str]]:
         wanted.append(COLLECTION_PART)
     if shared_store_wanted(settings):
         wanted.append(SHARED_PAUSES_PART)
+    if html_report_wanted(settings):
+        wanted.append(HTML_REPORT_PART)
     enabled: dict[str, set[Any]] = {}
     for setting in {part[0] for part in wanted}:
         try:
