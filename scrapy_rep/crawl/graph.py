@@ -159,7 +159,6 @@ def build(crawler: Crawler) -> RobotsService:
         crawl_delay=crawl_delay,
         admission=admission,
         walls=LicenceWalls(resolver, telemetry, pushback, token=token),
-        one_shot=one_shot,
         pushback=pushback,
     )
     return service

@@ -60,7 +60,6 @@ class RobotsService:
         crawl_delay: CrawlDelay,
         admission: AdmissionPath,
         walls: LicenceWalls,
-        one_shot: str | None,
         pushback: PageSignals | None,
     ) -> None:
         self.crawler = crawler
@@ -81,8 +80,6 @@ class RobotsService:
         self.admission = admission
         #: licence and payment walls, handed over by the body guard
         self.walls = walls
-        #: ``scrapy fetch`` and the like: wait for the whole fetch, then answer; hold nothing
-        self.one_shot = one_shot
         #: tdmrep.json, fetched only when a declared use is the one TDMRep speaks of
         #: (:meth:`use_tdmrep`: the component answering uses installs it)
         self.tdmrep: TdmRep | None = None
