@@ -248,6 +248,12 @@ def _reasons(counts: Any) -> str:
     return ", ".join(f"{reason} {n}" for reason, n in counts.most_common())
 
 
+def _by_action_and_reason(table_id: str, counts: Any) -> str:
+    """A table of records counted by (action, reason), most first."""
+    rows = ((Cell(action), Cell(reason), _num(n)) for (action, reason), n in counts.most_common())
+    return table(table_id, ["action", "reason", "records"], rows)
+
+
 #: the frame of a pause a page asked for, on the timeline
 PAUSE_COLOUR = "#b5179e"
 
@@ -258,14 +264,10 @@ def _number(value: Any) -> float | None:
 
 def _sections(story: AuditStory) -> Iterator[tuple[str, str, str]]:
     """(id, heading, HTML) of each section."""
-    decisions = (
-        (Cell(action), Cell(reason), _num(n))
-        for (action, reason), n in story.decisions.most_common()
-    )
     yield (
         "counts",
         "Decisions, by action and reason",
-        table("t-counts", ["action", "reason", "records"], decisions),
+        _by_action_and_reason("t-counts", story.decisions),
     )
     yield "timeline", "Each origin's robots.txt over time", timeline(story)
 
@@ -281,7 +283,7 @@ def _sections(story: AuditStory) -> Iterator[tuple[str, str, str]]:
             _num(len(o.fetches)),
             _num(o.downloaded),
             _num(sum(o.dropped.values())),
-            Cell(", ".join(f"{r} {n}" for r, n in o.dropped.most_common())),
+            Cell(_reasons(o.dropped)),
             _num(o.parked),
             _num(o.released),
             Cell(refused(o)),
@@ -514,14 +516,10 @@ def _sections(story: AuditStory) -> Iterator[tuple[str, str, str]]:
             ),
         )
     if story.subrequests:
-        sub = (
-            (Cell(action), Cell(reason), _num(n))
-            for (action, reason), n in story.subrequests.most_common()
-        )
         yield (
             "browser",
             "Browser sub-requests, by action and reason",
-            table("t-browser", ["action", "reason", "records"], sub),
+            _by_action_and_reason("t-browser", story.subrequests),
         )
 
 
