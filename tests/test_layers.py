@@ -16,6 +16,7 @@ FORBIDDEN = {
     "core": {"scrapy", "twisted", "asyncio"},
     "runtime": {"scrapy", "twisted"},
     "report": {"scrapy", "twisted"},
+    "reference": {"scrapy", "twisted", "asyncio"},
 }
 
 
@@ -191,6 +192,7 @@ def test_the_package_has_no_import_cycle() -> None:
 #: sit above it, and the after-crawl tools and optional integrations apart from it
 ABOVE_THE_CRAWL = (
     "scrapy_rep.components",
+    "scrapy_rep.reference",
     "scrapy_rep.integrations",
     "scrapy_rep.report",
     "scrapy_rep.cli",

@@ -62,6 +62,7 @@ CRAWL = textwrap.dedent(
 NOT_ON_THE_CRAWL_PATH = (
     "scrapy_rep.cli",
     "scrapy_rep.report",
+    "scrapy_rep.reference",
     "scrapy_rep.integrations.browser",
     "scrapy_rep.integrations.monitors",
     "scrapy_rep.components.command",
