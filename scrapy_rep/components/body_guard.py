@@ -1,6 +1,4 @@
-"""``BodyGuard``: robots.txt bodies inflated at most to 500 KiB.
-
-Priority 595 (``BODY_GUARD_PRIORITY`` in the add-on), between Scrapy's
+"""``BodyGuard``: robots.txt bodies inflated to 500 KiB at most; between Scrapy's
 HttpCompressionMiddleware and the downloader, so it sees raw bodies.
 """
 

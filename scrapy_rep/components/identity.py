@@ -1,31 +1,9 @@
-"""The Scrapy side of the crawler's identity: each request checked as it leaves for the network.
+"""Each request's identity checked as it leaves for the network (``core/identity.py``).
 
-:class:`IdentityGuard` is a downloader middleware the add-on orders after
-every other one (:data:`IDENTITY_PRIORITY`). Why a middleware and there:
-
-- ``process_request`` methods run in ascending order and the download
-  handler is called only after the last of them returned ``None``, so the
-  last middleware sees the headers every other middleware set (a
-  User-Agent or proxy rotation ordered after scrapy-rep included) exactly as
-  the handler will send them, and it can still stop the request (raising
-  ``IgnoreRequest`` reaches the request's errback);
-- Scrapy's ``request_reached_downloader`` signal is sent at the same point
-  (``Downloader._enqueue_request``) but through ``send_catch_log``: a handler
-  cannot stop the request; ``request_left_downloader`` comes after the
-  download; a download handler of our own would have to wrap every
-  scheme's handler (and scrapy-playwright's).
-- a request that passed every ``process_request`` may still wait in its
-  origin's download slot (one at a time per origin, ``DOWNLOAD_DELAY``) while
-  an earlier one is answered: a 403/429 fixes the origin's identity
-  (``core/identity.py``) on Scrapy's ``response_downloaded`` signal, sent
-  before the slot lets its next request go (and before any middleware's
-  ``process_response``, so before ``RetryMiddleware`` sends it again), and
-  the requests of that origin waiting in a slot under another identity are
-  taken out and dropped there (``identity-changed``).
-
-A middleware ordered at or after the guard is named in a WARNING at start.
-The browser guard's sub-requests never come here: the browser sends its own
-``User-Agent`` (see docs/browser.md); they are judged as before.
+The last downloader middleware: it sees the headers every other one set, exactly as the
+handler sends them, and can still stop the request (``request_reached_downloader``
+cannot). A 403/429 fixes the identity on ``response_downloaded``, before the slot lets
+its next request go; requests waiting in the slot under another identity are dropped.
 """
 
 from __future__ import annotations

@@ -1,25 +1,6 @@
-"""The Scrapy spider middleware for page-level directives (the add-on enables it).
-
-What a response says to this crawler's product token, in its
-``X-Robots-Tag`` headers and, for HTML, its ``<meta name="robots">`` /
-``<meta name="<token>">`` tags (see :mod:`scrapy_rep.core.directives`), governs
-what the spider yields from that response:
-
-- ``nofollow`` (or ``none``): every request is dropped (``page-nofollow``);
-- ``noindex`` (or ``none``, or ``unavailable_after`` in the past): every item
-  is dropped, or only counted with ``REP_PAGE_NOINDEX_ACTION = "keep"``;
-- with ``REP_REL_NOFOLLOW``: requests for URLs the page links to only with
-  ``rel="nofollow"`` are dropped (``link-nofollow``).
-
-With uses declared (``REP_USES``), the add-on installs its subclass instead,
-:class:`~scrapy_rep.components.page_uses.PageUsesMiddleware`, which also answers
-each use per response; a crawl declaring no use never loads what reads them.
-
-A request whose meta has ``dont_obey_robotstxt`` is never dropped here (nor
-the items of its response).
-Responses to robots.txt and sitemap requests are not subject to page
-directives. Requests dropped here never reach the scheduler, so no errback
-fires for them; the stats, the DEBUG log and the audit log say what happened.
+"""The spider middleware that applies page directives to what a callback yields
+(docs/page-directives.md). Requests dropped here never reach the scheduler, so no
+errback fires; the stats and the audit log say what happened.
 """
 
 from __future__ import annotations

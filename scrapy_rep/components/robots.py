@@ -1,12 +1,8 @@
 """The Scrapy downloader middleware: the crawl's own requests, asked of the service.
 
-Every request is judged as it enters the downloader, against the policy
-current at that moment (:meth:`AdmissionPath.answer
-<scrapy_rep.crawl.admission.AdmissionPath.answer>`: policy, gate, judgement,
-record). What is left here is what a downloader middleware alone can do:
-let the request through (after its slot's Crawl-delay), drop it with
-:class:`RepIgnoreRequest` so its errback hears why, or hand it back to the
-engine to be parked outside Scrapy's queues.
+What is left here is what a downloader middleware alone can do: let the request through
+(after its slot's Crawl-delay), drop it so its errback hears why, or hand it back to be
+parked outside Scrapy's queues.
 """
 
 from __future__ import annotations

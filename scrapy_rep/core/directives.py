@@ -1,27 +1,6 @@
-"""Page-level robots directives: ``<meta name="robots">``, ``X-Robots-Tag``, ``rel=nofollow``.
-
-Pure (no Scrapy): bytes, header values and a clock reading in, a frozen
-:class:`PageDirectives` out. The Scrapy side is :mod:`scrapy_rep.components.page`.
-
-- ``<meta name="robots" content=...>`` and ``<meta name="<token>" ...>`` are read
-  from the page's ``<head>`` only, at most :data:`HEAD_LIMIT` bytes of it; a head
-  that does not spell ``robots`` or the token (any case) is not parsed at all.
-- ``X-Robots-Tag`` values may start an element with ``<token>:``: the directives
-  after it, up to the next prefix or the end of that header, apply to that
-  crawler only. A name followed by ``:`` is a prefix unless it is a directive
-  that takes a value (``unavailable_after``, ``max-snippet``, ...).
-- ``Robots-Tag`` (draft-illyes-repext) is an RFC 9651 List whose members are
-  product tokens (or ``*``) and whose parameters are the directives
-  (``*;noindex, mybot;nofollow``): the members for ``*`` and for the token
-  add up. A member that is a directive with no parameters (``Robots-Tag:
-  noindex``) is read as that directive for everyone, and a field line that is
-  no List (``Robots-Tag: mybot: nofollow``) is read as an ``X-Robots-Tag``
-  value (:func:`robots_tag_list`; docs/page-directives.md says why).
-- Everything that applies combines; the most restrictive wins. ``none`` is
-  ``noindex, nofollow``; ``unavailable_after: <date>`` at or before ``now`` is
-  ``noindex``. The date (ISO 8601, RFC 822/1123, RFC 850, asctime) is read
-  before the list is split at commas, since those dates contain commas; one
-  that cannot be read is ignored and listed in ``invalid_dates``.
+"""Page-level robots directives: ``<meta name="robots">``, ``X-Robots-Tag``, ``Robots-Tag``,
+``rel=nofollow`` (docs/page-directives.md). Everything that applies combines; the most
+restrictive wins.
 
 >>> page = page_directives("mybot", 0.0, headers=["otherbot: noindex", "mybot: nofollow"])
 >>> page.noindex, page.nofollow, page.source("nofollow")

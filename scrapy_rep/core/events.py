@@ -1,11 +1,7 @@
-"""What happened in a crawl, as values: the events the sink (``crawl/telemetry.py``) records.
+"""What happened in a crawl, as frozen values, for the sink's ``emit``.
 
-One frozen class per kind, handed to ``Telemetry.record``, which counts,
-logs and audits each in one place. Pure: the events carry URLs, policies and
-parse results, never a Scrapy object. The per-request answers are not here:
-a judged request and a final answer go to ``Telemetry.judged`` and
-``Telemetry.final`` directly, with the decision record, at no extra
-allocation on the hot path.
+Pure: URLs, policies and parse results, never a Scrapy object. Per-request answers are
+not here: they go to ``Telemetry.judged`` / ``final`` with the record, allocating nothing.
 """
 
 from __future__ import annotations

@@ -1,21 +1,8 @@
 """Excluded sites (``REP_EXCLUDE``): domains whose requests are dropped before any fetch.
 
-Pure: a list of entries in, a lookup out. An entry is a domain (``example.com``,
-an IDN such as ``bücher.example``, or an IP address); it covers the domain and
-every subdomain. Hosts and entries are compared IDNA-encoded and lower-cased,
-as :func:`~scrapy_rep.core.origin.origin_of` writes hosts, so ``BÜCHER.example``,
-``xn--bcher-kva.example`` and ``www.bücher.example.`` all meet the entry
-``bücher.example``.
-
-A lookup is one set probe per label suffix of the host (``a.b.example.com``:
-four probes), whatever the size of the list: a 100,000-entry list of
-infringing sites costs what a ten-entry one does.
-
->>> sites = ExcludedSites.parse(["example.com", "# a comment", "", "bad.example"])
->>> sites.match("www.example.com").entry
-'example.com'
->>> sites.match("example.org") is None
-True
+An entry covers a domain and its subdomains, compared IDNA-encoded and lower-cased as
+:func:`~scrapy_rep.core.origin.origin_of` writes hosts. A lookup is one set probe per
+label suffix of the host, whatever the size of the list.
 """
 
 from __future__ import annotations

@@ -1,19 +1,9 @@
-"""How much of one response header scrapy-rep reads: one bound for every header it reads.
+"""One bound for every response header scrapy-rep reads: its first :data:`FIELD_LINES`
+field lines, :data:`FIELD_OCTETS` octets in all (Robots-Tag's draft asks for 8 KiB).
 
-A site chooses its headers, and a server may send megabytes of them: each
-header the package reads (``X-Robots-Tag``, ``Robots-Tag``, ``Content-Usage``,
-``Content-Signal``, ``tdm-reservation``, ``WWW-Authenticate``,
-``crawler-price``, ``Link``, ``Retry-After``) is read through
-:func:`field_lines`: its first :data:`FIELD_LINES` field lines, at most
-:data:`FIELD_OCTETS` octets in all (Robots-Tag's draft asks a reader for at
-least 8 KiB). What lies past the bound is not read, so reading a header costs
-at most a constant times :data:`FIELD_OCTETS`, whatever the response carries.
-
-A line that crosses the bound, and those after it, are not read: a directive
-or a preference cut in the middle could say something else (``max-snippet:
-200`` cut to ``max-snippet: 2``). Where only the start of a list matters (a
-wall's challenges: whether one is ``License``), ``cut=True`` keeps the crossing
-line's first octets instead.
+A site chooses its headers, and may send megabytes. A line crossing the bound is not
+read, since a directive cut in the middle could say something else (``max-snippet: 200``
+cut to ``max-snippet: 2``); ``cut=True`` keeps its start where only that matters.
 """
 
 from __future__ import annotations

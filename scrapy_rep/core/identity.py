@@ -1,22 +1,9 @@
 """The crawler's identity as a request leaves: its product token, and no change after a refusal.
 
-Pure (clock passed in). Two questions, asked of each request after every
-downloader middleware has run (``components/identity.py``):
-
-1. does its ``User-Agent`` carry the crawl's product token
-   (:func:`carries_token`)? RFC 9309 §2.2.1: the token a crawler matches
-   ``User-agent`` lines with must appear in its identification string;
-2. has its origin refused the crawler lately (a ``403`` or ``429`` to a
-   page), and is this request sent under another identity (another
-   ``User-Agent``, another proxy or proxy credentials) than the refused one
-   (:class:`RefusedIdentities`)? "An HTTP error is no reason to change
-   identity": a crawler that rotates its User-Agent or proxy after a site
-   refused it is evading the refusal.
-
-The memory of refused identities is bounded (an LRU of ``max_origins``
-entries, ~0.3 KiB each; identities are shared between origins) and each
-entry lasts until the origin's pause ends (:meth:`RefusedIdentities.ended`),
-at most ``keep`` seconds after the last refusal.
+RFC 9309 §2.2.1: the token must appear in the crawler's ``User-Agent``
+(:func:`carries_token`). And "an HTTP error is no reason to change identity": after a
+403/429 a request under another ``User-Agent`` or proxy evades the refusal
+(:class:`RefusedIdentities`, bounded, kept until the origin's pause ends).
 """
 
 from __future__ import annotations

@@ -1,19 +1,10 @@
 """Requests held for an origin that cannot be judged yet, outside Scrapy's queues.
 
-A parked request occupies neither the scheduler nor the downloader, so a
-paused origin never takes concurrency from a healthy one. The lot is bounded
-and pure (no Scrapy import); :mod:`scrapy_rep.core.gate` decides when to park and
-when to take requests out, and the lot only keeps count, so nothing leaves it
-unaccounted for.
-
-Holding is fair between origins (max-min): when the lot is full, a request
-of an origin that holds fewer than the origin holding the most takes the
-place of that origin's newest held request, which is handed back to be
-dropped (``park-overflow``, recorded for its own origin). So one origin's
-held requests never crowd out another's that holds less than its share of
-the lot; a request is refused only when its own origin holds the most (or
-as many as the most, less one). Finding the origin holding the most is
-O(1): origins are kept in buckets by how many they hold.
+A parked request occupies neither the scheduler nor the downloader, so a paused origin
+never takes concurrency from a healthy one. The lot only keeps count (the gate decides),
+so nothing leaves it unaccounted for. Holding is fair (max-min): when full, a request of
+an origin holding fewer than the one holding the most takes the place of that origin's
+newest request (dropped, ``park-overflow``); origins are bucketed by count, so O(1).
 """
 
 from __future__ import annotations

@@ -1,21 +1,8 @@
 """What a robots.txt fetch outcome means for an origin: the status table, as data.
 
-Theory of operation (sans-IO, clock passed in): a fetch ends in a
-:class:`FetchResult`. :func:`classify` names its *outcome* (``2xx``, ``404``
--> ``4xx``, ``403``, ``429``, ``5xx``, ``network`` ...). :data:`DEFAULT_ACTIONS`
-maps each outcome to an *action*, and :func:`next_policy` turns
-(previous policy, result, now) into the new :class:`Policy`. Everything that
-decides how an origin is treated lives in this file; the middleware only
-carries it out. The documentation's status table is generated from
-:data:`DEFAULT_ACTIONS`.
-
-Actions:
-
-- ``rules``: parse the body and obey it (RFC 9309 §2.3.1.1);
-- ``allow``: the file is unavailable, crawl anything (§2.3.1.3);
-- ``disallow``: complete disallow (§2.3.1.4, the RFC-literal 5xx behaviour);
-- ``pause``: hold the origin's requests and refetch with back-off; the
-  stricter default for 401/403/429/5xx/network errors.
+:func:`classify` names a :class:`FetchResult`'s outcome, :data:`DEFAULT_ACTIONS` maps it
+to an action (``rules``, ``allow``, ``disallow``, ``pause``) and :func:`next_policy`
+makes the new :class:`Policy`; the documentation's table is generated from it.
 """
 
 from __future__ import annotations

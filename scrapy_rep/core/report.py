@@ -1,9 +1,7 @@
 """Per-origin counters kept during a crawl, and the summary logged at spider close.
 
-Pure: the middleware feeds :class:`CrawlCounts`; :func:`report_lines` turns
-them into a few lines of text. The counters are bounded like the policy
-cache (least recently used origins are folded away), while the totals stay
-exact, so a crawl of millions of origins keeps a small report.
+Bounded like the policy cache (the least recently used origins are folded away) while
+the totals stay exact, so a crawl of millions of origins keeps a small report.
 """
 
 from __future__ import annotations

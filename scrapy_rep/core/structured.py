@@ -1,14 +1,8 @@
-"""RFC 9651 Dictionary parsing (structured fields), as the aipref vocabulary needs it.
+"""RFC 9651 Dictionary and List parsing, as the aipref values and ``Robots-Tag`` need it.
 
-A use preference (``train-ai=n, search=y``) is an RFC 9651 Dictionary read
-as bytes. Whether the whole dictionary parses matters (a failure makes every
-preference unknown), so every bare item type is checked by the RFC's own
-algorithm; the values themselves are kept only as far as a caller needs:
-tokens as :class:`Token`, everything else as a plain Python value.
-Parameters are checked and dropped (the vocabulary ignores them).
-
-Written by hand (no dependency): ``tests/test_structured.py`` checks it
-against the ``http-sf`` package on generated input.
+Whether the whole field parses matters (a failure makes every preference unknown), so
+every bare item is checked by the RFC's algorithm; values are kept only as far as a
+caller needs. Written by hand (no dependency); checked against ``http-sf`` by the tests.
 """
 
 from __future__ import annotations

@@ -1,27 +1,9 @@
-"""Use preferences: what a site says its content may be used for, per use.
+"""Use preferences: what a site says its content may be used for, per use (docs/uses.md).
 
-robots.txt answers *may this robot fetch this URL*; a use preference
-answers *may what is fetched be used for this*: training AI models
-(``train-ai``), feeding them at answer time (``ai-input``), a search index
-(``search``). Each source a site may use — a ``Content-Usage`` rule or
-header (IETF aipref), a ``Content-Signal`` line (Cloudflare), a policy
-token's robots.txt group, TDMRep, ``noai`` — gives a :class:`UseAnswer`
-per use, with the source a person can check; :func:`combine` merges them
-(any refusal wins) and :func:`record` is what a decision record carries
-under the ``"uses"`` key.
-
-At request time (:func:`robots_answers`) robots.txt gives three sources:
-
-- the ``Content-Usage`` rules of the group RFC 9309 selects for the crawl's
-  token: the longest matching path wins (normalised as Allow/Disallow; a
-  rule without a path covers every path), rules of identical paths combine
-  label by label, a path the group disallows gets no preference;
-- the ``Content-Signal`` lines under the token's own ``user-agent`` lines
-  in that group (else those before the first group, file-wide);
-- per use with a *policy token* (``REP_USE_TOKENS``), RFC 9309 group
-  selection for that token: disallowed is refused, allowed is allowed.
-
-Pure: the parsers here read values already cut out of a file or header.
+Each source (a ``Content-Usage`` rule or header, a ``Content-Signal`` line, a policy
+token's group, TDMRep, ``noai``) gives a :class:`UseAnswer` per use with a source a
+person can check; :func:`combine` merges them, any refusal winning. Pure: the parsers
+read values already cut out of a file or header.
 """
 
 from __future__ import annotations

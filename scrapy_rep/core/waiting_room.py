@@ -1,11 +1,8 @@
 """How much of the downloader requests waiting for their origin's robots.txt may take.
 
-A request waiting in the downloader for its origin's fetch counts in
-Scrapy's ``CONCURRENT_REQUESTS``: the first requests of origins whose
-robots.txt hangs would take all of it and stall every healthy origin.
-:class:`WaitingRoom` bounds that, from how long fetches lately took; the
-gate (:class:`~scrapy_rep.core.gate.OriginGate`) owns one. Pure: the clock
-is passed in.
+They count in ``CONCURRENT_REQUESTS``: the first requests of origins whose robots.txt
+hangs would take all of it and stall every healthy origin. Bounded from how long
+fetches lately took.
 """
 
 from __future__ import annotations

@@ -1,18 +1,8 @@
 """Licence and payment walls: a page that answers "pay, or license this, first".
 
-Pure: a status and the response's headers in, a :class:`Wall` (or None) out.
-
-- ``402 Payment Required`` is a payment wall (Cloudflare's pay per crawl
-  answers it with ``crawler-price``);
-- ``401`` with ``WWW-Authenticate: License ...`` is a licence wall (RSL 1.0's
-  crawler authorisation: the licence server to ask is in its parameters);
-  a ``401`` for any other scheme is an ordinary access control, not a wall.
-
-A wall is not retried, nor retried around (no other identity, no other
-route): the page's items are never produced, and what the wall asks for is
-recorded. An origin is judged on after a wall (it may cover a path only)
-until ``REP_BLOCK_AFTER`` refusals in a row there; then it is held like a
-block (:meth:`scrapy_rep.core.pushback.Pushback.on_wall`).
+``402`` is a payment wall; ``401`` with ``WWW-Authenticate: License`` a licence wall
+(RSL); a ``401`` of any other scheme is ordinary access control. A wall is not retried
+nor retried around; what it asks for is recorded.
 """
 
 from __future__ import annotations

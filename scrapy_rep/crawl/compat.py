@@ -1,24 +1,7 @@
 """What differs between the Scrapy versions scrapy-rep supports (2.14 and later).
 
-Each difference is found by feature detection, never by comparing version
-numbers, and has one function here that the rest of the package calls. A
-feature that needs a newer Scrapy degrades to the nearest thing the installed
-one offers; :func:`missing_features` says what is missing, and the middleware
-logs it once when it starts.
-
-==========================  =======  =======================================
-feature                     Scrapy   on an older Scrapy
-==========================  =======  =======================================
-``robots_parsed`` signal    2.18     not sent (the signal does not exist)
-``engine.scheduler``        2.19     read from the engine's private slot,
-                                     where Scrapy 2.14-2.18 keep it
-component dict ``_BASE``    2.15     a class key does not override the
-merged by import path                import path of the same class in
-                                     ``DOWNLOADER_MIDDLEWARES_BASE``: the
-                                     add-on switches both off
-download slot ``jitter``    2.19     ``randomize_delay = False`` keeps the
-                                     Crawl-delay floor exact, as ``jitter = 0``
-==========================  =======  =======================================
+Found by feature detection, never by version numbers, one function per difference; a
+missing feature degrades to the nearest thing (:func:`missing_features` says what).
 """
 
 from __future__ import annotations

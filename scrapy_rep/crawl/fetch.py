@@ -1,12 +1,9 @@
-"""Fetching robots.txt (or another well-known file) through Scrapy: redirects, size cap
-and errors handled here.
+"""Fetching robots.txt (or another well-known file) through Scrapy.
 
-The request goes through ``engine.download_async`` so the project's
-downloader middlewares (proxies, headers, auth) apply, with Scrapy's own
-redirect, retry and cache switched off: redirects are followed here (at most
-``max_redirects`` hops, any authority, whatever the spider's ``allowed_domains``:
-RFC 9309 §2.3.1.2; never into a site of ``REP_EXCLUDE``), retries are the status
-policy's back-off, and the body is cut at 500 KiB while it arrives.
+Through ``engine.download_async``, so the project's downloader middlewares (proxies,
+headers, auth) apply, with Scrapy's redirect, retry and cache off: redirects are
+followed here (any authority, RFC 9309 §2.3.1.2; never into ``REP_EXCLUDE``), retries
+are the status policy's back-off, and the body is cut at 500 KiB as it arrives.
 """
 
 from __future__ import annotations

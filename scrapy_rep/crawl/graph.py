@@ -1,12 +1,8 @@
 """The crawl's object graph: :func:`build` makes every part of one crawler, once.
 
-Each part gets its collaborators as constructor arguments; the
-:class:`~scrapy_rep.crawl.service.RobotsService` holds them, opens and closes
-them. Components find the crawler's graph here, never by building it
-themselves: :func:`of` (made on first use, by whichever component asks first:
-the downloader middleware, the pushback middleware) and :func:`running` (None:
-no component made it, so scrapy-rep does not judge this crawl's requests, and
-a client that would need a judged page fails closed).
+Components find it here, never by building it themselves: :func:`of` (made on first use)
+and :func:`running` (None: no component made it, so a client needing a judged page fails
+closed).
 """
 
 from __future__ import annotations

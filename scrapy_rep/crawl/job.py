@@ -1,16 +1,6 @@
-"""Which crawl this is: its id in the audit log, and the files named after it.
-
-Several crawls may write one audit log: the crawlers of one process
-(``CrawlerProcess`` with two spiders), or scrapyd jobs running at once with
-the same settings. Each record says which crawl wrote it (``crawl``), so the
-close's HTML report, ``scrapy-rep report`` and ``explain`` keep crawls apart.
-
-``REP_DECISION_LOG`` and ``REP_REPORT`` take the placeholders Scrapy's
-``FEEDS`` URIs take (``scrapy.extensions.feedexport``): ``%(name)s`` and any
-other spider attribute (scrapyd's ``%(_job)s``), ``%(time)s`` (UTC, to the
-second, ISO 8601 with ``-`` for ``:``), ``%(batch_time)s`` (the same with
-microseconds) and ``%(batch_id)s`` (always 1: one file a crawl). Any other
-``%`` is left as it is (``%20`` in a path stays).
+"""Which crawl this is: its id in the audit log (several crawls may write one), and the
+files named after it, with the placeholders of Scrapy's ``FEEDS`` URIs (any other ``%``
+left as it is).
 """
 
 from __future__ import annotations

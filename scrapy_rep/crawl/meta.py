@@ -1,8 +1,5 @@
-"""Every ``Request.meta`` key scrapy-rep reads or writes, in one place.
-
-The ``#:`` comment above each key is its entry in the reference's table.
-Internal keys start with an underscore, Scrapy's convention for keys that
-are nobody else's business.
+"""Every ``Request.meta`` key scrapy-rep reads or writes. The ``#:`` comment above each is
+its entry in the reference's table; internal keys start with an underscore.
 """
 
 #: Set by scrapy-rep: the decision record (a plain, picklable dict) of the latest

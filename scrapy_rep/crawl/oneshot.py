@@ -1,16 +1,8 @@
 """One-shot commands (``scrapy fetch``, ``view``, ``parse``, ``shell``): answer now, hold nothing.
 
-A crawl parks the requests of an origin whose robots.txt cannot be read
-(503, 429, 403, a refused connection) and tries again for about 15 minutes.
-Someone who typed one URL is waiting at the terminal for that URL: the
-request waits for its robots.txt fetch to end, then is downloaded or
-dropped at once, and a dropped one is explained on stderr in one line, so
-even ``--nolog`` says why nothing came back.
-
-Scrapy does not tell a crawler which command runs it; each of these leaves
-a trace: ``fetch`` (and ``view``, its subclass) and ``parse`` give the
-spider class a ``start`` method defined in their own module, and ``shell``
-installs its ``default_settings`` at the ``command`` priority.
+Someone who typed one URL is waiting for it: the request waits for its robots.txt fetch
+only, and a drop is explained on stderr in one line, even with ``--nolog``. Scrapy does
+not say which command runs; each of these leaves a trace found here.
 """
 
 from __future__ import annotations

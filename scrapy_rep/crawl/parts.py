@@ -1,9 +1,5 @@
 """What the add-on installs beside ``RobotsMiddleware``, and what a crawl set up by hand
-(``RobotsMiddleware`` in ``DOWNLOADER_MIDDLEWARES``, no ``ADDONS`` line) lacks without each.
-
-The components are named by their import paths (nothing here imports them: the service
-asks at start-up, and they import the service). ``tests/test_addon_parts.py`` keeps
-this table and the add-on's in step.
+lacks without each. Named by import path: the components import the service, not back.
 """
 
 from __future__ import annotations

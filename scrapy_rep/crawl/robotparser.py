@@ -1,9 +1,5 @@
-"""Scrapy's ``RobotParser`` interface over a parsed robots.txt.
-
-Scrapy's ``robots_parsed`` signal promises a ``RobotParser``:
-``allowed(url, user_agent)`` and ``sitemaps()``. Handlers written for
-Scrapy's built-in middleware keep working; ``robots`` and ``decide`` give
-the full answer (rule, line, group).
+"""Scrapy's ``RobotParser`` interface over a parsed robots.txt, as the ``robots_parsed``
+signal promises: handlers written for Scrapy's middleware keep working.
 """
 
 from __future__ import annotations

@@ -1,12 +1,5 @@
-"""The crawl's service: one per crawler, holding its parts, opening and closing them.
-
-:func:`scrapy_rep.crawl.graph.build` makes the parts and hands them over; a
-client asks the part it needs: :attr:`RobotsService.admission` (the one
-admission path, :meth:`AdmissionPath.answer
-<scrapy_rep.crawl.admission.AdmissionPath.answer>`), :attr:`RobotsService.holding`
-(where held requests wait), the sink. The downloader middleware, the browser
-guard, ``scrapy robots`` and the SitemapSpider's robots.txt request are its
-clients and hold no admission logic of their own.
+"""The crawl's service: one per crawler, holding the parts :func:`~scrapy_rep.crawl.graph.build`
+made, opening and closing them. Clients ask the part they need; none holds admission logic.
 """
 
 from __future__ import annotations

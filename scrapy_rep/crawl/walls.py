@@ -1,29 +1,8 @@
-"""Licence and payment walls in a crawl: what meets them on a response's way out.
+"""Licence and payment walls in a crawl (:mod:`scrapy_rep.core.walls`).
 
-A response that is a wall (:mod:`scrapy_rep.core.walls`: ``402``, or ``401``
-with ``WWW-Authenticate: License``) never reaches the spider: it is dropped
-with :class:`RepIgnoreRequest` (reason ``licence-required``, the wall's
-answer in ``matched_rule``), so its errback hears why and no item comes of
-it; it is not retried, and nothing is tried around it (no other identity or
-route). That drop is the request's last ``decision`` record (``policy_status``
-``wall``), a ``dont_obey_robotstxt`` request's too, and it counts as dropped
-(``rep/dropped/licence-required``), no longer as downloaded. The wall is
-recorded with what it asks (``crawler-price``, the licence server, the
-``Link`` headers) beside the origin's robots.txt RSL ``License:`` lines.
-``REP_BLOCK_AFTER`` refusals in a row at one origin (walls, and the 401/403s
-the page status table blocks for) hold the origin like a block
-(:meth:`PageSignals.wall <scrapy_rep.crawl.pushback.PageSignals.wall>`;
-another site's links never count: :func:`~scrapy_rep.core.pushback.counts_toward_block`):
-its other requests wait the block's pause (6 h) and end ``blocked`` when the
-crawl has nothing else to do. Until then (a wall may cover a path only) they are
-judged as before.
-
-It is no middleware of its own: a wall is a row of the page status table
-(:data:`~scrapy_rep.core.pushback.DEFAULT_PAGE_ACTIONS`, ``402`` and the ``401``
-with a ``License`` challenge), and the one page-status middleware,
-:class:`~scrapy_rep.components.pushback.PushbackMiddleware`, hands it the rare
-``401`` and ``402`` (:data:`~scrapy_rep.core.walls.WALL_STATUSES`): one set lookup
-per response.
+A wall never reaches the spider: it is dropped (``licence-required``), not retried,
+recorded with what it asks, and counts toward ``REP_BLOCK_AFTER``. No middleware of its
+own: the page-status middleware hands it the rare ``401`` and ``402``.
 """
 
 from __future__ import annotations

@@ -1,14 +1,8 @@
 """One crawler's side of a shared resolver of a well-known file (robots.txt, tdmrep.json).
 
-Crawlers with equal settings share one
-:class:`~scrapy_rep.runtime.resolver.Resolver` per file; each listens to it
-through a :class:`FileListener`, which is the resolver's fetch for this crawler
-(through :class:`~scrapy_rep.crawl.fetch.RobotsFetcher`: the project's downloader
-middlewares, redirects followed here, the 500 KiB cap; abandoned when the crawler
-closes) and hears every new policy, whoever fetched it, with this crawler's fetch
-result when this crawler made it. What a policy means for the crawl is the file's:
-:class:`~scrapy_rep.crawl.listener.PolicyListener` (robots.txt: the gate, held
-requests, pauses) and :class:`~scrapy_rep.crawl.tdmrep.TdmRep` (tdmrep.json: a record).
+A :class:`FileListener` is the resolver's fetch for this crawler (abandoned when it
+closes) and hears every new policy, whoever fetched it; what a policy means is the
+file's (``PolicyListener``, ``TdmRep``).
 """
 
 from __future__ import annotations

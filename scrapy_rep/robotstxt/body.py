@@ -1,9 +1,7 @@
-"""A parsed file's body as it is kept, and its parse while that is kept.
+"""A parsed file's body as kept: whole while in use, zlib-compressed in the compact form.
 
-A crawl keeps many files it is not asking: the body is what lets such a
-file answer again (parsed and compiled anew, with the same answers), so it
-is kept whole while the file is in use and zlib-compressed in its compact
-form. The parse is kept only until the first compile lets it go.
+The body is what lets a file no longer parsed answer again (parsed anew, same answers);
+the parse is kept only until the first compile lets it go.
 """
 
 from __future__ import annotations

@@ -1,11 +1,6 @@
 """The data the compiler, the sieve and the matcher share: an entry, a frame, an answer.
 
-A token's rules are compiled (:mod:`scrapy_rep.robotstxt.intervals`) into intervals of
-paths, each with an *answer*; where a wildcard, anchored or index.html rule (an *entry*)
-may outweigh the interval's plain rule, the answer names the entries to try, found
-through the *frames* of the keys open over the interval. The matcher
-(:mod:`scrapy_rep.robotstxt.matcher`) tries them, a large frame through its sieve
-(:mod:`scrapy_rep.robotstxt.sieve`). This module imports none of them.
+Imports no other module of the engine, so none of them imports another for its types.
 """
 
 from __future__ import annotations

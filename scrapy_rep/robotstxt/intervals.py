@@ -1,14 +1,8 @@
-"""Compiling a token's merged rules into intervals of paths (what a ``RuleSet`` answers).
+"""Compiling a token's merged rules into intervals of paths (docs/engine.md).
 
-Every pattern is cut at its first ``*``; the literal part is its *key*. The
-keys and, for each key, ``key + END`` (the first string past every path that
-starts with it) cut the sorted space of paths into intervals in which the
-same keys are prefixes of every path, so what each interval's rules answer
-is worked out here, once: the heaviest plain rule among them (a literal
-pattern, whose weight is its length: the usual rule) and, where a wildcard,
-anchored or index.html pattern (an *entry*) under one of them could outweigh
-it, those entries, heaviest first; or :data:`UNSETTLED`, worked out when first
-asked (:meth:`RuleSet.settle <scrapy_rep.robotstxt.matcher.RuleSet.settle>`).
+What each interval's rules answer is worked out here, once: the heaviest plain rule and
+the wildcard, anchored or index.html entries that could outweigh it, heaviest first; or
+:data:`UNSETTLED`, worked out when first asked (``RuleSet.settle``).
 """
 
 from __future__ import annotations

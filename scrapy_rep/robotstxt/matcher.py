@@ -1,20 +1,9 @@
 """Longest-match rule sets, compiled once per product token (RFC 9309 §2.2.2-3).
 
-Theory of operation: every pattern is cut at its first ``*``; the literal
-part before it (the *key*) is kept once, in a sorted tuple with, for each
-key, the first string past every path that starts with it. Those bounds cut
-the paths into intervals in which the same keys are prefixes, so what each
-interval's rules answer is worked out once, when the set is compiled
-(:mod:`scrapy_rep.robotstxt.intervals`), and a path takes one bisection
-(see :class:`RuleSet`). The rest of a wildcard pattern is matched segment by
-segment with ``str.find``, leftmost first, which is exact for ``*``-only
-globs and linear in the path: a hostile pattern of many ``*`` cannot
-backtrack.
-
-A rule's weight is the octet length of its normalised pattern, ``*`` and
-``$`` included (Google's choice; the RFC says "most octets"). Equal
-weights: allow wins. Patterns and paths are compared in one canonical
-percent-encoding (:mod:`scrapy_rep.robotstxt.paths`).
+A path takes one bisection into intervals worked out at compile time; ``*`` is
+matched with ``str.find``, leftmost first, so no pattern can backtrack
+(docs/engine.md). Weight: the octets of the normalised pattern, ``*`` and ``$``
+included (Google's choice); equal weights: allow wins.
 """
 
 from __future__ import annotations

@@ -1,20 +1,11 @@
 """robots.txt bytes -> :class:`RobotsTxt`, per RFC 9309, lenient where Google is.
 
-Theory of operation: the file is cut at :data:`MAX_BYTES`, split into lines
-at LF, CR or CRLF only, and each line becomes at most one record
-``name: value``. Records drive a tiny state machine: consecutive
-``user-agent`` lines open a group, rules (Allow, Disallow, Content-Usage)
-fill it, the next ``user-agent`` after a rule opens another (Google's
-grouping). The other per-group lines (Crawl-delay, Request-rate,
-Content-Signal) belong only to the run of ``user-agent`` lines directly
-above them (an :class:`Agents`), as every other parser reads them: in
-``User-agent: a / Crawl-delay: 1 / User-agent: b / Disallow: /x`` both
-share the rule and only ``a`` the delay. ``Sitemap`` and ``License`` are
-file-wide. Anything not understood becomes a :class:`Diagnostic`; nothing
-in here raises on any input.
-
-Matching is not done here (see ``matcher.py``); this module only keeps what
-the file says, with line numbers, so every answer can point at its rule.
+Consecutive ``user-agent`` lines open a group and the next one after a rule opens
+another (Google's grouping); Crawl-delay, Request-rate and Content-Signal belong only
+to the run of ``user-agent`` lines directly above them (:class:`Agents`), as every
+other parser reads them. Nothing here raises on any input: what is not understood
+becomes a :class:`Diagnostic`. Lines are kept with their numbers so every answer can
+point at its rule; matching is ``matcher.py``'s.
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
-"""Paths and patterns in one canonical form (RFC 3986 §6.2.2, RFC 9309 §2.2.3).
+"""Paths and patterns in one canonical percent-encoding (RFC 3986 §6.2.2, RFC 9309 §2.2.3).
 
-Rules and URLs are compared in one percent-encoding (:func:`normalise`). In
-a pattern, a raw ``*`` and a trailing ``$`` are special and ``%2A`` / ``%24``
-are the literal characters, so a pattern's literal pieces turn those escapes
-back into ``*`` / ``$`` (:func:`literal`) and a URL's path is read the same
-way (:func:`normalise_path`).
+In a pattern a raw ``*`` and a trailing ``$`` are special and ``%2A`` / ``%24`` the
+literal characters (:func:`literal`); a URL's path is read the same way.
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
 """Which groups a product token selects (RFC 9309 §2.2.1), and their rules compiled once.
 
-A group is selected by its product tokens alone, so a file keeps each
-group's tokens and first line (:class:`Selections`) and can let its parse
-go: a token is selected, and its groups named in a record, without it.
-Tokens that select the same groups (often every token falls back to ``*``)
-share one :class:`Selection`, so one compiled rule set.
+A group is selected by its tokens alone, so a file can let its parse go; tokens that
+select the same groups share one :class:`Selection`, so one compiled rule set.
 """
 
 from __future__ import annotations

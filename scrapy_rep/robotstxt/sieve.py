@@ -1,16 +1,9 @@
 """Which of a frame's many wildcard entries can match a path, found without trying each.
 
-A frame of a file like ``Disallow: *?utm_term*`` × 1,000 is walked entry by entry
-(:class:`~scrapy_rep.robotstxt.matcher.Chain`): a ``str.find`` per entry per URL, most
-of them failing. An entry can match only a path that contains every piece of its
-pattern, so each entry is filed under one three-octet slice (a *gram*) of its longest
-piece, the one fewest of the frame's entries share (about); the path's own grams, one set
-per URL, then name the entries worth trying. An anchored entry (``$``) is filed under the
-last gram of its last piece, which the path must end with: one lookup. Entries with no
-piece of three octets are always tried.
-
-The sieve is only a pre-filter: an entry it names is still matched in full, and one it
-leaves out cannot match, so the answers are unchanged.
+An entry can match only a path holding every piece of its pattern, so it is filed under
+one rare three-octet gram of its longest piece (an anchored one under its last gram);
+the path's grams name the entries worth trying. A pre-filter only: the answers are
+unchanged.
 """
 
 from __future__ import annotations

@@ -1,13 +1,8 @@
-"""The time and the timers the Scrapy side reads and sets, in one seam.
+"""The time and the timers, in one seam, so a test can move the clock by hand and see a
+15-minute park expire without waiting for it.
 
-A :class:`Clock` tells the time (``now()``, seconds since the epoch) and
-calls a function later (``call_later``). Code that waits or times out asks
-its clock instead of ``time.time`` and the event loop, so a test can give a
-clock it moves by hand and see a 15-minute park expire without waiting for it.
-
-``REP_CLOCK`` (not for users) chooses the clock: unset, the wall clock and the
-running asyncio loop's timers; a plain callable, that callable tells the time
-and the loop's timers are kept; a whole :class:`Clock`, both come from it.
+``REP_CLOCK`` (not for users): unset, the wall clock and the asyncio loop's timers; a
+callable tells the time (the loop's timers kept); a whole :class:`Clock` gives both.
 """
 
 from __future__ import annotations

@@ -1,11 +1,6 @@
-"""A bound on the length of every log line scrapy-rep writes, behind the summaries.
-
-Every call site that logs a site's text summarises it (``robotstxt/text.py``:
-:func:`~scrapy_rep.robotstxt.text.summarise`, :func:`~scrapy_rep.robotstxt.text.clip`);
-:class:`LineLimit` is the last line of defence, as ``runtime/audit.py`` is for
-records: a message still longer than :data:`MESSAGE_LIMIT` is clipped, so no
-line of scrapy-rep's is longer than :data:`~scrapy_rep.robotstxt.text.MAX_RECORD`
-whatever a future call site forgets.
+"""The last line of defence on log line length: call sites summarise a site's text
+(``robotstxt/text.py``); a message still longer than :data:`MESSAGE_LIMIT` is clipped
+here, whatever a future call site forgets.
 """
 
 from __future__ import annotations

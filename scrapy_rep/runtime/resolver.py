@@ -1,17 +1,9 @@
 """One fetch of a well-known file per origin at a time, shared by everyone who asks.
 
-A resolver serves one file (:class:`WellKnownFile`: robots.txt, tdmrep.json, ...),
-named by where it lives, its status table, how its body is read and its key in the
-shared store; its cache and its listeners know origins only. The resolver knows
-nothing of Scrapy: it is handed a ``fetch`` coroutine function and a
-:class:`~scrapy_rep.runtime.clock.Clock`, whose timers end its waits
-(``REP_PENDING_WAIT``, another worker's fetch, the lock lease's renewal), so a
-test's clock moved by hand expires them without wall time. It keeps the
-in-flight task per origin (single-flight), turns each :class:`FetchResult`
-into a :class:`Policy` with the file's status table, and keeps the result in the
-local cache and, if there is one, the shared store. A shared store is asked
-before fetching and holds a per-origin lock while a worker fetches, so a
-cluster fetches each file once.
+Knows nothing of Scrapy: handed a ``fetch`` coroutine function and a
+:class:`~scrapy_rep.runtime.clock.Clock`, whose timers end its waits, so a test's clock
+moved by hand expires them without wall time. A shared store is asked before fetching
+and holds a per-origin lock while a worker fetches, so a cluster fetches each file once.
 """
 
 from __future__ import annotations

@@ -1,14 +1,5 @@
-"""Which shared store a crawl uses: ``REP_STORE`` read together with ``JOBDIR``.
-
-=========  ===========================================================
-REP_STORE  store
-=========  ===========================================================
-memory     none: the in-process :class:`~scrapy_rep.runtime.store.memory.PolicyCache` only
-redis      :class:`~scrapy_rep.runtime.store.redis.RedisStore` (``redis://...`` gives the URL)
-sqlite     :class:`~scrapy_rep.runtime.store.sqlite.SqliteStore` at ``sqlite:<path>``,
-           else ``<JOBDIR>/rep-policies.sqlite``; neither is a :class:`SettingError`
-auto       ``sqlite`` when ``JOBDIR`` is set, else ``memory``
-=========  ===========================================================
+"""Which shared store a crawl uses: ``REP_STORE`` (memory, redis, sqlite, auto) read
+together with ``JOBDIR`` (``auto`` is sqlite in the JOBDIR when there is one).
 """
 
 from __future__ import annotations

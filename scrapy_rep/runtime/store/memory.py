@@ -1,25 +1,11 @@
 """The in-process policy cache: LRU-bounded, each origin's parsed file kept with its policy.
 
-A broad crawl visits thousands of origins round-robin. The parsed (and, on
-first use per token, compiled) robots.txt of an origin therefore lives as
-long as its policy does: judging a request never parses a file again while
-the origin is cached, however many origins are active. Origins serving the
-same file share one parse (looked up by body digest, held weakly, so a parse
-lives while some origin uses it).
-
-The body itself is not needed to judge, so the cached policy carries none;
-one zlib-compressed copy, shared with the parsed file (which parses it again
-when its groups are asked), is kept beside it for the few readers that need
-it later (:meth:`PolicyCache.with_body`): the last good copy that RFC 9309
-§2.3.1.4 lets a crawler use while the origin is unreachable, a conditional
-refetch renewing it, and a shared store saving that copy.
-
-Past ``max_origins`` the least recently used origin loses its parse, not its
-policy: with ``evicted_max`` (the middleware sets it when there is no shared
-store to ask), up to that many evicted origins are kept compact, the policy
-and the compressed body only, and parsed again when they come back, so a
-crawl with more active origins than the bound does not fetch their robots.txt
-again within its TTL.
+A parse lives as long as its origin's policy, so judging never parses a file again
+while the origin is cached; origins serving the same file share one parse (by body
+digest, held weakly). The body is kept once, compressed, for the few readers that need
+it (:meth:`PolicyCache.with_body`: the last good copy, a conditional refetch, a shared
+store). Past ``max_origins`` an origin loses its parse, not its policy: with
+``evicted_max`` it is kept compact and parsed again when it comes back, not refetched.
 """
 
 from __future__ import annotations
