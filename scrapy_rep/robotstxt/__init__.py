@@ -61,9 +61,7 @@ __all__ = [
 class Verdict:
     """Whether a URL may be crawled, and which rule and groups said so.
 
-    ``groups`` is made when first read: the groups are not kept with a
-    compiled file (see :class:`RobotsTxt`); ``has_groups`` and
-    ``group_label`` answer without them.
+    ``groups`` is made when first read (a compiled file keeps none).
     """
 
     __slots__ = ("_groups", "_robots", "allowed", "reason", "rule", "selection")
@@ -78,19 +76,15 @@ class Verdict:
         robots: RobotsTxt | None = None,
     ) -> None:
         self.allowed = allowed
-        #: the deciding rule; None when no rule matched (or for /robots.txt)
         self.rule = rule
-        #: why, in one word: ``allow-rule``, ``disallow-rule``, ``no-matching-rule``,
-        #: ``no-group`` or ``robots-txt`` (always allowed, RFC 9309 §2.2.2)
+        #: ``allow-rule``, ``disallow-rule``, ``no-matching-rule``, ``no-group``, ``robots-txt``
         self.reason = reason
-        #: the token's selection, whose label is made once (every judged request shows it)
         self.selection = selection
         self._groups = groups
         self._robots = robots
 
     @property
     def groups(self) -> tuple[Group, ...]:
-        """The groups merged for the token; empty when none applies."""
         if self._groups is None:
             if self._robots is None or self.selection is None:
                 self._groups = ()
@@ -160,14 +154,9 @@ FILE_BYTES = 600
 class RobotsTxt:
     """A parsed robots.txt. Immutable; answers for any product token.
 
-    What a crawl keeps per origin is small. Until the first URL is judged (or
-    :meth:`prepare`, which a crawl calls as the file arrives), the whole parse
-    is held; judging compiles the rules of the token's groups
-    (:mod:`~scrapy_rep.robotstxt.selection`) into a packed :class:`RuleSet` and
-    lets the parse go, keeping the body (:mod:`~scrapy_rep.robotstxt.body`).
-    Whatever asks for the parse later (``groups``, ``diagnostics``,
-    ``sitemaps``, another token) gets it parsed again from that body, the same
-    every time.
+    What a crawl keeps per origin is small: judging compiles the token's rules and
+    lets the parse go, keeping the body; whatever asks for the parse later gets it
+    parsed again, the same every time.
     """
 
     __slots__ = (
@@ -186,31 +175,24 @@ class RobotsTxt:
         data = as_octets(data)
         parsed = parse_records(data)
         self._body = Body(data, parsed, packed)
-        #: the token selections (None once compacted), and their dict by token, held
-        #: here too so that a warm question is one lookup (a shared empty one while compacted)
+        # None once compacted; the dict by token held too: a warm question is one lookup
         self._selections: Selections | None = Selections(self._body, parsed)
         self._by_token: dict[str, Selection] = self._selections.by_token
-        #: how many Content-Usage and Content-Signal lines the file has, and whether any
-        #: asks for a Crawl-delay or Request-rate (if not, the answer needs no parse)
+        # without these lines, use preferences and Crawl-delay need no parse
         self.preference_lines = parsed.preference_lines
         self.paced = parsed.paced
-        #: octets of the body as given (before the 500 KiB cut)
-        self.size = parsed.size
+        self.size = parsed.size  # octets as given (before the 500 KiB cut)
         self.truncated = parsed.truncated
         self._derived: dict[object, Any] | None = None
 
     @property
     def derived(self) -> dict[object, Any]:
-        """What other layers work out from this file once, kept as long as the file
-        (the use preferences a token's groups state: scrapy_rep.core.uses)."""
+        """What other layers work out from this file once, kept as long as the file."""
         if self._derived is None:
             self._derived = {}
         return self._derived
 
-    # -- the body and the compact form
-
     def packed(self) -> bytes:
-        """The body, zlib-compressed (made once; a cache keeps this copy, not its own)."""
         return self._body.packed()
 
     def adopt(self, packed: bytes) -> None:
@@ -218,13 +200,7 @@ class RobotsTxt:
         self._body.adopt(packed)
 
     def compact(self) -> None:
-        """Go back to the compact form: the body and a few counts, nothing compiled.
-
-        The compiled rule sets, the token selections and what other layers
-        derived from the file go; the next question selects and compiles
-        again from the body and gets the same answer, rule, line and group.
-        A cache calls this for the files it has not been asked about lately.
-        """
+        """Keep the body and a few counts only; the next question compiles again."""
         self._body.compact()
         self._selections = None
         self._by_token = _NO_SELECTIONS
@@ -232,17 +208,13 @@ class RobotsTxt:
 
     @property
     def footprint(self) -> int:
-        """An upper estimate of the bytes this file holds now (for caches bounded by
-        bytes): ``FILE_BYTES`` and the footprints of its body and selections. Cheap."""
+        """An upper estimate of the bytes this file holds now. Cheap."""
         made = self._selections
         return FILE_BYTES + self._body.footprint + (made.footprint if made else 0)
 
     @property
     def compiled(self) -> bool:
-        """Whether some token's rules are compiled (the file is not in its compact form)."""
         return self._selections is not None and self._selections.compiled
-
-    # -- the parse, made again from the body when asked
 
     @property
     def groups(self) -> tuple[Group, ...]:
@@ -268,16 +240,14 @@ class RobotsTxt:
         return tuple(self._body.parsed().signals)
 
     def groups_and_signals(self, token: str) -> tuple[tuple[Group, ...], tuple[Signal, ...]]:
-        """:meth:`groups_for` and :meth:`signals` from one parse (what the use answers read)."""
+        """:meth:`groups_for` and :meth:`signals` from one parse."""
         indices = self._selections_made().select(token).indices
         tree = self._body.parsed()
         return tuple([tree.groups[i] for i in indices]), tuple(tree.signals)
 
-    # -- a token's groups, and their rules compiled
-
     def _selections_made(self) -> Selections:
-        """The token selections, made again once the file was compacted (the parse kept:
-        the compile that follows needs it)."""
+        """The token selections, made again after :meth:`compact` (the parse kept for
+        the compile that follows)."""
         made = self._selections
         if made is None:
             made = self._selections = Selections(self._body, self._body.keep_parse())
@@ -285,23 +255,19 @@ class RobotsTxt:
         return made
 
     def _matcher(self, token: str) -> Selection:
-        """The token's selection with its rules compiled (validates the token)."""
         selection = self._by_token.get(token)
         if selection is None or not selection.compiled:
             selection = self._selections_made().compile(token)
         return selection
 
     def _label_of(self, selection: Selection) -> str:
-        """The selection's groups named as :func:`_label` names them, without the parse
-        (unless the file was compacted since)."""
         if self._selections is None:
             return _label(self._body.groups(selection.indices))
         return self._selections.label(selection.indices)
 
     def prepare(self, token: str) -> None:
-        """Compile ``token``'s rules now, letting the parse go, rather than at the first
-        judgement: a crawl compiles it anyway, and a parse kept that long outlives young
-        collections into the old generation, bringing a full collection nearer."""
+        """Compile ``token``'s rules now: a parse kept until the first judgement outlives
+        young collections into the old generation, bringing a full collection nearer."""
         self._matcher(token)
 
     def groups_for(self, token: str) -> tuple[Group, ...]:
@@ -309,20 +275,15 @@ class RobotsTxt:
         return self._body.groups(self._selections_made().select(token).indices)
 
     def runs_for(self, token: str) -> tuple[Agents, ...]:
-        """The runs of ``user-agent`` lines naming ``token`` in its groups (else ``*``'s):
-        :func:`runs_in`, a token gets only the lines written under its name."""
+        """The runs of ``user-agent`` lines naming ``token`` in its groups (else ``*``'s)."""
         return runs_in(self.groups_for(token), token)
 
     def crawl_delay(self, token: str) -> float | None:
-        """Seconds between requests the token's groups ask for (Crawl-delay, Request-rate:
-        :meth:`Selections.crawl_delay <scrapy_rep.robotstxt.selection.Selections.crawl_delay>`).
-        Cheap: compiles no rules, and parses nothing for a file that asks for none."""
+        """Seconds between requests the token's groups ask for. Compiles no rules."""
         if not self.paced:
             token_key(token)  # validated all the same
             return None
         return self._selections_made().crawl_delay(token)
-
-    # -- answers
 
     def decide(self, token: str, url: str) -> Verdict:
         """The answer for ``url`` (absolute, or a path) and the rule behind it."""
@@ -339,11 +300,7 @@ class RobotsTxt:
         return Verdict(True, None, None, reason, selection, self)
 
     def deciding_rule(self, token: str, path: str) -> Rule | None:
-        """The rule that decides ``path`` (in :func:`normalise_path` form) for ``token``.
-
-        :meth:`decide` without the answer built around it, for callers that
-        judge one path for several tokens.
-        """
+        """:meth:`decide`'s rule alone, for a path in :func:`normalise_path` form."""
         rules = self._matcher(token).rules
         return None if rules is None or is_robots_txt(path) else rules.match(path)
 
@@ -356,12 +313,9 @@ class RobotsTxt:
         if rules is None:
             rules = self._matcher(token).rules  # validates the token, compiles
             assert rules is not None
-        # The usual URL is bisected whole: the rule set's bounds start with its origin
-        # (RuleSet.rebase), and /robots.txt has an interval of its own. An escape that
-        # normalising changes (lower-case hex, %41, %2A), a fragment, non-ASCII (C
-        # scans), or a raw ' ', '|'... and rules with %XX escapes: the path is cut out
-        # and normalised first (as _located does, inlined: a call here costs about a
-        # tenth of the usual answer). Escapes as Scrapy writes them change nothing.
+        # The usual URL is bisected whole (the bounds start with its origin). One that
+        # normalising would change is cut and normalised first (inlined: a call costs
+        # about a tenth of the usual answer).
         if (
             "#" in url
             or not url.isascii()
@@ -385,10 +339,7 @@ class RobotsTxt:
             answer = rules.settle(at)
             if answer is True or answer is False:
                 return answer
-        # Wildcard rules that may say otherwise than the plain rule: the first that
-        # matches decides. Rules without an escape give the interval of a path with a
-        # raw ' ', '|', ... the answer of its escaped form (see RuleSet.escaped); their
-        # wildcards are tried on that, if a piece of theirs could tell (RuleSet.hexes).
+        # wildcard rules that may outweigh the plain rule: the first that matches decides
         path = url[rules.cut :]
         if rules.hexes and path.encode().translate(None, PLAIN_OCTETS):
             path = normalise_path(path)  # one C pass, unlike a regex
@@ -397,16 +348,14 @@ class RobotsTxt:
 
 
 def _located(rules: RuleSet, url: str) -> tuple[int, str]:
-    """The interval of ``url``'s path in ``rules`` (-1 if not looked for yet) and the
-    path, normalised as :meth:`RuleSet.match` wants it (:meth:`RobotsTxt.decide`)."""
+    """The interval of ``url``'s path in ``rules`` (-1: not looked for) and the path,
+    normalised as :meth:`RuleSet.match` wants it."""
     if rules.bounds and not (
         "#" in url
         or not url.isascii()
         or ("%" in url and changed_escape(url))
         or (rules.escaped and url.encode().translate(None, ESCAPED_OCTETS))
     ):
-        # as allowed(): a URL of the origin the bounds start with is bisected whole,
-        # another's path needs no normalising either
         at = bisect_right(rules.bounds, url)
         if rules.answers[at] is not None:
             start = rules.cut
@@ -421,7 +370,6 @@ def _located(rules: RuleSet, url: str) -> tuple[int, str]:
 
 
 def _allows_url(rules: RuleSet, url: str) -> bool:
-    """:meth:`RobotsTxt.allowed` of a URL to cut and normalise first."""
     path = normalise_path(path_of(url))
     return is_robots_txt(path) or rules.allows(path)
 

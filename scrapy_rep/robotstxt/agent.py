@@ -1,8 +1,5 @@
-"""Product tokens: the crawler's name, and how groups name it (RFC 9309 §2.2.1).
-
-Also how a ``User-Agent`` header names the crawler (:func:`crawler_token`):
-its first product that is a valid token and not a browser's.
-"""
+"""Product tokens: the crawler's name, how groups name it (RFC 9309 §2.2.1), and how a
+``User-Agent`` header does (:func:`crawler_token`)."""
 
 from __future__ import annotations
 
@@ -37,18 +34,13 @@ def product_token(user_agent: str) -> str | None:
 
 
 def group_token(value: str) -> str:
-    """How a ``user-agent`` line's value names crawlers: lower-cased token or ``*``.
-
-    As Google does, ``FooBot/1.2`` and ``Foo Bar`` are reduced to their
-    leading product token, and ``* anything`` is still the global group.
-    """
+    """How a ``user-agent`` line's value names crawlers: lower-cased token or ``*``
+    (as Google does, ``FooBot/1.2`` is ``foobot`` and ``* anything`` still ``*``)."""
     if value[:1] == "*" and (len(value) == 1 or value[1] in " \t\v\f"):
         return "*"
     match = _TOKEN_PREFIX.match(value)
     return match[0].lower() if match else ""
 
-
-# -- the crawler's token in a User-Agent header ----------------------------------------------
 
 #: product names of browsers and their engines: never a crawler's own token
 BROWSER_PRODUCTS = frozenset(
@@ -66,12 +58,9 @@ _COMMENT_PRODUCT = re.compile(r"([^\s/;]+)/\S*")
 
 
 def _products(header: str) -> Iterator[str]:
-    """The product names of a ``User-Agent`` header, in order: ``Foo/1.0`` and ``(...; Foo/1.0)``.
-
-    The first word counts even without a version (``mybot``); later words and
-    the ``;``-separated items of comments only as ``name/version``, so
-    ``(KHTML, like Gecko)`` or ``(Linux; Android 14)`` name no product.
-    """
+    """The product names of a ``User-Agent`` header, in order. The first word counts even
+    without a version; later words and comment items only as ``name/version``, so
+    ``(KHTML, like Gecko)`` names no product."""
     for index, match in enumerate(_UA_PART.finditer(header)):
         comment, word = match.groups()
         if word is not None:
@@ -86,9 +75,7 @@ def _products(header: str) -> Iterator[str]:
 
 
 def crawler_token(header: str) -> str | None:
-    """The crawler's own product token in a ``User-Agent`` header, if it names one.
-
-    The first product that is a valid RFC 9309 token and not a browser's:
+    """The first product in a ``User-Agent`` header that is a valid token, not a browser's.
 
     >>> crawler_token("shopbot/1.0 (+https://shop.example/bot)")
     'shopbot'

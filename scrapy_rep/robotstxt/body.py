@@ -10,9 +10,7 @@ import zlib
 
 from scrapy_rep.robotstxt.parser import Group, Parsed, parse_records
 
-#: bodies up to this size are kept as they are when compacted, not compressed (zlib
-#: saves little on them and costs a parse ~15 µs); a cache compresses every body
-#: (:meth:`Body.packed`)
+#: bodies up to this size are not compressed when compacted (zlib saves little on them)
 SMALL_BODY = 1024
 #: bytes per octet of the body while the whole parse is kept (Rule objects, lines)
 TREE_BYTES = 40
@@ -21,10 +19,8 @@ TREE_BYTES = 40
 class Body:
     """The body, whole until packed, then zlib-compressed once; and the parse, if kept.
 
-    Compressing costs ~20 µs whatever the size, as much as compiling a median
-    file: a file being judged keeps its body whole, and only the compact form
-    (:meth:`compact`) or a cache sharing the compressed copy (:meth:`packed`)
-    pays for it.
+    Compressing costs as much as compiling a median file: only the compact form or a
+    cache sharing the compressed copy pays for it.
     """
 
     __slots__ = ("_data", "_packed", "_tree")
@@ -36,7 +32,6 @@ class Body:
         self._tree = tree
 
     def parsed(self) -> Parsed:
-        """The parse: the one kept, else made again from the body (equal every time)."""
         tree = self._tree
         if tree is not None:
             return tree
@@ -45,7 +40,6 @@ class Body:
         )
 
     def groups(self, indices: tuple[int, ...]) -> tuple[Group, ...]:
-        """The groups at these places in the file (a token's selection), from the parse."""
         groups = self.parsed().groups
         return tuple([groups[i] for i in indices])
 
@@ -55,11 +49,10 @@ class Body:
         return tree
 
     def drop_parse(self) -> None:
-        """Let the parse go (its rules compiled; the body is kept)."""
         self._tree = None
 
     def packed(self) -> bytes:
-        """The body, zlib-compressed (made once; a cache keeps this copy, not its own)."""
+        """The body, zlib-compressed once (a cache keeps this copy, not its own)."""
         if self._packed is None:
             assert self._data is not None
             self._packed = zlib.compress(self._data)
@@ -67,12 +60,10 @@ class Body:
         return self._packed
 
     def adopt(self, packed: bytes) -> None:
-        """Keep ``packed`` (this body, compressed elsewhere) rather than compress it again."""
         if self._packed is None:
             self._packed, self._data = packed, None
 
     def compact(self) -> None:
-        """The compact form: the body compressed (unless under ``SMALL_BODY``), no parse."""
         if self._data is not None and len(self._data) > SMALL_BODY:
             self.packed()
         self._tree = None

@@ -59,34 +59,24 @@ def first_entry(path: str, entries: tuple[Entry, ...]) -> Entry | None:
     return None
 
 
-#: What judging one URL against a :class:`Chain` may cost, in work units: a character
-#: of the path scanned by ``str.find`` is one, a step of the Python loop ~100. About
-#: 1.5 ms of CPU (measured: benchmarks/bench_engine.py, adversarial rows), whatever the
-#: file (a 2,000-character path: ~470 entries tried). A wildcard entry whose last piece
-#: the path lacks (or, anchored, does not end with) costs one scan: it cannot match.
-#: Past it the Allow entries not tried are *assumed* not to match, and the Disallow
-#: entries are still tried, each exactly: the answer can only be stricter than the exact
-#: one, and a URL is dropped only by a Disallow rule that matches it (docs/deviations.md).
+#: What judging one URL against a :class:`Chain` may cost (a character scanned is one
+#: unit): about 1.5 ms of CPU whatever the file. Past it the untried Allow entries are
+#: *assumed* not to match and the Disallow entries are still tried: the answer can only
+#: be stricter, and a URL is dropped only by a Disallow rule that matches it.
 MATCH_BUDGET = 1_000_000
 #: the cost of a step of the loop, in characters scanned
 _STEP = 100
-#: a frame with more entries than this is sieved before it is walked (:class:`Sieve`),
-#: if the path's grams are made already or it has more than this plus a quarter of the
-#: path's length: below that, trying each entry costs less than the path's grams
+#: a frame with more entries than this (plus a quarter of the path's length, unless the
+#: path's grams are made) is sieved before it is walked: below, trying each costs less
 SIEVE_MIN = 24
 
 
 class Chain:
     """The entries of an interval's keys, walked frame by frame, never merged.
 
-    Each frame (:data:`~scrapy_rep.robotstxt.entries.Frame`) holds its own
-    key's entries, heaviest first; the deciding entry is the heaviest that
-    matches among all of them, which is the heaviest of each frame's first
-    match. Used where the chain is too large to merge into one tuple
-    (:data:`~scrapy_rep.robotstxt.intervals.MERGE_LIMIT`): memory stays one
-    reference per interval, and the work per URL is capped by
-    :data:`MATCH_BUDGET` (then the untried Allow entries are assumed not to match). A frame
-    of more than :data:`SIEVE_MIN` entries tries only those its :class:`Sieve` names.
+    The deciding entry is the heaviest of each frame's first match. Used where the chain
+    is too large to merge (``MERGE_LIMIT``): memory stays one reference per interval,
+    the work per URL capped by :data:`MATCH_BUDGET`.
     """
 
     __slots__ = ("disallows", "frame", "plain", "sieves", "weight")
@@ -106,9 +96,7 @@ class Chain:
         self.sieves = sieves
 
     def first(self, path: str) -> Entry | None:
-        """The heaviest entry that matches ``path`` and outweighs the plain rule (past
-        :data:`MATCH_BUDGET`: the heaviest of those tried and the Disallow entries that
-        match, the untried Allow entries assumed not to)."""
+        """The heaviest entry that matches ``path`` and outweighs the plain rule."""
         weight, plain = self.weight, self.plain
         left = MATCH_BUDGET
         spent = False  # the budget: once spent, Allow entries are no longer tried
@@ -177,31 +165,24 @@ class Chain:
 
 
 class SettledFrames:
-    """What the intervals under each frame try and answer, worked out once per frame.
-
-    Intervals under the same keys share their frame, so the first of them asked
-    settles it for all. A small chain (at most
-    :data:`~scrapy_rep.robotstxt.intervals.MERGE_LIMIT` entries and pieces) is merged
-    into one tuple, heaviest first; a larger one stays a :class:`Chain`, walked at
-    every URL within :data:`MATCH_BUDGET` (merging it would copy the root's entries
-    into every key).
-    """
+    """What the intervals under each frame try and answer, worked out once per frame
+    (intervals under the same keys share it). A small chain is merged into one tuple; a
+    larger one stays a :class:`Chain` (merging would copy the root's entries into every
+    key)."""
 
     __slots__ = ("_disallows", "_settled", "_sieves")
 
     def __init__(self) -> None:
         #: per frame (by its id; the frame is kept with it): its entries, answer
         self._settled: dict[int, tuple[Frame, tuple[Entry, ...] | Chain, Answer]] = {}
-        #: per frame walked out of budget (by id): its Disallow entries (shared by the
-        #: chains; made with the first, as most sets have none)
+        #: per frame walked out of budget (by id): its Disallow entries, shared by the chains
         self._disallows: dict[int, tuple[Entry, ...]] | None = None
-        #: per frame of many entries (by id): its sieve, made when first walked (shared
-        #: by the chains, and made with the first, as the Disallow entries are)
+        #: per frame of many entries (by id): its sieve, made when first walked
         self._sieves: dict[int, Sieve] | None = None
 
     def settle(self, frame: Frame) -> tuple[tuple[Entry, ...] | Chain, Answer]:
         """The entries that may outweigh the frame's plain rule, heaviest first, and the
-        answer of its intervals: the plain one, or it and the entries that may differ."""
+        answer of its intervals."""
         settled = self._settled.get(id(frame))
         if settled is None:
             settled = self._settled[id(frame)] = (frame, *self._work_out(frame))
@@ -240,17 +221,13 @@ class SettledFrames:
         return beats, (plain_answer, beats if last == cut else beats[:last])
 
 
-#: bytes per interval bound: the bound (a str: 49 + its length) rebased on an origin (its
-#: ``scheme://authority``, up to ~40 more), its slots in the bounds, answers and plain
-#: arrays (8 + 8 + 4), and the settled answer shared by its frame
+#: bytes per interval bound: the str rebased on an origin, its slots in the arrays, and
+#: the settled answer shared by its frame
 BOUND_BYTES = 160
-#: bytes per pending interval: its slot in the pending dict (and, once settled, in the
-#: undecided one) and, at worst, its frame's merged entries (MERGE_LIMIT references)
+#: bytes per pending interval: its dict slots and, at worst, its frame's merged entries
 UNSETTLED_BYTES = 120 + 8 * 64
-#: bytes per wildcard/anchored entry: the entry tuple and its pieces, its pattern kept
-#: (a dict slot and a str), its share of a frame, its place in a sieve (a gram and a
-#: slot: ~120 at worst, tests/test_engine_adversarial.py); plus 6 per octet of its
-#: pattern (a piece per two octets at worst, a reference each, and the pattern itself)
+#: bytes per wildcard/anchored entry (its tuple, pieces, pattern, frame and sieve slots),
+#: plus 6 per octet of its pattern
 ENTRY_BYTES = 530
 #: bytes per rule: its line in an array, a rule made when asked for (by few)
 RULE_BYTES = 8
@@ -266,13 +243,7 @@ def footprint(
     rules: int,
 ) -> int:
     """An upper estimate of the bytes a compiled rule set holds, however it is asked
-    (checked with tracemalloc on hostile files: tests/test_engine_adversarial.py).
-
-    Linear in what was compiled: ``BOUND_BYTES`` per bound plus the bounds' text,
-    ``UNSETTLED_BYTES`` per interval whose entries are worked out when asked,
-    ``ENTRY_BYTES`` (and 6 per octet of the pattern) per wildcard or anchored rule, and
-    ``RULE_BYTES`` per rule.
-    """
+    (checked with tracemalloc on hostile files); linear in what was compiled."""
     size = SET_BYTES + BOUND_BYTES * len(bounds) + sum(map(len, bounds))
     size += UNSETTLED_BYTES * len(pending) + RULE_BYTES * rules
     if patterns:
@@ -292,28 +263,13 @@ def first_of(path: str, tried: tuple[Entry, ...] | Walk) -> Entry | None:
 class RuleSet:
     """The merged rules of the groups that apply to one product token, packed.
 
-    The keys of its rules cut the sorted paths into intervals (``bounds``; see the
-    module's docstring), so one bisection (in C) finds a path's interval.
-    ``answers`` has one item per interval: True / False when every path in it gets
-    that answer, else the heaviest plain rule's answer and the wildcard, anchored or
-    index.html entries that may outweigh it, heaviest first (:data:`UNSETTLED` until
-    first asked: :meth:`settle`).
+    One bisection (in C) finds a path's interval; ``answers`` has per interval True /
+    False, or the plain rule's answer and the entries that may outweigh it
+    (:data:`UNSETTLED` until first asked). Each bound starts with ``prefix`` (after
+    :meth:`rebase`, an origin's ``scheme://authority``), so a URL is bisected as it comes.
 
-    The bounds lie between ``FIRST`` and ``LAST`` (every path starts with
-    '/'; :mod:`scrapy_rep.robotstxt.intervals`), ``/robots.txt`` alone in an
-    interval when rules cover it, and each starts with ``prefix``: none at
-    first, then (:meth:`rebase`) the ``scheme://authority`` of the origin whose
-    URLs the set judges, so that :meth:`RobotsTxt.allowed
-    <scrapy_rep.robotstxt.RobotsTxt.allowed>` bisects a URL as it comes, without
-    cutting its path out.
-
-    No :class:`Rule` object is kept: a rule is its number, with its line and
-    kind in one array (``line << 1 | allow``), the normalised pattern of an
-    entry, and the pattern as written only where it differs. :meth:`match`
-    makes the deciding rule when asked (once per rule), unless ``keep`` is
-    true, in which case the given rules themselves are returned (for callers
-    that key on their identity). :mod:`scrapy_rep.robotstxt.reference` is
-    the specification.
+    No :class:`Rule` object is kept (a rule is its number, ``line << 1 | allow``);
+    :meth:`match` makes one when asked, unless ``keep``: then the given rules are returned.
     """
 
     __slots__ = (
@@ -367,28 +323,22 @@ class RuleSet:
             self.answers,
             pending,
         ) = compile_rules(patterns, rule_codes, kept)
-        #: the sorted interval bounds, each ``prefix`` + a path (but for an empty set:
-        #: no bound); a path's interval is ``bisect_right(bounds, prefix + path)``
+        #: the sorted interval bounds, each ``prefix`` + a path
         self.bounds: tuple[str, ...] = tuple(bounds)
-        #: what every bound starts with before its path: "" or a URL's scheme://authority
-        #: (:meth:`rebase`), and its length
         self.prefix = ""
         self.cut = 0
         #: per interval: the heaviest plain rule as ``number << 1 | allow``, or -1
         self._plain = array("i", codes)
-        #: per interval where entries may outweigh the plain rule and that has been
-        #: asked: those entries, heaviest first
+        #: per interval asked where entries may outweigh the plain rule: those entries
         self._undecided: dict[int, tuple[Entry, ...] | Chain] = {}
         self._pending = pending or None
-        #: what the set may come to hold, in bytes (:func:`footprint`): an upper estimate
-        #: made once, for the caches that are bounded by bytes
+        #: what the set may come to hold, in bytes (:func:`footprint`), made once
         self.footprint = footprint(self.bounds, pending, self._patterns, self._written, len(self))
         #: the frames of the intervals settled, each worked out once (made when first asked)
         self._frames: SettledFrames | None = None
         #: the rules made when asked for (:meth:`match`), by number
         self._made: dict[int, Rule] | None = None
         #: the prefix of the URLs judged last outside the bounds, and how many in a row
-        #: (see :meth:`adopt`)
         self._missed: str | None = None
         self._misses = 0
 
@@ -404,28 +354,18 @@ class RuleSet:
         return self.answers[at]  # type: ignore[return-value]  # settled: not None
 
     def rebase(self, prefix: str) -> None:
-        """Start every bound with ``prefix``, a URL's ``scheme://authority`` (before
-        its path's '/'), so that the URLs of that origin are bisected whole.
-
-        Any string between ``prefix + FIRST`` and ``prefix + LAST`` starts with
-        ``prefix + "/"``, so its path is what follows ``prefix``; another origin's
-        URL falls before the first bound or past the last.
-        """
+        """Start every bound with ``prefix``, a URL's ``scheme://authority``, so that the
+        URLs of that origin are bisected whole (another's fall outside the bounds)."""
         if self.bounds:
             cut = self.cut
             self.bounds = tuple([prefix + bound[cut:] for bound in self.bounds])
             self.prefix, self.cut, self._missed = prefix, len(prefix), None
 
     def adopt(self, url: str) -> int:
-        """Rebase on ``url``'s origin once its URLs keep coming: 8 in a row judged
-        outside the bounds (rebasing costs a string per bound), or 2 when the set has
-        never been rebased (the next URLs are bisected whole). Origins sharing the
-        file in turn, as a broad crawl asks its hosts, are judged by their paths:
-        rebasing at every turn would cost more than the paths do.
-
-        Where the URL's path starts, or -1 if it has none (nothing after its
-        authority, or a query or fragment right after it).
-        """
+        """Rebase on ``url``'s origin once its URLs keep coming (8 in a row outside the
+        bounds; 2 if never rebased): origins sharing a file in turn would cost more
+        rebased at every turn than judged by their paths. Where the URL's path starts,
+        or -1 if it has none."""
         end = AUTHORITY(url).end()  # type: ignore[union-attr]  # always matches
         if url[end : end + 1] != "/":
             return -1
@@ -433,9 +373,7 @@ class RuleSet:
         if prefix != self._missed:
             self._missed, self._misses = prefix, 0
         self._misses += 1
-        # never rebased: the first origin is rebased on at its second URL (a file is
-        # usually one origin's, and a crawl asks few URLs of most origins; not at the
-        # first, which a file judged once would pay for nothing)
+        # never rebased: at the second URL (a file judged once would pay for nothing)
         if self._misses >= 8 or (self._misses >= 2 and prefix and not self.prefix):
             self.rebase(prefix)
         return end
@@ -444,10 +382,8 @@ class RuleSet:
         return len(self._lines)
 
     def best(self, path: str, at: int = -1) -> int:
-        """The deciding rule for ``path`` as ``number << 1 | allow``, or -1 if none.
-
-        ``at`` is the path's interval, if the caller has bisected already.
-        """
+        """The deciding rule for ``path`` as ``number << 1 | allow``, or -1; ``at``: the
+        path's interval, if the caller has bisected already."""
         if at < 0:
             at = bisect_right(self.bounds, self.prefix + path)
         undecided = self._undecided.get(at)
@@ -466,10 +402,7 @@ class RuleSet:
         return code < 0 or code & 1 == 1
 
     def match(self, path: str, at: int = -1) -> Rule | None:
-        """The deciding rule for a path in :func:`normalise_path` form, or None.
-
-        ``at`` is the path's interval, if the caller has bisected already.
-        """
+        """The deciding rule for a path in :func:`normalise_path` form, or None."""
         code = self.best(path, at)
         if code < 0:
             return None

@@ -6,15 +6,10 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-#: The longest audit record (its JSON line) and the longest log line scrapy-rep writes, in
-#: characters. The longest robots.txt line read (``MAX_LINE``: 16,663 octets, Google's cut)
-#: quoted twice fits, as a decision quotes its rule (``matched_rule`` and ``detail``), with
-#: room for the rest of the record. Lists and long text in a record are summarised below
-#: it (:func:`summarise`, :func:`clip`); ``runtime/audit.py`` clips a record that is still
-#: longer, as a last line of defence. The whole text stays in the archived file.
+#: The longest audit record and log line, in characters: the longest robots.txt line read
+#: (16,663 octets, Google's cut) quoted twice fits, as a decision quotes its rule twice
 MAX_RECORD = 64 * 1024
-#: How many items a summarised list names before "and M more" (groups of a label, places
-#: a page said a directive, agents of a group, diagnostics of a tdmrep.json)
+#: How many items a summarised list names before "and M more"
 SHOWN_ITEMS = 10
 #: The longest one item of a summarised list, or one quoted source, is shown (characters)
 ITEM_TEXT = 1024
@@ -24,13 +19,9 @@ def printable(text: str, keep_tab: bool = True) -> str:
     """``text`` with every non-printable character but TAB (unless not ``keep_tab``)
     escaped as Python writes it.
 
-    A robots.txt line can carry ESC sequences, BEL, NUL, NEL, U+2028, bidi
-    overrides or a no-break space; printed raw they recolour or retitle the
-    terminal, split a log line so the next one starts with what the site
-    chose, or hide what the line says. An octet of invalid UTF-8 (kept by the
-    parser as a lone surrogate, which no UTF-8 writer accepts) is shown as the
-    octet: ``printable("/a\\x1b[31m\\udcff")`` is ``'/a\\\\x1b[31m\\\\xff'``.
-    Every path that prints, logs or records robots.txt text goes through here.
+    Printed raw, a site's ESC sequences, NEL, U+2028 or bidi overrides recolour the
+    terminal, split a log line or hide what the line says. An octet of invalid UTF-8
+    (a lone surrogate to the parser) is shown as the octet.
     """
     if text.isprintable():
         return text
@@ -47,11 +38,8 @@ def _escape(ch: str) -> str:
 def printable_json(value: Any, indent: int | None = 2) -> str:
     """``value`` as JSON whose every non-printable character is a JSON escape.
 
-    ``json.dumps`` escapes C0 controls, but with ``ensure_ascii=False`` (kept
-    so that text reads as written) NEL, U+2028, bidi overrides, C1 controls
-    and lone surrogates pass raw: here each is written ``\\uXXXX``, so the
-    output is printable and still the same JSON (``json.loads`` gives
-    ``value`` back). For CLI output that carries site text.
+    ``ensure_ascii=False`` (text reads as written) lets NEL, U+2028, bidi overrides
+    and lone surrogates pass raw; here each is ``\\uXXXX``, still the same JSON.
     """
     text = json.dumps(value, indent=indent, ensure_ascii=False)
     # outside strings JSON is printable ASCII, spaces and the indent's newlines
@@ -67,10 +55,7 @@ def _json_escape(ch: str) -> str:
 
 
 def clip(text: str, limit: int = ITEM_TEXT) -> str:
-    """``text`` if it is at most ``limit`` characters long, else its start and how much more.
-
-    ``clip("x" * 5000, 10)`` is ``'xxxxxxxxxx… (4990 more characters)'``.
-    """
+    """``text`` if it is at most ``limit`` characters long, else its start and how much more."""
     if len(text) <= limit:
         return text
     return f"{text[:limit]}… ({len(text) - limit} more characters)"
@@ -79,11 +64,8 @@ def clip(text: str, limit: int = ITEM_TEXT) -> str:
 def summarise(
     items: Sequence[str], sep: str = "; ", shown: int = SHOWN_ITEMS, limit: int = ITEM_TEXT
 ) -> str:
-    """The first ``shown`` items (each clipped to ``limit``) joined by ``sep``, "and M more".
-
-    ``summarise(["a", "b", "c"], shown=2)`` is ``'a; b; and 1 more'``: what a record
-    or a log line says of a list a site can make as long as its file.
-    """
+    """The first ``shown`` items (each clipped to ``limit``) joined by ``sep``, "and M more":
+    a list a site can make as long as its file, in a record or a log line."""
     if len(items) <= shown and all(len(item) <= limit for item in items):
         return sep.join(items)
     text = sep.join(clip(item, limit) for item in items[:shown])
@@ -92,12 +74,8 @@ def summarise(
 
 
 def summarise_label(label: str) -> str:
-    """A group label (``"user-agent: a, b (line 1); user-agent: * (line 9)"``) summarised.
-
-    Short labels (nearly all) are returned as they are, at the cost of a
-    length check; a file of 25,000 ``User-agent: *`` groups, or of one group
-    naming 16,000 agents, gives a label of a few KiB instead of 700 KiB.
-    """
+    """A group label summarised: 25,000 ``User-agent: *`` groups make a label of a few
+    KiB instead of 700 KiB. Short labels (nearly all) cost a length check."""
     if len(label) <= ITEM_TEXT:
         return label
     # every request of the group asks: its summary is made once (a str caches its hash)
