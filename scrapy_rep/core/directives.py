@@ -28,8 +28,7 @@ from scrapy_rep.robotstxt.text import SHOWN_ITEMS, clip
 
 #: bytes of a body searched for the end of its ``<head>``; nothing after it is read
 HEAD_LIMIT = 64 * 1024
-#: bytes of ``Robots-Tag`` field lines read per response (the draft: a limit of at least
-#: 8 KiB): the one bound of every header read (``core/fields.py``)
+#: bytes of ``Robots-Tag`` field lines read per response (the draft: at least 8 KiB)
 ROBOTS_TAG_LIMIT = FIELD_OCTETS
 
 #: directives written ``name: value``; any other ``name:`` is a crawler's product token
@@ -95,11 +94,8 @@ class PageDirectives:
     nofollow: bool = False
     noarchive: bool = False
     nosnippet: bool = False
-    #: the earliest ``unavailable_after`` that applies, epoch seconds (past or future)
-    unavailable_after: float | None = None
-    #: (restriction, where it was said), e.g. ``("nofollow", "X-Robots-Tag: none")``
-    sources: tuple[tuple[str, str], ...] = ()
-    #: ``unavailable_after`` values that are no date scrapy-rep can read (ignored)
+    unavailable_after: float | None = None  # the earliest that applies, epoch seconds
+    sources: tuple[tuple[str, str], ...] = ()  # (restriction, where it was said)
     invalid_dates: tuple[str, ...] = ()
 
     def source(self, restriction: str) -> str:
@@ -124,19 +120,14 @@ NO_DIRECTIVES = PageDirectives()
 
 @dataclass
 class _Collector:
-    """Directives as they are found; :meth:`result` freezes them.
-
-    Where each restriction was said is kept for the first ``SHOWN_ITEMS``
-    sayings, the rest counted ("and M more"): a page can say ``none``
-    13,000 times, and every link it drops for ``nofollow`` quotes the list.
-    """
+    """Directives as they are found; :meth:`result` freezes them. Past ``SHOWN_ITEMS``
+    sayings are counted, not kept: a page can say ``none`` 13,000 times, and every link
+    it drops quotes the list."""
 
     now: float
     found: dict[str, list[str]] = field(default_factory=dict)
-    #: restriction -> sayings past the first SHOWN_ITEMS, counted, not kept
     more: dict[str, int] = field(default_factory=dict)
     unavailable_after: float | None = None
-    #: the first SHOWN_ITEMS values that are no date (each said in a log line; the rest not)
     invalid_dates: list[str] = field(default_factory=list)
 
     def add(self, name: str, argument: str, where: str) -> None:
@@ -187,15 +178,8 @@ def page_directives(
     metas: Iterable[tuple[str, str]] | None = None,
     robots_tag: Iterable[str | bytes] = (),
 ) -> PageDirectives:
-    """The directives for ``token`` in ``X-Robots-Tag`` values and an HTML ``body``'s head.
-
-    ``robots_tag``: the ``Robots-Tag`` field lines (:func:`robots_tag_list`). Each header
-    is read within the one bound of every header (:func:`~scrapy_rep.core.fields.field_lines`).
-
-    Pass ``body`` only for HTML responses; ``now`` is epoch seconds. ``metas``
-    instead of ``body``: the head's ``<meta>`` tags already read
-    (:func:`head_metas`, names other than ``robots`` and the token skipped).
-    """
+    """The directives for ``token`` in ``X-Robots-Tag`` and ``Robots-Tag`` field lines and
+    an HTML ``body``'s head (or its ``metas``, already read by :func:`head_metas`)."""
     found = _Collector(now)
     for value in field_lines(_latin1(headers)):
         text = value
@@ -217,11 +201,9 @@ def page_directives(
 
 
 def directive_list(value: str, token: str) -> Iterator[tuple[str | None, str, str]]:
-    """(prefix, directive, argument) of each directive in ``value`` that applies to ``token``.
-
-    ``value`` is one header value or one meta ``content``. Names come lower-cased;
-    a ``<token>:`` prefix holds until the next prefix. Unknown names are skipped.
-    """
+    """(prefix, directive, argument) of each directive in ``value`` (a header value or a
+    meta ``content``) that applies to ``token``. A name followed by ``:`` is a prefix
+    unless it is a valued directive; it holds until the next prefix."""
     wanted = token.lower()
     prefix: str | None = None
     applies = True
@@ -262,15 +244,9 @@ def robots_tag_list(
 ) -> Iterator[tuple[str | None, str, str]]:
     """(label, directive, argument) of each ``Robots-Tag`` directive that applies to ``token``.
 
-    Each field line is read on its own (a line that is no List does not
-    silence the others), within the one bound of every header
-    (:func:`~scrapy_rep.core.fields.field_lines`: the first 8 KiB in all).
-    A List member names a product token or ``*``; its parameters are the
-    directives (``?0`` switches one off; unknown names are skipped). The
-    label is the member (``*``, ``mybot``) as written. A member with no
-    parameters that is a directive's name is that directive for everyone
-    (label None): ``Robots-Tag: noindex, nofollow``. A line that is no List is
-    read as an ``X-Robots-Tag`` value (label ``mybot:`` after a prefix, else None).
+    Each field line is read on its own; one that is no List is read as an
+    ``X-Robots-Tag`` value (docs/page-directives.md says why). A bare directive name is
+    that directive for everyone (label None).
     """
     wanted = token.lower()
     lines = (v if isinstance(v, bytes) else v.encode("latin-1", "replace") for v in values)
@@ -320,9 +296,7 @@ def _take_date(value: str, pos: int) -> tuple[str, int]:
 
 def parse_date(text: str) -> float | None:
     """Epoch seconds of an ISO 8601, RFC 822/1123/850 or asctime date; None if unreadable.
-
-    No time zone means UTC; a date without a time means its first second.
-    """
+    No time zone means UTC; a date alone, its first second."""
     text = text.strip()
     iso = _ISO.fullmatch(text)
     try:
@@ -361,9 +335,6 @@ def _offset(zone: str | None) -> float:
     return delta if zone[0] == "+" else -delta
 
 
-# -- <meta name="robots"> ------------------------------------------------------------------------
-
-
 def head_of(body: bytes, limit: int = HEAD_LIMIT) -> bytes:
     """The body up to the end of its ``<head>`` (or ``<body>``), at most ``limit`` bytes."""
     window = body[:limit]
@@ -376,11 +347,7 @@ def _names(token: str) -> tuple[bytes, ...]:
 
 
 def meta_robots(body: bytes, token: str) -> list[tuple[str, str]]:
-    """(name, content) of the ``<meta>`` tags named ``robots`` or ``token`` in the head.
-
-    Costs a lower-casing and two substring searches of the head when it names
-    neither: most pages. (A case-insensitive regular expression is 50 times slower.)
-    """
+    """(name, content) of the ``<meta>`` tags named ``robots`` or ``token`` in the head."""
     return head_metas(body, _names(token))
 
 
@@ -391,6 +358,7 @@ def head_metas(body: bytes, names: tuple[bytes, ...]) -> list[tuple[str, str]]:
     if head[:2] in (b"\xff\xfe", b"\xfe\xff"):  # UTF-16: re-encode so names are ASCII bytes
         head, encoding = head.decode("utf-16", "replace").encode("utf-8"), "utf-8"
     folded = head.lower()  # ASCII only: offsets stay those of ``head``
+    # most pages name neither: a substring search (a case-insensitive regex is 50x slower)
     if not any(name in folded for name in names):
         return []
     return _metas(head, folded, encoding, names)
@@ -412,12 +380,8 @@ _ATTRIBUTE = re.compile(r"""([^\s"'>/=]+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>
 def _metas(
     head: bytes, folded: bytes, encoding: str, names: tuple[bytes, ...]
 ) -> list[tuple[str, str]]:
-    """(name, content) of the ``<meta>`` tags whose name is one of ``names``.
-
-    A scanner, not a parser: comments and the text of script-like elements are
-    skipped, attributes are read as HTML writes them (quoted or not, entities).
-    Linear in the length of the head.
-    """
+    """(name, content) of the ``<meta>`` tags named one of ``names``: a linear scanner
+    that skips comments and script-like text and reads attributes as HTML writes them."""
     found = []
     for token in _HEAD_TOKEN.finditer(folded):
         start, end = token.span(1)
@@ -438,23 +402,14 @@ def _metas(
     return found
 
 
-# -- rel=nofollow ----------------------------------------------------------------------------------
-
-
 def link_key(url: str) -> str:
     """A URL as links and requests are compared: without its fragment."""
     return url.split("#", 1)[0]
 
 
 def nofollow_only(root: Any, base_url: str, encoding: str = "utf-8") -> frozenset[str]:
-    """URLs (see :func:`link_key`) that the document links to only with ``rel=nofollow``.
-
-    ``root`` is the parsed document (``response.selector.root``). Links are
-    ``<a>`` and ``<area>`` with ``href``, made absolute against ``base_url``
-    (``<base href>`` or the page's URL) and safe as Scrapy's link extractor
-    makes them. ``nofollow`` must be one of the ``rel`` tokens; ``ugc`` or
-    ``sponsored`` alone do not count.
-    """
+    """URLs (:func:`link_key`) the document (``response.selector.root``) links to only with
+    ``rel=nofollow``, made absolute and safe as Scrapy's link extractor makes them."""
     followed: set[str] = set()
     nofollow: set[str] = set()
     for element in root.iter(*_LINK_TAGS):

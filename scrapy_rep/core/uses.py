@@ -66,9 +66,7 @@ class UseAnswer:
 
     use: str
     answer: Answer
-    #: a line a person can check, e.g. ``robots.txt line 7 in group
-    #: user-agent: * : Content-Signal: ai-train=no`` or ``header Content-Usage: train-ai=n``
-    source: str
+    source: str  # a line a person can check
     #: this answer as a record carries it, made once (records share it: read-only)
     recorded: dict[str, str] = field(init=False, repr=False, compare=False)
 
@@ -77,11 +75,8 @@ class UseAnswer:
 
 
 def combine(answers: Iterable[UseAnswer]) -> dict[str, UseAnswer]:
-    """Per use: any refused wins, then any allowed, else unknown (the aipref combining rule).
-
-    The winning answer keeps its source; among equal answers the first one
-    given does. A use no answer mentions is not in the result.
-    """
+    """Per use: any refused wins, then any allowed, else unknown (aipref); the first of
+    equal answers keeps its source."""
     best: dict[str, UseAnswer] = {}
     for answer in answers:
         held = best.get(answer.use)
@@ -101,12 +96,8 @@ _Y, _N = Token("y"), Token("n")
 def parse_usage_prefs(value: bytes) -> dict[str, bool] | None:
     """An aipref usage preference (``train-ai=n, search=y``) -> label -> allowed?
 
-    The value is an RFC 9651 Dictionary read as bytes. A member whose value
-    is the token ``y`` is True, ``n`` False; any other value (a string, a
-    number, a bare key) states nothing, so it is left out, as are parameters.
-    Every label is returned; keeping only :data:`AIPREF_LABELS` is the
-    caller's. None when the dictionary does not parse (an upper-case key, a
-    trailing comma, ...): the vocabulary then makes every preference unknown.
+    Only the tokens ``y`` and ``n`` state something. None when the RFC 9651 Dictionary
+    does not parse: the vocabulary then makes every preference unknown.
     """
     try:
         members = parse_dictionary(value)
@@ -122,8 +113,7 @@ def parse_usage_prefs(value: bytes) -> dict[str, bool] | None:
     return prefs
 
 
-#: Content-Signal keys -> uses (Cloudflare's ``ai-train``; the aipref
-#: spelling ``train-ai`` read the same, being unmistakable)
+#: Content-Signal keys -> uses (the aipref spelling ``train-ai`` read too: unmistakable)
 _SIGNAL_USES = {
     "search": "search",
     "ai-input": "ai-input",
@@ -140,19 +130,10 @@ _SIGNAL_VALUE_CHARS = _SIGNAL_KEY_CHARS | frozenset(".")
 def parse_content_signal(value: str) -> dict[str, bool] | None:
     """Cloudflare's ``search=yes, ai-train=no, ai-input=no`` -> use -> allowed?
 
-    Read leniently where the intent is plain, strictly where it is not:
-
-    - members are ``key=value`` separated by commas, spaces allowed around
-      both; empty members (a trailing comma) are skipped;
-    - keys and values are case-insensitive (``AI-Train=No``);
-    - ``yes`` is True and ``no`` False; any other value (``use=reference``,
-      ``ai-train=maybe``) states nothing for that key;
-    - unknown keys are ignored; ``ai-train`` and ``train-ai`` both mean
-      ``train-ai``; a use given twice is refused if either says ``no``.
-
-    None (malformed: every use unknown) when a member has no ``=``, an empty
-    or odd key or value, or the value starts with a path (``/images/
-    ai-train=no``: no published definition says what that means).
+    Lenient where the intent is plain (case, spaces, empty members, unknown keys and
+    values skipped; a use given twice refused if either says ``no``), strict where it is
+    not: None (every use unknown) for a member without ``=``, an empty or odd key or
+    value, or a path (no published definition says what that means).
     """
     prefs: dict[str, bool] = {}
     for member in value.split(","):
@@ -177,20 +158,14 @@ def parse_content_signal(value: str) -> dict[str, bool] | None:
     return prefs
 
 
-# -- what the crawl declares ---------------------------------------------------
-
 #: the source of an answer no source gave
 NO_PREFERENCE = "no preference stated"
 
 
 @dataclass(frozen=True, slots=True)
 class Declared:
-    """What a crawl collects for (``REP_USES``) and how it treats a refusal.
-
-    With no use declared every label a site states is still answered, for
-    the record; only a declared use is answered ``unknown`` when nothing
-    is said, and only a declared use refused can drop a request.
-    """
+    """What a crawl collects for (``REP_USES``) and how it treats a refusal. Only a
+    declared use is answered ``unknown`` when nothing is said, or drops a request."""
 
     uses: tuple[str, ...] = ()
     #: ``REP_USE_ACTION``: drop a request whose robots.txt refuses a declared use
@@ -212,14 +187,9 @@ NOTHING_DECLARED = Declared()
 
 
 class _Shared(dict[str, dict[str, str]]):
-    """A record's ``uses`` shared by the requests it answers: read-only.
-
-    Most requests of most crawls have nothing said about them, and the others
-    share their answers with every URL their rule covers: one shared mapping
-    instead of a new dict each spares the garbage collector (a measurable
-    part of judging). Still a ``dict`` to readers, ``json`` and pickle; copy
-    it (``dict(uses)``) to change it.
-    """
+    """A record's ``uses`` shared by the requests it answers, read-only: a new dict each
+    is a measurable part of judging, for the garbage collector. Still a ``dict`` to
+    readers, ``json`` and pickle."""
 
     __slots__ = ()
 
@@ -235,10 +205,7 @@ NO_USES: dict[str, dict[str, str]] = _Shared()
 
 
 def silent(declared: Declared, more: Iterable[UseAnswer] = ()) -> dict[str, dict[str, str]]:
-    """The record for a request no robots.txt speaks for (none fetched, paused, ...).
-
-    ``more`` (TDMRep's answer, say) still counts.
-    """
+    """The record for a request no robots.txt speaks for; ``more`` (TDMRep's) still counts."""
     if not declared.uses and not more:
         return NO_USES
     return uses_field(_answered(combine(more), declared))
@@ -268,9 +235,6 @@ def refusal(answers: Mapping[str, dict[str, str]], declared: Declared) -> tuple[
     return None
 
 
-# -- robots.txt at request time ------------------------------------------------
-
-
 def robots_record(
     robots: RobotsTxt,
     token: str,
@@ -279,12 +243,8 @@ def robots_record(
     declared: Declared = NOTHING_DECLARED,
     more: Sequence[UseAnswer] = (),
 ) -> dict[str, dict[str, str]]:
-    """:func:`record` of :func:`robots_answers`: what the decision record carries.
-
-    Without policy tokens or other sources the answer depends only on the
-    Content-Usage rule that matches, so its record is made once per rule and
-    shared (read-only) by the requests it answers.
-    """
+    """The record of :func:`robots_answers`; made once per matching rule and shared
+    when nothing else (a policy token, another source) counts."""
     if declared.tokens or more:
         return uses_field(robots_answers(robots, token, url, crawlable, declared, more))
     stated = robots.derived.get((_KEY, token)) or _stated(robots, token)
@@ -308,12 +268,9 @@ def robots_answers(
     declared: Declared = NOTHING_DECLARED,
     more: Iterable[UseAnswer] = (),
 ) -> dict[str, UseAnswer]:
-    """The use answers robots.txt gives for ``url`` (plus ``more``, e.g. TDMRep's), combined.
-
-    ``crawlable`` is the REP answer for the URL: a path the group disallows
-    gets no Content-Usage preference. Declared uses are all in the result
-    (``unknown`` when nothing is said); with none declared, only what the
-    site states.
+    """The use answers robots.txt gives for ``url`` (plus ``more``), combined: the
+    Content-Usage rule that matches (none where the path is not ``crawlable``), the
+    token's Content-Signal lines, and each policy token's group selection.
     """
     stated = robots.derived.get((_KEY, token)) or _stated(robots, token)
     if stated.silent and not declared.tokens and not more:
@@ -361,26 +318,22 @@ def _policy_answer(
 class _Stated:
     """What one token's groups state, compiled once per parsed file and token."""
 
-    #: the Content-Usage rule set's ``match`` (a stand-in Rule per distinct path), or None
+    #: the Content-Usage rules' ``match`` (a stand-in Rule per distinct path), or None
     match: Callable[[str], Rule | None] | None
-    #: id(stand-in rule) -> the answers of the rules with that path, combined
-    by_path: Mapping[int, tuple[UseAnswer, ...]]
-    #: the Content-Signal answers that apply to the token, combined
+    by_path: Mapping[int, tuple[UseAnswer, ...]]  # id(stand-in) -> answers, combined
     signals: tuple[UseAnswer, ...]
     #: (use, policy token, id of the deciding rule) -> answer, made on first use
     policy: dict[tuple[str, str, int], UseAnswer] = field(default_factory=dict)
-    #: (id of the matching stand-in rule or of None, declared uses) -> record, made on first use
+    #: (id of the matching stand-in or of None, declared uses) -> record, made on first use
     records: dict[tuple[int, tuple[str, ...]], dict[str, dict[str, str]]] = field(
         default_factory=dict
     )
 
     @property
     def silent(self) -> bool:
-        """Do the token's groups state no preference at all?"""
         return self.match is None and not self.signals
 
 
-#: the key of a token's :class:`_Stated` in ``RobotsTxt.derived``: (``_KEY``, token)
 _KEY = "uses"
 
 
@@ -436,28 +389,18 @@ def _signal_answers(lines: Iterable[tuple[Group | None, Signal]]) -> Iterable[Us
 
 
 def _source(line: int, group: Group | None, text: str) -> str:
-    # a group of 16,000 agents, a line of 16 KiB: each line's source names them summarised
     where = f"in group {_group_name(group)}" if group is not None else "before any group"
-    # a record is printable text, TAB escaped too (as tests/test_uses_core.py holds)
     return printable(f"robots.txt line {line} {where}: {clip(text)}", keep_tab=False)
 
 
 def _group_name(group: Group) -> str:
-    """A group as ``str(group)`` names it, its agents summarised (first few, and how many more)."""
+    """A group as ``str(group)`` names it, its agents summarised (16,000 agents happen)."""
     agents = summarise(group.agents, ", ") if group.agents else "(empty)"
     return f"user-agent: {agents} (line {group.line})"
 
 
-# -- lint ----------------------------------------------------------------------
-
-
 def diagnose(robots: RobotsTxt) -> list[tuple[int, str, str]]:
-    """(line, kind, text) for each Content-Usage / Content-Signal line that says nothing usable.
-
-    The parser keeps these lines unread; here they are read as the
-    vocabulary reads them: a preference that does not parse (every label
-    unknown), labels outside the vocabulary, a malformed Content-Signal.
-    """
+    """(line, kind, text) for each Content-Usage / Content-Signal line that says nothing usable."""
     found: list[tuple[int, str, str]] = []
     for group in robots.groups:
         for usage in group.usage:
