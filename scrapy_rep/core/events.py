@@ -41,10 +41,8 @@ class Released:
 
 @dataclass(frozen=True, slots=True)
 class Paused:
-    """An origin paused, for the cause its record says (``state.cause``): its robots.txt
-    unreadable (``origin-paused``; ``policy``: the policy that paused it), or a page's 429,
-    503, 401/403s or walls in a row (``page``: what the page side saw, a block's statuses
-    and URLs). ``shared``: another worker of the cluster saw it."""
+    """An origin paused for ``state.cause``: robots.txt (``policy``) or a page (``page``);
+    ``shared``: another worker of the cluster saw it."""
 
     origin: str
     state: PauseState
@@ -55,8 +53,7 @@ class Paused:
 
 @dataclass(frozen=True, slots=True)
 class Resumed:
-    """An origin's pause (``state``, with its cause) ended: its requests go again (after a
-    page's pause, one at first); ``policy``: robots.txt's new one, when it resumed it."""
+    """An origin's pause ended; ``policy``: robots.txt's new one, when it resumed it."""
 
     origin: str
     state: PauseState
@@ -65,8 +62,8 @@ class Resumed:
 
 @dataclass(frozen=True, slots=True)
 class PageRefused:
-    """A request whose response pushed back (``status``) is held again, not given up;
-    ``unsent``: it waited on a download slot and was taken back before it was sent."""
+    """A request whose response pushed back is held again; ``unsent``: taken back out of
+    a download slot before it was sent."""
 
     origin: str
     url: str
@@ -76,11 +73,8 @@ class PageRefused:
 
 @dataclass(frozen=True, slots=True)
 class RequeuedFromDead:
-    """Held requests of a dead worker (its lease expired) moved back into the shared queue.
-
-    ``held``: per URL, what the dead worker recorded when it parked it
-    (``core/decision.held_fields``), or None where it recorded nothing readable
-    (an older version's record: the URL alone)."""
+    """Held requests of a dead worker moved back into the shared queue; ``held``: per URL,
+    what it recorded when it parked it (``held_fields``), or None."""
 
     worker: str
     urls: Sequence[str]
@@ -121,8 +115,7 @@ class DelayWaited:
 
 @dataclass(frozen=True, slots=True)
 class Fetched:
-    """A robots.txt fetch this crawler made and the policy it gave (None: none came of it,
-    its crawler closed); ``licenses``: the file's RSL ``License`` URLs."""
+    """A robots.txt fetch this crawler made and the policy it gave (None: it closed)."""
 
     origin: str
     result: FetchResult | None
@@ -140,8 +133,7 @@ class Reused:
 
 @dataclass(frozen=True, slots=True)
 class Standing:
-    """Where an origin stands after a new policy that did not pause it (a pause is
-    :class:`Paused`): unresolved, unreachable, unavailable, stale."""
+    """Where an origin stands after a new policy that did not pause it."""
 
     origin: str
     policy: Policy
@@ -166,9 +158,7 @@ class PageUses:
 
 @dataclass(frozen=True, slots=True)
 class PageSaid:
-    """What a response's page directives say that the crawl acts on: ``noindex``,
-    ``nofollow`` (``said``: each with where it was said, for ``token``), and the
-    ``unavailable_after`` values that are no date (ignored)."""
+    """What a response's page directives say that the crawl acts on, and where."""
 
     url: str
     token: str
@@ -203,8 +193,7 @@ class HeldRestored:
 
 @dataclass(frozen=True, slots=True)
 class HeldUnrecorded:
-    """A held request that cannot be recorded in Redis (``error``: why; it is not
-    serialisable): lost if its worker is killed."""
+    """A held request that cannot be recorded in Redis: lost if its worker is killed."""
 
     url: str
     error: str
@@ -212,8 +201,7 @@ class HeldUnrecorded:
 
 @dataclass(frozen=True, slots=True)
 class ItemDropped:
-    """An item the page middleware dropped for what its response says; with ``media``,
-    a media pipeline's download failed for what its own response says."""
+    """An item dropped for what its response says (``media``: a media pipeline's)."""
 
     url: str
     reason: str
@@ -223,10 +211,8 @@ class ItemDropped:
 
 @dataclass(frozen=True, slots=True)
 class LicenceWall:
-    """A response that is a licence or payment wall (:mod:`scrapy_rep.core.walls`);
-    ``walled``: it was the ``REP_BLOCK_AFTER``-th refusal in a row, and blocked its
-    origin; ``licenses``: the RSL ``License:`` URLs of the origin's robots.txt, shown
-    beside it."""
+    """A licence or payment wall; ``walled``: the ``REP_BLOCK_AFTER``-th refusal in a row
+    blocked its origin; ``licenses``: its robots.txt's RSL ``License:`` URLs."""
 
     origin: str
     url: str
@@ -237,8 +223,7 @@ class LicenceWall:
 
 @dataclass(frozen=True, slots=True)
 class TdmrepFetched:
-    """A tdmrep.json fetch this crawler made and the policy it gave (None: none came of it);
-    ``rules``: what the file says, None when it could not be read."""
+    """A tdmrep.json fetch this crawler made, its policy and what the file says."""
 
     origin: str
     result: FetchResult | None
@@ -248,9 +233,8 @@ class TdmrepFetched:
 
 @dataclass(frozen=True, slots=True)
 class IdentityMismatch:
-    """A request leaving for the network under an identity it should not have
-    (``core/identity.py``): ``reason`` ``token-missing`` or ``identity-changed``;
-    ``action`` ``warn`` (sent) or ``drop``; ``first`` for the origin's first one."""
+    """A request leaving under an identity it should not have (``core/identity.py``);
+    ``first``: the origin's first one."""
 
     origin: str
     url: str

@@ -40,11 +40,8 @@ class Exclusion:
 
 
 def normalise(text: str) -> str:
-    """An entry or a host as compared: lower-case, IDNA-encoded, no trailing dot.
-
-    A leading ``*.`` or ``.`` is dropped (subdomains are included anyway).
-    Raises :class:`ExclusionError` for anything that is no domain or address.
-    """
+    """An entry or a host as compared: lower-case, IDNA-encoded, no trailing dot nor
+    leading ``*.`` (subdomains are included anyway)."""
     host = text.strip().rstrip(".")
     if host.startswith("*."):
         host = host[2:]
@@ -76,13 +73,8 @@ class ExcludedSites:
 
     @classmethod
     def parse(cls, lines: Iterable[str], source: str | None = None) -> ExcludedSites:
-        """Entries one a line; ``#`` starts a comment; blank lines are skipped.
-
-        ``source``: the file the lines come from (named in errors and
-        matches); None for a list given in the settings, whose items are
-        entries (a ``#`` comment is allowed there too). The first entry
-        naming a domain is the one a match reports.
-        """
+        """Entries one a line; ``#`` starts a comment. ``source``: the file named in errors
+        and matches (None: the settings' list)."""
         entries: dict[str, Exclusion] = {}
         for number, raw in enumerate(lines, 1):
             if not isinstance(raw, str):
@@ -115,10 +107,7 @@ class ExcludedSites:
         return f"ExcludedSites({len(self._entries)} entries, source={self.source!r})"
 
     def match(self, host: str) -> Exclusion | None:
-        """The entry covering ``host`` (normalised as :func:`origin_of` writes it), or None.
-
-        The host itself, then each suffix after a dot: one probe per label.
-        """
+        """The entry covering ``host`` (normalised as :func:`origin_of` writes it), or None."""
         entries = self._entries
         found = entries.get(host)
         if found is not None or host[:1] == "[":

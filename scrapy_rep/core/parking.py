@@ -77,10 +77,8 @@ class ParkingLot(Generic[T]):
         return held[0].item if held else None
 
     def oldest(self) -> float | None:
-        """When the longest-held item at the head of an origin's queue was parked; None if none.
-
-        The heads are what :meth:`expire` looks at, so this is when it next takes one.
-        """
+        """When the oldest head of an origin's queue was parked (when :meth:`expire` next
+        takes one); None if none."""
         return min((held[0].since for held in self._by_origin.values()), default=None)
 
     def by_origin(self) -> dict[str, tuple[int, float]]:

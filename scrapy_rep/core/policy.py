@@ -68,8 +68,7 @@ RFC_BEHAVIOUR: Mapping[str, str] = {
 #: outcomes after which a previous good copy may stand in (§2.3.1.4)
 UNREACHABLE_OUTCOMES = frozenset({"5xx", "network", "excluded-redirect"})
 
-#: a 304 to a conditional refetch: the copy in hand is renewed, nothing is parsed.
-#: Not a row of the status table: it always renews (a 304 nobody asked for is ``3xx``).
+#: a 304 to a conditional refetch renews the copy in hand (not a row of the table)
 NOT_MODIFIED = "not-modified"
 
 
@@ -89,8 +88,7 @@ class FetchResult:
     redirect_limit: bool = False
     #: the last hop was asked with the validators of the copy in hand (a 304 may answer)
     conditional: bool = False
-    #: where the last hop redirected to, not followed: a site of REP_EXCLUDE (its origin
-    #: and the entry that covers it)
+    #: where the last hop redirected to, not followed: a site of REP_EXCLUDE, and its entry
     excluded: str | None = None
 
 
@@ -190,11 +188,8 @@ class Conditional:
 
 
 def conditional(previous: Policy | None) -> Conditional | None:
-    """What to ask a refetch with: the last good copy's validators, if it has any.
-
-    Only a copy the origin would fall back on qualifies (an ``ok`` policy with
-    its body): a 304 renews exactly that copy.
-    """
+    """What to ask a refetch with: the validators of the copy a 304 would renew (an
+    ``ok`` policy with its body), if it has any."""
     good = previous.usable_copy() if previous is not None else None
     if good is None or not (good.etag or good.last_modified):
         return None
@@ -228,9 +223,8 @@ def digest_of(body: bytes) -> str:
 
 
 _MAX_AGE = re.compile(r"(?:^|,)\s*(s-maxage|max-age)\s*=\s*\"?([0-9]+)", re.I)
-#: ASCII digits only (``str.isdigit()`` also takes ``²``, which ``float()`` refuses). They are
-#: read with ``float()``: 5,000 digits are infinity, not an error (``int()`` refuses more
-#: than 4,300 digits, and ``float()`` of a 400-digit ``int`` overflows)
+#: ASCII digits only (``str.isdigit()`` takes ``²``); read with ``float()``, 5,000 digits
+#: are infinity, not an error as with ``int()``
 _SECONDS = re.compile(r"[0-9]+")
 
 
@@ -285,12 +279,8 @@ def backoff(failures: int, config: PolicyConfig) -> float:
 
 
 def given_up_at(policy: Policy, config: PolicyConfig) -> float | None:
-    """When a paused origin is given up if every fetch fails as the last did; None if not paused.
-
-    The next fetch is at ``expires_at``; each failure after it waits its
-    back-off, and the ``pause_max_tries``-th gives the origin up. (A 429's
-    ``Retry-After`` can push it later; ``REP_PARK_TIMEOUT`` bounds every wait.)
-    """
+    """When a paused origin is given up if every fetch fails as the last did; None if not
+    paused (a 429's ``Retry-After`` can push it later)."""
     if policy.status is not Status.PAUSED:
         return None
     return policy.expires_at + config.backoff.left(policy.failures)
@@ -386,11 +376,8 @@ def _ttl(result: FetchResult, now: float, config: PolicyConfig) -> float:
 
 
 def _renewed(good: Policy, result: FetchResult, now: float, config: PolicyConfig) -> Policy:
-    """The copy in hand, fresh again after a 304: same body and digest, a new TTL.
-
-    The 304's own validators replace the old ones when it sends any (RFC 9110 §15.4.5);
-    a stale copy (the origin was unreachable) is simply current again.
-    """
+    """The copy in hand, fresh again after a 304, with its validators if it sends any
+    (RFC 9110 §15.4.5)."""
     return replace(
         good,
         status=Status.OK,

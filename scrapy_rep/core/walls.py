@@ -59,12 +59,8 @@ class Wall:
 
 
 def wall_of(status: int, header: Callable[[str], Iterable[str]]) -> Wall | None:
-    """The wall a response is, or None. ``header(name)``: that header's values, as text.
-
-    Each header is read within the one bound of every header
-    (:func:`~scrapy_rep.core.fields.field_lines`, the line crossing it cut): what is kept,
-    recorded and logged of a wall stays within it, however much the response carries.
-    """
+    """The wall a response is, or None. ``header(name)``: that header's values, as text,
+    each read within the one bound of every header (``core/fields.py``)."""
     if status not in WALL_STATUSES:
         return None
     headers = {name: field_lines(header(name), cut=True) for name in WALL_HEADERS}
@@ -98,14 +94,8 @@ _TOKEN68 = re.compile(r"[A-Za-z0-9._~+/-]++=*+(?=[ \t]*+(?:,|$))")
 
 def challenges(value: str) -> list[tuple[str, dict[str, str]]]:
     """The challenges of one ``WWW-Authenticate`` value (RFC 9110 §11.6.1): (auth-scheme,
-    auth-param name -> value), names lower-cased, the first of a name kept.
-
-    ``Basic realm="members", License server="https://l.example/"`` is two challenges:
-    a comma-separated list, a token followed by ``=`` being a parameter of the
-    challenge before it and any other token a new scheme; a token68 (``Basic
-    dXNlcg==``) is skipped. One pass, every pattern anchored with no backtracking
-    (possessive): linear in the value. Text that is neither is skipped to the next comma.
-    """
+    auth-param name -> value), names lower-cased, the first of a name kept. One pass of
+    anchored possessive patterns: linear in the value."""
     found: list[tuple[str, dict[str, str]]] = []
     params: dict[str, str] | None = None
     pos, end = 0, len(value)

@@ -43,12 +43,8 @@ def component_priority_dict(settings: Any, name: str) -> Any:
 
 
 def disable_component(settings: Any, name: str, cls: type) -> None:
-    """Switch ``cls`` off in the component priority dict ``name``, its ``_BASE`` included.
-
-    Before Scrapy 2.15 the merge with ``name_BASE`` goes key by key, so a
-    ``cls: None`` entry leaves the ``_BASE``'s import-path key for the same
-    class enabled: that key is set to None as well.
-    """
+    """Switch ``cls`` off in the component priority dict ``name``, its ``_BASE`` included
+    (before Scrapy 2.15 a class key does not override the same class's import path)."""
     settings.set_in_component_priority_dict(name, cls, None)
     if PRIORITY_DICT_WITH_BASE:
         return
@@ -113,9 +109,8 @@ def take_queued(engine: Any, take: Callable[[Any], bool]) -> list[tuple[Any, Any
 
 
 def downloading(engine: Any) -> set[Any] | None:
-    """The requests inside the downloader now, its middlewares included (``Downloader.active``,
-    kept by ``Downloader.fetch`` from the first ``process_request`` to the last answer);
-    None: this Scrapy keeps no such set."""
+    """The requests inside the downloader now, its middlewares included; None: this Scrapy
+    keeps no such set."""
     active = getattr(getattr(engine, "downloader", None), "active", None)
     return active if isinstance(active, set) else None
 

@@ -55,10 +55,8 @@ class RobotsFetcher:
         check_agent: bool = True,
         excluded: ExcludedSites | None = None,
     ) -> None:
-        """``file``: the file fetched for an origin (robots.txt, or another well-known
-        file, at its ``url_of``); ``check_agent``: say once if the User-Agent sent lacks
-        the token (one fetcher of a crawler does); ``excluded``: ``REP_EXCLUDE``, whose sites no
-        redirect hop is followed into."""
+        """``check_agent``: say once if the User-Agent sent lacks the token (one fetcher of
+        a crawler does); ``excluded``: no redirect hop is followed into these sites."""
         self.crawler = crawler
         self.token = token
         self.timeout = timeout
@@ -66,21 +64,18 @@ class RobotsFetcher:
         self.excluded = excluded
         #: the User-Agent header of the first robots.txt request that got an answer
         self.user_agent_sent: str | None = None
-        #: origin -> the request its fetch in flight was started for (Scrapy's robots_parsed
-        #: sends it); the entry goes when the fetch ends, whatever its outcome
+        #: origin -> the request its fetch in flight was started for (robots_parsed sends it)
         self.asked: dict[str, Request] = {}
         self.file = file
         self.check_agent = check_agent
-        #: fetch in a download slot of its own (``rep-robots:<host>``), not the host's: set by
-        #: the browser guard, whose renders hold the host's slot while they wait for robots.txt
+        #: fetch in a slot of its own (``rep-robots:<host>``): set by the browser guard,
+        #: whose renders hold the host's slot while they wait for robots.txt
         self.own_slot = False
         #: exception names an unforeseen fetch failure was logged with (a traceback once each)
         self._unexpected_logged: set[str] = set()
-        # bytes_received is sent for every chunk of every response; listen only
-        # while a robots.txt download is under way (each receiver costs ~9 µs a chunk)
+        # bytes_received costs ~9 µs a chunk per receiver: listen only while downloading
         self._downloading = 0
-        #: this fetcher's mark on its requests: the other fetcher of the crawl (tdmrep.json's
-        #: beside robots.txt's) hears their chunks too, and must not count them
+        #: this fetcher's mark on its requests: the crawl's other fetcher hears their chunks
         self._mark = f"{type(self).__name__}@{id(self):x}"
 
     def asking(self, origin: str, request: Request) -> None:
@@ -235,17 +230,10 @@ class RobotsFetcher:
 
 
 async def download_aside(engine: ExecutionEngine, request: Request) -> Response:
-    """``engine.download_async``, but not counted in the downloader's ``active`` set.
-
-    Scrapy's engine stops taking requests once ``CONCURRENT_REQUESTS`` are
-    active, and every request in ``Downloader.fetch`` counts: robots.txt
-    downloads that hang until their timeout would stall every healthy
-    origin. So robots.txt goes through the same downloader middlewares and
-    the same download slot (its per-host concurrency and delay), and is kept
-    in the engine's in-progress set as ``download_async`` keeps it, but does
-    not take a place of the crawl's concurrency. The Scrapy parts used are
-    private (``Downloader._enqueue_request``, the engine's slot); without
-    them this is ``engine.download_async``.
+    """``engine.download_async``, but not counted in the downloader's ``active`` set:
+    robots.txt downloads that hang would otherwise take ``CONCURRENT_REQUESTS`` and stall
+    every healthy origin. Same middlewares, same slot; private Scrapy parts
+    (``Downloader._enqueue_request``), else plain ``engine.download_async``.
     """
     downloader = getattr(engine, "downloader", None)
     enqueue = compat.downloader_enqueue(downloader)
@@ -275,13 +263,9 @@ async def download_aside(engine: ExecutionEngine, request: Request) -> Response:
 
 
 def _same_proxy(request: Request, asked: Request) -> None:
-    """Send robots.txt through the proxy of the request it is fetched for, credentials too.
-
-    The site then sees the client the page requests come from. A proxy that
-    ``HttpProxyMiddleware`` took from the environment (``$http_proxy``) is
-    chosen for robots.txt the same way, so only an explicit ``meta["proxy"]``
-    (``None`` included: no proxy) is copied.
-    """
+    """Send robots.txt through the proxy of the request it is fetched for, credentials
+    too, so the site sees the same client. Only an explicit ``meta["proxy"]`` is copied
+    (one from the environment is chosen for robots.txt the same way)."""
     meta = asked.meta
     if "proxy" not in meta or meta.get("_scheme_proxy"):
         return
@@ -336,12 +320,8 @@ FROM_CACHE_FLAG = "scrapy-rep: robots.txt from cache"
 def cached_robots_response(
     request: Request, body: bytes, sitemaps: tuple[str, ...]
 ) -> TextResponse:
-    """A spider's own robots.txt request (``SitemapSpider``) answered from the cache.
-
-    The body is the stored one, already inflated (no ``Content-Encoding``). One
-    cut at 500 KiB ends with every ``Sitemap:`` line the parser kept, so none
-    is lost with the cut. HttpCacheMiddleware does not store it (``dont_cache``).
-    """
+    """A spider's own robots.txt request (``SitemapSpider``) answered from the cache; a
+    body cut at 500 KiB ends with every ``Sitemap:`` line the parser kept."""
     if len(body) >= MAX_BYTES:
         lines = "".join(f"Sitemap: {url}\n" for url in sitemaps)
         body += f"\n# cut at 500 KiB by scrapy-rep; its Sitemap lines:\n{lines}".encode()

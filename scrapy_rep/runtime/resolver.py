@@ -49,8 +49,7 @@ class WellKnownFile:
     name: str
     #: where an origin keeps it
     url_of: Callable[[str], str]
-    #: what its key in the shared store ends with after the origin ("" for robots.txt:
-    #: the origin itself, so that the two files never meet)
+    #: what its key in the shared store ends with after the origin ("" for robots.txt)
     store_suffix: str
     #: its status table and TTLs, from robots.txt's (the identity for robots.txt)
     config_of: Callable[[PolicyConfig], PolicyConfig]
@@ -77,11 +76,8 @@ ROBOTS_TXT = WellKnownFile("robots.txt", robots_url, "", _same)
 
 
 class FetchAbandoned(Exception):
-    """A fetch that ended because its crawler closed, not because of the site.
-
-    Nothing is learnt about the origin: no policy is adopted, and listeners
-    hear ``abandoned`` so a crawler still running can fetch it itself.
-    """
+    """A fetch that ended because its crawler closed: nothing is learnt about the origin,
+    and listeners hear ``abandoned`` so a crawler still running can fetch it itself."""
 
 
 class Listener(Protocol):
@@ -99,13 +95,9 @@ class Listener(Protocol):
 async def policy_within(
     task: asyncio.Future[Policy], seconds: float, timers: Clock = WALL_CLOCK
 ) -> Policy | None:
-    """The policy of an origin's shared fetch, if it ends within ``seconds`` (on ``timers``).
-
-    Never cancels the fetch (others wait for it too): ``wait_for(shield(task))``
-    in fewer objects. At a broad crawl's start thousands of requests wait like
-    this, and each object that outlives a young collection brings the next
-    full one nearer (see benchmarks/NOTEBOOK.md).
-    """
+    """The policy of an origin's shared fetch, if it ends within ``seconds``; never
+    cancels it. ``wait_for(shield(task))`` in fewer objects: thousands of requests wait
+    like this at a broad crawl's start."""
     if not task.done():
         waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         wake = partial(_wake, waiter)
@@ -234,13 +226,8 @@ class Resolver:
                 _tell(listener.on_abandoned, origin)
 
     async def _refresh(self, origin: str, fetch: Fetch) -> Policy:
-        """A fetch ends in a policy whatever happens on the way (or in FetchAbandoned).
-
-        An exception from the fetch, the status table or a store that was not
-        foreseen is judged as a network error with its name as the reason
-        (RFC 9309 §2.3.1.4), so waiting requests get an answer, the origin
-        gets a refetch time and parked requests are released or kept by it.
-        """
+        """A fetch ends in a policy whatever happens (or in FetchAbandoned): an unforeseen
+        exception is a network error (RFC 9309 §2.3.1.4), so waiting requests get an answer."""
         previous = self.cache.with_body(origin)  # its last good copy may stand in
         try:
             return await self._refresh_from(origin, previous, fetch)
@@ -337,8 +324,7 @@ class Resolver:
             _tell(listener.on_policy, origin, old, new, fetch)
         return new
 
-    # The shared store is a convenience, never a single point of failure:
-    # when it fails, the worker carries on with its local cache alone.
+    # The shared store is never a single point of failure: the local cache carries on.
 
     async def _load(self, origin: str) -> Policy | None:
         assert self.shared is not None
@@ -395,11 +381,8 @@ def _tell(hear: Callable[..., None], *args: Any) -> None:
 
 @dataclass(frozen=True)
 class ResolverSpec:
-    """Every setting a resolver uses: crawlers with equal specs share one resolver.
-
-    Compared by value (the policy by every field of it), the clock as clocks compare: a
-    test's clock by identity, the wall clock around one ``REP_CLOCK`` callable by that callable.
-    """
+    """Every setting a resolver uses: crawlers with equal specs (by value; clocks as clocks
+    compare) share one resolver."""
 
     policy: PolicyConfig = field(compare=False)
     clock: Clock
@@ -456,13 +439,9 @@ _Shared: TypeAlias = tuple[ResolverSpec, str]
 
 
 class SharedResolvers:
-    """Resolvers shared by the crawlers of one process with equal specs, one per file.
-
-    Two spiders in one process (even with different product tokens) then
-    share one fetch and one cache per origin and file. A resolver lives while a
-    crawler uses it, so sequential crawls start fresh; a crawler that uses the
-    resolver of another file than robots.txt (made by :meth:`Resolver.for_file`, on the
-    robots.txt resolver's store) uses the robots.txt one too, and leaves both.
+    """Resolvers shared by the crawlers of one process with equal specs, one per file
+    (even with different tokens: one fetch per origin and file). A resolver lives while
+    a crawler uses it, so sequential crawls start fresh.
     """
 
     _resolvers: ClassVar[dict[_Shared, tuple[Resolver, int]]] = {}

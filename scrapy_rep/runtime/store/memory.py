@@ -20,24 +20,17 @@ from weakref import WeakValueDictionary
 from scrapy_rep.core.policy import Policy
 from scrapy_rep.robotstxt import RobotsTxt, parse
 
-#: evicted origins kept compact per cached one, without a shared store: an evicted
-#: origin costs ~1.3 KiB on real files, a cached one not compiled ~1.6 KiB, so each
-#: spares a refetch for little less than a cached origin costs; 3 per cached origin add
-#: at most ~2.5 times the cache's memory
+#: evicted origins kept compact per cached one, without a shared store (each ~1.3 KiB,
+#: sparing a refetch; 3 add at most ~2.5 times the cache's memory)
 EVICTED_PER_CACHED = 3
-#: parsed files kept compiled, the most recently asked (the deprecated count
-#: of files: a count bounds no memory); the others are compacted
-#: and compiled again when next asked. None: only the bytes bound the window
+#: parsed files kept compiled (deprecated: a count bounds no memory); None: bytes only
 COMPILED_ORIGINS: int | None = None
-#: the compiled window's budget (an eighth of ``REP_CACHE_MAX_BYTES``), in estimated bytes
-#: (:attr:`RobotsTxt.footprint`, an upper estimate: ~29 KiB for a mean real file that
-#: holds ~11 KiB, ~36 MiB at most for a 500 KiB file): 256 MiB is ~9,000 real files
+#: the compiled window's budget (an eighth of ``REP_CACHE_MAX_BYTES``) in estimated bytes
+#: (:attr:`RobotsTxt.footprint`): 256 MiB is ~9,000 real files
 COMPILED_BYTES = 256 * 2**20
-#: the cache's budget (``REP_CACHE_MAX_BYTES``): cached origins, each counted as
-#: ``ORIGIN_BYTES`` plus its compressed body (and a non-robots.txt parse's footprint)
+#: the cache's budget (``REP_CACHE_MAX_BYTES``)
 MAX_BYTES = 2 * 2**30
-#: a cached origin beside its compressed body: its entry and policy, its slot, a parsed
-#: file compacted (measured ~1.2 KiB on real files, body excluded)
+#: a cached origin beside its compressed body (measured ~1.2 KiB on real files)
 ORIGIN_BYTES = 1_536
 #: an evicted origin kept compact beside its compressed body: its policy and slot
 EVICTED_BYTES = 1_024
@@ -62,19 +55,12 @@ class PolicyCache:
     """Policies by origin, at most ``max_origins`` and ``max_bytes``; least recently
     used go first.
 
-    Bytes are counted, not files: a cached origin is ``ORIGIN_BYTES`` plus its
-    compressed body (at most ~520 KiB, an incompressible 500 KiB file); the parsed
-    files asked for most recently (:meth:`robots`) stay compiled while their
-    :attr:`RobotsTxt.footprint` adds up to at most ``compiled_bytes`` (and, if
-    given, the deprecated count ``compiled_max``); the others are compacted
-    (:meth:`RobotsTxt.compact`) and compiled again on their next judgement. The
-    file asked last stays compiled whatever its size: the window holds at most
-    ``compiled_bytes`` plus one file. The evicted origins kept compact count
-    ``EVICTED_BYTES`` plus their compressed body, within ``evicted_bytes``.
+    Bytes are counted, not files. The files asked most recently stay compiled within
+    ``compiled_bytes`` (plus the file asked last, whatever its size); the others are
+    compacted and compiled again on their next judgement.
     """
 
-    #: whether the parsed files are robots.txt, kept in a compiled window (False: another
-    #: file, kept as read; its ``footprint`` counted with its origin)
+    #: whether the parsed files are robots.txt, kept in a compiled window
     WINDOW = True
     #: the deprecated count window's size unless given
     COMPILED_MAX: int | None = COMPILED_ORIGINS
@@ -98,8 +84,7 @@ class PolicyCache:
         #: file -> its footprint when last weighed; their sum
         self._compiled: OrderedDict[RobotsTxt, int] | None = OrderedDict() if self.WINDOW else None
         self._window_bytes = 0
-        #: the file handed out last (compiled after :meth:`robots` returned): weighed again
-        #: at the next call
+        #: the file handed out last: weighed again at the next call (compiled since)
         self._handed: RobotsTxt | None = None
         #: the cached origins' bytes, and the evicted ones'
         self._bytes = 0
@@ -232,10 +217,7 @@ class PolicyCache:
             self._drop_evicted(origin)
 
     def robots(self, policy: Policy) -> RobotsTxt | None:
-        """The parsed file behind an ``ok`` policy (parsed when the policy was cached).
-
-        Asking counts as using it: the file joins the compiled window.
-        """
+        """The parsed file behind an ``ok`` policy; asking joins it to the compiled window."""
         last = self._last
         if last is not None and last.policy is policy and last.robots is not None:
             robots: RobotsTxt | None = last.robots  # the origin just looked up
