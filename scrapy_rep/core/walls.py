@@ -18,8 +18,6 @@ from scrapy_rep.robotstxt.text import clip
 PAYMENT, LICENCE = "payment", "licence"
 #: the statuses a wall answers with; no other response is looked at
 WALL_STATUSES = frozenset({401, 402})
-#: the reason of a request dropped for a wall
-LICENCE_REQUIRED = "licence-required"
 #: response headers that say what a wall asks for, recorded as they are
 WALL_HEADERS = ("www-authenticate", "crawler-price", "link")
 #: the parameters of a ``License`` challenge that name where to get a licence

@@ -53,10 +53,9 @@ def of(crawler: Crawler) -> RobotsService:
 
 
 def when_built(crawler: Crawler, fill: Callable[[RobotsService], None]) -> None:
-    """An optional part's component fills its slot in the graph with ``fill``: now if the
-    graph is built, else as soon as it is (an extension is made before the middlewares
-    that build it). The graph itself never imports such a part: a crawl that does not
-    install the component never loads it."""
+    """An optional part's component fills its slot with ``fill``, now or as soon as the
+    graph is built: the graph never imports such a part, so a crawl without it never
+    loads it."""
     found = _SERVICES.get(crawler)
     if found is not None:
         fill(found)
@@ -93,8 +92,7 @@ def build(crawler: Crawler) -> RobotsService:
     # a one-shot command's requests all wait: none may be dropped for want of room
     wait = config.pending_wait if one_shot is None else spec.fetch_budget
     concurrency = crawler.settings.getint("CONCURRENT_REQUESTS")
-    # what pages say while they are crawled (429, 503, 403s): the pure side, which the
-    # gate asks too; None: no row of the page status table pauses or blocks
+    # None: no row of the page status table pauses or blocks
     rows_on = any(action in (PAUSE, BLOCK) for action in config.pushback.actions.values())
     heard = Pushback(replace(config.pushback, ramp_max=_ramp_max(crawler))) if rows_on else None
     gate: OriginGate[Request] = OriginGate(

@@ -73,11 +73,9 @@ class RobotsService:
         self.admission = admission
         #: licence and payment walls, handed over by the body guard
         self.walls = walls
-        #: tdmrep.json, fetched only when a declared use is the one TDMRep speaks of
-        #: (:meth:`use_tdmrep`: the component answering uses installs it)
+        #: tdmrep.json, only when a declared use is the one TDMRep speaks of
         self.tdmrep: TdmRep | None = None
-        #: a page's pause is the cluster's (Redis) or outlives the crawl (SQLite): a slot the
-        #: shared-pauses component fills (``components/shared_pauses.py``) with a shared store
+        #: a slot the shared-pauses component fills with a shared store
         self.pauses: SharedPauses | None = None
         #: what pages say while they are crawled; None: every row of the page status table off
         self.pushback = pushback
@@ -96,8 +94,7 @@ class RobotsService:
         self, request: Request, origin: str, policy: Policy
     ) -> Coroutine[Any, Any, Turn | None] | None:
         """Before a download: its slot keeps the origin's Crawl-delay; with cluster pacing,
-        the send's moment to await, ``max(Crawl-delay, learnt pace)`` after the cluster's
-        last (None: nothing to await for an undelayed, unpaced origin)."""
+        the send's moment to await (None: nothing to await)."""
         pushback = self.pushback
         learnt = pushback.core.gap(origin) if pushback is not None else 0.0
         return self.crawl_delay.keep(request, origin, policy, learnt)

@@ -45,11 +45,8 @@ class LicenceWalls:
         self.token = token
 
     def process_response(self, request: Request, response: Response) -> Response:
-        """``response`` (a 401 or 402), or :class:`RepIgnoreRequest` if it is a wall.
-
-        A ``dont_obey_robotstxt`` request's wall too: it opts out of robots.txt, and a
-        wall is no robots.txt (robots.txt fetches never come here).
-        """
+        """``response`` (a 401 or 402), or :class:`RepIgnoreRequest` if it is a wall (a
+        ``dont_obey_robotstxt`` request's too: a wall is no robots.txt)."""
         headers = response.headers
         wall = wall_of(
             response.status,

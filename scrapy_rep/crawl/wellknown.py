@@ -17,16 +17,14 @@ class FileListener:
     """Fetches a resolver's file for this crawler; hears each new policy of the resolver."""
 
     def __init__(self, fetcher: Fetch, resolver: Resolver, closing: Callable[[], bool]) -> None:
-        """``fetcher``: the file's :class:`~scrapy_rep.crawl.fetch.RobotsFetcher`;
-        ``closing``: whether the crawler is closing (a fetch then is abandoned, not
+        """``closing``: whether the crawler is closing (a fetch then is abandoned, not
         learnt from). Listens to the resolver until :meth:`leave`."""
         self.fetcher = fetcher
         self.resolver = resolver
         self._closing = closing
         #: origin -> this crawler's fetch result, until the policy it gives is recorded with it
         self._results: dict[str, FetchResult] = {}
-        #: the resolver's fetch for this crawler: one object, so that a policy's ``fetched``
-        #: says by its identity whether this crawler's fetch made it
+        #: one object, so that a policy's ``fetched`` says by identity whether it was ours
         self.fetch: Fetch = self._fetch
         resolver.listeners.append(self)
 

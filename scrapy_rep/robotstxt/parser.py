@@ -58,11 +58,8 @@ class Rule:
 
 @dataclass(frozen=True, slots=True)
 class UsageRule:
-    """A ``Content-Usage: [path SP] prefs`` line (IETF aipref), the preference unread.
-
-    ``pattern`` is None for a line without a path (it covers every path);
-    ``prefs`` is the text after it, to be read as an RFC 9651 Dictionary.
-    """
+    """A ``Content-Usage: [path SP] prefs`` line (IETF aipref), the preference unread;
+    ``pattern`` None covers every path."""
 
     pattern: str | None
     prefs: str
@@ -86,37 +83,28 @@ class Signal:
 
 @dataclass(slots=True)
 class Agents:
-    """A run of consecutive ``user-agent`` lines and the non-rule lines under it.
-
-    The rules of a group are shared by all its runs; these lines are not.
-    """
+    """A run of consecutive ``user-agent`` lines and the non-rule lines under it, which,
+    unlike the group's rules, are the run's alone."""
 
     agents: list[str]
     line: int
     crawl_delay: float | None = None
     #: seconds per request, from ``Request-rate: n/Ts``
     request_interval: float | None = None
-    #: an empty tuple until the run has one (most have none: a list each is an object
-    #: the garbage collector tracks for as long as the parse is kept)
+    #: an empty tuple until the run has one (a list each is tracked by the collector)
     signals: Sequence[Signal] = ()
 
 
 @dataclass(slots=True)
 class Group:
-    """One group: the product tokens it names and the rules under them.
-
-    ``agents`` holds lower-cased product tokens, ``*`` for the global group;
-    ``runs`` splits them by the run of ``user-agent`` lines each came in,
-    with the lines that belong to that run alone.
-    """
+    """One group: the lower-cased product tokens it names (``*``: the global group), and
+    the rules under them."""
 
     agents: list[str]
     line: int
-    #: the rules' patterns as written, in file order, and beside them (``codes``)
-    #: each rule's ``line << 1 | allow``. Two lists, not a :class:`Rule` a line: an
-    #: object a line is tracked by the garbage collector as long as the parse is kept,
-    #: and each full collection walks them all (profiled: the collector took a third
-    #: of a cold parse + first answer in benchmarks/bench_engine.py's round robin)
+    #: the rules' patterns as written and (``codes``) each rule's ``line << 1 | allow``:
+    #: two lists, not a :class:`Rule` a line, which every full collection would walk
+    #: (profiled: a third of a cold parse + first answer)
     patterns: list[str] = field(default_factory=list)
     #: 4 bytes a rule, not a pointer to an int object
     codes: array[int] = field(default_factory=lambda: array("I"))
@@ -165,8 +153,7 @@ class Parsed:
     signals: list[Signal]
     size: int
     truncated: bool
-    #: how many Content-Usage and Content-Signal lines the file has (0: it states no use
-    #: preference, and judging need not look for one)
+    #: how many Content-Usage and Content-Signal lines the file has (0: no use preference)
     preference_lines: int = 0
     #: whether any run asks for a Crawl-delay or Request-rate
     paced: bool = False
@@ -256,12 +243,8 @@ _RATE = re.compile(
 def _rate(value: str) -> float | None:
     """Seconds per request from ``n/T[smhd]`` (Request-rate), None if unreadable.
 
-    A time window after the rate (``Request-rate: 1/10s 1820-1940``, the
-    hours in UTC during which the rate applies) is accepted and ignored: the
-    rate is applied all day, which is never faster than the file asks.
-    Numbers are read as floats, so thousands of digits are a number, not an
-    error (``int()`` refuses more than 4,300); a rate of no finite interval
-    (``0/1s``, ``1/<400 digits>s``) is unreadable.
+    A time window after it (``1/10s 1820-1940``) is ignored: the rate applied all day is
+    never faster than asked. Numbers are floats (``int()`` refuses 4,300 digits).
     """
     match = _RATE.fullmatch(value.lower())
     if not match:
@@ -359,8 +342,7 @@ def parse_records(data: bytes | str) -> Parsed:
             note(number, "invalid-utf8", line)
         if "#" in line:
             line = line[: line.index("#")]
-        # The common line, "Name: value", takes no helper call; a name as usually
-        # written ("Disallow", "allow", "ALLOW"...) needs no stripping or lower-casing.
+        # The common line, "Name: value", takes no helper call.
         key, colon, value = line.partition(":")
         if colon:
             value = value.strip(_WS)

@@ -34,8 +34,6 @@ MAX_BYTES = 2 * 2**30
 ORIGIN_BYTES = 1_536
 #: an evicted origin kept compact beside its compressed body: its policy and slot
 EVICTED_BYTES = 1_024
-#: what one file of the deprecated count of compiled files is read as
-COMPILED_FILE_BYTES = 26 * 1024
 
 
 class _Entry:
