@@ -169,7 +169,7 @@ def _defaults() -> Any:
 
     from scrapy_rep.runtime.settings import DEFAULTS
 
-    return Settings({**{k: v for k, (v, _) in DEFAULTS.items()}, "USER_AGENT": USER_AGENT})
+    return Settings({**DEFAULTS, "USER_AGENT": USER_AGENT})
 
 
 def _rss() -> int:

@@ -38,7 +38,7 @@ def test_defaults() -> None:
     assert config.token == "testbot"
     assert config.policy == PolicyConfig()
     assert config.policy.actions == DEFAULT_ACTIONS
-    assert config.fetch_timeout == DEFAULTS["REP_FETCH_TIMEOUT"][0]
+    assert config.fetch_timeout == DEFAULTS["REP_FETCH_TIMEOUT"]
     assert config.max_redirects == 5
     assert config.policy.ttl == 86_400
     assert config.policy.unreachable_max_age == 30 * 86_400
@@ -156,7 +156,7 @@ def test_bad_values_say_what_is_wrong(name: str, value: Any, message: str) -> No
 
 
 #: every setting's default
-EVERY_DEFAULT = {name: default for name, (default, _meaning) in DEFAULTS.items()}
+EVERY_DEFAULT = dict(DEFAULTS)
 #: every numeric setting: none of them has a use for nan or an infinity
 NUMERIC = [
     name

@@ -13,7 +13,7 @@ in an editor, on a forge and in the built site (``make docs``)::
 does. Pure: the standard library and scrapy_rep, no Sphinx.
 
 ==============  ===============================================================
-``settings``    ``scrapy_rep.runtime.settings.SETTINGS``
+``settings``    ``scrapy_rep.runtime.settings.SETTINGS`` and ``reference.settings.MEANINGS``
 ``status``      ``scrapy_rep.core.policy.DEFAULT_ACTIONS`` and ``RFC_BEHAVIOUR``
 ``page-status`` ``scrapy_rep.core.pushback.DEFAULT_PAGE_ACTIONS`` and ``PAGE_BEHAVIOUR``
 ``meta``        the ``#:`` comments of ``scrapy_rep.crawl.meta``
@@ -86,9 +86,10 @@ def comments(module: str, owner: str = "") -> list[tuple[str, str]]:
 
 
 def _settings() -> Table:
+    from scrapy_rep.reference.settings import MEANINGS
     from scrapy_rep.runtime.settings import SETTINGS
 
-    rows = [(code(s.name), value(s.default), s.meaning) for s in SETTINGS]
+    rows = [(code(s.name), value(s.default), MEANINGS[s.name]) for s in SETTINGS]
     return ["setting", "default", "meaning"], rows
 
 

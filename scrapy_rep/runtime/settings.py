@@ -2,15 +2,15 @@
 
 Each setting is one row of :class:`RepSettings`, spelled once::
 
-    fetch_timeout = Setting("REP_FETCH_TIMEOUT", 30.0, seconds(low=0.001), "meaning ...")
+    fetch_timeout = Setting("REP_FETCH_TIMEOUT", 30.0, seconds(low=0.001))
 
 The row gives the attribute (``config.fetch_timeout``), the setting's name, the
 default the add-on installs, the reader that checks and converts the value
 (raising :class:`SettingError` with one line naming the setting, the value and
-what is accepted) and the meaning shown in the reference's settings table, which
-``make tables`` writes from :data:`SETTINGS` (``docs/_ext/reptables.py``).
+what is accepted). Its meaning, shown in the reference's settings table, is in
+``scrapy_rep/reference/settings.py`` (never imported by a crawl).
 
-**Adding a setting** is adding one row to :class:`RepSettings`: pick a reader
+**Adding a setting** is adding one row to :class:`RepSettings` and its meaning: pick a reader
 below (:func:`seconds`, :func:`whole`, :func:`switch`, :func:`choice`,
 :func:`path`) or write one,
 ``(name, value, get) -> value``, where
@@ -499,17 +499,16 @@ def read_spidermon(name: str, value: Any, get: Getter) -> dict[str, int] | None:
 
 
 class Setting(Generic[T]):
-    """One row of the table: a ``REP_*`` setting, its default, its reader and its meaning.
+    """One row of the table: a ``REP_*`` setting, its default and its reader.
 
     Declared in the body of :class:`RepSettings`, the row is also the
     attribute that holds the checked value.
     """
 
-    def __init__(self, name: str, default: Any, read: Reader[T], meaning: str) -> None:
+    def __init__(self, name: str, default: Any, read: Reader[T]) -> None:
         self.name = name
         self.default = default
         self.read = read
-        self.meaning = meaning
         self.attribute = ""
 
     def __set_name__(self, owner: type, attribute: str) -> None:
@@ -641,258 +640,59 @@ class ReadOnce:
 class RepSettings(ReadOnce):
     """All ``REP_*`` settings of one crawler, read and checked once: the table's rows."""
 
-    enabled = Setting(
-        "REP_ENABLED",
-        True,
-        switch,
-        "switch scrapy-rep on or off; off, with the add-on, means no robots.txt handling at all "
-        "(Scrapy's built-in stays disabled)",
-    )
-    token = Setting(
-        "REP_PRODUCT_TOKEN",
-        None,
-        _token,
-        "token matched against `User-agent` lines; else taken from `ROBOTSTXT_USER_AGENT`, "
-        "then `USER_AGENT`: their first product that is not a browser's "
-        "(`Mozilla/5.0 (compatible; shopbot/1.0)` gives `shopbot`)",
-    )
-    fetch_timeout = Setting(
-        "REP_FETCH_TIMEOUT",
-        30.0,
-        seconds(low=0.001),
-        "seconds a robots.txt download may take; a third of it (at least 1 s) is how long a "
-        "dead worker's fetch lock blocks the others (Redis, SQLite; a live worker renews it)",
-    )
-    cache_ttl = Setting(
-        "REP_CACHE_TTL",
-        DAY,
-        seconds(low=1),
-        "longest a policy is used before a refetch (RFC 9309 §2.4: 24 h)",
-    )
-    cache_max_bytes = Setting(
-        "REP_CACHE_MAX_BYTES",
-        2 * 2**30,
-        whole(low=1),
-        "bytes the local cache's origins may take, whatever their files: each counts ~1.5 "
-        "KiB plus its compressed robots.txt (at most ~520 KiB, an incompressible 500 KiB "
-        "file), least recently used evicted first; the evicted ones kept compact have as "
-        "much again. 2 GiB holds ~1,000,000 real files, ~4,000 hostile ones. It also sets "
-        "the origins cached, one per 2 KiB (1,048,576; their per-origin report counters too), "
-        "and the compiled rules kept, an eighth (256 MiB: ~9,000 real files, each counted "
-        "~29 KiB; a hostile 500 KiB one at most ~36 MiB); the others are compiled again when "
-        "next judged (~0.1 ms for a median file)",
-    )
-    status_actions = Setting(
-        "REP_STATUS_ACTIONS",
-        {},
-        status_actions,
-        "override rows of the status table, e.g. `{'401': 'allow', '403': 'allow'}` "
-        "(actions: rules, allow, disallow, pause)",
-    )
-    pause_initial = Setting(
-        "REP_PAUSE_INITIAL",
-        60.0,
-        seconds(low=0.001),
-        "first back-off of a paused origin, seconds; doubles per try",
-    )
-    pause_max = Setting("REP_PAUSE_MAX", 3600.0, seconds(low=0.001), "longest back-off, seconds")
+    enabled = Setting("REP_ENABLED", True, switch)
+    token = Setting("REP_PRODUCT_TOKEN", None, _token)
+    fetch_timeout = Setting("REP_FETCH_TIMEOUT", 30.0, seconds(low=0.001))
+    cache_ttl = Setting("REP_CACHE_TTL", DAY, seconds(low=1))
+    cache_max_bytes = Setting("REP_CACHE_MAX_BYTES", 2 * 2**30, whole(low=1))
+    status_actions = Setting("REP_STATUS_ACTIONS", {}, status_actions)
+    pause_initial = Setting("REP_PAUSE_INITIAL", 60.0, seconds(low=0.001))
+    pause_max = Setting("REP_PAUSE_MAX", 3600.0, seconds(low=0.001))
     # -- what pages say while they are crawled (429, 503, 401/403): core/pushback.py --
-    page_status_actions = Setting(
-        "REP_PAGE_STATUS_ACTIONS",
-        {},
-        page_status_actions,
-        "override rows of the page status table, e.g. `{'503': 'off'}` (actions: pause, "
-        "block, off; defaults: 429 and 503 pause, 401 and 403 block)",
-    )
-    block_after = Setting(
-        "REP_BLOCK_AFTER",
-        3,
-        whole(low=1),
-        "401/403 page responses in a row that stop an origin which served pages (`blocked`)",
-    )
-    pending_wait = Setting(
-        "REP_PENDING_WAIT",
-        2.0,
-        seconds(),
-        "seconds a request waits in the downloader for a fetch before it is parked instead",
-    )
-    park_max = Setting(
-        "REP_PARK_MAX",
-        100_000,
-        whole(),
-        "requests held at most, shared fairly by origin: when full, the origin holding "
-        "the most gives way to one holding fewer; what overflows is dropped with "
-        "`park-overflow`, counted for its own origin",
-    )
-    park_timeout = Setting(
-        "REP_PARK_TIMEOUT",
-        DAY,
-        seconds(low=0.001),
-        "longest a request stays parked before `park-expired`",
-    )
+    page_status_actions = Setting("REP_PAGE_STATUS_ACTIONS", {}, page_status_actions)
+    block_after = Setting("REP_BLOCK_AFTER", 3, whole(low=1))
+    pending_wait = Setting("REP_PENDING_WAIT", 2.0, seconds())
+    park_max = Setting("REP_PARK_MAX", 100_000, whole())
+    park_timeout = Setting("REP_PARK_TIMEOUT", DAY, seconds(low=0.001))
     #: an import path (or a callable); imported by ``crawl/collection.py``
-    collection_policy = Setting(
-        "REP_COLLECTION_POLICY",
-        None,
-        hook_path,
-        "import path of `callable(request, spider)` answering `approved`, `rejected` "
-        "or `unresolved`",
-    )
+    collection_policy = Setting("REP_COLLECTION_POLICY", None, hook_path)
     collection_unresolved_action = Setting(
-        "REP_COLLECTION_UNRESOLVED_ACTION",
-        "drop",
-        choice("drop", "park"),
-        "`drop` or `park` what the hook leaves unresolved",
+        "REP_COLLECTION_UNRESOLVED_ACTION", "drop", choice("drop", "park")
     )
-    crawl_delay_max = Setting(
-        "REP_CRAWL_DELAY_MAX",
-        30.0,
-        seconds(),
-        "cap on an applied Crawl-delay, seconds; `0` turns Crawl-delay off (the download "
-        "slots are left as Scrapy sets them)",
-    )
-    decision_log = Setting(
-        "REP_DECISION_LOG",
-        None,
-        path(directory=False),
-        "path of a JSON Lines audit log of decisions and fetches; takes the placeholders "
-        "of `FEEDS` URIs (`%(name)s`, `%(time)s`, `%(_job)s`: see docs/report.md)",
-    )
-    policy_archive = Setting(
-        "REP_POLICY_ARCHIVE",
-        None,
-        path(directory=True),
-        "directory keeping each distinct robots.txt body once, as `<digest>.txt`",
-    )
-    report = Setting(
-        "REP_REPORT",
-        True,
-        read_report,
-        "`True`: log a per-origin summary (top origins, totals) at close; `False`: not; a "
-        "path: that summary, and an HTML page written there at close from this crawl's audit "
-        "log records (`scrapy-rep report`; needs `REP_DECISION_LOG`; takes the placeholders "
-        "of `FEEDS` URIs, as `REP_DECISION_LOG` does)",
-    )
+    crawl_delay_max = Setting("REP_CRAWL_DELAY_MAX", 30.0, seconds())
+    decision_log = Setting("REP_DECISION_LOG", None, path(directory=False))
+    policy_archive = Setting("REP_POLICY_ARCHIVE", None, path(directory=True))
+    report = Setting("REP_REPORT", True, read_report)
     #: read into a kind and an address; ``config.store`` is the kind (:func:`derived`)
-    store_choice = Setting(
-        "REP_STORE",
-        "auto",
-        read_store,
-        "`memory`; `redis` to share policies across a cluster (at `REDIS_URL`, else "
-        "redis://127.0.0.1:6379), or a Redis URL, e.g. `redis://host:6379/0?prefix=shop` "
-        "(keys start `<prefix>:v1:`, by default `scrapy-rep`); `sqlite` to keep them in "
-        "`<JOBDIR>/rep-policies.sqlite`, or `sqlite:///abs/path.sqlite`, "
-        "`sqlite:relative/path.sqlite`; `auto`: `sqlite` with a JOBDIR, else `memory`",
-    )
-    worker_lease = Setting(
-        "REP_WORKER_LEASE",
-        30.0,
-        seconds(low=0.3),
-        "with `REP_STORE = 'redis'` and scrapy-redis: seconds a killed worker's held requests "
-        "stay recorded in Redis before a survivor requeues them; renewed, and the dead "
-        "workers' looked for, every third of that",
-    )
-    page_directives = Setting(
-        "REP_PAGE_DIRECTIVES",
-        True,
-        switch,
-        'obey page-level directives: `<meta name="robots">`, `X-Robots-Tag` (`nofollow`, '
-        "`noindex`, `none`, `unavailable_after`)",
-    )
-    page_noindex_action = Setting(
-        "REP_PAGE_NOINDEX_ACTION",
-        "drop",
-        choice("drop", "keep"),
-        "`drop` the items of a `noindex` page, or `keep` them (and only count them)",
-    )
-    rel_nofollow = Setting(
-        "REP_REL_NOFOLLOW",
-        False,
-        switch,
-        'also drop requests for URLs a page links to only with `rel="nofollow"`',
-    )
-    uses = Setting(
-        "REP_USES",
-        [],
-        read_uses,
-        "what the crawl collects for: any of `train-ai`, `ai-input`, `search`; each request is "
-        "answered for them (see docs/uses.md)",
-    )
-    use_action = Setting(
-        "REP_USE_ACTION",
-        "record",
-        choice("record", "drop"),
-        "`record` the use answers, or `drop` a request robots.txt refuses for a declared use",
-    )
-    use_tokens = Setting(
-        "REP_USE_TOKENS",
-        {},
-        read_use_tokens,
-        "per use, a policy token whose robots.txt group gives the site's rule for that use, "
-        "e.g. `{'train-ai': 'shopbot-training'}`",
-    )
-    browser_guard = Setting(
-        "REP_BROWSER_GUARD",
-        True,
-        switch,
-        "with scrapy-playwright configured: judge every request the browser makes while "
-        "rendering (images, scripts, iframes, fetch/XHR, redirect hops) and abort what "
-        "robots.txt does not allow",
-    )
+    store_choice = Setting("REP_STORE", "auto", read_store)
+    worker_lease = Setting("REP_WORKER_LEASE", 30.0, seconds(low=0.3))
+    page_directives = Setting("REP_PAGE_DIRECTIVES", True, switch)
+    page_noindex_action = Setting("REP_PAGE_NOINDEX_ACTION", "drop", choice("drop", "keep"))
+    rel_nofollow = Setting("REP_REL_NOFOLLOW", False, switch)
+    uses = Setting("REP_USES", [], read_uses)
+    use_action = Setting("REP_USE_ACTION", "record", choice("record", "drop"))
+    use_tokens = Setting("REP_USE_TOKENS", {}, read_use_tokens)
+    browser_guard = Setting("REP_BROWSER_GUARD", True, switch)
 
     # -- identity: components/identity.py, core/identity.py
-    identity_action = Setting(
-        "REP_IDENTITY_ACTION",
-        dict(IDENTITY_ACTIONS),
-        read_identity_action,
-        "what is done with a request leaving for the network (after every downloader "
-        "middleware) whose `User-Agent` does not carry the product token (`token-missing`), "
-        "or sent to an origin that answered 403 or 429 lately with another `User-Agent` or "
-        "proxy than the refused one (`identity-changed`): `drop` it, `warn` (sent; one "
-        "WARNING per origin) or `off`; one for both, or a dict of the ones to change, e.g. "
-        "`{'token-missing': 'drop'}`",
-    )
+    identity_action = Setting("REP_IDENTITY_ACTION", dict(IDENTITY_ACTIONS), read_identity_action)
 
     # -- excluded sites: core/exclusion.py
-    exclude = Setting(
-        "REP_EXCLUDE",
-        None,
-        read_exclude,
-        "sites never requested, robots.txt included: a list of domains, or the path of a "
-        "file of them one a line (`#` comments); each covers its subdomains; dropped with "
-        "`excluded-site`",
-    )
+    exclude = Setting("REP_EXCLUDE", None, read_exclude)
 
     # -- provenance on every item: components/provenance.py
-    item_provenance = Setting(
-        "REP_ITEM_PROVENANCE",
-        None,
-        read_provenance,
-        "item field (e.g. `'_rep'`) every item a callback yields, and every file a media "
-        "pipeline stores, gets: the URL, the REP decision, the policy's version and each "
-        "declared use's answer (see docs/uses.md); an item type without the field is "
-        "logged once as an error and yielded unchanged",
-    )
+    item_provenance = Setting("REP_ITEM_PROVENANCE", None, read_provenance)
 
     # -- monitors: integrations/monitors.py, the spidermon extra
-    spidermon = Setting(
-        "REP_SPIDERMON",
-        None,
-        read_spidermon,
-        "run scrapy-rep's Spidermon monitor suite when the engine stops (needs "
-        "`scrapy-rep[spidermon]`; enables Spidermon): `True` for the default thresholds, or "
-        "a dict of the ones to change: `not_allowed` (0), `held_at_close` (0), "
-        "`blocked_origins` (10), `uses_refused` (50, percent), `items_dropped` (50, percent); "
-        "see docs/report.md",
-    )
+    spidermon = Setting("REP_SPIDERMON", None, read_spidermon)
 
 
 #: the table, in the order of the reference's settings table
 SETTINGS: tuple[Setting[Any], ...] = tuple(
     row for row in vars(RepSettings).values() if isinstance(row, Setting)
 )
-#: name -> (default, meaning), for the add-on's defaults and the settings tables
-DEFAULTS: Mapping[str, tuple[Any, str]] = {row.name: (row.default, row.meaning) for row in SETTINGS}
+#: name -> default, as the add-on installs them
+DEFAULTS: Mapping[str, Any] = {row.name: row.default for row in SETTINGS}
 
 
 #: the local cache's origins: one per this many bytes of ``REP_CACHE_MAX_BYTES``, the least
