@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from scrapy_rep.crawl.stats import STATS
-from scrapy_rep.runtime.audit import RECORDS
+from scrapy_rep.reference.records import RECORDS
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"

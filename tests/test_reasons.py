@@ -1,4 +1,4 @@
-"""Every reason the package gives is in ``REASONS`` (``scrapy_rep/core/decision.py``).
+"""Every reason the package gives is in ``REASONS`` (``scrapy_rep/reference/reasons.py``).
 
 The reference's list of reasons is made from that table, so a reason given
 anywhere else would be missing from the docs. The package is read as the
@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from scrapy_rep.core.decision import REASONS
+from scrapy_rep.reference.reasons import REASONS
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "scrapy_rep"
@@ -259,13 +259,13 @@ def test_every_reason_the_package_gives_is_in_the_reasons_table(package: Scan) -
     assert len(found.literals) >= 15, sorted(found.literals)
     missing = {reason: places for reason, places in found.literals.items() if reason not in REASONS}
     assert not missing, (
-        "reasons given but not in REASONS; add to REASONS in scrapy_rep/core/decision.py:\n"
+        "reasons given but not in REASONS; add to REASONS in scrapy_rep/reference/reasons.py:\n"
         + "\n".join(f"{_add(r)}  # given at {', '.join(p)}" for r, p in sorted(missing.items()))
     )
     for pattern, places in found.patterns.items():
         assert any(re.fullmatch(pattern, reason) for reason in REASONS), (
             f"the reasons made at {', '.join(places)} ({pattern!r}) match none in REASONS; "
-            "add each one it makes to REASONS in scrapy_rep/core/decision.py"
+            "add each one it makes to REASONS in scrapy_rep/reference/reasons.py"
         )
 
 

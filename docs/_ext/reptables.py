@@ -20,8 +20,8 @@ does. Pure: the standard library and scrapy_rep, no Sphinx.
 ``stats``       ``scrapy_rep.crawl.stats.STATS``
 ``signals``     the ``#:`` comments of ``scrapy_rep.signals``
 ``decision``    the ``#:`` comments of ``scrapy_rep.core.decision.DecisionRecord``
-``reasons``     ``scrapy_rep.core.decision.REASONS``
-``audit``       ``scrapy_rep.runtime.audit.RECORDS``
+``reasons``     ``scrapy_rep.reference.reasons.REASONS``
+``audit``       ``scrapy_rep.reference.records.RECORDS``
 ==============  ===============================================================
 """
 
@@ -132,14 +132,14 @@ def _decision() -> Table:
 
 
 def _reasons() -> Table:
-    from scrapy_rep.core.decision import REASONS
+    from scrapy_rep.reference.reasons import REASONS
 
     rows = [(code(reason), who, means) for reason, (who, means) in REASONS.items()]
     return ["reason", "given by", "meaning"], rows
 
 
 def _audit() -> Table:
-    from scrapy_rep.runtime.audit import RECORDS
+    from scrapy_rep.reference.records import RECORDS
 
     rows = [(code(k), one, fields) for k, (one, fields) in RECORDS.items()]
     return ["`type`", "one per", "fields besides `type`, `at`, `crawl`"], rows

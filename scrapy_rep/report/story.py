@@ -34,7 +34,7 @@ HANDED_OVER = {
     "keep": "kept in the JOBDIR for the resumed crawl",
 }
 _HANDED_OVER_RECORDS = {"requeued": HANDED_OVER["requeue"], "kept": HANDED_OVER["keep"]}
-#: every record type this story reads (``runtime/audit.py`` RECORDS, and older logs' ``kept``);
+#: every record type this story reads (``reference/records.py`` RECORDS, and older logs' ``kept``);
 #: any other is counted in :attr:`AuditStory.unknown`
 KNOWN_TYPES = frozenset(
     {

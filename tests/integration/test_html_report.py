@@ -184,7 +184,7 @@ def test_a_log_with_every_record_type_the_package_writes_has_none_unknown(
     tmp_path: Path,
 ) -> None:
     """Every type of ``RECORDS``: a type added there without report support fails here."""
-    from scrapy_rep.runtime.audit import RECORDS
+    from scrapy_rep.reference.records import RECORDS
 
     log = tmp_path / "audit.jsonl"
     log.write_text(
