@@ -45,6 +45,9 @@ MEDIA_USES = "scrapy_rep.components.media.MediaUsesMiddleware"
 PAGE_USES = "scrapy_rep.components.page_uses.PageUsesMiddleware"
 ITEM_PROVENANCE = "scrapy_rep.components.provenance.ItemProvenanceMiddleware"
 HTML_REPORT = parts.HTML_REPORT_PART[1]
+#: the audit log's writer and the policy archive: only with REP_DECISION_LOG or
+#: REP_POLICY_ARCHIVE
+AUDIT_LOG = parts.AUDIT_LOG_PART[1]
 #: held requests handed over at close (JOBDIR, a shared scrapy-redis queue): only then
 HANDOVER = parts.HANDOVER_PART[1]
 #: the application's scope hook on the admission path: only with REP_COLLECTION_POLICY
@@ -128,6 +131,8 @@ class Addon:
             put("EXTENSIONS", COLLECTION, SLOT_PRIORITY)
         if parts.shared_store_wanted(settings):  # Redis, SQLite: pauses shared or kept
             put("EXTENSIONS", SHARED_PAUSES, SLOT_PRIORITY)
+        if parts.audit_log_wanted(settings):  # before the sink is made: it fills it then
+            put("EXTENSIONS", AUDIT_LOG, SLOT_PRIORITY)
         if parts.html_report_wanted(settings):
             put("EXTENSIONS", HTML_REPORT, HTML_REPORT_PRIORITY)
         for row in SETTINGS:

@@ -13,6 +13,7 @@ from scrapy_rep.components.identity import IdentityGuard
 from scrapy_rep.components.page import PageDirectivesMiddleware
 from scrapy_rep.components.page_uses import PageUsesMiddleware
 from scrapy_rep.crawl.parts import (
+    AUDIT_LOG_PART,
     COLLECTION_PART,
     HANDOVER_PART,
     HTML_REPORT_PART,
@@ -91,6 +92,8 @@ def test_a_default_crawl_gets_no_handover_and_by_hand_lacks_it_only_with_a_jobdi
         ({"REP_STORE": "sqlite:///tmp/rep.sqlite"}, SHARED_PAUSES_PART),
         ({"JOBDIR": "crawls/one"}, SHARED_PAUSES_PART),
         ({"REP_REPORT": "report.html", "REP_DECISION_LOG": "audit.jsonl"}, HTML_REPORT_PART),
+        ({"REP_DECISION_LOG": "audit.jsonl"}, AUDIT_LOG_PART),
+        ({"REP_POLICY_ARCHIVE": "bodies"}, AUDIT_LOG_PART),
     ],
 )
 def test_an_optional_part_is_installed_when_its_setting_asks_and_lacked_by_hand(

@@ -3,7 +3,8 @@
 The add-on installs it only when ``REP_REPORT`` names a page, so a crawl without
 one imports nothing of the report. The page is made from the audit log once the
 sink has closed it at ``spider_closed``: this extension writes it at
-``engine_stopped``, which comes after.
+``engine_stopped``, which comes after. The log, and the page's name, are the ones
+``components/audit_log.py`` put in the sink.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from scrapy.exceptions import NotConfigured
 
 from scrapy_rep.crawl.telemetry import Telemetry
 from scrapy_rep.report.html import write_report
+from scrapy_rep.runtime.audit import AuditLog
 from scrapy_rep.runtime.settings import RepSettings, is_enabled
 
 if TYPE_CHECKING:
@@ -40,9 +42,9 @@ class HtmlReport:
     def write(self) -> None:
         """The closed audit log's records as a page; a failure is a warning."""
         sink = Telemetry.running(self.crawler)
-        if sink is None or sink.audit is None or sink.closing.html is None:
+        if sink is None or not isinstance(sink.audit, AuditLog) or sink.report_html is None:
             return  # nothing was recorded: no crawl ran here
-        audit, html = sink.audit, sink.closing.html
+        audit, html = sink.audit, sink.report_html
         try:
             write_report(audit.path, html, start=audit.start, crawl=audit.crawl)
         except OSError as exc:

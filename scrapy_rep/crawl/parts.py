@@ -80,6 +80,15 @@ HTML_REPORT_PART = (
     "the HTML report (the page REP_REPORT names is not written; the log summary still is)",
 )
 
+#: the part a crawl keeping an audit log or a policy archive (:func:`audit_log_wanted`) needs
+#: besides: checked only then (loading it loads the log's writer)
+AUDIT_LOG_PART = (
+    "EXTENSIONS",
+    "scrapy_rep.components.audit_log.AuditLogFiles",
+    "the audit log and the policy archive (REP_DECISION_LOG and REP_POLICY_ARCHIVE are "
+    "never written, nor the HTML report made from the log)",
+)
+
 #: Scrapy's own scheduler, which no other worker shares
 DEFAULT_SCHEDULER = "scrapy.core.scheduler.Scheduler"
 
@@ -102,6 +111,12 @@ def shared_store_wanted(settings: Any) -> bool:
     return store not in ("auto", "memory") or bool(settings.get("JOBDIR"))
 
 
+def audit_log_wanted(settings: Any) -> bool:
+    """Whether ``REP_DECISION_LOG`` or ``REP_POLICY_ARCHIVE`` names a file to write (a bad
+    value is said at start-up, by the crawl)."""
+    return bool(settings.get("REP_DECISION_LOG") or settings.get("REP_POLICY_ARCHIVE"))
+
+
 def html_report_wanted(settings: Any) -> bool:
     """Whether ``REP_REPORT`` names an HTML page (a bad value is said at start-up, by the
     crawl)."""
@@ -121,6 +136,8 @@ def missing(settings: Any) -> list[tuple[str, str, str]]:
         wanted.append(COLLECTION_PART)
     if shared_store_wanted(settings):
         wanted.append(SHARED_PAUSES_PART)
+    if audit_log_wanted(settings):
+        wanted.append(AUDIT_LOG_PART)
     if html_report_wanted(settings):
         wanted.append(HTML_REPORT_PART)
     enabled: dict[str, set[Any]] = {}

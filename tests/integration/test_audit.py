@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
+from typing import Any, ClassVar
 
 import pytest_twisted
 
 from scrapy_rep.core.policy import digest_of
 from scrapy_rep.runtime.settings import TUNE
-from tests.support.audit import audited_crawl, of
+from tests.support.audit import audited_crawl, of, records
+from tests.support.crawl import ListSpider, crawl
 from tests.support.fakesite import FakeSite, Reply
 
 RULES = b"User-agent: *\nDisallow: /private\n"
@@ -132,3 +134,32 @@ async def test_per_origin_counters_at_close(site: FakeSite, tmp_path: Path) -> N
     # the counters agree with the stats
     assert sum(c["downloaded"] for c in counters.values()) == result.stat("rep/downloaded")
     assert found[-1]["type"] == "origin"  # written last, and flushed at close
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_log_and_archive_set_in_the_spiders_custom_settings_are_written(
+    site: FakeSite, tmp_path: Path
+) -> None:
+    """The add-on installs the log's writer from the settings it sees: a spider's own
+    ``custom_settings`` (the project's name neither) still get the log and the archive."""
+    a = site.add("a").robots(Reply(body=RULES))
+    log, archive = tmp_path / "spider.jsonl", tmp_path / "bodies"
+
+    class OwnLogSpider(ListSpider):
+        custom_settings: ClassVar[dict[str, Any]] = {
+            "REP_DECISION_LOG": str(log),
+            "REP_POLICY_ARCHIVE": str(archive),
+        }
+
+    result = await crawl([a.url_for("/ok"), a.url_for("/private/x")], spider=OwnLogSpider)
+    assert result.stat("rep/downloaded") == 1
+    found = records(log)
+    assert sorted(r["url"] for r in of(found, "decision")) == [
+        a.url_for("/ok"),
+        a.url_for("/private/x"),
+    ]
+    assert [r["target_status"] for r in of(found, "response")] == [200]
+    assert [r["origin"] for r in of(found, "origin")] == [a.url]
+    (fetch,) = of(found, "fetch")
+    assert fetch["archive"] == str(archive / f"{digest_of(RULES)}.txt")
+    assert (archive / f"{digest_of(RULES)}.txt").read_bytes() == RULES

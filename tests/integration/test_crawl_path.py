@@ -67,6 +67,10 @@ NOT_ON_THE_CRAWL_PATH = (
     "scrapy_rep.integrations.monitors",
     "scrapy_rep.components.command",
     "scrapy_rep.components.html_report",
+    # the audit log and the policy archive: only with REP_DECISION_LOG or REP_POLICY_ARCHIVE
+    "scrapy_rep.components.audit_log",
+    "scrapy_rep.runtime.audit",
+    "scrapy_rep.crawl.job",
     "scrapy_rep.components.media",
     "scrapy_rep.components.media_provenance",
     "scrapy_rep.components.provenance",

@@ -14,9 +14,13 @@ walls), :mod:`.pages` (page directives, use answers, items dropped), :mod:`.push
 (an origin paused, resumed or refused by its pages) and :mod:`.identity`. The handlers
 import :mod:`.sink`, never this package. Counts wait in a :class:`~.batch.StatsBatch`
 until flushed; at spider close :meth:`Telemetry.closed` flushes them and
-:class:`~.closing.CloseReport` writes the warning for held requests, the summary in the
-log and the per-origin audit records, and closes the log. The HTML page is not written
-here: the ``HtmlReport`` extension makes it from the closed log.
+:func:`.closing.write` writes the warning for held requests, the summary in the
+log and the per-origin audit records, and closes the log. The audit log and the policy
+archive are not opened here: the component the add-on installs for them
+(``components/audit_log.py``) puts them in the sink as it is made (:meth:`Telemetry.when_made`),
+seen through what the sink asks of them (:class:`~.sink.AuditWriter`,
+:class:`~.sink.Archive`); nor is the HTML page written here: the ``HtmlReport``
+extension makes it from the closed log.
 """
 
 from __future__ import annotations
@@ -28,11 +32,9 @@ from typing import Any
 from scrapy import signals
 
 from scrapy_rep.core.events import Event
-from scrapy_rep.crawl import job
-from scrapy_rep.crawl.telemetry import held, identity, origins, pages, pushback
+from scrapy_rep.crawl.telemetry import closing, held, identity, origins, pages, pushback
 from scrapy_rep.crawl.telemetry.batch import FLUSH_EVERY
 from scrapy_rep.crawl.telemetry.sink import Sink
-from scrapy_rep.runtime.audit import AuditLog, PolicyArchive
 from scrapy_rep.runtime.settings import RepSettings
 
 __all__ = ["FLUSH_EVERY", "Telemetry"]
@@ -45,28 +47,31 @@ class Telemetry(Sink):
     @classmethod
     def of(cls, crawler: Any) -> Telemetry:
         """The crawler's one sink, made on first use and shared by every component
-        (the downloader and page middlewares, crawl delay, the browser guard)."""
+        (the downloader and page middlewares, crawl delay, the browser guard); what an
+        optional component fills in (:meth:`when_made`) is filled as it is made."""
         found = _SINKS.get(crawler)
         if found is None:
             config = RepSettings.of(crawler)
-            # the files' placeholders as FEEDS URIs take them (%(name)s, %(time)s, %(_job)s)
-            params = job.params_of(crawler.spider)
-            log, html = config.decision_log, config.report_html
             found = _SINKS[crawler] = cls(
-                crawler.stats,
-                max_origins=config.cache_max_origins,
-                audit=AuditLog(
-                    job.with_params(log, params, "REP_DECISION_LOG"), crawl=job.crawl_id(crawler)
-                )
-                if log
-                else None,
-                archive=PolicyArchive(config.policy_archive) if config.policy_archive else None,
-                report=config.report_enabled,
-                report_html=job.with_params(html, params, "REP_REPORT") if html else None,
+                crawler.stats, max_origins=config.cache_max_origins, report=config.report_enabled
             )
             # batched counts reach Scrapy's stats even in a crawl without the downloader side
             crawler.signals.connect(found.flush, signal=signals.spider_closed)
+            for fill in _FILLS.pop(crawler, ()):
+                fill(found)
         return found
+
+    @classmethod
+    def when_made(cls, crawler: Any, fill: Callable[[Telemetry], None]) -> None:
+        """An optional component fills its slot of the sink with ``fill`` (the audit log's:
+        ``components/audit_log.py``): now if the sink is made, else as soon as it is
+        (an extension is made before the components that make it). The sink never
+        imports such a part: a crawl that does not install it never loads it."""
+        found = _SINKS.get(crawler)
+        if found is not None:
+            fill(found)
+        else:
+            _FILLS.setdefault(crawler, []).append(fill)
 
     @classmethod
     def running(cls, crawler: Any) -> Telemetry | None:
@@ -85,10 +90,10 @@ class Telemetry(Sink):
     # -- the end ------------------------------------------------------------
 
     def closed(self, reason: str, left: int, *, spider: str, token: str) -> None:
-        """At spider close: the last counts to Scrapy's stats, then :class:`CloseReport`."""
+        """At spider close: the last counts to Scrapy's stats, then :func:`.closing.write`."""
         self.flush()
         origins.tdmrep_html_summary(self)
-        self.closing.write(reason, left, spider=spider, token=token)
+        closing.write(self, reason, left, spider=spider, token=token)
 
 
 #: event class -> the sink's handler of it (``Telemetry.emit``), by subject
@@ -102,3 +107,7 @@ _ON: dict[type, Callable[[Telemetry, Any], None]] = {
 
 #: crawler -> its Telemetry (``Telemetry.of``); gone with the crawler
 _SINKS: weakref.WeakKeyDictionary[Any, Telemetry] = weakref.WeakKeyDictionary()
+#: crawler -> what its components fill in once its sink is made (``Telemetry.when_made``)
+_FILLS: weakref.WeakKeyDictionary[Any, list[Callable[[Telemetry], None]]] = (
+    weakref.WeakKeyDictionary()
+)

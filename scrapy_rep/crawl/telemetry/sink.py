@@ -7,16 +7,15 @@ import the package that dispatches to them."""
 from __future__ import annotations
 
 import logging
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Protocol
 
 from scrapy_rep.core.decision import DOWNLOAD, DROP, KEEP, REQUEUE, DecisionRecord
 from scrapy_rep.core.report import CrawlCounts
 from scrapy_rep.core.uses import ANSWERS, REFUSED, USES
 from scrapy_rep.crawl import meta as M
 from scrapy_rep.crawl.telemetry.batch import StatsBatch
-from scrapy_rep.crawl.telemetry.closing import CloseReport
 from scrapy_rep.robotstxt.text import printable
-from scrapy_rep.runtime.audit import AuditLog, PolicyArchive
 
 logger = logging.getLogger(__package__)  # the sink's one logger, whichever part speaks
 
@@ -31,27 +30,45 @@ _USE_KEYS: dict[str, dict[str, str]] = {
 }
 
 
+class AuditWriter(Protocol):
+    """What the sink asks of the audit log (``REP_DECISION_LOG``): the writer itself,
+    ``runtime/audit.py``'s ``AuditLog``, is opened by the component the add-on installs
+    only when a log is asked for (``components/audit_log.py``), never by the crawl."""
+
+    def write(self, kind: str, record: Mapping[str, Any]) -> None:
+        """One record of type ``kind``, with its time and the crawl's id added."""
+
+    def close(self) -> None:
+        """Everything written reaches the file; later writes are ignored."""
+
+
+class Archive(Protocol):
+    """What the sink asks of the policy archive (``REP_POLICY_ARCHIVE``), opened beside
+    the audit log by the same component."""
+
+    def keep(self, digest: str, body: bytes) -> str:
+        """Store ``body`` under ``digest`` once; its path."""
+
+
 class Sink:
     """Stats, counters, audit records of one crawler: the requests' answers."""
 
-    def __init__(
-        self,
-        stats: Any,
-        *,
-        max_origins: int,
-        audit: AuditLog | None = None,
-        archive: PolicyArchive | None = None,
-        report: bool = True,
-        report_html: str | None = None,
-    ) -> None:
+    def __init__(self, stats: Any, *, max_origins: int, report: bool = True) -> None:
         self.batch = StatsBatch(stats)
         #: the batch's own methods, not wrappers: a count is on every path
         self.inc = self.batch.inc
         self.flush = self.batch.flush
         self.counts = CrawlCounts(max_origins)
-        self.audit = audit
-        self.archive = archive
-        self.closing = CloseReport(self.counts, audit, report=report, html=report_html)
+        #: the audit log and the policy archive: None unless the component that opens them
+        #: (installed only when ``REP_DECISION_LOG`` / ``REP_POLICY_ARCHIVE`` is set) put
+        #: them here as the sink was made (``Telemetry.when_made``)
+        self.audit: AuditWriter | None = None
+        self.archive: Archive | None = None
+        #: where ``REP_REPORT``'s HTML page is written from the closed log (named by the
+        #: same component, with the log's placeholders' values), or None
+        self.report_html: str | None = None
+        #: the summary in the log at close (``REP_REPORT``)
+        self.report = report
         #: what is said once a crawl: origins given up, unreadable files
         self.noted: set[str] = set()
         #: origins whose tdmrep.json came as an HTML page (the first few), and how many
