@@ -153,10 +153,7 @@ class IdentityGuard:
         judged = request.meta.get(M.DECISION)
         record = identity_drop(judged, origin, self.token, request.url, reason, detail)
         request.meta[M.DECISION] = record
-        if judged is not None and judged.get("action") == "download":
-            self.telemetry.overruled(origin, record)  # its download was counted: no longer
-        else:
-            self.telemetry.final(origin, record)
+        self.telemetry.stopped(origin, judged, record)  # a download counted: no longer
         return RepIgnoreRequest(record)
 
     # -- what the site answered -------------------------------------------------

@@ -4,7 +4,7 @@ the close report, and the audit log, written together so that the three never di
 :class:`Telemetry` is a crawler's one sink (``Telemetry.of(crawler)``), shared by every
 component. A request's answers come by direct call, on the hot path, to the methods of
 its base :class:`~.sink.Sink`: ``judged``, its ``final`` answer (downloaded, dropped,
-requeued or kept, whoever decided it), ``answered_again``/``overruled``/``stopped``
+requeued or kept, whoever decided it), ``answered_again``/``stopped``
 when a request let through is answered anew or stopped on its way out, a browser's
 ``subrequest`` and a page's ``response`` status. Everything else is an event value
 (:mod:`scrapy_rep.core.events`) given to :meth:`Telemetry.emit`, which hands it to its

@@ -61,7 +61,7 @@ def fetched(sink: Sink, event: Fetched) -> None:
         )
     sink.counts.fetched(origin, policy.status.value)
     # archived with or without the audit log: item provenance links the file too
-    archived = _archive(sink, policy) if sink.archive is not None else None
+    archived = _archive(sink, policy)
     if sink.audit is not None:
         record = {**fetch_record(origin, policy), "archive": archived}
         sink.audit.write("fetch", {**record, "licenses": list(event.licenses)})

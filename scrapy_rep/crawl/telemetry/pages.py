@@ -51,16 +51,7 @@ def noindex_item(sink: Sink, event: NoindexItem) -> None:
         sink.inc("rep/page/noindex/items-kept")
         return
     sink.inc("rep/page/noindex/items-dropped")
-    sink.counts.item_dropped(PAGE_NOINDEX)
-    detail = f"noindex ({event.said})"
-    logger.debug(
-        "scrapy-rep: dropped an item of %(url)s (page-noindex): %(detail)s",
-        {"url": event.url, "detail": detail},
-    )
-    if sink.audit is not None:
-        sink.audit.write(
-            "item_dropped", {"url": event.url, "reason": PAGE_NOINDEX, "detail": detail}
-        )
+    _item_dropped(sink, event.url, PAGE_NOINDEX, f"noindex ({event.said})")
 
 
 def item_dropped(sink: Sink, event: ItemDropped) -> None:
@@ -78,6 +69,12 @@ def item_dropped(sink: Sink, event: ItemDropped) -> None:
             )
         return
     sink.inc(f"rep/page/items-dropped/{reason}")
+    _item_dropped(sink, url, reason, detail)
+
+
+def _item_dropped(sink: Sink, url: str, reason: str, detail: str) -> None:
+    """An item dropped for what its page says (``noindex``, a use refused): counted for the
+    report, said, audited."""
     sink.counts.item_dropped(reason)
     logger.debug(
         "scrapy-rep: dropped an item of %(url)s (%(reason)s): %(detail)s",

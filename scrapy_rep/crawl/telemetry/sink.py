@@ -156,30 +156,25 @@ class Sink:
         if previous is None or previous.get("action") != DOWNLOAD:
             return
         if previous.get("url") == request.url:
-            pending = self.batch.pending
-            pending["rep/downloaded"] = pending.get("rep/downloaded", 0) - 1
-            self.counts.undownloaded(origin)
-
-    def overruled(self, origin: str | None, record: DecisionRecord) -> None:
-        """A request let through (its ``download`` answer recorded) and then stopped as it
-        left for the network (``core/identity.py``): ``record`` (a drop) is its final answer,
-        and it no longer counts as downloaded."""
-        pending = self.batch.pending
-        pending["rep/downloaded"] = pending.get("rep/downloaded", 0) - 1
-        if origin is not None:
-            self.counts.undownloaded(origin)
-        self.final(origin, record)
+            self._undownloaded(origin)
 
     def stopped(
         self, origin: str | None, judged: DecisionRecord | None, record: DecisionRecord
     ) -> None:
         """``record`` (a drop), the final answer of a request stopped after it was let
-        through (``judged``: its decision record, its download counted: no longer, as
-        :meth:`overruled`) or never judged (``dont_obey_robotstxt``)."""
+        through (``judged``: its decision record; its download was counted: no longer),
+        as it left for the network (``core/identity.py``) or at its response (a licence
+        wall), or never judged (``dont_obey_robotstxt``)."""
         if judged is not None and judged.get("action") == DOWNLOAD:
-            self.overruled(origin, record)
-        else:
-            self.final(origin, record)
+            self._undownloaded(origin)
+        self.final(origin, record)
+
+    def _undownloaded(self, origin: str | None) -> None:
+        """A download counted that is not the request's final answer any more."""
+        pending = self.batch.pending
+        pending["rep/downloaded"] = pending.get("rep/downloaded", 0) - 1
+        if origin is not None:
+            self.counts.undownloaded(origin)
 
     def subrequest(
         self,
