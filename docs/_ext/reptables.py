@@ -14,8 +14,8 @@ does. Pure: the standard library and scrapy_rep, no Sphinx.
 
 ==============  ===============================================================
 ``settings``    ``scrapy_rep.runtime.settings.SETTINGS`` and ``reference.settings.MEANINGS``
-``status``      ``scrapy_rep.core.policy.DEFAULT_ACTIONS`` and ``RFC_BEHAVIOUR``
-``page-status`` ``scrapy_rep.core.pushback.DEFAULT_PAGE_ACTIONS`` and ``PAGE_BEHAVIOUR``
+``status``      ``core.policy.DEFAULT_ACTIONS``, ``reference.status.RFC_BEHAVIOUR``
+``page-status`` ``core.pushback.DEFAULT_PAGE_ACTIONS``, ``reference.status.PAGE_BEHAVIOUR``
 ``meta``        the ``#:`` comments of ``scrapy_rep.crawl.meta``
 ``stats``       ``scrapy_rep.crawl.stats.STATS``
 ``signals``     the ``#:`` comments of ``scrapy_rep.signals``
@@ -94,14 +94,16 @@ def _settings() -> Table:
 
 
 def _status() -> Table:
-    from scrapy_rep.core.policy import DEFAULT_ACTIONS, RFC_BEHAVIOUR
+    from scrapy_rep.core.policy import DEFAULT_ACTIONS
+    from scrapy_rep.reference.status import RFC_BEHAVIOUR
 
     rows = [(code(o), RFC_BEHAVIOUR[o], code(a.value)) for o, a in DEFAULT_ACTIONS.items()]
     return ["outcome", "RFC 9309", "scrapy-rep default"], rows
 
 
 def _page_status() -> Table:
-    from scrapy_rep.core.pushback import DEFAULT_PAGE_ACTIONS, PAGE_BEHAVIOUR
+    from scrapy_rep.core.pushback import DEFAULT_PAGE_ACTIONS
+    from scrapy_rep.reference.status import PAGE_BEHAVIOUR
 
     rows = [(code(s), PAGE_BEHAVIOUR[s], code(a)) for s, a in DEFAULT_PAGE_ACTIONS.items()]
     return ["page status", "what happens", "scrapy-rep default"], rows

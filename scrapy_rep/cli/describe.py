@@ -26,10 +26,11 @@ from typing import Any
 from scrapy_rep import __version__
 from scrapy_rep.cli.subcommand import subcommand
 from scrapy_rep.core.directives import DIRECTIVES, USE_DIRECTIVES
-from scrapy_rep.core.policy import RFC_BEHAVIOUR, Action
+from scrapy_rep.core.policy import Action
 from scrapy_rep.core.tdmrep import USE as TDM_USE
 from scrapy_rep.core.use_signals import NOAI_USES
 from scrapy_rep.core.uses import AIPREF_LABELS, SIGNAL_KEYS, USES
+from scrapy_rep.reference.status import RFC_BEHAVIOUR
 from scrapy_rep.runtime.settings import RepSettings, SettingError, is_enabled
 
 EXIT_OK, EXIT_ERROR = 0, 2

@@ -50,21 +50,6 @@ DEFAULT_ACTIONS: Mapping[str, Action] = {
     "excluded-redirect": Action.PAUSE,
 }
 
-#: outcome -> what RFC 9309 says, for the status table and log lines
-RFC_BEHAVIOUR: Mapping[str, str] = {
-    "2xx": "parse and obey (§2.3.1.1)",
-    "4xx": "unavailable: may crawl anything (§2.3.1.3)",
-    "401": "unavailable: may crawl anything (§2.3.1.3)",
-    "403": "unavailable: may crawl anything (§2.3.1.3)",
-    "429": "unavailable: may crawl anything (§2.3.1.3)",
-    "5xx": "unreachable: complete disallow (§2.3.1.4)",
-    "network": "unreachable: complete disallow (§2.3.1.4)",
-    "redirect-limit": "more than 5 redirects: may treat as unavailable (§2.3.1.2)",
-    "3xx": "a redirect with no Location: nothing to follow; unavailable (§2.3.1.3)",
-    "excluded-redirect": "a redirect into a site of REP_EXCLUDE, not followed: the file "
-    "cannot be read, as if unreachable (§2.3.1.4)",
-}
-
 #: outcomes after which a previous good copy may stand in (§2.3.1.4)
 UNREACHABLE_OUTCOMES = frozenset({"5xx", "network", "excluded-redirect"})
 

@@ -96,19 +96,6 @@ DEFAULT_PAGE_ACTIONS: Mapping[str, str] = {
     "402": WALL,
 }
 
-#: row -> what it does, for the documentation's page status table
-PAGE_BEHAVIOUR: Mapping[str, str] = {
-    "429": "`rate-limited`: the origin pauses for `Retry-After` (or the back-off); the "
-    "request is held and sent again after the pause",
-    "503": "`service-unavailable`: as 429",
-    "401": "`blocked` after `REP_BLOCK_AFTER` in a row from an origin that served pages: "
-    "the origin stops for 6 h; a lone one is that URL's answer",
-    "403": "as 401",
-    "402": "a licence or payment wall (so is a 401 with `WWW-Authenticate: License`): the "
-    "request is dropped (`licence-required`), never retried; `REP_BLOCK_AFTER` refusals in "
-    "a row block the origin as 401",
-}
-
 
 def counts_toward_block(origin: str, linked_from: str | None, wall: bool, served: bool) -> bool:
     """Whether a refusal (a ``block`` row's status, or a licence wall when ``wall``) of a

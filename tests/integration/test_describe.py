@@ -7,7 +7,8 @@ import os
 import subprocess
 from pathlib import Path
 
-from scrapy_rep.core.policy import DEFAULT_ACTIONS, RFC_BEHAVIOUR
+from scrapy_rep.core.policy import DEFAULT_ACTIONS
+from scrapy_rep.reference.status import RFC_BEHAVIOUR
 from tests.support import processes
 from tests.support.fakesite import FakeSite, Reply
 from tests.support.scrapy_command import PAGES_SPIDER, ROOT, make_project, scrapy
