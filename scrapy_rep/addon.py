@@ -56,8 +56,6 @@ COLLECTION = parts.COLLECTION_PART[1]
 SHARED_PAUSES = parts.SHARED_PAUSES_PART[1]
 #: any place among the extensions: they only fill the graph's slots as the crawler is made
 SLOT_PRIORITY = 500
-#: a page's pause shared through the store: only with a store beyond memory
-SHARED_PAUSES = parts.SHARED_PAUSES_PART[1]
 #: any place among the extensions: it acts at engine_stopped, after the sink's close
 HTML_REPORT_PRIORITY = 500
 
