@@ -6,13 +6,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from scrapy_rep.cli import diagnose
 from scrapy_rep.core.uses import (
     AIPREF_LABELS,
     USES,
     Declared,
     UseAnswer,
     combine,
-    diagnose,
     parse_content_signal,
     parse_usage_prefs,
     robots_answers,

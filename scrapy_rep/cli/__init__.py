@@ -21,7 +21,16 @@ from scrapy_rep.cli.explain import add_parser as add_explain_parser
 from scrapy_rep.cli.recheck import add_parser as add_recheck_parser
 from scrapy_rep.cli.report import add_parser as add_report_parser
 from scrapy_rep.cli.store import add_parser as add_store_parser
-from scrapy_rep.core.uses import USES, Declared, diagnose, robots_answers, shown, uses_field
+from scrapy_rep.core.uses import (
+    AIPREF_LABELS,
+    USES,
+    Declared,
+    parse_content_signal,
+    parse_usage_prefs,
+    robots_answers,
+    shown,
+    uses_field,
+)
 from scrapy_rep.robotstxt import MAX_BYTES, InvalidProductToken, RobotsTxt, parse
 from scrapy_rep.robotstxt.text import printable
 
@@ -106,6 +115,48 @@ def _lint(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return EXIT_ALLOWED if args.exit_zero or not found else EXIT_PROBLEMS
+
+
+def diagnose(robots: RobotsTxt) -> list[tuple[int, str, str]]:
+    """(line, kind, text) for each Content-Usage / Content-Signal line that says nothing usable."""
+    found: list[tuple[int, str, str]] = []
+    for group in robots.groups:
+        for usage in group.usage:
+            text = printable(str(usage).rpartition(" (line ")[0], keep_tab=False)
+            prefs = parse_usage_prefs(usage.prefs.encode("utf-8", "surrogateescape"))
+            if prefs is None:
+                found.append(
+                    (
+                        usage.line,
+                        "invalid-content-usage",
+                        f"{text} (not an RFC 9651 dictionary: every label unknown)",
+                    )
+                )
+            elif not any(label in prefs for label in AIPREF_LABELS):
+                found.append(
+                    (
+                        usage.line,
+                        "content-usage-states-nothing",
+                        f"{text} (no train-ai=y/n or search=y/n)",
+                    )
+                )
+    signals = [s for group in robots.groups for run in group.runs for s in run.signals]
+    for signal in sorted([*signals, *robots.signals], key=lambda s: s.line):
+        text = printable(f"Content-Signal: {signal.value}", keep_tab=False)
+        prefs = parse_content_signal(signal.value)
+        if prefs is None:
+            found.append(
+                (signal.line, "invalid-content-signal", f"{text} (expected key=yes|no, ...)")
+            )
+        elif not prefs:
+            found.append(
+                (
+                    signal.line,
+                    "content-signal-states-nothing",
+                    f"{text} (no search, ai-input or ai-train =yes/no)",
+                )
+            )
+    return sorted(found)
 
 
 def build_parser() -> argparse.ArgumentParser:

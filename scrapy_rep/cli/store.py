@@ -24,13 +24,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import sys
 from typing import TYPE_CHECKING, Any
 
 from scrapy_rep.cli.subcommand import subcommand
 from scrapy_rep.core.origin import NotAnOrigin, origin_of
-from scrapy_rep.robotstxt.text import printable_json
 from scrapy_rep.runtime.settings import RepSettings, SettingError
 from scrapy_rep.runtime.store.factory import sqlite_path, store_kind
 from scrapy_rep.runtime.tdmrep import tdm_key
@@ -45,6 +45,25 @@ EXIT_OK, EXIT_NOT_STORED, EXIT_ERROR = 0, 1, 2
 
 class _ProjectError(Exception):
     """The Scrapy project's settings could not be read."""
+
+
+def printable_json(value: Any) -> str:
+    """``value`` as JSON whose every non-printable character is a JSON escape.
+
+    ``ensure_ascii=False`` (text reads as written) lets NEL, U+2028, bidi overrides
+    and lone surrogates pass raw; here each is ``\\uXXXX``, still the same JSON.
+    """
+    text = json.dumps(value, indent=2, ensure_ascii=False)
+    # outside strings JSON is printable ASCII, spaces and the indent's newlines
+    return "".join(ch if ch.isprintable() or ch == "\n" else _json_escape(ch) for ch in text)
+
+
+def _json_escape(ch: str) -> str:
+    code = ord(ch)
+    if code <= 0xFFFF:
+        return f"\\u{code:04x}"
+    code -= 0x10000  # a surrogate pair, as JSON writes a character beyond the BMP
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
 
 
 def add_parser(subparsers: Any) -> None:

@@ -32,7 +32,6 @@ __all__ = [
     "Declared",
     "UseAnswer",
     "combine",
-    "diagnose",
     "parse_content_signal",
     "parse_usage_prefs",
     "refusal",
@@ -397,45 +396,3 @@ def _group_name(group: Group) -> str:
     """A group as ``str(group)`` names it, its agents summarised (16,000 agents happen)."""
     agents = summarise(group.agents, ", ") if group.agents else "(empty)"
     return f"user-agent: {agents} (line {group.line})"
-
-
-def diagnose(robots: RobotsTxt) -> list[tuple[int, str, str]]:
-    """(line, kind, text) for each Content-Usage / Content-Signal line that says nothing usable."""
-    found: list[tuple[int, str, str]] = []
-    for group in robots.groups:
-        for usage in group.usage:
-            text = printable(str(usage).rpartition(" (line ")[0], keep_tab=False)
-            prefs = parse_usage_prefs(usage.prefs.encode("utf-8", "surrogateescape"))
-            if prefs is None:
-                found.append(
-                    (
-                        usage.line,
-                        "invalid-content-usage",
-                        f"{text} (not an RFC 9651 dictionary: every label unknown)",
-                    )
-                )
-            elif not any(label in prefs for label in AIPREF_LABELS):
-                found.append(
-                    (
-                        usage.line,
-                        "content-usage-states-nothing",
-                        f"{text} (no train-ai=y/n or search=y/n)",
-                    )
-                )
-    signals = [s for group in robots.groups for run in group.runs for s in run.signals]
-    for signal in sorted([*signals, *robots.signals], key=lambda s: s.line):
-        text = printable(f"Content-Signal: {signal.value}", keep_tab=False)
-        prefs = parse_content_signal(signal.value)
-        if prefs is None:
-            found.append(
-                (signal.line, "invalid-content-signal", f"{text} (expected key=yes|no, ...)")
-            )
-        elif not prefs:
-            found.append(
-                (
-                    signal.line,
-                    "content-signal-states-nothing",
-                    f"{text} (no search, ai-input or ai-train =yes/no)",
-                )
-            )
-    return sorted(found)

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
-from typing import Any
 
 #: The longest audit record and log line, in characters: the longest robots.txt line read
 #: (16,663 octets, Google's cut) quoted twice fits, as a decision quotes its rule twice
@@ -33,25 +31,6 @@ def _escape(ch: str) -> str:
     if "\udc80" <= ch <= "\udcff":  # surrogateescape: the invalid octet it stands for
         return f"\\x{ord(ch) - 0xDC00:02x}"
     return repr(ch)[1:-1]
-
-
-def printable_json(value: Any, indent: int | None = 2) -> str:
-    """``value`` as JSON whose every non-printable character is a JSON escape.
-
-    ``ensure_ascii=False`` (text reads as written) lets NEL, U+2028, bidi overrides
-    and lone surrogates pass raw; here each is ``\\uXXXX``, still the same JSON.
-    """
-    text = json.dumps(value, indent=indent, ensure_ascii=False)
-    # outside strings JSON is printable ASCII, spaces and the indent's newlines
-    return "".join(ch if ch.isprintable() or ch == "\n" else _json_escape(ch) for ch in text)
-
-
-def _json_escape(ch: str) -> str:
-    code = ord(ch)
-    if code <= 0xFFFF:
-        return f"\\u{code:04x}"
-    code -= 0x10000  # a surrogate pair, as JSON writes a character beyond the BMP
-    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
 
 
 def clip(text: str, limit: int = ITEM_TEXT) -> str:
