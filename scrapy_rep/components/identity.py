@@ -46,6 +46,7 @@ logger = logging.getLogger(__name__)
 #: after every downloader middleware Scrapy ships (the highest is 900) or a project is
 #: likely to set: the last ``process_request``, the first ``process_response``
 IDENTITY_PRIORITY = 1_000_000
+_THE_SETTING = "it is the USER_AGENT setting: put the token in it (or set REP_PRODUCT_TOKEN)"
 
 
 class IdentityGuard:
@@ -62,14 +63,13 @@ class IdentityGuard:
         if self.token_action == "off" and self.change_action == "off":
             raise NotConfigured("REP_IDENTITY_ACTION off")
         self.crawler = crawler
-        self.service = service
         self.token = service.token
         self.clock = service.clock
         self.telemetry = service.telemetry
         self.refused = RefusedIdentities(REFUSAL_MEMORY, MAX_ORIGINS)
         self.warned = Once(MAX_ORIGINS)
         self.user_agent = str(crawler.settings.get("USER_AGENT") or "")
-        self.order = _order(crawler)
+        self.set_by = _set_by(crawler)  # who else may have set a User-Agent, in words
         self._last_raw: tuple[Any, ...] = ()
         self._last: tuple[Identity, bool] = (Identity(""), False)
         crawler.signals.connect(self._resumed, signal=rep_signals.origin_resumed)
@@ -87,9 +87,10 @@ class IdentityGuard:
             return
         identity, carries = self._seen(request)
         if not carries and self.token_action != "off":
+            agent = identity.user_agent
+            who = _THE_SETTING if agent and agent == self.user_agent else self.set_by
             detail = (
-                f"its User-Agent {identity.user_agent!r} does not carry the product token "
-                f"{self.token!r}; {self._who_set(identity.user_agent)}"
+                f"its User-Agent {agent!r} does not carry the product token {self.token!r}; {who}"
             )
             drop = self._mismatch(origin, request, TOKEN_MISSING, self.token_action, detail)
             if drop is not None:
@@ -127,7 +128,12 @@ class IdentityGuard:
             dict.get(headers, b"Proxy-Authorization"),
         )
         if raw != self._last_raw:
-            identity = _identity(request)
+            agent, proxy, auth = raw
+            identity = Identity.of(
+                agent[-1].decode("latin-1") if agent else "",  # the last value is the one sent
+                proxy,
+                auth[-1].decode("latin-1") if auth else None,
+            )
             self._last_raw = raw
             self._last = identity, carries_token(identity.user_agent, self.token)
         return self._last
@@ -168,7 +174,7 @@ class IdentityGuard:
         if origin is None:
             return
         now = self.clock()
-        self.refused.refused(origin, _identity(request), response.status, request.url, now)
+        self.refused.refused(origin, self._seen(request)[0], response.status, request.url, now)
         if self.change_action != "drop":
             return
         taken = compat.take_queued(
@@ -186,19 +192,6 @@ class IdentityGuard:
     def _resumed(self, origin: str, **_: Any) -> None:
         """A paused origin resumed: it may be asked afresh, under any identity."""
         self.refused.ended(origin)
-
-    # -- saying who set the User-Agent ------------------------------------------
-
-    def _who_set(self, user_agent: str) -> str:
-        if user_agent and user_agent == self.user_agent:
-            return "it is the USER_AGENT setting: put the token in it (or set REP_PRODUCT_TOKEN)"
-        after = [f"{name} ({priority})" for name, priority in self.order]
-        if not after:
-            return "set by the spider or a middleware ordered before scrapy-rep"
-        return (
-            "not the USER_AGENT setting: set by the spider, or by a downloader middleware "
-            f"ordered after scrapy-rep: {', '.join(after)}"
-        )
 
 
 def _governed_origin(request: Request) -> str | None:
@@ -221,32 +214,14 @@ def _origin(request: Request) -> str | None:
         return None
 
 
-def _identity(request: Request) -> Identity:
-    headers = request.headers
-    agent = headers.get(b"User-Agent")
-    auth = headers.get(b"Proxy-Authorization")
-    return Identity.of(
-        agent.decode("latin-1") if agent else "",
-        request.meta.get("proxy"),
-        auth.decode("latin-1") if auth else None,
-    )
-
-
-def _order(crawler: Crawler) -> list[tuple[str, int]]:
-    """The downloader middlewares between scrapy-rep's and the guard that are not
-    Scrapy's own, by priority: those that may set a User-Agent or proxy after scrapy-rep.
+def _set_by(crawler: Crawler) -> str:
+    """Who set a User-Agent that is not the setting: the downloader middlewares between
+    scrapy-rep's and the guard that are not Scrapy's own, by priority, may have.
     Warns once of any ordered at or after the guard (it would see requests after us)."""
     found = compat.component_priority_dict(crawler.settings, "DOWNLOADER_MIDDLEWARES")
-    rows: list[tuple[str, int, Any]] = []
-    for component, priority in found.items():
-        if priority is None:
-            continue
-        try:
-            cls = load_object(component) if isinstance(component, str) else component
-        except (ImportError, NameError, ValueError):
-            continue
-        name = f"{cls.__module__}.{cls.__qualname__}"
-        rows.append((name, int(priority), cls))
+    # each one loads: Scrapy built them all before the guard, last (or it fails anyway)
+    classes = [(load_object(c), int(p)) for c, p in found.items() if p is not None]
+    rows = [(f"{c.__module__}.{c.__qualname__}", p, c) for c, p in classes]
     ours = next((p for _, p, c in rows if c is RobotsMiddleware), 0)
     mine = next((p for _, p, c in rows if c is IdentityGuard), IDENTITY_PRIORITY)
     later = [n for n, p, c in rows if p >= mine and c is not IdentityGuard]
@@ -256,8 +231,14 @@ def _order(crawler: Crawler) -> list[tuple[str, int]]:
             "IdentityGuard (%(mine)s): what they change in a request is not checked",
             {"later": ", ".join(later), "mine": mine},
         )
-    return [
-        (n, p)
+    between = [
+        f"{n} ({p})"
         for n, p, c in sorted(rows, key=lambda row: row[1])
         if ours < p < mine and not n.startswith(("scrapy.", "scrapy_rep."))
     ]
+    if not between:
+        return "set by the spider or a middleware ordered before scrapy-rep"
+    return (
+        "not the USER_AGENT setting: set by the spider, or by a downloader middleware "
+        f"ordered after scrapy-rep: {', '.join(between)}"
+    )

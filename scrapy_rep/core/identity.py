@@ -13,6 +13,7 @@ import hashlib
 import re
 from collections import OrderedDict
 from dataclasses import dataclass
+from functools import lru_cache
 from urllib.parse import unquote, urlsplit
 
 #: the statuses that fix an origin's identity: the site refused the crawler as it was
@@ -40,17 +41,12 @@ def carries_token(user_agent: str, token: str) -> bool:
     """
     if not token or not user_agent:
         return False
-    pattern = _PATTERNS.get(token)
-    if pattern is None:
-        if len(_PATTERNS) > 64:  # a crawl has one token; tests make many
-            _PATTERNS.clear()
-        pattern = _PATTERNS[token] = re.compile(
-            rf"(?<![{_NAME_CHARS}]){re.escape(token)}(?![{_NAME_CHARS}])", re.IGNORECASE
-        )
-    return pattern.search(user_agent) is not None
+    return _pattern(token).search(user_agent) is not None
 
 
-_PATTERNS: dict[str, re.Pattern[str]] = {}
+@lru_cache(maxsize=64)  # a crawl has one token; tests make many
+def _pattern(token: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<![{_NAME_CHARS}]){re.escape(token)}(?![{_NAME_CHARS}])", re.I)
 
 
 def _credentials(header: str) -> bytes:
@@ -130,7 +126,6 @@ class Refusal:
     identity: Identity
     status: int
     url: str
-    at: float
     until: float
 
 
@@ -166,20 +161,18 @@ class RefusedIdentities:
         url: str,
         now: float,
         until: float | None = None,
-    ) -> Refusal:
+    ) -> None:
         """Note that ``origin`` answered ``status`` to a request sent as ``identity``."""
         end = now + self.keep if until is None else min(max(until, now), now + self.keep)
         entry = self._live(origin, now)
         if entry is None:
-            entry = Refusal(self._share(identity), status, url, now, end)
-            self._by_origin[origin] = entry
+            self._by_origin[origin] = Refusal(self._share(identity), status, url, end)
             if len(self._by_origin) > self.max_origins:
                 self._by_origin.popitem(last=False)
                 self.evicted += 1
         else:
             entry.until = max(entry.until, end)
             self._by_origin.move_to_end(origin)
-        return entry
 
     def changed(self, origin: str, identity: Identity, now: float) -> Refusal | None:
         """The refusal ``identity`` departs from, if ``origin`` refused another one lately."""
