@@ -153,44 +153,28 @@ class PageDirectivesMiddleware:
         html = isinstance(response, HtmlResponse)
         if html and M.BROWSER_INITIAL_METAS in response.meta:  # a render: its first HTML too
             metas = _with_initial(response, metas, self.token)
-        headers = response.headers.getlist(b"X-Robots-Tag")
-        robots_tag = response.headers.getlist(b"Robots-Tag")  # draft-illyes-repext
-        if headers or robots_tag or html:
-            directives = page_directives(
-                self.token,
-                self.clock(),
-                headers=headers,
-                robots_tag=robots_tag,
-                body=response.body if html and metas is None else None,
-                metas=metas,
-            )
-        else:
-            directives = NO_DIRECTIVES
+        directives = page_directives(
+            self.token,
+            self.clock(),
+            headers=response.headers.getlist(b"X-Robots-Tag"),
+            robots_tag=response.headers.getlist(b"Robots-Tag"),  # draft-illyes-repext
+            body=response.body if html and metas is None else None,
+            metas=metas,
+        )
         rel = self.rel_nofollow and html
         if directives is NO_DIRECTIVES:
             return _Page(directives, rel) if rel else None
         if not html and _is_sitemap(response):
             return None
         self._note(response, directives)
-        if directives.nofollow or directives.noindex or rel:
-            return _Page(directives, rel)
-        return _Page(directives, False)  # noarchive, nosnippet: shown to the callback only
+        return _Page(directives, rel)  # noarchive, nosnippet alone: shown to the callback only
 
     def _note(self, response: Response, directives: PageDirectives) -> None:
-        said = [
-            f"{name} ({directives.source(name)})"
-            for name in ("noindex", "nofollow")
-            if getattr(directives, name)
-        ]
-        event = PageSaid(
-            response.url,
-            self.token,
-            directives.noindex,
-            directives.nofollow,
-            said,
-            directives.invalid_dates,
+        d = directives
+        said = [f"{n} ({d.source(n)})" for n in ("noindex", "nofollow") if getattr(d, n)]
+        self.telemetry.emit(
+            PageSaid(response.url, self.token, d.noindex, d.nofollow, said, d.invalid_dates)
         )
-        self.telemetry.emit(event)
 
     # -- filtering its output -------------------------------------------------------------------
 
@@ -201,7 +185,8 @@ class PageDirectivesMiddleware:
                 return True
             if directives.nofollow:
                 said = directives.source("nofollow")
-                self._drop(output, response, "page-nofollow", said, f"nofollow ({said})")
+                why = f"the page {response.url} says nofollow ({said})"
+                self._drop(output, "page-nofollow", said, why)
                 return False
             if page.rel and isinstance(response, HtmlResponse):
                 if page.nofollow_only is None:
@@ -209,7 +194,8 @@ class PageDirectivesMiddleware:
                         response.selector.root, get_base_url(response), response.encoding
                     )
                 if link_key(output.url) in page.nofollow_only:
-                    self._drop(output, response, "link-nofollow", _REL_SAID, "only rel=nofollow")
+                    why = f"the page {response.url} links to it only with rel=nofollow"
+                    self._drop(output, "link-nofollow", _REL_SAID, why)
                     return False
             return True
         if page.keep_items:  # dont_obey_robotstxt: what the page says drops none of its items
@@ -227,11 +213,8 @@ class PageDirectivesMiddleware:
     def _drop_item(self, response: Response, refused: UseAnswer) -> None:
         """An item of a response that refuses a declared use (the subclass drops them)."""
 
-    def _drop(self, request: Request, response: Response, reason: str, said: str, why: str) -> None:
+    def _drop(self, request: Request, reason: str, said: str, detail: str) -> None:
         origin = origin_or_none(request.url)
-        detail = f"the page {response.url} says {why}"
-        if reason == "link-nofollow":
-            detail = f"the page {response.url} links to it only with rel=nofollow"
         record = page_drop(origin or "", self.token, request.url, reason, said, detail)
         self.telemetry.final(origin, record)  # stats, the close report, the audit log
 

@@ -181,9 +181,9 @@ def page_directives(
     """The directives for ``token`` in ``X-Robots-Tag`` and ``Robots-Tag`` field lines and
     an HTML ``body``'s head (or its ``metas``, already read by :func:`head_metas`)."""
     found = _Collector(now)
-    for value in field_lines(_latin1(headers)):
-        text = value
-        for prefix, name, argument in directive_list(text, token):
+    lines = (v.decode("latin-1") if isinstance(v, bytes) else v for v in headers)
+    for value in field_lines(lines):
+        for prefix, name, argument in directive_list(value, token):
             where = f"X-Robots-Tag ({prefix}:)" if prefix else "X-Robots-Tag"
             found.add(name, argument, where)
     for label, name, argument in robots_tag_list(robots_tag, token):
@@ -273,10 +273,6 @@ def robots_tag_list(
                 yield item, key, "" if param is True else str(param)
 
 
-def _latin1(values: Iterable[str | bytes]) -> Iterator[str]:
-    return (v.decode("latin-1") if isinstance(v, bytes) else v for v in values)
-
-
 def _comma(value: str, pos: int) -> int:
     found = value.find(",", pos)
     return len(value) if found < 0 else found
@@ -342,13 +338,9 @@ def head_of(body: bytes, limit: int = HEAD_LIMIT) -> bytes:
     return window[: end.start()] if end else window
 
 
-def _names(token: str) -> tuple[bytes, ...]:
-    return (b"robots", token.lower().encode("ascii", "ignore") or b"robots")
-
-
 def meta_robots(body: bytes, token: str) -> list[tuple[str, str]]:
     """(name, content) of the ``<meta>`` tags named ``robots`` or ``token`` in the head."""
-    return head_metas(body, _names(token))
+    return head_metas(body, (b"robots", token.lower().encode("ascii", "ignore") or b"robots"))
 
 
 def head_metas(body: bytes, names: tuple[bytes, ...]) -> list[tuple[str, str]]:
