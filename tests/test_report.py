@@ -72,3 +72,22 @@ def test_report_counts_browser_subrequests_per_origin() -> None:
     assert "browser sub-requests: 3: 1 allowed, 2 aborted" in text
     assert "disallow-rule 1, origin-paused 1" in text
     assert "browser sub-requests" not in "\n".join(report_lines(CrawlCounts()))
+
+
+def test_report_says_pages_pauses_of_origins_folded_away() -> None:
+    counts = CrawlCounts(max_origins=1)
+    counts.page_paused("http://a", "rate-limited")
+    counts.downloaded("http://b")  # folds http://a away: its pause stays in the totals only
+    lines = report_lines(counts)
+    assert lines[-1] == "  pauses for what pages said: rate-limited 1"
+
+
+def test_report_tables_show_hosts_printable() -> None:
+    counts = CrawlCounts()
+    host = "http://a\x1b[2J.example:80"  # a redirect's host can carry ESC
+    counts.subrequest(host, None)
+    counts.use_refused(host, "train-ai")
+    counts.page_paused(host, "rate-limited")
+    lines = report_lines(counts)
+    assert not any("\x1b" in line for line in lines)
+    assert sum("a\\x1b[2J.example" in line for line in lines) == 4  # the origins' table too

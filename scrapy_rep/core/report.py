@@ -7,7 +7,9 @@ the totals stay exact, so a crawl of millions of origins keeps a small report.
 from __future__ import annotations
 
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from operator import attrgetter
 from typing import Any
 
 from scrapy_rep.robotstxt.text import printable
@@ -50,22 +52,7 @@ class OriginCounts:
         return self.downloaded + self.dropped_total
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "downloaded": self.downloaded,
-            "dropped": dict(self.dropped),
-            "parked": self.parked,
-            "released": self.released,
-            "fetches": self.fetches,
-            "reused": self.reused,
-            "status": self.status,
-            "crawl_delay": self.crawl_delay,
-            "browser_allowed": self.browser_allowed,
-            "browser_aborted": dict(self.browser_aborted),
-            "uses_refused": dict(self.uses_refused),
-            "page_pauses": dict(self.page_pauses),
-            "walls": self.walls,
-            "wall": self.wall,
-        }
+        return asdict(self)
 
 
 class CrawlCounts:
@@ -110,9 +97,18 @@ class CrawlCounts:
             self.origins.move_to_end(origin)
         return counts
 
+    def _add(self, origin: str | None, name: str, key: str | None = None) -> None:
+        """One more ``name`` (of ``key``, in a count by key) at ``origin`` (None: only in the
+        totals) and in the totals."""
+        for counts in (self.total,) if origin is None else (self.of(origin), self.total):
+            if key is None:
+                setattr(counts, name, getattr(counts, name) + 1)
+            else:
+                tally = getattr(counts, name)
+                tally[key] = tally.get(key, 0) + 1
+
     def downloaded(self, origin: str) -> None:
-        self.of(origin).downloaded += 1
-        self.total.downloaded += 1
+        self._add(origin, "downloaded")
 
     def undownloaded(self, origin: str) -> None:
         """A download counted, then overruled (a drop counts instead)."""
@@ -120,57 +116,42 @@ class CrawlCounts:
             counts.downloaded = max(0, counts.downloaded - 1)
 
     def dropped(self, origin: str | None, reason: str) -> None:
-        for counts in (self.of(origin) if origin else None, self.total):
-            if counts is not None:
-                counts.dropped[reason] = counts.dropped.get(reason, 0) + 1
+        self._add(origin or None, "dropped", reason)
 
     def parked(self, origin: str) -> None:
-        self.of(origin).parked += 1
-        self.total.parked += 1
+        self._add(origin, "parked")
 
     def released(self, origin: str) -> None:
-        self.of(origin).released += 1
-        self.total.released += 1
+        self._add(origin, "released")
 
     def fetched(self, origin: str, status: str) -> None:
-        counts = self.of(origin)
-        counts.fetches += 1
-        counts.status = status
-        self.total.fetches += 1
+        self._add(origin, "fetches")
+        self.of(origin).status = status
 
     def reused(self, origin: str, status: str) -> None:
         """A policy adopted without a fetch here (another crawler's, or the shared store's)."""
-        counts = self.of(origin)
-        counts.reused += 1
-        counts.status = status
-        self.total.reused += 1
+        self._add(origin, "reused")
+        self.of(origin).status = status
 
     def subrequest(self, origin: str | None, aborted: str | None) -> None:
         """A browser sub-request allowed (``aborted`` None) or aborted for a reason."""
-        for counts in (self.of(origin) if origin else None, self.total):
-            if counts is None:
-                continue
-            if aborted is None:
-                counts.browser_allowed += 1
-            else:
-                counts.browser_aborted[aborted] = counts.browser_aborted.get(aborted, 0) + 1
+        if aborted is None:
+            self._add(origin or None, "browser_allowed")
+        else:
+            self._add(origin or None, "browser_aborted", aborted)
 
     def use_refused(self, origin: str, use: str) -> None:
         """A judged request robots.txt refuses for ``use`` (downloaded or not)."""
-        for counts in (self.of(origin), self.total):
-            counts.uses_refused[use] = counts.uses_refused.get(use, 0) + 1
+        self._add(origin, "uses_refused", use)
 
     def page_paused(self, origin: str, cause: str) -> None:
         """An origin paused for what a page said (``cause``: rate-limited, ...)."""
-        for counts in (self.of(origin), self.total):
-            counts.page_pauses[cause] = counts.page_pauses.get(cause, 0) + 1
+        self._add(origin, "page_pauses", cause)
 
     def wall(self, origin: str, said: str) -> None:
         """A licence or payment wall met at ``origin`` (``said``: what it asked)."""
-        self.total.walls += 1
-        counts = self.of(origin)
-        counts.walls += 1
-        counts.wall = said
+        self._add(origin, "walls")
+        self.of(origin).wall = said
 
     def crawl_delay(self, origin: str, delay: float | None) -> None:
         self.of(origin).crawl_delay = delay
@@ -228,107 +209,93 @@ def report_lines(counts: CrawlCounts, top: int = TOP, who: str = "") -> list[str
             f"({counts.delay_waited_s:.1f} s in all), {counts.requeued_from_dead} held requests "
             "of dead workers requeued"
         )
-    ranked = [
-        (printable(origin), c)  # a redirect's host can carry ESC, BEL, RLO, ...
-        for origin, c in sorted(counts.origins.items(), key=lambda item: -item[1].requests)[
-            : max(0, top)
-        ]
-    ]
-    if not ranked:
-        return lines + _sections(counts, top)
-    width = max(len("origin"), *(len(origin) for origin, _ in ranked))
-    lines.append(
-        f"  {'origin':<{width}}  {'status':<11} {'fetch':>5} {'down':>5} {'drop':>5} "
-        f"{'park':>5} {'rel':>5} {'delay':>5}  dropped by reason"
+    ranked = _top(counts, top, lambda c: c.requests, every=True)
+    lines += _table(
+        "origin",
+        f"{'status':<11} {'fetch':>5} {'down':>5} {'drop':>5} {'park':>5} {'rel':>5} "
+        f"{'delay':>5}  dropped by reason",
+        [
+            (
+                origin,
+                f"{c.status:<11} {c.fetches:>5} {c.downloaded:>5} {c.dropped_total:>5} "
+                f"{c.parked:>5} {c.released:>5} {f'{c.crawl_delay:g}' if c.crawl_delay else '-':>5}"
+                f"  {_reasons(c.dropped)}",
+            )
+            for origin, c in ranked
+        ],
     )
-    for origin, c in ranked:
-        delay = f"{c.crawl_delay:g}" if c.crawl_delay else "-"
-        lines.append(
-            f"  {origin:<{width}}  {c.status:<11} {c.fetches:>5} {c.downloaded:>5} "
-            f"{c.dropped_total:>5} {c.parked:>5} {c.released:>5} {delay:>5}  {_reasons(c.dropped)}"
-        )
     hidden = counts.seen - len(ranked)
-    if hidden > 0:
+    if ranked and hidden > 0:
         lines.append(f"  ... and {hidden} more origins (in the totals above)")
     return lines + _sections(counts, top)
 
 
-def _page_lines(counts: CrawlCounts, top: int) -> list[str]:
-    """Per origin, its pauses for what its pages said (429, 503, 403s); none if none."""
-    if not counts.total.page_pauses:
-        return []
-    lines = [f"  pauses for what pages said: {_reasons(counts.total.page_pauses)}"]
-    ranked = sorted(
-        ((origin, c.page_pauses) for origin, c in counts.origins.items() if c.page_pauses),
-        key=lambda item: -sum(item[1].values()),
-    )[: max(0, top)]
-    width = max(len("pauses: origin"), *(len(origin) for origin, _ in ranked))
-    lines.append(f"  {'pauses: origin':<{width}}  paused for")
-    for origin, pauses in ranked:
-        lines.append(f"  {origin:<{width}}  {_reasons(pauses)}")
-    return lines
-
-
-def _walls(counts: CrawlCounts, top: int) -> list[str]:
-    """The origins behind licence or payment walls, most walls first; none if none."""
-    if not counts.total.walls:
-        return []
-    ranked = sorted(
-        ((printable(origin), c) for origin, c in counts.origins.items() if c.walls),
-        key=lambda item: -item[1].walls,
-    )[: max(0, top)]
-    lines = [f"  licence and payment walls: {counts.total.walls} responses"]
-    if ranked:
-        width = max(len("walls: origin"), *(len(origin) for origin, _ in ranked))
-        lines.append(f"  {'walls: origin':<{width}}  {'walls':>5}  the last asked")
-        lines.extend(f"  {o:<{width}}  {c.walls:>5}  {printable(c.wall)}" for o, c in ranked)
-    return lines
-
-
-def _use_lines(counts: CrawlCounts, top: int) -> list[str]:
-    """Per origin, the uses its robots.txt refused and for how many requests; none if none."""
-    if not counts.total.uses_refused:
-        return []
-    lines = [f"  uses refused by robots.txt: {_reasons(counts.total.uses_refused)} (requests)"]
-    ranked = sorted(
-        ((origin, c.uses_refused) for origin, c in counts.origins.items() if c.uses_refused),
-        key=lambda item: -sum(item[1].values()),
-    )[: max(0, top)]
-    if not ranked:
-        return lines
-    width = max(len("uses: origin"), *(len(origin) for origin, _ in ranked))
-    lines.append(f"  {'uses: origin':<{width}}  refused for")
-    for origin, refused in ranked:
-        lines.append(f"  {origin:<{width}}  {_reasons(refused)}")
-    return lines
-
-
 def _sections(counts: CrawlCounts, top: int) -> list[str]:
-    """The sections below the origins' table: renders, uses, pages, walls."""
-    return (
-        _browser_lines(counts, top)
-        + _use_lines(counts, top)
-        + _page_lines(counts, top)
-        + _walls(counts, top)
+    """The sections below the origins' table: renders, uses, pages, walls; each only if
+    it counted something."""
+    lines = _table(
+        "browser: origin",
+        f"{'allow':>5} {'abort':>5}  aborted by reason",
+        [
+            (
+                o,
+                f"{c.browser_allowed:>5} {sum(c.browser_aborted.values()):>5}  "
+                f"{_reasons(c.browser_aborted)}",
+            )
+            for o, c in _top(
+                counts, top, lambda c: c.browser_allowed + sum(c.browser_aborted.values())
+            )
+        ],
     )
-
-
-def _browser_lines(counts: CrawlCounts, top: int) -> list[str]:
-    """Browser sub-requests per origin, the ``top`` origins by count; none without a browser."""
-    ranked = sorted(
-        (
-            (origin, c.browser_allowed, c.browser_aborted)
-            for origin, c in counts.origins.items()
-            if c.browser_allowed or c.browser_aborted
-        ),
-        key=lambda item: -(item[1] + sum(item[2].values())),
-    )[: max(0, top)]
-    if not ranked:
-        return []
-    width = max(len("browser: origin"), *(len(origin) for origin, _, _ in ranked))
-    lines = [f"  {'browser: origin':<{width}}  {'allow':>5} {'abort':>5}  aborted by reason"]
-    for origin, allowed, aborted in ranked:
-        lines.append(
-            f"  {origin:<{width}}  {allowed:>5} {sum(aborted.values()):>5}  {_reasons(aborted)}"
+    lines += _by_key(
+        counts, top, "uses_refused", "uses refused by robots.txt: {} (requests)", "uses", "refused"
+    )
+    lines += _by_key(
+        counts, top, "page_pauses", "pauses for what pages said: {}", "pauses", "paused"
+    )
+    if counts.total.walls:
+        lines.append(f"  licence and payment walls: {counts.total.walls} responses")
+        lines += _table(
+            "walls: origin",
+            f"{'walls':>5}  the last asked",
+            [
+                (o, f"{c.walls:>5}  {printable(c.wall)}")
+                for o, c in _top(counts, top, lambda c: c.walls)
+            ],
         )
     return lines
+
+
+def _by_key(counts: CrawlCounts, top: int, name: str, said: str, table: str, why: str) -> list[str]:
+    """A count by key (``uses_refused``, ``page_pauses``): its totals, then its ``top``
+    origins; none if it counted nothing."""
+    tally: Callable[[OriginCounts], dict[str, int]] = attrgetter(name)
+    if not tally(counts.total):
+        return []
+    ranked = _top(counts, top, lambda c: sum(tally(c).values()))
+    rows = [(o, _reasons(tally(c))) for o, c in ranked]
+    return [
+        "  " + said.format(_reasons(tally(counts.total))),
+        *_table(f"{table}: origin", f"{why} for", rows),
+    ]
+
+
+def _top(
+    counts: CrawlCounts, top: int, weight: Callable[[OriginCounts], int], every: bool = False
+) -> list[tuple[str, OriginCounts]]:
+    """The ``top`` origins by ``weight``, heaviest first (``every``: those weighing 0 too),
+    shown printable (a redirect's host can carry ESC, BEL, RLO, ...)."""
+    ranked = sorted(
+        ((origin, c) for origin, c in counts.origins.items() if every or weight(c)),
+        key=lambda item: -weight(item[1]),
+    )
+    return [(printable(origin), c) for origin, c in ranked[: max(0, top)]]
+
+
+def _table(name: str, head: str, rows: list[tuple[str, str]]) -> list[str]:
+    """A table of origins: its header (``name`` over the origins), then a line a row;
+    none without rows."""
+    if not rows:
+        return []
+    width = max(len(name), *(len(origin) for origin, _ in rows))
+    return [f"  {origin:<{width}}  {columns}" for origin, columns in [(name, head), *rows]]
