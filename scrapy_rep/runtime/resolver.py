@@ -13,7 +13,7 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, fields
 from functools import partial
-from typing import Any, ClassVar, Protocol, TypeAlias
+from typing import Any, ClassVar, Protocol, TypeAlias, TypeVar
 
 from scrapy_rep.core.origin import robots_url
 from scrapy_rep.core.policy import (
@@ -39,6 +39,8 @@ logger = logging.getLogger(__name__)
 Fetch = Callable[[str, Conditional | None], Awaitable[FetchResult]]
 #: the time now, in seconds (the crawl clock's ``now``)
 Now = Callable[[], float]
+T = TypeVar("T")
+F = TypeVar("F")
 
 
 @dataclass(frozen=True)
@@ -252,30 +254,25 @@ class Resolver:
         try:
             return next_policy(previous, result, self.clock(), self.config)
         except Exception:  # the status table itself failed: hold the origin for a while
-            now = self.clock()
-            reason = f"{self.file.name} {name}: paused for {self.config.pause_initial:g}s"
+            now, wait = self.clock(), self.config.pause_initial
+            reason = f"{self.file.name} {name}: paused for {wait:g}s"
             return Policy(
-                Status.PAUSED,
-                "network",
-                None,
-                now,
-                now + self.config.pause_initial,
-                url,
-                url,
-                reason,
-                failures=1,
+                Status.PAUSED, "network", None, now, now + wait, url, url, reason, failures=1
             )
 
     async def _refresh_from(self, origin: str, previous: Policy | None, fetch: Fetch) -> Policy:
-        if self.shared is None:
+        shared, ttl = self.shared, self.lock_ttl
+        if shared is None:
             return self._adopt(origin, previous, await self._fetch(origin, previous, fetch), fetch)
         deadline = self.clock() + self.fetch_budget * 2
         pause = self.poll_interval / 8  # most fetches are short: look again soon, then less often
         while True:
-            stored = await self._load(origin)
+            stored = await self._ask("load", None, shared.load, origin)
             if stored is not None and stored.fresh(self.clock()):
                 return self._adopt(origin, previous, stored, None)
-            token = await self._acquire(origin)
+            # None: another worker holds the lock; UNSHARED: the store failed, so this
+            # worker fetches on its own rather than wait on it
+            token = await self._ask("lock", UNSHARED, lambda key: shared.acquire(key, ttl), origin)
             if token is not None or self.clock() >= deadline:
                 break
             await sleep(self.timers, pause)
@@ -283,33 +280,33 @@ class Resolver:
         held = token if isinstance(token, str) else None  # a lock the store gave: keep it
         lease = asyncio.ensure_future(self._keep_lease(origin, held)) if held else None
         try:
-            stored = await self._load(origin)  # another worker may have just finished
+            # another worker may have just finished
+            stored = await self._ask("load", None, shared.load, origin)
             if stored is not None and stored.fresh(self.clock()):
                 return self._adopt(origin, previous, stored, None)
             policy = await self._fetch(origin, stored or previous, fetch)
-            await self._save(origin, policy)
+            await self._ask("save", None, lambda key: shared.save(key, policy), origin)
             return self._adopt(origin, previous, policy, fetch)
         finally:
             if lease is not None:
                 lease.cancel()
             if held is not None:
-                await self._unlock(origin, held)
+                await self._ask("unlock", None, lambda key: shared.unlock(key, held), origin)
 
     async def _keep_lease(self, origin: str, token: str) -> None:
         """Renew the fetch lock while the fetch runs: a live worker keeps it, a dead one not."""
-        assert self.shared is not None
+        shared, ttl = self.shared, self.lock_ttl
+        assert shared is not None
         while True:
-            await sleep(self.timers, self.lock_ttl / 3)
-            try:
-                if not await self.shared.renew(self.file.key(origin), token, self.lock_ttl):
+            await sleep(self.timers, ttl / 3)
+            renewed = await self._ask("renew", None, lambda k: shared.renew(k, token, ttl), origin)
+            if not renewed:
+                if renewed is False:
                     logger.info(
                         "scrapy-rep: lost the %(file)s fetch lock of %(origin)s; "
                         "another worker may fetch it too",
                         {"file": self.file.name, "origin": printable(origin)},
                     )
-                    return
-            except Exception as exc:
-                self._store_failed("renew", exc)
                 return
 
     async def _fetch(self, origin: str, previous: Policy | None, fetch: Fetch) -> Policy:
@@ -324,44 +321,20 @@ class Resolver:
             _tell(listener.on_policy, origin, old, new, fetch)
         return new
 
-    # The shared store is never a single point of failure: the local cache carries on.
-
-    async def _load(self, origin: str) -> Policy | None:
-        assert self.shared is not None
+    async def _ask(
+        self, what: str, failed: F, call: Callable[[str], Awaitable[T]], origin: str
+    ) -> T | F:
+        """The shared store's answer to ``call`` of the origin's key, or ``failed`` if it
+        raised: the store is never a single point of failure, the local cache carries on.
+        ``what``: the call, as the log says it."""
         try:
-            policy = await self.shared.load(self.file.key(origin))
+            answer = await call(self.file.key(origin))
         except Exception as exc:
-            self._store_failed("load", exc)
-            return None
-        self._outage.answered()
-        return policy
-
-    async def _save(self, origin: str, policy: Policy) -> None:
-        assert self.shared is not None
-        try:
-            await self.shared.save(self.file.key(origin), policy)
-        except Exception as exc:
-            self._store_failed("save", exc)
-
-    async def _acquire(self, origin: str) -> str | Unshared | None:
-        """The store's lock token; None: another worker holds the lock; :data:`UNSHARED`:
-        the store failed, so this worker fetches on its own rather than wait on it."""
-        assert self.shared is not None
-        try:
-            return await self.shared.acquire(self.file.key(origin), self.lock_ttl)
-        except Exception as exc:
-            self._store_failed("lock", exc)
-            return UNSHARED
-
-    async def _unlock(self, origin: str, token: str) -> None:
-        assert self.shared is not None
-        try:
-            await self.shared.unlock(self.file.key(origin), token)
-        except Exception as exc:
-            self._store_failed("unlock", exc)
-
-    def _store_failed(self, what: str, exc: Exception) -> None:
-        self._outage.failed(exc, what=what)
+            self._outage.failed(exc, what=what)
+            return failed
+        if what == "load":
+            self._outage.answered()
+        return answer
 
 
 class Unshared:
