@@ -131,7 +131,7 @@ class PolicyCache:
         if kept is None:
             return None
         policy, packed = kept
-        self._evicted_bytes -= EVICTED_BYTES + (len(packed) if packed is not None else 0)
+        self._evicted_bytes -= _kept_size(packed)
         robots = None
         if policy.digest is not None and packed is not None:
             robots = self._parse(policy.digest, zlib.decompress(packed), packed)
@@ -154,20 +154,10 @@ class PolicyCache:
                 packed = packed or zlib.compress(policy.body)
             policy = replace(policy, body=None) if policy.body is not None else policy
         policy = _compact(policy)
-        self._drop_evicted(origin)
-        entry = _Entry(policy, robots, packed)
-        old_entry = self._entries.get(origin)
-        if old_entry is not None:
-            self._bytes -= old_entry.size
-        self._entries[origin] = self._last = entry
+        self.forget(origin)  # its size no longer counted; cached or kept compact
+        entry = self._entries[origin] = self._last = _Entry(policy, robots, packed)
         self._bytes += entry.size
-        self._entries.move_to_end(origin)
         self._bound()
-
-    def _drop_evicted(self, origin: str) -> None:
-        kept = self._evicted.pop(origin, None)
-        if kept is not None:
-            self._evicted_bytes -= EVICTED_BYTES + (len(kept[1]) if kept[1] is not None else 0)
 
     def _bound(self) -> None:
         """Evict past ``max_origins`` or ``max_bytes`` (never the origin used last): into
@@ -181,17 +171,12 @@ class PolicyCache:
             self.evictions += 1
             if self.evicted_max > 0:
                 self._evicted[origin] = (entry.policy, entry.packed)
-                self._evicted_bytes += EVICTED_BYTES + (
-                    len(entry.packed) if entry.packed is not None else 0
-                )
+                self._evicted_bytes += _kept_size(entry.packed)
                 while self._evicted and (
                     len(self._evicted) > self.evicted_max
                     or self._evicted_bytes > self.evicted_bytes
                 ):
-                    _, (_, packed) = self._evicted.popitem(last=False)
-                    self._evicted_bytes -= EVICTED_BYTES + (
-                        len(packed) if packed is not None else 0
-                    )
+                    self._evicted_bytes -= _kept_size(self._evicted.popitem(last=False)[1][1])
 
     @property
     def size(self) -> int:
@@ -212,7 +197,9 @@ class PolicyCache:
             entry = self._entries.pop(origin, None)
             if entry is not None:
                 self._bytes -= entry.size
-            self._drop_evicted(origin)
+            kept = self._evicted.pop(origin, None)
+            if kept is not None:
+                self._evicted_bytes -= _kept_size(kept[1])
 
     def robots(self, policy: Policy) -> RobotsTxt | None:
         """The parsed file behind an ``ok`` policy; asking joins it to the compiled window."""
@@ -275,6 +262,11 @@ class PolicyCache:
     def read(self, body: bytes) -> Any:
         """What a body is parsed into: a robots.txt here, another file in a subclass."""
         return parse(body)
+
+
+def _kept_size(packed: bytes | None) -> int:
+    """What an evicted origin kept compact is counted as, in bytes."""
+    return EVICTED_BYTES + (len(packed) if packed is not None else 0)
 
 
 def _compact(policy: Policy) -> Policy:
