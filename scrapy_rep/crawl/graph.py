@@ -116,17 +116,9 @@ def build(crawler: Crawler) -> RobotsService:
         remember=config.cache_max_origins,
     )
     pushback = (
-        PageSignals(
-            crawler,
-            gate,
-            holding,
-            telemetry,
-            heard,
-            clock=clock,
-            one_shot=one_shot,
-        )
-        if heard is not None
-        else None
+        None
+        if heard is None
+        else PageSignals(crawler, gate, holding, telemetry, heard, clock=clock, one_shot=one_shot)
     )
     admission = AdmissionPath(
         crawler,
@@ -141,7 +133,7 @@ def build(crawler: Crawler) -> RobotsService:
         one_shot=one_shot,
         pushback=pushback,
     )
-    service = RobotsService(
+    return RobotsService(
         crawler,
         config,
         spec=spec,
@@ -155,7 +147,6 @@ def build(crawler: Crawler) -> RobotsService:
         walls=LicenceWalls(resolver, telemetry, pushback, token=token),
         pushback=pushback,
     )
-    return service
 
 
 def _resolver(config: RepSettings, spec: ResolverSpec, jobdir: str | None) -> Resolver:
