@@ -147,22 +147,17 @@ async def _in_turn(steps: list[Awaitable[None]]) -> None:
         await step
 
 
-def _warn_if_builtin_active(crawler: Crawler) -> None:
-    """Two robots middlewares would fetch every robots.txt twice; say how to fix it."""
-    engine = crawler.engine
-    manager = getattr(getattr(engine, "downloader", None), "middleware", None)
+def _warn_if_set_up_amiss(crawler: Crawler) -> None:
+    """At start: two robots middlewares (each robots.txt fetched twice), or (set up by hand,
+    no add-on) what the add-on installs beside the middleware lacking; each said once,
+    with how to fix it."""
+    manager = getattr(getattr(crawler.engine, "downloader", None), "middleware", None)
     if any(isinstance(mw, RobotsTxtMiddleware) for mw in getattr(manager, "middlewares", ())):
         logger.warning(
             "scrapy-rep: Scrapy's RobotsTxtMiddleware is active too (ROBOTSTXT_OBEY=True), so "
             "robots.txt is fetched twice; enable scrapy-rep with ADDONS = "
             "{'scrapy_rep.Addon': 100}, or set ROBOTSTXT_OBEY = False"
         )
-
-
-def _warn_if_set_up_amiss(crawler: Crawler) -> None:
-    """At start: two robots middlewares, or (set up by hand, no add-on) what the add-on
-    installs beside the middleware lacking; each said once, with how to fix it."""
-    _warn_if_builtin_active(crawler)
     lacking = parts.missing(crawler.settings)
     if lacking:
         logger.warning(
