@@ -164,12 +164,8 @@ class Conditional:
     last_modified: str | None
 
     def headers(self) -> dict[str, str]:
-        headers = {}
-        if self.etag:
-            headers["If-None-Match"] = self.etag
-        if self.last_modified:
-            headers["If-Modified-Since"] = self.last_modified
-        return headers
+        asked = (("If-None-Match", self.etag), ("If-Modified-Since", self.last_modified))
+        return {name: value for name, value in asked if value}
 
 
 def conditional(previous: Policy | None) -> Conditional | None:
@@ -249,12 +245,8 @@ def retry_after(headers: Mapping[str, str], now: float) -> float | None:
 def http_date(value: str) -> float | None:
     """Epoch seconds of an HTTP date (``Sun, 06 Nov 1994 08:49:37 GMT``); None if unreadable."""
     try:
-        parsed = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError, OverflowError):
-        return None
-    try:
-        return parsed.timestamp()
-    except (OverflowError, OSError, ValueError):
+        return email.utils.parsedate_to_datetime(value).timestamp()
+    except (TypeError, ValueError, IndexError, OverflowError, OSError):
         return None
 
 
