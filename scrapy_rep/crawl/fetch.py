@@ -147,15 +147,6 @@ class RobotsFetcher:
             return None
         return f"{origin}, excluded by the entry {found.entry!r} of {found.where()}"
 
-    def _check_user_agent(self, sent: str) -> None:
-        """RFC 9309 §2.2.1 asks crawlers to send their product token: say so once if not."""
-        if self.token.lower() not in sent.lower():
-            logger.warning(
-                "scrapy-rep: product token %(token)r is not in the User-Agent sent "
-                "(%(ua)r); RFC 9309 §2.2.1 asks crawlers to send it",
-                {"token": self.token, "ua": sent},
-            )
-
     async def __call__(self, origin: str, validators: Conditional | None = None) -> FetchResult:
         """The fetch's result; with ``validators``, the hop to their URL asks conditionally."""
         if not self._downloading:
@@ -200,10 +191,14 @@ class RobotsFetcher:
                 return FetchResult(first, url, error=type(exc).__name__, redirects=hop)
             # answered: the project's middlewares have set the headers by now
             if self.user_agent_sent is None:
-                sent = request.headers.get(b"User-Agent") or b""
-                self.user_agent_sent = sent.decode("latin-1")
-                if self.check_agent:
-                    self._check_user_agent(self.user_agent_sent)
+                sent = (request.headers.get(b"User-Agent") or b"").decode("latin-1")
+                self.user_agent_sent = sent
+                if self.check_agent and self.token.lower() not in sent.lower():
+                    logger.warning(
+                        "scrapy-rep: product token %(token)r is not in the User-Agent sent "
+                        "(%(ua)r); RFC 9309 §2.2.1 asks crawlers to send it",
+                        {"token": self.token, "ua": sent},
+                    )
             if "dataloss" in response.flags:  # cut short (DOWNLOAD_FAIL_ON_DATALOSS ignored)
                 return FetchResult(first, url, error="ResponseDataLossError", redirects=hop)
             location = response.headers.get(b"Location")
