@@ -294,11 +294,8 @@ def parse_records(data: bytes | str) -> Parsed:
         # CR alone ends a line too.
         end = max(data.rfind(b"\n", 0, MAX_BYTES + 1), data.rfind(b"\r", 0, MAX_BYTES + 1))
         data = data[: end + 1 or MAX_BYTES]
-    if data[:1] == _BOM[:1]:
-        for n in range(len(_BOM), 0, -1):  # a BOM, even a partial one
-            if data.startswith(_BOM[:n]):
-                data = data[n:]
-                break
+    if data[:1] == _BOM[:1]:  # a BOM, even a partial one
+        data = data[next(n for n in (3, 2, 1) if data.startswith(_BOM[:n])) :]
     text, has_invalid_utf8 = _decode(data)
     if "\r" in text:  # CRLF, then CR alone, each one line end (as \r\n|\r|\n splits; in C)
         text = text.replace("\r\n", "\n").replace("\r", "\n")
