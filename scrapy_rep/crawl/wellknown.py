@@ -21,7 +21,8 @@ class FileListener:
         learnt from). Listens to the resolver until :meth:`leave`."""
         self.fetcher = fetcher
         self.resolver = resolver
-        self._closing = closing
+        #: whether this crawler is closing: a fetch now is abandoned, not learnt from
+        self.closing = closing
         #: origin -> this crawler's fetch result, until the policy it gives is recorded with it
         self._results: dict[str, FetchResult] = {}
         #: one object, so that a policy's ``fetched`` says by identity whether it was ours
@@ -31,10 +32,6 @@ class FileListener:
     def leave(self) -> None:
         if self in self.resolver.listeners:
             self.resolver.listeners.remove(self)
-
-    def closing(self) -> bool:
-        """Whether this crawler is closing: a fetch now is abandoned, not learnt from."""
-        return self._closing()
 
     def before_fetch(self, origin: str) -> None:
         """Called as this crawler's fetch for ``origin`` starts."""
