@@ -81,12 +81,9 @@ class CrawlCounts:
         counts = self.origins.get(origin)
         if counts is None:
             counts = self.origins[origin] = OriginCounts()
-            if self._folded:
-                key = hash(origin)
-                if key in self._folded:
-                    self._folded.discard(key)
-                else:
-                    self.seen += 1
+            key = hash(origin)  # kept by the str: no cost again
+            if key in self._folded:
+                self._folded.remove(key)
             else:
                 self.seen += 1
             while len(self.origins) > self.max_origins:
