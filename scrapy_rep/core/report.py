@@ -104,8 +104,9 @@ class CrawlCounts:
                 tally = getattr(counts, name)
                 tally[key] = tally.get(key, 0) + 1
 
-    def downloaded(self, origin: str) -> None:
-        self._add(origin, "downloaded")
+    def downloaded(self, origin: str) -> None:  # once a request: spelt out (_add: +0.2 µs)
+        self.of(origin).downloaded += 1
+        self.total.downloaded += 1
 
     def undownloaded(self, origin: str) -> None:
         """A download counted, then overruled (a drop counts instead)."""
@@ -113,7 +114,8 @@ class CrawlCounts:
             counts.downloaded = max(0, counts.downloaded - 1)
 
     def dropped(self, origin: str | None, reason: str) -> None:
-        self._add(origin or None, "dropped", reason)
+        for counts in (self.of(origin), self.total) if origin else (self.total,):
+            counts.dropped[reason] = counts.dropped.get(reason, 0) + 1
 
     def parked(self, origin: str) -> None:
         self._add(origin, "parked")
