@@ -9,10 +9,7 @@ from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 from scrapy.settings import SETTINGS_PRIORITIES
 from scrapy.utils.misc import load_object
 
-from scrapy_rep.components.body_guard import BodyGuard
-from scrapy_rep.components.identity import IDENTITY_PRIORITY, IdentityGuard
 from scrapy_rep.components.page import PageDirectivesMiddleware
-from scrapy_rep.components.pushback import PUSHBACK_PRIORITY, PushbackMiddleware
 from scrapy_rep.components.robots import RobotsMiddleware
 from scrapy_rep.crawl import compat, parts
 from scrapy_rep.integrations import wiring
@@ -26,12 +23,6 @@ logger = logging.getLogger(__name__)
 
 #: Scrapy's built-in RobotsTxtMiddleware priority (DOWNLOADER_MIDDLEWARES_BASE)
 BUILTIN_PRIORITY = 100
-#: between HttpCompressionMiddleware (590) and the downloader: sees raw bodies
-BODY_GUARD_PRIORITY = 595
-#: spider side of DepthMiddleware (900): sees what the callback yields first, so
-#: requests a page's directives drop are not counted, measured or given a referer
-#: by the built-in spider middlewares; inside MetaCopyDetectionMiddleware (1000)
-PAGE_DIRECTIVES_PRIORITY = 950
 #: media pipelines' downloads (no callback), answered for the declared uses: outside
 #: RetryMiddleware (550) and RedirectMiddleware (600), so it reads the final response
 MEDIA_USES_PRIORITY = 540
@@ -40,24 +31,7 @@ MEDIA_USES_PRIORITY = 540
 ITEM_PROVENANCE_PRIORITY = 940
 #: the optional components, by import path: a crawl that leaves them off never imports them
 MEDIA_USES = "scrapy_rep.components.media.MediaUsesMiddleware"
-#: the page middleware that also answers the declared uses (and installs TDMRep), in place of
-#: PageDirectivesMiddleware when REP_USES declares a use
-PAGE_USES = "scrapy_rep.components.page_uses.PageUsesMiddleware"
 ITEM_PROVENANCE = "scrapy_rep.components.provenance.ItemProvenanceMiddleware"
-HTML_REPORT = parts.HTML_REPORT_PART[1]
-#: the audit log's writer and the policy archive: only with REP_DECISION_LOG or
-#: REP_POLICY_ARCHIVE
-AUDIT_LOG = parts.AUDIT_LOG_PART[1]
-#: held requests handed over at close (JOBDIR, a shared scrapy-redis queue): only then
-HANDOVER = parts.HANDOVER_PART[1]
-#: the application's scope hook on the admission path: only with REP_COLLECTION_POLICY
-COLLECTION = parts.COLLECTION_PART[1]
-#: a page's pause shared through the store: only with a store beyond memory
-SHARED_PAUSES = parts.SHARED_PAUSES_PART[1]
-#: any place among the extensions: they only fill the graph's slots as the crawler is made
-SLOT_PRIORITY = 500
-#: any place among the extensions: it acts at engine_stopped, after the sink's close
-HTML_REPORT_PRIORITY = 500
 
 
 def _builtin_priority(settings: Any) -> int:
@@ -110,29 +84,14 @@ class Addon:
         put = settings.set_in_component_priority_dict
         compat.disable_component(settings, "DOWNLOADER_MIDDLEWARES", RobotsTxtMiddleware)
         put("DOWNLOADER_MIDDLEWARES", RobotsMiddleware, priority)
-        put("DOWNLOADER_MIDDLEWARES", BodyGuard, BODY_GUARD_PRIORITY)
-        uses = bool(settings.get("REP_USES"))  # what answers uses loads only when one is declared
-        if uses:
+        for part in parts.EVERY_PART:  # each optional one only when its setting asks for it
+            if part.wanted(settings):
+                put(part.setting, load_object(part.path), part.priority)
+        if settings.get("REP_USES"):  # what answers uses loads only when one is declared
+            put("SPIDER_MIDDLEWARES", PageDirectivesMiddleware, None)  # PageUses in its place
             put("DOWNLOADER_MIDDLEWARES", MEDIA_USES, MEDIA_USES_PRIORITY)
-        put("DOWNLOADER_MIDDLEWARES", IdentityGuard, IDENTITY_PRIORITY)  # after every other
-        put("DOWNLOADER_MIDDLEWARES", PushbackMiddleware, PUSHBACK_PRIORITY)
-        if uses:  # the page middleware that answers uses too, in place of the plain one
-            put("SPIDER_MIDDLEWARES", PageDirectivesMiddleware, None)
-            put("SPIDER_MIDDLEWARES", PAGE_USES, PAGE_DIRECTIVES_PRIORITY)
-        else:
-            put("SPIDER_MIDDLEWARES", PageDirectivesMiddleware, PAGE_DIRECTIVES_PRIORITY)
         if settings.get("REP_ITEM_PROVENANCE"):  # only when asked: nothing of it loads when off
             put("SPIDER_MIDDLEWARES", ITEM_PROVENANCE, ITEM_PROVENANCE_PRIORITY)
-        if parts.handover_wanted(settings):  # a JOBDIR or a shared queue to hand held ones to
-            put("EXTENSIONS", HANDOVER, SLOT_PRIORITY)
-        if settings.get("REP_COLLECTION_POLICY"):
-            put("EXTENSIONS", COLLECTION, SLOT_PRIORITY)
-        if parts.shared_store_wanted(settings):  # Redis, SQLite: pauses shared or kept
-            put("EXTENSIONS", SHARED_PAUSES, SLOT_PRIORITY)
-        if parts.audit_log_wanted(settings):  # before the sink is made: it fills it then
-            put("EXTENSIONS", AUDIT_LOG, SLOT_PRIORITY)
-        if parts.html_report_wanted(settings):
-            put("EXTENSIONS", HTML_REPORT, HTML_REPORT_PRIORITY)
         for row in SETTINGS:
             if row.default is not None:
                 settings.set(row.name, row.default, priority="addon")

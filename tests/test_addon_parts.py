@@ -78,7 +78,7 @@ def test_a_crawl_with_somewhere_to_hand_held_requests_over_gets_the_handover(
 def test_a_default_crawl_gets_no_handover_and_by_hand_lacks_it_only_with_a_jobdir() -> None:
     settings = Settings()
     Addon().update_settings(settings)
-    assert "scrapy_rep.components.handover.HeldHandover" not in settings.getdict("EXTENSIONS")
+    assert HeldHandover not in {load_object(c) for c in settings.getdict("EXTENSIONS")}
     by_hand = {"DOWNLOADER_MIDDLEWARES": {"scrapy_rep.RobotsMiddleware": 100}}
     assert HANDOVER_PART not in missing(Settings(by_hand))
     assert HANDOVER_PART in missing(Settings({**by_hand, "JOBDIR": "crawls/one"}))
@@ -101,7 +101,7 @@ def test_an_optional_part_is_installed_when_its_setting_asks_and_lacked_by_hand(
 ) -> None:
     with_addon = Settings(settings)
     Addon().update_settings(with_addon)
-    assert part[1] in with_addon.getdict("EXTENSIONS")
+    assert load_object(part[1]) in with_addon.getdict("EXTENSIONS")
     assert missing(with_addon) == []
     by_hand = {"DOWNLOADER_MIDDLEWARES": {"scrapy_rep.RobotsMiddleware": 100}}
     assert part not in missing(Settings(by_hand))
@@ -111,7 +111,8 @@ def test_an_optional_part_is_installed_when_its_setting_asks_and_lacked_by_hand(
 def test_a_default_crawl_installs_none_of_the_optional_extensions() -> None:
     settings = Settings({"REP_STORE": "memory"})
     Addon().update_settings(settings)
-    assert not any(name.startswith("scrapy_rep") for name in settings.getdict("EXTENSIONS"))
+    loaded = [load_object(c) for c in settings.getdict("EXTENSIONS")]
+    assert not any(c.__module__.startswith("scrapy_rep") for c in loaded)
 
 
 @pytest.mark.parametrize("report", [None, True, False, "off"])

@@ -21,8 +21,8 @@ from scrapy.exceptions import NotConfigured
 from scrapy.http import Headers, HtmlResponse, Response, TextResponse, XmlResponse
 from scrapy.utils.test import get_crawler
 
-from scrapy_rep.addon import PAGE_DIRECTIVES_PRIORITY
 from scrapy_rep.components.page import PageDirectivesMiddleware
+from scrapy_rep.crawl.parts import PAGE_DIRECTIVES_PRIORITY
 from scrapy_rep.crawl.telemetry import Telemetry
 from scrapy_rep.runtime.settings import SettingError
 from tests.support.crawl import BASE_SETTINGS

@@ -35,6 +35,7 @@ from scrapy_rep.core.origin import NotAnOrigin, origin_of
 from scrapy_rep.crawl import compat, graph
 from scrapy_rep.crawl import meta as M
 from scrapy_rep.crawl.exceptions import RepIgnoreRequest
+from scrapy_rep.crawl.parts import IDENTITY_PRIORITY
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -45,7 +46,6 @@ logger = logging.getLogger(__name__)
 
 #: after every downloader middleware Scrapy ships (the highest is 900) or a project is
 #: likely to set: the last ``process_request``, the first ``process_response``
-IDENTITY_PRIORITY = 1_000_000
 _THE_SETTING = "it is the USER_AGENT setting: put the token in it (or set REP_PRODUCT_TOKEN)"
 
 

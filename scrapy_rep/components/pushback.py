@@ -20,7 +20,6 @@ if TYPE_CHECKING:
 #: this middleware's ``process_response`` before MetaRefreshMiddleware (580) follows a
 #: wall's (or a 429's) meta refresh, before HttpCompressionMiddleware inflates its body, and
 #: before RetryMiddleware (550) and the spider; after a redirect is followed
-PUSHBACK_PRIORITY = 597
 
 
 class PushbackMiddleware:

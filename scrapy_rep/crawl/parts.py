@@ -4,90 +4,55 @@ lacks without each. Named by import path: the components import the service, not
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 from scrapy.utils.conf import build_component_list
 from scrapy.utils.misc import load_object
 
 from scrapy_rep.runtime.settings import SettingError, read_report
 
-#: (setting, component, what a crawl without it lacks), as ``Addon.update_settings`` puts them
-PARTS: tuple[tuple[str, str, str], ...] = (
-    (
-        "DOWNLOADER_MIDDLEWARES",
-        "scrapy_rep.components.pushback.PushbackMiddleware",
-        "page pauses (a page's 429/503 is retried by RetryMiddleware and given up instead of "
-        "pausing its origin) and licence walls (a 402 or a 401 License is retried, its items "
-        "produced)",
-    ),
-    (
-        "DOWNLOADER_MIDDLEWARES",
-        "scrapy_rep.components.identity.IdentityGuard",
-        "the identity check (no token-missing or identity-changed drops)",
-    ),
-    (
-        "DOWNLOADER_MIDDLEWARES",
-        "scrapy_rep.components.body_guard.BodyGuard",
-        "the robots.txt body cap (a compressed robots.txt is inflated up to DOWNLOAD_MAXSIZE)",
-    ),
-    (
-        "SPIDER_MIDDLEWARES",
-        "scrapy_rep.components.page.PageDirectivesMiddleware",
-        "page directives (noindex items and nofollow links are kept)",
-    ),
-)
+
+def _always(settings: Any) -> bool:
+    return True
 
 
-#: the part a crawl declaring uses (``REP_USES``) needs besides: checked only then (loading
-#: it loads the use machinery)
-USES_PART = (
-    "SPIDER_MIDDLEWARES",
-    "scrapy_rep.components.page_uses.PageUsesMiddleware",
-    "use answers (no response answered for the declared uses, no tdmrep.json fetched)",
-)
+def _uses(settings: Any) -> bool:
+    return bool(settings.get("REP_USES"))
 
 
-#: the part a crawl with somewhere to hand held requests over (:func:`handover_wanted`) needs
-#: besides: checked only then (loading it loads the JOBDIR and scrapy-redis machinery)
-HANDOVER_PART = (
-    "EXTENSIONS",
-    "scrapy_rep.components.handover.HeldHandover",
-    "the handover of held requests (those still held at close are dropped instead of kept "
-    "in the JOBDIR or pushed back into the shared queue)",
-)
+def _collection(settings: Any) -> bool:
+    return bool(settings.get("REP_COLLECTION_POLICY"))
 
-#: the part a crawl naming a scope hook (``REP_COLLECTION_POLICY``) needs besides: checked
-#: only then
-COLLECTION_PART = (
-    "EXTENSIONS",
-    "scrapy_rep.components.collection.CollectionPolicy",
-    "the collection hook (REP_COLLECTION_POLICY is never asked: every request is approved)",
-)
 
-#: the part a crawl with a store beyond memory (:func:`shared_store_wanted`) needs besides:
-#: checked only then
-SHARED_PAUSES_PART = (
-    "EXTENSIONS",
-    "scrapy_rep.components.shared_pauses.SharedPauseStore",
-    "shared page pauses (a page's pause is neither told to the cluster nor kept for the next run)",
-)
+class Part(NamedTuple):
+    """A component the add-on installs beside ``RobotsMiddleware``: the add-on puts it in
+    when :attr:`wanted` says so, and a crawl set up by hand is told what it lacks without
+    it (``lacks``)."""
 
-#: the part a crawl whose ``REP_REPORT`` names an HTML page (:func:`html_report_wanted`) needs
-#: besides: checked only then (loading it loads the report)
-HTML_REPORT_PART = (
-    "EXTENSIONS",
-    "scrapy_rep.components.html_report.HtmlReport",
-    "the HTML report (the page REP_REPORT names is not written; the log summary still is)",
-)
+    setting: str
+    path: str
+    lacks: str
+    priority: int
+    wanted: Callable[[Any], bool] = _always
 
-#: the part a crawl keeping an audit log or a policy archive (:func:`audit_log_wanted`) needs
-#: besides: checked only then (loading it loads the log's writer)
-AUDIT_LOG_PART = (
-    "EXTENSIONS",
-    "scrapy_rep.components.audit_log.AuditLogFiles",
-    "the audit log and the policy archive (REP_DECISION_LOG and REP_POLICY_ARCHIVE are "
-    "never written, nor the HTML report made from the log)",
-)
+
+#: between HttpCompressionMiddleware (590) and the downloader: sees raw bodies
+BODY_GUARD_PRIORITY = 595
+#: ``process_response`` before MetaRefreshMiddleware (580) follows a wall's (or a 429's)
+#: meta refresh, before HttpCompressionMiddleware inflates its body, and before
+#: RetryMiddleware (550) and the spider; after a redirect is followed
+PUSHBACK_PRIORITY = 597
+#: after every downloader middleware Scrapy ships (the highest is 900) or a project is
+#: likely to set: the last ``process_request``, the first ``process_response``
+IDENTITY_PRIORITY = 1_000_000
+#: spider side of DepthMiddleware (900): sees what the callback yields first, so
+#: requests a page's directives drop are not counted, measured or given a referer
+#: by the built-in spider middlewares; inside MetaCopyDetectionMiddleware (1000)
+PAGE_DIRECTIVES_PRIORITY = 950
+#: any place among the extensions: they only fill the graph's slots as the crawler is made
+#: (the HTML report's acts at engine_stopped, after the sink's close)
+EXTENSION_PRIORITY = 500
 
 #: Scrapy's own scheduler, which no other worker shares
 DEFAULT_SCHEDULER = "scrapy.core.scheduler.Scheduler"
@@ -126,28 +91,112 @@ def html_report_wanted(settings: Any) -> bool:
         return False
 
 
-def missing(settings: Any) -> list[tuple[str, str, str]]:
+#: what every crawl needs, in the order ``Addon.update_settings`` puts them
+PARTS: tuple[Part, ...] = (
+    Part(
+        "DOWNLOADER_MIDDLEWARES",
+        "scrapy_rep.components.pushback.PushbackMiddleware",
+        "page pauses (a page's 429/503 is retried by RetryMiddleware and given up instead of "
+        "pausing its origin) and licence walls (a 402 or a 401 License is retried, its items "
+        "produced)",
+        PUSHBACK_PRIORITY,
+    ),
+    Part(
+        "DOWNLOADER_MIDDLEWARES",
+        "scrapy_rep.components.identity.IdentityGuard",
+        "the identity check (no token-missing or identity-changed drops)",
+        IDENTITY_PRIORITY,
+    ),
+    Part(
+        "DOWNLOADER_MIDDLEWARES",
+        "scrapy_rep.components.body_guard.BodyGuard",
+        "the robots.txt body cap (a compressed robots.txt is inflated up to DOWNLOAD_MAXSIZE)",
+        BODY_GUARD_PRIORITY,
+    ),
+    Part(
+        "SPIDER_MIDDLEWARES",
+        "scrapy_rep.components.page.PageDirectivesMiddleware",
+        "page directives (noindex items and nofollow links are kept)",
+        PAGE_DIRECTIVES_PRIORITY,
+    ),
+)
+
+#: a crawl declaring uses: the page middleware that answers them too, in the plain one's
+#: place (a subclass of it); loading it loads the use machinery
+USES_PART = Part(
+    "SPIDER_MIDDLEWARES",
+    "scrapy_rep.components.page_uses.PageUsesMiddleware",
+    "use answers (no response answered for the declared uses, no tdmrep.json fetched)",
+    PAGE_DIRECTIVES_PRIORITY,
+    _uses,
+)
+#: somewhere to hand held requests over (:func:`handover_wanted`); loading it loads the
+#: JOBDIR and scrapy-redis machinery
+HANDOVER_PART = Part(
+    "EXTENSIONS",
+    "scrapy_rep.components.handover.HeldHandover",
+    "the handover of held requests (those still held at close are dropped instead of kept "
+    "in the JOBDIR or pushed back into the shared queue)",
+    EXTENSION_PRIORITY,
+    handover_wanted,
+)
+#: a scope hook named (``REP_COLLECTION_POLICY``)
+COLLECTION_PART = Part(
+    "EXTENSIONS",
+    "scrapy_rep.components.collection.CollectionPolicy",
+    "the collection hook (REP_COLLECTION_POLICY is never asked: every request is approved)",
+    EXTENSION_PRIORITY,
+    _collection,
+)
+#: a store beyond memory (:func:`shared_store_wanted`)
+SHARED_PAUSES_PART = Part(
+    "EXTENSIONS",
+    "scrapy_rep.components.shared_pauses.SharedPauseStore",
+    "shared page pauses (a page's pause is neither told to the cluster nor kept for the next run)",
+    EXTENSION_PRIORITY,
+    shared_store_wanted,
+)
+#: an audit log or a policy archive (:func:`audit_log_wanted`); loading it loads the writer
+AUDIT_LOG_PART = Part(
+    "EXTENSIONS",
+    "scrapy_rep.components.audit_log.AuditLogFiles",
+    "the audit log and the policy archive (REP_DECISION_LOG and REP_POLICY_ARCHIVE are "
+    "never written, nor the HTML report made from the log)",
+    EXTENSION_PRIORITY,
+    audit_log_wanted,
+)
+#: ``REP_REPORT`` naming an HTML page (:func:`html_report_wanted`); loading it loads the report
+HTML_REPORT_PART = Part(
+    "EXTENSIONS",
+    "scrapy_rep.components.html_report.HtmlReport",
+    "the HTML report (the page REP_REPORT names is not written; the log summary still is)",
+    EXTENSION_PRIORITY,
+    html_report_wanted,
+)
+#: every part, in the order the add-on puts them; each installed when its setting asks
+EVERY_PART = (
+    *PARTS,
+    USES_PART,
+    HANDOVER_PART,
+    COLLECTION_PART,
+    SHARED_PAUSES_PART,
+    AUDIT_LOG_PART,
+    HTML_REPORT_PART,
+)
+
+
+def missing(settings: Any) -> list[Part]:
     """The parts the crawl's settings do not enable, as Scrapy reads them (a priority of
     None disables one); a subclass of a part stands for it."""
-    wanted = [*PARTS, USES_PART] if settings.get("REP_USES") else list(PARTS)
-    if handover_wanted(settings):
-        wanted.append(HANDOVER_PART)
-    if settings.get("REP_COLLECTION_POLICY"):
-        wanted.append(COLLECTION_PART)
-    if shared_store_wanted(settings):
-        wanted.append(SHARED_PAUSES_PART)
-    if audit_log_wanted(settings):
-        wanted.append(AUDIT_LOG_PART)
-    if html_report_wanted(settings):
-        wanted.append(HTML_REPORT_PART)
+    wanted = [part for part in EVERY_PART if part.wanted(settings)]
     enabled: dict[str, set[Any]] = {}
-    for setting in {part[0] for part in wanted}:
+    for setting in {part.setting for part in wanted}:
         try:
             listed = build_component_list(settings.getwithbase(setting))
         except ValueError:  # Scrapy refuses these settings itself, at once
             listed = []
         enabled[setting] = {_loaded(component) for component in listed}
-    return [part for part in wanted if not _among(_loaded(part[1]), enabled[part[0]])]
+    return [part for part in wanted if not _among(_loaded(part.path), enabled[part.setting])]
 
 
 def _among(part: Any, enabled: set[Any]) -> bool:

@@ -165,7 +165,7 @@ def _warn_if_set_up_amiss(crawler: Crawler) -> None:
             "enabled; use ADDONS = {'scrapy_rep.Addon': 100}, or list them as the migration "
             "guide does",
             {
-                "what": "; ".join(part[2] for part in lacking),
-                "names": ", ".join(part[1].rsplit(".", 1)[1] for part in lacking),
+                "what": "; ".join(part.lacks for part in lacking),
+                "names": ", ".join(part.path.rsplit(".", 1)[1] for part in lacking),
             },
         )
