@@ -15,6 +15,7 @@ from scrapy_rep.core.gate import (
     OriginGate,
     Release,
     Waiting,
+    Wake,
 )
 from scrapy_rep.core.pace import START_GAP
 from scrapy_rep.core.policy import Policy, PolicyConfig, Status
@@ -179,8 +180,12 @@ def test_wake_due_plans_one_refetch_per_origin() -> None:
     assert g.wake_due(A, policy(Status.PAUSED, ttl=40.0), 5.0) == 40.0
     assert g.wake_due(A, None, 5.0) is None
     assert g.origins_without_wake() == []
-    assert g.woken(A)  # something still waits: refetch
-    assert not gate().woken(A)  # nothing held: the next request will fetch
+    assert g.wake(A, 39.0) == Wake(False, False, 40.0)  # early: wake again at its time
+    assert g.wake(A, 40.0).refetch  # something still waits: refetch
+    assert g.origins_without_wake() == [A]
+    g = gate()
+    g.wake_due(A, None, 5.0)
+    assert not g.wake(A, 5.0).refetch  # nothing held: the next request will fetch
 
 
 def test_expire_gives_back_what_waited_too_long() -> None:
@@ -201,7 +206,7 @@ def test_close_gives_back_everything_and_then_holds_nothing() -> None:
     # a fetch that ends after close releases nothing (close() already gave it all back)
     assert g.on_policy(A, None, policy(Status.OK), 5.0).release == []
     assert not g.park(A, "late", 6.0, ORIGIN_PENDING)
-    assert not g.woken(A)
+    assert g.wake(A, 6.0) == Wake(False, False, None)
 
 
 def test_a_request_that_waited_is_judged_by_the_policy_it_waited_for() -> None:
@@ -317,20 +322,32 @@ def test_after_a_page_pause_the_gate_lets_held_requests_go_as_its_slow_start_all
 def test_one_question_is_this_origin_paused_why_until_when_for_either_cause() -> None:
     g, pb = paged()
     ok = policy(Status.OK)
-    assert g.pause(A, ok, 10.0) is None and g.pause(A, None, 10.0) is None
+    assert g.pause(A, 10.0, ok) is None and g.pause(A, 10.0, None) is None
     robots = policy(Status.PAUSED, fetched_at=0.0, ttl=60.0, failures=1)
-    said = g.pause(A, robots, 10.0)
+    said = g.pause(A, 10.0, robots)
     assert said is not None and (said.cause, said.until) == (ORIGIN_PAUSED, 60.0)
-    assert g.pause(A, robots, 61.0) is None  # over, and no refetch planned
+    assert g.pause(A, 61.0, robots) is None  # over, and no refetch planned
     g.park(A, "r", 10.0, ORIGIN_PAUSED)
     assert g.wake_due(A, robots, 61.0) == 60.0  # the refetch is planned at its end
-    assert g.pause(A, robots, 61.0) == said  # its refetch is planned: still held for it
+    assert g.pause(A, 61.0, robots) == said  # its refetch is planned: still held for it
     pb.on_response(A, 429, {"retry-after": "100"}, f"{A}/x", 10.0)
-    page = g.pause(A, robots, 10.0)
+    page = g.pause(A, 10.0, robots)
     assert page is not None and (page.cause, page.until, page.url) == (
         RATE_LIMITED,
         110.0,
         f"{A}/x",
     )
-    assert g.pause(A, ok, 10.0) == page
-    assert g.pause(A, replace(robots, expires_at=500.0), 10.0) == replace(said, until=500.0)
+    assert g.pause(A, 10.0, ok) == page
+    assert g.pause(A, 10.0, replace(robots, expires_at=500.0)) == replace(said, until=500.0)
+
+
+def test_one_timer_per_origin_asks_the_gate_what_is_due_whatever_it_was_set_for() -> None:
+    g, pb = paged()
+    g.park(A, "r", 10.0, ORIGIN_PAUSED)
+    assert g.wake_due(A, policy(Status.PAUSED, ttl=300.0), 10.0) == 300.0
+    pb.on_response(A, 503, {"retry-after": "20"}, f"{A}/", 10.0)
+    assert g.wake(A, 15.0) == Wake(False, False, 30.0)  # the page pause ends first
+    assert g.wake(A, 30.0) == Wake(False, True, 300.0)  # over: resume it; robots.txt later
+    pb.resume(A, 30.0)
+    assert g.wake(A, 300.0) == Wake(True, True, None)  # the refetch, and the pace looked at
+    assert g.wake(A, 301.0) == Wake(False, True, None)  # nothing planned any more

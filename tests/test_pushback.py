@@ -37,6 +37,7 @@ from scrapy_rep.core.pushback import (
     Pushback,
     PushbackConfig,
 )
+from scrapy_rep.crawl import graph
 from scrapy_rep.crawl.exceptions import RepIgnoreRequest
 from tests.support.clock import ManualClock
 from tests.support.rig import Middlewares, Rig, Stall, in_loop, rig_for
@@ -666,6 +667,33 @@ async def test_after_a_first_pushback_sends_are_paced_from_a_second_apart_then_f
             assert len(released(rig)) == n
             rig.clock.advance(gap - gap * DECAY[COARSE] + 0.01)
             assert len(released(rig)) == n + 1
+
+    await in_loop(scenario())
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_paced_origin_paused_again_keeps_one_timer_which_ends_the_pause(
+    mw: Middlewares,
+) -> None:
+    rig = mw.rig
+
+    async def scenario() -> None:
+        first, *rest = pages(rig, "/0", "/1", "/2")
+        rig.transport.answers[first] = [(429, {"Retry-After": "5"}, b""), OK]
+        await held(mw, first)
+        for url in rest:
+            assert not rig.schedule(Request(url))
+        rig.clock.advance(5)
+        await ok(mw, rig.engine.crawled[-1])  # healthy: the next one goes at its pace
+        timers = len(rig.clock.planned)  # the park expiry, and the origin's one timer
+        now = rig.clock.now()
+        shared = PauseState(now + 60, RATE_LIMITED, 429, f"{SITE}/x", None, 2, now)
+        assert graph.of(rig.crawler).pushback.adopt(A, shared)  # another worker's pause
+        assert len(rig.clock.planned) == timers  # still one for the origin
+        rig.clock.advance(START_GAP)
+        assert released(rig) == [first]  # paused: its pace lets nothing go
+        rig.clock.advance(60 - START_GAP)  # the pause's end, on the same timer
+        assert released(rig) == [first, rest[0]]
 
     await in_loop(scenario())
 

@@ -112,6 +112,16 @@ _NONE = Release(0)
 
 
 @dataclass(frozen=True, slots=True)
+class Wake:
+    """What an origin's one timer finds due (:meth:`OriginGate.wake`): its robots.txt's
+    refetch, its page pause's end or its pace (``page``), and when to wake again."""
+
+    refetch: bool
+    page: bool
+    again: float | None
+
+
+@dataclass(frozen=True, slots=True)
 class Waiting:
     """Held requests keeping an idle crawl open: how many, whose, until when at the latest."""
 
@@ -173,25 +183,30 @@ class OriginGate(Generic[T]):
             return None
         return pushback.hold_reason(origin, now)
 
-    def pause(self, origin: str, policy: Policy | None, now: float) -> PauseState | None:
-        """Whether ``origin`` is paused now, why and until when, for either cause: its
-        robots.txt (paused, or its refetch still planned) or a page; of both, the one ending
-        last. A slow start or a pace after a pause is not a pause."""
+    def pause(self, origin: str, now: float, policy: Policy | None = None) -> PauseState | None:
+        """Whether ``origin`` is paused now, why and until when: by a page, and, given its
+        ``policy``, by its robots.txt (paused, and fresh or its refetch still planned); of
+        both, the one ending last. A slow start or a pace after a pause is not a pause."""
         robots = None
         if policy is not None and (policy.fresh(now) or origin in self._wakes):
             robots = policy.pause()
         pushback = self.pushback
-        page = pushback.paused(origin, now) if pushback is not None else None
-        return longest(robots, page)
+        return longest(robots, pushback.paused(origin, now) if pushback is not None else None)
+
+    def held_by(self, origin: str, reason: str) -> PauseState | None:
+        """The page's pause a request held for ``reason`` waits for (or the one whose slow
+        start holds it); None: it waits for its robots.txt."""
+        if self.pushback is None or reason not in PUSHBACK_REASONS:
+            return None
+        return self.pushback.said(origin)
 
     def detail(self, origin: str, reason: str, now: float) -> str:
         """Why a request of ``origin`` held for ``reason`` is held, for its decision record:
         a page's pause (:meth:`~scrapy_rep.core.pause.PauseState.describe`), the slow start
         after it, or its robots.txt in a fixed sentence (the reason itself if none)."""
-        pushback = self.pushback
-        if pushback is None or reason not in PUSHBACK_REASONS:
+        if self.pushback is None or reason not in PUSHBACK_REASONS:
             return HELD_DETAIL.get(reason, reason)
-        state = pushback.paused(origin, now)
+        state = self.pause(origin, now)
         return SLOW_START_DETAIL if state is None else state.describe()
 
     def holds(self, origin: str) -> bool:
@@ -227,15 +242,13 @@ class OriginGate(Generic[T]):
         self, origin: str, policy: Policy | None, pending_since: float | None, now: float
     ) -> Admission:
         """For a request leaving for the downloader: judge, wait for a fetch, or park."""
-        pushback = self.pushback
-        if pushback is not None and origin in pushback:
-            said = pushback.hold_reason(origin, now)
-            if said is not None:
-                return Admission(PARK, said)
+        said = self.page_hold(origin, now)
+        if said is not None:
+            return Admission(PARK, said)
         if policy is not None:
-            planned = origin in self._wakes  # a held origin's refetch is already planned
-            if policy.status is Status.PAUSED and (planned or policy.fresh(now)):
+            if self.pause(origin, now, policy) is not None:
                 return Admission(PARK, ORIGIN_PAUSED)
+            planned = origin in self._wakes  # a held origin's refetch is already planned
             if policy.fresh(now) or (planned and policy.status is Status.UNRESOLVED):
                 return _JUDGE
         if pending_since is None:  # no fetch under way: the caller starts one and waits
@@ -280,11 +293,7 @@ class OriginGate(Generic[T]):
             handed_back = None
         if handed_back not in (None, ORIGIN_PAUSED, ORIGIN_PENDING):
             return handed_back
-        if (
-            policy is not None
-            and policy.status is Status.PAUSED
-            and (policy.fresh(now) or origin in self._wakes)
-        ):
+        if self.pause(origin, now, policy) is not None:
             return ORIGIN_PAUSED
         if pending_since is not None and (
             handed_back == ORIGIN_PENDING or now - pending_since >= self.pending_wait
@@ -314,7 +323,7 @@ class OriginGate(Generic[T]):
         slow start has room for (one at a time, each when its pace says, once it is paced);
         none while it is paused or holds none."""
         pushback = self.pushback
-        if pushback is None or pushback.paused(origin, now) is not None or not self.holds(origin):
+        if pushback is None or self.pause(origin, now) is not None or not self.holds(origin):
             return _NONE
         room = pushback.room(origin)
         if room == 0:
@@ -342,10 +351,20 @@ class OriginGate(Generic[T]):
         self._wakes[origin] = when
         return when
 
-    def woken(self, origin: str) -> bool:
-        """The refetch time of ``origin`` came; True if anything still waits for it."""
-        self._wakes.pop(origin, None)
-        return not self._closed and origin in self._lot
+    def wake(self, origin: str, now: float) -> Wake:
+        """``origin``'s one timer fired: what is due now, whatever it was set for (its
+        robots.txt refetch, its page pause's end, its pace), and when to wake again."""
+        refetch, page, again = False, False, self._wakes.get(origin)
+        if again is not None and again <= now:
+            del self._wakes[origin]
+            refetch, again = not self._closed and origin in self._lot, None
+        pushback = self.pushback
+        if pushback is not None and origin in pushback and not self._closed:
+            state = self.pause(origin, now)
+            page = state is None
+            if state is not None and (again is None or state.until < again):
+                again = state.until
+        return Wake(refetch, page, again)
 
     def on_policy(self, origin: str, old: Policy | None, new: Policy, now: float) -> Effects[T]:
         """A new policy for ``origin``: release or keep what it holds, plan the next fetch."""

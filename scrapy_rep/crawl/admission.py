@@ -29,11 +29,9 @@ from scrapy_rep.core.exclusion import ExcludedSites
 from scrapy_rep.core.gate import JUDGE, WAIT, OriginGate
 from scrapy_rep.core.origin import origin_of
 from scrapy_rep.core.policy import Policy, Status
-from scrapy_rep.core.pushback import REASONS as PUSHBACK_REASONS
 from scrapy_rep.crawl import meta as M
 from scrapy_rep.crawl import oneshot
 from scrapy_rep.crawl.fetch import RobotsFetcher, cached_robots_response
-from scrapy_rep.crawl.pushback import PageSignals
 from scrapy_rep.crawl.telemetry import Telemetry
 from scrapy_rep.runtime.clock import Clock
 from scrapy_rep.runtime.resolver import Fetch, Resolver, policy_within
@@ -69,7 +67,6 @@ class AdmissionPath:
         clock: Clock,
         excluded: ExcludedSites | None,
         one_shot: str | None,
-        pushback: PageSignals | None,
     ) -> None:
         self.crawler = crawler
         self.config = config
@@ -88,7 +85,6 @@ class AdmissionPath:
         #: tdmrep.json, fetched only when a declared use is the one TDMRep speaks of: set by
         #: :meth:`RobotsService.use_tdmrep <scrapy_rep.crawl.service.RobotsService.use_tdmrep>`
         self.tdmrep: TdmRep | None = None
-        self.pushback = pushback
         #: the application's scope hook (REP_COLLECTION_POLICY), if any: a slot the collection
         #: component fills (``components/collection.py``), so a crawl without one never loads it
         self.collection: CollectionHook | None = None
@@ -181,10 +177,7 @@ class AdmissionPath:
             detail = self.gate.detail(origin, reason, self.clock())
             return unjudged(origin, self.token, request.url, policy, action, reason, detail)
         policy = self.resolver.current(origin)
-        said = policy.reason if policy is not None else "its robots.txt fetch did not end"
-        detail = f"{said}; scrapy {self.one_shot} does not wait for robots.txt to be retried"
-        if self.pushback is not None and reason in PUSHBACK_REASONS:
-            detail = self.pushback.one_shot_detail(origin, reason)
+        detail = oneshot.held_detail(self.gate, origin, reason, policy, self.clock(), self.one_shot)
         record = unjudged(origin, self.token, request.url, policy, DROP, reason, detail)
         request.meta[M.DECISION] = record
         self.telemetry.final(origin, record)

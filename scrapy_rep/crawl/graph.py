@@ -131,7 +131,6 @@ def build(crawler: Crawler) -> RobotsService:
         clock=clock,
         excluded=config.exclude,
         one_shot=one_shot,
-        pushback=pushback,
     )
     return RobotsService(
         crawler,

@@ -3,13 +3,13 @@
 The gate decides (pure); this class does what needs Scrapy and the event
 loop: it parks requests from a ``request_scheduled`` handler before the
 scheduler sees them (asking the dupefilter first), keeps one timer per held
-origin to refetch its robots.txt, gives requests back to the engine when a
-new policy arrives, gives up a request parked longer than
-``REP_PARK_TIMEOUT`` on a timer of its own, keeps the spider open while
-anything is held, and at close ends every held request with a reason (or
-pushes it back into a shared scrapy-redis queue). Once the engine is closing,
-nothing is handed to it any more: a request given to a closing engine would
-be lost.
+origin, whatever it waits for (its robots.txt's refetch, a page's pause, its
+pace), gives requests back to the engine when a new policy arrives, gives up
+a request parked longer than ``REP_PARK_TIMEOUT`` on a timer of its own,
+keeps the spider open while anything is held, and at close ends every held
+request with a reason (or pushes it back into a shared scrapy-redis queue).
+Once the engine is closing, nothing is handed to it any more: a request
+given to a closing engine would be lost.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ logger = logging.getLogger(__name__)
 class Holding:
     """Parks, releases, gives up and, at close, ends the requests the gate holds.
 
-    Its refetch timers are :class:`Refetches`; the line an idle crawl says is
+    Its timers, one per held origin, are :class:`Wakes`; the line an idle crawl says is
     :class:`IdleLine`.
     """
 
@@ -76,7 +76,7 @@ class Holding:
         self.handover: Handover | None = None
         #: held requests recorded in the shared queue's Redis (set once the spider is open)
         self.records: HeldRecords | None = None
-        self.refetches = Refetches(gate, resolver, fetch, clock)
+        self.wakes = Wakes(gate, resolver, fetch, clock)
         self.idle_line = IdleLine(gate, resolver, clock.now)
         #: the one park-expiry timer, and when it is due (the earliest give-up time)
         self._expiry: tuple[Timer, float] | None = None
@@ -134,13 +134,13 @@ class Holding:
         if parked.displaced is not None:  # an origin holding more than its share gave way
             self._rejudge(parked.displaced, drop="park-overflow")
         if parked:
-            said = self.gate.pushback
-            pause = said.said(origin) if said is not None and reason in PUSHBACK_REASONS else None
-            self.telemetry.emit(Parked(origin, request.url, reason, pause))
+            self.telemetry.emit(
+                Parked(origin, request.url, reason, self.gate.held_by(origin, reason))
+            )
             if self.records is not None:
                 self.records.parked(request, origin, reason, self.resolver.current(origin))
-            if reason not in PUSHBACK_REASONS:  # a page's pause ends on a timer of its own
-                self.refetches.plan(origin)
+            if reason not in PUSHBACK_REASONS:  # a page's pause or pace sets the timer itself
+                self.wakes.plan(origin)
             self._plan_expiry(since + self.gate.park_timeout)
             raise ParkedRequest(reason)
         # The scheduler takes it (its dupefilter has seen it: _seen_before) and
@@ -234,7 +234,7 @@ class Holding:
     def carry_out(self, origin: str, effects: Effects[Request], *, released: bool) -> None:
         """What the gate said a new policy means: a refetch time, requests to give back."""
         if effects.wake_at is not None:
-            self.refetches.at(origin, effects.wake_at)
+            self.wakes.at(origin, effects.wake_at)
         for held in effects.release:
             self._rejudge(held, released=released)
         self.listen(self.gate.watching)
@@ -268,8 +268,8 @@ class Holding:
         self.telemetry.flush()
         now = self.clock()
         for origin in self.gate.origins_without_wake():
-            if self.gate.page_hold(origin, now) is None:  # a page's pause ends on its own timer
-                self.refetches.plan(origin)
+            if self.gate.page_hold(origin, now) is None:  # a page's pause sets the timer itself
+                self.wakes.plan(origin)
         if len(self.gate):
             self.idle_line.say()
             raise DontCloseSpider
@@ -279,7 +279,7 @@ class Holding:
     def close(self) -> int:
         """End all still held: handed over (shared queue, JOBDIR) or dropped; the dropped count."""
         self.closed = True
-        self.refetches.stop()
+        self.wakes.stop()
         if self._expiry is not None:
             self._expiry[0].cancel()
             self._expiry = None
@@ -293,13 +293,10 @@ class Holding:
         return len(left)
 
 
-class Refetches:
-    """One robots.txt refetch timer per held origin, on the crawl's clock.
-
-    Its own class because the timers are a schedule of their own: the gate says
-    when each held origin is due (``wake_due``, a new policy's ``wake_at``);
-    this keeps one timer per origin to that time and starts the fetch then.
-    """
+class Wakes:
+    """One timer per origin on the crawl's clock, whatever it waits for: its robots.txt's
+    refetch, its page pause's end, its pace. When it fires the gate says what is due
+    (:meth:`~scrapy_rep.core.gate.OriginGate.wake`); the page's part is ``page``'s."""
 
     def __init__(
         self, gate: OriginGate[Request], resolver: Resolver, fetch: Fetch, clock: Clock
@@ -308,7 +305,9 @@ class Refetches:
         self.resolver = resolver
         self.fetch = fetch
         self.timers = clock  # a test's clock moves them
-        self._timers: dict[str, Timer] = {}
+        #: what a page's pause or pace does when the origin's timer finds it due
+        self.page: Callable[[str], None] | None = None
+        self._timers: dict[str, tuple[Timer, float]] = {}
         self._stopped = False
 
     def plan(self, origin: str) -> None:
@@ -320,23 +319,30 @@ class Refetches:
             self.at(origin, when)
 
     def at(self, origin: str, when: float) -> None:
-        """Refetch ``origin``'s robots.txt at ``when`` (one timer per origin)."""
-        old = self._timers.pop(origin, None)
+        """Look at ``origin`` again at ``when`` at the latest (an earlier wake sets it again)."""
+        old = self._timers.get(origin)
+        if self._stopped or (old is not None and old[1] <= when):
+            return
         if old is not None:
-            old.cancel()
+            old[0].cancel()
         delay = max(0.0, when - self.timers.now())
-        self._timers[origin] = self.timers.call_later(delay, self._wake, origin)
+        self._timers[origin] = (self.timers.call_later(delay, self._wake, origin), when)
 
     def _wake(self, origin: str) -> None:
-        """Refetch for the requests held here; with none held, the next request will."""
+        """What is due now (a refetch only for requests held here), then the timer again."""
         self._timers.pop(origin, None)
-        if self.gate.woken(origin) and not self._stopped:
+        due = self.gate.wake(origin, self.timers.now())
+        if due.refetch:
             self.resolver.resolve(origin, self.fetch)
+        if due.page and self.page is not None:
+            self.page(origin)
+        if due.again is not None:
+            self.at(origin, due.again)
 
     def stop(self) -> None:
         """The crawl closes: no timer fires any more."""
         self._stopped = True
-        for timer in self._timers.values():
+        for timer, _when in self._timers.values():
             timer.cancel()
         self._timers.clear()
 
@@ -391,12 +397,7 @@ class IdleLine:
         """What the held requests wait for, in words: the pause a page asked for (the one
         ending last: its cause, status, page, ``Retry-After`` and end), their robots.txt,
         or both; and that pause's end (None: no page's pause)."""
-        pushback = self.gate.pushback
-        pauses = [
-            state
-            for origin in origins
-            if pushback is not None and (state := pushback.paused(origin, now)) is not None
-        ]
+        pauses = [state for origin in origins if (state := self.gate.pause(origin, now))]
         if not pauses:
             return "their robots.txt", None
         last = max(pauses, key=lambda state: state.until)

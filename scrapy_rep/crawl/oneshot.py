@@ -18,6 +18,9 @@ from scrapy_rep.robotstxt.text import printable
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
+    from scrapy_rep.core.gate import OriginGate
+    from scrapy_rep.core.policy import Policy
+
 #: module of the ``start`` method a command gives the spider -> the command
 _START_FROM = {"scrapy.commands.fetch": "fetch", "scrapy.commands.parse": "parse"}
 #: what ``scrapy shell`` sets at the command priority (its ``default_settings``)
@@ -54,3 +57,14 @@ def say(record: DecisionRecord) -> None:
         file=sys.stderr,
         flush=True,
     )
+
+
+def held_detail(
+    gate: OriginGate[Any], origin: str, reason: str, policy: Policy | None, now: float, command: str
+) -> str:
+    """Why a one-shot command drops a request held for ``reason``: what it would wait for."""
+    if gate.held_by(origin, reason) is not None:
+        said = gate.detail(origin, reason, now)
+        return f"{said}; scrapy {command} does not wait for the pause a page asked for"
+    said = policy.reason if policy is not None else "its robots.txt fetch did not end"
+    return f"{said}; scrapy {command} does not wait for robots.txt to be retried"

@@ -17,7 +17,8 @@ lot the robots.txt pause uses:
   (:meth:`~scrapy_rep.core.gate.OriginGate.admit`,
   :meth:`~scrapy_rep.core.gate.OriginGate.hold_reason`), parked outside
   Scrapy's queues: no downloader slot, no global concurrency;
-- at the pause's end (a timer on the crawl's clock) one held request goes,
+- at the pause's end (the origin's one timer on the crawl's clock,
+  :class:`~scrapy_rep.crawl.holding.Wakes`) one held request goes,
   then one more for each healthy response (slow start);
 - after a pause the origin is paced (see :meth:`~scrapy_rep.core.pushback.Pushback._slow_down`):
   one held request goes each gap; with a cluster's Redis store each send of a
@@ -50,6 +51,7 @@ from scrapy_rep.core.pushback import (
 from scrapy_rep.crawl import compat
 from scrapy_rep.crawl import meta as M
 from scrapy_rep.crawl.exceptions import PushbackHeld
+from scrapy_rep.crawl.oneshot import held_detail
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -59,7 +61,7 @@ if TYPE_CHECKING:
     from scrapy_rep.crawl.crawl_delay import Turn
     from scrapy_rep.crawl.holding import Holding
     from scrapy_rep.crawl.telemetry import Telemetry
-    from scrapy_rep.runtime.clock import Clock, Timer
+    from scrapy_rep.runtime.clock import Clock
 
 logger = logging.getLogger(__name__)
 
@@ -125,10 +127,7 @@ class PageSignals:
         self.holding = holding
         self.telemetry = telemetry
         self.clock = clock.now
-        self.timers = clock
-        self._timers: dict[str, Timer] = {}
-        #: paced origins: the timer that lets their next held request go
-        self._paces: dict[str, Timer] = {}
+        holding.wakes.page = self._woken  # the origin's timer: its pause's end, its pace
         self.share = share
         #: ``scrapy fetch`` and the like: a pushback drops the request, saying why
         self.one_shot = one_shot
@@ -153,7 +152,7 @@ class PageSignals:
         self.out.sent(request, origin)
         wait = core.wait(origin, now)
         if wait > 0:  # paced: the next held request goes when its time comes
-            self._pace(origin, wait)
+            self.holding.wakes.at(origin, now + wait)
         return None
 
     def not_sent(self, origin: str) -> None:
@@ -190,9 +189,11 @@ class PageSignals:
             return response  # the refusal is that URL's answer; the next ones are not sent
         self.telemetry.emit(PageRefused(origin, request.url, status))
         if self.one_shot is not None:  # nobody at the terminal waits for Retry-After
-            self.holding.drop_held(
-                origin, request, pause.cause, self.one_shot_detail(origin, pause.cause), say=True
+            policy = self.holding.resolver.current(origin)
+            detail = held_detail(
+                self.gate, origin, pause.cause, policy, self.clock(), self.one_shot
             )
+            self.holding.drop_held(origin, request, pause.cause, detail, say=True)
         if pause.given_up:  # refused for ever: what it holds ends, this request too
             self.holding.give_up(origin, GAVE_UP)
             self.holding.drop_held(origin, request, GAVE_UP)
@@ -233,7 +234,7 @@ class PageSignals:
             self.telemetry.emit(Paused(origin, pause.state, page=pause, shared=shared))
             if self.share is not None and not shared:
                 self.share(origin, pause.state)
-        self._set_timer(origin, pause.until)
+        self.holding.wakes.at(origin, pause.until)
         self.holding.listen(True)
         _unsend(self.crawler, origin, GAVE_UP if pause.given_up else pause.cause)
 
@@ -252,17 +253,8 @@ class PageSignals:
         if self.holding.closed:
             return
         for lifted, ended in self.core.lift(origin):
-            timer = self._timers.pop(lifted, None)
-            if timer is not None:
-                timer.cancel()
             self.telemetry.emit(Resumed(lifted, ended))
             self._ramp(lifted)
-
-    def one_shot_detail(self, origin: str, reason: str) -> str:
-        """Why a one-shot command's request is dropped for ``origin``'s pause."""
-        command = f"scrapy {self.one_shot}"
-        said = self.gate.detail(origin, reason, self.clock())
-        return f"{said}; {command} does not wait for the pause a page asked for"
 
     def on_idle(self) -> None:
         """The crawl has nothing else to do: a blocked origin's held requests end (``blocked``,
@@ -274,57 +266,32 @@ class PageSignals:
         for origin in self.gate.held_origins():
             if origin not in self.core:
                 continue
-            state = self.core.paused(origin, now)
+            state = self.gate.pause(origin, now)
             if state is None:
                 self._ramp(origin)
             elif state.cause == BLOCKED:
                 self.holding.give_up(origin, BLOCKED)
 
-    def _set_timer(self, origin: str, until: float) -> None:
-        old = self._timers.pop(origin, None)
-        if old is not None:
-            old.cancel()
-        delay = max(0.0, until - self.clock())
-        self._timers[origin] = self.timers.call_later(delay, self._resume, origin)
-
-    def _resume(self, origin: str) -> None:
-        self._timers.pop(origin, None)
+    def _woken(self, origin: str) -> None:
+        """``origin``'s timer found its page pause over, or its pace due: it resumes (if
+        paused) and its held requests go as its slow start and pace allow."""
         if self.holding.closed:
             return
-        now = self.clock()
-        state = self.core.paused(origin, now)
-        if state is not None:  # lengthened meanwhile
-            self._set_timer(origin, state.until)
-            return
-        ended = self.core.resume(origin, now)
+        ended = self.core.resume(origin, self.clock())
         if ended is not None:
             self.telemetry.emit(Resumed(origin, ended))
         self._ramp(origin)
 
     def _ramp(self, origin: str) -> None:
         """Let as many held requests go as the slow start has room for."""
-        release = self.gate.ramp(origin, self.clock())
+        now = self.clock()
+        release = self.gate.ramp(origin, now)
         if release.wait > 0:  # paced: the next when its send time comes
-            self._pace(origin, release.wait)
+            self.holding.wakes.at(origin, now + release.wait)
         elif release.count != 0:
             self.holding.release(origin, release.count)
 
-    def _pace(self, origin: str, wait: float) -> None:
-        """Look at ``origin``'s held requests again in ``wait`` s (one timer per origin)."""
-        if origin in self._paces:
-            return
-        self._paces[origin] = self.timers.call_later(wait, self._paced, origin)
-
-    def _paced(self, origin: str) -> None:
-        self._paces.pop(origin, None)
-        if not self.holding.closed:
-            self._ramp(origin)
-
     def close(self) -> None:
-        for timer in [*self._timers.values(), *self._paces.values()]:
-            timer.cancel()
-        self._timers.clear()
-        self._paces.clear()
         self.out.clear()
 
 
