@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+from collections.abc import Coroutine
 from typing import Any
 
 import pytest
@@ -51,6 +52,12 @@ class Asked:
 
 def crawl_delay(rig: Rig, asked: Asked, cap: float = 60.0, pacing: Any = None) -> CrawlDelay:
     return CrawlDelay(rig.crawler, cap, Telemetry.of(rig.crawler), asked, pacing)
+
+
+def unawaited(paced: Coroutine[Any, Any, object] | None) -> None:
+    """A send's wait for its moment, not awaited: the test asks only about the slot."""
+    if paced is not None:
+        paced.close()
 
 
 def jitter_of(slot: Any) -> float:
@@ -132,9 +139,9 @@ def test_the_delay_is_decided_once_per_body(rig: Rig) -> None:
     asked = Asked({"d1": 1.0, "d2": 2.0})
     delay = crawl_delay(rig, asked)
     for n in range(3):
-        delay.keep(Request(f"http://a.example/{n}"), A, policy("d1"))
+        unawaited(delay.keep(Request(f"http://a.example/{n}"), A, policy("d1")))
     assert asked.calls == ["d1"]
-    delay.keep(Request("http://a.example/new"), A, policy("d2"))  # a new robots.txt body
+    unawaited(delay.keep(Request("http://a.example/new"), A, policy("d2")))  # a new body
     assert asked.calls == ["d1", "d2"]
     assert rig.engine.downloader.per_slot_settings[SLOT]["delay"] == 2.0
 
@@ -295,7 +302,14 @@ async def test_when_the_shared_pacing_fails_the_slot_gets_the_local_floor(
             for n in range(3):
                 paced = delay.keep(Request(f"http://a.example/{n}"), A, policy())
                 assert paced is not None
-                await paced
+                send = asyncio.ensure_future(paced)
+                for _ in range(5):
+                    await asyncio.sleep(0)
+                if n == 1:  # Redis still down: this worker's own reservation spaces it
+                    assert not send.done()
+                    assert rig.clock.planned == [rig.clock.now() + 2.0 + SEND_MARGIN]
+                    rig.clock.advance(2.0 + SEND_MARGIN)
+                await send
         assert rig.engine.downloader.per_slot_settings[SLOT]["delay"] == 2.0
         failed = [r for r in caplog.records if "shared Crawl-delay failed" in r.getMessage()]
         assert [r.levelno for r in failed] == [logging.WARNING, logging.DEBUG]  # warned once
@@ -322,6 +336,33 @@ async def test_one_reservation_per_slot_at_a_time_in_a_worker(rig: Rig) -> None:
         rig.clock.advance(10)
         await second
         assert delay._turns == {} and delay._queued == {}  # nothing kept per slot afterwards
+
+    await in_loop(scenario())
+
+
+@pytest.mark.parametrize(("asked", "learnt"), [({"d1": 2.0}, 0.0), ({}, 2.0)])
+@pytest_twisted.ensureDeferred
+async def test_a_worker_alone_reserves_its_sends_and_one_woken_late_reserves_again(
+    rig: Rig, asked: dict[str | None, float | None], learnt: float
+) -> None:
+    # without a cluster, Crawl-delay and the learnt pace are the one reservation too
+    async def scenario() -> None:
+        delay = crawl_delay(rig, Asked(asked))
+        start = rig.clock.now()
+        assert delay.keep(Request(A + "/1"), A, policy(), learnt) is None  # its moment: now
+        paced = delay.keep(Request(A + "/2"), A, policy(), learnt)
+        assert paced is not None
+        send = asyncio.ensure_future(paced)
+        for _ in range(5):
+            await asyncio.sleep(0)
+        assert rig.clock.planned == [start + 2.0]
+        rig.clock.advance(3.0)  # the timer fires 1 s late
+        for _ in range(5):
+            await asyncio.sleep(0)
+        assert not send.done() and rig.clock.planned == [start + 4.0]  # reserved again
+        rig.clock.advance(1.0)
+        await send
+        assert rig.stat("rep/cluster/delay-waits") is None  # no cluster was asked
 
     await in_loop(scenario())
 

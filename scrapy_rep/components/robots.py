@@ -59,7 +59,7 @@ class RobotsMiddleware:
         if action == DOWNLOAD:
             assert policy is not None
             paced = service.pace(request, origin, policy)
-            # the cluster's send time for a delayed or paced origin
+            # the reserved send time of a delayed or paced origin
             turn = await paced if paced is not None else None
             pushback = service.pushback
             if pushback is not None:  # a page paused its origin meanwhile, or its ramp is full

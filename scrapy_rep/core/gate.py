@@ -308,8 +308,8 @@ class OriginGate(Generic[T]):
         (a page paused its origin meanwhile, its slow start is full, or its pace says not
         yet), else None, and it is counted in flight.
 
-        ``turn``: it waited for its moment in the cluster's pacing, which spaced it already
-        (``spacing``: seconds since the send before it, by any worker; None: unknown)."""
+        ``turn``: it waited for its reserved moment, which spaced it already (``spacing``:
+        seconds since the send before it, by any worker; None: unknown)."""
         pushback = self.pushback
         if pushback is None or origin not in pushback:
             return None

@@ -1,33 +1,24 @@
 """The one pacing of sends: Crawl-delay, and the pace an origin's pushbacks taught.
 
-The gap before a send to an origin is ``max(Crawl-delay, learnt pace)``.
+The gap before a send to an origin is ``max(Crawl-delay, learnt pace)``
+(:class:`~scrapy_rep.core.pace.Pace`), one reservation: each request of a
+delayed or paced origin reserves its send time under the origin's one key, the
+gap after the one before, and waits for it in the downloader (one reservation
+per origin at a time, so a worker never books far ahead); a request woken late
+reserves again rather than send. A worker alone reserves in memory
+(:class:`~scrapy_rep.runtime.store.pacing.LocalPacing`; a request whose moment
+is now is not awaited), a cluster in Redis
+(:class:`~scrapy_rep.runtime.store.pacing.SharedPacing`, Crawl-delay with
+:data:`SEND_MARGIN`; in memory while Redis fails).
 
-Crawl-delay is a floor under Scrapy's download-slot delay. This is the only
-code that touches ``downloader.slots`` and ``per_slot_settings``.
-Scrapy keys slots by host, or by IP address under ``CONCURRENT_REQUESTS_PER_IP``
-(co-hosted sites share one), so a floor on that slot would pace every origin
-in it by one site's robots.txt: a delayed origin's requests are sent in a slot
-of their own instead (keyed by the origin, :func:`delay_slot`), unless the
-request names its ``download_slot`` already. Slots are dropped when idle, so
-both the live slot and the settings a new slot is made from get the floor. Scrapy jitters
-slot delays, and AutoThrottle rewrites them on every response: a site's
-Crawl-delay is a minimum, so the floor has no jitter and is put back after
-AutoThrottle. The learnt pace (:class:`~scrapy_rep.core.pace.Pace`) is kept
-in each worker by the gate: a paced origin's request is held until its time
-comes (:mod:`scrapy_rep.crawl.pushback`).
-
-With a cluster's shared store (:class:`~scrapy_rep.runtime.store.pacing.SharedPacing`)
-both are one reservation for the whole cluster: each request of a delayed or
-paced origin reserves its send time in Redis, under the origin's one key,
-``max(Crawl-delay + SEND_MARGIN, learnt pace)`` after the one before, and
-waits for it in the downloader (one reservation per origin at a time in each
-worker, so a worker never books far ahead); a request woken late reserves
-again rather than send. The local floor stays: a worker's own reservations
-are at least the floor and :data:`SEND_MARGIN` apart, so it never delays a
-send past its moment, while AutoThrottle (which sets the slot's delay, start
-delay first) can no longer hold a reserved request in a slot and let it go
-at its own pace later. A slot slower than that (AutoThrottle's choice)
-reserves its own delay. If Redis fails, each worker paces itself.
+Crawl-delay is also a floor under Scrapy's download-slot delay (the only code
+touching ``downloader.slots`` and ``per_slot_settings``), without jitter and put
+back after AutoThrottle rewrites it, so AutoThrottle cannot hold a reserved
+request in its slot and let it go at its own pace; a slot slower than the gap
+(AutoThrottle's choice) reserves its own delay. Scrapy keys slots by host or IP
+(co-hosted sites share one), so a delayed origin gets a slot of its own
+(:func:`delay_slot`) unless the request names one; slots are dropped when idle,
+so both the live slot and the settings a new one is made from get the floor.
 """
 
 from __future__ import annotations
@@ -49,7 +40,7 @@ from scrapy_rep.crawl.telemetry import Telemetry
 from scrapy_rep.runtime.clock import sleep
 from scrapy_rep.runtime.logs import Outage
 from scrapy_rep.runtime.settings import RepSettings
-from scrapy_rep.runtime.store.pacing import SharedPacing
+from scrapy_rep.runtime.store.pacing import LocalPacing, SharedPacing
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -102,8 +93,8 @@ def _named_by_user(request: Request) -> bool:
 
 
 class CrawlDelay:
-    """Keeps each download slot at least as slow as its origins' Crawl-delay, and, in a
-    cluster, each origin's sends ``max(Crawl-delay, learnt pace)`` apart."""
+    """Keeps each download slot at least as slow as its origins' Crawl-delay, and each
+    origin's sends ``max(Crawl-delay, learnt pace)`` apart."""
 
     def __init__(
         self,
@@ -129,8 +120,9 @@ class CrawlDelay:
         #: ``remember`` origins decided last (as many as the policy cache holds)
         self._known: dict[str, tuple[str | None, float | None]] = {}
         self.remember = max(1, remember)
-        #: the cluster's send times, with the shared store; None: each worker paces itself
+        #: the cluster's send times, with the shared store; and this worker's own
         self.pacing = pacing
+        self.local = LocalPacing(self.clock.now, self.remember)
         self._turns: dict[str, asyncio.Lock] = {}  # key -> this worker's turn to reserve
         self._queued: dict[str, int] = {}  # key -> requests waiting for or holding a turn
         self._outage = Outage(
@@ -142,32 +134,32 @@ class CrawlDelay:
 
     def keep(
         self, request: Request, origin: str, policy: Policy, learnt: float = 0.0
-    ) -> Coroutine[Any, Any, Turn | None] | None:
-        """Before ``request`` is downloaded: its slot waits at least the origin's Crawl-delay.
-
-        ``learnt``: the origin's learnt pace (seconds between sends; 0: none). With
-        cluster pacing, a coroutine to await before the download: the send's moment,
-        reserved (None once awaited: the store failed, the worker paces itself); None
-        when there is nothing to wait for, so an undelayed, unpaced origin costs no
-        round trip and no await.
+    ) -> Coroutine[Any, Any, Turn] | None:
+        """Before ``request`` is downloaded: its slot waits at least the origin's Crawl-delay,
+        and its send waits for its moment, reserved (``learnt``: the origin's learnt pace,
+        seconds between sends; 0: none). A coroutine to await before the download; None
+        when there is nothing to wait for (an undelayed, unpaced origin, or a worker
+        alone whose moment is now): no round trip, no await.
         """
         delay = self._delay(origin, policy) if self.asked_by is not None else None
         key = self._apply(request, origin, delay) if delay else None
-        if self.pacing is None:
-            return None
         gap = learnt
         if delay or gap:
             if key is None:
                 key = self._slot_key(request)
             # the slot's own delay (AutoThrottle's, when slower) is reserved too: else the
-            # slot holds the request past its moment, into the next worker's
+            # slot holds the request past its moment, into the next one's
             slower = max(self.user_delay, self._slot_delay(key))
             gap = max(gap, slower)
-            if delay:  # a site's delay is kept as the site sees it: with a margin
-                gap = max(gap, max(delay, slower) + SEND_MARGIN)
+            if delay:  # a cluster keeps a site's delay as the site sees it: with a margin
+                gap = max(gap, max(delay, slower) + (SEND_MARGIN if self.pacing else 0.0))
         if not gap:
             return None
-        return self._pace(self.pacing, origin, gap)
+        turn = delay_slot(origin)
+        if self.pacing is None and turn not in self._queued and self.local.free(turn):
+            self.local.reserve(turn, gap)
+            return None
+        return self._pace(origin, gap)
 
     def _delay(self, origin: str, policy: Policy) -> float | None:
         """The Crawl-delay applied to ``origin`` under ``policy``: decided once per body."""
@@ -179,23 +171,30 @@ class CrawlDelay:
         self.telemetry.emit(CrawlDelaySet(origin, delay))
         return delay
 
-    async def _pace(self, pacing: SharedPacing, origin: str, gap: float) -> Turn | None:
-        """Wait for this request's send time on its origin, reserved for the whole cluster."""
+    async def _pace(self, origin: str, gap: float) -> Turn:
+        """Wait for this request's send time on its origin, reserved for the whole cluster
+        (or for this worker alone, without one or while its store fails)."""
         key = delay_slot(origin)  # the origin's turn, not its host's or IP's: never a neighbour's
         turn = self._turns.setdefault(key, asyncio.Lock())
         self._queued[key] = self._queued.get(key, 0) + 1
+        shared = self.pacing
         try:
             async with turn:
                 for _ in range(1 + LATE_RETRIES):
-                    try:
-                        wait, spacing = await pacing.reserve_spaced(key, gap)
-                    except Exception as exc:  # the slot's floor and the gate pace it meanwhile
-                        self._outage.failed(exc)
-                        return None
-                    self._outage.answered()
+                    if shared is None:
+                        wait, spacing = self.local.reserve(key, gap)
+                    else:
+                        try:
+                            wait, spacing = await shared.reserve_spaced(key, gap)
+                        except Exception as exc:  # each worker paces itself meanwhile
+                            self._outage.failed(exc)
+                            wait, spacing = self.local.reserve(key, gap)
+                        else:
+                            self._outage.answered()
+                            if wait > 0:
+                                self.telemetry.emit(DelayWaited(wait))
                     if wait <= 0:
                         break
-                    self.telemetry.emit(DelayWaited(wait))
                     due = self.clock.now() + wait
                     await sleep(self.clock, wait)
                     if self.clock.now() - due <= LATE:

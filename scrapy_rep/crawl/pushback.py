@@ -21,10 +21,10 @@ lot the robots.txt pause uses:
   :class:`~scrapy_rep.crawl.holding.Wakes`) one held request goes,
   then one more for each healthy response (slow start);
 - after a pause the origin is paced (see :meth:`~scrapy_rep.core.pushback.Pushback._slow_down`):
-  one held request goes each gap; with a cluster's Redis store each send of a
-  paced origin also reserves its moment there, with its Crawl-delay, in the one
-  pacing of sends (:class:`~scrapy_rep.crawl.crawl_delay.CrawlDelay`), so
-  three workers send no faster than one;
+  one held request goes each gap, and each send reserves its moment, with its
+  Crawl-delay, in the one pacing of sends
+  (:class:`~scrapy_rep.crawl.crawl_delay.CrawlDelay`; a cluster's in Redis, so
+  three workers send no faster than one);
 - with a shared store (Redis, SQLite) the pause is saved there, with the pace
   learnt, and a worker learns another's pause when it next asks the store
   about the origin.
@@ -139,7 +139,7 @@ class PageSignals:
     def sending(self, request: Request, origin: str, turn: Turn | None = None) -> str | None:
         """Right before the download: a reason to hold it after all, else it is counted.
 
-        ``turn``: it waited for its moment in the cluster's pacing
+        ``turn``: it waited for its reserved moment
         (:meth:`CrawlDelay.keep <scrapy_rep.crawl.crawl_delay.CrawlDelay.keep>`)."""
         core = self.core
         if origin not in core:

@@ -67,7 +67,7 @@ class RobotsService:
         self.listener = listener
         self.holding = listener.holding
         self.telemetry = telemetry
-        #: the one pacing of sends: Crawl-delay, and in a cluster the learnt pace with it
+        #: the one pacing of sends: Crawl-delay and the learnt pace
         self.crawl_delay = crawl_delay
         #: the one admission path: :meth:`AdmissionPath.answer`
         self.admission = admission
@@ -92,9 +92,9 @@ class RobotsService:
 
     def pace(
         self, request: Request, origin: str, policy: Policy
-    ) -> Coroutine[Any, Any, Turn | None] | None:
-        """Before a download: its slot keeps the origin's Crawl-delay; with cluster pacing,
-        the send's moment to await (None: nothing to await)."""
+    ) -> Coroutine[Any, Any, Turn] | None:
+        """Before a download: its slot keeps the origin's Crawl-delay, and the send's
+        reserved moment to await (None: nothing to await)."""
         pushback = self.pushback
         learnt = pushback.core.gap(origin) if pushback is not None else 0.0
         return self.crawl_delay.keep(request, origin, policy, learnt)

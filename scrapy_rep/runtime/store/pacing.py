@@ -12,6 +12,7 @@ sleeps the wait it was given.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 #: reserve a send on KEYS[1] at least ARGV[1] ms after the one before, KEYS[2] keeping the
@@ -57,3 +58,30 @@ class SharedPacing:
         )
         spacing = None if int(spacing_ms) < 0 else int(spacing_ms) / 1000.0
         return max(0, int(wait_ms)) / 1000.0, spacing
+
+
+class LocalPacing:
+    """Send times per key in this worker alone, reserved as :class:`SharedPacing` reserves
+    them (the next moment ``max(now, next)``, ``next`` moved one gap on): a crawl without
+    a cluster's store, or one whose Redis fails. The ``remember`` keys reserved last are
+    kept."""
+
+    def __init__(self, now: Callable[[], float], remember: int) -> None:
+        self.now = now
+        self.remember = max(1, remember)
+        self._next: dict[str, tuple[float, float]] = {}  # key -> (next allowed, last)
+
+    def free(self, slot: str) -> bool:
+        """Whether a send on ``slot`` may go now."""
+        kept = self._next.get(slot)
+        return kept is None or self.now() >= kept[0]
+
+    def reserve(self, slot: str, gap: float) -> tuple[float, float | None]:
+        """:meth:`SharedPacing.reserve_spaced`, without a round trip."""
+        now = self.now()
+        kept = self._next.pop(slot, None)
+        at = now if kept is None else max(now, kept[0])
+        if len(self._next) >= self.remember:  # the key reserved longest ago goes
+            del self._next[next(iter(self._next))]
+        self._next[slot] = (at + gap, at)
+        return at - now, None if kept is None else at - kept[1]
