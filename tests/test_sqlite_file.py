@@ -34,18 +34,18 @@ def test_the_codec_names_every_field_it_writes() -> None:
 def test_a_new_file_is_wal_and_versioned(path: Path, raw: sqlite3.Connection) -> None:
     assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     meta = dict(raw.execute("SELECT key, value FROM rep_meta").fetchall())
-    assert meta == {"application": "scrapy-rep policy store", "schema_version": "2"}
-    assert SCHEMA_VERSION == 2
+    assert meta == {"application": "scrapy-rep policy store", "schema_version": "3"}
+    assert SCHEMA_VERSION == 3
     SqliteStore(path)  # an existing file of this version opens
 
 
 def test_another_schema_version_is_refused(path: Path, raw: sqlite3.Connection) -> None:
-    raw.execute("UPDATE rep_meta SET value = '3' WHERE key = 'schema_version'")
+    raw.execute("UPDATE rep_meta SET value = '4' WHERE key = 'schema_version'")
     with pytest.raises(SettingError) as refused:
         SqliteStore(path)
     message = str(refused.value)
     assert "REP_STORE" in message and str(path) in message
-    assert "schema version 3" in message and "reads version 2" in message
+    assert "schema version 4" in message and "reads version 3" in message
 
 
 def test_a_foreign_sqlite_file_is_refused_and_left_alone(tmp_path: Path) -> None:

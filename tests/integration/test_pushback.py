@@ -454,7 +454,8 @@ async def test_store_forget_lifts_a_running_crawls_page_pause_and_show_lists_it(
             return False
         db = sqlite3.connect(path)
         try:
-            return db.execute("SELECT count(*) FROM rep_pause").fetchone()[0] == 1
+            found = db.execute("SELECT count(*) FROM rep_policy WHERE pause NOT NULL")
+            return bool(found.fetchone()[0] == 1)
         except sqlite3.OperationalError:  # the crawl has not made the table yet
             return False
         finally:

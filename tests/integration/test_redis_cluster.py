@@ -571,7 +571,8 @@ def test_a_pages_429_at_one_worker_pauses_the_origin_for_every_worker(
     cluster.push("a", [x.url_for("/a1")])
     client = redis.Redis.from_url(cluster.store_url)
     try:
-        wait_until(lambda: client.hlen("scrapy-rep:v1:pauses") == 1, "the shared pause")
+        key = f"scrapy-rep:v1:policy:http://127.0.0.1:{x.port}"  # the origin's one record
+        wait_until(lambda: client.hexists(key, "pause"), "the shared pause")
     finally:
         client.close()
     cluster.push("b", [x.url_for(f"/b{i}") for i in range(4)])

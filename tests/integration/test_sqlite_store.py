@@ -95,6 +95,7 @@ async def test_a_version_1_file_gains_the_validator_columns(
         await aio(store.save(ORIGIN, replace(policy, etag=None, last_modified=None)))
     finally:
         await aio(store.close())
+    _as_version_2(raw)
     for name in ("etag", "last_modified"):
         raw.execute(f'ALTER TABLE rep_policy DROP COLUMN "{name}"')
     raw.execute("UPDATE rep_meta SET value = '1' WHERE key = 'schema_version'")
@@ -106,7 +107,49 @@ async def test_a_version_1_file_gains_the_validator_columns(
     finally:
         await aio(store.close())
     meta = dict(raw.execute("SELECT key, value FROM rep_meta").fetchall())
-    assert meta["schema_version"] == "2"
+    assert meta["schema_version"] == "3"
+
+
+def _as_version_2(raw: sqlite3.Connection) -> None:
+    """Make the file the layout of version 2: page pauses in a table of their own."""
+    raw.execute("DROP INDEX rep_policy_pause_until")
+    for name in ("pause", "pause_until"):
+        raw.execute(f'ALTER TABLE rep_policy DROP COLUMN "{name}"')
+    raw.execute(
+        "CREATE TABLE rep_pause (origin TEXT PRIMARY KEY, until REAL NOT NULL, state TEXT NOT NULL)"
+    )
+    raw.execute("INSERT INTO rep_pause VALUES ('http://h:80', 1e12, '{}')")
+    raw.execute("UPDATE rep_meta SET value = '2' WHERE key = 'schema_version'")
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_version_2_file_keeps_page_pauses_in_the_origins_row(
+    path: Path, raw: sqlite3.Connection
+) -> None:
+    """A file of the layout before (page pauses in their own table) opens: its policies kept,
+    its pauses table gone, and a page pause saved goes into the origin's row."""
+    from scrapy_rep.core.pushback import PauseState
+
+    store = SqliteStore(path)
+    try:
+        await aio(store.save(ORIGIN, full_policy()))
+    finally:
+        await aio(store.close())
+    _as_version_2(raw)
+    store = SqliteStore(path)
+    try:
+        assert await aio(store.load(ORIGIN)) == full_policy()
+        now = time.time()
+        state = PauseState(now + 60, "rate-limited", 429, f"{ORIGIN}/x", 60.0, 1, now)
+        await aio(store.save_pause(ORIGIN, state))
+        assert await aio(store.load_pauses()) == {ORIGIN: state}
+    finally:
+        await aio(store.close())
+    tables = {name for (name,) in raw.execute("SELECT name FROM sqlite_master")}
+    assert "rep_pause" not in tables
+    assert column(raw, ORIGIN, "pause") is not None
+    meta = dict(raw.execute("SELECT key, value FROM rep_meta").fetchall())
+    assert meta["schema_version"] == "3"
 
 
 # -- leases ----------------------------------------------------------------------------

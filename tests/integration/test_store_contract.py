@@ -46,15 +46,17 @@ class Backend:
         self.where = where  # the Redis URL or the SQLite file's path
         self._opened: list[Any] = []
 
-    def open(self, *, listening: bool = False) -> Any:
+    def open(self, *, listening: bool = False, **options: Any) -> Any:
         """A store of this kind on the shared backing, as another crawl would open it.
 
-        ``listening``: it will hear invalidations quickly (SQLite polls its file).
+        ``listening``: it will hear invalidations quickly (SQLite polls its file);
+        ``options``: what both kinds take (``retention``).
         """
         if self.kind == "redis":
-            store: Any = RedisStore.from_url(self.where)
+            store: Any = RedisStore.from_url(self.where, **options)
         else:
-            store = SqliteStore(self.where, poll_interval=0.05 if listening else 1.0)
+            poll = 0.05 if listening else 1.0
+            store = SqliteStore(self.where, poll_interval=poll, **options)
         self._opened.append(store)
         return store
 
@@ -86,13 +88,19 @@ class Backend:
         return {name for name, value in zip(names, row, strict=True) if value is not None}
 
     def stored_pauses(self) -> set[str]:
-        """The origins whose page pause is stored, ended or not (behind the store's back)."""
+        """The origins whose record holds a page pause, ended or not (behind the store's
+        back)."""
         if self.kind == "redis":
             client = redis.Redis.from_url(self.where)
-            return {key.decode() for key in client.hkeys("scrapy-rep:v1:pauses")}
+            prefix = "scrapy-rep:v1:policy:"
+            return {
+                key.decode()[len(prefix) :]
+                for key in client.scan_iter(match=f"{prefix}*")
+                if client.hexists(key, "pause")
+            }
         db = sqlite3.connect(self.where)
         try:
-            return {row[0] for row in db.execute("SELECT origin FROM rep_pause")}
+            return {r[0] for r in db.execute("SELECT origin FROM rep_policy WHERE pause NOT NULL")}
         finally:
             db.close()
 
@@ -466,5 +474,61 @@ async def test_ended_page_pauses_are_not_kept(backend: Backend) -> None:
         if backend.kind == "sqlite":
             backend.open()  # a crawl opening the file tidies it
         assert backend.stored_pauses() == {ORIGIN}
+
+    await in_loop(backend.run(scenario))
+
+
+@pytest_twisted.ensureDeferred
+async def test_an_origins_policy_and_page_pause_are_one_record(backend: Backend) -> None:
+    """One record per origin: a page pause lives in the origin's entry (the Redis hash, the
+    SQLite row) beside its policy, comes back with it, and goes with it."""
+    from scrapy_rep.core.pushback import PauseState
+
+    async def scenario() -> None:
+        now = time.time()
+        saver, worker = backend.open(), backend.open()
+        state = PauseState(now + 60, "rate-limited", 429, f"{ORIGIN}/x", 60.0, 1, now)
+        await saver.save_pause(ORIGIN, state)  # before any policy: a record of its own
+        assert "pause" in backend.stored_fields(ORIGIN)
+        heard: list[tuple[str, PauseState]] = []
+        worker.on_pause(lambda origin, state: heard.append((origin, state)))
+        assert await worker.load(ORIGIN) is None  # a pause alone is no (unreadable) policy
+        assert worker.counts["unreadable"] == 0 and heard == [(ORIGIN, state)]
+        shown = await worker.show(ORIGIN)
+        assert not shown["stored"] and shown["page_pause"]["cause"] == "rate-limited"
+        await saver.save(ORIGIN, full_policy())
+        assert {"pause", "body"} <= backend.stored_fields(ORIGIN)  # the same record
+        assert await worker.load(ORIGIN) == full_policy()
+        assert heard == [(ORIGIN, state)] * 2
+        assert await worker.forget(ORIGIN)
+        assert backend.stored_fields(ORIGIN) == set() and await worker.load_pauses() == {}
+
+    await in_loop(backend.run(scenario))
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_new_policy_saved_by_one_worker_keeps_anothers_page_pause(
+    backend: Backend,
+) -> None:
+    """A save replaces the policy's every field (one that became None goes) but not the page
+    pause another worker saved, and the record lives at least as long as that pause."""
+    from scrapy_rep.core.pushback import PauseState
+
+    async def scenario() -> None:
+        now = time.time()
+        # a retention much shorter than the pause
+        a, b, c = (backend.open(retention=600) for _ in range(3))
+        await a.save(ORIGIN, full_policy())
+        state = PauseState(now + 7200, "blocked", 403, f"{ORIGIN}/x", None, 2, now)
+        await b.save_pause(ORIGIN, state)
+        await a.save(ORIGIN, bare_policy())  # the robots.txt fetched again, by a
+        assert "body" not in backend.stored_fields(ORIGIN)
+        assert "pause" in backend.stored_fields(ORIGIN)
+        heard: list[tuple[str, PauseState]] = []
+        c.on_pause(lambda origin, state: heard.append((origin, state)))
+        assert await c.load(ORIGIN) == bare_policy()
+        assert heard == [(ORIGIN, state)]
+        assert await c.load_pauses() == {ORIGIN: state}
+        assert (await c.show(ORIGIN))["retained_for_s"] > 7000  # kept until the pause ends
 
     await in_loop(backend.run(scenario))

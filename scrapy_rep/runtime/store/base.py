@@ -15,7 +15,8 @@ Paused = Callable[[str, PauseState], None]
 
 
 class SharedStore(Protocol):
-    """Facts per origin that every worker of a cluster sees.
+    """Facts per origin that every worker of a cluster sees: one record per origin, its
+    policy and its page pause (if one lasts) together.
 
     A worker judges with its own product token, so the store keeps the
     policy (body included), never a verdict. ``acquire`` gives one worker the
@@ -26,11 +27,13 @@ class SharedStore(Protocol):
 
     async def load(self, origin: str) -> Policy | None:
         """The stored policy of ``origin``; its page pause, if one lasts, is told to the
-        :meth:`on_pause` listeners in the same call (a crawl reads the pauses of the origins
-        it asks for, as it first asks, never all of them)."""
+        :meth:`on_pause` listeners from the same record (a crawl reads the pauses of the
+        origins it asks for, as it first asks, never all of them)."""
         ...
 
-    async def save(self, origin: str, policy: Policy) -> None: ...
+    async def save(self, origin: str, policy: Policy) -> None:
+        """Replace the policy of ``origin``; its page pause (any worker's) stays."""
+        ...
 
     async def acquire(self, origin: str, ttl: float) -> str | None:
         """A lock token if this worker may fetch now, else None."""
@@ -47,8 +50,9 @@ class SharedStore(Protocol):
         ...
 
     async def save_pause(self, origin: str, state: PauseState) -> None:
-        """Keep an origin's page pause (429, 503, a block) until it ends (then it is
-        deleted: nothing ended is kept), and tell the workers listening (:meth:`on_pause`)."""
+        """Keep an origin's page pause (429, 503, a block) in its record until it ends (then
+        it is deleted: nothing ended is kept), and tell the workers listening
+        (:meth:`on_pause`)."""
         ...
 
     async def load_pauses(self) -> dict[str, PauseState]:

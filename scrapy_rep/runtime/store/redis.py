@@ -1,9 +1,10 @@
 """The policy store a cluster of crawlers shares, in Redis (``REP_STORE = "redis"``).
 
 Theory of operation. Each origin has one hash, ``{prefix}:v1:policy:{origin}``,
-holding the *facts* of its latest robots.txt fetch: every :class:`Policy`
-field, the body zlib-compressed, and a schema number (the fields are those of
-:mod:`scrapy_rep.runtime.store.codec`, which the SQLite store shares). It never holds a verdict,
+its one record: the *facts* of its latest robots.txt fetch (every :class:`Policy`
+field, the body zlib-compressed, and a schema number: the fields of
+:mod:`scrapy_rep.runtime.store.codec`, which the SQLite store shares) and, while one
+lasts, its page pause (429, 503, a block) in the field ``pause``. It never holds a verdict,
 so workers with different product tokens share one fetch and each judges for
 itself. Freshness is the policy's own ``expires_at`` (for a paused origin: the
 end of the pause, so every worker honours one pause and one back-off count);
@@ -15,6 +16,12 @@ One worker fetches an origin at a time: ``SET {prefix}:v1:lock:{origin} token
 NX PX ttl``. The lock outlives the longest fetch (the resolver passes the
 TTL), expires by itself if its owner dies, and is deleted only by its owner
 (compare-and-delete in Lua), so a late unlock never frees someone else's lock.
+
+A page pause is published on ``{prefix}:v1:pause`` as it is saved, and its end
+is indexed in the sorted set ``{prefix}:v1:pause-ends`` (origin by end): each save
+of a pause deletes the ``pause`` field of those that ended, and the index expires
+with the last pause. A policy saved keeps the origin's pause, and the hash lives at
+least as long as it.
 
 ``forget`` and ``flush`` publish on ``{prefix}:v1:invalidate``; every store
 subscribed there (it subscribes before its first load) drops the origin from
@@ -64,6 +71,8 @@ logger = logging.getLogger(__name__)
 
 #: the key namespace version; part of every key, so a new layout never reads an old one
 KEY_VERSION = "v1"
+#: the field of an origin's hash holding its page pause (JSON), beside its policy's fields
+PAUSE_FIELD = "pause"
 DEFAULT_PREFIX = "scrapy-rep"
 DEFAULT_URL = "redis://127.0.0.1:6379"
 DEFAULT_RETENTION = 30 * 86_400.0
@@ -77,24 +86,48 @@ end
 return 0
 """
 
-#: a page pause saved (KEYS: the pauses hash, their ends; ARGV: origin, state, its end,
-#: now, the channel, the message): published; pauses ended by now deleted (a bounded
-#: batch per save); both keys expire when the last pause ends: nothing outlives them
+#: a policy saved (KEYS: the origin's hash, the pauses' ends; ARGV: the origin, now,
+#: milliseconds to keep it, then its fields and values): every field replaced (one that
+#: became None must not survive) but a page pause that lasts (another worker may have
+#: saved it), and the hash kept at least as long as that pause
+_SAVE = """
+local pause = redis.call('hget', KEYS[1], 'pause')
+local ends = redis.call('zscore', KEYS[2], ARGV[1])
+local ttl = redis.call('pttl', KEYS[1])
+redis.call('del', KEYS[1])
+redis.call('hset', KEYS[1], unpack(ARGV, 4))
+local keep = tonumber(ARGV[3])
+if pause and ends and tonumber(ends) > tonumber(ARGV[2]) then
+    redis.call('hset', KEYS[1], 'pause', pause)
+    keep = math.max(keep, ttl)
+end
+redis.call('pexpire', KEYS[1], keep)
+"""
+
+#: a page pause saved (KEYS: the origin's hash, the pauses' ends; ARGV: origin, state, its
+#: end, now, the channel, the message, the prefix of the origins' hashes): in the origin's
+#: hash, which lives at least until it ends; published; the ``pause`` field of pauses
+#: ended by now deleted (a bounded batch per save); the index expires with the last pause
 _SAVE_PAUSE = """
-redis.call('hset', KEYS[1], ARGV[1], ARGV[2])
+local ms = math.ceil((tonumber(ARGV[3]) - tonumber(ARGV[4])) * 1000)
+if ms > 0 then
+    redis.call('hset', KEYS[1], 'pause', ARGV[2])
+    if redis.call('pttl', KEYS[1]) < ms then  -- -1: a new hash, with no TTL yet
+        redis.call('pexpire', KEYS[1], ms)
+    end
+end
 redis.call('zadd', KEYS[2], ARGV[3], ARGV[1])
 redis.call('publish', ARGV[5], ARGV[6])
 local over = redis.call('zrangebyscore', KEYS[2], '-inf', ARGV[4], 'LIMIT', 0, 1000)
 for i = 1, #over do
-    redis.call('hdel', KEYS[1], over[i])
+    redis.call('hdel', ARGV[7] .. over[i], 'pause')
     redis.call('zrem', KEYS[2], over[i])
 end
 local last = redis.call('zrange', KEYS[2], -1, -1, 'WITHSCORES')
 if #last > 0 then
-    local ms = math.ceil((tonumber(last[2]) - tonumber(ARGV[4])) * 1000)
-    if ms > 0 then
-        redis.call('pexpire', KEYS[1], ms)
-        redis.call('pexpire', KEYS[2], ms)
+    local left = math.ceil((tonumber(last[2]) - tonumber(ARGV[4])) * 1000)
+    if left > 0 then
+        redis.call('pexpire', KEYS[2], left)
     end
 end
 return #over
@@ -123,14 +156,14 @@ class RedisStore:
         self.retention = retention
         self.clock = clock
         self.channel = f"{self.base}:invalidate"
-        #: page pauses (429, 503, blocks): a hash origin -> JSON, a sorted set of their
+        #: page pauses (429, 503, blocks), each in its origin's hash: the index of their
         #: ends (origin by ``until``: the ended ones are found and deleted), their channel
-        self.pauses_key = f"{self.base}:pauses"
         self.pause_ends_key = f"{self.base}:pause-ends"
         self.pause_channel = f"{self.base}:pause"
         self._pause_listeners: list[Paused] = []
         self._unlock_script = client.register_script(_UNLOCK)
         self._renew = client.register_script(_RENEW)
+        self._save = client.register_script(_SAVE)
         self._save_pause = client.register_script(_SAVE_PAUSE)
         self._listeners: list[Invalidated] = []
         #: what this store did, for stats and benchmarks; ``round_trips`` counts
@@ -183,20 +216,15 @@ class RedisStore:
 
     async def load(self, origin: str) -> Policy | None:
         """The stored policy of ``origin``; its page pause, if one lasts, told to the pause
-        listeners in the same round trip (a worker reads the pauses of the origins it asks
-        for, as it first asks, never all of them)."""
+        listeners: one record, one round trip (a worker reads the pauses of the origins it
+        asks for, as it first asks, never all of them)."""
         await self._subscription.start()
         self.counts["round_trips"] += 1
         self.counts["load"] += 1
-        if self._pause_listeners:
-            async with self.client.pipeline(transaction=False) as pipe:
-                pipe.hgetall(self.policy_key(origin))
-                pipe.hget(self.pauses_key, origin)
-                fields, paused = await pipe.execute()
-            if paused is not None:
-                self._tell_pause(origin, paused)
-        else:
-            fields = await self.client.hgetall(self.policy_key(origin))
+        fields = await self.client.hgetall(self.policy_key(origin))
+        paused = _pop_pause(fields)
+        if paused is not None and self._pause_listeners:
+            self._tell_pause(origin, paused)
         if not fields:
             return None
         try:
@@ -212,17 +240,17 @@ class RedisStore:
         return policy
 
     async def save(self, origin: str, policy: Policy) -> None:
+        """The policy into the origin's hash, in one script (:data:`_SAVE`): the origin's page
+        pause, saved by any worker, stays."""
         now = self.clock()
         keep = max(self.retention, policy.expires_at - now + 60.0)
-        key = self.policy_key(origin)
         self.counts["round_trips"] += 1
         self.counts["save"] += 1
-        async with self.client.pipeline(transaction=True) as pipe:
-            pipe.delete(key)  # a field that became None must not survive
-            fields: dict[Any, Any] = encode(policy, saved_at=now)
-            pipe.hset(key, mapping=fields)
-            pipe.pexpire(key, max(1, int(keep * 1000)))
-            await pipe.execute()
+        fields = encode(policy, saved_at=now)
+        await self._save(
+            keys=[self.policy_key(origin), self.pause_ends_key],
+            args=[origin, repr(now), max(1, int(keep * 1000)), *_pairs(fields)],
+        )
 
     async def acquire(self, origin: str, ttl: float) -> str | None:
         token = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(8)}"
@@ -260,13 +288,13 @@ class RedisStore:
     # -- page pauses ---------------------------------------------------------------------
 
     async def save_pause(self, origin: str, state: PauseState) -> None:
-        """One round trip: the pause into the hash, published to every worker; pauses ended
-        by now deleted, and the keys set to expire with the last pause (:data:`_SAVE_PAUSE`)."""
+        """One round trip: the pause into the origin's hash, published to every worker; pauses
+        ended by now deleted, the index set to expire with the last pause (:data:`_SAVE_PAUSE`)."""
         text = json.dumps(state.to_dict())
         self.counts["round_trips"] += 1
         self.counts["pause_saved"] += 1
         pruned = await self._save_pause(
-            keys=[self.pauses_key, self.pause_ends_key],
+            keys=[self.policy_key(origin), self.pause_ends_key],
             args=[
                 origin,
                 text,
@@ -274,6 +302,7 @@ class RedisStore:
                 repr(self.clock()),
                 self.pause_channel,
                 f"{origin}\n{text}",
+                self.policy_key(""),
             ],
         )
         self.counts["pause_pruned"] += int(pruned)
@@ -289,26 +318,24 @@ class RedisStore:
             listener(origin, state)
 
     async def load_pauses(self) -> dict[str, PauseState]:
-        """The pauses not over yet (ended ones are deleted on the way): the CLI's listing; a
-        crawl reads an origin's with its policy (:meth:`load`)."""
+        """The pauses not over yet, found through their index: the CLI's listing; a crawl
+        reads an origin's with its policy (:meth:`load`)."""
         await self._subscription.start()
-        self.counts["round_trips"] += 1
-        raw = await self.client.hgetall(self.pauses_key)
-        found: dict[str, PauseState] = {}
-        over: list[Any] = []
+        self.counts["round_trips"] += 2
         now = self.clock()
-        for key, value in raw.items():
-            state = _pause(value)
-            if state is None or state.until <= now:
-                over.append(key)
-            else:
-                found[_text(key)] = state
-        if over:
-            self.counts["round_trips"] += 1
-            async with self.client.pipeline(transaction=True) as pipe:
-                pipe.hdel(self.pauses_key, *over)
-                pipe.zrem(self.pause_ends_key, *over)
-                await pipe.execute()
+        lasting: list[Any] = await self.client.zrangebyscore(
+            self.pause_ends_key, f"({now!r}", "+inf"
+        )
+        origins = [_text(origin) for origin in lasting]
+        async with self.client.pipeline(transaction=False) as pipe:
+            for origin in origins:
+                pipe.hget(self.policy_key(origin), PAUSE_FIELD)
+            values = await pipe.execute()
+        found: dict[str, PauseState] = {}
+        for origin, value in zip(origins, values, strict=True):
+            state = _pause(value) if value is not None else None
+            if state is not None and state.until > now:
+                found[origin] = state
         return found
 
     def on_pause(self, listener: Paused) -> None:
@@ -320,13 +347,12 @@ class RedisStore:
         """Delete what is stored for ``origin`` and tell the workers; True if it existed."""
         self.counts["round_trips"] += 1
         async with self.client.pipeline(transaction=True) as pipe:
-            pipe.delete(self.policy_key(origin))
-            pipe.hdel(self.pauses_key, origin)  # a page's pause too: the operator says so
+            pipe.delete(self.policy_key(origin))  # its page pause too: the operator says so
             pipe.zrem(self.pause_ends_key, origin)
             pipe.publish(self.channel, origin)
-            deleted, unpaused, _, notified = await pipe.execute()
+            deleted, _, notified = await pipe.execute()
         self.counts["notified"] += notified
-        return bool(deleted or unpaused)
+        return bool(deleted)
 
     async def flush(self) -> int:
         """Delete every key of this prefix and version, tell the workers; the number deleted."""
@@ -350,8 +376,8 @@ class RedisStore:
             pipe.pttl(key)
             pipe.get(lock)
             pipe.pttl(lock)
-            pipe.hget(self.pauses_key, origin)
-            fields, key_ttl, owner, lock_ttl, paused = await pipe.execute()
+            fields, key_ttl, owner, lock_ttl = await pipe.execute()
+        paused = _pop_pause(fields)
         info: dict[str, Any] = {"origin": origin, "key": key, "stored": bool(fields)}
         if fields:
             info["retained_for_s"] = key_ttl / 1000 if key_ttl >= 0 else None
@@ -475,6 +501,17 @@ class _Subscription:
                 listener(origin, state)
             except Exception:
                 logger.exception("scrapy-rep: a page pause listener failed")
+
+
+def _pairs(fields: dict[str, bytes]) -> list[str | bytes]:
+    """A hash's fields as a script's arguments: name, value, name, value..."""
+    return [part for pair in fields.items() for part in pair]
+
+
+def _pop_pause(fields: dict[Any, Any]) -> Any:
+    """The page pause of an origin's hash, taken out of it (the rest is its policy)."""
+    paused = fields.pop(PAUSE_FIELD.encode(), None)
+    return fields.pop(PAUSE_FIELD, None) if paused is None else paused
 
 
 def _pause(value: Any) -> PauseState | None:

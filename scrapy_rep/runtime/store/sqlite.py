@@ -139,19 +139,16 @@ class SqliteStore:
 
     async def load(self, origin: str) -> Policy | None:
         """The stored policy of ``origin``; its page pause, if one lasts, told to the pause
-        listeners on the way (a crawl reads the pauses of the origins it asks for, as it
+        listeners: one row (a crawl reads the pauses of the origins it asks for, as it
         first asks, never all of them)."""
         await self._poller.start()
         self.counts["load"] += 1
-        if self._pause_listeners:
-            row, paused = await self._call(self._file.load_with_pause, origin)
-            state = _pause(paused) if paused is not None else None
-            if state is not None:
-                self.counts["pause_found"] += 1
-                for listener in list(self._pause_listeners):
-                    listener(origin, state)
-        else:
-            row = await self._call(self._file.load, origin)
+        row, paused = await self._call(self._file.load, origin)
+        state = _pause(paused) if paused is not None and self._pause_listeners else None
+        if state is not None:
+            self.counts["pause_found"] += 1
+            for listener in list(self._pause_listeners):
+                listener(origin, state)
         if row is None:
             return None
         try:

@@ -8,15 +8,19 @@ loop; the store calls all of it on its one worker thread (see
 
 Theory of operation. The file holds the same facts as the Redis store, in the
 same form (:mod:`scrapy_rep.runtime.store.codec`): one row per origin in
-``rep_policy``, one column per codec field (``NULL`` for a field the codec
-leaves out), plus ``keep_until``, the *retention* (default 30 days, and never
-before the policy's own ``expires_at``): a row past it counts as missing and
-is purged now and then. ``rep_lock`` holds at most one lease per origin
-(token, expiry): ``acquire`` takes it if it is free or expired, ``renew``
-extends it while the holder still owns it, ``unlock`` deletes it only for its
-owner. ``forget`` and ``flush`` also append to ``rep_invalidation``, which
-every store with an invalidation listener polls, so a running crawl drops a
-forgotten origin from its local cache, as Redis pub/sub does for a cluster.
+``rep_policy``, its one record: one column per codec field (``NULL`` for a field
+the codec leaves out, all of them for an origin with only a page pause), its page
+pause (429, 503, a block: ``pause``, its JSON, and ``pause_until``, indexed; both
+``NULL`` when there is none), plus ``keep_until``, the *retention* (default 30
+days, and never before the policy's own ``expires_at`` nor its pause's end): a row
+past it counts as missing and is purged now and then, as are ended pauses. A
+policy saved leaves the row's pause as it is, and a pause saved the policy.
+``rep_lock`` holds at most one lease per origin (token, expiry): ``acquire``
+takes it if it is free or expired, ``renew`` extends it while the holder still
+owns it, ``unlock`` deletes it only for its owner. ``forget`` and ``flush`` also
+append to ``rep_invalidation``, which every store with an invalidation listener
+polls, so a running crawl drops a forgotten origin from its local cache, as
+Redis pub/sub does for a cluster.
 ``rep_meta`` names the application and the file's schema version
 (:data:`SCHEMA_VERSION`, to be raised whenever the tables change); a file of
 an older version is brought up to date in place (:data:`_MIGRATIONS`), one of
@@ -54,12 +58,23 @@ logger = logging.getLogger(__name__)
 Stored = dict[bytes | str, bytes | str]
 
 #: the layout of the file's tables; a file with another number is refused
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
+#: the page pause's index: the rows with a pause, by its end
+_PAUSE_INDEX = (
+    "CREATE INDEX rep_policy_pause_until ON rep_policy (pause_until) WHERE pause_until IS NOT NULL"
+)
 #: what brings a file of an older version up to date (version -> its statements)
 _MIGRATIONS: dict[int, tuple[str, ...]] = {
     1: (
         'ALTER TABLE rep_policy ADD COLUMN "etag" BLOB',
         'ALTER TABLE rep_policy ADD COLUMN "last_modified" BLOB',
+    ),
+    # the page pause moves into its origin's row (the pauses of the old table are dropped)
+    2: (
+        "ALTER TABLE rep_policy ADD COLUMN pause_until REAL",
+        "ALTER TABLE rep_policy ADD COLUMN pause TEXT",
+        _PAUSE_INDEX,
+        "DROP TABLE IF EXISTS rep_pause",
     ),
 }
 APPLICATION = "scrapy-rep policy store"
@@ -76,8 +91,9 @@ _CREATE = (
     "CREATE TABLE rep_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     "CREATE TABLE rep_policy (origin TEXT PRIMARY KEY, keep_until REAL NOT NULL, "
     + ", ".join(f'"{name}" BLOB' for name in FIELDS)
-    + ")",
+    + ", pause_until REAL, pause TEXT)",
     "CREATE INDEX rep_policy_keep_until ON rep_policy (keep_until)",
+    _PAUSE_INDEX,
     "CREATE TABLE rep_lock (origin TEXT PRIMARY KEY, token TEXT NOT NULL, "
     "expires_at REAL NOT NULL)",
     # what ``forget`` and ``flush`` did (origin NULL: everything), for running crawls
@@ -171,11 +187,6 @@ def _prepare(db: sqlite3.Connection, path: str) -> None:
                     f"{SCHEMA_VERSION}; delete the file (it is a cache) or point "
                     f"{SETTING} elsewhere"
                 )
-        # page pauses (429, 503, blocks): a table of its own, added to older files as is
-        db.execute(
-            "CREATE TABLE IF NOT EXISTS rep_pause (origin TEXT PRIMARY KEY, "
-            "until REAL NOT NULL, state TEXT NOT NULL)"
-        )
         db.execute("COMMIT")
     except BaseException:
         if db.in_transaction:
@@ -241,50 +252,60 @@ class SqliteFile:
 
     # -- the SharedStore's statements -----------------------------------------------------
 
-    def load(self, origin: str) -> Stored | None:
-        """The stored fields of ``origin`` if it is within its retention."""
+    def load(self, origin: str) -> tuple[Stored | None, str | None]:
+        """The stored fields of ``origin`` if it is within its retention (None if it has
+        none), and its page pause if one lasts: one row."""
+        now = self.clock()
         row = self.db.execute(
-            f"SELECT {_COLUMNS} FROM rep_policy WHERE origin = ? AND keep_until >= ?",
-            (origin, self.clock()),
+            f"SELECT {_COLUMNS}, pause_until, pause FROM rep_policy "
+            "WHERE origin = ? AND keep_until >= ?",
+            (origin, now),
         ).fetchone()
         if row is None:
-            return None
-        return _stored(row)
+            return None, None
+        *columns, until, pause = row
+        lasting = pause is not None and until is not None and until > now
+        return _stored(columns) or None, str(pause) if lasting else None
 
     def save(self, origin: str, policy: Policy) -> None:
         now = self.clock()
         keep_until = now + max(self.retention, policy.expires_at - now + 60.0)
         fields = encode(policy, saved_at=now)
         values = [fields.get(name) for name in FIELDS]
-        # one statement replaces the whole row: a field that became None goes
+        # every column of the policy replaced (a field that became None goes); the row's
+        # page pause, which another crawl may have saved, stays, and the row with it
         self.db.execute(
-            f"INSERT OR REPLACE INTO rep_policy (origin, keep_until, {_COLUMNS}) "
-            f"VALUES (?, ?, {_PLACEHOLDERS})",
+            f"INSERT INTO rep_policy (origin, keep_until, {_COLUMNS}) "
+            f"VALUES (?, ?, {_PLACEHOLDERS}) ON CONFLICT (origin) DO UPDATE SET "
+            "keep_until = max(excluded.keep_until, coalesce(rep_policy.pause_until, 0)), "
+            + ", ".join(f'"{name}" = excluded."{name}"' for name in FIELDS),
             (origin, keep_until, *values),
         )
         if now - self._last_purge >= PURGE_INTERVAL:
             self.purge()
 
-    def load_with_pause(self, origin: str) -> tuple[Stored | None, str | None]:
-        """:meth:`load`, and the page pause of ``origin`` if it lasts (one call)."""
-        row = self.db.execute(
-            "SELECT state FROM rep_pause WHERE origin = ? AND until > ?", (origin, self.clock())
-        ).fetchone()
-        return self.load(origin), None if row is None else str(row[0])
-
     def save_pause(self, origin: str, until: float, state: str) -> None:
-        self.db.execute(
-            "INSERT OR REPLACE INTO rep_pause (origin, until, state) VALUES (?, ?, ?)",
-            (origin, until, state),
+        """The origin's page pause into its row (made if it has none), kept until it ends."""
+        now = self.clock()
+        db = self.db
+        # a row past its retention, not yet purged, is not brought back by a pause
+        db.execute("DELETE FROM rep_policy WHERE origin = ? AND keep_until < ?", (origin, now))
+        db.execute(
+            "INSERT INTO rep_policy (origin, keep_until, pause_until, pause) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT (origin) DO UPDATE SET pause_until = excluded.pause_until, "
+            "pause = excluded.pause, keep_until = max(rep_policy.keep_until, excluded.keep_until)",
+            (origin, until, until, state),
         )
-        if self.clock() - self._last_purge >= PURGE_INTERVAL:
+        if now - self._last_purge >= PURGE_INTERVAL:
             self.purge()
 
     def load_pauses(self) -> list[tuple[str, str]]:
-        """The pauses not over yet (ended ones are deleted)."""
-        now = self.clock()
-        self.db.execute("DELETE FROM rep_pause WHERE until <= ?", (now,))
-        return list(self.db.execute("SELECT origin, state FROM rep_pause WHERE until > ?", (now,)))
+        """The pauses not over yet, by origin (through their index)."""
+        return list(
+            self.db.execute(
+                "SELECT origin, pause FROM rep_policy WHERE pause_until > ?", (self.clock(),)
+            )
+        )
 
     def acquire(self, origin: str, token: str, ttl: float) -> bool:
         now = self.clock()
@@ -324,12 +345,11 @@ class SqliteFile:
         db = self.db
         db.execute("BEGIN IMMEDIATE")
         try:
+            # an origin's row: its policy and its page pause
             if origin is None:
                 deleted = db.execute("DELETE FROM rep_policy").rowcount
-                deleted += db.execute("DELETE FROM rep_pause").rowcount
             else:
                 deleted = db.execute("DELETE FROM rep_policy WHERE origin = ?", (origin,)).rowcount
-                deleted += db.execute("DELETE FROM rep_pause WHERE origin = ?", (origin,)).rowcount
             if locks:
                 deleted += db.execute("DELETE FROM rep_lock").rowcount
             db.execute(
@@ -359,13 +379,19 @@ class SqliteFile:
         now = self.clock()
         self._last_purge = now
         db = self.db
-        deleted = db.execute("DELETE FROM rep_policy WHERE keep_until < ?", (now,)).rowcount
+        # a page pause that ended holds nothing back any more
+        deleted = db.execute(
+            "UPDATE rep_policy SET pause_until = NULL, pause = NULL WHERE pause_until <= ?", (now,)
+        ).rowcount
+        # a row past its retention, or left with neither a policy nor a pause
+        deleted += db.execute(
+            "DELETE FROM rep_policy WHERE keep_until < ? OR (schema IS NULL AND pause IS NULL)",
+            (now,),
+        ).rowcount
         # a lease an hour past its expiry belongs to a crawl that died
         deleted += db.execute(
             "DELETE FROM rep_lock WHERE expires_at < ?", (now - PURGE_INTERVAL,)
         ).rowcount
-        # a page pause that ended holds nothing back any more
-        deleted += db.execute("DELETE FROM rep_pause WHERE until <= ?", (now,)).rowcount
         # a crawl polls every second or so: an hour-old invalidation has been seen
         db.execute("DELETE FROM rep_invalidation WHERE at < ?", (now - PURGE_INTERVAL,))
         if deleted:
@@ -376,11 +402,13 @@ class SqliteFile:
         now = self.clock()
         info: dict[str, Any] = {"origin": origin, "path": self.path}
         row = self.db.execute(
-            f"SELECT keep_until, {_COLUMNS} FROM rep_policy WHERE origin = ?", (origin,)
+            f"SELECT keep_until, pause_until, pause, {_COLUMNS} FROM rep_policy WHERE origin = ?",
+            (origin,),
         ).fetchone()
-        info["stored"] = row is not None and row[0] >= now
-        if row is not None and info["stored"]:
-            fields = _stored(row[1:])
+        kept = row is not None and row[0] >= now
+        fields = _stored(row[3:]) if row is not None and kept else {}
+        info["stored"] = bool(fields)
+        if fields:
             info["retained_for_s"] = round(row[0] - now, 3)
             info.update(inspected(fields, now))
         lock = self.db.execute(
@@ -389,43 +417,40 @@ class SqliteFile:
         ).fetchone()
         if lock is not None:
             info["lock"] = {"owner": lock[0], "expires_in_s": round(lock[1] - now, 3)}
-        pause = self.db.execute(
-            "SELECT state FROM rep_pause WHERE origin = ? AND until > ?", (origin, now)
-        ).fetchone()
-        if pause is not None:
-            info["page_pause"] = page_pause(pause[0], now)
+        if kept and row[2] is not None and row[1] > now:
+            info["page_pause"] = page_pause(row[2], now)
         return info
 
     def entries(self) -> list[dict[str, Any]]:
         """One line per origin with a policy or a page pause, sorted by origin."""
         now = self.clock()
         rows = self.db.execute(
-            "SELECT p.origin, p.status, p.expires_at, p.schema, l.token FROM rep_policy p "
+            "SELECT p.origin, p.status, p.expires_at, p.schema, l.token, p.pause_until, p.pause "
+            "FROM rep_policy p "
             "LEFT JOIN rep_lock l ON l.origin = p.origin AND l.expires_at > ? "
-            "WHERE p.keep_until >= ? ORDER BY p.origin",
-            (now, now),
+            "WHERE p.keep_until >= ? AND (p.schema IS NOT NULL OR p.pause_until > ?) "
+            "ORDER BY p.origin",
+            (now, now, now),
         ).fetchall()
-        entries = {row[0]: _entry(row, now) for row in rows}
-        for origin, state in self.db.execute(
-            "SELECT origin, state FROM rep_pause WHERE until > ?", (now,)
-        ):
-            entries.setdefault(origin, {"origin": origin})["page_pause"] = page_pause(state, now)
-        return [entries[origin] for origin in sorted(entries)]
+        return [_entry(row, now) for row in rows]
 
 
 def _entry(row: Sequence[Any], now: float) -> dict[str, Any]:
-    """One line of :meth:`SqliteFile.entries` from its row."""
-    origin, status, expires_at, schema, owner = row
+    """One line of :meth:`SqliteFile.entries` from its row (its policy, its page pause)."""
+    origin, status, expires_at, schema, owner, pause_until, pause = row
     entry: dict[str, Any] = {"origin": origin}
-    try:
-        expires = float(bytes(expires_at))
-        entry["status"] = bytes(status).decode("utf-8", "replace")
-        entry["fresh"] = now < expires
-        entry["expires_in_s"] = round(expires - now, 3)
-    except (TypeError, ValueError):
-        entry["error"] = f"unreadable entry (schema {schema!r})"
-    if owner is not None:
-        entry["locked_by"] = owner
+    if schema is not None:  # not a row with only a page pause
+        try:
+            expires = float(bytes(expires_at))
+            entry["status"] = bytes(status).decode("utf-8", "replace")
+            entry["fresh"] = now < expires
+            entry["expires_in_s"] = round(expires - now, 3)
+        except (TypeError, ValueError):
+            entry["error"] = f"unreadable entry (schema {schema!r})"
+        if owner is not None:
+            entry["locked_by"] = owner
+    if pause is not None and pause_until is not None and pause_until > now:
+        entry["page_pause"] = page_pause(pause, now)
     return entry
 
 
