@@ -19,6 +19,7 @@ import zlib
 from collections.abc import Mapping
 from typing import Any
 
+from scrapy_rep.core.pause import PauseState
 from scrapy_rep.core.policy import Policy, Status, digest_of
 
 #: bump when the stored fields change meaning; old entries are then ignored
@@ -157,6 +158,20 @@ def inspected(raw: Mapping[bytes | str, bytes | str], now: float) -> dict[str, A
         info["fresh"] = policy.fresh(now)
         info["expires_in_s"] = round(policy.expires_at - now, 3)
     return info
+
+
+def encode_pause(state: PauseState) -> str:
+    """The stored (and published) form of a page pause: JSON."""
+    return json.dumps(state.to_dict())
+
+
+def decode_pause(value: bytes | str) -> PauseState | None:
+    """A stored or published page pause; None if it is not one."""
+    try:
+        data = json.loads(as_text(value))
+    except ValueError:
+        return None
+    return PauseState.from_dict(data) if isinstance(data, dict) else None
 
 
 def page_pause(text: str, now: float) -> dict[str, Any]:

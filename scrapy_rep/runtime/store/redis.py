@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import os
 import secrets
@@ -62,8 +61,8 @@ from scrapy_rep.runtime.store.codec import SCHEMA as SCHEMA
 from scrapy_rep.runtime.store.codec import StoreDataError as StoreDataError
 from scrapy_rep.runtime.store.codec import as_text as _text
 from scrapy_rep.runtime.store.codec import decode as decode
+from scrapy_rep.runtime.store.codec import decode_pause, encode_pause, inspected, page_pause
 from scrapy_rep.runtime.store.codec import encode as encode
-from scrapy_rep.runtime.store.codec import inspected, page_pause
 from scrapy_rep.runtime.store.codec import readable as readable
 from scrapy_rep.runtime.store.pacing import SharedPacing
 
@@ -290,7 +289,7 @@ class RedisStore:
     async def save_pause(self, origin: str, state: PauseState) -> None:
         """One round trip: the pause into the origin's hash, published to every worker; pauses
         ended by now deleted, the index set to expire with the last pause (:data:`_SAVE_PAUSE`)."""
-        text = json.dumps(state.to_dict())
+        text = encode_pause(state)
         self.counts["round_trips"] += 1
         self.counts["pause_saved"] += 1
         pruned = await self._save_pause(
@@ -310,7 +309,7 @@ class RedisStore:
     def _tell_pause(self, origin: str, value: Any) -> None:
         """A stored pause of ``origin``, read with its policy: told to the listeners if it
         lasts."""
-        state = _pause(value)
+        state = decode_pause(value)
         if state is None or state.until <= self.clock():
             return
         self.counts["pause_found"] += 1
@@ -333,7 +332,7 @@ class RedisStore:
             values = await pipe.execute()
         found: dict[str, PauseState] = {}
         for origin, value in zip(origins, values, strict=True):
-            state = _pause(value) if value is not None else None
+            state = decode_pause(value) if value is not None else None
             if state is not None and state.until > now:
                 found[origin] = state
         return found
@@ -492,7 +491,7 @@ class _Subscription:
 
     def _heard_pause(self, data: str) -> None:
         origin, _, text = data.partition("\n")
-        state = _pause(text)
+        state = decode_pause(text)
         if state is None:
             return
         self.counts["pause_heard"] += 1
@@ -512,15 +511,6 @@ def _pop_pause(fields: dict[Any, Any]) -> Any:
     """The page pause of an origin's hash, taken out of it (the rest is its policy)."""
     paused = fields.pop(PAUSE_FIELD.encode(), None)
     return fields.pop(PAUSE_FIELD, None) if paused is None else paused
-
-
-def _pause(value: Any) -> PauseState | None:
-    """A stored or published pause; None if it is not one."""
-    try:
-        data = json.loads(_text(value))
-    except ValueError:
-        return None
-    return PauseState.from_dict(data) if isinstance(data, dict) else None
 
 
 def _glob_escape(text: str) -> str:

@@ -29,7 +29,6 @@ import asyncio
 import concurrent.futures
 import contextlib
 import functools
-import json
 import logging
 import os
 import secrets
@@ -43,7 +42,7 @@ from scrapy_rep.core.pause import PauseState
 from scrapy_rep.core.policy import Policy
 from scrapy_rep.robotstxt.text import printable
 from scrapy_rep.runtime.store.base import Invalidated, Paused
-from scrapy_rep.runtime.store.codec import StoreDataError, decode
+from scrapy_rep.runtime.store.codec import StoreDataError, decode, decode_pause, encode_pause
 from scrapy_rep.runtime.store.sqlite_file import (
     APPLICATION,
     DEFAULT_BUSY_TIMEOUT,
@@ -144,7 +143,7 @@ class SqliteStore:
         await self._poller.start()
         self.counts["load"] += 1
         row, paused = await self._call(self._file.load, origin)
-        state = _pause(paused) if paused is not None and self._pause_listeners else None
+        state = decode_pause(paused) if paused is not None and self._pause_listeners else None
         if state is not None:
             self.counts["pause_found"] += 1
             for listener in list(self._pause_listeners):
@@ -204,7 +203,7 @@ class SqliteStore:
     async def save_pause(self, origin: str, state: PauseState) -> None:
         """Kept in the file (a restarted crawl honours it); this process's crawls told."""
         self.counts["pause_saved"] += 1
-        await self._call(self._file.save_pause, origin, state.until, json.dumps(state.to_dict()))
+        await self._call(self._file.save_pause, origin, state.until, encode_pause(state))
         for listener in list(self._pause_listeners):
             listener(origin, state)
 
@@ -213,7 +212,7 @@ class SqliteStore:
         policy (:meth:`load`)."""
         found: dict[str, PauseState] = {}
         for origin, text in await self._call(self._file.load_pauses):
-            state = _pause(text)
+            state = decode_pause(text)
             if state is not None:
                 found[origin] = state
         return found
@@ -345,12 +344,3 @@ class _InvalidationPoller:
                 )
                 for listener in list(self._listeners):
                     listener(origin)
-
-
-def _pause(text: str) -> PauseState | None:
-    """A stored pause; None if it is not one."""
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return None
-    return PauseState.from_dict(data) if isinstance(data, dict) else None
