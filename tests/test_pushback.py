@@ -26,7 +26,15 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import Deferred
 
 from scrapy_rep.core.gate import JUDGE, PARK, OriginGate
-from scrapy_rep.core.pace import COARSE, DECAY, FINE, GAP_GROWTH, START_GAP
+from scrapy_rep.core.pace import (
+    COARSE,
+    DECAY,
+    FINE,
+    GAP_GROWTH,
+    START_GAP,
+    SUSTAINED,
+    Pace,
+)
 from scrapy_rep.core.policy import Policy, Status
 from scrapy_rep.core.pushback import (
     BLOCKED,
@@ -933,6 +941,87 @@ def test_a_rate_limit_is_read_from_one_window_past_its_burst_over_the_whole_craw
     use = len(served) / max(served[-1] + 1 / 5.0, 150 / 5.0) / 5.0  # the bench's figure
     assert use >= whole, f"{use:.2f} of the rate over the whole crawl"
     assert len(refused) <= 2, refused  # the first burst, then the end of the first window
+
+
+@pytest.mark.parametrize(("rate", "burst"), [(2.0, 10.0), (2.0, 5.0), (3.0, 10.0)])
+def test_a_burst_the_pause_did_not_refill_is_read_at_its_rate(rate: float, burst: float) -> None:
+    # a 2-s pause refills 4 of a 10-token bucket at 2 pages/s: the window read as a bucket
+    # full at its first send made its rate look far slower (before: 0.18 of the rate over the
+    # whole crawl at 2 pages/s with 10 tokens, 0.83 with 5, 0.90 at 3 pages/s); the bucket
+    # is read as empty at the pushback before the window, refilling at its rate through the
+    # pause
+    served, refused = _crawl_a_bucket(rate, burst, "2", 150)
+    assert len(served) == 150
+    use = len(served) / max(served[-1] + 1 / rate, 150 / rate) / rate
+    assert use >= 0.9, f"{use:.2f} of the rate over the whole crawl"
+    assert _use(served[len(served) // 2 :], rate) >= 0.9
+    assert len(refused) <= 2, refused
+
+
+def test_a_pace_refused_without_a_window_to_read_never_probes_back_below_it() -> None:
+    # refused one answer into a sustained pace: the gap grew by GAP_GROWTH, but the floor it
+    # probes down to stayed the old one, so it was refused again a few answers later at a
+    # pace already refused (before: 5 pushbacks in 150 pages of a bucket of one at 4.25/s)
+    pace = Pace(gap=0.2, stage=SUSTAINED, floor=0.2, window_start=0.0, burst=1.0)
+    t = 10.0
+    pace.sent(t)
+    pace.healthy()
+    t += 0.2
+    pace.sent(t)
+    refused = pace.gap
+    pace.pushed_back(t)  # one answer: nothing to read a rate from
+    assert pace.gap == pytest.approx(refused * GAP_GROWTH)
+    for _ in range(200):
+        t += pace.gap
+        pace.sent(t)
+        pace.healthy()
+    assert pace.gap > refused, f"{pace.gap:.4f} s apart, {refused:.4f} refused"
+    _, pushbacks = _crawl_a_bucket(4.25, 1.0, "2", 150)
+    assert len(pushbacks) <= 4, pushbacks
+
+
+def test_a_429_without_retry_after_at_a_rate_read_pauses_as_long_as_the_bucket_refills() -> None:
+    # without Retry-After each pushback backed off 5 s, the one at the end of the first
+    # window too: 0.76 of the rate over the whole crawl of a burst of 5 (the goal: 0.8). A
+    # pushback whose window was read as a token bucket pauses as long as that bucket takes
+    # to fill at the rate read (at least the floor); a 429 before any rate is read, or
+    # refused again at once, backs off as before
+    served, _ = _crawl_a_bucket(5.0, 5.0, None, 150)
+    assert len(served) == 150
+    use = len(served) / max(served[-1] + 1 / 5.0, 150 / 5.0) / 5.0
+    assert use >= 0.8, f"{use:.2f} of the rate over the whole crawl"
+    pb = make(ramp_max=8, reset_after=10)
+    for n in range(5):
+        pb.on_response(A, 200, {}, f"{A}/{n}", NOW)
+    first = pb.on_response(A, 429, {}, f"{A}/5", NOW)
+    assert first is not None and first.until - NOW == 5.0  # nothing read yet: the back-off
+    pb.resume(A, first.until)
+    t = _answers(pb, first.until, 0.3, 8)  # at the bucket's pace: served
+    t = _answers(pb, t, 0.02, 5)  # then faster: the bucket drains
+    pb.sent(A, t + 0.02)
+    pb.done(A)
+    second = pb.on_response(A, 429, {}, f"{A}/p", t + 0.02)
+    assert second is not None and pb.gap(A) > 0
+    refill = 5 * pb.gap(A)  # 5 tokens at the pace read
+    assert second.until - (t + 0.02) == pytest.approx(max(refill, 1.0))
+    assert second.until - (t + 0.02) < 5.0
+    pb.resume(A, second.until)
+    third = pb.on_response(A, 429, {}, f"{A}/p", second.until)  # refused again at once
+    assert third is not None and third.until - second.until >= 5.0  # the back-off again
+
+
+def test_a_bucket_of_one_starts_its_ramp_two_steps_on() -> None:
+    # one page served before the first pushback: a bucket of one token, whose bounds are the
+    # ramp's last two steps whatever it starts from; its two slowest steps cost ~1.75 s
+    # (before: START_GAP, 0.81 of the rate over the whole crawl of a bucket of one at 5/s)
+    pb = make()
+    pb.on_response(A, 200, {}, f"{A}/", NOW)
+    pause = pb.on_response(A, 429, ra("2"), f"{A}/1", NOW)
+    assert pause is not None and pb.gap(A) == pytest.approx(START_GAP * DECAY[COARSE] ** 2)
+    served, refused = _crawl_a_bucket(5.0, 1.0, "2", 150)
+    use = len(served) / max(served[-1] + 1 / 5.0, 150 / 5.0) / 5.0
+    assert use >= 0.83, f"{use:.2f} of the rate over the whole crawl"
+    assert len(refused) <= 2, refused
 
 
 # -- a site slowing down under the crawl: its response times against its own baseline --------

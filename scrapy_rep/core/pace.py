@@ -71,8 +71,12 @@ MARGIN, SENDS_KEPT = 1.03, 32
 #: after each pushback there, down to PROBE_MIN (pushbacks become rarer, not periodic)
 PROBE_START, PROBE_MIN = 0.01, 0.002
 UPPER_WEIGHT, FLOOR_SLOWER = 0.25, 40
-#: a bucket of one token: no burst blurs its window, the point between the bounds is halfway
+#: a bucket of one token: no burst blurs its window, the point between the bounds is halfway;
+#: its ramp (one page served before the first pushback) starts two COARSE steps below
+#: START_GAP: its bounds are the ramp's last two steps whatever the start (a burst's are
+#: read from a window long beside the burst; none served says no size)
 ONE_WEIGHT = 0.5
+ONE_START = START_GAP * DECAY[COARSE] ** 2
 
 #: a site slowing down under the crawl (:class:`Latency`): the weight of each answer in the
 #: fast average; how far above the baseline (times, and seconds) and for how many answers
@@ -144,10 +148,14 @@ def _above(latency: float, base: float) -> bool:
     return latency > LATENCY_RATIO * base and latency - base > LATENCY_EXCESS
 
 
-def fit_bucket(sends: Sequence[float], served: int, burst: float) -> float | None:
+def fit_bucket(
+    sends: Sequence[float], served: int, burst: float, empty: float | None = None
+) -> float | None:
     """The rate (tokens/s) of a token bucket holding ``burst`` tokens, full at the first
-    of ``sends``, that serves the first ``served`` of them and refuses the next one; None
-    when no rate does (the site is not such a bucket, or the window says nothing of it).
+    of ``sends`` (``empty``: empty at that moment instead, the refusal before them, and
+    filling at the rate since: a pause shorter than the bucket's refill), that serves the
+    first ``served`` of them and refuses the next one; None when no rate does (the site is
+    not such a bucket, or the window says nothing of it).
 
     The tokens at each send only grow with the rate, so the lowest rate serving the
     ``served`` and the highest refusing the next are found by halving (the ratio, whatever
@@ -162,6 +170,8 @@ def fit_bucket(sends: Sequence[float], served: int, burst: float) -> float | Non
     def tokens(rate: float, upto: int) -> float:
         """The tokens left at send ``upto``, before it takes one (-1: one before it ran out)."""
         left, last = full, sends[0]
+        if empty is not None:
+            left = min(full, max(sends[0] - empty, 0.0) * rate)
         for at in sends[:upto]:
             left = min(full, left + (at - last) * rate)
             last = at
@@ -223,6 +233,9 @@ class Pace:
     #: at (the rate read, less the margin), lowered by a tenth of that share per answer
     probe: float = PROBE_START
     floor: float = 0.0
+    #: seconds the site's bucket takes to fill again at the rate read from the window the
+    #: last pushback ended (0: no rate read then): how long a pause it needs, unsaid
+    refill: float = 0.0
 
     def __bool__(self) -> bool:
         return bool(self.gap or self.eased)
@@ -260,21 +273,27 @@ class Pace:
         sends, self.sends = self.sends, []
         count, self.sends_count = self.sends_count, 0
         sustained = rate = None
+        self.refill = 0.0
         if start is not None and self.answers >= WINDOW_MIN and now > start:
             # the seconds per page the site allowed since its last pushback, the pause
             # included: its bucket was empty then and now, so never faster than its rate
             sustained = (now - start) / self.answers
-            # the bucket, full at the window's first send, empty at the refusal
-            rate = fit_bucket(sends, self.answers - (count - len(sends)), self.burst)
+            # the bucket: empty at the last pushback, refilling at its rate through the
+            # pause (a window cut to its latest sends: full at the first one kept), and
+            # empty at this refusal
+            empty = start if count == len(sends) else None
+            rate = fit_bucket(sends, self.answers - (count - len(sends)), self.burst, empty)
         if not self.gap:  # from the pace its latency eased to, if it had slowed down first
-            self.gap, self.stage = (self.eased, FINE) if self.eased else (START_GAP, COARSE)
-            self.eased = 0.0
             self.burst = max(float(served), 1.0)
+            start_gap = ONE_START if served == 1 else START_GAP  # 0 served: a size unknown
+            self.gap, self.stage = (self.eased, FINE) if self.eased else (start_gap, COARSE)
+            self.eased = 0.0
         elif rate is not None:
             refused = self.gap * MARGIN if self.stage == SUSTAINED else MIN_GAP
             self.probe = max(self.probe / 2, PROBE_MIN) if self.stage == SUSTAINED else PROBE_START
             self.stage = SUSTAINED
             self.gap = self.floor = min(max(MARGIN / rate, refused, MIN_GAP), MAX_GAP)
+            self.refill = min(self.burst * self.gap, MAX_GAP)
         elif sustained is not None and self.stage >= SETTLED:
             self.stage = SUSTAINED
             gap = max(min(self.gap * BACKOFF, sustained), self.gap * GAP_GROWTH)
@@ -284,6 +303,9 @@ class Pace:
             margin = DECAY[FINE] if self.stage == SETTLED else 1.0
             self.gap = min(max(self.good / margin, MIN_GAP), MAX_GAP)
         else:  # refused at the kept pace, or before any healthy answer at this one
+            if self.stage == SUSTAINED:  # never probed back below the pace refused
+                self.floor = min(self.gap * MARGIN, MAX_GAP)
+                self.probe = max(self.probe / 2, PROBE_MIN)
             self.gap = min(self.gap * GAP_GROWTH, MAX_GAP)
         self.good = math.inf
         self.answers = 0

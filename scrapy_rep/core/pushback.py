@@ -338,7 +338,11 @@ class Pushback:
         hint = retry_after(headers, now)
         if hint is not None:  # 5,000 digits read as infinity: as long as any pause may be
             hint = min(hint, MAX_RETRY_AFTER)
-        wait = self.config.pause_for(hint, state.level)
+        # a 429 unsaid: as long as the bucket read from its window takes to fill, if one was
+        if hint is None and status == 429 and state.pace.refill:
+            wait = self.config.pause_for(state.pace.refill, state.level)
+        else:
+            wait = self.config.pause_for(hint, state.level)
         until = now + wait
         if state.pause is not None and state.pause.until > until:
             until = state.pause.until  # never shortened by a later response
