@@ -11,7 +11,8 @@ answers take milliseconds: one request in flight is already fifty a second.
 So after an origin's first pause its sends are spaced (:class:`Pace`), and
 the space is found from its answers, in three stages:
 
-- ``COARSE``: one request each :data:`START_GAP` s, 25% faster per healthy answer;
+- ``COARSE``: one request each :data:`START_GAP` s (:data:`ONE_START` after a first
+  pushback that followed one page: a bucket of one), 25% faster per healthy answer;
 - a pushback there: back to the pace of the last healthy answer, ``FINE``: 3%
   faster per healthy answer;
 - a pushback there: the last healthy pace less one FINE step, ``SETTLED`` (a
@@ -27,10 +28,10 @@ each pause the bucket has refilled, the first answers come at the burst's
 pace, and a pace learnt from them is the burst's, refused again a few pages
 later. So the window between two pushbacks is read as a token bucket
 (:func:`fit_bucket`): its size is what the origin served before its first
-pushback (the crawl drained it then), it was full at the window's first send
-(the pause refilled it) and empty at the refusal; the lowest rate that
-serves the window's healthy sends and the highest that refuses the next one
-bound the site's rate, and the pace kept is :data:`MARGIN` slower than a
+pushback (the crawl drained it then), it was empty at the pushback before the
+window, refilling at its rate through the pause, and empty at the refusal;
+the lowest rate that serves the window's healthy sends and the highest that
+refuses the next one bound the site's rate, and the pace kept is :data:`MARGIN` slower than a
 point between them (a quarter of the way up, :data:`UPPER_WEIGHT`, in
 ratio; halfway for a bucket of one token, :data:`ONE_WEIGHT`). The first
 window (the COARSE ramp from one page a second, past the rate and into a
@@ -40,8 +41,12 @@ healthy answer shortens the gap by :data:`PROBE_START` down to the rate read
 increase of the rate, to notice a site that allows more); each pushback there
 reads the window again (at least :data:`MARGIN` slower than the pace
 refused) and halves the probe, down to :data:`PROBE_MIN`: pushbacks become
-rarer, not periodic. A window the bucket model does not fit (a sliding
-window, say) falls back to the stages above and, at a settled pace, to the
+rarer, not periodic (a pushback there with too few answers to read keeps the
+floor :data:`MARGIN` slower than the pace refused). A 429 without
+``Retry-After`` after a window read so pauses as long as its bucket takes to
+fill at the pace read (:attr:`Pace.refill`): the site's own rate says when it
+serves again. A window the bucket model does not fit (a sliding window, say)
+falls back to the stages above and, at a settled pace, to the
 rate the site sustained since the previous pushback, the pause included (its
 bucket was empty at both ends, so never above what it allows), between
 :data:`GAP_GROWTH` and :data:`BACKOFF` times the gap refused.
