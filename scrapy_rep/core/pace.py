@@ -56,7 +56,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 
 #: seconds between sends after a first pushback; the growth of a settled gap refused
 #: again; gaps below MIN_GAP are no pace at all; no gap above MAX_GAP
@@ -241,6 +241,10 @@ class Pace:
     #: seconds the site's bucket takes to fill again at the rate read from the window the
     #: last pushback ended (0: no rate read then): how long a pause it needs, unsaid
     refill: float = 0.0
+    #: until the first send after a pushback: the pace as it was before it, and the pages
+    #: served it was told of (see :meth:`healthy`, an answer that comes after it)
+    before: Pace | None = None
+    before_served: int = 0
 
     def __bool__(self) -> bool:
         return bool(self.gap or self.eased)
@@ -274,6 +278,8 @@ class Pace:
 
         ``served``: the pages the origin served before it was first paced (a first
         pushback: the burst its bucket allowed)."""
+        self.before, self.before_served = None, served
+        self.before = replace(self, sends=list(self.sends))
         start, self.window_start = self.window_start, now
         sends, self.sends = self.sends, []
         count, self.sends_count = self.sends_count, 0
@@ -316,8 +322,21 @@ class Pace:
         self.answers = 0
 
     def healthy(self) -> None:
-        """A healthy answer: the pace of its request was good; a little faster, by stage."""
+        """A healthy answer: the pace of its request was good; a little faster, by stage.
+
+        One between a pushback and the next send answers a request sent before that pushback
+        (a refusal is often answered faster than the pages sent before it): it belongs to
+        the window the pushback ended, which is read again with it, as if it had come
+        first; counted in the next window, it made that one read faster than its sends
+        were served (or not at all), and this one slower."""
         if not self.gap:
+            return
+        before = self.before
+        if before is not None and not self.sends_count:
+            before.healthy()
+            before.pushed_back(self.window_start or 0.0, self.before_served + (not before.gap))
+            for name in _LEARNT:
+                setattr(self, name, getattr(before, name))
             return
         self.answers += 1
         if math.isfinite(self.spacing):
@@ -337,6 +356,7 @@ class Pace:
         pacing knows it (another worker's included), else since this pace's last one."""
         if self.gap or self.eased:
             self.next_send = now + self.spaced
+        self.before = None  # the window the last pushback ended is read for good
         if self.gap and self.window_start is not None:
             self.sends_count += 1
             self.sends.append(now)
@@ -360,6 +380,10 @@ class Pace:
         if gap:
             self.gap, self.stage = gap, stage
             self.floor = gap  # SUSTAINED: kept, the probe from there
+
+
+#: what a pushback and the healthy answers learn: all of a pace but its sends' moments
+_LEARNT = tuple(f.name for f in fields(Pace) if f.name not in ("next_send", "last_send", "spacing"))
 
 
 @dataclass(slots=True)
