@@ -82,6 +82,10 @@ UPPER_WEIGHT, FLOOR_SLOWER = 0.25, 40
 #: read from a window long beside the burst; none served says no size)
 ONE_WEIGHT = 0.5
 ONE_START = START_GAP * DECAY[COARSE] ** 2
+#: the bucket's size read with its rate (:func:`read_bucket`): the tokens it held and refilled
+#: while the first pages were served are at most one more than they took (half: the middle);
+#: the sizes tried, from one token to what was served
+BURST_SLACK, BURST_SIZES = 0.5, 24
 
 #: a site slowing down under the crawl (:class:`Latency`): the weight of each answer in the
 #: fast average; how far above the baseline (times, and seconds) and for how many answers
@@ -208,6 +212,33 @@ def fit_bucket(
     return lowest * (highest / lowest) ** weight if lowest <= highest else None
 
 
+def read_bucket(
+    sends: Sequence[float], served: int, empty: float | None, pages: float, span: float
+) -> tuple[float | None, float]:
+    """The rate a window's ``sends`` read (:func:`fit_bucket`), and the bucket's size:
+    ``pages`` served before the first pushback, in the ``span`` s from the first of them
+    to it (0: the size is known), were the bucket and what its rate refilled meanwhile,
+    to within one token: the size and the rate are read together.
+
+    A window alone fits any size, the larger with a slower rate; ``pages`` as the size
+    read the rate far too slow when the first pages came slowly (a loaded crawler's late
+    sends: eight pages served in 0.8 s by a bucket of five at 5/s read as a bucket of
+    eight at 2/s, and kept). So of :data:`BURST_SIZES` sizes from one token to ``pages``,
+    the size kept is the one whose rate read refilled over the ``span`` closest to
+    ``pages`` less the size and half a token (:data:`BURST_SLACK`)."""
+    rate = fit_bucket(sends, served, pages, empty)
+    if rate is None or span <= 0.0 or pages <= 1.0:
+        return rate, pages
+    wanted = pages + BURST_SLACK
+    best = (abs(pages + rate * span - wanted), rate, pages)
+    for step in range(BURST_SIZES):
+        burst = 1.0 + (pages - 1.0) * step / BURST_SIZES
+        found = fit_bucket(sends, served, burst, empty)
+        if found is not None:
+            best = min(best, (abs(burst + found * span - wanted), found, burst))
+    return best[1], best[2]
+
+
 @dataclass(slots=True)
 class Pace:
     """The space kept between one origin's sends, and how far it is learnt."""
@@ -230,8 +261,10 @@ class Pace:
     sends: list[float] = field(default_factory=list)
     sends_count: int = 0
     #: the pages the site serves at once after a pause (its bucket), read from the first
-    #: pushback: what it served before refusing
+    #: pushback: what it served before refusing, less what its rate refilled meanwhile
+    #: (``span``: the seconds from its first page to that pushback, until the rate is read)
     burst: float = 1.0
+    span: float = 0.0
     #: the gap kept while the origin answers slower than its baseline (0: none)
     eased: float = 0.0
     #: SUSTAINED: the share of the gap each healthy answer takes off, and the gap it stops
@@ -273,11 +306,12 @@ class Pace:
             if self.eased <= max(self.gap, MIN_GAP):
                 self.eased = 0.0
 
-    def pushed_back(self, now: float, served: int = 0) -> None:
+    def pushed_back(self, now: float, served: int = 0, span: float = 0.0) -> None:
         """The origin pushed back (a new episode): start pacing, or learn one stage on.
 
         ``served``: the pages the origin served before it was first paced (a first
-        pushback: the burst its bucket allowed)."""
+        pushback: the burst its bucket allowed, and what its rate refilled in the ``span``
+        s from the first of them to now)."""
         self.before, self.before_served = None, served
         self.before = replace(self, sends=list(self.sends))
         start, self.window_start = self.window_start, now
@@ -293,9 +327,11 @@ class Pace:
             # pause (a window cut to its latest sends: full at the first one kept), and
             # empty at this refusal
             empty = start if count == len(sends) else None
-            rate = fit_bucket(sends, self.answers - (count - len(sends)), self.burst, empty)
+            served_in = self.answers - (count - len(sends))
+            rate, self.burst = read_bucket(sends, served_in, empty, self.burst, self.span)
+            self.span = 0.0
         if not self.gap:  # from the pace its latency eased to, if it had slowed down first
-            self.burst = max(float(served), 1.0)
+            self.burst, self.span = max(float(served), 1.0), span
             start_gap = ONE_START if served == 1 else START_GAP  # 0 served: a size unknown
             self.gap, self.stage = (self.eased, FINE) if self.eased else (start_gap, COARSE)
             self.eased = 0.0
@@ -334,7 +370,8 @@ class Pace:
         before = self.before
         if before is not None and not self.sends_count:
             before.healthy()
-            before.pushed_back(self.window_start or 0.0, self.before_served + (not before.gap))
+            served = self.before_served + (not before.gap)
+            before.pushed_back(self.window_start or 0.0, served, self.span)
             for name in _LEARNT:
                 setattr(self, name, getattr(before, name))
             return

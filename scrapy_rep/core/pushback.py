@@ -223,17 +223,18 @@ class Pushback:
         self._origins: OrderedDict[str, _Origin] = OrderedDict()
         #: origins that served pages and refused none since (no state kept beyond this)
         #: and how many pages each served before it was tracked (a first pushback's burst)
-        self._served: OrderedDict[str, int] = OrderedDict()
+        #: since when (the first of them)
+        self._served: OrderedDict[str, tuple[int, float]] = OrderedDict()
         #: origins' response times (SERVED_MAX of them, the latest heard of)
         self._latency: OrderedDict[str, Latency] = OrderedDict()
 
     def __contains__(self, origin: object) -> bool:
         return origin in self._origins
 
-    def _serve(self, origin: str) -> None:
+    def _serve(self, origin: str, now: float) -> None:
         """Remember that ``origin`` served a page (its 403s may then be a wall)."""
         served = self._served
-        served[origin] = 0
+        served[origin] = (0, now)
         if len(served) > SERVED_MAX:  # a broad crawl: forget the origin heard of longest ago
             served.popitem(last=False)
 
@@ -291,7 +292,7 @@ class Pushback:
         said = STEADY
         if latency is not None and status < 500:
             state, said = self._timed(origin, state, latency, now)
-        self._healthy(origin, state, status, rising=said >= RISING)
+        self._healthy(origin, state, status, now, rising=said >= RISING)
         return None
 
     def _timed(
@@ -331,7 +332,8 @@ class Pushback:
             # the ramp); a pushback after some is the edge of the site's pace, found
             state.level = state.level + 1 if not state.healthy_since else max(state.level, 1)
             state.tries = state.tries + 1 if not state.healthy_since else 1
-            state.pace.pushed_back(now, self._served.get(origin, 0))
+            pages, since = self._served.get(origin, (0, now))
+            state.pace.pushed_back(now, pages, now - since)
             state.healthy_since = 0
         state.healthy = 0
         state.refused.clear()
@@ -404,15 +406,16 @@ class Pushback:
         )
 
     def _healthy(
-        self, origin: str, state: _Origin | None, status: int, rising: bool = False
+        self, origin: str, state: _Origin | None, status: int, now: float, rising: bool = False
     ) -> None:
         if status >= 500:
             return  # left to Scrapy's retry: neither healthy nor a pushback
         if state is None:
             served = self._served
             if origin not in served:
-                self._serve(origin)
-            served[origin] += 1
+                self._serve(origin, now)
+            pages, since = served[origin]
+            served[origin] = (pages + 1, since)
             return
         state.served = True
         state.refused.clear()
@@ -434,7 +437,7 @@ class Pushback:
             and not state.inflight
         ):
             del self._origins[origin]  # nothing left to remember
-            self._serve(origin)
+            self._serve(origin, now)
 
     # -- what the gate asks ---------------------------------------------------
 
