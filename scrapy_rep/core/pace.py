@@ -28,8 +28,11 @@ each pause the bucket has refilled, the first answers come at the burst's
 pace, and a pace learnt from them is the burst's, refused again a few pages
 later. So the window between two pushbacks is read as a token bucket
 (:func:`fit_bucket`): its size is what the origin served before its first
-pushback (the crawl drained it then), it was empty at the pushback before the
-window, refilling at its rate through the pause, and empty at the refusal;
+pushback (the crawl drained it then) less what its rate refilled meanwhile
+(:func:`read_bucket`: a loaded crawler's first sends are late), it was empty
+at the pushback before the window, refilling at its rate through the pause,
+and empty at the refusal (an answer between a pushback and the next send,
+to a request sent before it, is read into the window that pushback ended);
 the lowest rate that serves the window's healthy sends and the highest that
 refuses the next one bound the site's rate, and the pace kept is :data:`MARGIN` slower than a
 point between them (a quarter of the way up, :data:`UPPER_WEIGHT`, in
