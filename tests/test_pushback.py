@@ -1111,6 +1111,24 @@ def test_a_burst_served_while_the_crawler_sent_late_is_read_less_its_refill(
     assert len(refused) <= 4, refused
 
 
+def test_a_refusal_at_the_pace_after_a_late_send_slows_it_a_little_not_twice() -> None:
+    # a bucket of one at 5 pages/s, paced at 0.216 s; on a loaded machine the 9th request
+    # left 0.116 s after the crawler took it to, the 10th went at its moment and was
+    # refused: every send looks 0.216-0.229 s apart, no bucket serves them and refuses it,
+    # and the window was read as no bucket: 2x slower, kept (before: 0.431 s, 0.45 of the
+    # rate over the whole crawl in the bench). Bounds crossed by a little read between them
+    pace = Pace(gap=0.2162, stage=SUSTAINED, floor=0.2162, window_start=3.751, burst=1.0)
+    sends = [5.752, 5.973, 6.193, 6.413, 6.630, 6.848, 7.069, 7.285, 7.514, 7.732]
+    for at in sends[:-1]:
+        pace.sent(at)
+        pace.healthy()
+    pace.sent(sends[-1])
+    refused = pace.gap
+    pace.pushed_back(7.737)
+    assert pace.stage == SUSTAINED
+    assert refused < pace.gap <= refused * GAP_GROWTH, f"{pace.gap:.4f} s apart"
+
+
 def _window_with_a_page_in_flight(late: bool) -> float:
     """A burst of 5 served, the 5th answer after the 429 (``late``) or before; then a window
     of 14 sends, the 14th page's answer after the refusal of the 15th or before: the gap

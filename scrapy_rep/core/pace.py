@@ -85,6 +85,9 @@ UPPER_WEIGHT, FLOOR_SLOWER = 0.25, 40
 #: read from a window long beside the burst; none served says no size)
 ONE_WEIGHT = 0.5
 ONE_START = START_GAP * DECAY[COARSE] ** 2
+#: a window's bounds crossed by at most this ratio are the crawler's own jitter, not a
+#: site that is no token bucket (:func:`fit_bucket`)
+CROSSED = GAP_GROWTH
 #: the bucket's size read with its rate (:func:`read_bucket`): the tokens it held and refilled
 #: while the first pages were served are at most one more than they took (half: the middle);
 #: the sizes tried, from one token to what was served
@@ -174,7 +177,10 @@ def fit_bucket(
     the scale); the rate read is :data:`UPPER_WEIGHT` of the way from the lowest to the
     highest (in ratio), halfway (:data:`ONE_WEIGHT`) for a bucket of one token: each send
     it served was at least one token's time after the one before, the refused one less,
-    so its bounds are the site's rate to within the crawl's own steps."""
+    so its bounds are the site's rate to within the crawl's own steps. Bounds crossed by
+    less than :data:`CROSSED` (a refused send that left late, so it looks as far from the
+    one before as those served) read the point between them: the rate is about there,
+    and a window read as no bucket slowed the pace up to :data:`BACKOFF` times, kept."""
     if served < 1 or served >= len(sends):
         return None
     full = max(burst, 1.0)
@@ -211,8 +217,12 @@ def fit_bucket(
                 low = mid
         bounds.append(high if wanted else low)
     lowest, highest = bounds
+    if lowest > highest:  # the lowest serving above the highest refusing: no such bucket,
+        # or, by a little, a send left later than the crawler took it to (a loaded crawler)
+        return math.sqrt(lowest * highest) if lowest <= highest * CROSSED else None
     weight = UPPER_WEIGHT if full > 1.0 else ONE_WEIGHT
-    return lowest * (highest / lowest) ** weight if lowest <= highest else None
+    point: float = lowest * (highest / lowest) ** weight
+    return point
 
 
 def read_bucket(
