@@ -48,7 +48,8 @@ rarer, not periodic (a pushback there with too few answers to read keeps the
 floor :data:`MARGIN` slower than the pace refused). A 429 without
 ``Retry-After`` after a window read so pauses as long as its bucket takes to
 fill at the pace read (:attr:`Pace.refill`): the site's own rate says when it
-serves again. A window the bucket model does not fit (a sliding window, say)
+serves again. A window the bucket model does not fit (a sliding window, say;
+not one whose bounds cross by less than :data:`CROSSED`, a crawler's late send)
 falls back to the stages above and, at a settled pace, to the
 rate the site sustained since the previous pushback, the pause included (its
 bucket was empty at both ends, so never above what it allows), between
