@@ -26,16 +26,16 @@ is counted (``rep/media/dropped/use-refused``) and written as an
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any
 
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.http import HtmlResponse
 from scrapy.http.request import NO_CALLBACK
 
-from scrapy_rep.components.page_uses import first_refusal, response_answers
+from scrapy_rep.components.page_uses import count_uses, first_refusal, response_answers
 from scrapy_rep.core.decision import USE_REFUSED
 from scrapy_rep.core.directives import head_metas
-from scrapy_rep.core.events import ItemDropped, PageUses
 from scrapy_rep.core.origin import NotAnOrigin, origin_of
 from scrapy_rep.core.use_signals import meta_names
 from scrapy_rep.core.uses import uses_field
@@ -47,6 +47,8 @@ if TYPE_CHECKING:
     from scrapy import Request
     from scrapy.crawler import Crawler
     from scrapy.http import Response
+
+logger = logging.getLogger(__name__)
 
 
 class MediaUseRefused(IgnoreRequest):
@@ -85,10 +87,20 @@ class MediaUsesMiddleware:
             origin: str | None = origin_of(response.url)
         except NotAnOrigin:
             origin = None
-        self.telemetry.emit(PageUses(origin, response.url, uses_field(answers)))
+        count_uses(self.telemetry, origin, response.url, uses_field(answers))
         refused = first_refusal(answers) if self.drop_refused else None
         if refused is None:
             return response
         detail = f"{refused.use} refused: {refused.source}"
-        self.telemetry.emit(ItemDropped(response.url, USE_REFUSED, detail, media=True))
+        self.telemetry.inc(f"rep/media/dropped/{USE_REFUSED}")
+        self.telemetry.counts.media_dropped(USE_REFUSED)
+        logger.debug(
+            "scrapy-rep: a media download of %(url)s failed (%(reason)s): %(detail)s",
+            {"url": response.url, "reason": USE_REFUSED, "detail": detail},
+        )
+        if self.telemetry.audit is not None:
+            self.telemetry.audit.write(
+                "item_dropped",
+                {"url": response.url, "reason": USE_REFUSED, "detail": detail, "media": True},
+            )
         raise MediaUseRefused(f"{USE_REFUSED}: {detail}")

@@ -13,7 +13,7 @@ uses the crawl declares (``uses``: see :mod:`scrapy_rep.core.uses`).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, TypedDict, cast
+from typing import TYPE_CHECKING, TypedDict
 
 from scrapy_rep.core.policy import Policy, Status
 from scrapy_rep.core.uses import (
@@ -285,82 +285,11 @@ def withheld(
     return unjudged(origin, token, url, policy, DROP, reason, WITHHELD_DETAIL[reason])
 
 
-#: what became of a held request handed over at close (its reason: why it was held)
-HANDED_OVER_DETAIL = {
-    REQUEUE: "held at this worker's close: pushed back into the shared scrapy-redis queue "
-    "for another worker",
-    KEEP: "held at a graceful stop: kept in the JOBDIR, to be judged again on resume",
-}
-
-
-def handed_over(
-    origin: str, token: str, url: str, policy: Policy | None, action: str, held_reason: str
-) -> DecisionRecord:
-    """The record of a held request requeued or kept at close (``action``: REQUEUE or KEEP).
-
-    Its final answer in this crawl, as every other: not a drop, and no rule
-    gave it; ``reason`` is why it was held (``origin-paused``, ...).
-    """
-    return unjudged(origin, token, url, policy, action, held_reason, HANDED_OVER_DETAIL[action])
-
-
-#: what a worker records beside each request it holds, so that a survivor requeueing it
-#: after the worker's death can write its final answer: whose, why held, on what policy
-HELD_FIELDS = (
-    "origin",
-    "product_token",
-    "reason",
-    "policy_status",
-    "policy_http_status",
-    "policy_fetched_at",
-    "policy_digest",
-    "policy_url",
-    "policy_final_url",
-)
-_HELD_TEXT = ("origin", "product_token", "reason", "policy_status")
-
 #: the detail of a dead worker's held request requeued by a survivor (``%s``: the dead worker)
 REQUEUED_FROM_DEAD_DETAIL = (
     "held by worker %s, whose lease expired: pushed back into the shared scrapy-redis "
     "queue by this worker"
 )
-
-
-def held_fields(origin: str, token: str, policy: Policy | None, reason: str) -> dict[str, Any]:
-    """What a request held for ``reason`` under ``policy`` needs recorded (:data:`HELD_FIELDS`)."""
-    record = cast(dict[str, Any], unjudged(origin, token, "", policy, PARK, reason, ""))
-    return {name: record[name] for name in HELD_FIELDS}
-
-
-def requeued_from_dead(url: str, held: Any, worker: str) -> DecisionRecord | None:
-    """The record of a dead worker's held request, requeued by this one (action REQUEUE).
-
-    ``held``: what the dead worker recorded when it parked ``url``
-    (:func:`held_fields`); None if that is missing or malformed (a worker of an
-    older version recorded only the URL), and then no record can be made.
-    """
-    if not isinstance(held, dict) or not all(
-        isinstance(held.get(name), str) for name in _HELD_TEXT
-    ):
-        return None
-    record = decision_record(
-        held["origin"],
-        held["product_token"],
-        url,
-        None,
-        UNRESOLVED,
-        UNRESOLVED,
-        REQUEUE,
-        held["reason"],
-        REQUEUED_FROM_DEAD_DETAIL % worker,
-        policy_status=held["policy_status"],
-    )
-    fields = cast(dict[str, Any], record)
-    for name in HELD_FIELDS[4:]:  # the policy it was held under, as its worker knew it
-        value = held.get(name)
-        if value is None or isinstance(value, (str, int, float)):
-            fields[name] = value
-    return record
 
 
 def unjudged(
