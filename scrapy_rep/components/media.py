@@ -26,7 +26,6 @@ is counted (``rep/media/dropped/use-refused``) and written as an
 
 from __future__ import annotations
 
-import logging
 from typing import TYPE_CHECKING, Any
 
 from scrapy.exceptions import IgnoreRequest, NotConfigured
@@ -47,8 +46,6 @@ if TYPE_CHECKING:
     from scrapy import Request
     from scrapy.crawler import Crawler
     from scrapy.http import Response
-
-logger = logging.getLogger(__name__)
 
 
 class MediaUseRefused(IgnoreRequest):
@@ -92,15 +89,5 @@ class MediaUsesMiddleware:
         if refused is None:
             return response
         detail = f"{refused.use} refused: {refused.source}"
-        self.telemetry.inc(f"rep/media/dropped/{USE_REFUSED}")
-        self.telemetry.counts.media_dropped(USE_REFUSED)
-        logger.debug(
-            "scrapy-rep: a media download of %(url)s failed (%(reason)s): %(detail)s",
-            {"url": response.url, "reason": USE_REFUSED, "detail": detail},
-        )
-        if self.telemetry.audit is not None:
-            self.telemetry.audit.write(
-                "item_dropped",
-                {"url": response.url, "reason": USE_REFUSED, "detail": detail, "media": True},
-            )
+        self.telemetry.item_dropped(response.url, USE_REFUSED, detail, media=True)
         raise MediaUseRefused(f"{USE_REFUSED}: {detail}")

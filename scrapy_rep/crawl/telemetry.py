@@ -285,15 +285,21 @@ class Telemetry:
             },
         )
 
-    def item_dropped(self, url: str, reason: str, detail: str) -> None:
-        """An item dropped for what its page says (``noindex``, a use refused)."""
-        self.counts.item_dropped(reason)
-        logger.debug(
-            "scrapy-rep: dropped an item of %(url)s (%(reason)s): %(detail)s",
-            {"url": url, "reason": reason, "detail": detail},
-        )
+    def item_dropped(self, url: str, reason: str, detail: str, *, media: bool = False) -> None:
+        """An item dropped for what its page says (``noindex``, a use refused), or a media
+        pipeline's download failed for what its own response says (``media``)."""
+        fields = {"url": url, "reason": reason, "detail": detail}
+        if media:
+            self.inc(f"rep/media/dropped/{reason}")
+            self.counts.media_dropped(reason)
+            logger.debug(
+                "scrapy-rep: a media download of %(url)s failed (%(reason)s): %(detail)s", fields
+            )
+        else:
+            self.counts.item_dropped(reason)
+            logger.debug("scrapy-rep: dropped an item of %(url)s (%(reason)s): %(detail)s", fields)
         if self.audit is not None:
-            self.audit.write("item_dropped", {"url": url, "reason": reason, "detail": detail})
+            self.audit.write("item_dropped", {**fields, "media": True} if media else fields)
 
     # -- the end ------------------------------------------------------------
 
