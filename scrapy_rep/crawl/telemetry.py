@@ -3,8 +3,8 @@ the close report, and the audit log, written together by :class:`Telemetry` so t
 three never disagree.
 
 A request's answers come by direct call on the hot path (``judged``, ``final``,
-``stopped``, ...); everything else is an event value (:mod:`scrapy_rep.core.events`) given
-to :meth:`Telemetry.emit`. The audit log and the policy archive are put in by
+``stopped``, ...); everything else is an event value (:mod:`scrapy_rep.core.events`)
+given to :meth:`Telemetry.emit`. The audit log and the policy archive are put in by
 ``components/audit_log.py`` only when asked for, so a crawl without them never loads
 their writer.
 """
@@ -234,41 +234,6 @@ class Telemetry:
         self.pending["rep/downloaded"] = self.pending.get("rep/downloaded", 0) - 1
         if origin is not None:
             self.counts.undownloaded(origin)
-
-    def subrequest(
-        self,
-        origin: str | None,
-        record: DecisionRecord,
-        *,
-        page: str,
-        first_url: str,
-        resource_type: str,
-        method: str,
-        hop: int,
-        counted: bool = True,
-    ) -> None:
-        """A request a browser made while rendering ``page``, judged by the browser guard;
-        ``counted`` is False for the redirect hops of the page's own navigation."""
-        if counted:
-            allowed = record["action"] == DOWNLOAD
-            reason = record["reason"]
-            self.inc("rep/browser/allowed" if allowed else f"rep/browser/aborted/{reason}")
-            if allowed:
-                self.counts.add(origin or None, "browser_allowed")
-            else:
-                self.counts.add(origin or None, "browser_aborted", reason)
-        if self.audit is not None:
-            self.audit.write(
-                "subrequest",
-                {
-                    **record,
-                    "page": page,
-                    "request_url": first_url,
-                    "method": method,
-                    "resource_type": resource_type,
-                    "hop": hop,
-                },
-            )
 
     def response(self, response: Any, request: Any, spider: Any = None) -> None:
         """With an audit log: each downloaded page's own HTTP status."""
