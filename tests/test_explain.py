@@ -11,7 +11,9 @@ from typing import Any
 
 from scrapy_rep import cli
 from scrapy_rep.cli.explain import explain
-from scrapy_rep.core.decision import KEEP, REQUEUE, handed_over, held_fields, requeued_from_dead
+from scrapy_rep.core.decision import KEEP, REQUEUE
+from scrapy_rep.crawl.handover import handed_over
+from scrapy_rep.crawl.held_records import held_fields, requeued_from_dead
 
 URL = "http://a.example/p"
 

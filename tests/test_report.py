@@ -34,7 +34,7 @@ def test_report_says_what_the_cluster_cost_only_when_it_cost_something() -> None
     assert not any("cluster:" in line for line in report_lines(counts))
     counts.delay_waited(2.1)
     counts.delay_waited(4.3)
-    counts.requeued_dead(3)
+    counts.requeued_from_dead += 3
     assert report_lines(counts)[1] == (
         "  cluster: 2 waits for the shared Crawl-delay (6.4 s in all), 3 held requests of dead "
         "workers requeued"
@@ -58,16 +58,16 @@ def test_report_lines_without_refusals_say_nothing_of_uses() -> None:
     counts = CrawlCounts()
     counts.downloaded("https://a.example:443")
     assert not any("uses" in line for line in report_lines(counts))
-    counts.use_refused("https://a.example:443", "train-ai")
+    counts.add("https://a.example:443", "uses_refused", "train-ai")
     assert "uses refused by robots.txt: train-ai 1 (requests)" in "\n".join(report_lines(counts))
 
 
 def test_report_counts_browser_subrequests_per_origin() -> None:
     counts = CrawlCounts()
     counts.downloaded("http://a")
-    counts.subrequest("http://a", None)
-    counts.subrequest("http://b", "disallow-rule")
-    counts.subrequest("http://b", "origin-paused")
+    counts.add("http://a", "browser_allowed")
+    counts.add("http://b", "browser_aborted", "disallow-rule")
+    counts.add("http://b", "browser_aborted", "origin-paused")
     text = "\n".join(report_lines(counts))
     assert "browser sub-requests: 3: 1 allowed, 2 aborted" in text
     assert "disallow-rule 1, origin-paused 1" in text
@@ -76,7 +76,7 @@ def test_report_counts_browser_subrequests_per_origin() -> None:
 
 def test_report_says_pages_pauses_of_origins_folded_away() -> None:
     counts = CrawlCounts(max_origins=1)
-    counts.page_paused("http://a", "rate-limited")
+    counts.add("http://a", "page_pauses", "rate-limited")
     counts.downloaded("http://b")  # folds http://a away: its pause stays in the totals only
     lines = report_lines(counts)
     assert lines[-1] == "  pauses for what pages said: rate-limited 1"
@@ -85,9 +85,9 @@ def test_report_says_pages_pauses_of_origins_folded_away() -> None:
 def test_report_tables_show_hosts_printable() -> None:
     counts = CrawlCounts()
     host = "http://a\x1b[2J.example:80"  # a redirect's host can carry ESC
-    counts.subrequest(host, None)
-    counts.use_refused(host, "train-ai")
-    counts.page_paused(host, "rate-limited")
+    counts.add(host, "browser_allowed")
+    counts.add(host, "uses_refused", "train-ai")
+    counts.add(host, "page_pauses", "rate-limited")
     lines = report_lines(counts)
     assert not any("\x1b" in line for line in lines)
     assert sum("a\\x1b[2J.example" in line for line in lines) == 4  # the origins' table too

@@ -22,7 +22,7 @@ from scrapy_rep.core.gate import HELD_DETAIL
 from scrapy_rep.crawl import graph
 from scrapy_rep.crawl import meta as M
 from scrapy_rep.crawl.telemetry import Telemetry
-from scrapy_rep.integrations.browser import BrowserGuard
+from scrapy_rep.integrations.browser import BrowserGuard, Judgement, note_subrequest
 from scrapy_rep.integrations.wiring import HANDLER
 from scrapy_rep.runtime.settings import TUNE
 from scrapy_rep.runtime.store.memory import EVICTED_PER_CACHED
@@ -123,8 +123,8 @@ async def test_the_downloaders_answer_is_recorded_a_subrequests_is_left_to_its_c
         assert sub_record["reason"] == record["reason"] == "disallow-rule"
         assert M.DECISION not in sub.meta
         assert stats(rig)["rep/dropped/disallow-rule"] == 1
-        where = {"page": "p", "first_url": sub.url, "resource_type": "image", "method": "GET"}
-        service.telemetry.subrequest(A, sub_record, **where, hop=0)
+        where = {"page": "p", "request_url": sub.url, "resource_type": "image", "method": "GET"}
+        note_subrequest(service.telemetry, Judgement(A, sub_record), False, **where, hop=0)
         assert stats(rig)["rep/browser/aborted/disallow-rule"] == 1
 
     await in_loop(scenario())

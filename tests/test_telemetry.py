@@ -7,18 +7,21 @@ In-process, on Scrapy's ``get_crawler()``; what a whole crawl writes is in
 
 from __future__ import annotations
 
+import json
 import logging
 from pathlib import Path
-from typing import get_args
 
 import pytest
 from scrapy import signals
 from scrapy.utils.test import get_crawler
 
 from scrapy_rep.components.page import PageDirectivesMiddleware
-from scrapy_rep.core.decision import KEEP, REQUEUE, handed_over, held_fields, withheld
-from scrapy_rep.core.events import Event, Parked, Released, RequeuedFromDead
+from scrapy_rep.core import events
+from scrapy_rep.core.decision import KEEP, REQUEUE, withheld
+from scrapy_rep.core.events import Event, Parked, Released
 from scrapy_rep.core.policy import Policy, Status
+from scrapy_rep.crawl.handover import handed_over
+from scrapy_rep.crawl.held_records import held_fields, requeued
 from scrapy_rep.crawl.telemetry import _ON, FLUSH_EVERY, Telemetry
 from tests.support.audit import records
 
@@ -134,7 +137,11 @@ def test_a_dead_workers_requeued_requests_get_the_decision_records_it_would_have
     ]
     urls = [f"http://a.example/{n}" for n in range(4)]
     with caplog.at_level(logging.INFO, logger="scrapy_rep"):
-        sink.emit(RequeuedFromDead("host:41:ab", urls, held))
+        requeued(
+            sink,
+            "host:41:ab",
+            [(u, json.dumps(h).encode() if h else b"") for u, h in zip(urls, held, strict=True)],
+        )
     sink.closed("finished", 0, spider="s", token="testbot")
 
     found = records(log)
@@ -183,7 +190,8 @@ def test_without_the_report_the_close_says_nothing_when_all_went_well(
 
 
 def test_every_kind_of_event_has_one_handler_and_nothing_else_is_taken() -> None:
-    assert set(_ON) == set(get_args(Event))
+    kinds = {v for v in vars(events).values() if isinstance(v, type) and issubclass(v, Event)}
+    assert set(_ON) == kinds - {Event}
     sink = Telemetry.of(get_crawler(settings_dict=ADDON))
     with pytest.raises(TypeError, match="not a scrapy-rep event"):
         sink.emit(("parked", A, "http://a.example/1"))  # type: ignore[arg-type]

@@ -32,10 +32,9 @@ from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.http import HtmlResponse
 from scrapy.http.request import NO_CALLBACK
 
-from scrapy_rep.components.page_uses import first_refusal, response_answers
+from scrapy_rep.components.page_uses import count_uses, first_refusal, response_answers
 from scrapy_rep.core.decision import USE_REFUSED
 from scrapy_rep.core.directives import head_metas
-from scrapy_rep.core.events import ItemDropped, PageUses
 from scrapy_rep.core.origin import NotAnOrigin, origin_of
 from scrapy_rep.core.use_signals import meta_names
 from scrapy_rep.core.uses import uses_field
@@ -85,10 +84,10 @@ class MediaUsesMiddleware:
             origin: str | None = origin_of(response.url)
         except NotAnOrigin:
             origin = None
-        self.telemetry.emit(PageUses(origin, response.url, uses_field(answers)))
+        count_uses(self.telemetry, origin, response.url, uses_field(answers))
         refused = first_refusal(answers) if self.drop_refused else None
         if refused is None:
             return response
         detail = f"{refused.use} refused: {refused.source}"
-        self.telemetry.emit(ItemDropped(response.url, USE_REFUSED, detail, media=True))
+        self.telemetry.item_dropped(response.url, USE_REFUSED, detail, media=True)
         raise MediaUseRefused(f"{USE_REFUSED}: {detail}")

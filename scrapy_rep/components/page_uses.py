@@ -23,7 +23,6 @@ from scrapy.http import HtmlResponse
 from scrapy_rep.components.page import PageDirectivesMiddleware, origin_or_none
 from scrapy_rep.core.decision import USE_REFUSED
 from scrapy_rep.core.directives import head_metas
-from scrapy_rep.core.events import ItemDropped, PageUses
 from scrapy_rep.core.tdmrep import USE as TDM_USE
 from scrapy_rep.core.use_signals import (
     meta_names,
@@ -35,6 +34,7 @@ from scrapy_rep.core.uses import REFUSED, UseAnswer, uses_field
 from scrapy_rep.crawl import graph
 from scrapy_rep.crawl import meta as M
 from scrapy_rep.crawl.tdmrep import TdmRep
+from scrapy_rep.crawl.telemetry import Telemetry
 from scrapy_rep.runtime.settings import RepSettings
 
 if TYPE_CHECKING:
@@ -78,7 +78,7 @@ class PageUsesMiddleware(PageDirectivesMiddleware):
         request = response.request
         answers = response_answers(self.token, self.uses, response, request, metas)
         origin = origin_or_none(response.url)
-        self.telemetry.emit(PageUses(origin, response.url, uses_field(answers)))
+        count_uses(self.telemetry, origin, response.url, uses_field(answers))
         if not self.drop_refused or request is None or M.exempt(request.meta):
             return None
         return first_refusal(answers)
@@ -86,7 +86,8 @@ class PageUsesMiddleware(PageDirectivesMiddleware):
     def _drop_item(self, response: Response, refused: UseAnswer) -> None:
         """An item of a response that refuses a declared use, under REP_USE_ACTION = "drop"."""
         detail = f"{refused.use} refused: {refused.source}"
-        self.telemetry.emit(ItemDropped(response.url, USE_REFUSED, detail))
+        self.telemetry.inc(f"rep/page/items-dropped/{USE_REFUSED}")
+        self.telemetry.item_dropped(response.url, USE_REFUSED, detail)
 
 
 def response_answers(
@@ -122,3 +123,14 @@ def response_answers(
 def first_refusal(answers: dict[str, UseAnswer]) -> UseAnswer | None:
     """The first declared use ``answers`` refuse, or None."""
     return next((a for a in answers.values() if a.answer == REFUSED), None)
+
+
+def count_uses(
+    telemetry: Telemetry, origin: str | None, url: str, uses: dict[str, dict[str, str]]
+) -> None:
+    """A response's answer for each declared use: counted, and its ``page_use`` record."""
+    for use, said in uses.items():
+        answer = said["answer"]
+        telemetry.inc(f"rep/page/use/{use}/{answer}")
+    if telemetry.audit is not None:
+        telemetry.audit.write("page_use", {"url": url, "origin": origin, "uses": uses})

@@ -13,7 +13,7 @@ uses the crawl declares (``uses``: see :mod:`scrapy_rep.core.uses`).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, TypedDict, cast
+from typing import TYPE_CHECKING, TypedDict
 
 from scrapy_rep.core.policy import Policy, Status
 from scrapy_rep.core.uses import (
@@ -56,14 +56,10 @@ _BY_STATUS = {
 
 
 class DecisionRecord(TypedDict):
-    """One judged request, as the plain dict it is: in ``meta["rep_decision"]``, on
-    :class:`~scrapy_rep.crawl.exceptions.RepIgnoreRequest`, in the sinks.
-
-    For the type checker only: at run time a plain, picklable ``dict`` (JSON
-    but for ``uses``, a mapping), built in one place (:func:`decision_record`);
-    mypy checks every key read or set. The ``#:`` comment above each field is
-    its entry in the reference's table.
-    """
+    """One request's answer, as the plain, picklable dict it is at run time (in
+    ``meta["rep_decision"]``, on ``RepIgnoreRequest``, in the audit log), built only by
+    :func:`decision_record`. The ``#:`` comment above each field is its entry in the
+    reference's table."""
 
     #: ``scheme://host:port``, the robots.txt scope (RFC 9309 §2.3)
     origin: str
@@ -125,13 +121,8 @@ def judge_record(
     declared: Declared = NOTHING_DECLARED,
     more_uses: Sequence[UseAnswer] = (),
 ) -> DecisionRecord:
-    """Decide one request against its origin's policy: its record.
-
-    The middleware's hot path: the record is a plain dict, built at once by
-    :func:`decision_record`. ``declared`` is what the crawl
-    collects for; ``more_uses`` are answers of other request-time sources
-    (TDMRep) combined with robots.txt's.
-    """
+    """Decide one request against its origin's policy (the hot path). ``declared``: what
+    the crawl collects for; ``more_uses``: other request-time sources' answers (TDMRep)."""
     group = rule = line = None
     if policy.status is Status.OK and robots is not None:
         verdict = robots.decide(token, url)
@@ -210,14 +201,9 @@ def decision_record(
     line: int | None = None,
     policy_status: str | None = None,
 ) -> DecisionRecord:
-    """The one builder of a decision record (:class:`DecisionRecord`).
-
-    Every final answer for a request is made here, whoever gives it: judged
-    against a policy (:func:`judge_record`), held and given up, pending,
-    refused by a page. Positional on the hot path: a call with keywords
-    costs more. ``policy``: None when there was none yet (``pending``, unless
-    ``policy_status`` says what the answer rests on instead).
-    """
+    """The one builder of a decision record, whoever answers. Positional on the hot path:
+    keywords cost more. ``policy``: None when there was none yet (``pending``, unless
+    ``policy_status`` says what the answer rests on instead)."""
     source: Policy | _NoPolicy
     if policy is None:
         source, status = _NO_POLICY, policy_status or PENDING
@@ -285,82 +271,11 @@ def withheld(
     return unjudged(origin, token, url, policy, DROP, reason, WITHHELD_DETAIL[reason])
 
 
-#: what became of a held request handed over at close (its reason: why it was held)
-HANDED_OVER_DETAIL = {
-    REQUEUE: "held at this worker's close: pushed back into the shared scrapy-redis queue "
-    "for another worker",
-    KEEP: "held at a graceful stop: kept in the JOBDIR, to be judged again on resume",
-}
-
-
-def handed_over(
-    origin: str, token: str, url: str, policy: Policy | None, action: str, held_reason: str
-) -> DecisionRecord:
-    """The record of a held request requeued or kept at close (``action``: REQUEUE or KEEP).
-
-    Its final answer in this crawl, as every other: not a drop, and no rule
-    gave it; ``reason`` is why it was held (``origin-paused``, ...).
-    """
-    return unjudged(origin, token, url, policy, action, held_reason, HANDED_OVER_DETAIL[action])
-
-
-#: what a worker records beside each request it holds, so that a survivor requeueing it
-#: after the worker's death can write its final answer: whose, why held, on what policy
-HELD_FIELDS = (
-    "origin",
-    "product_token",
-    "reason",
-    "policy_status",
-    "policy_http_status",
-    "policy_fetched_at",
-    "policy_digest",
-    "policy_url",
-    "policy_final_url",
-)
-_HELD_TEXT = ("origin", "product_token", "reason", "policy_status")
-
 #: the detail of a dead worker's held request requeued by a survivor (``%s``: the dead worker)
 REQUEUED_FROM_DEAD_DETAIL = (
     "held by worker %s, whose lease expired: pushed back into the shared scrapy-redis "
     "queue by this worker"
 )
-
-
-def held_fields(origin: str, token: str, policy: Policy | None, reason: str) -> dict[str, Any]:
-    """What a request held for ``reason`` under ``policy`` needs recorded (:data:`HELD_FIELDS`)."""
-    record = cast(dict[str, Any], unjudged(origin, token, "", policy, PARK, reason, ""))
-    return {name: record[name] for name in HELD_FIELDS}
-
-
-def requeued_from_dead(url: str, held: Any, worker: str) -> DecisionRecord | None:
-    """The record of a dead worker's held request, requeued by this one (action REQUEUE).
-
-    ``held``: what the dead worker recorded when it parked ``url``
-    (:func:`held_fields`); None if that is missing or malformed (a worker of an
-    older version recorded only the URL), and then no record can be made.
-    """
-    if not isinstance(held, dict) or not all(
-        isinstance(held.get(name), str) for name in _HELD_TEXT
-    ):
-        return None
-    record = decision_record(
-        held["origin"],
-        held["product_token"],
-        url,
-        None,
-        UNRESOLVED,
-        UNRESOLVED,
-        REQUEUE,
-        held["reason"],
-        REQUEUED_FROM_DEAD_DETAIL % worker,
-        policy_status=held["policy_status"],
-    )
-    fields = cast(dict[str, Any], record)
-    for name in HELD_FIELDS[4:]:  # the policy it was held under, as its worker knew it
-        value = held.get(name)
-        if value is None or isinstance(value, (str, int, float)):
-            fields[name] = value
-    return record
 
 
 def unjudged(
@@ -381,43 +296,69 @@ def unjudged(
 PAGE = "page"
 #: the reason, and the ``policy_status``, of a request to a site on ``REP_EXCLUDE``
 EXCLUDED_SITE, EXCLUDED = "excluded-site", "excluded"
+#: ``policy_status`` of an answer that rests on a licence or payment wall, not on robots.txt
+WALL = "wall"
 
 
 def page_drop(
     origin: str, token: str, url: str, reason: str, said: str, detail: str
 ) -> DecisionRecord:
-    """The record of a request dropped for what the page that yielded it says.
+    """A request dropped for what the page that yielded it says (``said``: the directive
+    and where, e.g. ``X-Robots-Tag: none``)."""
+    return _drop(origin, token, url, "disallow", reason, detail, said, PAGE)
 
-    ``reason`` is ``page-nofollow`` or ``link-nofollow``; ``said`` is the
-    directive and where it was said (e.g. ``X-Robots-Tag: none``), kept in
-    ``matched_rule``; ``detail`` names the page.
-    """
+
+def excluded_site(
+    origin: str, token: str, url: str, entry: str, line: int | None, where: str
+) -> DecisionRecord:
+    """A request to a site on ``REP_EXCLUDE`` (``entry``, at ``line`` of the list named by
+    ``where``): dropped before any robots.txt is asked for."""
+    detail = f"the site is excluded by the entry {entry!r} of REP_EXCLUDE ({where})"
+    rule = f"exclude: {entry}"
+    return _drop(origin, token, url, "disallow", EXCLUDED_SITE, detail, rule, EXCLUDED, line)
+
+
+def licence_required(origin: str, token: str, url: str, said: str, detail: str) -> DecisionRecord:
+    """A request refused for a licence or payment wall (``said``: what the wall asked,
+    ``402 payment, crawler-price: USD 0.01``)."""
+    return _drop(origin, token, url, UNRESOLVED, "licence-required", detail, said, WALL)
+
+
+def _drop(
+    origin: str,
+    token: str,
+    url: str,
+    rep: str,
+    reason: str,
+    detail: str,
+    rule: str,
+    status: str,
+    line: int | None = None,
+) -> DecisionRecord:
+    """A drop that rests on something other than robots.txt (``status``), its ``rule``
+    kept in ``matched_rule``."""
     return decision_record(
         origin,
         token,
         url,
         None,
-        "disallow",
+        rep,
         UNRESOLVED,
         DROP,
         reason,
         detail,
-        rule=said,
-        policy_status=PAGE,
+        rule=rule,
+        line=line,
+        policy_status=status,
     )
 
 
 def identity_drop(
     judged: DecisionRecord | None, origin: str, token: str, url: str, reason: str, detail: str
 ) -> DecisionRecord:
-    """The record of a request stopped as it left for the network, for its identity.
-
-    ``reason``: ``token-missing`` (its ``User-Agent`` does not carry the product
-    token) or ``identity-changed`` (its origin refused another identity lately);
-    see :mod:`scrapy_rep.core.identity`. ``judged``: the request's decision
-    record (robots.txt let it through): its policy and rule are kept, its
-    action becomes ``drop``; None if it was not judged (a fresh record).
-    """
+    """A request stopped as it left for the network, for its identity (``token-missing``,
+    ``identity-changed``: :mod:`scrapy_rep.core.identity`). ``judged``: its decision record,
+    whose policy and rule are kept; None if it was not judged."""
     if judged is None:
         return unjudged(origin, token, url, None, DROP, reason, detail)
     return {
@@ -427,54 +368,3 @@ def identity_drop(
         "reason": reason,
         "detail": detail,
     }
-
-
-def excluded_site(
-    origin: str, token: str, url: str, entry: str, line: int | None, where: str
-) -> DecisionRecord:
-    """The record of a request to a site on ``REP_EXCLUDE``: dropped before any fetch.
-
-    ``entry`` is the list's entry that covers the URL's host, kept in
-    ``matched_rule`` (``exclude: <entry>``) with its ``line`` in the list's
-    file; ``where`` names the list (``REP_EXCLUDE`` or the file and line).
-    No robots.txt was asked for, so no policy: ``policy_status`` ``excluded``.
-    """
-    return decision_record(
-        origin,
-        token,
-        url,
-        None,
-        "disallow",
-        UNRESOLVED,
-        DROP,
-        EXCLUDED_SITE,
-        f"the site is excluded by the entry {entry!r} of REP_EXCLUDE ({where})",
-        rule=f"exclude: {entry}",
-        line=line,
-        policy_status=EXCLUDED,
-    )
-
-
-#: ``policy_status`` of an answer that rests on a licence or payment wall, not on robots.txt
-WALL = "wall"
-
-
-def licence_required(origin: str, token: str, url: str, said: str, detail: str) -> DecisionRecord:
-    """The record of a request refused for a licence or payment wall (``licence-required``).
-
-    ``said`` is what the wall asked (``402 payment, crawler-price: USD 0.01``),
-    kept in ``matched_rule``; ``detail`` says what became of it.
-    """
-    return decision_record(
-        origin,
-        token,
-        url,
-        None,
-        UNRESOLVED,
-        UNRESOLVED,
-        DROP,
-        "licence-required",
-        detail,
-        rule=said,
-        policy_status=WALL,
-    )

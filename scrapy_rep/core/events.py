@@ -6,7 +6,7 @@ not here: they go to ``Telemetry.judged`` / ``final`` with the record, allocatin
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -19,8 +19,14 @@ if TYPE_CHECKING:  # the parser stays out of a crawl that declares no use
     from scrapy_rep.core.tdmrep import TdmRules
 
 
+class Event:
+    """The base of every event: a value the sink's handler of its class takes."""
+
+    __slots__ = ()
+
+
 @dataclass(frozen=True, slots=True)
-class Parked:
+class Parked(Event):
     """A request held (``reason``: ``origin-paused``, ``origin-pending``, ...)."""
 
     origin: str
@@ -31,7 +37,7 @@ class Parked:
 
 
 @dataclass(frozen=True, slots=True)
-class Released:
+class Released(Event):
     """A held request handed back to the scheduler (``reason``: why it was held)."""
 
     origin: str
@@ -40,7 +46,7 @@ class Released:
 
 
 @dataclass(frozen=True, slots=True)
-class Paused:
+class Paused(Event):
     """An origin paused for ``state.cause``: robots.txt (``policy``) or a page (``page``);
     ``shared``: another worker of the cluster saw it."""
 
@@ -52,7 +58,7 @@ class Paused:
 
 
 @dataclass(frozen=True, slots=True)
-class Resumed:
+class Resumed(Event):
     """An origin's pause ended; ``policy``: robots.txt's new one, when it resumed it."""
 
     origin: str
@@ -61,7 +67,7 @@ class Resumed:
 
 
 @dataclass(frozen=True, slots=True)
-class PageRefused:
+class PageRefused(Event):
     """A request whose response pushed back is held again; ``unsent``: taken back out of
     a download slot before it was sent."""
 
@@ -72,17 +78,7 @@ class PageRefused:
 
 
 @dataclass(frozen=True, slots=True)
-class RequeuedFromDead:
-    """Held requests of a dead worker moved back into the shared queue; ``held``: per URL,
-    what it recorded when it parked it (``held_fields``), or None."""
-
-    worker: str
-    urls: Sequence[str]
-    held: Sequence[Mapping[str, Any] | None]
-
-
-@dataclass(frozen=True, slots=True)
-class CrawlDelaySet:
+class CrawlDelaySet(Event):
     """The Crawl-delay applied to an origin's requests for its current robots.txt body."""
 
     origin: str
@@ -90,7 +86,7 @@ class CrawlDelaySet:
 
 
 @dataclass(frozen=True, slots=True)
-class CrawlDelayCapped:
+class CrawlDelayCapped(Event):
     """An origin asked for a Crawl-delay longer than ``REP_CRAWL_DELAY_MAX``: ``cap`` applies."""
 
     origin: str
@@ -99,7 +95,7 @@ class CrawlDelayCapped:
 
 
 @dataclass(frozen=True, slots=True)
-class SlotDelayRaised:
+class SlotDelayRaised(Event):
     """A download slot's delay raised to a Crawl-delay floor (``slot``: Scrapy's slot key)."""
 
     slot: str
@@ -107,14 +103,14 @@ class SlotDelayRaised:
 
 
 @dataclass(frozen=True, slots=True)
-class DelayWaited:
+class DelayWaited(Event):
     """A request waited ``seconds`` for its send time under the cluster's Crawl-delay."""
 
     seconds: float
 
 
 @dataclass(frozen=True, slots=True)
-class Fetched:
+class Fetched(Event):
     """A robots.txt fetch this crawler made and the policy it gave (None: it closed)."""
 
     origin: str
@@ -124,7 +120,7 @@ class Fetched:
 
 
 @dataclass(frozen=True, slots=True)
-class Reused:
+class Reused(Event):
     """A new policy this crawler did not fetch: another crawler's fetch, or the store's."""
 
     origin: str
@@ -132,7 +128,7 @@ class Reused:
 
 
 @dataclass(frozen=True, slots=True)
-class Standing:
+class Standing(Event):
     """Where an origin stands after a new policy that did not pause it."""
 
     origin: str
@@ -140,7 +136,7 @@ class Standing:
 
 
 @dataclass(frozen=True, slots=True)
-class Parsed:
+class Parsed(Event):
     """A robots.txt this crawler fetched, parsed: its problems."""
 
     origin: str
@@ -148,16 +144,7 @@ class Parsed:
 
 
 @dataclass(frozen=True, slots=True)
-class PageUses:
-    """A response's answer for each declared use, after its own signals."""
-
-    origin: str | None
-    url: str
-    uses: dict[str, dict[str, str]]
-
-
-@dataclass(frozen=True, slots=True)
-class PageSaid:
+class PageSaid(Event):
     """What a response's page directives say that the crawl acts on, and where."""
 
     url: str
@@ -169,7 +156,7 @@ class PageSaid:
 
 
 @dataclass(frozen=True, slots=True)
-class NoindexItem:
+class NoindexItem(Event):
     """An item of a ``noindex`` page (``said``: where): dropped, or ``kept`` by the settings."""
 
     url: str
@@ -178,39 +165,14 @@ class NoindexItem:
 
 
 @dataclass(frozen=True, slots=True)
-class RobotsServedFromCache:
+class RobotsServedFromCache(Event):
     """A spider's own robots.txt request (``SitemapSpider``) answered from the cache."""
 
     origin: str
 
 
 @dataclass(frozen=True, slots=True)
-class HeldRestored:
-    """``count`` requests kept in the JOBDIR at the last stop sent to be judged again."""
-
-    count: int
-
-
-@dataclass(frozen=True, slots=True)
-class HeldUnrecorded:
-    """A held request that cannot be recorded in Redis: lost if its worker is killed."""
-
-    url: str
-    error: str
-
-
-@dataclass(frozen=True, slots=True)
-class ItemDropped:
-    """An item dropped for what its response says (``media``: a media pipeline's)."""
-
-    url: str
-    reason: str
-    detail: str
-    media: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class LicenceWall:
+class LicenceWall(Event):
     """A licence or payment wall; ``walled``: the ``REP_BLOCK_AFTER``-th refusal in a row
     blocked its origin; ``licenses``: its robots.txt's RSL ``License:`` URLs."""
 
@@ -222,7 +184,7 @@ class LicenceWall:
 
 
 @dataclass(frozen=True, slots=True)
-class TdmrepFetched:
+class TdmrepFetched(Event):
     """A tdmrep.json fetch this crawler made, its policy and what the file says."""
 
     origin: str
@@ -232,7 +194,7 @@ class TdmrepFetched:
 
 
 @dataclass(frozen=True, slots=True)
-class IdentityMismatch:
+class IdentityMismatch(Event):
     """A request leaving under an identity it should not have (``core/identity.py``);
     ``first``: the origin's first one."""
 
@@ -243,32 +205,3 @@ class IdentityMismatch:
     user_agent: str
     detail: str
     first: bool
-
-
-#: every event ``Telemetry.record`` takes
-Event = (
-    Parked
-    | Released
-    | Paused
-    | Resumed
-    | PageRefused
-    | RequeuedFromDead
-    | HeldRestored
-    | HeldUnrecorded
-    | CrawlDelaySet
-    | CrawlDelayCapped
-    | SlotDelayRaised
-    | DelayWaited
-    | Fetched
-    | Reused
-    | Standing
-    | Parsed
-    | PageUses
-    | PageSaid
-    | NoindexItem
-    | RobotsServedFromCache
-    | ItemDropped
-    | LicenceWall
-    | TdmrepFetched
-    | IdentityMismatch
-)

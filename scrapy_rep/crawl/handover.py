@@ -17,8 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import Request
 
-from scrapy_rep.core.decision import KEEP, REQUEUE, handed_over
-from scrapy_rep.core.events import HeldRestored
+from scrapy_rep.core.decision import KEEP, REQUEUE, DecisionRecord, unjudged
 from scrapy_rep.core.parking import Held
 from scrapy_rep.core.policy import Policy
 from scrapy_rep.crawl import compat
@@ -107,7 +106,12 @@ class Handover:
         for each in held:
             engine.crawl(each.item.replace(dont_filter=True))  # the dupefilter saw it last run
         if held:
-            self.telemetry.emit(HeldRestored(len(held)))
+            for _ in held:
+                self.telemetry.inc("rep/held/restored")
+            logger.info(
+                "scrapy-rep: %(n)d requests held at the last stop are judged again",
+                {"n": len(held)},
+            )
 
     def _shared_queue(self) -> Any:
         """A scrapy-redis scheduler, whose queue the cluster shares, or None.
@@ -145,3 +149,19 @@ class Handover:
             origin, self.token, held.item.url, self.policy_of(origin), action, held.reason
         )
         self.telemetry.final(origin, record)
+
+
+#: what became of a held request handed over at close (its reason: why it was held)
+HANDED_OVER_DETAIL = {
+    REQUEUE: "held at this worker's close: pushed back into the shared scrapy-redis queue "
+    "for another worker",
+    KEEP: "held at a graceful stop: kept in the JOBDIR, to be judged again on resume",
+}
+
+
+def handed_over(
+    origin: str, token: str, url: str, policy: Policy | None, action: str, held_reason: str
+) -> DecisionRecord:
+    """The record of a held request requeued or kept at close (``action``: REQUEUE or KEEP):
+    its final answer in this crawl, not a drop; ``reason`` is why it was held."""
+    return unjudged(origin, token, url, policy, action, held_reason, HANDED_OVER_DETAIL[action])

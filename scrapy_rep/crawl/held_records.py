@@ -6,7 +6,7 @@ the queue itself (``Request.to_dict``, the queue's serializer), so a survivor
 can push it back into that queue unchanged when this worker dies; it is then
 judged again like any request from the queue. Beside each goes what its
 decision record needs (origin, token, why it was held, the policy it was held
-under: :func:`~scrapy_rep.core.decision.held_fields`), as JSON, so the
+under: :func:`held_fields`), as JSON, so the
 survivor writes the request's final answer in this worker's stead. Records go when the request is
 released or dropped, and all at once at a graceful close (which hands the
 requests over itself, :mod:`scrapy_rep.crawl.handover`).
@@ -19,12 +19,19 @@ import logging
 import os
 import secrets
 import socket
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from scrapy import Request
 
-from scrapy_rep.core.decision import held_fields
-from scrapy_rep.core.events import HeldUnrecorded, RequeuedFromDead
+from scrapy_rep.core.decision import (
+    PARK,
+    REQUEUE,
+    REQUEUED_FROM_DEAD_DETAIL,
+    UNRESOLVED,
+    DecisionRecord,
+    decision_record,
+    unjudged,
+)
 from scrapy_rep.core.policy import Policy
 from scrapy_rep.crawl import compat
 from scrapy_rep.crawl import meta as M
@@ -37,6 +44,23 @@ if TYPE_CHECKING:
     from scrapy_rep.runtime.store.held import HeldLedger
 
 logger = logging.getLogger(__name__)
+
+#: a dead worker's held request, requeued by this one
+FROM_DEAD = "rep/cluster/requeued-from-dead-worker"
+#: what a worker records beside each request it holds, so that a survivor requeueing it
+#: after the worker's death can write its final answer: whose, why held, on what policy
+HELD_FIELDS = (
+    "origin",
+    "product_token",
+    "reason",
+    "policy_status",
+    "policy_http_status",
+    "policy_fetched_at",
+    "policy_digest",
+    "policy_url",
+    "policy_final_url",
+)
+_HELD_TEXT = ("origin", "product_token", "reason", "policy_status")
 
 
 class HeldRecords:
@@ -89,7 +113,7 @@ class HeldRecords:
                 (queue.key, kind),
                 lease=config.worker_lease,
                 check_interval=config.worker_check_interval,
-                on_requeued=lambda worker, moved: telemetry.emit(requeued_event(worker, moved)),
+                on_requeued=lambda worker, moved: requeued(telemetry, worker, moved),
             ),
             queue,
             telemetry,
@@ -105,8 +129,11 @@ class HeldRecords:
         try:
             data = compat.encode_for_queue(self.queue, request.replace(dont_filter=True))
         except Exception as exc:  # a lambda callback, an unpicklable meta value, ...
-            error = f"{type(exc).__name__}: {exc}"
-            self.telemetry.emit(HeldUnrecorded(request.url, error))
+            self.telemetry.inc("rep/cluster/held-unrecorded")
+            logger.debug(
+                "scrapy-rep: cannot record held %(url)s in Redis: %(error)s",
+                {"url": request.url, "error": f"{type(exc).__name__}: {exc}"},
+            )
             return
         held_id = secrets.token_hex(8)
         request.meta[M.HELD_ID] = held_id
@@ -124,13 +151,69 @@ class HeldRecords:
         await self.ledger.close()
 
 
-def requeued_event(worker: str, moved: list[tuple[str, bytes]]) -> RequeuedFromDead:
-    """What the ledger moved back into the queue, with what each request's worker recorded
-    (None where nothing readable was: a worker of an older version)."""
-    held: list[Any] = []
-    for _url, about in moved:
+def held_fields(origin: str, token: str, policy: Policy | None, reason: str) -> dict[str, Any]:
+    """What a request held for ``reason`` under ``policy`` needs recorded (:data:`HELD_FIELDS`)."""
+    record = cast(dict[str, Any], unjudged(origin, token, "", policy, PARK, reason, ""))
+    return {name: record[name] for name in HELD_FIELDS}
+
+
+def requeued(telemetry: Telemetry, worker: str, moved: list[tuple[str, bytes]]) -> None:
+    """Each request the ledger moved back into the queue gets its final answer, in the dead
+    worker's stead: a ``requeue`` decision record from what that worker recorded; a bare
+    ``requeued`` record where it recorded only the URL (an older version)."""
+    telemetry.counts.requeued_from_dead += len(moved)
+    logger.info(
+        "scrapy-rep: %(n)d held requests of worker %(worker)s, whose lease expired, are back "
+        "in the shared queue",
+        {"n": len(moved), "worker": worker},
+    )
+    bare = 0
+    for url, about in moved:
         try:
-            held.append(json.loads(about) if about else None)
+            held = json.loads(about) if about else None
         except ValueError:
-            held.append(None)
-    return RequeuedFromDead(worker, [url for url, _ in moved], held)
+            held = None
+        record = requeued_from_dead(url, held, worker)
+        if record is not None:
+            telemetry.final(record["origin"], record, stat=FROM_DEAD)
+            continue
+        bare += 1
+        telemetry.inc(FROM_DEAD)
+        if telemetry.audit is not None:
+            telemetry.audit.write(
+                "requeued", {"url": url, "reason": "worker-lease-expired", "worker": worker}
+            )
+    if bare:
+        logger.warning(
+            "scrapy-rep: %(n)d requeued requests of worker %(worker)s came without their "
+            "origin, token, reason or policy (a worker of an older scrapy-rep, or an "
+            "unreadable record): no decision record for them, only a 'requeued' one",
+            {"n": bare, "worker": worker},
+        )
+
+
+def requeued_from_dead(url: str, held: Any, worker: str) -> DecisionRecord | None:
+    """The record of a dead worker's held request, requeued by this one; None if what it
+    recorded (:func:`held_fields`) is missing or malformed (an older version's)."""
+    if not isinstance(held, dict) or not all(
+        isinstance(held.get(name), str) for name in _HELD_TEXT
+    ):
+        return None
+    record = decision_record(
+        held["origin"],
+        held["product_token"],
+        url,
+        None,
+        UNRESOLVED,
+        UNRESOLVED,
+        REQUEUE,
+        held["reason"],
+        REQUEUED_FROM_DEAD_DETAIL % worker,
+        policy_status=held["policy_status"],
+    )
+    fields = cast(dict[str, Any], record)
+    for name in HELD_FIELDS[4:]:  # the policy it was held under, as its worker knew it
+        value = held.get(name)
+        if value is None or isinstance(value, (str, int, float)):
+            fields[name] = value
+    return record

@@ -83,6 +83,7 @@ if TYPE_CHECKING:
     from scrapy.http import Response
 
     from scrapy_rep.crawl.service import RobotsService
+    from scrapy_rep.crawl.telemetry import Telemetry
 
 logger = logging.getLogger(__name__)
 
@@ -259,16 +260,35 @@ class BrowserGuard:
         service = self.service
         if service is None or judgement.record["reason"] == "not-governed":
             return
-        service.telemetry.subrequest(
-            judgement.origin,
-            judgement.record,
+        note_subrequest(
+            service.telemetry,
+            judgement,
+            navigation,
             page=page,
-            first_url=first_url,
-            resource_type=resource_type,
+            request_url=first_url,
             method=method,
+            resource_type=resource_type,
             hop=hop,
-            counted=not navigation,
         )
+
+
+def note_subrequest(
+    telemetry: Telemetry, judgement: Judgement, navigation: bool, **where: str | int
+) -> None:
+    """A request the browser made while rendering a page: counted (but a redirect hop of the
+    page's own navigation: the page itself is counted by the middleware) and audited with
+    ``where`` it was asked (``page``, ``request_url``, ``method``, ``resource_type``, ``hop``)."""
+    record, origin = judgement.record, judgement.origin or None
+    if not navigation:
+        if judgement.allowed:
+            telemetry.inc("rep/browser/allowed")
+            telemetry.counts.add(origin, "browser_allowed")
+        else:
+            reason = record["reason"]
+            telemetry.inc(f"rep/browser/aborted/{reason}")
+            telemetry.counts.add(origin, "browser_aborted", reason)
+    if telemetry.audit is not None:
+        telemetry.audit.write("subrequest", {**record, **where})
 
 
 def _restore(meta: dict[str, Any]) -> None:

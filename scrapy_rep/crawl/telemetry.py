@@ -1,0 +1,681 @@
+"""A crawl's one record of what scrapy-rep did: Scrapy's stats, the per-origin counts of
+the close report, and the audit log, written together by :class:`Telemetry` so that the
+three never disagree.
+
+A request's answers come by direct call on the hot path (``judged``, ``final``,
+``stopped``, ...); everything else is an event value (:mod:`scrapy_rep.core.events`)
+given to :meth:`Telemetry.emit`. The audit log and the policy archive are put in by
+``components/audit_log.py`` only when asked for, so a crawl without them never loads
+their writer.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import weakref
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from scrapy import signals
+
+from scrapy_rep.core.decision import DOWNLOAD, DROP, KEEP, REQUEUE, DecisionRecord
+from scrapy_rep.core.events import (
+    CrawlDelayCapped,
+    CrawlDelaySet,
+    DelayWaited,
+    Event,
+    Fetched,
+    IdentityMismatch,
+    LicenceWall,
+    NoindexItem,
+    PageRefused,
+    PageSaid,
+    Parked,
+    Parsed,
+    Paused,
+    Released,
+    Resumed,
+    Reused,
+    RobotsServedFromCache,
+    SlotDelayRaised,
+    Standing,
+    TdmrepFetched,
+)
+from scrapy_rep.core.pause import BLOCKED, ORIGIN_PAUSED
+from scrapy_rep.core.policy import FetchResult, Policy, Status, classify
+from scrapy_rep.core.pushback import REASONS as PUSHBACK_REASONS
+from scrapy_rep.core.pushback import Pause
+from scrapy_rep.core.report import CrawlCounts, report_lines
+from scrapy_rep.core.uses import ANSWERS, REFUSED, USES
+from scrapy_rep.crawl import meta as M
+from scrapy_rep.robotstxt.text import printable
+from scrapy_rep.runtime.settings import RepSettings
+
+if TYPE_CHECKING:
+    from scrapy_rep.runtime.audit import AuditLog, PolicyArchive
+
+__all__ = ["FLUSH_EVERY", "Telemetry"]
+
+logger = logging.getLogger(__name__)
+
+#: pending stats increments handed to Scrapy's collector at once: a collector call per
+#: key costs more than a dict update, and a judged request counts three or four keys
+FLUSH_EVERY = 512
+
+_CACHE = {outcome: f"rep/cache/{outcome}" for outcome in ("hit", "miss", "expired")}
+#: the final answers of a held request handed over at close (not drops) -> their stats key
+_HANDED_OVER = {REQUEUE: "rep/requeued", KEEP: "rep/held/saved"}
+_JUDGEMENTS = {rep: f"rep/judgements/{rep}" for rep in ("allow", "disallow", "unresolved")}
+_NO_KEYS: dict[str, str] = {}
+_USE_KEYS: dict[str, dict[str, str]] = {
+    use: {answer: f"rep/use/{use}/{answer}" for answer in ANSWERS} for use in USES
+}
+#: origins named in the close's line on tdmrep.json answered by an HTML page
+_HTML_NAMED = 5
+
+
+class Telemetry:
+    """Stats, per-origin counts, audit records and the close report of one crawler."""
+
+    def __init__(self, stats: Any, *, max_origins: int, report: bool = True) -> None:
+        self.stats = stats
+        #: increments waiting for Scrapy's collector, and how many since the last flush;
+        #: the hot path updates them itself, every other caller uses :meth:`inc`
+        self.pending: dict[str, int] = {}
+        self.events = 0
+        self.counts = CrawlCounts(max_origins)
+        #: None unless ``components/audit_log.py`` put them here (``when_made``)
+        self.audit: AuditLog | None = None
+        self.archive: PolicyArchive | None = None
+        #: where ``REP_REPORT``'s HTML page is written from the closed log, or None
+        self.report_html: str | None = None
+        #: the summary in the log at close (``REP_REPORT``)
+        self.report = report
+        #: what is said once a crawl: origins given up, unreadable files
+        self.noted: set[str] = set()
+        #: origins whose tdmrep.json came as an HTML page (the first few), and how many
+        self.tdmrep_html: list[str] = []
+        self.tdmrep_html_count = 0
+
+    @classmethod
+    def of(cls, crawler: Any) -> Telemetry:
+        """The crawler's one sink, made on first use and shared by every component."""
+        found = _SINKS.get(crawler)
+        if found is None:
+            config = RepSettings.of(crawler)
+            found = _SINKS[crawler] = cls(
+                crawler.stats, max_origins=config.cache_max_origins, report=config.report_enabled
+            )
+            # batched counts reach Scrapy's stats even in a crawl without the downloader side
+            crawler.signals.connect(found.flush, signal=signals.spider_closed)
+            for fill in _FILLS.pop(crawler, ()):
+                fill(found)
+        return found
+
+    @classmethod
+    def when_made(cls, crawler: Any, fill: Callable[[Telemetry], None]) -> None:
+        """An optional component fills its slot of the sink: now if the sink is made, else
+        as soon as it is (an extension is made before the components that make it)."""
+        found = _SINKS.get(crawler)
+        if found is not None:
+            fill(found)
+        else:
+            _FILLS.setdefault(crawler, []).append(fill)
+
+    @classmethod
+    def running(cls, crawler: Any) -> Telemetry | None:
+        """The crawler's sink if a component made it; None: nothing was recorded."""
+        return _SINKS.get(crawler)
+
+    def inc(self, key: str) -> None:
+        pending = self.pending
+        pending[key] = pending.get(key, 0) + 1
+        self.events += 1
+        if self.events >= FLUSH_EVERY:
+            self.flush()
+
+    def flush(self) -> None:
+        """Hand the batched increments to Scrapy's stats collector."""
+        pending, self.pending, self.events = self.pending, {}, 0
+        for key, count in pending.items():
+            self.stats.inc_value(key, count)
+
+    def emit(self, event: Event) -> None:
+        """Count, log and audit one event of the crawl."""
+        handler = _ON.get(type(event))
+        if handler is None:
+            raise TypeError(f"not a scrapy-rep event: {event!r}")
+        handler(self, event)
+
+    # -- requests -----------------------------------------------------------
+
+    def judged(self, origin: str, record: DecisionRecord, cache: str) -> None:
+        """A request judged against a policy (``cache``: hit, miss or expired)."""
+        pending = self.pending  # the hot path: plain dict updates, keys made once
+        rep = record["rep_decision"]
+        for key in (_CACHE[cache], "rep/judgements", _JUDGEMENTS[rep]):
+            pending[key] = pending.get(key, 0) + 1
+        if rep == "disallow":
+            self.inc("robotstxt/forbidden")  # dashboards watch Scrapy's own key
+        self.events += 3
+        uses = record.get("uses")
+        if uses:
+            for use, said in uses.items():
+                answer = said["answer"]
+                key = _USE_KEYS.get(use, _NO_KEYS).get(answer) or f"rep/use/{use}/{answer}"
+                pending[key] = pending.get(key, 0) + 1
+                if answer == REFUSED:
+                    self.counts.add(origin, "uses_refused", use)
+            self.events += len(uses)
+        if record["action"] in (DOWNLOAD, DROP):
+            self.final(origin, record)
+        elif self.audit is not None:
+            self.audit.write("decision", record)
+
+    def final(self, origin: str | None, record: DecisionRecord, *, stat: str = "") -> None:
+        """A request's last answer, whoever gave it: one ``decision`` record. ``stat``: the
+        key a requeue counts under when it is not this worker's own (a dead worker's)."""
+        action = record["action"]
+        if action == DOWNLOAD:
+            self.inc("rep/downloaded")
+            if record["rep_decision"] != "allow":  # never, by construction: a monitor's check
+                self.inc("rep/downloaded/not-allowed")
+            if origin is not None:
+                self.counts.downloaded(origin)
+        elif action in _HANDED_OVER:
+            self.inc(stat or _HANDED_OVER[action])
+            logger.debug(
+                "scrapy-rep: %(action)s %(url)s, held (%(reason)s): %(detail)s",
+                {
+                    "action": action,
+                    "url": printable(record["url"]),
+                    "reason": record["reason"],
+                    "detail": record["detail"],
+                },
+            )
+        else:
+            reason = record["reason"]
+            self.inc(f"rep/dropped/{reason}")
+            self.counts.dropped(origin, reason)
+            logger.debug(
+                "scrapy-rep: dropped %(url)s for %(token)r (%(reason)s): %(detail)s",
+                {
+                    "url": printable(record["url"]),
+                    "token": record["product_token"],
+                    "reason": reason,
+                    "detail": printable(record["detail"]),  # quotes the site's rules
+                },
+            )
+        if self.audit is not None:
+            self.audit.write("decision", record)
+
+    def answered_again(self, origin: str, request: Any) -> None:
+        """``request`` is answered anew: a download of the same URL (a page sent again
+        after a pause, a retry) no longer counts; each request's final answer counts once."""
+        previous = request.meta.get(M.DECISION)
+        if (
+            previous is not None
+            and previous.get("action") == DOWNLOAD
+            and previous.get("url") == request.url
+        ):
+            self._undownloaded(origin)
+
+    def stopped(
+        self, origin: str | None, judged: DecisionRecord | None, record: DecisionRecord
+    ) -> None:
+        """``record`` (a drop), the final answer of a request stopped after it was let
+        through (``judged``, whose download no longer counts) or never judged."""
+        if judged is not None and judged.get("action") == DOWNLOAD:
+            self._undownloaded(origin)
+        self.final(origin, record)
+
+    def _undownloaded(self, origin: str | None) -> None:
+        self.pending["rep/downloaded"] = self.pending.get("rep/downloaded", 0) - 1
+        if origin is not None:
+            self.counts.undownloaded(origin)
+
+    def response(self, response: Any, request: Any, spider: Any = None) -> None:
+        """With an audit log: each downloaded page's own HTTP status."""
+        decision = request.meta.get(M.DECISION)
+        if self.audit is None or decision is None or request.meta.get(M.ROBOTS_REQUEST):
+            return
+        self.audit.write(
+            "response",
+            {
+                "url": decision["url"],
+                "origin": decision["origin"],
+                "target_status": response.status,  # never mixed with the robots.txt one
+                "response_url": response.url,
+            },
+        )
+
+    def item_dropped(self, url: str, reason: str, detail: str, *, media: bool = False) -> None:
+        """An item dropped for what its page says (``noindex``, a use refused), or a media
+        pipeline's download failed for what its own response says (``media``)."""
+        fields = {"url": url, "reason": reason, "detail": detail}
+        if media:
+            self.inc(f"rep/media/dropped/{reason}")
+            self.counts.media_dropped(reason)
+            logger.debug(
+                "scrapy-rep: a media download of %(url)s failed (%(reason)s): %(detail)s", fields
+            )
+        else:
+            self.counts.item_dropped(reason)
+            logger.debug("scrapy-rep: dropped an item of %(url)s (%(reason)s): %(detail)s", fields)
+        if self.audit is not None:
+            self.audit.write("item_dropped", {**fields, "media": True} if media else fields)
+
+    # -- the end ------------------------------------------------------------
+
+    def closed(self, reason: str, left: int, *, spider: str, token: str) -> None:
+        """At spider close: the last counts, the warning for what was held, the summary and
+        the per-origin records; the audit log closed. Both lines name the spider and the
+        token: crawlers sharing a process share its log."""
+        self.flush()
+        count = self.tdmrep_html_count
+        if count:
+            named = self.tdmrep_html
+            logger.info(
+                "scrapy-rep: %(n)d tdmrep.json fetches got an HTML page (a soft 404), each read "
+                "as no file: %(origins)s%(more)s",
+                {
+                    "n": count,
+                    "origins": ", ".join(named),
+                    "more": f" (and {count - len(named)} more)" if count > len(named) else "",
+                },
+            )
+        if left:
+            logger.warning(
+                "scrapy-rep: %(n)d held requests of spider %(spider)r (as %(token)r) were never "
+                "downloaded (spider closed: %(reason)s)",
+                {"n": left, "spider": spider, "token": token, "reason": reason},
+            )
+        try:
+            if self.report:
+                lines = report_lines(self.counts, who=f"spider {spider!r} as {token!r}")
+                logger.info("%(report)s", {"report": "\n".join(lines)})
+            if self.audit is not None:
+                for origin, counts in self.counts.origins.items():
+                    self.audit.write("origin", {"origin": origin, **counts.to_dict()})
+        finally:
+            if self.audit is not None:
+                self.audit.close()  # flushes: nothing buffered is lost
+
+    # -- events: held requests ------------------------------------------------
+
+    def _parked(self, event: Parked) -> None:
+        reason = event.reason
+        self.inc("rep/parked")
+        self.inc(f"rep/parked/{reason}")
+        if reason in PUSHBACK_REASONS:
+            self.inc(f"rep/pushback/held/{reason}")
+        self.counts.add(event.origin, "parked")
+        if self.audit is not None:
+            record: dict[str, Any] = {"url": event.url, "origin": event.origin, "reason": reason}
+            if event.pause is not None:  # what the page said: its status, Retry-After, ...
+                record.update(event.pause.evidence())
+            self.audit.write("parked", record)
+
+    def _released(self, event: Released) -> None:
+        self.inc("rep/released")
+        if event.reason in PUSHBACK_REASONS:
+            self.inc(f"rep/pushback/released/{event.reason}")
+        self.counts.add(event.origin, "released")
+        if self.audit is not None:
+            record = {"url": event.url, "origin": event.origin}
+            if event.reason:
+                record["reason"] = event.reason
+            self.audit.write("released", record)
+
+    # -- events: pauses, whatever their cause -------------------------------------
+
+    def _paused(self, event: Paused) -> None:
+        if event.state.cause == ORIGIN_PAUSED:
+            policy = event.policy
+            if policy is not None:
+                self.inc(f"rep/pauses/{policy.outcome}")
+                logger.info(
+                    "scrapy-rep: %(origin)s paused until %(until)s: %(reason)s",
+                    {
+                        "origin": printable(event.origin),  # a redirect's host: ESC, RLO, ...
+                        "until": _clock(policy.expires_at),
+                        "reason": printable(policy.reason),
+                    },
+                )
+        elif event.page is not None:
+            self._page_paused(event.page, event.shared)
+
+    def _page_paused(self, pause: Pause, shared: bool) -> None:
+        state = pause.state
+        self.inc(f"rep/pushback/pauses/{state.cause}")
+        self.counts.add(pause.origin, "page_pauses", state.cause)
+        if state.cause == BLOCKED:
+            statuses = "/".join(str(s) for s in pause.statuses) or str(state.status)
+            logger.warning(
+                "scrapy-rep: %(origin)s is blocked: it answered %(statuses)s to %(n)s pages in a "
+                "row (first %(first)s, last %(last)s); no more requests are "
+                "sent to it until %(until)s. Stop and diagnose: the site refuses this crawler; do "
+                "not change its identity to get past it",
+                {
+                    "origin": pause.origin,
+                    "statuses": statuses,
+                    "n": pause.refusals,
+                    "first": printable(pause.first_url or state.url),
+                    "last": printable(pause.last_url or state.url),
+                    "until": _clock(state.until),
+                },
+            )
+        else:
+            hint = "none" if state.retry_after is None else f"{state.retry_after:g}s"
+            logger.info(
+                "scrapy-rep: %(origin)s paused until %(until)s (%(cause)s): it answered %(status)d "
+                "to %(url)s (Retry-After: %(hint)s)%(shared)s",
+                {
+                    "origin": pause.origin,
+                    "until": _clock(state.until),
+                    "cause": state.cause,
+                    "status": state.status,
+                    "url": printable(state.url),
+                    "hint": hint,
+                    "shared": ", seen by another worker" if shared else "",
+                },
+            )
+        if self.audit is not None:
+            self.audit.write(
+                "page_pause",
+                {
+                    "origin": pause.origin,
+                    **state.to_dict(),
+                    "statuses": list(pause.statuses),
+                    "first_url": pause.first_url or None,
+                    "last_url": pause.last_url or None,
+                    "shared": shared,
+                },
+            )
+
+    def _resumed(self, event: Resumed) -> None:
+        origin, state = event.origin, event.state
+        if state.cause == ORIGIN_PAUSED:
+            if event.policy is not None:
+                self.inc("rep/resumes")
+                _note(logging.INFO, origin, f"resumed: {event.policy.reason}")
+            return
+        self.inc(f"rep/pushback/resumes/{state.cause}")
+        logger.info(
+            "scrapy-rep: %(origin)s resumed after its pause (%(cause)s): one request in flight, "
+            "more as healthy responses come back",
+            {"origin": origin, "cause": state.cause},
+        )
+        if self.audit is not None:
+            self.audit.write(
+                "page_resume",
+                {
+                    "origin": origin,
+                    "cause": state.cause,
+                    "started": state.started,
+                    "until": state.until,
+                },
+            )
+
+    def _page_refused(self, event: PageRefused) -> None:
+        self.inc("rep/pushback/unsent" if event.unsent else f"rep/pushback/refused/{event.status}")
+
+    # -- events: robots.txt and tdmrep.json -------------------------------------
+
+    def _fetched(self, event: Fetched) -> None:
+        origin, result, policy = event.origin, event.result, event.policy
+        if result is not None:
+            self.inc("rep/fetch/count")
+            outcome = classify(result)
+            self.inc(f"rep/fetch/outcome/{outcome}")
+            if result.error:
+                self.inc(f"rep/fetch/error/{result.error}")
+            if result.truncated:
+                self.inc("rep/fetch/truncated")
+            if result.redirects:
+                self.inc("rep/fetch/redirected")
+        if policy is None:
+            return
+        if result is not None and result.truncated and policy.body is not None:
+            self._note_once(  # once an origin: a refetch of the same big file says nothing new
+                f"truncated {origin}",
+                origin,
+                logging.WARNING,
+                f"robots.txt cut at {len(policy.body)} bytes, all RFC 9309 §2.5 asks a crawler "
+                "to read: rules past them are not obeyed (decision records say policy_truncated)",
+            )
+        self.counts.fetched(origin, policy.status.value)
+        archived = self._archive(policy)  # with or without the audit log: provenance links it
+        if self.audit is not None:
+            record = {**_fetch_record(origin, policy), "archive": archived}
+            self.audit.write("fetch", {**record, "licenses": list(event.licenses)})
+
+    def _archive(self, policy: Policy) -> str | None:
+        """Keep the body in REP_POLICY_ARCHIVE (once per digest); its path, or None."""
+        if self.archive is None or policy.body is None or policy.digest is None:
+            return None
+        try:
+            return self.archive.keep(policy.digest, policy.body)
+        except OSError as exc:
+            logger.warning("scrapy-rep: cannot archive robots.txt: %(error)s", {"error": exc})
+            return None
+
+    def _reused(self, event: Reused) -> None:
+        self.inc("rep/fetch/reused")
+        self.counts.reused(event.origin, event.policy.status.value)
+
+    def _standing(self, event: Standing) -> None:
+        """Where an origin stands after a new policy that did not pause it."""
+        origin, policy = event.origin, event.policy
+        if policy.status is Status.UNRESOLVED:  # said once, however often refetched
+            self._note_once(origin, origin, logging.WARNING, policy.reason)
+        elif policy.status is Status.UNREACHABLE or policy.stale_since is not None:
+            _note(logging.WARNING, origin, policy.reason)
+        elif policy.status is Status.UNAVAILABLE:
+            _note(logging.INFO, origin, policy.reason)
+
+    def _parsed(self, event: Parsed) -> None:
+        if not event.diagnostics:
+            return
+        self.inc("rep/robots/with_diagnostics")
+        unreadable = next((d for d in event.diagnostics if d.kind == "utf-16"), None)
+        if unreadable is not None:
+            origin = event.origin
+            text = f"robots.txt {unreadable.text}"
+            self._note_once(f"unreadable {origin}", origin, logging.WARNING, text)
+
+    def _tdmrep(self, event: TdmrepFetched) -> None:
+        origin, result, policy, rules = event.origin, event.result, event.policy, event.rules
+        if result is not None:
+            self.inc("rep/tdmrep/fetch/count")
+            outcome = classify(result)
+            self.inc(f"rep/tdmrep/fetch/outcome/{outcome}")
+        if policy is None:
+            return
+        if rules is None:
+            self.inc("rep/tdmrep/unknown")  # 5xx, network: nothing known until the next TTL
+        elif len(rules):
+            self.inc("rep/tdmrep/with_rules")
+        if rules is not None and rules.diagnostics and _html(result):
+            # a soft 404 (an HTML page for any path, as many sites answer): no file, said
+            # once a crawl at close, not a warning an origin
+            self.inc("rep/tdmrep/html")
+            if len(self.tdmrep_html) < _HTML_NAMED:
+                self.tdmrep_html.append(origin)
+            self.tdmrep_html_count += 1
+        elif rules is not None and rules.diagnostics:
+            self.inc("rep/tdmrep/with_diagnostics")
+            more = len(rules.diagnostics) - 1
+            text = rules.diagnostics[0] + (f" (and {more} more)" if more else "")
+            self._note_once(f"tdmrep {origin}", origin, logging.WARNING, f"tdmrep.json {text}")
+        if self.audit is not None:
+            self.audit.write(
+                "tdmrep",
+                {
+                    **_fetch_record(origin, policy),
+                    "rules": len(rules) if rules is not None else None,
+                    "diagnostics": list(rules.diagnostics) if rules is not None else [],
+                },
+            )
+
+    def _note_once(self, key: str, origin: str, level: int, text: str) -> None:
+        """:func:`_note`, the first time ``key`` is noted in this crawl."""
+        if key not in self.noted:
+            self.noted.add(key)
+            _note(level, origin, text)
+
+    # -- events: Crawl-delay ----------------------------------------------------
+
+    def _crawl_delay_capped(self, event: CrawlDelayCapped) -> None:
+        self.inc("rep/crawl_delay/capped")
+        logger.info(
+            "scrapy-rep: %(origin)s asks for Crawl-delay %(asked)ss, capped at %(cap)ss",
+            {"origin": printable(event.origin), "asked": event.asked, "cap": event.cap},
+        )
+
+    def _delay_waited(self, event: DelayWaited) -> None:
+        self.inc("rep/cluster/delay-waits")
+        self.counts.delay_waited(event.seconds)
+
+    # -- events: pages, walls, identity -----------------------------------------
+
+    def _page_said(self, event: PageSaid) -> None:
+        for date in event.invalid_dates:
+            self.inc("rep/page/invalid_date")
+            logger.debug(
+                "scrapy-rep: %(url)s: unavailable_after %(date)r is no date; ignored",
+                {"url": event.url, "date": date},
+            )
+        if event.nofollow:
+            self.inc("rep/page/nofollow")
+        if event.noindex:
+            self.inc("rep/page/noindex")
+        if event.said:
+            logger.debug(
+                "scrapy-rep: %(url)s says %(said)s to %(token)r",
+                {"url": event.url, "said": ", ".join(event.said), "token": event.token},
+            )
+
+    def _noindex_item(self, event: NoindexItem) -> None:
+        if event.kept:
+            self.inc("rep/page/noindex/items-kept")
+            return
+        self.inc("rep/page/noindex/items-dropped")
+        self.item_dropped(event.url, "page-noindex", f"noindex ({event.said})")
+
+    def _licence_wall(self, event: LicenceWall) -> None:
+        wall = event.wall
+        self.inc(f"rep/walls/{wall['kind']}")
+        if event.walled:
+            self.inc("rep/walls/origins-walled")
+        self.counts.wall(event.origin, wall["said"])
+        logger.info(
+            "scrapy-rep: %(url)s is behind a %(kind)s wall (%(said)s)%(walled)s",
+            {
+                "url": printable(event.url),
+                "kind": wall["kind"],
+                "said": printable(wall["said"]),  # the site's crawler-price, licence server
+                "walled": "; its origin's other requests are dropped now" if event.walled else "",
+            },
+        )
+        if self.audit is not None:
+            record = {"url": event.url, "origin": event.origin, **wall, "walled": event.walled}
+            self.audit.write("licence_wall", {**record, "licenses": list(event.licenses)})
+
+    def _identity_mismatch(self, event: IdentityMismatch) -> None:
+        """``rep/identity/<reason>`` for each request; one WARNING per origin and reason."""
+        self.inc(f"rep/identity/{event.reason}")
+        if event.first:
+            logger.warning(
+                "scrapy-rep: %(origin)s: %(reason)s, %(done)s (%(url)s): %(detail)s; said once "
+                "per origin, see the stats rep/identity/*",
+                {
+                    "origin": event.origin,
+                    "reason": event.reason,
+                    "done": "stopped" if event.action == "drop" else "sent anyway",
+                    "url": printable(event.url),
+                    "detail": printable(event.detail),
+                },
+            )
+        if self.audit is not None:
+            self.audit.write(
+                "identity",
+                {
+                    "origin": event.origin,
+                    "url": event.url,
+                    "reason": event.reason,
+                    "action": event.action,
+                    "user_agent": event.user_agent,
+                    "detail": event.detail,
+                },
+            )
+
+
+def _fetch_record(origin: str, policy: Policy) -> dict[str, Any]:
+    """The audit's record of a fetched file (robots.txt or tdmrep.json) and its policy."""
+    return {
+        "origin": origin,
+        "url": policy.url,
+        "final_url": policy.final_url,
+        "status": policy.status.value,
+        "http_status": policy.http_status,
+        "outcome": policy.outcome,
+        "fetched_at": policy.fetched_at,
+        "expires_at": policy.expires_at,
+        "digest": policy.digest,
+        "size": len(policy.body) if policy.body is not None else None,
+        "truncated": policy.truncated,
+        "reason": policy.reason,
+    }
+
+
+def _html(result: FetchResult | None) -> bool:
+    """Whether a fetched file came as an HTML page (``Content-Type: text/html``, XHTML)."""
+    if result is None:
+        return False
+    media = result.headers.get("content-type", "").split(";")[0].strip().lower()
+    return media in ("text/html", "application/xhtml+xml")
+
+
+def _clock(timestamp: float) -> str:
+    return time.strftime("%H:%M:%S", time.localtime(timestamp))
+
+
+def _note(level: int, origin: str, text: str) -> None:
+    logger.log(
+        level,
+        "scrapy-rep: %(origin)s: %(text)s",
+        {"origin": printable(origin), "text": printable(text)},
+    )
+
+
+#: event class -> its handler (``Telemetry.emit``)
+_ON: dict[type, Callable[[Telemetry, Any], None]] = {
+    Parked: Telemetry._parked,
+    Released: Telemetry._released,
+    Paused: Telemetry._paused,
+    Resumed: Telemetry._resumed,
+    PageRefused: Telemetry._page_refused,
+    Fetched: Telemetry._fetched,
+    Reused: Telemetry._reused,
+    Standing: Telemetry._standing,
+    Parsed: Telemetry._parsed,
+    RobotsServedFromCache: lambda sink, _: sink.inc("rep/robots/served_from_cache"),
+    TdmrepFetched: Telemetry._tdmrep,
+    CrawlDelaySet: lambda sink, event: sink.counts.crawl_delay(event.origin, event.delay),
+    CrawlDelayCapped: Telemetry._crawl_delay_capped,
+    SlotDelayRaised: lambda sink, _: sink.inc("rep/crawl_delay/applied"),
+    DelayWaited: Telemetry._delay_waited,
+    PageSaid: Telemetry._page_said,
+    NoindexItem: Telemetry._noindex_item,
+    LicenceWall: Telemetry._licence_wall,
+    IdentityMismatch: Telemetry._identity_mismatch,
+}
+
+#: crawler -> its Telemetry (``Telemetry.of``); gone with the crawler
+_SINKS: weakref.WeakKeyDictionary[Any, Telemetry] = weakref.WeakKeyDictionary()
+#: crawler -> what its components fill in once its sink is made (``Telemetry.when_made``)
+_FILLS: weakref.WeakKeyDictionary[Any, list[Callable[[Telemetry], None]]] = (
+    weakref.WeakKeyDictionary()
+)
