@@ -1,13 +1,7 @@
 """One crawler's side of the shared robots.txt resolver: what each new policy means for it.
 
-Crawlers with equal settings share one :class:`~scrapy_rep.runtime.resolver.Resolver`;
-each listens to it through a :class:`PolicyListener`, the robots.txt
-:class:`~scrapy_rep.crawl.wellknown.FileListener`. The listener is the
-resolver's fetch for this crawler (one ``fetch`` record a fetch, abandoned
-when the crawler closes) and hears every new policy, whoever fetched it:
-recorded (fetched or reused), given to the gate, whose effects
-:class:`~scrapy_rep.crawl.holding.Holding` carries out (held requests
-released or dropped, a refetch planned), and said to the application
+Every new policy, whoever fetched it, is recorded, given to the gate (whose effects
+:class:`~scrapy_rep.crawl.holding.Holding` carries out) and said to the application
 (``origin_paused`` / ``origin_resumed``, Scrapy's ``robots_parsed``).
 """
 
@@ -53,9 +47,6 @@ class PolicyListener(FileListener):
         clock: Clock,
         token: str,
     ) -> None:
-        """Builds the :class:`Holding` it carries policies out on (held requests are
-        refetched through this listener's :meth:`fetch`), then listens to the resolver
-        until :meth:`leave`."""
         super().__init__(fetcher, resolver, self._closed_or_closing)
         self.crawler = crawler
         self.gate = gate
@@ -64,13 +55,7 @@ class PolicyListener(FileListener):
         self.token = token
         #: where held requests wait, refetched through this listener
         self.holding = Holding(
-            crawler,
-            gate,
-            resolver,
-            telemetry,
-            self.fetch,
-            clock=clock,
-            token=token,
+            crawler, gate, resolver, telemetry, self.fetch, clock=clock, token=token
         )
 
     def _closed_or_closing(self) -> bool:
@@ -141,6 +126,5 @@ class PolicyListener(FileListener):
 
 
 def _ended(policy: Policy, now: float) -> PauseState:
-    """A robots.txt pause that ended with no paused policy left to say it (the gate held
-    the origin paused): ended now, its cause all that is known."""
+    """A robots.txt pause that ended with no paused policy left to say it: ended now."""
     return PauseState(now, ORIGIN_PAUSED, 0, policy.url, None, 0, now)
