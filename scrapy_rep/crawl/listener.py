@@ -86,24 +86,22 @@ class PolicyListener(FileListener):
         elif ours:
             self.telemetry.emit(Reused(origin, new))
         effects = self.gate.on_policy(origin, old, new, self.clock())
-        if not ours:
-            holding.carry_out(origin, effects, released=new.status is not Status.UNRESOLVED)
-            return
-        state = new.pause()
-        if effects.paused and state is not None:
-            self.telemetry.emit(Paused(origin, state, policy=new))
-        else:
-            self.telemetry.emit(Standing(origin, new))
-        if effects.resumed:
-            ended = (old.pause() if old is not None else None) or _ended(new, self.clock())
-            self.telemetry.emit(Resumed(origin, ended, policy=new))
-        if effects.paused:
-            self._send(rep_signals.origin_paused, origin, new)
-        if effects.resumed:
-            self._send(rep_signals.origin_resumed, origin, new)
-        if robots is not None:  # parsed: a 304 renewed the copy in hand, parsing nothing
-            self._parsed(origin, robots, asked or Request(new.url))
-            robots.prepare(self.token)  # its requests are judged next: compiled in this step
+        if ours:
+            state = new.pause()
+            if effects.paused and state is not None:
+                self.telemetry.emit(Paused(origin, state, policy=new))
+                self._send(rep_signals.origin_paused, origin, new)
+            else:
+                self.telemetry.emit(Standing(origin, new))
+            if effects.resumed:  # no paused policy left to say what ended: ended now
+                now = self.clock()
+                ended = old.pause() if old is not None else None
+                ended = ended or PauseState(now, ORIGIN_PAUSED, 0, new.url, None, 0, now)
+                self.telemetry.emit(Resumed(origin, ended, policy=new))
+                self._send(rep_signals.origin_resumed, origin, new)
+            if robots is not None:  # parsed: a 304 renewed the copy in hand, parsing nothing
+                self._parsed(origin, robots, asked or Request(new.url))
+                robots.prepare(self.token)  # its requests are judged next: compiled now
         # the held requests of a given-up origin go back to be dropped, not released
         holding.carry_out(origin, effects, released=new.status is not Status.UNRESOLVED)
 
@@ -123,8 +121,3 @@ class PolicyListener(FileListener):
         self.crawler.signals.send_catch_log(
             signal=signal, origin=origin, policy=policy, spider=self.crawler.spider
         )
-
-
-def _ended(policy: Policy, now: float) -> PauseState:
-    """A robots.txt pause that ended with no paused policy left to say it: ended now."""
-    return PauseState(now, ORIGIN_PAUSED, 0, policy.url, None, 0, now)
