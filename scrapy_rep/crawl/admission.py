@@ -7,6 +7,7 @@ Data flows one way: request -> origin -> resolver (cache, or one shared fetch) -
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from scrapy import Request
@@ -40,39 +41,30 @@ if TYPE_CHECKING:
     from scrapy_rep.crawl.tdmrep import TdmRep
 
 
+@dataclass(eq=False)
 class AdmissionPath:
     """Answers what a request may do and builds its record; the crawl's parts are given."""
 
-    def __init__(
-        self,
-        crawler: Crawler,
-        config: RepSettings,
-        *,
-        gate: OriginGate[Request],
-        resolver: Resolver,
-        fetcher: RobotsFetcher,
-        fetch: Fetch,
-        telemetry: Telemetry,
-        one_shot: str | None,
-    ) -> None:
-        self.crawler = crawler
-        self.config = config
-        self.token = config.token
-        self.gate = gate
-        self.resolver = resolver
-        self.fetcher = fetcher
-        self.fetch = fetch
-        self.telemetry = telemetry
-        self.timers = config.clock
-        self.clock = config.clock.now
+    crawler: Crawler
+    config: RepSettings
+    gate: OriginGate[Request]
+    resolver: Resolver
+    fetcher: RobotsFetcher
+    fetch: Fetch
+    telemetry: Telemetry
+    #: ``scrapy fetch`` and the like: wait for the whole fetch, then answer; hold nothing
+    one_shot: str | None
+    #: slots filled only when asked for, so a crawl without them never loads them:
+    #: tdmrep.json (a declared ``train-ai``), the scope hook (REP_COLLECTION_POLICY)
+    tdmrep: TdmRep | None = field(default=None, init=False)
+    collection: CollectionHook | None = field(default=None, init=False)
+
+    def __post_init__(self) -> None:
+        self.token = self.config.token
+        self.timers = self.config.clock
+        self.clock = self.config.clock.now
         #: REP_EXCLUDE: sites dropped before any fetch (None: no list, no cost)
-        self.excluded = config.exclude
-        #: ``scrapy fetch`` and the like: wait for the whole fetch, then answer; hold nothing
-        self.one_shot = one_shot
-        #: slots filled only when asked for, so a crawl without them never loads them:
-        #: tdmrep.json (a declared ``train-ai``), the scope hook (REP_COLLECTION_POLICY)
-        self.tdmrep: TdmRep | None = None
-        self.collection: CollectionHook | None = None
+        self.excluded = self.config.exclude
 
     async def answer(
         self, origin: str, request: Request, *, downloader: bool = False
