@@ -85,9 +85,6 @@ class RobotsFetcher:
         """The origin's fetch ended: the request it was for (Scrapy's ``robots_parsed``)."""
         return self.asked.pop(origin, None)
 
-    def use_own_slot(self) -> None:
-        self.own_slot = True
-
     def _request(self, url: str, validators: Conditional | None, asked: Request | None) -> Request:
         headers = {"Accept-Encoding": "gzip, deflate"}
         if validators is not None and validators.url == url:
@@ -152,27 +149,24 @@ class RobotsFetcher:
         try:
             return await self._fetch(origin, validators)
         except Exception as exc:  # not foreseen: judged as a network error, logged once
-            self._unexpected(origin, exc)
-            return FetchResult(robots_url(origin), robots_url(origin), error=type(exc).__name__)
+            name = type(exc).__name__
+            log = logger.debug if name in self._unexpected_logged else logger.warning
+            self._unexpected_logged.add(name)
+            log(
+                "scrapy-rep: the %(file)s fetch of %(origin)s failed with %(error)s; "
+                "treated as a network error",
+                {
+                    "file": self.file.name,
+                    "origin": printable(origin),
+                    "error": printable(f"{name}: {exc}"),
+                },
+                exc_info=exc,
+            )
+            return FetchResult(robots_url(origin), robots_url(origin), error=name)
         finally:
             self._downloading -= 1
             if not self._downloading:
                 self.crawler.signals.disconnect(self._cap_body, signal=signals.bytes_received)
-
-    def _unexpected(self, origin: str, exc: Exception) -> None:
-        name = type(exc).__name__
-        log = logger.debug if name in self._unexpected_logged else logger.warning
-        self._unexpected_logged.add(name)
-        log(
-            "scrapy-rep: the %(file)s fetch of %(origin)s failed with %(error)s; "
-            "treated as a network error",
-            {
-                "file": self.file.name,
-                "origin": printable(origin),
-                "error": printable(f"{name}: {exc}"),
-            },
-            exc_info=exc,
-        )
 
     async def _fetch(self, origin: str, validators: Conditional | None) -> FetchResult:
         first = url = self.file.url_of(origin)

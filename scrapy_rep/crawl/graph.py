@@ -88,10 +88,16 @@ def build(crawler: Crawler) -> RobotsService:
     one_shot = oneshot.command_of(crawler)
     # a one-shot command's requests all wait: none may be dropped for want of room
     wait = config.pending_wait if one_shot is None else spec.fetch_budget
-    concurrency = crawler.settings.getint("CONCURRENT_REQUESTS")
+    settings = crawler.settings
+    concurrency = settings.getint("CONCURRENT_REQUESTS")
+    # a page pause's slow start ends at the origin's concurrency
+    per_origin = settings.getint("CONCURRENT_REQUESTS_PER_IP") or settings.getint(
+        "CONCURRENT_REQUESTS_PER_DOMAIN"
+    )
+    ramp = replace(config.pushback, ramp_max=max(1, per_origin or 8))
     # None: no row of the page status table pauses or blocks
     rows_on = any(action in (PAUSE, BLOCK) for action in config.pushback.actions.values())
-    heard = Pushback(replace(config.pushback, ramp_max=_ramp_max(crawler))) if rows_on else None
+    heard = Pushback(ramp) if rows_on else None
     gate: OriginGate[Request] = OriginGate(
         wait,
         config.park_max,
@@ -168,13 +174,6 @@ def _asked_delay(resolver: Resolver, token: str, policy: Policy) -> float | None
     """The Crawl-delay ``policy``'s robots.txt asks of ``token``."""
     robots = resolver.cache.robots(policy) if policy.status is Status.OK else None
     return robots.crawl_delay(token) if robots is not None else None
-
-
-def _ramp_max(crawler: Crawler) -> int:
-    """Requests in flight at which a page pause's slow start ends: the origin's concurrency."""
-    per_domain = crawler.settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN")
-    per_ip = crawler.settings.getint("CONCURRENT_REQUESTS_PER_IP")
-    return max(1, per_ip or per_domain or 8)
 
 
 #: crawler -> its service (:func:`of`); gone with the crawler

@@ -26,7 +26,6 @@ if TYPE_CHECKING:
     from scrapy_rep.core.gate import OriginGate
     from scrapy_rep.crawl.fetch import RobotsFetcher
     from scrapy_rep.crawl.telemetry import Telemetry
-    from scrapy_rep.robotstxt import RobotsTxt
     from scrapy_rep.runtime.clock import Clock
     from scrapy_rep.runtime.resolver import Resolver
 
@@ -100,7 +99,9 @@ class PolicyListener(FileListener):
                 self.telemetry.emit(Resumed(origin, ended, policy=new))
                 self._send(rep_signals.origin_resumed, origin, new)
             if robots is not None:  # parsed: a 304 renewed the copy in hand, parsing nothing
-                self._parsed(origin, robots, asked or Request(new.url))
+                self.telemetry.emit(Parsed(origin, robots.diagnostics))
+                parser = RepRobotParser(robots, self.token)  # robots_parsed, as Scrapy sends it
+                compat.send_robots_parsed(self.crawler, parser, asked or Request(new.url))
                 robots.prepare(self.token)  # its requests are judged next: compiled now
         # the held requests of a given-up origin go back to be dropped, not released
         holding.carry_out(origin, effects, released=new.status is not Status.UNRESOLVED)
@@ -111,11 +112,6 @@ class PolicyListener(FileListener):
         if result is not None:  # fetched, but no policy came of it
             self.telemetry.emit(Fetched(origin, result, None))
         self.holding.refetch_if_held(origin)
-
-    def _parsed(self, origin: str, robots: RobotsTxt, asked: Request) -> None:
-        """Scrapy's ``robots_parsed``, with the request the fetch was for, as Scrapy sends it."""
-        self.telemetry.emit(Parsed(origin, robots.diagnostics))
-        compat.send_robots_parsed(self.crawler, RepRobotParser(robots, self.token), asked)
 
     def _send(self, signal: object, origin: str, policy: Policy) -> None:
         self.crawler.signals.send_catch_log(

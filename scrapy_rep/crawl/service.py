@@ -86,7 +86,7 @@ class RobotsService:
 
     def fetch_in_own_slot(self) -> None:
         """robots.txt (and tdmrep.json) no longer queue behind the host's slot: renders hold it."""
-        self.fetcher.use_own_slot()
+        self.fetcher.own_slot = True
         if self.tdmrep is not None:
             self.tdmrep.use_own_slot()
 

@@ -65,12 +65,8 @@ class WellKnownFile:
         return key[: len(key) - len(self.store_suffix)]
 
 
-def _same(config: PolicyConfig) -> PolicyConfig:
-    return config
-
-
 #: the file a crawl's resolver is made for; others are made beside it (:meth:`for_file`)
-ROBOTS_TXT = WellKnownFile("robots.txt", robots_url, "", _same)
+ROBOTS_TXT = WellKnownFile("robots.txt", robots_url, "", lambda config: config)
 
 
 class FetchAbandoned(Exception):
