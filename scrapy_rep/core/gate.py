@@ -326,13 +326,11 @@ class OriginGate(Generic[T]):
         return effects
 
     def release_some(self, origin: str, count: int | None) -> list[Held[T]]:
-        """Up to ``count`` (None: all) of ``origin``'s held requests, oldest first, removed."""
         if self._closed:
             return []
         return self._lot.take(origin, count)
 
     def state(self, origin: str, policy: Policy | None) -> str:
-        """The state of ``origin`` in :data:`TRANSITIONS`, given its current policy."""
         if origin in self._paused or (policy is not None and policy.status is Status.PAUSED):
             return PAUSED
         if policy is None:

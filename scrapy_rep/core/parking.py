@@ -117,7 +117,6 @@ class ParkingLot(Generic[T]):
         return taken
 
     def expire(self, deadline: float) -> list[Held[T]]:
-        """Everything parked before ``deadline``, removed from the lot."""
         expired: list[Held[T]] = []
         for origin in list(self._by_origin):
             held = self._by_origin[origin]
@@ -132,6 +131,5 @@ class ParkingLot(Generic[T]):
         return expired
 
     def drain(self) -> Iterator[Held[T]]:
-        """Empty the lot (at close), yielding what it held."""
         for origin in list(self._by_origin):
             yield from self.take(origin)

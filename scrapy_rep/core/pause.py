@@ -47,7 +47,6 @@ class Backoff:
         return min(self.cap, grown)
 
     def gives_up(self, n: int) -> bool:
-        """Whether the ``n``-th failure in a row gives the origin up."""
         return n >= self.tries
 
     def left(self, n: int) -> float:
@@ -109,12 +108,10 @@ class PauseState:
         return state
 
     def lasts(self, now: float) -> bool:
-        """Whether the origin is still not sent to at ``now``."""
         return now < self.until
 
     @property
     def hint(self) -> str:
-        """The ``Retry-After`` read, in words."""
         return "none" if self.retry_after is None else f"{self.retry_after:g}s"
 
     def describe(self) -> str:

@@ -82,7 +82,6 @@ class Holding:
             self.records = self.handover.open()
 
     def close_records(self) -> Awaitable[None] | None:
-        """After :meth:`close`: the held records' connection closes."""
         return self.records.close() if self.records is not None else None
 
     def listen(self, on: bool) -> None:
@@ -196,7 +195,6 @@ class Holding:
         return len(taken)
 
     def give_up(self, origin: str, reason: str) -> int:
-        """Every request ``origin`` holds, to be dropped for ``reason``; how many."""
         return self.release(origin, None, drop=reason)
 
     def refetch_if_held(self, origin: str) -> None:
@@ -205,7 +203,6 @@ class Holding:
             self.resolver.resolve(origin, self.fetch)
 
     def carry_out(self, origin: str, effects: Effects[Request], *, released: bool) -> None:
-        """Carry out what the gate said a new policy means."""
         if effects.wake_at is not None:
             self.wakes.at(origin, effects.wake_at)
         for held in effects.release:
@@ -324,7 +321,6 @@ class Wakes:
         self._stopped = False
 
     def plan(self, origin: str) -> None:
-        """Make sure a held origin will be refetched."""
         if self.resolver.pending_since(origin) is not None:
             return
         when = self.gate.wake_due(origin, self.resolver.current(origin), self.timers.now())
@@ -342,7 +338,6 @@ class Wakes:
         self._timers[origin] = (self.timers.call_later(delay, self._wake, origin), when)
 
     def _wake(self, origin: str) -> None:
-        """What is due now, then the timer again."""
         self._timers.pop(origin, None)
         due = self.gate.wake(origin, self.timers.now())
         if due.refetch:
@@ -353,7 +348,6 @@ class Wakes:
             self.at(origin, due.again)
 
     def stop(self) -> None:
-        """The crawl closes: no timer fires any more."""
         self._stopped = True
         for timer, _when in self._timers.values():
             timer.cancel()

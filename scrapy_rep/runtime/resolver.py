@@ -182,7 +182,6 @@ class Resolver:
         return self.cache.get(origin)
 
     def pending_since(self, origin: str) -> float | None:
-        """When the fetch in flight for ``origin`` started, if one is."""
         return self._started.get(origin)
 
     def resolve(self, origin: str, fetch: Fetch) -> asyncio.Task[Policy]:
