@@ -57,7 +57,6 @@ class Holding:
         self.gate = gate
         self.resolver = resolver
         self.telemetry = telemetry
-        self.fetch = fetch
         self.clock = clock.now
         self.timers = clock  # a test's clock moves them
         self.token = token
@@ -196,11 +195,6 @@ class Holding:
 
     def give_up(self, origin: str, reason: str) -> int:
         return self.release(origin, None, drop=reason)
-
-    def refetch_if_held(self, origin: str) -> None:
-        """Another crawler's fetch ended without an answer: fetch for what is held here."""
-        if not self.closed and self.gate.holds(origin) and not closing(self.crawler):
-            self.resolver.resolve(origin, self.fetch)
 
     def carry_out(self, origin: str, effects: Effects[Request], *, released: bool) -> None:
         if effects.wake_at is not None:

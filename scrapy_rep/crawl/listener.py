@@ -111,7 +111,8 @@ class PolicyListener(FileListener):
         self.fetcher.answered(origin)
         if result is not None:  # fetched, but no policy came of it
             self.telemetry.emit(Fetched(origin, result, None))
-        self.holding.refetch_if_held(origin)
+        if self.gate.holds(origin) and not self._closed_or_closing():
+            self.resolver.resolve(origin, self.fetch)
 
     def _send(self, signal: object, origin: str, policy: Policy) -> None:
         self.crawler.signals.send_catch_log(
