@@ -12,7 +12,7 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, fields
 from functools import partial
-from typing import Any, ClassVar, Protocol, TypeAlias, TypeVar
+from typing import Any, ClassVar, Protocol, TypeVar
 
 from scrapy_rep.core.origin import robots_url
 from scrapy_rep.core.policy import (
@@ -376,15 +376,13 @@ class ResolverSpec:
         object.__setattr__(self, "policy_key", key)
 
 
-_Shared: TypeAlias = tuple[ResolverSpec, str]
-
-
 class SharedResolvers:
     """Resolvers shared by the crawlers of one process with equal specs, one per file (even
     with different tokens); one lives while a crawler uses it: sequential crawls start fresh.
     """
 
-    _resolvers: ClassVar[dict[_Shared, tuple[Resolver, int]]] = {}
+    #: (spec, file name) -> the resolver, and how many crawlers use it
+    _resolvers: ClassVar[dict[tuple[ResolverSpec, str], tuple[Resolver, int]]] = {}
 
     @classmethod
     def acquire(
