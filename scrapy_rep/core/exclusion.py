@@ -97,8 +97,6 @@ class ExcludedSites:
     def __eq__(self, other: object) -> bool:
         return isinstance(other, ExcludedSites) and self._entries == other._entries
 
-    __hash__ = None  # type: ignore[assignment]
-
     def __repr__(self) -> str:
         return f"ExcludedSites({len(self._entries)} entries, source={self.source!r})"
 
