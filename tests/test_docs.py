@@ -129,16 +129,16 @@ def test_per_spider_example_sets_token_and_user_agent_together() -> None:
 
 def test_status_page_back_off_duration_matches_the_defaults() -> None:
     """One failing origin keeps the crawl open for the sum of its back-offs; say how long."""
-    from scrapy_rep.core.policy import PolicyConfig, backoff
+    from scrapy_rep.core.policy import PolicyConfig
 
     text = flat("status.md")
     config = PolicyConfig()
-    waits = [int(backoff(n, config)) for n in range(1, config.pause_max_tries)]
+    waits = [int(config.backoff.wait(n)) for n in range(1, config.pause_max_tries)]
     assert waits == [60, 120, 240, 480]
     assert " + ".join(map(str, waits)) + " s apart" in text
     assert f"about **{sum(waits) // 60} minutes**" in text
     short = PolicyConfig(pause_initial=5)
-    assert sum(backoff(n, short) for n in range(1, short.pause_max_tries)) == 75
+    assert sum(short.backoff.wait(n) for n in range(1, short.pause_max_tries)) == 75
     assert "`REP_PAUSE_INITIAL` (5 s: 75 s in all)" in text
 
 

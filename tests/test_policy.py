@@ -18,7 +18,6 @@ from scrapy_rep.core.policy import (
     Policy,
     PolicyConfig,
     Status,
-    backoff,
     cache_lifetime,
     classify,
     digest_of,
@@ -454,8 +453,8 @@ def test_actions_may_be_plain_strings() -> None:
 
 
 def test_backoff() -> None:
-    assert [backoff(n, CONFIG) for n in range(7)] == [5.0, 5.0, 10.0, 20.0, 40.0, 40.0, 40.0]
-    assert backoff(10_000, CONFIG) == CONFIG.pause_max  # no overflow
+    assert [CONFIG.backoff.wait(n) for n in range(7)] == [5.0, 5.0, 10.0, 20.0, 40.0, 40.0, 40.0]
+    assert CONFIG.backoff.wait(10_000) == CONFIG.pause_max  # no overflow
 
 
 @pytest.mark.parametrize(

@@ -23,25 +23,23 @@ class ExclusionError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Exclusion:
-    """The list entry a host matched, and where the entry is written."""
+    """The list entry a host matched (as written), and its file and line (None: a list given
+    in the settings)."""
 
-    #: the entry as the list writes it (stripped of blanks and comments)
     entry: str
-    #: its line in the file, 1-based; None for an entry of a list given in the settings
     line: int | None
-    #: the file the entry comes from; None for a list given in the settings
     source: str | None
 
     def where(self) -> str:
-        """``REP_EXCLUDE`` or ``sites.txt, line 3``: for a sentence, or a record."""
+        """``REP_EXCLUDE`` or ``sites.txt, line 3``."""
         if self.source is None:
             return "REP_EXCLUDE"
         return f"{self.source}, line {self.line}"
 
 
 def normalise(text: str) -> str:
-    """An entry or a host as compared: lower-case, IDNA-encoded, no trailing dot nor
-    leading ``*.`` (subdomains are included anyway)."""
+    """An entry or a host as compared: lower-case, IDNA-encoded, no trailing dot nor leading
+    ``*.`` (subdomains are included anyway)."""
     host = text.strip().rstrip(".")
     if host.startswith("*."):
         host = host[2:]
@@ -68,7 +66,6 @@ class ExcludedSites:
 
     def __init__(self, entries: dict[str, Exclusion], source: str | None = None) -> None:
         self._entries = entries
-        #: the file the list was read from, or None
         self.source = source
 
     @classmethod
@@ -77,8 +74,8 @@ class ExcludedSites:
         and matches (None: the settings' list)."""
         entries: dict[str, Exclusion] = {}
         for number, raw in enumerate(lines, 1):
+            where = f"{source}, line {number}" if source else f"item {number}"
             if not isinstance(raw, str):
-                where = f"{source}, line {number}" if source else f"item {number}"
                 raise ExclusionError(f"{raw!r} ({where}) is not a domain")
             text = raw.split("#", 1)[0].strip()
             if not text:
@@ -86,7 +83,6 @@ class ExcludedSites:
             try:
                 host = normalise(text)
             except ExclusionError as exc:
-                where = f"{source}, line {number}" if source else f"item {number}"
                 raise ExclusionError(f"{exc} ({where})") from None
             if host not in entries:
                 entries[host] = Exclusion(text, number if source else None, source)
@@ -100,8 +96,6 @@ class ExcludedSites:
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, ExcludedSites) and self._entries == other._entries
-
-    __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return f"ExcludedSites({len(self._entries)} entries, source={self.source!r})"

@@ -1,39 +1,11 @@
-"""The per-origin lifecycle of held requests, as pure state (no Scrapy, no I/O).
+"""Every "hold this request" question of an origin, as pure state (no Scrapy, no I/O).
 
-Theory of operation. A request of an origin whose policy is fresh and not
-paused is judged at once. Otherwise it waits: first a little (at most
-``pending_wait`` seconds after the origin's fetch started) in the
-downloader, then *parked* here, outside Scrapy's queues, so that a slow or
-failing origin never takes concurrency from a healthy one.
-
-Everything that decides whether a request is held, whatever held it (its
-robots.txt, or what its pages said: :mod:`~scrapy_rep.core.pushback`), and
-what happens to the held ones when a new policy arrives or a pause ends,
-lives in this file:
-
-- :meth:`OriginGate.admit` answers for a request about to be judged:
-  judge now, wait for the fetch (with a budget), or park (with a reason);
-- :meth:`OriginGate.hold_reason` answers for a request about to enter the
-  scheduler (Scrapy's ``request_scheduled``): park it, or let it through;
-- :meth:`OriginGate.sending` answers for a judged request right before its
-  download: a page may have paused its origin meanwhile, its slow start may
-  be full, its pace may say not yet;
-- :meth:`OriginGate.ramp` says how many held requests go after a page's
-  pause (the slow start and the pace, :mod:`~scrapy_rep.core.pace`);
-- :meth:`OriginGate.pause` answers "is this origin paused, why, until when"
-  for either cause (:class:`~scrapy_rep.core.pause.PauseState`), and
-  :meth:`OriginGate.detail` says in words why a held request is held;
-- :meth:`OriginGate.on_policy` turns a new policy into :class:`Effects`:
-  which held requests go back to be judged, when to refetch, whether the
-  origin paused or resumed;
-- :meth:`OriginGate.expire` and :meth:`OriginGate.close` give back what
-  waited too long, and everything at the end, so nothing can be forgotten.
-
-How long a waiting request may hold a downloader slot is its
-:class:`~scrapy_rep.core.waiting_room.WaitingRoom`'s to say (``gate.room``).
-
-The caller (the Scrapy adapter) carries the effects out: timers, the
-engine, exceptions. The clock is passed in.
+A request of an origin whose policy is fresh and not paused is judged at once; otherwise
+it waits a little in the downloader (``pending_wait``), then is parked here, outside
+Scrapy's queues, so a slow or failing origin never takes concurrency from a healthy one.
+Whatever holds it (its robots.txt, or a page's pause: :mod:`~scrapy_rep.core.pushback`),
+the gate answers and says what a new policy or a pause's end releases; the caller
+(:mod:`~scrapy_rep.crawl.holding`) carries that out. The clock is passed in.
 """
 
 from __future__ import annotations
@@ -51,11 +23,11 @@ from scrapy_rep.core.waiting_room import WaitingRoom
 
 T = TypeVar("T")
 
-#: what :meth:`OriginGate.admit` answers (``PARK``: the request is parked, not judged)
+#: what :meth:`OriginGate.admit` answers
 JUDGE, WAIT, PARK = "judge", "wait", "park"
-#: the reasons of requests held for their robots.txt: paused (the pause's cause), pending
+#: the reason of a request held for its robots.txt's fetch (a paused one's is the pause's cause)
 ORIGIN_PENDING = "origin-pending"
-#: why a request is held, in words, when no page's pause says more (:meth:`OriginGate.detail`)
+#: why a request is held, in words, when no page's pause says more
 HELD_DETAIL = {
     ORIGIN_PAUSED: "the origin is paused: its robots.txt could not be read",
     ORIGIN_PENDING: "its robots.txt did not arrive within REP_PENDING_WAIT",
@@ -63,12 +35,9 @@ HELD_DETAIL = {
 #: why a request held for a page's pause is held once that pause ended
 SLOW_START_DETAIL = "its origin's pause ended; it starts slowly: one request in flight, then more"
 
-#: An origin's states as the gate sees them: no policy yet; requests judged (``ok``,
-#: ``unavailable``, ``unreachable``); held (``paused``); given up (``unresolved``:
-#: requests judged, and dropped, until the next fetch).
+#: an origin's states: no policy yet; judged; held; given up (judged, and dropped, till a refetch)
 PENDING, OPEN, PAUSED, UNRESOLVED = "pending", "open", "paused", "unresolved"
-#: what a new policy does to the origin's held requests: they stay parked; they go back
-#: to be judged; they go back and the origin counts as resumed (``origin_resumed``)
+#: what a new policy does to held requests: stay; go back to be judged; go back, resumed
 STAY, RELEASE, RESUME = "stay", "release", "resume"
 
 _TO_OPEN = {
@@ -77,8 +46,7 @@ _TO_OPEN = {
 _FROM_HELD = {status: (OPEN, RESUME) for status in _TO_OPEN}
 _ALWAYS = {Status.PAUSED: (PAUSED, STAY), Status.UNRESOLVED: (UNRESOLVED, RELEASE)}
 
-#: state -> status of the new policy -> (next state, what happens to held requests).
-#: :meth:`OriginGate.on_policy` follows it; the documentation draws its diagram from it.
+#: state -> new policy's status -> (next state, held requests' fate); the docs draw it
 TRANSITIONS: Mapping[str, Mapping[Status, tuple[str, str]]] = {
     PENDING: {**_TO_OPEN, **_ALWAYS},
     OPEN: {**_TO_OPEN, **_ALWAYS},
@@ -89,7 +57,7 @@ TRANSITIONS: Mapping[str, Mapping[Status, tuple[str, str]]] = {
 
 @dataclass(frozen=True, slots=True)
 class Admission:
-    """What to do with a request now: ``judge``, ``wait`` (``budget`` s) or ``hold``."""
+    """What to do with a request now: ``judge``, ``wait`` (``budget`` s) or ``park``."""
 
     action: str
     reason: str = ""
@@ -101,8 +69,7 @@ _JUDGE = Admission(JUDGE)
 
 @dataclass(frozen=True, slots=True)
 class Release:
-    """How many of an origin's held requests may go now (None: all; 0: none), and, when its
-    pace says not yet, in how many seconds to ask again (0: not to)."""
+    """How many held requests may go now (None: all), and when to ask again (0: not)."""
 
     count: int | None
     wait: float = 0.0
@@ -113,8 +80,7 @@ _NONE = Release(0)
 
 @dataclass(frozen=True, slots=True)
 class Wake:
-    """What an origin's one timer finds due (:meth:`OriginGate.wake`): its robots.txt's
-    refetch, its page pause's end or its pace (``page``), and when to wake again."""
+    """What an origin's one timer finds due: a refetch, the page's part, and when again."""
 
     refetch: bool
     page: bool
@@ -123,12 +89,10 @@ class Wake:
 
 @dataclass(frozen=True, slots=True)
 class Waiting:
-    """Held requests keeping an idle crawl open: how many, whose, until when at the latest."""
+    """Held requests keeping an idle crawl open: how many, whose (most first), given up by."""
 
     held: int
-    #: origins holding requests, most held first
     origins: tuple[str, ...]
-    #: when the last of them is given up at the latest (policy clock)
     given_up_by: float
 
 
@@ -136,12 +100,10 @@ class Waiting:
 class Effects(Generic[T]):
     """What a new policy means for an origin's held requests; the caller carries it out."""
 
-    #: held requests to hand back to be judged against the new policy
     release: list[Held[T]] = field(default_factory=list)
-    #: refetch the origin's robots.txt at this time (policy clock)
+    #: when to refetch the origin's robots.txt
     wake_at: float | None = None
     paused: bool = False
-    #: the origin was held before and is not any more
     resumed: bool = False
 
 
@@ -156,7 +118,6 @@ class OriginGate(Generic[T]):
         max_waiting: int | None = None,
         pushback: Pushback | None = None,
     ) -> None:
-        """``pushback``: what pages said (429, 503, 403s), if the crawl listens to them."""
         self.pending_wait = pending_wait
         self.park_timeout = park_timeout
         #: how long a request may wait in the downloader for its origin's fetch
@@ -165,7 +126,7 @@ class OriginGate(Generic[T]):
         self._paused: set[str] = set()
         self._wakes: dict[str, float] = {}  # origin -> when its refetch is due
         self._closed = False
-        #: what pages said (429, 503, 403s): origins paused by them, and their slow start
+        #: what pages said (429, 503, 403s), if the crawl listens to them
         self.pushback = pushback
 
     def __len__(self) -> int:
@@ -184,9 +145,8 @@ class OriginGate(Generic[T]):
         return pushback.hold_reason(origin, now)
 
     def pause(self, origin: str, now: float, policy: Policy | None = None) -> PauseState | None:
-        """Whether ``origin`` is paused now, why and until when: by a page, and, given its
-        ``policy``, by its robots.txt (paused, and fresh or its refetch still planned); of
-        both, the one ending last. A slow start or a pace after a pause is not a pause."""
+        """``origin``'s pause now, by a page or (given ``policy``) its robots.txt, the one
+        ending last; a slow start or a pace after a pause is not one."""
         robots = None
         if policy is not None and (policy.fresh(now) or origin in self._wakes):
             robots = policy.pause()
@@ -194,16 +154,13 @@ class OriginGate(Generic[T]):
         return longest(robots, pushback.paused(origin, now) if pushback is not None else None)
 
     def held_by(self, origin: str, reason: str) -> PauseState | None:
-        """The page's pause a request held for ``reason`` waits for (or the one whose slow
-        start holds it); None: it waits for its robots.txt."""
+        """The page's pause a request held for ``reason`` waits for; None: its robots.txt."""
         if self.pushback is None or reason not in PUSHBACK_REASONS:
             return None
         return self.pushback.said(origin)
 
     def detail(self, origin: str, reason: str, now: float) -> str:
-        """Why a request of ``origin`` held for ``reason`` is held, for its decision record:
-        a page's pause (:meth:`~scrapy_rep.core.pause.PauseState.describe`), the slow start
-        after it, or its robots.txt in a fixed sentence (the reason itself if none)."""
+        """Why a request held for ``reason`` is held, in words, for its decision record."""
         if self.pushback is None or reason not in PUSHBACK_REASONS:
             return HELD_DETAIL.get(reason, reason)
         state = self.pause(origin, now)
@@ -219,12 +176,8 @@ class OriginGate(Generic[T]):
     def waiting(
         self, policy_of: Callable[[str], Policy | None], config: PolicyConfig
     ) -> Waiting | None:
-        """What the held requests wait for, when the crawl has nothing else; None if none held.
-
-        Each origin's requests are given up when its back-off runs out
-        (:func:`~scrapy_rep.core.policy.given_up_at`) or, at the latest, when
-        the last of them has been parked ``park_timeout`` seconds.
-        """
+        """What the held requests wait for (None: none held): each origin's are given up when
+        its back-off runs out or, at the latest, ``park_timeout`` after the last parked."""
         held = self._lot.by_origin()
         if not held:
             return None
@@ -235,8 +188,6 @@ class OriginGate(Generic[T]):
             schedule = given_up_at(policy, config) if policy is not None else None
             last = max(last, bound if schedule is None else min(bound, schedule))
         return Waiting(len(self._lot), tuple(held), last)
-
-    # -- asking -------------------------------------------------------------
 
     def admit(
         self, origin: str, policy: Policy | None, pending_since: float | None, now: float
@@ -259,11 +210,8 @@ class OriginGate(Generic[T]):
         return Admission(WAIT, budget=budget)
 
     def admit_fetched(self, policy: Policy | None) -> Admission:
-        """For a request that waited for its origin's fetch: the policy it just got is current.
-
-        (Even a policy that expired at once, ``Cache-Control: max-age=0``,
-        answers the requests that waited for it.)
-        """
+        """For a request that waited for its origin's fetch: the policy it got answers it,
+        even one already expired (``max-age=0``)."""
         if policy is None:
             return Admission(PARK, ORIGIN_PENDING)
         if policy.status is Status.PAUSED:
@@ -280,11 +228,8 @@ class OriginGate(Generic[T]):
     ) -> str | None:
         """For a request entering the scheduler: the reason to park it, or None.
 
-        ``handed_back`` is the reason the downloader gave when it returned the
-        request. Paused and pending origins are checked again, since the fetch
-        may have ended meanwhile, and so are pauses a page asked for
-        (:mod:`~scrapy_rep.core.pushback`); other reasons (a disallowed or
-        unresolved request the settings say to park) stand.
+        ``handed_back``, the downloader's reason, stands unless it is a pause or a pending
+        fetch: those are asked again, as the fetch may have ended meanwhile.
         """
         said = self.page_hold(origin, now)
         if said is not None:
@@ -304,11 +249,10 @@ class OriginGate(Generic[T]):
     def sending(
         self, origin: str, now: float, *, turn: bool = False, spacing: float | None = None
     ) -> str | None:
-        """For a judged request right before its download: the reason to hold it after all
-        (a page paused its origin meanwhile, its slow start is full, or its pace says not
-        yet), else None, and it is counted in flight.
+        """Right before a judged request's download: the reason to hold it after all (a
+        page's pause, a full slow start, its pace), else None and it counts in flight.
 
-        ``turn``: it waited for its reserved moment, which spaced it already (``spacing``:
+        ``turn``: it waited for its reserved moment, so it is spaced already (``spacing``:
         seconds since the send before it, by any worker; None: unknown)."""
         pushback = self.pushback
         if pushback is None or origin not in pushback:
@@ -319,9 +263,8 @@ class OriginGate(Generic[T]):
         return reason
 
     def ramp(self, origin: str, now: float) -> Release:
-        """How many of ``origin``'s held requests go now after a page's pause: as many as its
-        slow start has room for (one at a time, each when its pace says, once it is paced);
-        none while it is paused or holds none."""
+        """How many held requests go now after a page's pause: what its slow start has room
+        for (one at a time once paced); none while paused."""
         pushback = self.pushback
         if pushback is None or self.pause(origin, now) is not None or not self.holds(origin):
             return _NONE
@@ -333,12 +276,9 @@ class OriginGate(Generic[T]):
             return Release(0, wait)
         return Release(1 if pushback.paced(origin) else room)
 
-    # -- holding ------------------------------------------------------------
-
     def park(self, origin: str, item: T, since: float, reason: str) -> Parked[T]:
-        """Hold ``item``; false when the lot is full or the gate closed (drop it then). An
-        item of another origin it displaced (:class:`~scrapy_rep.core.parking.ParkingLot`
-        is fair between origins) is to be dropped too."""
+        """Hold ``item``; false when the lot is full or the gate closed (drop it then, and
+        any item it displaced)."""
         if self._closed:
             return Parked(False)
         return self._lot.park(origin, item, since, reason)
@@ -352,8 +292,7 @@ class OriginGate(Generic[T]):
         return when
 
     def wake(self, origin: str, now: float) -> Wake:
-        """``origin``'s one timer fired: what is due now, whatever it was set for (its
-        robots.txt refetch, its page pause's end, its pace), and when to wake again."""
+        """``origin``'s one timer fired: what is due now, whatever it was set for."""
         refetch, page, again = False, False, self._wakes.get(origin)
         if again is not None and again <= now:
             del self._wakes[origin]
@@ -387,16 +326,11 @@ class OriginGate(Generic[T]):
         return effects
 
     def release_some(self, origin: str, count: int | None) -> list[Held[T]]:
-        """Up to ``count`` (None: all) of ``origin``'s held requests, oldest first, removed.
-
-        After a page's pause: the slow start lets them go a few at a time.
-        """
         if self._closed:
             return []
         return self._lot.take(origin, count)
 
     def state(self, origin: str, policy: Policy | None) -> str:
-        """The state of ``origin`` in :data:`TRANSITIONS`, given its current policy."""
         if origin in self._paused or (policy is not None and policy.status is Status.PAUSED):
             return PAUSED
         if policy is None:
@@ -413,7 +347,6 @@ class OriginGate(Generic[T]):
         return since + self.park_timeout if since is not None else None
 
     def held_origins(self) -> list[str]:
-        """Origins holding requests."""
         return self._lot.origins()
 
     def origins_without_wake(self) -> list[str]:

@@ -1,10 +1,8 @@
 """Requests held for an origin that cannot be judged yet, outside Scrapy's queues.
 
-A parked request occupies neither the scheduler nor the downloader, so a paused origin
-never takes concurrency from a healthy one. The lot only keeps count (the gate decides),
-so nothing leaves it unaccounted for. Holding is fair (max-min): when full, a request of
-an origin holding fewer than the one holding the most takes the place of that origin's
-newest request (dropped, ``park-overflow``); origins are bucketed by count, so O(1).
+The lot only keeps count (the gate decides). It is fair (max-min): when full, a request
+of an origin holding fewer than the one holding the most takes the place of that
+origin's newest request (dropped, ``park-overflow``); origins are bucketed by count, so O(1).
 """
 
 from __future__ import annotations
@@ -27,10 +25,10 @@ class Held(Generic[T]):
 
 @dataclass(frozen=True, slots=True)
 class Parked(Generic[T]):
-    """What :meth:`ParkingLot.park` did: held the item or not, and the item it displaced."""
+    """What :meth:`ParkingLot.park` did: held the item or not, and the item it displaced
+    (to drop)."""
 
     held: bool
-    #: a held item of the origin holding the most, taken out to make room (drop it)
     displaced: Held[T] | None = None
 
     def __bool__(self) -> bool:
@@ -77,8 +75,7 @@ class ParkingLot(Generic[T]):
         return held[0].item if held else None
 
     def oldest(self) -> float | None:
-        """When the oldest head of an origin's queue was parked (when :meth:`expire` next
-        takes one); None if none."""
+        """When the oldest held item was parked; None if none."""
         return min((held[0].since for held in self._by_origin.values()), default=None)
 
     def by_origin(self) -> dict[str, tuple[int, float]]:
@@ -87,9 +84,7 @@ class ParkingLot(Generic[T]):
         return dict(sorted(found.items(), key=lambda item: -item[1][0]))
 
     def park(self, origin: str, item: T, now: float, reason: str) -> Parked[T]:
-        """Hold ``item``; false when the lot is full and ``origin`` holds its share (the
-        caller drops it, with a reason). When full, an origin holding fewer takes the place
-        of the newest item of the origin holding the most: that item is ``displaced``."""
+        """Hold ``item``; false when the lot is full and ``origin`` holds its share."""
         displaced = None
         if self._count >= self.capacity:
             held = self._by_origin.get(origin)
@@ -122,7 +117,6 @@ class ParkingLot(Generic[T]):
         return taken
 
     def expire(self, deadline: float) -> list[Held[T]]:
-        """Everything parked before ``deadline``, removed from the lot."""
         expired: list[Held[T]] = []
         for origin in list(self._by_origin):
             held = self._by_origin[origin]
@@ -137,6 +131,5 @@ class ParkingLot(Generic[T]):
         return expired
 
     def drain(self) -> Iterator[Held[T]]:
-        """Empty the lot (at close), yielding what it held."""
         for origin in list(self._by_origin):
             yield from self.take(origin)

@@ -1,26 +1,9 @@
 """One pause: an origin not sent to until a moment, for a cause; and its back-off. Pure.
 
-Every reason an origin is not sent to for a while is a pause with a *cause*:
-
-- ``origin-paused`` (:data:`ORIGIN_PAUSED`): its robots.txt could not be read
-  (401, 403, 429, 5xx, a network error; :mod:`~scrapy_rep.core.policy`);
-- ``rate-limited`` (429), ``service-unavailable`` (503 and the other ``pause``
-  rows of the page status table): a page pushed back
-  (:mod:`~scrapy_rep.core.pushback`);
-- ``blocked``: a wall of 401/403s, or of licence and payment walls
-  (:mod:`~scrapy_rep.core.walls`): the record's status says which.
-
-:class:`PauseState` is that one record, per origin: until when, why, and what
-said so (the status, the ``Retry-After`` read, the URL, the tries so far).
-The robots.txt side gives one from a paused policy
-(:meth:`~scrapy_rep.core.policy.Policy.pause`), the page side keeps one per
-pushed-back origin; :meth:`~scrapy_rep.core.gate.OriginGate.pause` answers
-"is this origin paused, why, until when" for either.
-
-:class:`Backoff` is the one back-off both sides wait by: ``start`` x
-``factor`` ** (n - 1) seconds after the n-th failure in a row, at most ``cap``,
-given up at the ``tries``-th; a ``Retry-After`` it is told is clamped to
-``[floor, hint_cap]``.
+Every reason an origin is not sent to for a while is a :class:`PauseState` with a cause:
+its robots.txt could not be read (:mod:`~scrapy_rep.core.policy`), a page said 429 or 503,
+or a wall of refusals (:mod:`~scrapy_rep.core.pushback`). Both sides wait by one
+:class:`Backoff`.
 """
 
 from __future__ import annotations
@@ -28,13 +11,13 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from scrapy_rep.core.pace import COARSE, DECAY, MAX_GAP
 
-#: the causes of a pause, and the reasons of the requests it holds: robots.txt could not
-#: be read; a page said 429; a page said 503 (or another ``pause`` row); a wall of refusals
+#: the causes of a pause (the reasons of the requests it holds): robots.txt unreadable; a
+#: page said 429; 503 (or another ``pause`` row); a wall of 401/403s or licence walls
 ORIGIN_PAUSED = "origin-paused"
 RATE_LIMITED, SERVICE_UNAVAILABLE, BLOCKED = "rate-limited", "service-unavailable", "blocked"
 #: the causes a page's answer gives
@@ -44,23 +27,19 @@ CAUSES = (ORIGIN_PAUSED, *PAGE_CAUSES)
 
 @dataclass(frozen=True, slots=True)
 class Backoff:
-    """How long an origin waits after failures in a row, and when it is given up."""
+    """``start`` x ``factor`` ** (n - 1) s after the n-th failure in a row, at most ``cap``,
+    given up at the ``tries``-th; a ``Retry-After`` is clamped to ``[floor, hint_cap]``."""
 
-    #: seconds after the first failure
     start: float
-    #: growth per failure in a row
     factor: float = 2.0
-    #: the longest wait
     cap: float = 3_600.0
-    #: the failure in a row at which the origin is given up
     tries: int = 5
-    #: the shortest wait a ``Retry-After`` gives (a past date, ``0``)
     floor: float = 1.0
-    #: the longest wait a ``Retry-After`` gives (None: ``cap``)
+    #: None: ``cap``
     hint_cap: float | None = None
 
     def wait(self, n: int) -> float:
-        """Seconds to wait after the ``n``-th failure in a row (1, 2, ...): growing, capped."""
+        """Seconds to wait after the ``n``-th failure in a row (1, 2, ...)."""
         try:
             grown = self.start * math.pow(self.factor, max(n - 1, 0))
         except OverflowError:
@@ -68,12 +47,10 @@ class Backoff:
         return min(self.cap, grown)
 
     def gives_up(self, n: int) -> bool:
-        """Whether the ``n``-th failure in a row gives the origin up."""
         return n >= self.tries
 
     def left(self, n: int) -> float:
-        """Seconds of the waits still to come after the ``n``-th failure in a row, if each
-        later try fails too, until the one that gives up."""
+        """Seconds of the waits still to come after the ``n``-th failure, if each fails."""
         return sum(self.wait(k) for k in range(n + 1, self.tries))
 
     def clamp(self, seconds: float) -> float:
@@ -104,17 +81,7 @@ class PauseState:
     stage: int = 0
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "until": self.until,
-            "cause": self.cause,
-            "status": self.status,
-            "url": self.url,
-            "retry_after": self.retry_after,
-            "level": self.level,
-            "started": self.started,
-            "gap": self.gap,
-            "stage": self.stage,
-        }
+        return asdict(self)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> PauseState | None:
@@ -141,17 +108,14 @@ class PauseState:
         return state
 
     def lasts(self, now: float) -> bool:
-        """Whether the origin is still not sent to at ``now``."""
         return now < self.until
 
     @property
     def hint(self) -> str:
-        """The ``Retry-After`` read, in words (``none``: absent, unreadable, not kept)."""
         return "none" if self.retry_after is None else f"{self.retry_after:g}s"
 
     def describe(self) -> str:
-        """What the pause is, in words, for the record of a request it holds: the status,
-        the page, ``Retry-After``, its end."""
+        """The pause in words, for the record of a request it holds."""
         try:
             end = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.until))
         except (OverflowError, OSError, ValueError):
@@ -162,8 +126,7 @@ class PauseState:
         )
 
     def evidence(self) -> dict[str, Any]:
-        """What said so, for the ``parked`` audit record: the status, ``Retry-After``, the
-        page, the pause's end."""
+        """What said so, for the ``parked`` audit record."""
         return {
             "status": self.status,
             "retry_after": self.retry_after,

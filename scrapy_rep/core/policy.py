@@ -1,8 +1,7 @@
 """What a robots.txt fetch outcome means for an origin: the status table, as data.
 
-:func:`classify` names a :class:`FetchResult`'s outcome, :data:`DEFAULT_ACTIONS` maps it
-to an action (``rules``, ``allow``, ``disallow``, ``pause``) and :func:`next_policy`
-makes the new :class:`Policy`; the documentation's table is generated from it.
+:func:`classify` names a fetch's outcome, :data:`DEFAULT_ACTIONS` maps it to an action and
+:func:`next_policy` makes the new :class:`Policy`; the documentation's table comes from it.
 """
 
 from __future__ import annotations
@@ -93,9 +92,7 @@ class PolicyConfig:
 
     @property
     def backoff(self) -> Backoff:
-        """The pause's back-off: doubling from ``pause_initial``, at most ``pause_max``, given
-        up at the ``pause_max_tries``-th failure; a 429's ``Retry-After`` within
-        ``[1, retry_after_max]``."""
+        """The pause's back-off; a 429's ``Retry-After`` within ``[1, retry_after_max]``."""
         return Backoff(
             self.pause_initial,
             2.0,
@@ -140,8 +137,7 @@ class Policy:
         return self if self.status is Status.OK and self.body is not None else None
 
     def pause(self) -> PauseState | None:
-        """The origin's pause, as the one pause record (cause ``origin-paused``), if this
-        policy pauses it; its end is the refetch. The policy keeps no ``Retry-After``."""
+        """The origin's pause if this policy pauses it; its end is the refetch."""
         if self.status is not Status.PAUSED:
             return None
         return PauseState(
@@ -169,8 +165,7 @@ class Conditional:
 
 
 def conditional(previous: Policy | None) -> Conditional | None:
-    """What to ask a refetch with: the validators of the copy a 304 would renew (an
-    ``ok`` policy with its body), if it has any."""
+    """The validators of the copy a 304 to a refetch would renew, if it has any."""
     good = previous.usable_copy() if previous is not None else None
     if good is None or not (good.etag or good.last_modified):
         return None
@@ -204,8 +199,7 @@ def digest_of(body: bytes) -> str:
 
 
 _MAX_AGE = re.compile(r"(?:^|,)\s*(s-maxage|max-age)\s*=\s*\"?([0-9]+)", re.I)
-#: ASCII digits only (``str.isdigit()`` takes ``²``); read with ``float()``, 5,000 digits
-#: are infinity, not an error as with ``int()``
+#: ASCII digits only (``str.isdigit()`` takes ``²``); ``float()`` reads 5,000 of them
 _SECONDS = re.compile(r"[0-9]+")
 
 
@@ -225,14 +219,13 @@ def cache_lifetime(headers: Mapping[str, str], now: float) -> float | None:
 
 
 def _field(headers: Mapping[str, str], name: str) -> str:
-    """A header's value, or "" past the one bound of every header read (``core/fields.py``)."""
+    """A header's value, or "" past the bound of every header read (``core/fields.py``)."""
     value = headers.get(name, "")
     return value if len(value) <= FIELD_OCTETS else ""
 
 
 def retry_after(headers: Mapping[str, str], now: float) -> float | None:
-    """Seconds from a Retry-After header (delta or HTTP date); None if absent or unreadable
-    (longer than the one bound of every header read, ``core/fields.py``, too)."""
+    """Seconds from a Retry-After header (delta or HTTP date); None if absent or unreadable."""
     value = _field(headers, "retry-after").strip()
     if not value:
         return None
@@ -250,14 +243,8 @@ def http_date(value: str) -> float | None:
         return None
 
 
-def backoff(failures: int, config: PolicyConfig) -> float:
-    """Seconds to wait after the n-th consecutive failure (:meth:`Backoff.wait`)."""
-    return config.backoff.wait(failures)
-
-
 def given_up_at(policy: Policy, config: PolicyConfig) -> float | None:
-    """When a paused origin is given up if every fetch fails as the last did; None if not
-    paused (a 429's ``Retry-After`` can push it later)."""
+    """When a paused origin is given up if every fetch fails; None if not paused."""
     if policy.status is not Status.PAUSED:
         return None
     return policy.expires_at + config.backoff.left(policy.failures)
@@ -353,8 +340,7 @@ def _ttl(result: FetchResult, now: float, config: PolicyConfig) -> float:
 
 
 def _renewed(good: Policy, result: FetchResult, now: float, config: PolicyConfig) -> Policy:
-    """The copy in hand, fresh again after a 304, with its validators if it sends any
-    (RFC 9110 §15.4.5)."""
+    """The copy in hand, fresh again after a 304, with any validators it sends (RFC 9110)."""
     return replace(
         good,
         status=Status.OK,

@@ -1,8 +1,7 @@
 """How much of the downloader requests waiting for their origin's robots.txt may take.
 
-They count in ``CONCURRENT_REQUESTS``: the first requests of origins whose robots.txt
-hangs would take all of it and stall every healthy origin. Bounded from how long
-fetches lately took.
+They count in ``CONCURRENT_REQUESTS``: origins whose robots.txt hangs would otherwise
+take all of it and stall every healthy origin.
 """
 
 from __future__ import annotations
@@ -19,11 +18,7 @@ FETCH_WEIGHT = 1 / 8
 
 
 class WaitingRoom:
-    """The requests waiting in the downloader for a fetch, and how long one more may wait.
-
-    Its own class because it keeps its own measure (when each waiting request
-    began, how long fetches take) that no decision of the gate's depends on.
-    """
+    """The requests waiting in the downloader for a fetch, and how long one more may wait."""
 
     def __init__(self, pending_wait: float, max_waiting: int | None = None) -> None:
         self.pending_wait = pending_wait
@@ -37,14 +32,9 @@ class WaitingRoom:
     def wait_budget(self, budget: float, now: float) -> float:
         """How long one more request may wait in the downloader for its origin's fetch.
 
-        ``max_waiting`` requests may wait their whole ``budget``; past them, a
-        request waits only while the fetches are quick (none of the waiting
-        requests has waited longer than :attr:`quick_fetch`), and at most that
-        long, else it is parked at once (budget 0) and released when its
-        origin's fetch ends. While fetches are answered as fast as they lately
-        were, as when a broad crawl starts, nothing is parked for want of
-        room; when some hang, at most :attr:`quick_fetch` of the downloader
-        goes to them beyond ``max_waiting``.
+        ``max_waiting`` requests may wait their whole ``budget``; past them, one waits at
+        most :attr:`quick_fetch`, and only while no waiting request has waited longer
+        (else it is parked at once): quick fetches park nothing, hung ones take little.
         """
         if self.max_waiting is None or len(self._waiting_since) < self.max_waiting:
             return budget
@@ -54,14 +44,9 @@ class WaitingRoom:
 
     @property
     def quick_fetch(self) -> float:
-        """How long a fetch may take and still count as quick: twice what fetches lately took.
-
-        At least ``QUICK_FETCH`` s (before any fetch ended, too), at most
-        ``pending_wait``. A crawl whose machine is busy (a broad crawl is
-        CPU-bound: each of Scrapy's picks scans every queued host) answers
-        every fetch late, and its requests should wait for them, not be
-        parked and picked again; a robots.txt that hangs never ends, so it
-        never lengthens what counts as quick.
+        """How long a fetch may take and still count as quick: twice what fetches lately
+        took, within ``[QUICK_FETCH, pending_wait]``. A busy machine answers every fetch
+        late and its requests should wait; a hung fetch never ends, so never lengthens it.
         """
         lately = self._fetch_time or 0.0
         return min(max(QUICK_FETCH, SLOW_FETCH * lately), self.pending_wait)
@@ -82,10 +67,6 @@ class WaitingRoom:
 
 
 def waiting_bound(concurrent_requests: int) -> int | None:
-    """Requests that may wait in the downloader for robots.txt their whole budget: half of it.
-
-    The other half is left to requests that can be judged now (but for
-    :attr:`WaitingRoom.quick_fetch` while fetches are quick), so origins whose robots.txt
-    hangs never stall the others (None: CONCURRENT_REQUESTS is unbounded).
-    """
+    """Requests that may wait in the downloader for robots.txt their whole budget: half of
+    ``CONCURRENT_REQUESTS``, the rest left to requests judged now (None: unbounded)."""
     return max(1, concurrent_requests // 2) if concurrent_requests > 0 else None

@@ -1,15 +1,13 @@
 """The one admission path: what a request of this crawl may do, and its decision record.
 
-Data flows one way: request -> origin -> resolver (cache, or one shared
-fetch) -> policy -> :class:`~scrapy_rep.core.gate.OriginGate` (judge, wait or
-hold) -> :func:`~scrapy_rep.core.decision.judge_record` -> the sink
-(:class:`~scrapy_rep.crawl.telemetry.Telemetry`). :meth:`AdmissionPath.answer`
-is that path; :class:`~scrapy_rep.crawl.service.RobotsService` owns the
-parts it asks and hands every client's question to it.
+Data flows one way: request -> origin -> resolver (cache, or one shared fetch) -> policy
+-> :class:`~scrapy_rep.core.gate.OriginGate` (judge, wait or hold) ->
+:func:`~scrapy_rep.core.decision.judge_record` -> the sink (``Telemetry``).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from scrapy import Request
@@ -25,7 +23,6 @@ from scrapy_rep.core.decision import (
     unjudged,
 )
 from scrapy_rep.core.events import RobotsServedFromCache
-from scrapy_rep.core.exclusion import ExcludedSites
 from scrapy_rep.core.gate import JUDGE, WAIT, OriginGate
 from scrapy_rep.core.origin import origin_of
 from scrapy_rep.core.policy import Policy, Status
@@ -33,7 +30,6 @@ from scrapy_rep.crawl import meta as M
 from scrapy_rep.crawl import oneshot
 from scrapy_rep.crawl.fetch import RobotsFetcher, cached_robots_response
 from scrapy_rep.crawl.telemetry import Telemetry
-from scrapy_rep.runtime.clock import Clock
 from scrapy_rep.runtime.resolver import Fetch, Resolver, policy_within
 from scrapy_rep.runtime.settings import RepSettings
 
@@ -45,64 +41,40 @@ if TYPE_CHECKING:
     from scrapy_rep.crawl.tdmrep import TdmRep
 
 
+@dataclass(eq=False)
 class AdmissionPath:
-    """Answers what a request may do and builds its record; the crawl's parts are given.
+    """Answers what a request may do and builds its record; the crawl's parts are given."""
 
-    Its own class because the answer is the one piece of the service that
-    decides: policy, gate, wait, judgement and record, read in one place with
-    its inputs explicit, apart from the building, opening and closing of the
-    parts it asks.
-    """
+    crawler: Crawler
+    config: RepSettings
+    gate: OriginGate[Request]
+    resolver: Resolver
+    fetcher: RobotsFetcher
+    fetch: Fetch
+    telemetry: Telemetry
+    #: ``scrapy fetch`` and the like: wait for the whole fetch, then answer; hold nothing
+    one_shot: str | None
+    #: slots filled only when asked for, so a crawl without them never loads them:
+    #: tdmrep.json (a declared ``train-ai``), the scope hook (REP_COLLECTION_POLICY)
+    tdmrep: TdmRep | None = field(default=None, init=False)
+    collection: CollectionHook | None = field(default=None, init=False)
 
-    def __init__(
-        self,
-        crawler: Crawler,
-        config: RepSettings,
-        *,
-        gate: OriginGate[Request],
-        resolver: Resolver,
-        fetcher: RobotsFetcher,
-        fetch: Fetch,
-        telemetry: Telemetry,
-        clock: Clock,
-        excluded: ExcludedSites | None,
-        one_shot: str | None,
-    ) -> None:
-        self.crawler = crawler
-        self.config = config
-        self.token = config.token
-        self.gate = gate
-        self.resolver = resolver
-        self.fetcher = fetcher
-        self.fetch = fetch
-        self.telemetry = telemetry
-        self.timers = clock
-        self.clock = clock.now
+    def __post_init__(self) -> None:
+        self.token = self.config.token
+        self.timers = self.config.clock
+        self.clock = self.config.clock.now
         #: REP_EXCLUDE: sites dropped before any fetch (None: no list, no cost)
-        self.excluded = excluded
-        #: ``scrapy fetch`` and the like: wait for the whole fetch, then answer; hold nothing
-        self.one_shot = one_shot
-        #: tdmrep.json, fetched only when a declared use is the one TDMRep speaks of: set by
-        #: :meth:`RobotsService.use_tdmrep <scrapy_rep.crawl.service.RobotsService.use_tdmrep>`
-        self.tdmrep: TdmRep | None = None
-        #: the application's scope hook (REP_COLLECTION_POLICY), if any: a slot the collection
-        #: component fills (``components/collection.py``), so a crawl without one never loads it
-        self.collection: CollectionHook | None = None
+        self.excluded = self.config.exclude
 
     async def answer(
         self, origin: str, request: Request, *, downloader: bool = False
     ) -> tuple[DecisionRecord, Policy | None]:
         """The decision record for ``request`` and the policy it rests on.
 
-        Policy for the origin, then the gate: judge now, wait for the origin's
-        one shared fetch, or hold. ``downloader``: the request is on its way to
-        be downloaded by the crawl and holds a downloader slot while it waits
-        (the gate's waiting bound); its answer is its final one and is
-        recorded here, and a held one comes back with action ``park``, to be
-        handed back. Any other request (a browser's sub-request) takes no
-        slot; a held one is dropped with the gate's reason, and its client
-        records it with what only it knows. A request to a site on
-        ``REP_EXCLUDE`` is dropped (``excluded-site``) before anything is asked.
+        ``downloader``: the crawl downloads it next, so it holds a downloader slot while
+        it waits, its answer is recorded here, and a held one comes back as ``park``.
+        Any other request (a browser's sub-request) takes no slot, a held one is
+        dropped, and its client records it.
         """
         if self.excluded is not None:
             excluded = self.excluded_record(origin, request, downloader)
@@ -116,9 +88,9 @@ class AdmissionPath:
         if admission.action == WAIT:
             if self.tdmrep is not None:
                 self.tdmrep.start(origin)  # beside the robots.txt fetch, not after it
-            if not downloader:  # takes no downloader slot: the gate's waiting bound is not its
+            if not downloader:
                 policy = await self._wait_for_fetch(origin, admission.budget, request)
-            else:  # takes a downloader slot while it waits: the gate says for how long
+            else:  # it takes a downloader slot while it waits: the room says how long
                 budget = self.gate.room.wait_budget(admission.budget, now)
                 with self.gate.room.enter(now):
                     policy = await self._wait_for_fetch(origin, budget, request)
@@ -128,10 +100,8 @@ class AdmissionPath:
         if admission.action != JUDGE:
             return self._held(origin, request, policy, admission.reason, downloader), policy
         assert policy is not None
-        if self.collection is None:  # no await on the hot path
+        if self.collection is None and self.tdmrep is None:  # no await on the hot path
             record = self._record(origin, request.url, policy)
-            if self.tdmrep is not None:  # REP_USES names train-ai
-                await self.tdmrep.join(origin, request.url, record)
         else:
             record = await self._decide(origin, request, policy)
         if downloader:
@@ -147,10 +117,9 @@ class AdmissionPath:
     def excluded_record(
         self, origin: str, request: Request, downloader: bool
     ) -> DecisionRecord | None:
-        """The record of a request to a site on ``REP_EXCLUDE`` (recorded for the downloader,
-        which drops it), or None. Asked first by :meth:`answer`, and by the downloader
-        middleware for a ``dont_obey_robotstxt`` request: that opts out of robots.txt, not of
-        the list."""
+        """The record of a request to a site on ``REP_EXCLUDE`` (recorded for the downloader),
+        or None; a ``dont_obey_robotstxt`` request is asked too: it opts out of robots.txt,
+        not of the list."""
         assert self.excluded is not None
         found = self.excluded.match_origin(origin)
         if found is None:
@@ -168,10 +137,8 @@ class AdmissionPath:
     def _held(
         self, origin: str, request: Request, policy: Policy | None, reason: str, downloader: bool
     ) -> DecisionRecord:
-        """The record of a request the gate holds: ``park`` it (downloader), else drop it.
-
-        A one-shot command holds nothing: its request is dropped now, saying why.
-        """
+        """The record of a request the gate holds: ``park`` it (downloader), else drop it; a
+        one-shot command holds nothing: dropped now, saying why."""
         if not downloader or self.one_shot is None:
             action = PARK if downloader else DROP
             detail = self.gate.detail(origin, reason, self.clock())

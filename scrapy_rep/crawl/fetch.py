@@ -55,8 +55,8 @@ class RobotsFetcher:
         check_agent: bool = True,
         excluded: ExcludedSites | None = None,
     ) -> None:
-        """``check_agent``: say once if the User-Agent sent lacks the token (one fetcher of
-        a crawler does); ``excluded``: no redirect hop is followed into these sites."""
+        """``check_agent``: say once if the User-Agent sent lacks the token; ``excluded``: no
+        redirect is followed into these sites."""
         self.crawler = crawler
         self.token = token
         self.timeout = timeout
@@ -64,31 +64,26 @@ class RobotsFetcher:
         self.excluded = excluded
         #: the User-Agent header of the first robots.txt request that got an answer
         self.user_agent_sent: str | None = None
-        #: origin -> the request its fetch in flight was started for (robots_parsed sends it)
+        #: origin -> the request its fetch in flight is for (robots_parsed sends it)
         self.asked: dict[str, Request] = {}
         self.file = file
         self.check_agent = check_agent
-        #: fetch in a slot of its own (``rep-robots:<host>``): set by the browser guard,
-        #: whose renders hold the host's slot while they wait for robots.txt
+        #: fetch in a slot of its own: the browser guard's renders hold the host's slot
         self.own_slot = False
-        #: exception names an unforeseen fetch failure was logged with (a traceback once each)
+        #: exception names an unforeseen failure was logged with (a traceback once each)
         self._unexpected_logged: set[str] = set()
         # bytes_received costs ~9 µs a chunk per receiver: listen only while downloading
         self._downloading = 0
-        #: this fetcher's mark on its requests: the crawl's other fetcher hears their chunks
+        #: this fetcher's mark on its requests: another fetcher hears their chunks too
         self._mark = f"{type(self).__name__}@{id(self):x}"
 
     def asking(self, origin: str, request: Request) -> None:
-        """The fetch for ``origin`` is on ``request``'s behalf, unless it is for another already."""
+        """The fetch for ``origin`` is on ``request``'s behalf, unless for another already."""
         self.asked.setdefault(origin, request)
 
     def answered(self, origin: str) -> Request | None:
         """The origin's fetch ended: the request it was for (Scrapy's ``robots_parsed``)."""
         return self.asked.pop(origin, None)
-
-    def use_own_slot(self) -> None:
-        """Download in a slot of its own from now on: a render holds the host's slot."""
-        self.own_slot = True
 
     def _request(self, url: str, validators: Conditional | None, asked: Request | None) -> Request:
         headers = {"Accept-Encoding": "gzip, deflate"}
@@ -134,8 +129,7 @@ class RobotsFetcher:
             raise StopDownload(fail=False)
 
     def _excluded(self, target: str) -> str | None:
-        """What a redirect target into a site of ``REP_EXCLUDE`` is (its host and the
-        entry that covers it), else None: such a hop is not followed."""
+        """A redirect target's origin and the ``REP_EXCLUDE`` entry covering it, else None."""
         if not self.excluded:
             return None
         try:
@@ -155,27 +149,24 @@ class RobotsFetcher:
         try:
             return await self._fetch(origin, validators)
         except Exception as exc:  # not foreseen: judged as a network error, logged once
-            self._unexpected(origin, exc)
-            return FetchResult(robots_url(origin), robots_url(origin), error=type(exc).__name__)
+            name = type(exc).__name__
+            log = logger.debug if name in self._unexpected_logged else logger.warning
+            self._unexpected_logged.add(name)
+            log(
+                "scrapy-rep: the %(file)s fetch of %(origin)s failed with %(error)s; "
+                "treated as a network error",
+                {
+                    "file": self.file.name,
+                    "origin": printable(origin),
+                    "error": printable(f"{name}: {exc}"),
+                },
+                exc_info=exc,
+            )
+            return FetchResult(robots_url(origin), robots_url(origin), error=name)
         finally:
             self._downloading -= 1
             if not self._downloading:
                 self.crawler.signals.disconnect(self._cap_body, signal=signals.bytes_received)
-
-    def _unexpected(self, origin: str, exc: Exception) -> None:
-        name = type(exc).__name__
-        log = logger.debug if name in self._unexpected_logged else logger.warning
-        self._unexpected_logged.add(name)
-        log(
-            "scrapy-rep: the %(file)s fetch of %(origin)s failed with %(error)s; "
-            "treated as a network error",
-            {
-                "file": self.file.name,
-                "origin": printable(origin),
-                "error": printable(f"{name}: {exc}"),
-            },
-            exc_info=exc,
-        )
 
     async def _fetch(self, origin: str, validators: Conditional | None) -> FetchResult:
         first = url = self.file.url_of(origin)
@@ -225,10 +216,9 @@ class RobotsFetcher:
 
 
 async def download_aside(engine: ExecutionEngine, request: Request) -> Response:
-    """``engine.download_async``, but not counted in the downloader's ``active`` set:
-    robots.txt downloads that hang would otherwise take ``CONCURRENT_REQUESTS`` and stall
-    every healthy origin. Same middlewares, same slot; private Scrapy parts
-    (``Downloader._enqueue_request``), else plain ``engine.download_async``.
+    """``engine.download_async``, but outside the downloader's ``active`` set: robots.txt
+    downloads that hang would otherwise take ``CONCURRENT_REQUESTS``. Uses private Scrapy
+    parts when there, else plain ``engine.download_async``.
     """
     downloader = getattr(engine, "downloader", None)
     enqueue = compat.downloader_enqueue(downloader)
@@ -258,9 +248,8 @@ async def download_aside(engine: ExecutionEngine, request: Request) -> Response:
 
 
 def _same_proxy(request: Request, asked: Request) -> None:
-    """Send robots.txt through the proxy of the request it is fetched for, credentials
-    too, so the site sees the same client. Only an explicit ``meta["proxy"]`` is copied
-    (one from the environment is chosen for robots.txt the same way)."""
+    """Send robots.txt through the explicit ``meta["proxy"]`` (and credentials) of the
+    request it is fetched for, so the site sees the same client."""
     meta = asked.meta
     if "proxy" not in meta or meta.get("_scheme_proxy"):
         return
@@ -315,8 +304,8 @@ FROM_CACHE_FLAG = "scrapy-rep: robots.txt from cache"
 def cached_robots_response(
     request: Request, body: bytes, sitemaps: tuple[str, ...]
 ) -> TextResponse:
-    """A spider's own robots.txt request (``SitemapSpider``) answered from the cache; a
-    body cut at 500 KiB ends with every ``Sitemap:`` line the parser kept."""
+    """A spider's own robots.txt request answered from the cache; a body cut at 500 KiB
+    ends with every ``Sitemap:`` line the parser kept."""
     if len(body) >= MAX_BYTES:
         lines = "".join(f"Sitemap: {url}\n" for url in sitemaps)
         body += f"\n# cut at 500 KiB by scrapy-rep; its Sitemap lines:\n{lines}".encode()

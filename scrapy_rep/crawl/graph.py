@@ -1,8 +1,7 @@
 """The crawl's object graph: :func:`build` makes every part of one crawler, once.
 
-Components find it here, never by building it themselves: :func:`of` (made on first use)
-and :func:`running` (None: no component made it, so a client needing a judged page fails
-closed).
+Components find it through :func:`of` (made on first use) or :func:`running` (None: no
+component made it, so a client needing a judged page fails closed).
 """
 
 from __future__ import annotations
@@ -42,8 +41,8 @@ if TYPE_CHECKING:
 
 
 def of(crawler: Crawler) -> RobotsService:
-    """The crawler's service, built on first use (raises ``NotConfigured`` when
-    ``REP_ENABLED`` is off), its optional parts filled in (:func:`when_built`)."""
+    """The crawler's service, built on first use (``NotConfigured`` if ``REP_ENABLED`` is
+    off), its optional parts filled in."""
     found = _SERVICES.get(crawler)
     if found is None:
         found = _SERVICES[crawler] = build(crawler)
@@ -53,9 +52,8 @@ def of(crawler: Crawler) -> RobotsService:
 
 
 def when_built(crawler: Crawler, fill: Callable[[RobotsService], None]) -> None:
-    """An optional part's component fills its slot with ``fill``, now or as soon as the
-    graph is built: the graph never imports such a part, so a crawl without it never
-    loads it."""
+    """An optional part's component fills its slot, now or once the graph is built: the
+    graph never imports such a part, so a crawl without it never loads it."""
     found = _SERVICES.get(crawler)
     if found is not None:
         fill(found)
@@ -80,21 +78,26 @@ def build(crawler: Crawler) -> RobotsService:
     bound_lines()  # no log line past MAX_RECORD, whatever a call site forgets
     config = RepSettings.of(crawler)
     token = config.token
-    #: the time and the timers (refetches, park expiry): a test's clock, given in REP_CLOCK
+    #: the time and the timers: a test's clock, given in REP_CLOCK
     clock = config.clock
     fetcher = RobotsFetcher(
         crawler, config.fetch_timeout, config.max_redirects, token=token, excluded=config.exclude
     )
     jobdir: str | None = crawler.settings.get("JOBDIR") or None
     spec = ResolverSpec.of(config, clock, jobdir)
-    #: ``scrapy fetch`` and the like: wait for the whole fetch, then answer; hold nothing
     one_shot = oneshot.command_of(crawler)
     # a one-shot command's requests all wait: none may be dropped for want of room
     wait = config.pending_wait if one_shot is None else spec.fetch_budget
-    concurrency = crawler.settings.getint("CONCURRENT_REQUESTS")
+    settings = crawler.settings
+    concurrency = settings.getint("CONCURRENT_REQUESTS")
+    # a page pause's slow start ends at the origin's concurrency
+    per_origin = settings.getint("CONCURRENT_REQUESTS_PER_IP") or settings.getint(
+        "CONCURRENT_REQUESTS_PER_DOMAIN"
+    )
+    ramp = replace(config.pushback, ramp_max=max(1, per_origin or 8))
     # None: no row of the page status table pauses or blocks
     rows_on = any(action in (PAUSE, BLOCK) for action in config.pushback.actions.values())
-    heard = Pushback(replace(config.pushback, ramp_max=_ramp_max(crawler))) if rows_on else None
+    heard = Pushback(ramp) if rows_on else None
     gate: OriginGate[Request] = OriginGate(
         wait,
         config.park_max,
@@ -105,20 +108,20 @@ def build(crawler: Crawler) -> RobotsService:
     telemetry = Telemetry.of(crawler)
     resolver = SharedResolvers.acquire(spec, partial(_resolver, config, spec, jobdir))
     listener = PolicyListener(crawler, fetcher, gate, resolver, telemetry, clock=clock, token=token)
-    holding = listener.holding
-    shared = resolver.shared
     crawl_delay = CrawlDelay(
         crawler,
         config.crawl_delay_max,
         telemetry,
         partial(_asked_delay, resolver, token) if config.crawl_delay_enabled else None,
-        shared_pacing(shared) if config.crawl_delay_shared else None,
+        shared_pacing(resolver.shared) if config.crawl_delay_shared else None,
         remember=config.cache_max_origins,
     )
     pushback = (
         None
         if heard is None
-        else PageSignals(crawler, gate, holding, telemetry, heard, clock=clock, one_shot=one_shot)
+        else PageSignals(
+            crawler, gate, listener.holding, telemetry, heard, clock=clock, one_shot=one_shot
+        )
     )
     admission = AdmissionPath(
         crawler,
@@ -128,8 +131,6 @@ def build(crawler: Crawler) -> RobotsService:
         fetcher=fetcher,
         fetch=listener.fetch,
         telemetry=telemetry,
-        clock=clock,
-        excluded=config.exclude,
         one_shot=one_shot,
     )
     return RobotsService(
@@ -159,20 +160,20 @@ def _resolver(config: RepSettings, spec: ResolverSpec, jobdir: str | None) -> Re
     shared = open_store(config, jobdir, on_invalidate=cache.forget)
     if shared is None:  # nothing else to ask for an evicted origin: keep it compact
         cache.evicted_max = EVICTED_PER_CACHED * config.cache_max_origins
-    return Resolver.of(spec, cache, shared)
+    return Resolver(
+        cache,
+        spec.policy,
+        spec.clock,
+        shared=shared,
+        lock_ttl=spec.lock_ttl,
+        fetch_budget=spec.fetch_budget,
+    )
 
 
 def _asked_delay(resolver: Resolver, token: str, policy: Policy) -> float | None:
     """The Crawl-delay ``policy``'s robots.txt asks of ``token``."""
     robots = resolver.cache.robots(policy) if policy.status is Status.OK else None
     return robots.crawl_delay(token) if robots is not None else None
-
-
-def _ramp_max(crawler: Crawler) -> int:
-    """Requests in flight at which a page pause's slow start ends: the origin's concurrency."""
-    per_domain = crawler.settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN")
-    per_ip = crawler.settings.getint("CONCURRENT_REQUESTS_PER_IP")
-    return max(1, per_ip or per_domain or 8)
 
 
 #: crawler -> its service (:func:`of`); gone with the crawler

@@ -1,15 +1,9 @@
 """The Scrapy side of :class:`~scrapy_rep.core.gate.OriginGate`: where held requests wait.
 
-The gate decides (pure); this class does what needs Scrapy and the event
-loop: it parks requests from a ``request_scheduled`` handler before the
-scheduler sees them (asking the dupefilter first), keeps one timer per held
-origin, whatever it waits for (its robots.txt's refetch, a page's pause, its
-pace), gives requests back to the engine when a new policy arrives, gives up
-a request parked longer than ``REP_PARK_TIMEOUT`` on a timer of its own,
-keeps the spider open while anything is held, and at close ends every held
-request with a reason (or pushes it back into a shared scrapy-redis queue).
-Once the engine is closing, nothing is handed to it any more: a request
-given to a closing engine would be lost.
+The gate decides; this module parks requests in ``request_scheduled`` before the
+scheduler sees them, keeps one timer per held origin, gives them back to the engine (or
+up, past ``REP_PARK_TIMEOUT``), keeps the spider open while anything is held, and ends
+or hands over what is held at close. A closing engine is handed nothing: it would be lost.
 """
 
 from __future__ import annotations
@@ -46,11 +40,7 @@ logger = logging.getLogger(__name__)
 
 
 class Holding:
-    """Parks, releases, gives up and, at close, ends the requests the gate holds.
-
-    Its timers, one per held origin, are :class:`Wakes`; the line an idle crawl says is
-    :class:`IdleLine`.
-    """
+    """Parks, releases, gives up and, at close, ends the requests the gate holds."""
 
     def __init__(
         self,
@@ -67,40 +57,36 @@ class Holding:
         self.gate = gate
         self.resolver = resolver
         self.telemetry = telemetry
-        self.fetch = fetch
         self.clock = clock.now
-        self.timers = clock  # refetches and park expiry: a test's clock moves them
+        self.timers = clock  # a test's clock moves them
         self.token = token
-        #: where held requests go at close (JOBDIR, a shared scrapy-redis queue); a slot the
-        #: handover component fills (``components/handover.py``): None, they end at close
+        #: where held requests go at close (JOBDIR, a shared scrapy-redis queue): filled by
+        #: ``components/handover.py``; None: they end at close
         self.handover: Handover | None = None
         #: held requests recorded in the shared queue's Redis (set once the spider is open)
         self.records: HeldRecords | None = None
+        #: one timer per held origin
         self.wakes = Wakes(gate, resolver, fetch, clock)
-        self.idle_line = IdleLine(gate, resolver, clock.now)
         #: the one park-expiry timer, and when it is due (the earliest give-up time)
         self._expiry: tuple[Timer, float] | None = None
         self._listening = False  # to request_scheduled: see listen
+        #: what the idle line said last, and when: a settled state is said once
+        self._said: tuple[int, tuple[str, ...], int, int | None] | None = None
+        self._said_at = -IDLE_LINE_EVERY
         self.closed = False
 
     def open(self) -> None:
-        """The spider opened: held requests are recorded in scrapy-redis's Redis (if that is
-        the queue), and what the last run kept in the JOBDIR goes to be judged."""
+        """The spider opened: what the last run handed over comes back to be judged."""
         if self.handover is not None:
             self.records = self.handover.open()
 
     def close_records(self) -> Awaitable[None] | None:
-        """After :meth:`close` (everything handed over): the held records' connection closes."""
         return self.records.close() if self.records is not None else None
 
     def listen(self, on: bool) -> None:
-        """Hear ``request_scheduled`` only while something may have to be parked.
-
-        Every receiver costs each scheduled request ~10 µs of signal dispatch,
-        about a tenth of a lean crawl's CPU (``benchmarks/bench_crawl.py``).
-        Nothing depends on it for safety: a request that reaches the scheduler
-        unheard is judged in the downloader and handed back, which listens again.
-        """
+        """Hear ``request_scheduled`` only while something may have to be parked: a receiver
+        costs ~10 µs a request, a tenth of a lean crawl's CPU. A request unheard is judged
+        in the downloader and handed back, which listens again."""
         if on and not self._listening:
             self.crawler.signals.connect(self.on_scheduled, signal=signals.request_scheduled)
         elif not on and self._listening:
@@ -143,8 +129,7 @@ class Holding:
                 self.wakes.plan(origin)
             self._plan_expiry(since + self.gate.park_timeout)
             raise ParkedRequest(reason)
-        # The scheduler takes it (its dupefilter has seen it: _seen_before) and
-        # the downloader drops it, so its errback hears why.
+        # the scheduler takes it (its dupefilter has seen it) and the downloader drops it
         meta[M.DROP] = "park-overflow"
         request.dont_filter = True
 
@@ -156,11 +141,8 @@ class Holding:
         return bool(dupefilter.request_seen(request))
 
     def to_parking(self, request: Request, reason: str) -> Request:
-        """From the downloader: give the request back to the engine, to be parked here.
-
-        It has passed the dupefilter once: if it is not parked after all, the
-        scheduler must not drop it as a duplicate of itself.
-        """
+        """From the downloader: give the request back to the engine, to be parked here (not
+        filtered again: the dupefilter has seen it)."""
         request = request.replace(dont_filter=True)
         request.meta[M.PARK] = reason
         self.listen(True)  # the engine schedules it next: be there to park it
@@ -169,8 +151,8 @@ class Holding:
     def drop_held(
         self, origin: str, request: Request, reason: str, detail: str = "", *, say: bool = False
     ) -> None:
-        """In the downloader: drop a held request for a reason of its own, so its errback hears
-        (``detail``: said instead of the reason's own; ``say``: on stderr too, one-shot)."""
+        """In the downloader: drop a held request so its errback hears why (``say``: on
+        stderr too, for a one-shot command)."""
         record = withheld(origin, self.token, request.url, self.resolver.current(origin), reason)
         if detail:
             record["detail"] = detail
@@ -181,15 +163,13 @@ class Holding:
             oneshot.say(record)
         raise RepIgnoreRequest(record)
 
-    # -- giving up ------------------------------------------------------------
-
     def _plan_expiry(self, due: float) -> None:
         """Give up what is parked longer than REP_PARK_TIMEOUT at ``due`` (one timer in all)."""
         if self._expiry is not None:
             if self._expiry[1] <= due:
                 return
             self._expiry[0].cancel()
-        # parked *longer* than the timeout: at the due instant itself, look again a moment on
+        # parked *longer* than the timeout: look a moment after the due instant
         delay = max(due - self.clock(), EXPIRY_STEP)
         self._expiry = (self.timers.call_later(delay, self._expire), due)
 
@@ -204,35 +184,19 @@ class Holding:
         if due is not None:
             self._plan_expiry(due)
 
-    def release(self, origin: str, count: int | None) -> int:
-        """Up to ``count`` (None: all) of ``origin``'s held requests back to be judged.
-
-        After a page's pause (the slow start); how many went.
-        """
+    def release(self, origin: str, count: int | None, drop: str = "") -> int:
+        """Up to ``count`` (None: all) of ``origin``'s held requests back to be judged (or
+        dropped for ``drop``); how many went."""
         taken = self.gate.release_some(origin, count)
         for held in taken:
-            self._rejudge(held)
+            self._rejudge(held, drop=drop)
         self.listen(self.gate.watching)
         return len(taken)
 
     def give_up(self, origin: str, reason: str) -> int:
-        """Every request ``origin`` holds, back to the downloader to be dropped for ``reason``
-        (its errback hears why); how many."""
-        taken = self.gate.release_some(origin, None)
-        for held in taken:
-            self._rejudge(held, drop=reason)
-        self.listen(self.gate.watching)
-        return len(taken)
-
-    def refetch_if_held(self, origin: str) -> None:
-        """Another crawler's fetch ended without an answer: fetch for what is held here."""
-        if not self.closed and self.gate.holds(origin) and not closing(self.crawler):
-            self.resolver.resolve(origin, self.fetch)
-
-    # -- giving back ----------------------------------------------------------
+        return self.release(origin, None, drop=reason)
 
     def carry_out(self, origin: str, effects: Effects[Request], *, released: bool) -> None:
-        """What the gate said a new policy means: a refetch time, requests to give back."""
         if effects.wake_at is not None:
             self.wakes.at(origin, effects.wake_at)
         for held in effects.release:
@@ -264,118 +228,17 @@ class Holding:
         held.item.meta[M.DECISION] = record
         self.telemetry.final(held.origin, record)
 
-    def on_idle(self, spider: Any = None) -> None:
-        self.telemetry.flush()
-        now = self.clock()
-        for origin in self.gate.origins_without_wake():
-            if self.gate.page_hold(origin, now) is None:  # a page's pause sets the timer itself
-                self.wakes.plan(origin)
-        if len(self.gate):
-            self.idle_line.say()
-            raise DontCloseSpider
-
-    # -- the end --------------------------------------------------------------
-
-    def close(self) -> int:
-        """End all still held: handed over (shared queue, JOBDIR) or dropped; the dropped count."""
-        self.closed = True
-        self.wakes.stop()
-        if self._expiry is not None:
-            self._expiry[0].cancel()
-            self._expiry = None
-        held = self.gate.close()
-        if self.handover is not None:
-            left = self.handover.take(held)
-        else:
-            left = [(each, "spider-closed") for each in held]
-        for each, reason in left:
-            self._end(each, reason)
-        return len(left)
-
-
-class Wakes:
-    """One timer per origin on the crawl's clock, whatever it waits for: its robots.txt's
-    refetch, its page pause's end, its pace. When it fires the gate says what is due
-    (:meth:`~scrapy_rep.core.gate.OriginGate.wake`); the page's part is ``page``'s."""
-
-    def __init__(
-        self, gate: OriginGate[Request], resolver: Resolver, fetch: Fetch, clock: Clock
-    ) -> None:
-        self.gate = gate
-        self.resolver = resolver
-        self.fetch = fetch
-        self.timers = clock  # a test's clock moves them
-        #: what a page's pause or pace does when the origin's timer finds it due
-        self.page: Callable[[str], None] | None = None
-        self._timers: dict[str, tuple[Timer, float]] = {}
-        self._stopped = False
-
-    def plan(self, origin: str) -> None:
-        """Make sure a held origin will be refetched (unless a fetch is under way)."""
-        if self.resolver.pending_since(origin) is not None:
-            return
-        when = self.gate.wake_due(origin, self.resolver.current(origin), self.timers.now())
-        if when is not None:
-            self.at(origin, when)
-
-    def at(self, origin: str, when: float) -> None:
-        """Look at ``origin`` again at ``when`` at the latest (an earlier wake sets it again)."""
-        old = self._timers.get(origin)
-        if self._stopped or (old is not None and old[1] <= when):
-            return
-        if old is not None:
-            old[0].cancel()
-        delay = max(0.0, when - self.timers.now())
-        self._timers[origin] = (self.timers.call_later(delay, self._wake, origin), when)
-
-    def _wake(self, origin: str) -> None:
-        """What is due now (a refetch only for requests held here), then the timer again."""
-        self._timers.pop(origin, None)
-        due = self.gate.wake(origin, self.timers.now())
-        if due.refetch:
-            self.resolver.resolve(origin, self.fetch)
-        if due.page and self.page is not None:
-            self.page(origin)
-        if due.again is not None:
-            self.at(origin, due.again)
-
-    def stop(self) -> None:
-        """The crawl closes: no timer fires any more."""
-        self._stopped = True
-        for timer, _when in self._timers.values():
-            timer.cancel()
-        self._timers.clear()
-
-
-class IdleLine:
-    """The log line of a spider idle but for held requests: how many, whose, until when.
-
-    Its own class because it remembers what it said and when: a settled state
-    is said once, and one changing fast (origins given up one by one) not at
-    every idle tick.
-    """
-
-    def __init__(
-        self, gate: OriginGate[Request], resolver: Resolver, clock: Callable[[], float]
-    ) -> None:
-        self.gate = gate
-        self.resolver = resolver
-        self.clock = clock
-        self._said: tuple[int, tuple[str, ...], int, int | None] | None = None
-        self._said_at = -IDLE_LINE_EVERY  # when it was said (the crawl clock)
-
-    def say(self) -> None:
-        """The engine is idle but for held requests: say so, once for each settled state."""
+    def _say_idle(self) -> None:
+        """The engine is idle but for held requests: say so, once for each settled state (a
+        state changing fast, origins given up one by one, is said once it settles)."""
         waiting = self.gate.waiting(self.resolver.current, self.resolver.config)
         if waiting is None:
             return
         now = self.clock()
         what, until = self._waiting_for(waiting.origins, now)
         said = (waiting.held, waiting.origins, round(waiting.given_up_by), until)
-        if said == self._said:
+        if said == self._said or now < self._said_at + IDLE_LINE_EVERY:
             return
-        if now < self._said_at + IDLE_LINE_EVERY:
-            return  # changing fast (origins given up one by one): said once it settles
         self._said, self._said_at = said, now
         shown = ", ".join(printable(o) for o in waiting.origins[:SHOWN_ORIGINS])
         more = len(waiting.origins) - SHOWN_ORIGINS
@@ -394,9 +257,8 @@ class IdleLine:
         )
 
     def _waiting_for(self, origins: tuple[str, ...], now: float) -> tuple[str, int | None]:
-        """What the held requests wait for, in words: the pause a page asked for (the one
-        ending last: its cause, status, page, ``Retry-After`` and end), their robots.txt,
-        or both; and that pause's end (None: no page's pause)."""
+        """What the held requests wait for, in words (the page's pause ending last, their
+        robots.txt, or both), and that pause's end (None: no page's pause)."""
         pauses = [state for origin in origins if (state := self.gate.pause(origin, now))]
         if not pauses:
             return "their robots.txt", None
@@ -409,18 +271,93 @@ class IdleLine:
             what += ", and for their robots.txt"
         return what, round(last.until)
 
+    def on_idle(self, spider: Any = None) -> None:
+        self.telemetry.flush()
+        now = self.clock()
+        for origin in self.gate.origins_without_wake():
+            if self.gate.page_hold(origin, now) is None:  # a page's pause sets the timer itself
+                self.wakes.plan(origin)
+        if len(self.gate):
+            self._say_idle()
+            raise DontCloseSpider
+
+    def close(self) -> int:
+        """End all still held: handed over or dropped; the dropped count."""
+        self.closed = True
+        self.wakes.stop()
+        if self._expiry is not None:
+            self._expiry[0].cancel()
+            self._expiry = None
+        held = self.gate.close()
+        if self.handover is not None:
+            left = self.handover.take(held)
+        else:
+            left = [(each, "spider-closed") for each in held]
+        for each, reason in left:
+            self._end(each, reason)
+        return len(left)
+
+
+class Wakes:
+    """One timer per origin, whatever it waits for (a refetch, a page pause's end, a pace);
+    when it fires the gate says what is due."""
+
+    def __init__(
+        self, gate: OriginGate[Request], resolver: Resolver, fetch: Fetch, clock: Clock
+    ) -> None:
+        self.gate = gate
+        self.resolver = resolver
+        self.fetch = fetch
+        self.timers = clock
+        #: what a page's pause or pace does when the origin's timer finds it due
+        self.page: Callable[[str], None] | None = None
+        self._timers: dict[str, tuple[Timer, float]] = {}
+        self._stopped = False
+
+    def plan(self, origin: str) -> None:
+        if self.resolver.pending_since(origin) is not None:
+            return
+        when = self.gate.wake_due(origin, self.resolver.current(origin), self.timers.now())
+        if when is not None:
+            self.at(origin, when)
+
+    def at(self, origin: str, when: float) -> None:
+        """Look at ``origin`` again at ``when`` at the latest."""
+        old = self._timers.get(origin)
+        if self._stopped or (old is not None and old[1] <= when):
+            return
+        if old is not None:
+            old[0].cancel()
+        delay = max(0.0, when - self.timers.now())
+        self._timers[origin] = (self.timers.call_later(delay, self._wake, origin), when)
+
+    def _wake(self, origin: str) -> None:
+        self._timers.pop(origin, None)
+        due = self.gate.wake(origin, self.timers.now())
+        if due.refetch:
+            self.resolver.resolve(origin, self.fetch)
+        if due.page and self.page is not None:
+            self.page(origin)
+        if due.again is not None:
+            self.at(origin, due.again)
+
+    def stop(self) -> None:
+        self._stopped = True
+        for timer, _when in self._timers.values():
+            timer.cancel()
+        self._timers.clear()
+
 
 #: seconds after its give-up time a request counts as parked longer than REP_PARK_TIMEOUT
 EXPIRY_STEP = 0.001
 #: origins named in the idle line; the rest are counted
 SHOWN_ORIGINS = 3
-#: seconds at least between two idle lines: a change said sooner waits for an idle tick
-#: after them (Scrapy's engine asks every 5 s), so the line says each settled state
+#: seconds at least between two idle lines (Scrapy's engine is idle every 5 s)
 IDLE_LINE_EVERY = 5.0
 
 
 def when(timestamp: float, now: float) -> str:
-    """A time to come, for a log line: ``08:36:05 (in 15 min)``, with the date beyond a day."""
+    """A time to come, for a log line: ``08:36:05 (in 15 min)``, the date too past 12 h."""
     ahead = max(0.0, timestamp - now)
     shape = "%H:%M:%S" if ahead < 43_200 else "%Y-%m-%d %H:%M:%S"
     span = f"{ahead:.0f} s" if ahead < 120 else f"{ahead / 60:.0f} min"

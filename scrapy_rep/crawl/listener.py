@@ -1,13 +1,7 @@
 """One crawler's side of the shared robots.txt resolver: what each new policy means for it.
 
-Crawlers with equal settings share one :class:`~scrapy_rep.runtime.resolver.Resolver`;
-each listens to it through a :class:`PolicyListener`, the robots.txt
-:class:`~scrapy_rep.crawl.wellknown.FileListener`. The listener is the
-resolver's fetch for this crawler (one ``fetch`` record a fetch, abandoned
-when the crawler closes) and hears every new policy, whoever fetched it:
-recorded (fetched or reused), given to the gate, whose effects
-:class:`~scrapy_rep.crawl.holding.Holding` carries out (held requests
-released or dropped, a refetch planned), and said to the application
+Every new policy, whoever fetched it, is recorded, given to the gate (whose effects
+:class:`~scrapy_rep.crawl.holding.Holding` carries out) and said to the application
 (``origin_paused`` / ``origin_resumed``, Scrapy's ``robots_parsed``).
 """
 
@@ -32,7 +26,6 @@ if TYPE_CHECKING:
     from scrapy_rep.core.gate import OriginGate
     from scrapy_rep.crawl.fetch import RobotsFetcher
     from scrapy_rep.crawl.telemetry import Telemetry
-    from scrapy_rep.robotstxt import RobotsTxt
     from scrapy_rep.runtime.clock import Clock
     from scrapy_rep.runtime.resolver import Resolver
 
@@ -53,9 +46,6 @@ class PolicyListener(FileListener):
         clock: Clock,
         token: str,
     ) -> None:
-        """Builds the :class:`Holding` it carries policies out on (held requests are
-        refetched through this listener's :meth:`fetch`), then listens to the resolver
-        until :meth:`leave`."""
         super().__init__(fetcher, resolver, self._closed_or_closing)
         self.crawler = crawler
         self.gate = gate
@@ -64,13 +54,7 @@ class PolicyListener(FileListener):
         self.token = token
         #: where held requests wait, refetched through this listener
         self.holding = Holding(
-            crawler,
-            gate,
-            resolver,
-            telemetry,
-            self.fetch,
-            clock=clock,
-            token=token,
+            crawler, gate, resolver, telemetry, self.fetch, clock=clock, token=token
         )
 
     def _closed_or_closing(self) -> bool:
@@ -101,24 +85,24 @@ class PolicyListener(FileListener):
         elif ours:
             self.telemetry.emit(Reused(origin, new))
         effects = self.gate.on_policy(origin, old, new, self.clock())
-        if not ours:
-            holding.carry_out(origin, effects, released=new.status is not Status.UNRESOLVED)
-            return
-        state = new.pause()
-        if effects.paused and state is not None:
-            self.telemetry.emit(Paused(origin, state, policy=new))
-        else:
-            self.telemetry.emit(Standing(origin, new))
-        if effects.resumed:
-            ended = (old.pause() if old is not None else None) or _ended(new, self.clock())
-            self.telemetry.emit(Resumed(origin, ended, policy=new))
-        if effects.paused:
-            self._send(rep_signals.origin_paused, origin, new)
-        if effects.resumed:
-            self._send(rep_signals.origin_resumed, origin, new)
-        if robots is not None:  # parsed: a 304 renewed the copy in hand, parsing nothing
-            self._parsed(origin, robots, asked or Request(new.url))
-            robots.prepare(self.token)  # its requests are judged next: compiled in this step
+        if ours:
+            state = new.pause()
+            if effects.paused and state is not None:
+                self.telemetry.emit(Paused(origin, state, policy=new))
+                self._send(rep_signals.origin_paused, origin, new)
+            else:
+                self.telemetry.emit(Standing(origin, new))
+            if effects.resumed:  # no paused policy left to say what ended: ended now
+                now = self.clock()
+                ended = old.pause() if old is not None else None
+                ended = ended or PauseState(now, ORIGIN_PAUSED, 0, new.url, None, 0, now)
+                self.telemetry.emit(Resumed(origin, ended, policy=new))
+                self._send(rep_signals.origin_resumed, origin, new)
+            if robots is not None:  # parsed: a 304 renewed the copy in hand, parsing nothing
+                self.telemetry.emit(Parsed(origin, robots.diagnostics))
+                parser = RepRobotParser(robots, self.token)  # robots_parsed, as Scrapy sends it
+                compat.send_robots_parsed(self.crawler, parser, asked or Request(new.url))
+                robots.prepare(self.token)  # its requests are judged next: compiled now
         # the held requests of a given-up origin go back to be dropped, not released
         holding.carry_out(origin, effects, released=new.status is not Status.UNRESOLVED)
 
@@ -127,20 +111,10 @@ class PolicyListener(FileListener):
         self.fetcher.answered(origin)
         if result is not None:  # fetched, but no policy came of it
             self.telemetry.emit(Fetched(origin, result, None))
-        self.holding.refetch_if_held(origin)
-
-    def _parsed(self, origin: str, robots: RobotsTxt, asked: Request) -> None:
-        """Scrapy's ``robots_parsed``, with the request the fetch was for, as Scrapy sends it."""
-        self.telemetry.emit(Parsed(origin, robots.diagnostics))
-        compat.send_robots_parsed(self.crawler, RepRobotParser(robots, self.token), asked)
+        if self.gate.holds(origin) and not self._closed_or_closing():
+            self.resolver.resolve(origin, self.fetch)
 
     def _send(self, signal: object, origin: str, policy: Policy) -> None:
         self.crawler.signals.send_catch_log(
             signal=signal, origin=origin, policy=policy, spider=self.crawler.spider
         )
-
-
-def _ended(policy: Policy, now: float) -> PauseState:
-    """A robots.txt pause that ended with no paused policy left to say it (the gate held
-    the origin paused): ended now, its cause all that is known."""
-    return PauseState(now, ORIGIN_PAUSED, 0, policy.url, None, 0, now)

@@ -11,6 +11,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from scrapy.settings import SETTINGS_PRIORITIES
+from scrapy.utils.misc import load_object
 
 from scrapy_rep.core.decision import DecisionRecord
 from scrapy_rep.robotstxt.text import printable
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
 #: module of the ``start`` method a command gives the spider -> the command
 _START_FROM = {"scrapy.commands.fetch": "fetch", "scrapy.commands.parse": "parse"}
 #: what ``scrapy shell`` sets at the command priority (its ``default_settings``)
-_SHELL_SETTINGS = {"DUPEFILTER_CLASS": "scrapy.dupefilters.BaseDupeFilter"}
+_SHELL_DUPEFILTER = "scrapy.dupefilters.BaseDupeFilter"
 
 
 def command_of(crawler: Crawler) -> str | None:
@@ -34,19 +35,10 @@ def command_of(crawler: Crawler) -> str | None:
     if command is not None:
         return command
     settings = crawler.settings
-    for name, value in _SHELL_SETTINGS.items():
-        if settings.getpriority(name) == SETTINGS_PRIORITIES["command"] and settings.get(name) in (
-            value,
-            _loaded(value),
-        ):
-            return "shell"
-    return None
-
-
-def _loaded(path: str) -> Any:
-    from scrapy.utils.misc import load_object
-
-    return load_object(path)
+    if settings.getpriority("DUPEFILTER_CLASS") != SETTINGS_PRIORITIES["command"]:
+        return None
+    dupefilter = settings.get("DUPEFILTER_CLASS")
+    return "shell" if dupefilter in (_SHELL_DUPEFILTER, load_object(_SHELL_DUPEFILTER)) else None
 
 
 def say(record: DecisionRecord) -> None:

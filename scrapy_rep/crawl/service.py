@@ -1,11 +1,12 @@
 """The crawl's service: one per crawler, holding the parts :func:`~scrapy_rep.crawl.graph.build`
-made, opening and closing them. Clients ask the part they need; none holds admission logic.
+made, opening and closing them. Clients ask the part they need.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Coroutine
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
@@ -35,82 +36,59 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 
+@dataclass(eq=False)
 class RobotsService:
-    """Owns the crawl's parts (built by :func:`scrapy_rep.crawl.graph.build`), opens and
-    closes them; what every client asks is one of its parts."""
+    """Owns the crawl's parts, opens and closes them."""
 
-    def __init__(
-        self,
-        crawler: Crawler,
-        config: RepSettings,
-        *,
-        spec: ResolverSpec,
-        fetcher: RobotsFetcher,
-        gate: OriginGate[Request],
-        resolver: Resolver,
-        listener: PolicyListener,
-        telemetry: Telemetry,
-        crawl_delay: CrawlDelay,
-        admission: AdmissionPath,
-        walls: LicenceWalls,
-        pushback: PageSignals | None,
-    ) -> None:
-        self.crawler = crawler
-        self.config = config
-        self.token = config.token
-        self.clock = config.clock.now
-        self.spec = spec
-        self.fetcher = fetcher
-        self.gate = gate
-        self.resolver = resolver
-        #: the resolver's fetch for this crawler, and the parked requests it carries out on
-        self.listener = listener
-        self.holding = listener.holding
-        self.telemetry = telemetry
-        #: the one pacing of sends: Crawl-delay and the learnt pace
-        self.crawl_delay = crawl_delay
-        #: the one admission path: :meth:`AdmissionPath.answer`
-        self.admission = admission
-        #: licence and payment walls, handed over by the body guard
-        self.walls = walls
-        #: tdmrep.json, only when a declared use is the one TDMRep speaks of
-        self.tdmrep: TdmRep | None = None
-        #: a slot the shared-pauses component fills with a shared store
-        self.pauses: SharedPauses | None = None
-        #: what pages say while they are crawled; None: every row of the page status table off
-        self.pushback = pushback
-        connect = crawler.signals.connect
+    crawler: Crawler
+    config: RepSettings
+    spec: ResolverSpec
+    fetcher: RobotsFetcher
+    gate: OriginGate[Request]
+    resolver: Resolver
+    listener: PolicyListener
+    telemetry: Telemetry
+    crawl_delay: CrawlDelay
+    admission: AdmissionPath
+    #: licence and payment walls, handed over by the body guard
+    walls: LicenceWalls
+    #: what pages say while they are crawled; None: every row of the page status table off
+    pushback: PageSignals | None
+    #: slots filled only when asked for: tdmrep.json, pauses shared through the store
+    tdmrep: TdmRep | None = field(default=None, init=False)
+    pauses: SharedPauses | None = field(default=None, init=False)
+
+    def __post_init__(self) -> None:
+        self.token = self.config.token
+        self.clock = self.config.clock.now
+        self.holding = self.listener.holding
+        connect = self.crawler.signals.connect
         connect(self._on_opened, signal=signals.spider_opened)
         connect(self._on_idle, signal=signals.spider_idle)
         connect(self._on_closed, signal=signals.spider_closed)
-        if telemetry.audit is not None:  # the target's own status, for the audit log only
-            connect(telemetry.response, signal=signals.response_received)
+        if self.telemetry.audit is not None:  # the target's own status, for the audit log only
+            connect(self.telemetry.response, signal=signals.response_received)
         logger.info("scrapy-rep: obeying robots.txt as %(token)r (RFC 9309)", {"token": self.token})
         compat.log_missing_features(logger)
-
-    # -- what the clients ask besides ---------------------------------------------
 
     def pace(
         self, request: Request, origin: str, policy: Policy
     ) -> Coroutine[Any, Any, Turn] | None:
-        """Before a download: its slot keeps the origin's Crawl-delay, and the send's
-        reserved moment to await (None: nothing to await)."""
+        """Before a download: its slot keeps the Crawl-delay; the send's reserved moment
+        (``max(Crawl-delay, learnt pace)``) to await, or None."""
         pushback = self.pushback
         learnt = pushback.core.gap(origin) if pushback is not None else 0.0
         return self.crawl_delay.keep(request, origin, policy, learnt)
 
     def use_tdmrep(self, tdmrep: TdmRep) -> None:
-        """The crawl's tdmrep.json files, asked by the admission path and closed here; the
-        graph leaves this slot empty, so a crawl declaring no use never loads TDMRep."""
+        """The crawl's tdmrep.json files, asked by the admission path and closed here."""
         self.tdmrep = self.admission.tdmrep = tdmrep
 
     def fetch_in_own_slot(self) -> None:
         """robots.txt (and tdmrep.json) no longer queue behind the host's slot: renders hold it."""
-        self.fetcher.use_own_slot()
+        self.fetcher.own_slot = True
         if self.tdmrep is not None:
             self.tdmrep.use_own_slot()
-
-    # -- open and close -----------------------------------------------------
 
     def _on_opened(self, spider: Any = None) -> Any:
         _warn_if_set_up_amiss(self.crawler)
@@ -118,7 +96,7 @@ class RobotsService:
         return None
 
     def _on_idle(self, spider: Any = None) -> None:
-        """Nothing to do: pages' pauses first (blocked ends, ramps go on), then what is parked."""
+        """Pages' pauses first (blocked ends, ramps go on), then what is parked."""
         if self.pushback is not None:
             self.pushback.on_idle()
         self.holding.on_idle(spider)
@@ -148,9 +126,8 @@ async def _in_turn(steps: list[Awaitable[None]]) -> None:
 
 
 def _warn_if_set_up_amiss(crawler: Crawler) -> None:
-    """At start: two robots middlewares (each robots.txt fetched twice), or (set up by hand,
-    no add-on) what the add-on installs beside the middleware lacking; each said once,
-    with how to fix it."""
+    """At start: two robots middlewares (robots.txt fetched twice), or, set up by hand, what
+    the add-on installs lacking; each said once, with how to fix it."""
     manager = getattr(getattr(crawler.engine, "downloader", None), "middleware", None)
     if any(isinstance(mw, RobotsTxtMiddleware) for mw in getattr(manager, "middlewares", ())):
         logger.warning(

@@ -85,7 +85,7 @@ class TdmRep(FileListener):
 
     def use_own_slot(self) -> None:
         """Fetch in a download slot of its own, as robots.txt does beside a browser render."""
-        self.fetcher.use_own_slot()
+        self.fetcher.own_slot = True
 
     def fresh(self, origin: str) -> Policy | None:
         """The origin's tdmrep.json policy if it is fresh; no I/O."""

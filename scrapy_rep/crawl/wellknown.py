@@ -1,8 +1,5 @@
-"""One crawler's side of a shared resolver of a well-known file (robots.txt, tdmrep.json).
-
-A :class:`FileListener` is the resolver's fetch for this crawler (abandoned when it
-closes) and hears every new policy, whoever fetched it; what a policy means is the
-file's (``PolicyListener``, ``TdmRep``).
+"""One crawler's side of a shared resolver of a well-known file (robots.txt, tdmrep.json):
+its fetch for this crawler, and every new policy heard, whoever fetched it.
 """
 
 from __future__ import annotations
@@ -17,8 +14,6 @@ class FileListener:
     """Fetches a resolver's file for this crawler; hears each new policy of the resolver."""
 
     def __init__(self, fetcher: Fetch, resolver: Resolver, closing: Callable[[], bool]) -> None:
-        """``closing``: whether the crawler is closing (a fetch then is abandoned, not
-        learnt from). Listens to the resolver until :meth:`leave`."""
         self.fetcher = fetcher
         self.resolver = resolver
         #: whether this crawler is closing: a fetch now is abandoned, not learnt from
@@ -34,38 +29,33 @@ class FileListener:
             self.resolver.listeners.remove(self)
 
     def before_fetch(self, origin: str) -> None:
-        """Called as this crawler's fetch for ``origin`` starts."""
+        pass
 
     async def _fetch(self, origin: str, validators: Conditional | None = None) -> FetchResult:
-        """The resolver's fetch for ``origin``: this crawler's, one record a fetch."""
         if self.closing():
             raise FetchAbandoned(origin)
         self.before_fetch(origin)
         result = await self.fetcher(origin, validators)
         if result.error and self.closing():
             raise FetchAbandoned(origin)  # cut short by our own close, not the site's fault
-        self._results[origin] = result  # recorded with the policy it gives (on_policy)
+        self._results[origin] = result  # recorded with the policy it gives
         return result
 
     def on_policy(
         self, origin: str, old: Policy | None, new: Policy, fetched: Fetch | None
     ) -> None:
-        """A new policy for ``origin``, from any crawler sharing the resolver."""
         here = fetched is self.fetch
         self.heard(origin, old, new, self._results.pop(origin, None) if here else None, here)
 
     def on_abandoned(self, origin: str) -> None:
-        """A fetch ended with its crawler: the result, if this crawler fetched one."""
         self.abandoned(origin, self._results.pop(origin, None))
 
     def heard(
         self, origin: str, old: Policy | None, new: Policy, result: FetchResult | None, here: bool
     ) -> None:
-        """What a new policy means for this crawler; ``here``: this crawler's fetch made it
-        (``result``: what it fetched)."""
+        """What a new policy means here; ``here``: this crawler's fetch (``result``) made it."""
         raise NotImplementedError
 
     def abandoned(self, origin: str, result: FetchResult | None) -> None:
-        """What a fetch that ended without an answer means for this crawler (``result``:
-        what this crawler fetched, if it did; no policy came of it)."""
+        """What a fetch that ended without a policy means here (``result``: if ours)."""
         raise NotImplementedError

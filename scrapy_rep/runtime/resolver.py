@@ -1,9 +1,8 @@
 """One fetch of a well-known file per origin at a time, shared by everyone who asks.
 
-Knows nothing of Scrapy: handed a ``fetch`` coroutine function and a
-:class:`~scrapy_rep.runtime.clock.Clock`, whose timers end its waits, so a test's clock
-moved by hand expires them without wall time. A shared store is asked before fetching
-and holds a per-origin lock while a worker fetches, so a cluster fetches each file once.
+Knows nothing of Scrapy: it is handed a ``fetch`` coroutine function and a clock (a
+test's moves its waits by hand). A shared store is asked before fetching and holds a
+per-origin lock while a worker fetches, so a cluster fetches each file once.
 """
 
 from __future__ import annotations
@@ -13,7 +12,7 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, fields
 from functools import partial
-from typing import Any, ClassVar, Protocol, TypeAlias, TypeVar
+from typing import Any, ClassVar, Protocol, TypeVar
 
 from scrapy_rep.core.origin import robots_url
 from scrapy_rep.core.policy import (
@@ -37,7 +36,6 @@ logger = logging.getLogger(__name__)
 
 #: ``fetch(origin, validators)``: with validators, a 304 may answer for the copy in hand
 Fetch = Callable[[str, Conditional | None], Awaitable[FetchResult]]
-#: the time now, in seconds (the crawl clock's ``now``)
 Now = Callable[[], float]
 T = TypeVar("T")
 F = TypeVar("F")
@@ -49,17 +47,15 @@ class WellKnownFile:
 
     #: what the logs call it
     name: str
-    #: where an origin keeps it
     url_of: Callable[[str], str]
     #: what its key in the shared store ends with after the origin ("" for robots.txt)
     store_suffix: str
-    #: its status table and TTLs, from robots.txt's (the identity for robots.txt)
+    #: its status table, from robots.txt's
     config_of: Callable[[PolicyConfig], PolicyConfig]
-    #: its local cache, which reads its body (:meth:`PolicyCache.read`)
+    #: its local cache, which reads its body
     cache: Callable[[int], PolicyCache] = PolicyCache
 
     def key(self, origin: str) -> str:
-        """The shared store's key for an origin's file."""
         return origin + self.store_suffix
 
     def origin_of(self, key: str) -> str | None:
@@ -69,17 +65,12 @@ class WellKnownFile:
         return key[: len(key) - len(self.store_suffix)]
 
 
-def _same(config: PolicyConfig) -> PolicyConfig:
-    return config
-
-
-#: the file the resolver of a crawl is made for; others are made beside it (:meth:`for_file`)
-ROBOTS_TXT = WellKnownFile("robots.txt", robots_url, "", _same)
+#: the file a crawl's resolver is made for; others are made beside it (:meth:`for_file`)
+ROBOTS_TXT = WellKnownFile("robots.txt", robots_url, "", lambda config: config)
 
 
 class FetchAbandoned(Exception):
-    """A fetch that ended because its crawler closed: nothing is learnt about the origin,
-    and listeners hear ``abandoned`` so a crawler still running can fetch it itself."""
+    """A fetch that ended because its crawler closed: nothing is learnt about the origin."""
 
 
 class Listener(Protocol):
@@ -97,9 +88,8 @@ class Listener(Protocol):
 async def policy_within(
     task: asyncio.Future[Policy], seconds: float, timers: Clock = WALL_CLOCK
 ) -> Policy | None:
-    """The policy of an origin's shared fetch, if it ends within ``seconds``; never
-    cancels it. ``wait_for(shield(task))`` in fewer objects: thousands of requests wait
-    like this at a broad crawl's start."""
+    """The policy of an origin's shared fetch, if it ends within ``seconds``; never cancels
+    it. ``wait_for(shield(task))`` in fewer objects: thousands of requests wait so."""
     if not task.done():
         waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         wake = partial(_wake, waiter)
@@ -139,11 +129,10 @@ class Resolver:
         fetch_budget: float = 60.0,
         file: WellKnownFile = ROBOTS_TXT,
     ) -> None:
-        """``config``: the file's own status table (``file.config_of`` made it)."""
         self.file = file
         self.cache = cache
         self.config = config
-        #: the time and the timers its waits end on (a plain callable: that time, the loop's timers)
+        #: the time and the timers its waits end on (a plain callable: the loop's timers)
         self.timers = clock_of(clock)
         self.clock: Now = self.timers.now
         self.shared = shared
@@ -165,21 +154,9 @@ class Resolver:
         #: the crawlers told of every new policy
         self.listeners: list[Listener] = []
 
-    @classmethod
-    def of(cls, spec: ResolverSpec, cache: PolicyCache, shared: SharedStore | None) -> Resolver:
-        """The resolver a spec describes, over ``cache`` and an optional shared store."""
-        return cls(
-            cache,
-            spec.policy,
-            spec.clock,
-            shared=shared,
-            lock_ttl=spec.lock_ttl,
-            fetch_budget=spec.fetch_budget,
-        )
-
     def for_file(self, file: WellKnownFile) -> Resolver:
-        """A resolver of another file beside this one: its settings, timers and shared
-        store (keyed apart: :attr:`WellKnownFile.store_suffix`), a cache of its own."""
+        """A resolver of another file beside this one: its settings, timers and shared store
+        (keyed apart), a cache of its own."""
         resolver = Resolver(
             file.cache(self.cache.max_origins),
             file.config_of(self.config),
@@ -195,8 +172,7 @@ class Resolver:
         return resolver
 
     def forgotten(self, key: str | None) -> None:
-        """The shared store forgot ``key`` (None: every key): so does the cache, if it is
-        this file's."""
+        """The shared store forgot ``key`` (None: every key): so does the cache, if ours."""
         origin = None if key is None else self.file.origin_of(key)
         if key is None or origin is not None:
             self.cache.forget(origin)
@@ -206,7 +182,6 @@ class Resolver:
         return self.cache.get(origin)
 
     def pending_since(self, origin: str) -> float | None:
-        """When the fetch in flight for ``origin`` started, if one is."""
         return self._started.get(origin)
 
     def resolve(self, origin: str, fetch: Fetch) -> asyncio.Task[Policy]:
@@ -220,7 +195,7 @@ class Resolver:
         return task
 
     def _done(self, origin: str, task: asyncio.Task[Policy]) -> None:
-        """A fetch task ended: with a policy (listeners heard it), or without an answer."""
+        """A fetch task ended: without an answer, the listeners hear so."""
         self._inflight.pop(origin, None)
         self._started.pop(origin, None)
         if task.cancelled() or isinstance(task.exception(), FetchAbandoned):
@@ -228,8 +203,8 @@ class Resolver:
                 _tell(listener.on_abandoned, origin)
 
     async def _refresh(self, origin: str, fetch: Fetch) -> Policy:
-        """A fetch ends in a policy whatever happens (or in FetchAbandoned): an unforeseen
-        exception is a network error (RFC 9309 §2.3.1.4), so waiting requests get an answer."""
+        """A fetch ends in a policy (or FetchAbandoned): an unforeseen exception is a network
+        error (RFC 9309 §2.3.1.4), so waiting requests get an answer."""
         previous = self.cache.with_body(origin)  # its last good copy may stand in
         try:
             return await self._refresh_from(origin, previous, fetch)
@@ -325,8 +300,7 @@ class Resolver:
         self, what: str, failed: F, call: Callable[[str], Awaitable[T]], origin: str
     ) -> T | F:
         """The shared store's answer to ``call`` of the origin's key, or ``failed`` if it
-        raised: the store is never a single point of failure, the local cache carries on.
-        ``what``: the call, as the log says it."""
+        raised: the local cache carries on without it."""
         try:
             answer = await call(self.file.key(origin))
         except Exception as exc:
@@ -337,11 +311,8 @@ class Resolver:
         return answer
 
 
-class Unshared:
-    """The lock of a fetch the store could not be asked about: no token to renew or free."""
-
-
-UNSHARED = Unshared()
+#: the lock of a fetch the store could not be asked about: no token to renew or free
+UNSHARED = object()
 
 
 def _tell(hear: Callable[..., None], *args: Any) -> None:
@@ -354,8 +325,7 @@ def _tell(hear: Callable[..., None], *args: Any) -> None:
 
 @dataclass(frozen=True)
 class ResolverSpec:
-    """Every setting a resolver uses: crawlers with equal specs (by value; clocks as clocks
-    compare) share one resolver."""
+    """Every setting a resolver uses: crawlers with equal specs share one resolver."""
 
     policy: PolicyConfig = field(compare=False)
     clock: Clock
@@ -363,11 +333,10 @@ class ResolverSpec:
     cache_compiled_origins: int | None
     cache_max_bytes: int
     cache_compiled_bytes: int
-    #: ``memory``, ``redis`` or ``sqlite`` and where: the Redis URL and prefix, the file
+    #: ``memory``, ``redis`` or ``sqlite``, and where
     store: str
     store_address: tuple[Any, ...]
     retention: float
-    #: the shared store's fetch lock, a lease renewed while the fetch runs
     lock_ttl: float
     #: how long one fetch may take, redirects included
     fetch_budget: float
@@ -407,17 +376,13 @@ class ResolverSpec:
         object.__setattr__(self, "policy_key", key)
 
 
-#: a shared resolver's place in :class:`SharedResolvers`: its crawlers' spec, its file's name
-_Shared: TypeAlias = tuple[ResolverSpec, str]
-
-
 class SharedResolvers:
-    """Resolvers shared by the crawlers of one process with equal specs, one per file
-    (even with different tokens: one fetch per origin and file). A resolver lives while
-    a crawler uses it, so sequential crawls start fresh.
+    """Resolvers shared by the crawlers of one process with equal specs, one per file (even
+    with different tokens); one lives while a crawler uses it: sequential crawls start fresh.
     """
 
-    _resolvers: ClassVar[dict[_Shared, tuple[Resolver, int]]] = {}
+    #: (spec, file name) -> the resolver, and how many crawlers use it
+    _resolvers: ClassVar[dict[tuple[ResolverSpec, str], tuple[Resolver, int]]] = {}
 
     @classmethod
     def acquire(
@@ -429,8 +394,7 @@ class SharedResolvers:
 
     @classmethod
     def leave(cls, spec: ResolverSpec, file: WellKnownFile = ROBOTS_TXT) -> bool:
-        """True when that was the last user (who then closes the robots.txt resolver's
-        store)."""
+        """True when that was the last user (who then closes the store)."""
         resolver, users = cls._resolvers[spec, file.name]
         if users <= 1:
             del cls._resolvers[spec, file.name]
