@@ -44,8 +44,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-#: after every downloader middleware Scrapy ships (the highest is 900) or a project is
-#: likely to set: the last ``process_request``, the first ``process_response``
 _THE_SETTING = "it is the USER_AGENT setting: put the token in it (or set REP_PRODUCT_TOKEN)"
 
 
@@ -57,9 +55,8 @@ class IdentityGuard:
         service = graph.running(crawler)
         if service is None:  # no RobotsMiddleware (REP_ENABLED off, or removed): nothing to keep
             raise NotConfigured("scrapy-rep's RobotsMiddleware is not enabled")
-        config = service.config
-        self.token_action: str = config.identity_token_action
-        self.change_action: str = config.identity_change_action
+        self.token_action = service.config.identity_action["token-missing"]
+        self.change_action = service.config.identity_action["identity-changed"]
         if self.token_action == "off" and self.change_action == "off":
             raise NotConfigured("REP_IDENTITY_ACTION off")
         self.crawler = crawler

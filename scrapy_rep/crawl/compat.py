@@ -59,14 +59,6 @@ def disable_component(settings: Any, name: str, cls: type) -> None:
         settings.set(name, components, settings.getpriority(name) or 0)
 
 
-def is_component(component: Any, cls: type) -> bool:
-    """Whether a component priority dict's key (a class or its import path) is ``cls``."""
-    try:
-        return load_object(component) is cls
-    except (ImportError, NameError, ValueError, TypeError):
-        return False
-
-
 #: the engine's public ``scheduler`` property (Scrapy 2.19+)
 ENGINE_SCHEDULER: bool = isinstance(getattr(ExecutionEngine, "scheduler", None), property)
 
@@ -122,10 +114,9 @@ def encode_for_queue(queue: Any, request: Any) -> Any:
 
 def missing_features() -> list[str]:
     """What this Scrapy lacks, one line each; empty when nothing is missing."""
-    missing = []
     if ROBOTS_PARSED is None:
-        missing.append("Scrapy's robots_parsed signal is not sent (it needs Scrapy >= 2.18)")
-    return missing
+        return ["Scrapy's robots_parsed signal is not sent (it needs Scrapy >= 2.18)"]
+    return []
 
 
 _told = False  # missing_features() is logged once a process, by the first middleware

@@ -25,13 +25,12 @@ SPIDERMON_PRIORITY = 500
 SUITE = "scrapy_rep.integrations.monitors.RepMonitorSuite"
 
 
-def browser_installed() -> bool:
-    return importlib.util.find_spec("scrapy_playwright") is not None
-
-
-def browser_configured(settings: Any) -> bool:
-    """scrapy-playwright's download handler is in ``DOWNLOAD_HANDLERS`` (by path or class)."""
-    if not browser_installed():
+def browser_wanted(settings: Any) -> bool:
+    """The guard is switched on (``REP_BROWSER_GUARD``), scrapy-playwright installed and its
+    download handler in ``DOWNLOAD_HANDLERS`` (by path or class)."""
+    if not RepSettings.browser_guard.value(settings.get):
+        return False
+    if importlib.util.find_spec("scrapy_playwright") is None:
         return False
     for handler in settings.getdict("DOWNLOAD_HANDLERS").values():
         if handler is None:
@@ -46,11 +45,6 @@ def browser_configured(settings: Any) -> bool:
         if isinstance(handler, type) and issubclass(handler, load_object(HANDLER)):
             return True
     return False
-
-
-def browser_wanted(settings: Any) -> bool:
-    """The guard is installed, configured and switched on (``REP_BROWSER_GUARD``)."""
-    return RepSettings.browser_guard.value(settings.get) and browser_configured(settings)
 
 
 def enable_browser_guard(settings: Any) -> None:

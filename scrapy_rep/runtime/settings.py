@@ -1,15 +1,9 @@
 """The ``REP_*`` settings: one table, read once per crawler, with one-line errors.
 
-Each setting is one row of :class:`RepSettings`, spelled once::
-
-    fetch_timeout = Setting("REP_FETCH_TIMEOUT", 30.0, seconds(low=0.001))
-
-the attribute, the name, the default the add-on installs and the reader,
-``(name, value, get) -> value`` (``value`` has the default applied, ``get`` reads any
-other setting), which raises :class:`SettingError` naming the setting, the value and
-what is accepted. What a setting means is in ``scrapy_rep/reference/settings.py``, off
-the crawl path. Removing a setting is adding its name to :data:`REMOVED` with what
-replaces it: a crawl still setting it stops at start-up (no deprecation before 1.0).
+Each row of :class:`RepSettings` is a :class:`Setting`: the name, the default the add-on
+installs and a reader ``(name, value, get) -> value`` that raises :class:`SettingError`
+naming the setting, the value and what is accepted. Meanings are in
+``scrapy_rep/reference/settings.py``, off the crawl path.
 """
 
 from __future__ import annotations
@@ -448,9 +442,6 @@ class Setting(_Value[T]):
         found = get(self.name)
         return self.read(self.name, self.default if found is None else found, get)
 
-    def __repr__(self) -> str:
-        return f"Setting({self.name!r}, {self.default!r})"
-
 
 class Made(_Value[T]):
     """A value made from the rows, not a setting; a test may replace it (:data:`TUNE`)."""
@@ -508,8 +499,6 @@ class RepSettings:
     item_provenance = Setting("REP_ITEM_PROVENANCE", None, read_provenance)
     spidermon = Setting("REP_SPIDERMON", None, read_spidermon)
 
-    _values: dict[str, Any]  # attribute -> checked value, the rows'
-    _tune: dict[str, Any]
     #: the clock ``REP_CLOCK`` names (a test's), else the wall clock
     clock: Clock
     policy = Made(
@@ -550,17 +539,15 @@ class RepSettings:
     lock_timeout = Made(lambda c: max(1.0, c.fetch_timeout / 3))
     report_enabled = Made(lambda c: c.report is not False)
     report_html = Made(lambda c: c.report if isinstance(c.report, str) else None)
-    identity_token_action = Made(lambda c: c.identity_action["token-missing"])
-    identity_change_action = Made(lambda c: c.identity_action["identity-changed"])
 
     def __init__(
         self, values: Mapping[str, Any], clock: Any = None, tune: Mapping[str, Any] | None = None
     ) -> None:
         held = vars(self)
-        held.update(values, _values=dict(values), _tune=dict(tune or {}), clock=clock_of(clock))
+        held.update(values, clock=clock_of(clock))
         for made in MADE.values():
             held[made.attribute] = made.make(self)
-        for key, value in self._tune.items():
+        for key, value in (tune or {}).items():
             attribute, _, field = key.partition(".")
             if attribute not in MADE:
                 raise SettingError(f"{TUNE}: no value {attribute!r} to tune")
@@ -568,17 +555,6 @@ class RepSettings:
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"RepSettings are read once and frozen: cannot set {name!r}")
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, RepSettings) and (self._values, self._tune) == (
-            other._values,
-            other._tune,
-        )
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return f"RepSettings({self._values!r})"
 
     @classmethod
     def from_settings(cls, get: Getter) -> RepSettings:
@@ -659,16 +635,13 @@ REMOVED: Mapping[str, str] = {
 }
 
 
-#: ``REP_*`` names read outside the table: not for users, so not in it
-INTERNAL = frozenset({"REP_CLOCK"})
-
-
 def unknown_settings(names: Iterable[str]) -> list[tuple[str, str | None]]:
-    """The ``REP_*`` names that are no setting, each with the closest known name, if any."""
+    """The ``REP_*`` names that are no setting, each with the closest known name, if any
+    (``REP_CLOCK``, a test's, is read outside the table)."""
     return [
         (name, next(iter(difflib.get_close_matches(name, DEFAULTS, n=1, cutoff=0.6)), None))
         for name in sorted(set(names))
-        if name.startswith("REP_") and name not in {*DEFAULTS, *REMOVED, *INTERNAL}
+        if name.startswith("REP_") and name not in {*DEFAULTS, *REMOVED, "REP_CLOCK"}
     ]
 
 
