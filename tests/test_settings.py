@@ -68,7 +68,6 @@ def test_the_defaults_are_the_fixed_behaviour() -> None:
     assert (config.pushback.floor, config.pushback.backoff_start) == (1, 5)
     assert (config.pushback.backoff_factor, config.pushback.reset_after) == (2, 10)
     assert config.pushback.block_pause == 6 * 3600
-    assert config.cache_compiled_origins is None
     assert config.cache_compiled_bytes == 256 * 2**20 == config.cache_max_bytes // 8
     assert config.cache_max_origins == 1_048_576 == config.cache_max_bytes // 2048
     assert config.store == "auto" and config.redis_url is None and config.sqlite_path is None

@@ -152,7 +152,6 @@ def build(crawler: Crawler) -> RobotsService:
 def _resolver(config: RepSettings, spec: ResolverSpec, jobdir: str | None) -> Resolver:
     cache = PolicyCache(
         config.cache_max_origins,
-        compiled_max=config.cache_compiled_origins,
         max_bytes=config.cache_max_bytes,
         compiled_bytes=config.cache_compiled_bytes,
     )
