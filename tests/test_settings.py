@@ -59,7 +59,7 @@ def test_the_defaults_are_the_fixed_behaviour() -> None:
     assert config.policy.retry_after_max == config.pause_max == 3600
     assert config.disallowed_action == "drop"
     assert config.requeue_parked is True
-    assert config.crawl_delay_enabled is True and config.crawl_delay_shared is True
+    assert config.crawl_delay_enabled is True
     assert config.worker_check_interval == config.worker_lease / 3 == 10
     assert config.store_retention == 30 * 86_400 and config.lock_timeout == 10
     # fixed, or derived from the settings that stay

@@ -113,7 +113,7 @@ def build(crawler: Crawler) -> RobotsService:
         config.crawl_delay_max,
         telemetry,
         partial(_asked_delay, resolver, token) if config.crawl_delay_enabled else None,
-        shared_pacing(resolver.shared) if config.crawl_delay_shared else None,
+        shared_pacing(resolver.shared),
         remember=config.cache_max_origins,
     )
     pushback = (

@@ -521,8 +521,6 @@ class RepSettings:
     declared = Made(lambda c: Declared(c.uses, c.use_action == "drop", c.use_tokens))
     disallowed_action = Made(lambda c: DROP)
     requeue_parked = Made(lambda c: True)
-    #: shared whenever the store is (Redis); memory and SQLite share nothing
-    crawl_delay_shared = Made(lambda c: True)
     max_redirects = Made(lambda c: 5)  # RFC 9309 §2.3.1.2: at least five
     #: as long as a last good copy may stand in for an unreachable origin's robots.txt
     store_retention = Made(lambda c: c.policy.unreachable_max_age)
