@@ -144,15 +144,12 @@ class PageDirectivesMiddleware:
             return Page(directives, rel) if rel else None
         if not html and _is_sitemap(response):
             return None
-        self._note(response, directives)
-        return Page(directives, rel)  # noarchive, nosnippet alone: shown to the callback only
-
-    def _note(self, response: Response, directives: PageDirectives) -> None:
         d = directives
         said = [f"{n} ({d.source(n)})" for n in ("noindex", "nofollow") if getattr(d, n)]
         self.telemetry.emit(
             PageSaid(response.url, self.token, d.noindex, d.nofollow, said, d.invalid_dates)
         )
+        return Page(directives, rel)  # noarchive, nosnippet alone: shown to the callback only
 
     def _allow(self, response: Response, page: Page, output: Any) -> bool:
         directives = page.directives

@@ -136,7 +136,10 @@ class RefusedIdentities:
         end = now + self.keep
         entry = self._live(origin, now)
         if entry is None:
-            self._by_origin[origin] = Refusal(self._share(identity), status, url, end)
+            if identity not in self._shared and len(self._shared) >= 1024:
+                self._shared.clear()
+            shared = self._shared.setdefault(identity, identity)
+            self._by_origin[origin] = Refusal(shared, status, url, end)
             if len(self._by_origin) > self.max_origins:
                 self._by_origin.popitem(last=False)
                 self.evicted += 1
@@ -161,14 +164,6 @@ class RefusedIdentities:
             del self._by_origin[origin]
             return None
         return entry
-
-    def _share(self, identity: Identity) -> Identity:
-        found = self._shared.get(identity)
-        if found is None:
-            if len(self._shared) >= 1024:
-                self._shared.clear()
-            found = self._shared[identity] = identity
-        return found
 
 
 class Once:

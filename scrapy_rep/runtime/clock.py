@@ -23,11 +23,9 @@ class Clock(Protocol):
 
     def now(self) -> float:
         """Seconds since the epoch."""
-        ...
 
     def call_later(self, delay: float, fn: Callable[..., object], *args: Any) -> Timer:
         """Call ``fn(*args)`` in ``delay`` seconds (at once for ``delay <= 0``)."""
-        ...
 
 
 @dataclass(frozen=True)
