@@ -1,5 +1,5 @@
 """What the add-on installs for an optional integration, decided from the settings and
-the installed packages alone: neither integration module is imported here."""
+the installed packages alone: an integration module is imported only once it is on."""
 
 from __future__ import annotations
 
@@ -17,12 +17,6 @@ BROWSER_GUARD = "scrapy_rep.integrations.browser.BrowserGuard"
 #: on the downloader side of everything that may retry or cache: its
 #: process_exception turns a render failed by a disallowed redirect into a drop first
 BROWSER_GUARD_PRIORITY = 950
-
-#: Spidermon's extension (the ``spidermon`` extra), and where it runs in EXTENSIONS
-SPIDERMON_EXTENSION = "spidermon.contrib.scrapy.extensions.Spidermon"
-SPIDERMON_PRIORITY = 500
-#: scrapy-rep's monitor suite, by import path
-SUITE = "scrapy_rep.integrations.monitors.RepMonitorSuite"
 
 
 def browser_wanted(settings: Any) -> bool:
@@ -65,9 +59,6 @@ def enable_spidermon(settings: Any) -> None:
     """``REP_SPIDERMON``: Spidermon on, scrapy-rep's suite run when the engine stops."""
     if importlib.util.find_spec("spidermon") is None:
         raise SettingError("REP_SPIDERMON needs Spidermon: pip install 'scrapy-rep[spidermon]'")
-    settings.set("SPIDERMON_ENABLED", True, priority="addon")
-    put = settings.set_in_component_priority_dict
-    put("EXTENSIONS", SPIDERMON_EXTENSION, SPIDERMON_PRIORITY)
-    suites = list(settings.getlist("SPIDERMON_ENGINE_STOP_MONITORS"))
-    if SUITE not in suites:
-        settings.set("SPIDERMON_ENGINE_STOP_MONITORS", [*suites, SUITE], priority="addon")
+    from scrapy_rep.integrations.monitors import enable  # spidermon is an optional dependency
+
+    enable(settings)

@@ -219,19 +219,20 @@ def read_uses(name: str, value: Any, get: Getter) -> tuple[str, ...]:
     return tuple(_each(name, dict.fromkeys(value), USES, "use", lambda _, v: v))
 
 
+def _token(where: str, raw: Any) -> str:
+    """An RFC 9309 product token."""
+    try:
+        return validate_token(raw)
+    except InvalidProductToken as exc:
+        raise SettingError(f"{where}: {exc}") from None
+
+
 def read_use_tokens(name: str, value: Any, get: Getter) -> dict[str, str]:
-    """``REP_USE_TOKENS``: use -> a policy token (an RFC 9309 product token)."""
+    """``REP_USE_TOKENS``: use -> a policy token."""
     value = _json(name, value)
     if not isinstance(value, Mapping):
         raise SettingError(f"{name} must be a dict of use -> token, not {value!r}")
-
-    def token(where: str, raw: Any) -> str:
-        try:
-            return validate_token(raw)
-        except InvalidProductToken as exc:
-            raise SettingError(f"{where}: {exc}") from None
-
-    return _each(name, value, USES, "use", token)
+    return _each(name, value, USES, "use", _token)
 
 
 def read_report(name: str, value: Any, get: Getter) -> str | bool:
@@ -387,10 +388,7 @@ def read_token(name: str, value: Any, get: Getter) -> str:
     then of ``USER_AGENT``, that is not a browser's (:func:`crawler_token`), as Scrapy's
     built-in matches ``Mozilla/5.0 (compatible; shopbot/1.0)`` with ``User-agent: shopbot``."""
     if value:
-        try:
-            return validate_token(value)
-        except InvalidProductToken as exc:
-            raise SettingError(f"{name}: {exc}") from None
+        return _token(name, value)
     agent = next((n for n in ("ROBOTSTXT_USER_AGENT", "USER_AGENT") if get(n)), None)
     if agent is None:
         raise SettingError("no product token: set REP_PRODUCT_TOKEN = 'yourbot'")
@@ -455,9 +453,6 @@ _READ: weakref.WeakKeyDictionary[Any, RepSettings] = weakref.WeakKeyDictionary()
 #: not for users, a test's seam: a dict replacing :class:`Made` values, by attribute
 #: (``"max_redirects"``) or a field of one (``"policy.min_ttl"``, ``"pushback.backoff_start"``)
 TUNE = "_REP_TUNE"
-#: the local cache's origins: one per 2 KiB of ``REP_CACHE_MAX_BYTES``, the least an origin is
-#: counted in it (``ORIGIN_BYTES``, 1.5 KiB) and its report counters (~0.4 KiB)
-CACHE_ORIGIN_BYTES = 2048
 
 
 class RepSettings:
@@ -526,7 +521,9 @@ class RepSettings:
     store_retention = Made(lambda c: c.policy.unreachable_max_age)
     crawl_delay_enabled = Made(lambda c: c.crawl_delay_max > 0)
     worker_check_interval = Made(lambda c: c.worker_lease / 3)
-    cache_max_origins = Made(lambda c: max(1, c.cache_max_bytes // CACHE_ORIGIN_BYTES))
+    #: one per 2 KiB: the least an origin is counted in the cache (1.5 KiB) and its report
+    #: counters (~0.4 KiB)
+    cache_max_origins = Made(lambda c: max(1, c.cache_max_bytes // 2048))
     cache_compiled_bytes = Made(lambda c: max(1, c.cache_max_bytes // 8))
     store = Made(lambda c: c.store_choice.kind)
     redis_url = Made(lambda c: c.store_choice.redis_url)

@@ -52,9 +52,6 @@ class PolicyCache:
     compacted and compiled again on their next judgement.
     """
 
-    #: whether the parsed files are robots.txt, kept in a compiled window
-    WINDOW = True
-
     def __init__(
         self,
         max_origins: int = 1_000_000,
@@ -68,9 +65,9 @@ class PolicyCache:
         self.max_bytes = max_bytes
         #: the compiled window's budget, in estimated bytes
         self.compiled_bytes = compiled_bytes
-        #: file -> its footprint when last weighed; their sum (the file asked last may have
-        #: compiled since)
-        self._compiled: OrderedDict[RobotsTxt, int] | None = OrderedDict() if self.WINDOW else None
+        #: robots.txt file -> its footprint when last weighed; their sum (the file asked last
+        #: may have compiled since)
+        self._compiled: OrderedDict[RobotsTxt, int] = OrderedDict()
         self.window_bytes = 0
         #: the file handed out last: weighed again at the next call (compiled since)
         self._handed: RobotsTxt | None = None
@@ -181,8 +178,7 @@ class PolicyCache:
             self._evicted.clear()
             self._bytes = self._evicted_bytes = self.window_bytes = 0
             self._handed = None
-            if self._compiled is not None:
-                self._compiled.clear()
+            self._compiled.clear()
         else:
             entry = self._entries.pop(origin, None)
             if entry is not None:
@@ -203,7 +199,7 @@ class PolicyCache:
             if robots is None and policy.body is not None:  # a policy not (yet) cached
                 robots = self._parse(policy.digest, policy.body)
         window = self._compiled
-        if window is not None and robots is not None:
+        if isinstance(robots, RobotsTxt):  # another file (tdmrep.json) has nothing to release
             handed = self._handed
             if handed is not None and handed is not robots:
                 # compiled since it was handed out: weighed again (one sum of a few ints)
@@ -228,8 +224,7 @@ class PolicyCache:
     @property
     def compiled(self) -> int:
         """Parsed files compiled now."""
-        window = self._compiled
-        return sum(robots.compiled for robots in window) if window is not None else 0
+        return sum(robots.compiled for robots in self._compiled)
 
     def _parse(self, digest: str, body: bytes, packed: bytes | None = None) -> Any:
         parsed = self._parsed.get(digest)
