@@ -18,8 +18,7 @@ REFUSING_STATUSES = frozenset({403, 429})
 #: the reasons of the requests this module stops (decision records, ``rep/dropped/<reason>``)
 TOKEN_MISSING = "token-missing"
 IDENTITY_CHANGED = "identity-changed"
-#: how long an origin's refused identity is kept at most after its last refusal (seconds),
-#: when its pause's end is not known sooner
+#: how long an origin's refused identity is kept at most after its last refusal (seconds)
 REFUSAL_MEMORY = 3600.0
 #: origins whose refused identity is kept at most (LRU, ~0.3 KiB each)
 MAX_ORIGINS = 100_000

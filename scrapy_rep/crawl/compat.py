@@ -23,14 +23,11 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
 SCRAPY_VERSION: str = scrapy.__version__
-
 #: Scrapy's ``robots_parsed`` signal (Scrapy 2.18+), or None
 ROBOTS_PARSED: object | None = getattr(signals, "robots_parsed", None)
 
 #: download slots take a ``jitter`` (Scrapy 2.19+); before, a ``randomize_delay`` flag
 SLOT_JITTER: bool = "jitter" in inspect.signature(Slot.__init__).parameters
-
-
 #: component priority dicts merged with their ``_BASE`` by what the keys load (Scrapy 2.15+)
 PRIORITY_DICT_WITH_BASE: bool = hasattr(BaseSettings, "get_component_priority_dict_with_base")
 

@@ -166,10 +166,8 @@ def missing(settings: Any) -> list[Part]:
 
 
 def _among(part: Any, enabled: set[Any]) -> bool:
-    if part in enabled:
-        return True
-    return isinstance(part, type) and any(
-        isinstance(each, type) and issubclass(each, part) for each in enabled
+    return part in enabled or (
+        isinstance(part, type) and any(isinstance(e, type) and issubclass(e, part) for e in enabled)
     )
 
 
