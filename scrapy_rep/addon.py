@@ -64,10 +64,8 @@ def _say_obey_off_is_ignored(settings: Any) -> None:
 
 
 class Addon:
-    """Swaps Scrapy's RobotsTxtMiddleware for scrapy-rep's, at the same priority.
-
-    Defaults go in at add-on priority, so project and spider settings win.
-    """
+    """Swaps Scrapy's RobotsTxtMiddleware for scrapy-rep's, at the same priority; defaults go
+    in at add-on priority, so project and spider settings win."""
 
     def update_settings(self, settings: Any) -> None:
         _say_obey_off_is_ignored(settings)

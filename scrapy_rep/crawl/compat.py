@@ -1,7 +1,6 @@
-"""What differs between the Scrapy versions scrapy-rep supports (2.14 and later).
-
-Found by feature detection, never by version numbers, one function per difference; a
-missing feature degrades to the nearest thing (:func:`missing_features` says what).
+"""What differs between the Scrapy versions scrapy-rep supports (2.14 and later), found by
+feature detection, one function per difference (a missing feature degrades to the nearest
+thing); and the only place Scrapy's private parts are reached.
 """
 
 from __future__ import annotations

@@ -44,13 +44,9 @@ class _Entry:
 
 
 class PolicyCache:
-    """Policies by origin, at most ``max_origins`` and ``max_bytes``; least recently
-    used go first.
-
-    Bytes are counted, not files. The files asked most recently stay compiled within
-    ``compiled_bytes`` (plus the file asked last, whatever its size); the others are
-    compacted and compiled again on their next judgement.
-    """
+    """Policies by origin, at most ``max_origins`` and ``max_bytes``, least recently used
+    out first. The files asked last stay compiled within ``compiled_bytes`` (plus the very
+    last, whatever its size); the others are compacted, compiled again when next asked."""
 
     def __init__(
         self,
