@@ -124,8 +124,6 @@ class RefusedIdentities:
         self._by_origin: OrderedDict[str, Refusal] = OrderedDict()
         #: identities shared between entries (one crawl has a handful)
         self._shared: dict[Identity, Identity] = {}
-        #: entries forgotten before their time for want of room
-        self.evicted = 0
 
     def __len__(self) -> int:
         return len(self._by_origin)
@@ -141,7 +139,6 @@ class RefusedIdentities:
             self._by_origin[origin] = Refusal(shared, status, url, end)
             if len(self._by_origin) > self.max_origins:
                 self._by_origin.popitem(last=False)
-                self.evicted += 1
         else:
             entry.until = max(entry.until, end)
             self._by_origin.move_to_end(origin)
