@@ -68,6 +68,8 @@ class PageUsesMiddleware(PageDirectivesMiddleware):
 
     def _read_page(self, response: Response) -> Page | None:
         """The page directives and the uses answered, from one reading of the ``<head>``."""
+        if not self.uses:  # installed by hand, no use declared
+            return PageDirectivesMiddleware._read_page(self, response)
         html = isinstance(response, HtmlResponse)
         metas = head_metas(response.body, self._meta_names) if html else None
         page = self._read_directives(response, metas) if self.directives else None
