@@ -1,6 +1,6 @@
 """Memory per cached origin: scrapy-rep's policy cache against Protego, in one run.
 
-Usage: ``python benchmarks/bench_memory.py [--origins 100000] [--compiled N] [--token benchbot]``
+Usage: ``python benchmarks/bench_memory.py [--origins 100000] [--compiled-bytes N] [--token T]``
 
 Each of ``--origins`` origins serves one of Protego's ~4,200 real robots.txt
 files, cycled, with a comment naming the origin appended so that no two
@@ -38,7 +38,7 @@ from _common import TOKEN, run_child
 
 from scrapy_rep.core.decision import judge_record
 from scrapy_rep.core.policy import FetchResult, PolicyConfig, next_policy
-from scrapy_rep.runtime.store.memory import PolicyCache
+from scrapy_rep.runtime.store.memory import COMPILED_BYTES, PolicyCache
 
 
 def _inputs(n: int) -> tuple[list[bytes], list[str], list[str], list[str]]:
@@ -54,12 +54,12 @@ def _inputs(n: int) -> tuple[list[bytes], list[str], list[str], list[str]]:
     return bodies, bases, origins, urls
 
 
-def _ours(n: int, token: str, compiled: int | None = None) -> dict[str, Any]:
+def _ours(n: int, token: str, compiled: int = COMPILED_BYTES) -> dict[str, Any]:
     bodies, bases, origins, urls = _inputs(n)
     config = PolicyConfig()
     headers = {"content-type": "text/plain"}
     now = time.time()
-    cache = PolicyCache(max_origins=n, compiled_max=compiled)
+    cache = PolicyCache(max_origins=n, compiled_bytes=compiled)
     gc.collect()
     tracemalloc.start()
     before = tracemalloc.get_traced_memory()[0]
@@ -80,7 +80,7 @@ def _ours(n: int, token: str, compiled: int | None = None) -> dict[str, Any]:
         "bytes_per_origin": retained / n,
         "cached": len(cache),
         "compiled": cache.compiled,
-        "window": cache.compiled_max,
+        "window": cache.compiled_bytes,
         "us_per_origin": seconds / n * 1e6,
     }
     # The origins judged again, round-robin, as a broad crawl visits them: a file out of
@@ -141,7 +141,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--origins", type=int, default=100_000)
     parser.add_argument("--token", default=TOKEN)
     parser.add_argument(
-        "--compiled", type=int, default=None, help="the cache's window (compiled files)"
+        "--compiled-bytes",
+        type=int,
+        default=COMPILED_BYTES,
+        help="the cache's window (bytes of compiled files)",
     )
     args = parser.parse_args(argv)
     print(f"bench_memory: {args.origins:,} origins cycling the real corpus, token {args.token!r}")
@@ -151,11 +154,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             "engine": engine,
             "n": args.origins,
             "token": args.token,
-            "compiled": args.compiled,
+            "compiled": args.compiled_bytes,
         }
         results[engine] = found = run_child(__file__, "_child", config, timeout=1800)
         compiled = (
-            f", {found['compiled']:,} compiled (window {found['window']:,})"
+            f", {found['compiled']:,} compiled (window {found['window']:,} bytes)"
             if "compiled" in found
             else ""
         )

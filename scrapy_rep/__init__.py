@@ -1,8 +1,7 @@
 """scrapy-rep: RFC 9309 robots.txt for Scrapy — correct, safe, fast, and it says why.
 
-Everything a user imports is named here (``docs/reference.md``, "What you may
-import"); the folders below are the implementation. The Scrapy parts load only
-when asked for, so the engine and the CLI start fast.
+Everything a user imports is named here (``docs/reference.md``); the Scrapy parts load
+only when asked for, so the engine and the CLI start fast.
 """
 
 from importlib import import_module

@@ -13,11 +13,7 @@ from scrapy_rep.components.page import PageDirectivesMiddleware
 from scrapy_rep.components.robots import RobotsMiddleware
 from scrapy_rep.crawl import compat, parts
 from scrapy_rep.integrations import wiring
-from scrapy_rep.runtime.settings import (
-    SETTINGS,
-    is_enabled,
-    read_spidermon,
-)
+from scrapy_rep.runtime.settings import SETTINGS, is_enabled, read_spidermon
 
 logger = logging.getLogger(__name__)
 
@@ -52,13 +48,8 @@ _SET_BY = {
 
 
 def _say_obey_off_is_ignored(settings: Any) -> None:
-    """An explicit ``ROBOTSTXT_OBEY = False`` does not switch scrapy-rep off: say so, once.
-
-    Not honoured: without the add-on the docs ask for exactly that setting (so the
-    built-in stays off beside scrapy-rep's middleware), and a project keeps it
-    after moving to the add-on; switching robots.txt off takes ``REP_ENABLED``.
-    Scrapy's own default ``False`` (no template line) says nothing.
-    """
+    """Say once that an explicit ``ROBOTSTXT_OBEY = False`` is ignored: set up by hand the
+    docs ask for it (the built-in off), and projects keep it; ``REP_ENABLED`` is the switch."""
     priority = settings.getpriority("ROBOTSTXT_OBEY")
     if priority is None or priority < SETTINGS_PRIORITIES["project"]:
         return
@@ -73,10 +64,8 @@ def _say_obey_off_is_ignored(settings: Any) -> None:
 
 
 class Addon:
-    """Swaps Scrapy's RobotsTxtMiddleware for scrapy-rep's, at the same priority.
-
-    Defaults go in at add-on priority, so project and spider settings win.
-    """
+    """Swaps Scrapy's RobotsTxtMiddleware for scrapy-rep's, at the same priority; defaults go
+    in at add-on priority, so project and spider settings win."""
 
     def update_settings(self, settings: Any) -> None:
         _say_obey_off_is_ignored(settings)

@@ -12,15 +12,27 @@ from scrapy_rep.components.handover import HeldHandover
 from scrapy_rep.components.identity import IdentityGuard
 from scrapy_rep.components.page import PageDirectivesMiddleware
 from scrapy_rep.components.page_uses import PageUsesMiddleware
-from scrapy_rep.crawl.parts import (
-    AUDIT_LOG_PART,
-    COLLECTION_PART,
-    HANDOVER_PART,
-    HTML_REPORT_PART,
-    PARTS,
-    SHARED_PAUSES_PART,
+from scrapy_rep.crawl.parts import EVERY_PART, missing
+
+#: the parts every crawl needs, then each optional one by its class's name
+PARTS = EVERY_PART[:4]
+(
     USES_PART,
-    missing,
+    HANDOVER_PART,
+    COLLECTION_PART,
+    SHARED_PAUSES_PART,
+    AUDIT_LOG_PART,
+    HTML_REPORT_PART,
+) = (
+    next(part for part in EVERY_PART if part.path.endswith(f".{name}"))
+    for name in (
+        "PageUsesMiddleware",
+        "HeldHandover",
+        "CollectionPolicy",
+        "SharedPauseStore",
+        "AuditLogFiles",
+        "HtmlReport",
+    )
 )
 
 

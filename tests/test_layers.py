@@ -222,7 +222,8 @@ FUNCTION_LEVEL = {
     # subcommands that crawl or read a project's settings
     ("scrapy_rep.cli.recheck", "scrapy_rep.cli.recheck_crawl"): "scrapy (a crawl)",
     ("scrapy_rep.cli.describe", "scrapy_rep.addon"): "scrapy (a project's settings)",
-    ("scrapy_rep.cli.describe", "scrapy_rep.crawl.compat"): "scrapy (a project's settings)",
+    ("scrapy_rep.integrations.wiring", "scrapy_rep.integrations.monitors"): "spidermon",
+    ("scrapy_rep.cli.describe", "scrapy_rep.cli.recheck_crawl"): "scrapy (a project's settings)",
 }
 
 

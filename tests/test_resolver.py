@@ -284,7 +284,6 @@ def test_crawlers_share_a_resolver_only_when_every_setting_it_uses_is_equal() ->
         {TUNE: {"policy.pause_max_tries": 9}},
         {"REP_STATUS_ACTIONS": {"403": "allow"}},
         {TUNE: {"cache_max_origins": 5}},
-        {TUNE: {"cache_compiled_origins": 5}},
         {TUNE: {"cache_compiled_bytes": 5_000_000}},
         {"REP_CACHE_MAX_BYTES": 5_000_000},
         {"REP_STORE": "redis://127.0.0.1:1"},

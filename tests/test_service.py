@@ -59,10 +59,10 @@ def test_one_service_per_crawler_made_by_the_downloader_middleware(rig: Rig) -> 
 
 
 def test_the_caches_bounds_come_from_the_settings() -> None:
-    rig = Rig({TUNE: {"cache_max_origins": 7, "cache_compiled_origins": 3}})
+    rig = Rig({TUNE: {"cache_max_origins": 7, "cache_compiled_bytes": 3}})
     try:
         cache = RobotsMiddleware(rig.crawler).service.resolver.cache
-        assert (cache.max_origins, cache.compiled_max) == (7, 3)
+        assert (cache.max_origins, cache.compiled_bytes) == (7, 3)
         assert cache.evicted_max == EVICTED_PER_CACHED * 7  # no shared store: kept compact
     finally:
         rig.close()

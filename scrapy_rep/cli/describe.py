@@ -178,7 +178,7 @@ def _user_agent_header(get: Any) -> str:
 def _addon_enabled(get: Any) -> bool:
     """The add-on is listed in ``ADDONS`` and not switched off there (a ``None`` priority)."""
     from scrapy_rep.addon import Addon
-    from scrapy_rep.crawl.compat import is_component
+    from scrapy_rep.cli.recheck_crawl import is_component
 
     addons = get("ADDONS") or {}
     listed = addons.items() if hasattr(addons, "items") else ((name, 0) for name in addons)

@@ -18,14 +18,22 @@ from typing import Any
 from scrapy import Spider
 from scrapy.crawler import CrawlerProcess
 from scrapy.settings import SETTINGS_PRIORITIES, Settings
+from scrapy.utils.misc import load_object
 
 from scrapy_rep.addon import Addon
 from scrapy_rep.core.decision import DecisionRecord
 from scrapy_rep.crawl import graph
-from scrapy_rep.crawl.compat import is_component
 
 #: quiet by default, as ``scrapy robots``: the report is the output
 _QUIET = {"LOG_LEVEL": "WARNING", "REP_REPORT": False}
+
+
+def is_component(component: Any, cls: type) -> bool:
+    """Whether a component priority dict's key (a class or its import path) is ``cls``."""
+    try:
+        return load_object(component) is cls
+    except (ImportError, NameError, ValueError, TypeError):
+        return False
 
 
 class _RecheckSpider(Spider):

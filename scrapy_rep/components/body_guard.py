@@ -1,6 +1,4 @@
-"""``BodyGuard``: robots.txt bodies inflated to 500 KiB at most; between Scrapy's
-HttpCompressionMiddleware and the downloader, so it sees raw bodies.
-"""
+"""``BodyGuard``: robots.txt bodies inflated to 500 KiB at most."""
 
 from __future__ import annotations
 
@@ -16,13 +14,9 @@ if TYPE_CHECKING:
 
 
 class BodyGuard:
-    """Decompresses robots.txt bodies itself, stopping at 500 KiB.
-
-    Sits between Scrapy's HttpCompressionMiddleware and the downloader, so
-    a gzip bomb served as robots.txt is cut at the cap instead of inflated
-    whole. Other responses pass untouched (a licence wall is the page-status
-    middleware's: :class:`~scrapy_rep.components.pushback.PushbackMiddleware`).
-    """
+    """Decompresses robots.txt bodies itself, stopping at 500 KiB: between Scrapy's
+    HttpCompressionMiddleware and the downloader, it cuts a gzip bomb served as robots.txt
+    at the cap instead of inflating it whole. Other responses pass untouched."""
 
     def process_response(self, request: Request, response: Response, spider: Any = None) -> Any:
         if not request.meta.get(M.ROBOTS_REQUEST):

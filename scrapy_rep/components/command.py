@@ -23,12 +23,12 @@ from scrapy.exceptions import UsageError
 from scrapy.settings import SETTINGS_PRIORITIES
 
 from scrapy_rep.addon import Addon
+from scrapy_rep.cli.recheck_crawl import is_component
 from scrapy_rep.core.decision import DOWNLOAD, DecisionRecord
 from scrapy_rep.core.origin import NotAnOrigin, origin_of
 from scrapy_rep.core.policy import Policy
 from scrapy_rep.core.uses import shown
 from scrapy_rep.crawl import graph
-from scrapy_rep.crawl.compat import is_component
 from scrapy_rep.robotstxt.text import printable
 
 EXIT_ALLOWED, EXIT_NOT_ALLOWED, EXIT_ERROR = 0, 1, 2

@@ -1,9 +1,6 @@
-"""Each request's identity checked as it leaves for the network (``core/identity.py``).
-
-The last downloader middleware: it sees the headers every other one set, exactly as the
-handler sends them, and can still stop the request (``request_reached_downloader``
-cannot). A 403/429 fixes the identity on ``response_downloaded``, before the slot lets
-its next request go; requests waiting in the slot under another identity are dropped.
+"""Each request's identity checked as it leaves for the network (``core/identity.py``), by
+the last downloader middleware: it sees the headers as the handler sends them, and can
+still stop the request (``request_reached_downloader`` cannot).
 """
 
 from __future__ import annotations
@@ -44,8 +41,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-#: after every downloader middleware Scrapy ships (the highest is 900) or a project is
-#: likely to set: the last ``process_request``, the first ``process_response``
 _THE_SETTING = "it is the USER_AGENT setting: put the token in it (or set REP_PRODUCT_TOKEN)"
 
 
@@ -57,9 +52,8 @@ class IdentityGuard:
         service = graph.running(crawler)
         if service is None:  # no RobotsMiddleware (REP_ENABLED off, or removed): nothing to keep
             raise NotConfigured("scrapy-rep's RobotsMiddleware is not enabled")
-        config = service.config
-        self.token_action: str = config.identity_token_action
-        self.change_action: str = config.identity_change_action
+        self.token_action = service.config.identity_action[TOKEN_MISSING]
+        self.change_action = service.config.identity_action[IDENTITY_CHANGED]
         if self.token_action == "off" and self.change_action == "off":
             raise NotConfigured("REP_IDENTITY_ACTION off")
         self.crawler = crawler
@@ -78,8 +72,6 @@ class IdentityGuard:
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> IdentityGuard:
         return cls(crawler)
-
-    # -- as the request leaves ------------------------------------------------
 
     def process_request(self, request: Request, spider: Any = None) -> None:
         origin = _governed_origin(request)
@@ -119,9 +111,7 @@ class IdentityGuard:
     def _seen(self, request: Request) -> tuple[Identity, bool]:
         """The request's identity and whether it carries the token; the last answer is kept
         (a crawl sends one identity, or a few, over and over)."""
-        headers = request.headers
-        # Headers is a dict of title-cased bytes keys to lists of values (Scrapy 2.14 on):
-        # read as a dict, a third of Headers.get's cost on the hot path
+        headers = request.headers  # read as the dict it is: a third of Headers.get's cost
         raw = (
             dict.get(headers, b"User-Agent"),
             request.meta.get("proxy"),
@@ -162,8 +152,6 @@ class IdentityGuard:
         self.telemetry.stopped(origin, judged, record)  # a download counted: no longer
         return RepIgnoreRequest(record)
 
-    # -- what the site answered -------------------------------------------------
-
     def _downloaded(self, response: Response, request: Request, **_: Any) -> None:
         """A 403/429 fixes its origin's identity before the download slot lets the next
         request go; the origin's requests waiting there under another identity are
@@ -195,11 +183,11 @@ class IdentityGuard:
 
 
 def _governed_origin(request: Request) -> str | None:
-    """The origin whose refusals govern ``request``; None for requests that are not checked
-    (``dont_obey_robotstxt``, robots.txt itself, not an origin)."""
+    """The origin whose refusals govern ``request``; None for requests not checked here
+    (``dont_obey_robotstxt``; robots.txt's own, checked by crawl/fetch.py; not an origin)."""
     meta = request.meta
     if meta.get(M.DONT_OBEY) or meta.get(M.ROBOTS_REQUEST):
-        return None  # not governed; robots.txt's own User-Agent is checked by crawl/fetch.py
+        return None
     return _origin(request)
 
 
@@ -215,9 +203,8 @@ def _origin(request: Request) -> str | None:
 
 
 def _set_by(crawler: Crawler) -> str:
-    """Who set a User-Agent that is not the setting: the downloader middlewares between
-    scrapy-rep's and the guard that are not Scrapy's own, by priority, may have.
-    Warns once of any ordered at or after the guard (it would see requests after us)."""
+    """Who set a User-Agent that is not the setting, in words: the downloader middlewares
+    between scrapy-rep's and the guard, not Scrapy's own; warns of any after the guard."""
     found = compat.component_priority_dict(crawler.settings, "DOWNLOADER_MIDDLEWARES")
     # each one loads: Scrapy built them all before the guard, last (or it fails anyway)
     classes = [(load_object(c), int(p)) for c, p in found.items() if p is not None]

@@ -42,7 +42,7 @@ _REL_SAID = '<a rel="nofollow">'
 
 
 @dataclass
-class _Page:
+class Page:
     """What one response's output is filtered by."""
 
     directives: PageDirectives
@@ -58,29 +58,24 @@ class PageDirectivesMiddleware:
     """Applies ``nofollow``, ``noindex`` and ``rel=nofollow`` to what a page's callback yields."""
 
     def __init__(self, crawler: Crawler) -> None:
-        settings = crawler.settings
-        if not is_enabled(settings.get):
+        if not is_enabled(crawler.settings.get):
             raise NotConfigured("REP_ENABLED is off")
         config = RepSettings.of(crawler)
         if not config.page_directives and not config.uses:
             raise NotConfigured("REP_PAGE_DIRECTIVES is off and REP_USES declares no use")
         self.crawler = crawler
         self.directives = config.page_directives
-        #: the declared uses, answered per response (by the subclass that reads them)
-        self.uses: tuple[str, ...] = ()
         self.telemetry = Telemetry.of(crawler)  # the crawl's one sink
         self.token = config.token
         self.keep_noindex = config.page_noindex_action == "keep"
         self.rel_nofollow = config.rel_nofollow
         self.clock: Callable[[], float] = config.clock.now
         # read in process_spider_input, used in process_spider_output; gone with the response
-        self._pages: WeakKeyDictionary[Response, _Page | None] = WeakKeyDictionary()
+        self._pages: WeakKeyDictionary[Response, Page | None] = WeakKeyDictionary()
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> PageDirectivesMiddleware:
         return cls(crawler)
-
-    # -- the spider middleware hooks ------------------------------------------------------------
 
     def process_spider_input(self, response: Response, spider: Any = None) -> None:
         """Read the page before its callback, and show the callback what it says."""
@@ -108,9 +103,7 @@ class PageDirectivesMiddleware:
             if page is None or self._allow(response, page, output):
                 yield output
 
-    # -- reading the page -----------------------------------------------------------------------
-
-    def _page(self, response: Response) -> _Page | None:
+    def _page(self, response: Response) -> Page | None:
         """Read once per response: output recovered from an exception comes here again."""
         try:
             return self._pages[response]
@@ -118,37 +111,22 @@ class PageDirectivesMiddleware:
             page = self._pages[response] = self._read(response)
             return page
 
-    def _read(self, response: Response) -> _Page | None:
+    def _read(self, response: Response) -> Page | None:
         """What filters this response's output; None when nothing does."""
         if _exempt(response):
             return None
-        metas = self._head(response) if self.uses else None  # the head read once for both
-        page = self._read_directives(response, metas) if self.directives else None
-        if self.uses:
-            refused = self._read_uses(response, metas)
-            if refused is not None:
-                page = page or _Page(NO_DIRECTIVES, False)
-                page.refused = refused
+        page = self._read_page(response)
         if page is not None and response.request is not None:
             page.keep_items = bool(response.request.meta.get(M.DONT_OBEY))
         return page
 
-    def _head(self, response: Response) -> list[tuple[str, str]] | None:
-        """The ``<head>`` tags both readings ask for (:class:`PageUsesMiddleware
-        <scrapy_rep.components.page_uses.PageUsesMiddleware>`); None: each reads its own."""
-        return None
-
-    def _read_uses(
-        self, response: Response, metas: list[tuple[str, str]] | None
-    ) -> UseAnswer | None:
-        """The declared uses answered for the response (by :class:`PageUsesMiddleware
-        <scrapy_rep.components.page_uses.PageUsesMiddleware>`); the refusal that drops its
-        items, if any."""
-        return None
+    def _read_page(self, response: Response) -> Page | None:
+        """What the page says (the uses' subclass adds their answers)."""
+        return self._read_directives(response, None) if self.directives else None
 
     def _read_directives(
         self, response: Response, metas: list[tuple[str, str]] | None
-    ) -> _Page | None:
+    ) -> Page | None:
         """What the page directives filter in this response's output; None when nothing."""
         html = isinstance(response, HtmlResponse)
         if html and M.BROWSER_INITIAL_METAS in response.meta:  # a render: its first HTML too
@@ -163,22 +141,17 @@ class PageDirectivesMiddleware:
         )
         rel = self.rel_nofollow and html
         if directives is NO_DIRECTIVES:
-            return _Page(directives, rel) if rel else None
+            return Page(directives, rel) if rel else None
         if not html and _is_sitemap(response):
             return None
-        self._note(response, directives)
-        return _Page(directives, rel)  # noarchive, nosnippet alone: shown to the callback only
-
-    def _note(self, response: Response, directives: PageDirectives) -> None:
         d = directives
         said = [f"{n} ({d.source(n)})" for n in ("noindex", "nofollow") if getattr(d, n)]
         self.telemetry.emit(
             PageSaid(response.url, self.token, d.noindex, d.nofollow, said, d.invalid_dates)
         )
+        return Page(directives, rel)  # noarchive, nosnippet alone: shown to the callback only
 
-    # -- filtering its output -------------------------------------------------------------------
-
-    def _allow(self, response: Response, page: _Page, output: Any) -> bool:
+    def _allow(self, response: Response, page: Page, output: Any) -> bool:
         directives = page.directives
         if isinstance(output, Request):
             if output.meta.get("dont_obey_robotstxt"):
@@ -211,7 +184,7 @@ class PageDirectivesMiddleware:
         return self.keep_noindex
 
     def _drop_item(self, response: Response, refused: UseAnswer) -> None:
-        """An item of a response that refuses a declared use (the subclass drops them)."""
+        """An item of a response that refuses a declared use (only the subclass's)."""
 
     def _drop(self, request: Request, reason: str, said: str, detail: str) -> None:
         origin = origin_or_none(request.url)
@@ -229,11 +202,8 @@ def origin_or_none(url: str) -> str | None:
 def _with_initial(
     response: Response, metas: list[tuple[str, str]] | None, token: str
 ) -> list[tuple[str, str]]:
-    """A rendered page's robots meta tags: the final DOM's and its initial HTML's, together.
-
-    The browser guard keeps the initial HTML's (``BROWSER_INITIAL_METAS``) when it
-    fetches the page's navigation; a script that removes a ``nofollow`` does not undo it.
-    """
+    """A rendered page's robots meta tags: the final DOM's and its initial HTML's (kept by the
+    browser guard), so a script that removes a ``nofollow`` does not undo it."""
     final = metas if metas is not None else meta_robots(response.body, token)
     return [*final, *response.meta[M.BROWSER_INITIAL_METAS]]
 

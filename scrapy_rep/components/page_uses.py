@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING
 
 from scrapy.http import HtmlResponse
 
-from scrapy_rep.components.page import PageDirectivesMiddleware, origin_or_none
+from scrapy_rep.components.page import Page, PageDirectivesMiddleware, origin_or_none
 from scrapy_rep.core.decision import USE_REFUSED
-from scrapy_rep.core.directives import head_metas
+from scrapy_rep.core.directives import NO_DIRECTIVES, head_metas
 from scrapy_rep.core.tdmrep import USE as TDM_USE
 from scrapy_rep.core.use_signals import (
     meta_names,
@@ -66,10 +66,18 @@ class PageUsesMiddleware(PageDirectivesMiddleware):
                 )
             )
 
-    def _head(self, response: Response) -> list[tuple[str, str]] | None:
-        if isinstance(response, HtmlResponse):
-            return head_metas(response.body, self._meta_names)
-        return None
+    def _read_page(self, response: Response) -> Page | None:
+        """The page directives and the uses answered, from one reading of the ``<head>``."""
+        if not self.uses:  # installed by hand, no use declared
+            return PageDirectivesMiddleware._read_page(self, response)
+        html = isinstance(response, HtmlResponse)
+        metas = head_metas(response.body, self._meta_names) if html else None
+        page = self._read_directives(response, metas) if self.directives else None
+        refused = self._read_uses(response, metas)
+        if refused is not None:
+            page = page or Page(NO_DIRECTIVES, False)
+            page.refused = refused
+        return page
 
     def _read_uses(
         self, response: Response, metas: list[tuple[str, str]] | None

@@ -38,14 +38,18 @@ class RobotsMiddleware:
         self, request: Request, spider: Any = None
     ) -> Request | Response | None:
         meta = request.meta
-        if meta.get(M.DONT_OBEY) or meta.get(M.ROBOTS_REQUEST):
-            if self.admission.excluded is not None and not meta.get(M.ROBOTS_REQUEST):
-                self._excluded_unobeyed(request)  # REP_EXCLUDE holds for it too
+        if meta.get(M.ROBOTS_REQUEST):
             return None
         try:
             origin = origin_of(request.url)
         except NotAnOrigin:
             return None  # data:, file:, ... are not governed by robots.txt
+        if meta.get(M.DONT_OBEY):  # it opts out of robots.txt, not of REP_EXCLUDE
+            if self.admission.excluded is not None:
+                record = self.admission.excluded_record(origin, request, downloader=True)
+                if record is not None:
+                    raise RepIgnoreRequest(record)
+            return None
         service = self.service
         withheld_reason = meta.pop(M.DROP, None)
         if withheld_reason is not None:
@@ -73,13 +77,3 @@ class RobotsMiddleware:
             raise RepIgnoreRequest(record)
         # held by the gate, or REP_*_ACTION = "park": parked before the scheduler takes it
         return self.holding.to_parking(request, record["reason"])
-
-    def _excluded_unobeyed(self, request: Request) -> None:
-        """A ``dont_obey_robotstxt`` request to a site on ``REP_EXCLUDE``: dropped all the same."""
-        try:
-            origin = origin_of(request.url)
-        except NotAnOrigin:
-            return
-        record = self.admission.excluded_record(origin, request, downloader=True)
-        if record is not None:
-            raise RepIgnoreRequest(record)

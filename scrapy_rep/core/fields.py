@@ -1,9 +1,6 @@
-"""One bound for every response header scrapy-rep reads: its first :data:`FIELD_LINES`
-field lines, :data:`FIELD_OCTETS` octets in all (Robots-Tag's draft asks for 8 KiB).
-
-A site chooses its headers, and may send megabytes. A line crossing the bound is not
-read, since a directive cut in the middle could say something else (``max-snippet: 200``
-cut to ``max-snippet: 2``); ``cut=True`` keeps its start where only that matters.
+"""One bound for every response header scrapy-rep reads (a site may send megabytes): its
+first :data:`FIELD_LINES` field lines, :data:`FIELD_OCTETS` octets in all (Robots-Tag's
+draft asks for 8 KiB).
 """
 
 from __future__ import annotations
@@ -20,10 +17,10 @@ _Line = TypeVar("_Line", str, bytes)
 
 
 def field_lines(values: Iterable[_Line], *, cut: bool = False) -> list[_Line]:
-    """The field lines of one header that are read: the first :data:`FIELD_LINES`, at most
-    :data:`FIELD_OCTETS` in all (a ``str`` counts its characters, each one octet in
-    Latin-1). The line that crosses the bound is left out, or with ``cut`` kept up to
-    it; none after it is read."""
+    """The field lines of one header that are read (a ``str``'s characters are Latin-1
+    octets). The line crossing the bound is left out, since a directive cut could say
+    something else (``max-snippet: 200`` cut to ``max-snippet: 2``), or with ``cut`` kept up
+    to it; none after it is read."""
     kept: list[_Line] = []
     budget = FIELD_OCTETS
     for value in values:

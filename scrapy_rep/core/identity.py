@@ -1,9 +1,6 @@
-"""The crawler's identity as a request leaves: its product token, and no change after a refusal.
-
-RFC 9309 §2.2.1: the token must appear in the crawler's ``User-Agent``
-(:func:`carries_token`). And "an HTTP error is no reason to change identity": after a
-403/429 a request under another ``User-Agent`` or proxy evades the refusal
-(:class:`RefusedIdentities`, bounded, kept until the origin's pause ends).
+"""The crawler's identity as a request leaves: its product token (RFC 9309 §2.2.1), and no
+change after a 403/429 ("an HTTP error is no reason to change identity"): another
+``User-Agent`` or proxy would evade the refusal.
 """
 
 from __future__ import annotations
@@ -21,10 +18,7 @@ REFUSING_STATUSES = frozenset({403, 429})
 #: the reasons of the requests this module stops (decision records, ``rep/dropped/<reason>``)
 TOKEN_MISSING = "token-missing"
 IDENTITY_CHANGED = "identity-changed"
-#: drops that overrule a ``download`` answer already recorded for the same request
-OVERRULING = frozenset({TOKEN_MISSING, IDENTITY_CHANGED})
-#: how long an origin's refused identity is kept at most after its last refusal (seconds),
-#: when its pause's end is not known sooner
+#: how long an origin's refused identity is kept at most after its last refusal (seconds)
 REFUSAL_MEMORY = 3600.0
 #: origins whose refused identity is kept at most (LRU, ~0.3 KiB each)
 MAX_ORIGINS = 100_000
@@ -33,12 +27,8 @@ _NAME_CHARS = "A-Za-z_-"
 
 
 def carries_token(user_agent: str, token: str) -> bool:
-    """Whether ``user_agent`` names ``token`` as a product (any case, a whole word).
-
-    ``shopbot/1.0 (+https://shop.example)`` and ``Mozilla/5.0 (compatible;
-    ShopBot/1.0)`` carry ``shopbot``; ``Mozilla/5.0 (X11) Chrome/120`` and
-    ``notshopbot/1.0`` do not.
-    """
+    """Whether ``user_agent`` names ``token`` as a product (any case, a whole word):
+    ``Mozilla/5.0 (compatible; ShopBot/1.0)`` carries ``shopbot``, ``notshopbot/1.0`` not."""
     if not token or not user_agent:
         return False
     return _pattern(token).search(user_agent) is not None
@@ -63,13 +53,9 @@ def _credentials(header: str) -> bytes:
 
 @dataclass(frozen=True, slots=True)
 class Identity:
-    """Who a request says it is: its ``User-Agent`` and the proxy it goes through.
-
-    ``proxy`` is the proxy as the download handler connects to it (scheme, host
-    and port, ``http`` and the scheme's default port when unsaid; ``""``: none);
-    ``proxy_auth`` a short digest of the credentials sent to it, never the
-    credentials themselves.
-    """
+    """Who a request says it is: its ``User-Agent``, the proxy as the handler connects to it
+    (``scheme://host:port``; ``""``: none) and a short digest of the credentials sent to it
+    (never the credentials)."""
 
     user_agent: str
     proxy: str = ""
@@ -79,14 +65,9 @@ class Identity:
     def of(
         cls, user_agent: str, proxy: str | None = None, proxy_authorization: str | None = None
     ) -> Identity:
-        """The identity a request leaves with, from its ``User-Agent``, ``meta["proxy"]``
-        and ``Proxy-Authorization`` header, as Scrapy's download handlers send them.
-
-        The credentials are the header's when there is one (every handler sends it;
-        Scrapy's HttpProxyMiddleware writes it from ``user:password`` in the proxy URL),
-        else the proxy URL's: a Basic header and the URL's percent-decoded
-        ``user:password`` are one set of credentials. Another header is taken as sent.
-        """
+        """The identity a request leaves with, as Scrapy's download handlers send it: the
+        credentials are the ``Proxy-Authorization`` header's when there is one, else the
+        proxy URL's (a Basic header and the URL's ``user:password`` are one set)."""
         where, secret = "", _credentials(proxy_authorization) if proxy_authorization else b""
         if proxy:
             parts = urlsplit(proxy if "//" in proxy else f"//{proxy}")
@@ -130,15 +111,11 @@ class Refusal:
 
 
 class RefusedIdentities:
-    """Per origin, the identity it last refused (403/429): bounded, expiring, pure.
+    """Per origin, the identity it refused (403/429), until its pause ends (``ended``) or
+    ``keep`` seconds after the last refusal; at most ``max_origins``, least recent first out.
 
-    ``refused`` notes a refusal (the first refused identity stays while the
-    entry lives: it is the one the site knows the crawler by; a later refusal
-    extends it); ``changed`` answers whether a request's identity differs from
-    the refused one; ``ended`` forgets an origin whose pause is over. An entry
-    lasts until ``until`` (the pause's end, when the caller knows it), and at
-    most ``keep`` seconds after its last refusal. At most ``max_origins``
-    entries: the least recently refused or asked is forgotten first.
+    The first refused identity stays while the entry lives: it is the one the site knows
+    the crawler by; a later refusal only extends it.
     """
 
     def __init__(self, keep: float, max_origins: int) -> None:
@@ -147,29 +124,21 @@ class RefusedIdentities:
         self._by_origin: OrderedDict[str, Refusal] = OrderedDict()
         #: identities shared between entries (one crawl has a handful)
         self._shared: dict[Identity, Identity] = {}
-        #: entries forgotten before their time for want of room
-        self.evicted = 0
 
     def __len__(self) -> int:
         return len(self._by_origin)
 
-    def refused(
-        self,
-        origin: str,
-        identity: Identity,
-        status: int,
-        url: str,
-        now: float,
-        until: float | None = None,
-    ) -> None:
+    def refused(self, origin: str, identity: Identity, status: int, url: str, now: float) -> None:
         """Note that ``origin`` answered ``status`` to a request sent as ``identity``."""
-        end = now + self.keep if until is None else min(max(until, now), now + self.keep)
+        end = now + self.keep
         entry = self._live(origin, now)
         if entry is None:
-            self._by_origin[origin] = Refusal(self._share(identity), status, url, end)
+            if identity not in self._shared and len(self._shared) >= 1024:
+                self._shared.clear()
+            shared = self._shared.setdefault(identity, identity)
+            self._by_origin[origin] = Refusal(shared, status, url, end)
             if len(self._by_origin) > self.max_origins:
                 self._by_origin.popitem(last=False)
-                self.evicted += 1
         else:
             entry.until = max(entry.until, end)
             self._by_origin.move_to_end(origin)
@@ -191,14 +160,6 @@ class RefusedIdentities:
             del self._by_origin[origin]
             return None
         return entry
-
-    def _share(self, identity: Identity) -> Identity:
-        found = self._shared.get(identity)
-        if found is None:
-            if len(self._shared) >= 1024:
-                self._shared.clear()
-            found = self._shared[identity] = identity
-        return found
 
 
 class Once:

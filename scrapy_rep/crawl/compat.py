@@ -1,7 +1,6 @@
-"""What differs between the Scrapy versions scrapy-rep supports (2.14 and later).
-
-Found by feature detection, never by version numbers, one function per difference; a
-missing feature degrades to the nearest thing (:func:`missing_features` says what).
+"""What differs between the Scrapy versions scrapy-rep supports (2.14 and later), found by
+feature detection, one function per difference (a missing feature degrades to the nearest
+thing); and the only place Scrapy's private parts are reached.
 """
 
 from __future__ import annotations
@@ -23,14 +22,11 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
 SCRAPY_VERSION: str = scrapy.__version__
-
 #: Scrapy's ``robots_parsed`` signal (Scrapy 2.18+), or None
 ROBOTS_PARSED: object | None = getattr(signals, "robots_parsed", None)
 
 #: download slots take a ``jitter`` (Scrapy 2.19+); before, a ``randomize_delay`` flag
 SLOT_JITTER: bool = "jitter" in inspect.signature(Slot.__init__).parameters
-
-
 #: component priority dicts merged with their ``_BASE`` by what the keys load (Scrapy 2.15+)
 PRIORITY_DICT_WITH_BASE: bool = hasattr(BaseSettings, "get_component_priority_dict_with_base")
 
@@ -57,14 +53,6 @@ def disable_component(settings: Any, name: str, cls: type) -> None:
         components = settings.getdict(name)
         components.update(dict.fromkeys(paths))
         settings.set(name, components, settings.getpriority(name) or 0)
-
-
-def is_component(component: Any, cls: type) -> bool:
-    """Whether a component priority dict's key (a class or its import path) is ``cls``."""
-    try:
-        return load_object(component) is cls
-    except (ImportError, NameError, ValueError, TypeError):
-        return False
 
 
 #: the engine's public ``scheduler`` property (Scrapy 2.19+)
@@ -122,10 +110,9 @@ def encode_for_queue(queue: Any, request: Any) -> Any:
 
 def missing_features() -> list[str]:
     """What this Scrapy lacks, one line each; empty when nothing is missing."""
-    missing = []
     if ROBOTS_PARSED is None:
-        missing.append("Scrapy's robots_parsed signal is not sent (it needs Scrapy >= 2.18)")
-    return missing
+        return ["Scrapy's robots_parsed signal is not sent (it needs Scrapy >= 2.18)"]
+    return []
 
 
 _told = False  # missing_features() is logged once a process, by the first middleware

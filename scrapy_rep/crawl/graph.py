@@ -113,7 +113,7 @@ def build(crawler: Crawler) -> RobotsService:
         config.crawl_delay_max,
         telemetry,
         partial(_asked_delay, resolver, token) if config.crawl_delay_enabled else None,
-        shared_pacing(resolver.shared) if config.crawl_delay_shared else None,
+        shared_pacing(resolver.shared),
         remember=config.cache_max_origins,
     )
     pushback = (
@@ -152,7 +152,6 @@ def build(crawler: Crawler) -> RobotsService:
 def _resolver(config: RepSettings, spec: ResolverSpec, jobdir: str | None) -> Resolver:
     cache = PolicyCache(
         config.cache_max_origins,
-        compiled_max=config.cache_compiled_origins,
         max_bytes=config.cache_max_bytes,
         compiled_bytes=config.cache_compiled_bytes,
     )

@@ -13,32 +13,17 @@ from scrapy.utils.misc import load_object
 from scrapy_rep.runtime.settings import SettingError, read_report
 
 
-def _always(settings: Any) -> bool:
-    return True
-
-
-def _uses(settings: Any) -> bool:
-    return bool(settings.get("REP_USES"))
-
-
-def _collection(settings: Any) -> bool:
-    return bool(settings.get("REP_COLLECTION_POLICY"))
-
-
 class Part(NamedTuple):
-    """A component the add-on installs beside ``RobotsMiddleware``: the add-on puts it in
-    when :attr:`wanted` says so, and a crawl set up by hand is told what it lacks without
-    it (``lacks``)."""
+    """A component the add-on installs beside ``RobotsMiddleware`` when :attr:`wanted` says
+    so; a crawl set up by hand is told what it ``lacks`` without it."""
 
     setting: str
     path: str
     lacks: str
     priority: int
-    wanted: Callable[[Any], bool] = _always
+    wanted: Callable[[Any], bool] = lambda settings: True
 
 
-#: between HttpCompressionMiddleware (590) and the downloader: sees raw bodies
-BODY_GUARD_PRIORITY = 595
 #: ``process_response`` before MetaRefreshMiddleware (580) follows a wall's (or a 429's)
 #: meta refresh, before HttpCompressionMiddleware inflates its body, and before
 #: RetryMiddleware (550) and the spider; after a redirect is followed
@@ -53,7 +38,6 @@ PAGE_DIRECTIVES_PRIORITY = 950
 #: any place among the extensions: they only fill the graph's slots as the crawler is made
 #: (the HTML report's acts at engine_stopped, after the sink's close)
 EXTENSION_PRIORITY = 500
-
 #: Scrapy's own scheduler, which no other worker shares
 DEFAULT_SCHEDULER = "scrapy.core.scheduler.Scheduler"
 
@@ -83,16 +67,16 @@ def audit_log_wanted(settings: Any) -> bool:
 
 
 def html_report_wanted(settings: Any) -> bool:
-    """Whether ``REP_REPORT`` names an HTML page (a bad value is said at start-up, by the
-    crawl)."""
+    """Whether ``REP_REPORT`` names an HTML page (a bad value is said at start-up)."""
     try:
         return isinstance(read_report("REP_REPORT", settings.get("REP_REPORT"), settings.get), str)
     except SettingError:
         return False
 
 
-#: what every crawl needs, in the order ``Addon.update_settings`` puts them
-PARTS: tuple[Part, ...] = (
+#: every part, in the order the add-on puts them: the first four always, each other one
+#: when its setting asks (loading one loads its machinery)
+EVERY_PART: tuple[Part, ...] = (
     Part(
         "DOWNLOADER_MIDDLEWARES",
         "scrapy_rep.components.pushback.PushbackMiddleware",
@@ -107,11 +91,11 @@ PARTS: tuple[Part, ...] = (
         "the identity check (no token-missing or identity-changed drops)",
         IDENTITY_PRIORITY,
     ),
-    Part(
+    Part(  # between HttpCompressionMiddleware (590) and the downloader: sees raw bodies
         "DOWNLOADER_MIDDLEWARES",
         "scrapy_rep.components.body_guard.BodyGuard",
         "the robots.txt body cap (a compressed robots.txt is inflated up to DOWNLOAD_MAXSIZE)",
-        BODY_GUARD_PRIORITY,
+        595,
     ),
     Part(
         "SPIDER_MIDDLEWARES",
@@ -119,69 +103,51 @@ PARTS: tuple[Part, ...] = (
         "page directives (noindex items and nofollow links are kept)",
         PAGE_DIRECTIVES_PRIORITY,
     ),
-)
-
-#: a crawl declaring uses: the page middleware that answers them too, in the plain one's
-#: place (a subclass of it); loading it loads the use machinery
-USES_PART = Part(
-    "SPIDER_MIDDLEWARES",
-    "scrapy_rep.components.page_uses.PageUsesMiddleware",
-    "use answers (no response answered for the declared uses, no tdmrep.json fetched)",
-    PAGE_DIRECTIVES_PRIORITY,
-    _uses,
-)
-#: somewhere to hand held requests over (:func:`handover_wanted`); loading it loads the
-#: JOBDIR and scrapy-redis machinery
-HANDOVER_PART = Part(
-    "EXTENSIONS",
-    "scrapy_rep.components.handover.HeldHandover",
-    "the handover of held requests (those still held at close are dropped instead of kept "
-    "in the JOBDIR or pushed back into the shared queue)",
-    EXTENSION_PRIORITY,
-    handover_wanted,
-)
-#: a scope hook named (``REP_COLLECTION_POLICY``)
-COLLECTION_PART = Part(
-    "EXTENSIONS",
-    "scrapy_rep.components.collection.CollectionPolicy",
-    "the collection hook (REP_COLLECTION_POLICY is never asked: every request is approved)",
-    EXTENSION_PRIORITY,
-    _collection,
-)
-#: a store beyond memory (:func:`shared_store_wanted`)
-SHARED_PAUSES_PART = Part(
-    "EXTENSIONS",
-    "scrapy_rep.components.shared_pauses.SharedPauseStore",
-    "shared page pauses (a page's pause is neither told to the cluster nor kept for the next run)",
-    EXTENSION_PRIORITY,
-    shared_store_wanted,
-)
-#: an audit log or a policy archive (:func:`audit_log_wanted`); loading it loads the writer
-AUDIT_LOG_PART = Part(
-    "EXTENSIONS",
-    "scrapy_rep.components.audit_log.AuditLogFiles",
-    "the audit log and the policy archive (REP_DECISION_LOG and REP_POLICY_ARCHIVE are "
-    "never written, nor the HTML report made from the log)",
-    EXTENSION_PRIORITY,
-    audit_log_wanted,
-)
-#: ``REP_REPORT`` naming an HTML page (:func:`html_report_wanted`); loading it loads the report
-HTML_REPORT_PART = Part(
-    "EXTENSIONS",
-    "scrapy_rep.components.html_report.HtmlReport",
-    "the HTML report (the page REP_REPORT names is not written; the log summary still is)",
-    EXTENSION_PRIORITY,
-    html_report_wanted,
-)
-#: every part, in the order the add-on puts them; each installed when its setting asks
-EVERY_PART = (
-    *PARTS,
-    USES_PART,
-    HANDOVER_PART,
-    COLLECTION_PART,
-    SHARED_PAUSES_PART,
-    AUDIT_LOG_PART,
-    HTML_REPORT_PART,
+    Part(  # in the plain page middleware's place (a subclass of it)
+        "SPIDER_MIDDLEWARES",
+        "scrapy_rep.components.page_uses.PageUsesMiddleware",
+        "use answers (no response answered for the declared uses, no tdmrep.json fetched)",
+        PAGE_DIRECTIVES_PRIORITY,
+        lambda settings: bool(settings.get("REP_USES")),
+    ),
+    Part(
+        "EXTENSIONS",
+        "scrapy_rep.components.handover.HeldHandover",
+        "the handover of held requests (those still held at close are dropped instead of kept "
+        "in the JOBDIR or pushed back into the shared queue)",
+        EXTENSION_PRIORITY,
+        handover_wanted,
+    ),
+    Part(
+        "EXTENSIONS",
+        "scrapy_rep.components.collection.CollectionPolicy",
+        "the collection hook (REP_COLLECTION_POLICY is never asked: every request is approved)",
+        EXTENSION_PRIORITY,
+        lambda settings: bool(settings.get("REP_COLLECTION_POLICY")),
+    ),
+    Part(
+        "EXTENSIONS",
+        "scrapy_rep.components.shared_pauses.SharedPauseStore",
+        "shared page pauses (a page's pause is neither told to the cluster nor kept for the "
+        "next run)",
+        EXTENSION_PRIORITY,
+        shared_store_wanted,
+    ),
+    Part(
+        "EXTENSIONS",
+        "scrapy_rep.components.audit_log.AuditLogFiles",
+        "the audit log and the policy archive (REP_DECISION_LOG and REP_POLICY_ARCHIVE are "
+        "never written, nor the HTML report made from the log)",
+        EXTENSION_PRIORITY,
+        audit_log_wanted,
+    ),
+    Part(
+        "EXTENSIONS",
+        "scrapy_rep.components.html_report.HtmlReport",
+        "the HTML report (the page REP_REPORT names is not written; the log summary still is)",
+        EXTENSION_PRIORITY,
+        html_report_wanted,
+    ),
 )
 
 
@@ -200,10 +166,8 @@ def missing(settings: Any) -> list[Part]:
 
 
 def _among(part: Any, enabled: set[Any]) -> bool:
-    if part in enabled:
-        return True
-    return isinstance(part, type) and any(
-        isinstance(each, type) and issubclass(each, part) for each in enabled
+    return part in enabled or (
+        isinstance(part, type) and any(isinstance(e, type) and issubclass(e, part) for e in enabled)
     )
 
 

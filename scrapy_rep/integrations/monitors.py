@@ -137,3 +137,18 @@ class RepMonitorSuite(MonitorSuite):  # type: ignore[misc]
     """scrapy-rep's monitors, as one Spidermon suite (``REP_SPIDERMON = True``)."""
 
     monitors = [RepMonitor]  # noqa: RUF012 - Spidermon's own attribute
+
+
+#: scrapy-rep's suite, by import path
+SUITE = "scrapy_rep.integrations.monitors.RepMonitorSuite"
+
+
+def enable(settings: Any) -> None:
+    """Spidermon on (its extension where it runs in EXTENSIONS), scrapy-rep's suite run when
+    the engine stops."""
+    settings.set("SPIDERMON_ENABLED", True, priority="addon")
+    put = settings.set_in_component_priority_dict
+    put("EXTENSIONS", "spidermon.contrib.scrapy.extensions.Spidermon", 500)
+    suites = list(settings.getlist("SPIDERMON_ENGINE_STOP_MONITORS"))
+    if SUITE not in suites:
+        settings.set("SPIDERMON_ENGINE_STOP_MONITORS", [*suites, SUITE], priority="addon")

@@ -1,5 +1,5 @@
 """What the add-on installs for an optional integration, decided from the settings and
-the installed packages alone: neither integration module is imported here."""
+the installed packages alone: an integration module is imported only once it is on."""
 
 from __future__ import annotations
 
@@ -18,20 +18,13 @@ BROWSER_GUARD = "scrapy_rep.integrations.browser.BrowserGuard"
 #: process_exception turns a render failed by a disallowed redirect into a drop first
 BROWSER_GUARD_PRIORITY = 950
 
-#: Spidermon's extension (the ``spidermon`` extra), and where it runs in EXTENSIONS
-SPIDERMON_EXTENSION = "spidermon.contrib.scrapy.extensions.Spidermon"
-SPIDERMON_PRIORITY = 500
-#: scrapy-rep's monitor suite, by import path
-SUITE = "scrapy_rep.integrations.monitors.RepMonitorSuite"
 
-
-def browser_installed() -> bool:
-    return importlib.util.find_spec("scrapy_playwright") is not None
-
-
-def browser_configured(settings: Any) -> bool:
-    """scrapy-playwright's download handler is in ``DOWNLOAD_HANDLERS`` (by path or class)."""
-    if not browser_installed():
+def browser_wanted(settings: Any) -> bool:
+    """The guard is switched on (``REP_BROWSER_GUARD``), scrapy-playwright installed and its
+    download handler in ``DOWNLOAD_HANDLERS`` (by path or class)."""
+    if not RepSettings.browser_guard.value(settings.get):
+        return False
+    if importlib.util.find_spec("scrapy_playwright") is None:
         return False
     for handler in settings.getdict("DOWNLOAD_HANDLERS").values():
         if handler is None:
@@ -46,11 +39,6 @@ def browser_configured(settings: Any) -> bool:
         if isinstance(handler, type) and issubclass(handler, load_object(HANDLER)):
             return True
     return False
-
-
-def browser_wanted(settings: Any) -> bool:
-    """The guard is installed, configured and switched on (``REP_BROWSER_GUARD``)."""
-    return RepSettings.browser_guard.value(settings.get) and browser_configured(settings)
 
 
 def enable_browser_guard(settings: Any) -> None:
@@ -71,9 +59,6 @@ def enable_spidermon(settings: Any) -> None:
     """``REP_SPIDERMON``: Spidermon on, scrapy-rep's suite run when the engine stops."""
     if importlib.util.find_spec("spidermon") is None:
         raise SettingError("REP_SPIDERMON needs Spidermon: pip install 'scrapy-rep[spidermon]'")
-    settings.set("SPIDERMON_ENABLED", True, priority="addon")
-    put = settings.set_in_component_priority_dict
-    put("EXTENSIONS", SPIDERMON_EXTENSION, SPIDERMON_PRIORITY)
-    suites = list(settings.getlist("SPIDERMON_ENGINE_STOP_MONITORS"))
-    if SUITE not in suites:
-        settings.set("SPIDERMON_ENGINE_STOP_MONITORS", [*suites, SUITE], priority="addon")
+    from scrapy_rep.integrations.monitors import enable  # spidermon is an optional dependency
+
+    enable(settings)

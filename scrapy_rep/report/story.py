@@ -23,7 +23,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from scrapy_rep.core.identity import OVERRULING
+from scrapy_rep.core.identity import IDENTITY_CHANGED, TOKEN_MISSING
 
 #: the uses answer a decision record carries (``uses``: use -> {answer, source})
 REFUSED = "refused"
@@ -66,6 +66,8 @@ PAUSE_EXAMPLES = 20
 MAX_PAGE_REFUSALS = 5_000
 
 T = TypeVar("T")
+#: drops that overrule a ``download`` answer already recorded for the same request
+OVERRULING = frozenset({TOKEN_MISSING, IDENTITY_CHANGED})
 
 
 class Examples(Generic[T]):

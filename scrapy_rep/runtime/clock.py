@@ -1,8 +1,5 @@
 """The time and the timers, in one seam, so a test can move the clock by hand and see a
-15-minute park expire without waiting for it.
-
-``REP_CLOCK`` (not for users): unset, the wall clock and the asyncio loop's timers; a
-callable tells the time (the loop's timers kept); a whole :class:`Clock` gives both.
+15-minute park expire without waiting for it (``REP_CLOCK``, not for users).
 """
 
 from __future__ import annotations
@@ -26,21 +23,15 @@ class Clock(Protocol):
 
     def now(self) -> float:
         """Seconds since the epoch."""
-        ...
 
     def call_later(self, delay: float, fn: Callable[..., object], *args: Any) -> Timer:
         """Call ``fn(*args)`` in ``delay`` seconds (at once for ``delay <= 0``)."""
-        ...
 
 
 @dataclass(frozen=True)
 class LoopClock:
-    """``now`` (the wall clock unless given) and the running asyncio loop's timers.
-
-    ``now`` is the callable itself, not a method around it, so two crawlers
-    given one ``REP_CLOCK`` function hand the resolver the same object (crawlers
-    share a resolver only with the same clock).
-    """
+    """``now`` (the wall clock unless given) and the running asyncio loop's timers; ``now``
+    is the callable itself, so crawlers given one ``REP_CLOCK`` function share a resolver."""
 
     now: Callable[[], float] = time.time
 

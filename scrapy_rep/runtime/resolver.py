@@ -330,7 +330,6 @@ class ResolverSpec:
     policy: PolicyConfig = field(compare=False)
     clock: Clock
     cache_max_origins: int
-    cache_compiled_origins: int | None
     cache_max_bytes: int
     cache_compiled_bytes: int
     #: ``memory``, ``redis`` or ``sqlite``, and where
@@ -356,7 +355,6 @@ class ResolverSpec:
             config.policy,
             clock_of(clock),
             cache_max_origins=config.cache_max_origins,
-            cache_compiled_origins=config.cache_compiled_origins,
             cache_max_bytes=config.cache_max_bytes,
             cache_compiled_bytes=config.cache_compiled_bytes,
             store=kind,

@@ -1,15 +1,9 @@
 """The ``REP_*`` settings: one table, read once per crawler, with one-line errors.
 
-Each setting is one row of :class:`RepSettings`, spelled once::
-
-    fetch_timeout = Setting("REP_FETCH_TIMEOUT", 30.0, seconds(low=0.001))
-
-the attribute, the name, the default the add-on installs and the reader,
-``(name, value, get) -> value`` (``value`` has the default applied, ``get`` reads any
-other setting), which raises :class:`SettingError` naming the setting, the value and
-what is accepted. What a setting means is in ``scrapy_rep/reference/settings.py``, off
-the crawl path. Removing a setting is adding its name to :data:`REMOVED` with what
-replaces it: a crawl still setting it stops at start-up (no deprecation before 1.0).
+Each row of :class:`RepSettings` is a :class:`Setting`: the name, the default the add-on
+installs and a reader ``(name, value, get) -> value`` that raises :class:`SettingError`
+naming the setting, the value and what is accepted. Meanings are in
+``scrapy_rep/reference/settings.py``, off the crawl path.
 """
 
 from __future__ import annotations
@@ -225,19 +219,20 @@ def read_uses(name: str, value: Any, get: Getter) -> tuple[str, ...]:
     return tuple(_each(name, dict.fromkeys(value), USES, "use", lambda _, v: v))
 
 
+def _token(where: str, raw: Any) -> str:
+    """An RFC 9309 product token."""
+    try:
+        return validate_token(raw)
+    except InvalidProductToken as exc:
+        raise SettingError(f"{where}: {exc}") from None
+
+
 def read_use_tokens(name: str, value: Any, get: Getter) -> dict[str, str]:
-    """``REP_USE_TOKENS``: use -> a policy token (an RFC 9309 product token)."""
+    """``REP_USE_TOKENS``: use -> a policy token."""
     value = _json(name, value)
     if not isinstance(value, Mapping):
         raise SettingError(f"{name} must be a dict of use -> token, not {value!r}")
-
-    def token(where: str, raw: Any) -> str:
-        try:
-            return validate_token(raw)
-        except InvalidProductToken as exc:
-            raise SettingError(f"{where}: {exc}") from None
-
-    return _each(name, value, USES, "use", token)
+    return _each(name, value, USES, "use", _token)
 
 
 def read_report(name: str, value: Any, get: Getter) -> str | bool:
@@ -393,10 +388,7 @@ def read_token(name: str, value: Any, get: Getter) -> str:
     then of ``USER_AGENT``, that is not a browser's (:func:`crawler_token`), as Scrapy's
     built-in matches ``Mozilla/5.0 (compatible; shopbot/1.0)`` with ``User-agent: shopbot``."""
     if value:
-        try:
-            return validate_token(value)
-        except InvalidProductToken as exc:
-            raise SettingError(f"{name}: {exc}") from None
+        return _token(name, value)
     agent = next((n for n in ("ROBOTSTXT_USER_AGENT", "USER_AGENT") if get(n)), None)
     if agent is None:
         raise SettingError("no product token: set REP_PRODUCT_TOKEN = 'yourbot'")
@@ -448,9 +440,6 @@ class Setting(_Value[T]):
         found = get(self.name)
         return self.read(self.name, self.default if found is None else found, get)
 
-    def __repr__(self) -> str:
-        return f"Setting({self.name!r}, {self.default!r})"
-
 
 class Made(_Value[T]):
     """A value made from the rows, not a setting; a test may replace it (:data:`TUNE`)."""
@@ -464,9 +453,6 @@ _READ: weakref.WeakKeyDictionary[Any, RepSettings] = weakref.WeakKeyDictionary()
 #: not for users, a test's seam: a dict replacing :class:`Made` values, by attribute
 #: (``"max_redirects"``) or a field of one (``"policy.min_ttl"``, ``"pushback.backoff_start"``)
 TUNE = "_REP_TUNE"
-#: the local cache's origins: one per 2 KiB of ``REP_CACHE_MAX_BYTES``, the least an origin is
-#: counted in it (``ORIGIN_BYTES``, 1.5 KiB) and its report counters (~0.4 KiB)
-CACHE_ORIGIN_BYTES = 2048
 
 
 class RepSettings:
@@ -508,8 +494,6 @@ class RepSettings:
     item_provenance = Setting("REP_ITEM_PROVENANCE", None, read_provenance)
     spidermon = Setting("REP_SPIDERMON", None, read_spidermon)
 
-    _values: dict[str, Any]  # attribute -> checked value, the rows'
-    _tune: dict[str, Any]
     #: the clock ``REP_CLOCK`` names (a test's), else the wall clock
     clock: Clock
     policy = Made(
@@ -532,15 +516,14 @@ class RepSettings:
     declared = Made(lambda c: Declared(c.uses, c.use_action == "drop", c.use_tokens))
     disallowed_action = Made(lambda c: DROP)
     requeue_parked = Made(lambda c: True)
-    #: shared whenever the store is (Redis); memory and SQLite share nothing
-    crawl_delay_shared = Made(lambda c: True)
-    cache_compiled_origins = Made[int | None](lambda c: None)
     max_redirects = Made(lambda c: 5)  # RFC 9309 §2.3.1.2: at least five
     #: as long as a last good copy may stand in for an unreachable origin's robots.txt
     store_retention = Made(lambda c: c.policy.unreachable_max_age)
     crawl_delay_enabled = Made(lambda c: c.crawl_delay_max > 0)
     worker_check_interval = Made(lambda c: c.worker_lease / 3)
-    cache_max_origins = Made(lambda c: max(1, c.cache_max_bytes // CACHE_ORIGIN_BYTES))
+    #: one per 2 KiB: the least an origin is counted in the cache (1.5 KiB) and its report
+    #: counters (~0.4 KiB)
+    cache_max_origins = Made(lambda c: max(1, c.cache_max_bytes // 2048))
     cache_compiled_bytes = Made(lambda c: max(1, c.cache_max_bytes // 8))
     store = Made(lambda c: c.store_choice.kind)
     redis_url = Made(lambda c: c.store_choice.redis_url)
@@ -550,17 +533,15 @@ class RepSettings:
     lock_timeout = Made(lambda c: max(1.0, c.fetch_timeout / 3))
     report_enabled = Made(lambda c: c.report is not False)
     report_html = Made(lambda c: c.report if isinstance(c.report, str) else None)
-    identity_token_action = Made(lambda c: c.identity_action["token-missing"])
-    identity_change_action = Made(lambda c: c.identity_action["identity-changed"])
 
     def __init__(
         self, values: Mapping[str, Any], clock: Any = None, tune: Mapping[str, Any] | None = None
     ) -> None:
         held = vars(self)
-        held.update(values, _values=dict(values), _tune=dict(tune or {}), clock=clock_of(clock))
+        held.update(values, clock=clock_of(clock))
         for made in MADE.values():
             held[made.attribute] = made.make(self)
-        for key, value in self._tune.items():
+        for key, value in (tune or {}).items():
             attribute, _, field = key.partition(".")
             if attribute not in MADE:
                 raise SettingError(f"{TUNE}: no value {attribute!r} to tune")
@@ -568,17 +549,6 @@ class RepSettings:
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"RepSettings are read once and frozen: cannot set {name!r}")
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, RepSettings) and (self._values, self._tune) == (
-            other._values,
-            other._tune,
-        )
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return f"RepSettings({self._values!r})"
 
     @classmethod
     def from_settings(cls, get: Getter) -> RepSettings:
@@ -659,16 +629,13 @@ REMOVED: Mapping[str, str] = {
 }
 
 
-#: ``REP_*`` names read outside the table: not for users, so not in it
-INTERNAL = frozenset({"REP_CLOCK"})
-
-
 def unknown_settings(names: Iterable[str]) -> list[tuple[str, str | None]]:
-    """The ``REP_*`` names that are no setting, each with the closest known name, if any."""
+    """The ``REP_*`` names that are no setting, each with the closest known name, if any
+    (``REP_CLOCK``, a test's, is read outside the table)."""
     return [
         (name, next(iter(difflib.get_close_matches(name, DEFAULTS, n=1, cutoff=0.6)), None))
         for name in sorted(set(names))
-        if name.startswith("REP_") and name not in {*DEFAULTS, *REMOVED, *INTERNAL}
+        if name.startswith("REP_") and name not in {*DEFAULTS, *REMOVED, "REP_CLOCK"}
     ]
 
 

@@ -58,8 +58,6 @@ def tdm_key(origin: str) -> str:
 class TdmCache(PolicyCache):
     """A :class:`PolicyCache` whose bodies are tdmrep.json files."""
 
-    WINDOW = False  # a parsed tdmrep.json has nothing to release: its footprint is counted
-
     def read(self, body: bytes) -> Any:
         return parse_tdmrep(body)
 

@@ -40,13 +40,9 @@ def open_store(
     *,
     on_invalidate: Callable[[str | None], None] | None = None,
 ) -> SharedStore | None:
-    """The store ``config`` asks for, or None for memory only; :class:`SettingError` if unusable
-    (a Redis URL the client cannot read is one, naming ``REP_STORE`` or ``REDIS_URL``).
-
-    ``on_invalidate(origin)`` (``None``: every origin) is called when an operator
-    forgets policies with ``scrapy-rep store`` (Redis: pub/sub; SQLite: polled
-    every second). The SQLite file is opened, and checked, here.
-    """
+    """The store ``config`` asks for, opened, or None for memory only; :class:`SettingError`
+    if unusable. ``on_invalidate(origin)`` (``None``: every origin) hears an operator's
+    ``scrapy-rep store forget``."""
     kind = store_kind(config, jobdir or None)
     if kind == "redis":
         from scrapy_rep.runtime.store.redis import RedisStore  # redis is an optional dependency

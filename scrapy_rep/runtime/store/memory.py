@@ -1,10 +1,6 @@
-"""The in-process policy cache: LRU-bounded, each origin's parsed file kept with its policy.
-
-A parse lives as long as its origin's policy, so judging never parses a file again
-while the origin is cached; origins serving the same file share one parse (by body
-digest, held weakly). The body is kept once, compressed, for the few readers that need
-it (:meth:`PolicyCache.with_body`: the last good copy, a conditional refetch, a shared
-store). Past ``max_origins`` an origin loses its parse, not its policy: with
+"""The in-process policy cache: LRU-bounded by bytes, each origin's parse kept with its policy
+(so judging never parses again), shared by origins serving the same file, the body kept
+once, compressed. Past the bounds an origin loses its parse, not its policy: with
 ``evicted_max`` it is kept compact and parsed again when it comes back, not refetched.
 """
 
@@ -23,8 +19,6 @@ from scrapy_rep.robotstxt import RobotsTxt, parse
 #: evicted origins kept compact per cached one, without a shared store (each ~1.3 KiB,
 #: sparing a refetch; 3 add at most ~2.5 times the cache's memory)
 EVICTED_PER_CACHED = 3
-#: parsed files kept compiled (deprecated: a count bounds no memory); None: bytes only
-COMPILED_ORIGINS: int | None = None
 #: the compiled window's budget (an eighth of ``REP_CACHE_MAX_BYTES``) in estimated bytes
 #: (:attr:`RobotsTxt.footprint`): 256 MiB is ~9,000 real files
 COMPILED_BYTES = 256 * 2**20
@@ -50,24 +44,14 @@ class _Entry:
 
 
 class PolicyCache:
-    """Policies by origin, at most ``max_origins`` and ``max_bytes``; least recently
-    used go first.
-
-    Bytes are counted, not files. The files asked most recently stay compiled within
-    ``compiled_bytes`` (plus the file asked last, whatever its size); the others are
-    compacted and compiled again on their next judgement.
-    """
-
-    #: whether the parsed files are robots.txt, kept in a compiled window
-    WINDOW = True
-    #: the deprecated count window's size unless given
-    COMPILED_MAX: int | None = COMPILED_ORIGINS
+    """Policies by origin, at most ``max_origins`` and ``max_bytes``, least recently used
+    out first. The files asked last stay compiled within ``compiled_bytes`` (plus the very
+    last, whatever its size); the others are compacted, compiled again when next asked."""
 
     def __init__(
         self,
         max_origins: int = 1_000_000,
         evicted_max: int = 0,
-        compiled_max: int | None = None,
         *,
         max_bytes: int = MAX_BYTES,
         compiled_bytes: int = COMPILED_BYTES,
@@ -75,13 +59,12 @@ class PolicyCache:
     ) -> None:
         self.max_origins = max_origins
         self.max_bytes = max_bytes
-        #: parsed files kept compiled (the most recently asked), or None: no count
-        self.compiled_max = compiled_max if compiled_max is not None else self.COMPILED_MAX
         #: the compiled window's budget, in estimated bytes
         self.compiled_bytes = compiled_bytes
-        #: file -> its footprint when last weighed; their sum
-        self._compiled: OrderedDict[RobotsTxt, int] | None = OrderedDict() if self.WINDOW else None
-        self._window_bytes = 0
+        #: robots.txt file -> its footprint when last weighed; their sum (the file asked last
+        #: may have compiled since)
+        self._compiled: OrderedDict[RobotsTxt, int] = OrderedDict()
+        self.window_bytes = 0
         #: the file handed out last: weighed again at the next call (compiled since)
         self._handed: RobotsTxt | None = None
         #: the cached origins' bytes, and the evicted ones'
@@ -181,7 +164,7 @@ class PolicyCache:
     @property
     def size(self) -> int:
         """The bytes the cache counts now: cached origins, the evicted keep, the window."""
-        return self._bytes + self._evicted_bytes + self._window_bytes
+        return self._bytes + self._evicted_bytes + self.window_bytes
 
     def forget(self, origin: str | None = None) -> None:
         """Drop one origin, or everything."""
@@ -189,10 +172,9 @@ class PolicyCache:
         if origin is None:
             self._entries.clear()
             self._evicted.clear()
-            self._bytes = self._evicted_bytes = self._window_bytes = 0
+            self._bytes = self._evicted_bytes = self.window_bytes = 0
             self._handed = None
-            if self._compiled is not None:
-                self._compiled.clear()
+            self._compiled.clear()
         else:
             entry = self._entries.pop(origin, None)
             if entry is not None:
@@ -213,7 +195,7 @@ class PolicyCache:
             if robots is None and policy.body is not None:  # a policy not (yet) cached
                 robots = self._parse(policy.digest, policy.body)
         window = self._compiled
-        if window is not None and robots is not None:
+        if isinstance(robots, RobotsTxt):  # another file (tdmrep.json) has nothing to release
             handed = self._handed
             if handed is not None and handed is not robots:
                 # compiled since it was handed out: weighed again (one sum of a few ints)
@@ -221,35 +203,24 @@ class PolicyCache:
                 if was is not None:
                     now = handed.footprint
                     window[handed] = now
-                    self._window_bytes += now - was
+                    self.window_bytes += now - was
             size = robots.footprint
             was = window.pop(robots, None)
             window[robots] = size
-            self._window_bytes += size - (was or 0)
+            self.window_bytes += size - (was or 0)
             self._handed = robots
-            limit = self.compiled_max
-            while len(window) > 1 and (
-                self._window_bytes > self.compiled_bytes
-                or (limit is not None and len(window) > limit)
-            ):
+            while len(window) > 1 and self.window_bytes > self.compiled_bytes:
                 compacted, weighed = window.popitem(last=False)
-                self._window_bytes -= weighed
+                self.window_bytes -= weighed
                 compacted.compact()
                 if compacted is self._handed:
                     self._handed = None
         return robots
 
     @property
-    def window_bytes(self) -> int:
-        """The compiled window's bytes, as last weighed (the file asked last may have
-        compiled since)."""
-        return self._window_bytes
-
-    @property
     def compiled(self) -> int:
-        """Parsed files compiled now (at most ``compiled_max`` while only the cache asks)."""
-        window = self._compiled
-        return sum(robots.compiled for robots in window) if window is not None else 0
+        """Parsed files compiled now."""
+        return sum(robots.compiled for robots in self._compiled)
 
     def _parse(self, digest: str, body: bytes, packed: bytes | None = None) -> Any:
         parsed = self._parsed.get(digest)
