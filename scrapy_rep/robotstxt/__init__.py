@@ -16,7 +16,7 @@ from typing import Any
 from scrapy_rep.robotstxt.agent import InvalidProductToken, product_token, validate_token
 from scrapy_rep.robotstxt.body import Body
 from scrapy_rep.robotstxt.entries import UNSETTLED
-from scrapy_rep.robotstxt.matcher import RuleSet, first_of, is_robots_txt
+from scrapy_rep.robotstxt.matcher import RuleSet, first_of
 from scrapy_rep.robotstxt.parser import (
     MAX_BYTES,
     Agents,
@@ -291,7 +291,7 @@ class RobotsTxt:
         rules = selection.rules
         assert rules is not None  # compiled
         at, path = _located(rules, url)
-        if is_robots_txt(path):
+        if path == ROBOTS_TXT:
             return Verdict(True, None, None, "robots-txt", selection, self)
         rule = rules.match(path, at)
         if rule is not None:
@@ -302,7 +302,7 @@ class RobotsTxt:
     def deciding_rule(self, token: str, path: str) -> Rule | None:
         """:meth:`decide`'s rule alone, for a path in :func:`normalise_path` form."""
         rules = self._matcher(token).rules
-        return None if rules is None or is_robots_txt(path) else rules.match(path)
+        return None if rules is None or path == ROBOTS_TXT else rules.match(path)
 
     def allowed(self, token: str, url: str) -> bool:
         """The fast path of :meth:`decide`."""
@@ -371,7 +371,7 @@ def _located(rules: RuleSet, url: str) -> tuple[int, str]:
 
 def _allows_url(rules: RuleSet, url: str) -> bool:
     path = normalise_path(path_of(url))
-    return is_robots_txt(path) or rules.allows(path)
+    return path == ROBOTS_TXT or rules.allows(path)
 
 
 def parse(data: bytes | str) -> RobotsTxt:

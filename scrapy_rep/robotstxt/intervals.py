@@ -40,23 +40,22 @@ def _cost(entries: tuple[Entry, ...]) -> int:
     return sum(1 if after.__class__ is not tuple else len(after) for *_, after in entries)
 
 
-def _under(key: str, up: Frame, code: int, weight: int, own: list[Entry] | None) -> Frame:
-    """The frame of ``key`` under ``up``: its plain rule and weight, and its own entries."""
+def _under(key: str, up: Frame, plain: dict[str, int], entries: dict[str, list[Entry]]) -> Frame:
+    """The frame of ``key``, a prefix of paths inside ``up``'s: its plain rule (else
+    ``up``'s) and weight, and its own entries (those above are reached through it)."""
+    code, weight = up[1], up[2]
+    own_code = plain.get(key)
+    if own_code is not None:
+        code, weight = own_code, len(key)
     link = up if up[3] else up[4]  # the chain skips frames without entries of their own
     top, cost = up[5], up[6]
+    own = entries.get(key)
     if own is None:
         return (key, code, weight, (), link, top, cost)
     found = _heaviest_first(own)
     first = found[0]
-    return (
-        key,
-        code,
-        weight,
-        found,
-        link,
-        first if top is None or first > top else top,
-        cost + _cost(found),
-    )
+    top = first if top is None or first > top else top
+    return (key, code, weight, found, link, top, cost + _cost(found))
 
 
 #: greater than every ASCII character (a normalised path is printable ASCII; a raw
@@ -178,25 +177,7 @@ def compile_rules(
         if len(plain) == len(lines):
             codes_of_lines = array("I", lines)
             kept = tuple(kept_from) if kept_from is not None else None
-            keys = sorted(plain)
-            if keys[0] != "/" and not any(map(str.startswith, keys[1:], keys)):
-                # and no key is a prefix of another: FIRST, key, its end, key...,
-                # LAST, every interval but the keys' without a rule (_intervals'
-                # first case, without its root)
-                count = len(keys)
-                bounds = [FIRST] * (2 * count + 2)
-                bounds[1:-1:2] = keys
-                bounds[2:-1:2] = [key + END for key in keys]
-                bounds[-1] = LAST
-                own_codes = [plain[key] for key in keys]
-                codes = [-1] * (2 * count + 3)
-                codes[2:-1:2] = own_codes
-                answers: list[Answer | None] = [True] * (2 * count + 3)
-                answers[0] = answers[-1] = None
-                answers[2:-1:2] = [code & 1 == 1 for code in own_codes]
-                framed = _framed(codes_of_lines, bounds, codes, answers, {})
-            else:
-                framed = _framed(codes_of_lines, *_intervals(plain, {}))
+            framed = _framed(codes_of_lines, *_intervals(plain, {}))
             return Intervals(codes_of_lines, None, None, kept, False, False, *framed)
     plain = {}  # key -> its plain rule as number << 1 | allow
     entries: dict[str, list[Entry]] = {}
@@ -308,9 +289,13 @@ def _intervals(
     #: per pending interval: its frame (key, plain rule, weight, entries)
     pending: dict[int, Frame] = {}
     keys = sorted(plain.keys() | entries.keys()) if entries else sorted(plain)
-    if not any(map(str.startswith, keys[1:], keys)):
-        # No key is a prefix of another (then none is a prefix of the key after it):
-        # root, key, its end, root, key, its end... made by slices, in C (most files).
+    if (
+        not entries
+        and root_answer is not UNSETTLED
+        and not any(map(str.startswith, keys[1:], keys))
+    ):
+        # Plain rules only, no key a prefix of another (then none is a prefix of the key
+        # after it): root, key, its end, root, key... made by slices, in C (most files).
         count = len(keys)
         bounds = [FIRST] * (2 * count + 2)
         bounds[1:-1:2] = keys
@@ -320,77 +305,40 @@ def _intervals(
         answers: list[Answer | None] = [root_answer] * (2 * count + 3)
         codes[0] = codes[-1] = -1
         answers[0] = answers[-1] = None
-        if not entries and root_answer is not UNSETTLED:
-            own_codes = [plain[key] for key in keys]
-            codes[2:-1:2] = own_codes
-            answers[2:-1:2] = [code & 1 == 1 for code in own_codes]
+        own_codes = [plain[key] for key in keys]
+        codes[2:-1:2] = own_codes
+        answers[2:-1:2] = [code & 1 == 1 for code in own_codes]
+        return bounds, codes, answers, pending
+    # A sweep over the sorted keys with a stack of the keys open (those that are
+    # prefixes of the current one): a key opens its interval, its end closes it and
+    # goes back to the interval of the key open under it.
+    bounds = [FIRST]
+    codes = [-1, root_code]
+    answers = [None, root_answer]
+    if root_answer is UNSETTLED:
+        pending[1] = root
+    stack: list[Frame] = []
+    at = 0
+    while at < len(keys) or stack:
+        if at < len(keys) and (not stack or keys[at].startswith(stack[-1][0])):
+            key = keys[at]
+            at += 1
+            frame = _under(key, stack[-1] if stack else root, plain, entries)
+            stack.append(frame)
+            bounds.append(key)
+        else:  # the keys under the open one are done: close it
+            bounds.append(stack.pop()[0] + END)
+            frame = stack[-1] if stack else root
+        codes.append(frame[1])
+        if _open(frame):
+            pending[len(answers)] = frame
+            answers.append(UNSETTLED)
         else:
-            if root_answer is UNSETTLED:
-                pending = dict.fromkeys(range(1, 2 * count + 2, 2), root)
-            # each key's frame, under the root (_open, inlined: a call a key costs)
-            root_weight = root[2]
-            at = 2
-            for key in keys:
-                code = plain.get(key)
-                if code is None:
-                    code, weight = root_code, root_weight
-                else:
-                    weight = len(key)
-                frame = _under(key, root, code, weight, entries.get(key))
-                first = frame[5]
-                codes[at] = code
-                if first is not None and (
-                    first[0] > weight or (first[0] == weight and first[1] and not code & 1)
-                ):
-                    pending[at] = frame
-                    answers[at] = UNSETTLED
-                else:
-                    answers[at] = code & 1 == 1
-                at += 2
-    else:
-        # A sweep over the sorted keys with a stack of the keys open (those that
-        # are prefixes of the current one): a key opens its interval, its end
-        # closes it and goes back to the interval of the key open under it.
-        bounds = [FIRST]
-        codes = [-1, root_code]
-        answers = [None, root_answer]
-        if root_answer is UNSETTLED:
-            pending[1] = root
-        stack: list[Frame] = []
-        at = 0
-        while at < len(keys) or stack:
-            if at < len(keys) and (not stack or keys[at].startswith(stack[-1][0])):
-                key = keys[at]
-                at += 1
-                frame = _open_key(key, stack[-1] if stack else root, plain, entries)
-                stack.append(frame)
-                bounds.append(key)
-            else:  # the keys under the open one are done: close it
-                bounds.append(stack.pop()[0] + END)
-                frame = stack[-1] if stack else root
-            codes.append(frame[1])
-            if _open(frame):
-                pending[len(answers)] = frame
-                answers.append(UNSETTLED)
-            else:
-                answers.append(frame[1] & 1 == 1)
-        bounds.append(LAST)
-        codes.append(-1)
-        answers.append(None)
+            answers.append(frame[1] & 1 == 1)
+    bounds.append(LAST)
+    codes.append(-1)
+    answers.append(None)
     return bounds, codes, answers, pending
-
-
-def _open_key(
-    key: str, under: Frame, plain: dict[str, int], entries: dict[str, list[Entry]]
-) -> Frame:
-    """The frame of ``key``, a prefix of paths inside the key ``under`` is for: its
-    plain rule (else the one above it) and weight, and its own entries (those of
-    the frames above are reached through it)."""
-    code, weight = under[1], under[2]
-    own_code = plain.get(key)
-    if own_code is not None:
-        code, weight = own_code, len(key)
-    return _under(key, under, code, weight, entries.get(key))
 
 
 def _framed(

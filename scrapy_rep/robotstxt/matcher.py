@@ -16,7 +16,7 @@ from scrapy_rep.robotstxt import intervals
 from scrapy_rep.robotstxt.entries import UNSETTLED, Answer, Entry, Frame, Walk
 from scrapy_rep.robotstxt.intervals import compile_rules
 from scrapy_rep.robotstxt.parser import Rule
-from scrapy_rep.robotstxt.paths import AUTHORITY, ROBOTS_TXT
+from scrapy_rep.robotstxt.paths import AUTHORITY
 from scrapy_rep.robotstxt.sieve import Sieve, path_grams
 
 
@@ -164,63 +164,6 @@ class Chain:
         return disallows
 
 
-class SettledFrames:
-    """What the intervals under each frame try and answer, worked out once per frame
-    (intervals under the same keys share it). A small chain is merged into one tuple; a
-    larger one stays a :class:`Chain` (merging would copy the root's entries into every
-    key)."""
-
-    __slots__ = ("_disallows", "_settled", "_sieves")
-
-    def __init__(self) -> None:
-        #: per frame (by its id; the frame is kept with it): its entries, answer
-        self._settled: dict[int, tuple[Frame, tuple[Entry, ...] | Chain, Answer]] = {}
-        #: per frame walked out of budget (by id): its Disallow entries, shared by the chains
-        self._disallows: dict[int, tuple[Entry, ...]] | None = None
-        #: per frame of many entries (by id): its sieve, made when first walked
-        self._sieves: dict[int, Sieve] | None = None
-
-    def settle(self, frame: Frame) -> tuple[tuple[Entry, ...] | Chain, Answer]:
-        """The entries that may outweigh the frame's plain rule, heaviest first, and the
-        answer of its intervals."""
-        settled = self._settled.get(id(frame))
-        if settled is None:
-            settled = self._settled[id(frame)] = (frame, *self._work_out(frame))
-        return settled[1], settled[2]
-
-    def _work_out(self, frame: Frame) -> tuple[tuple[Entry, ...] | Chain, Answer]:
-        _, code, weight, found, up, _, cost = frame
-        plain_answer = code & 1 == 1
-        if cost > intervals.MERGE_LIMIT:
-            disallows, sieves = self._disallows, self._sieves
-            if disallows is None or sieves is None:
-                disallows = self._disallows = {}
-                sieves = self._sieves = {}
-            chain = Chain(frame, disallows, sieves)
-            return chain, (plain_answer, chain)
-        if up is not None:
-            merged = list(found)
-            while up is not None:
-                merged += up[3]
-                up = up[4]
-            found = tuple(sorted(merged, reverse=True))
-        cut = 0
-        for entry in found:
-            if entry[0] > weight or (entry[0] == weight and entry[1] and not plain_answer):
-                cut += 1
-            else:
-                break
-        beats = found if cut == len(found) else found[:cut]
-        # For allowed(), the entries up to the last that says otherwise than the plain
-        # rule (none: the plain rule's answer stands).
-        last = cut
-        while last and beats[last - 1][1] is plain_answer:
-            last -= 1
-        if not last:
-            return beats, plain_answer
-        return beats, (plain_answer, beats if last == cut else beats[:last])
-
-
 #: bytes per interval bound: the str rebased on an origin, its slots in the arrays, and
 #: the settled answer shared by its frame
 BOUND_BYTES = 160
@@ -233,24 +176,6 @@ ENTRY_BYTES = 530
 RULE_BYTES = 8
 #: a rule set's fixed cost
 SET_BYTES = 600
-
-
-def footprint(
-    bounds: tuple[str, ...],
-    pending: dict[int, Frame],
-    patterns: dict[int, str] | None,
-    written: dict[int, str] | None,
-    rules: int,
-) -> int:
-    """An upper estimate of the bytes a compiled rule set holds, however it is asked
-    (checked with tracemalloc on hostile files); linear in what was compiled."""
-    size = SET_BYTES + BOUND_BYTES * len(bounds) + sum(map(len, bounds))
-    size += UNSETTLED_BYTES * len(pending) + RULE_BYTES * rules
-    if patterns:
-        size += ENTRY_BYTES * len(patterns) + 6 * sum(map(len, patterns.values()))
-    if written:
-        size += 80 * len(written) + sum(map(len, written.values()))
-    return size
 
 
 def first_of(path: str, tried: tuple[Entry, ...] | Walk) -> Entry | None:
@@ -273,7 +198,6 @@ class RuleSet:
     """
 
     __slots__ = (
-        "_frames",
         "_kept",
         "_lines",
         "_made",
@@ -282,7 +206,9 @@ class RuleSet:
         "_patterns",
         "_pending",
         "_plain",
+        "_settled",
         "_undecided",
+        "_walks",
         "_written",
         "answers",
         "bounds",
@@ -305,12 +231,8 @@ class RuleSet:
             patterns: Sequence[str] = [rule.pattern for rule in given]
             rule_codes: Sequence[int] = [rule.line << 1 | rule.allow for rule in given]
             kept: Sequence[Rule] | None = given if keep else None
-        else:  # a parse's patterns and codes (Group.patterns, Group.codes): ``rules`` unread
-            patterns, rule_codes = parsed
-            kept = None
-            if keep:
-                pairs = zip(patterns, rule_codes, strict=True)
-                kept = [Rule(code & 1 == 1, pattern, code >> 1) for pattern, code in pairs]
+        else:  # a parse's patterns and codes (Group.patterns, Group.codes), none kept
+            (patterns, rule_codes), kept = parsed, None
         (
             self._lines,
             self._patterns,
@@ -323,19 +245,34 @@ class RuleSet:
             self.answers,
             pending,
         ) = compile_rules(patterns, rule_codes, kept)
-        #: the sorted interval bounds, each ``prefix`` + a path
+        #: each bound is ``prefix`` + a path
         self.bounds: tuple[str, ...] = tuple(bounds)
         self.prefix = ""
         self.cut = 0
-        #: per interval: the heaviest plain rule as ``number << 1 | allow``, or -1
         self._plain = array("i", codes)
         #: per interval asked where entries may outweigh the plain rule: those entries
         self._undecided: dict[int, tuple[Entry, ...] | Chain] = {}
         self._pending = pending or None
-        #: what the set may come to hold, in bytes (:func:`footprint`), made once
-        self.footprint = footprint(self.bounds, pending, self._patterns, self._written, len(self))
-        #: the frames of the intervals settled, each worked out once (made when first asked)
-        self._frames: SettledFrames | None = None
+        #: an upper estimate of the bytes the set may come to hold, however it is asked
+        #: (checked with tracemalloc on hostile files); linear in what was compiled
+        self.footprint = (
+            SET_BYTES
+            + BOUND_BYTES * len(bounds)
+            + sum(map(len, bounds))
+            + UNSETTLED_BYTES * len(pending)
+            + RULE_BYTES * len(self._lines)
+        )
+        if self._patterns:
+            values = self._patterns.values()
+            self.footprint += ENTRY_BYTES * len(values) + 6 * sum(map(len, values))
+        if self._written:
+            values = self._written.values()
+            self.footprint += 80 * len(values) + sum(map(len, values))
+        #: per frame settled (by id, the frame kept with it): its entries and answer,
+        #: shared by the intervals under the same keys (made when first asked)
+        self._settled: dict[int, tuple[Frame, tuple[Entry, ...] | Chain, Answer]] | None = None
+        #: per frame walked as a :class:`Chain` (by id): its Disallow entries, its sieve
+        self._walks: tuple[dict[int, tuple[Entry, ...]], dict[int, Sieve]] | None = None
         #: the rules made when asked for (:meth:`match`), by number
         self._made: dict[int, Rule] | None = None
         #: the prefix of the URLs judged last outside the bounds, and how many in a row
@@ -344,14 +281,50 @@ class RuleSet:
 
     def settle(self, at: int) -> Answer:
         """Work out what the interval ``at`` answers (its entries), when first asked."""
-        pending = self._pending
-        assert pending is not None
-        if self._frames is None:
-            self._frames = SettledFrames()
-        self._undecided[at], answer = self._frames.settle(pending.pop(at))
+        assert self._pending is not None
+        frame = self._pending.pop(at)
+        if self._settled is None:
+            self._settled = {}
+        settled = self._settled.get(id(frame))
+        if settled is None:
+            settled = self._settled[id(frame)] = (frame, *self._work_out(frame))
+        self._undecided[at] = settled[1]
         if self.answers[at] is UNSETTLED:  # (not the interval of /robots.txt alone)
-            self.answers[at] = answer
+            self.answers[at] = settled[2]
         return self.answers[at]  # type: ignore[return-value]  # settled: not None
+
+    def _work_out(self, frame: Frame) -> tuple[tuple[Entry, ...] | Chain, Answer]:
+        """The entries that may outweigh the frame's plain rule, heaviest first, and the
+        answer of its intervals. A small chain is merged into one tuple; a larger one
+        stays a :class:`Chain` (merging would copy the root's entries into every key)."""
+        _, code, weight, found, up, _, cost = frame
+        plain_answer = code & 1 == 1
+        if cost > intervals.MERGE_LIMIT:
+            if self._walks is None:
+                self._walks = ({}, {})
+            chain = Chain(frame, *self._walks)
+            return chain, (plain_answer, chain)
+        if up is not None:
+            merged = list(found)
+            while up is not None:
+                merged += up[3]
+                up = up[4]
+            found = tuple(sorted(merged, reverse=True))
+        cut = 0
+        for entry in found:
+            if entry[0] > weight or (entry[0] == weight and entry[1] and not plain_answer):
+                cut += 1
+            else:
+                break
+        beats = found if cut == len(found) else found[:cut]
+        # For allowed(), the entries up to the last that says otherwise than the plain
+        # rule (none: the plain rule's answer stands).
+        last = cut
+        while last and beats[last - 1][1] is plain_answer:
+            last -= 1
+        if not last:
+            return beats, plain_answer
+        return beats, (plain_answer, beats if last == cut else beats[:last])
 
     def rebase(self, prefix: str) -> None:
         """Start every bound with ``prefix``, a URL's ``scheme://authority``, so that the
@@ -413,19 +386,15 @@ class RuleSet:
         if made is None:
             made = self._made = {}
         rule = made.get(number)
-        if rule is None:
-            rule = made[number] = self._rule(number, path)
+        if rule is None:  # the pattern as written, else as normalised, else the key
+            pattern = self._written.get(number) if self._written is not None else None
+            if pattern is None and self._patterns is not None:
+                pattern = self._patterns.get(number)
+            if pattern is None:  # a plain rule written as its key, a prefix of the path
+                pattern = self._key_of(number, path)
+            code = self._lines[number]
+            rule = made[number] = Rule(code & 1 == 1, pattern, code >> 1)
         return rule
-
-    def _rule(self, number: int, path: str) -> Rule:
-        """The rule with this number: its pattern as written, its line and kind."""
-        code = self._lines[number]
-        pattern = self._written.get(number) if self._written is not None else None
-        if pattern is None and self._patterns is not None:
-            pattern = self._patterns.get(number)
-        if pattern is None:  # a plain rule written as its key, a prefix of the path
-            pattern = self._key_of(number, path)
-        return Rule(code & 1 == 1, pattern, code >> 1)
 
     def _key_of(self, number: int, path: str) -> str:
         """The key of the plain rule ``number``, a prefix of ``path``: the shortest key
@@ -437,8 +406,3 @@ class RuleSet:
             if at >= 0 and bounds[at] == bound and self._plain[at + 1] >> 1 == number:
                 return path[:length]
         raise LookupError(number)  # pragma: no cover - the rule decided the path
-
-
-def is_robots_txt(path: str) -> bool:
-    """RFC 9309 §2.2.2: ``/robots.txt`` is implicitly allowed."""
-    return path == ROBOTS_TXT
