@@ -37,7 +37,7 @@ from scrapy_rep.robotstxt.paths import (
     normalise_path,
     path_of,
 )
-from scrapy_rep.robotstxt.selection import Selection, Selections, runs_in, token_key
+from scrapy_rep.robotstxt.selection import Selection, Selections, token_key
 
 __all__ = [
     "MAX_BYTES",
@@ -214,7 +214,8 @@ class RobotsTxt:
 
     @property
     def compiled(self) -> bool:
-        return self._selections is not None and self._selections.compiled
+        made = self._selections
+        return made is not None and any(chosen.rules is not None for chosen in made.chosen)
 
     @property
     def groups(self) -> tuple[Group, ...]:
@@ -256,7 +257,7 @@ class RobotsTxt:
 
     def _matcher(self, token: str) -> Selection:
         selection = self._by_token.get(token)
-        if selection is None or not selection.compiled:
+        if selection is None or selection.rules is None:
             selection = self._selections_made().compile(token)
         return selection
 
@@ -273,10 +274,6 @@ class RobotsTxt:
     def groups_for(self, token: str) -> tuple[Group, ...]:
         """All groups naming ``token`` (merged), else the ``*`` groups, else none."""
         return self._body.groups(self._selections_made().select(token).indices)
-
-    def runs_for(self, token: str) -> tuple[Agents, ...]:
-        """The runs of ``user-agent`` lines naming ``token`` in its groups (else ``*``'s)."""
-        return runs_in(self.groups_for(token), token)
 
     def crawl_delay(self, token: str) -> float | None:
         """Seconds between requests the token's groups ask for. Compiles no rules."""

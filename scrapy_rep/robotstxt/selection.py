@@ -6,7 +6,6 @@ select the same groups share one :class:`Selection`, so one compiled rule set.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from functools import lru_cache
 
 from scrapy_rep.robotstxt.agent import validate_token
@@ -19,37 +18,18 @@ GROUP_BYTES = 240
 
 
 class Selection:
-    """The groups for one product token (by their place in the file), and their
-    rules compiled on first use.
+    """The groups for one product token (by their place in the file), and their rules
+    compiled on first use: None until then, :data:`NO_RULES` when none can match
+    anything. ``label`` names the groups as a record does."""
 
-    Once ``compiled``, ``rules`` is the compiled rule set (an empty one,
-    :data:`NO_RULES`, when the groups have no rule that can match anything);
-    None until then. ``label`` names the groups as a record does.
-    """
-
-    __slots__ = ("compiled", "delays", "indices", "label", "rules")
+    __slots__ = ("delays", "indices", "label", "rules")
 
     def __init__(self, indices: tuple[int, ...]) -> None:
         self.indices = indices
         self.label: str | None = None
-        self.compiled = False
         self.rules: RuleSet | None = None
         #: (token, seconds or None) pairs asked of crawl_delay, kept small
         self.delays: tuple[tuple[str, float | None], ...] = ()
-
-    def compile(self, groups: Sequence[Group]) -> None:
-        """Compile the rules of ``groups`` (this selection's, from the parse), merged."""
-        parsed: tuple[Sequence[str], Sequence[int]]
-        if len(groups) == 1:
-            parsed = groups[0].patterns, groups[0].codes
-        else:
-            parsed = (
-                [p for g in groups for p in g.patterns],
-                [c for g in groups for c in g.codes],
-            )
-        compiled = RuleSet((), keep=False, parsed=parsed)
-        self.rules = compiled if compiled else NO_RULES
-        self.compiled = True
 
 
 #: the rule set of groups without a rule that can match: no bound, every URL allowed
@@ -89,25 +69,26 @@ class Selections:
                 agents = self.agents
                 named = [i for i, names in enumerate(agents) if key in names]
                 indices = tuple(named or [i for i, names in enumerate(agents) if "*" in names])
-                selection = by_token[key] = self._of(indices)
+                # tokens that select the same groups share a selection (and its rules)
+                selection = next((c for c in self.chosen if c.indices == indices), None)
+                if selection is None:
+                    selection = Selection(indices)
+                    self.chosen += (selection,)
+                by_token[key] = selection
             by_token[token] = selection
         return selection
 
-    def _of(self, indices: tuple[int, ...]) -> Selection:
-        """The selection of these groups: the one made already, else a new one."""
-        for selection in self.chosen:
-            if selection.indices == indices:
-                return selection
-        selection = Selection(indices)
-        self.chosen += (selection,)
-        return selection
-
     def compile(self, token: str) -> Selection:
-        """The token's selection with its rules compiled (then the parse goes)."""
+        """The token's selection with its groups' rules compiled, merged (then the parse
+        goes; the body is kept)."""
         selection = self.select(token)
-        if not selection.compiled:
-            selection.compile(self._body.groups(selection.indices))
-            self._body.drop_parse()  # the body is kept
+        if selection.rules is None:
+            groups = self._body.groups(selection.indices)
+            patterns = [pattern for group in groups for pattern in group.patterns]
+            codes = [code for group in groups for code in group.codes]
+            rules = RuleSet((), keep=False, parsed=(patterns, codes))
+            selection.rules = rules if rules else NO_RULES
+            self._body.drop_parse()
         return selection
 
     def label(self, indices: tuple[int, ...]) -> str:
@@ -142,11 +123,6 @@ class Selections:
         if len(selection.delays) < 4:
             selection.delays += ((token, found),)
         return found
-
-    @property
-    def compiled(self) -> bool:
-        """Whether some selection's rules are compiled."""
-        return any(selection.compiled for selection in self.chosen)
 
     @property
     def footprint(self) -> int:
