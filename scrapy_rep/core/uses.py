@@ -19,29 +19,6 @@ from scrapy_rep.robotstxt.paths import normalise, normalise_path, path_of
 from scrapy_rep.robotstxt.selection import runs_in
 from scrapy_rep.robotstxt.text import ITEM_TEXT, clip, printable, summarise
 
-__all__ = [
-    "AIPREF_LABELS",
-    "ALLOWED",
-    "ANSWERS",
-    "NOTHING_DECLARED",
-    "NO_USES",
-    "REFUSED",
-    "UNKNOWN",
-    "USES",
-    "Answer",
-    "Declared",
-    "UseAnswer",
-    "combine",
-    "parse_content_signal",
-    "parse_usage_prefs",
-    "refusal",
-    "robots_answers",
-    "robots_record",
-    "shown",
-    "silent",
-    "uses_field",
-]
-
 #: what ``REP_USES`` may name: the aipref vocabulary's two labels and
 #: Cloudflare's ``ai-input`` (its ``ai-train`` is ``train-ai``)
 USES: tuple[str, ...] = ("train-ai", "ai-input", "search")
@@ -119,8 +96,6 @@ _SIGNAL_USES = {
     "ai-train": "train-ai",
     "train-ai": "train-ai",
 }
-#: a use -> its Content-Signal key as a source shows it (Cloudflare's spelling)
-SIGNAL_KEYS = {"search": "search", "ai-input": "ai-input", "train-ai": "ai-train"}
 _SIGNAL_VALUES = {"yes": True, "no": False}
 _SIGNAL_KEY_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-_")
 _SIGNAL_VALUE_CHARS = _SIGNAL_KEY_CHARS | frozenset(".")
@@ -253,9 +228,8 @@ def robots_record(
     key = (id(rule), declared.uses)
     made = stated.records.get(key)
     if made is None:
-        answers = [*stated.by_path[id(rule)]] if rule is not None else []
-        answers.extend(stated.signals)
-        made = stated.records[key] = _Shared(uses_field(_answered(combine(answers), declared)))
+        answers = robots_answers(robots, token, url, crawlable, declared)
+        made = stated.records[key] = _Shared(uses_field(answers))
     return made
 
 
