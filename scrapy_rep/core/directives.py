@@ -22,14 +22,12 @@ from urllib.parse import urljoin
 from w3lib.html import strip_html5_whitespace
 from w3lib.url import safe_url_string
 
-from scrapy_rep.core.fields import FIELD_OCTETS, field_lines
+from scrapy_rep.core.fields import field_lines
 from scrapy_rep.core.structured import StructuredFieldError, parse_list
 from scrapy_rep.robotstxt.text import SHOWN_ITEMS, clip
 
 #: bytes of a body searched for the end of its ``<head>``; nothing after it is read
 HEAD_LIMIT = 64 * 1024
-#: bytes of ``Robots-Tag`` field lines read per response (the draft: at least 8 KiB)
-ROBOTS_TAG_LIMIT = FIELD_OCTETS
 
 #: directives written ``name: value``; any other ``name:`` is a crawler's product token
 VALUED = frozenset({"unavailable_after", "max-snippet", "max-image-preview", "max-video-preview"})
