@@ -25,13 +25,13 @@ from scrapy_rep.robotstxt.parser import (
     Rule,
     Signal,
     UsageRule,
-    as_octets,
     parse_records,
 )
 from scrapy_rep.robotstxt.paths import (
     ESCAPED_OCTETS,
     PLAIN_OCTETS,
     ROBOTS_TXT,
+    as_octets,
     changed_escape,
     normalise,
     normalise_path,

@@ -151,4 +151,4 @@ def runs_in(groups: tuple[Group, ...], token: str) -> tuple[Agents, ...]:
     key = token.lower()
     if key not in groups[0].agents:  # none names the token: the '*' groups
         key = "*"
-    return tuple(run for group in groups for run in group.runs_for(key))
+    return tuple(run for group in groups for run in group.runs if key in run.agents)
