@@ -145,9 +145,8 @@ class Intervals(NamedTuple):
 def compile_rules(
     written_rules: Sequence[str], codes: Sequence[int], keep: Sequence[Rule] | None = None
 ) -> Intervals:
-    """The intervals of a token's merged rules (their patterns as written and, beside
-    them, their ``line << 1 | allow``, in file order) and what each answers; the rules
-    of ``keep`` (the same rules as objects, in the same order) kept too if given."""
+    """The intervals of a token's merged rules (patterns as written, and beside them
+    ``line << 1 | allow``, in file order); ``keep``, the same rules as objects, kept."""
     written_all = written_rules
     given = codes
     kept_from = keep
@@ -215,9 +214,8 @@ def compile_rules(
             and pattern[-1] != "$"
             and (clean or "%" not in pattern or ("%2A" not in pattern and "%24" not in pattern))
         ):
-            # The usual rule: a plain prefix, whose weight is its length. Plain
-            # rules of one pattern weigh the same: the first allow (else the
-            # first rule) decides.
+            # The usual rule: a plain prefix, weighing its length; of twins, the first
+            # allow (else the first rule) decides.
             found = plain.get(pattern)
             if found is None or (allow and not found & 1):
                 plain[pattern] = number << 1 | allow
@@ -232,11 +230,10 @@ def compile_rules(
                 key, entry = _entry(directory, True, number)
                 entries.setdefault(key, []).append(entry)
     codes_of_lines = array("I", lines)
-    # whether a key or an entry's piece has a %XX escape. If none has, a path's
-    # raw ' ', '|', ... (ASCII octets that normalise escapes) cannot change which
-    # keys are its prefixes: a key has no such octet, and the escaped path has
-    # '%' there. So its interval, and the answer of a decided one, is that of
-    # its normalised form, and only the entries need the normalised path.
+    # If no key or piece has a %XX escape, a path's raw ' ', '|'... (which normalising
+    # escapes) cannot change which keys are its prefixes: only entries need the
+    # normalised path. If no piece has '%', a digit or 'A'-'F' (``hexes``), a raw
+    # octet cannot change what the entries match either.
     pieces = "\n".join(
         after if isinstance(after, str) else "".join(after)
         for found in entries.values()
@@ -246,10 +243,6 @@ def compile_rules(
     escaped = not clean and (
         any("%" in key for key in plain) or any("%" in key for key in entries) or "%" in pieces
     )
-    # whether an entry's piece has a character an escape is written with ('%', a
-    # digit, 'A'-'F'). If none has, a path's raw ' ', '|', ... cannot change what
-    # the entries match either: no piece has it or any character its escape
-    # puts in its place, and the other characters keep their order.
     return Intervals(
         codes_of_lines,
         patterns or None,
@@ -265,13 +258,11 @@ def _intervals(
     plain: dict[str, int], entries: dict[str, list[Entry]]
 ) -> tuple[list[str], list[int], list[Answer | None], dict[int, Frame]]:
     """Cut the paths into intervals at every key and ``key + END``; say what each
-    interval's keys decide.
+    interval's keys decide (:data:`UNSETTLED` where entries may outweigh the plain rule:
+    most such intervals are never asked).
 
-    The keys "" and "/" are prefixes of every path: their rules are the root's,
-    which every interval inherits. Bounds run from :data:`FIRST`: interval 0,
-    before it, and the last, past :data:`LAST`, hold no path (their answer is
-    None). Where entries may outweigh the plain rule, the interval's answer is
-    :data:`UNSETTLED` until first asked (:meth:`settle`): most intervals never are.
+    The keys "" and "/" are the root's, which every interval inherits. Interval 0,
+    before :data:`FIRST`, and the last, past :data:`LAST`, hold no path (answer None).
     """
     everywhere = [*entries.pop("", ()), *entries.pop("/", ())]
     root_code = plain.pop("/", -1)  # -1 & 1 is 1: no rule allows
@@ -286,7 +277,6 @@ def _intervals(
         _cost(root_found),
     )
     root_answer: Answer = UNSETTLED if _open(root) else root_code & 1 == 1
-    #: per pending interval: its frame (key, plain rule, weight, entries)
     pending: dict[int, Frame] = {}
     keys = sorted(plain.keys() | entries.keys()) if entries else sorted(plain)
     if (

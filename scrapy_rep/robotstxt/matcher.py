@@ -118,8 +118,10 @@ class Chain:
                         grams = path_grams(path)
                     if grams is not None or not sieve.filed:
                         found = sieve.among(path, grams)
-            if spent and found is frame[3]:
-                found = self.disallows_of(frame)
+            if spent and found is frame[3]:  # its Disallow entries, listed once per rule set
+                found = self.disallows.get(id(frame))  # type: ignore[assignment]
+                if found is None:
+                    found = self.disallows[id(frame)] = tuple([e for e in frame[3] if not e[1]])
             for entry in found:
                 heft = entry[0]
                 if heft < weight or (heft == weight and (plain or not entry[1])):
@@ -153,15 +155,6 @@ class Chain:
                     spent = True
             frame = frame[4]
         return best
-
-    def disallows_of(self, frame: Frame) -> tuple[Entry, ...]:
-        """The frame's Disallow entries, heaviest first (listed once per rule set)."""
-        disallows = self.disallows.get(id(frame))
-        if disallows is None:
-            disallows = self.disallows[id(frame)] = tuple(
-                [entry for entry in frame[3] if not entry[1]]
-            )
-        return disallows
 
 
 #: bytes per interval bound: the str rebased on an origin, its slots in the arrays, and
@@ -255,19 +248,14 @@ class RuleSet:
         self._pending = pending or None
         #: an upper estimate of the bytes the set may come to hold, however it is asked
         #: (checked with tracemalloc on hostile files); linear in what was compiled
-        self.footprint = (
-            SET_BYTES
-            + BOUND_BYTES * len(bounds)
-            + sum(map(len, bounds))
-            + UNSETTLED_BYTES * len(pending)
-            + RULE_BYTES * len(self._lines)
-        )
+        size = SET_BYTES + BOUND_BYTES * len(bounds) + sum(map(len, bounds))
+        size += UNSETTLED_BYTES * len(pending) + RULE_BYTES * len(self._lines)
         if self._patterns:
             values = self._patterns.values()
-            self.footprint += ENTRY_BYTES * len(values) + 6 * sum(map(len, values))
+            size += ENTRY_BYTES * len(values) + 6 * sum(map(len, values))
         if self._written:
-            values = self._written.values()
-            self.footprint += 80 * len(values) + sum(map(len, values))
+            size += 80 * len(self._written) + sum(map(len, self._written.values()))
+        self.footprint = size
         #: per frame settled (by id, the frame kept with it): its entries and answer,
         #: shared by the intervals under the same keys (made when first asked)
         self._settled: dict[int, tuple[Frame, tuple[Entry, ...] | Chain, Answer]] | None = None
