@@ -1,10 +1,8 @@
 """RFC 9651 Dictionary and List parsing, as the aipref values and ``Robots-Tag`` need it.
 
 Whether the whole field parses matters (a failure makes every preference unknown), so
-every bare item is checked by the RFC's algorithm; values are kept only as far as a
-caller needs. Written by hand (no dependency); checked against ``http-sf`` by the tests.
-Each bare item is one alternative of :data:`_BARE_ITEM` (its first character chooses);
-the RFC's limits on numbers and the decoding of the rest are :func:`_bare_item`'s.
+every bare item is checked by the RFC's algorithm. Written by hand (no dependency);
+checked against ``http-sf`` by the tests.
 """
 
 from __future__ import annotations
@@ -13,8 +11,6 @@ import base64
 import binascii
 import re
 from urllib.parse import unquote_to_bytes
-
-__all__ = ["StructuredFieldError", "Token", "parse_dictionary", "parse_list"]
 
 
 class StructuredFieldError(ValueError):

@@ -79,14 +79,11 @@ def parse_usage_prefs(value: bytes) -> dict[str, bool] | None:
         members = parse_dictionary(value)
     except StructuredFieldError:
         return None
-    prefs: dict[str, bool] = {}
-    for label, member in members.items():
-        if isinstance(member, Token):
-            if member == _Y:
-                prefs[label] = True
-            elif member == _N:
-                prefs[label] = False
-    return prefs
+    return {
+        label: member == _Y
+        for label, member in members.items()
+        if isinstance(member, Token) and member in (_Y, _N)
+    }
 
 
 #: Content-Signal keys -> uses (the aipref spelling ``train-ai`` read too: unmistakable)
@@ -221,7 +218,7 @@ def robots_record(
     when nothing else (a policy token, another source) counts."""
     if declared.tokens or more:
         return uses_field(robots_answers(robots, token, url, crawlable, declared, more))
-    stated = robots.derived.get((_KEY, token)) or _stated(robots, token)
+    stated = _stated(robots, token)
     rule = None
     if stated.match is not None and crawlable:
         rule = stated.match(normalise_path(path_of(url)))
@@ -245,8 +242,8 @@ def robots_answers(
     Content-Usage rule that matches (none where the path is not ``crawlable``), the
     token's Content-Signal lines, and each policy token's group selection.
     """
-    stated = robots.derived.get((_KEY, token)) or _stated(robots, token)
-    if stated.silent and not declared.tokens and not more:
+    stated = _stated(robots, token)
+    if stated.match is None and not stated.signals and not declared.tokens and not more:
         return dict(declared.unknown)
     answers: list[UseAnswer] = []
     path = None
@@ -302,19 +299,17 @@ class _Stated:
         default_factory=dict
     )
 
-    @property
-    def silent(self) -> bool:
-        return self.match is None and not self.signals
-
 
 _KEY = "uses"
 
 
 def _stated(robots: RobotsTxt, token: str) -> _Stated:
-    # a file without Content-Usage or Content-Signal lines (most) states nothing: no parse
-    silent = robots.preference_lines == 0
-    stated = _Stated(None, {}, ()) if silent else _compile(robots, token)
-    robots.derived[(_KEY, token)] = stated
+    stated: _Stated | None = robots.derived.get((_KEY, token))
+    if stated is None:
+        # a file without Content-Usage or Content-Signal lines (most) states nothing: no parse
+        silent = robots.preference_lines == 0
+        stated = _Stated(None, {}, ()) if silent else _compile(robots, token)
+        robots.derived[(_KEY, token)] = stated
     return stated
 
 
