@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import re
 from array import array
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from scrapy_rep.robotstxt.agent import group_token
@@ -391,7 +391,9 @@ def parse_records(data: bytes | str) -> Parsed:
             continue
         if directive == _CONTENT_USAGE:
             in_agents = in_run = False  # a rule, too: it closes the run of user-agent lines
-            usage = _usage(value, number, note, line)
+            usage = _usage(value, number)
+            if not usage.prefs:
+                note(number, "content-usage-without-preference", line)
             preference_lines += 1
             if isinstance(current.usage, list):
                 current.usage.append(usage)
@@ -431,14 +433,9 @@ def parse_records(data: bytes | str) -> Parsed:
     )
 
 
-def _usage(value: str, number: int, note: Callable[[int, str, str], None], line: str) -> UsageRule:
+def _usage(value: str, number: int) -> UsageRule:
     """A Content-Usage value: a path if it starts with '/' (up to SP or HT), then the prefs."""
     if value[:1] != "/":
-        if not value:
-            note(number, "content-usage-without-preference", line)
         return UsageRule(None, value, number)
     cut = next((i for i, char in enumerate(value) if char in " \t"), len(value))
-    prefs = value[cut:].strip(_WS)
-    if not prefs:
-        note(number, "content-usage-without-preference", line)
-    return UsageRule(value[:cut], prefs, number)
+    return UsageRule(value[:cut], value[cut:].strip(_WS), number)
