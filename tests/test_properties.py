@@ -392,7 +392,7 @@ def test_a_rule_set_asked_many_times_agrees_with_the_reference(
 ) -> None:
     # One compiled set answers every path the same as the reference, and in any order;
     # so does what allowed() reads: the path's interval's answer, or its entries.
-    rules = RuleSet(rule_list, keep=False)
+    rules = RuleSet(rule_list)
     for raw_path in raw_paths * 2:
         path = normalise_path(raw_path)
         chosen = rules.match(path)

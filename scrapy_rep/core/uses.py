@@ -222,7 +222,7 @@ def robots_record(
     rule = None
     if stated.match is not None and crawlable:
         rule = stated.match(normalise_path(path_of(url)))
-    key = (id(rule), declared.uses)
+    key = (rule.line if rule is not None else 0, declared.uses)
     made = stated.records.get(key)
     if made is None:
         answers = robots_answers(robots, token, url, crawlable, declared)
@@ -251,7 +251,7 @@ def robots_answers(
         path = normalise_path(path_of(url))
         rule = stated.match(path)
         if rule is not None:
-            answers.extend(stated.by_path[id(rule)])
+            answers.extend(stated.by_path[rule.line])
     answers.extend(stated.signals)
     for use, policy_token in declared.tokens.items():
         if path is None:
@@ -288,13 +288,14 @@ def _policy_answer(
 class _Stated:
     """What one token's groups state, compiled once per parsed file and token."""
 
-    #: the Content-Usage rules' ``match`` (a stand-in Rule per distinct path), or None
+    #: the Content-Usage rules' ``match`` (a stand-in Rule per distinct path, on the line
+    #: of its first rule), or None
     match: Callable[[str], Rule | None] | None
-    by_path: Mapping[int, tuple[UseAnswer, ...]]  # id(stand-in) -> answers, combined
+    by_path: Mapping[int, tuple[UseAnswer, ...]]  # stand-in's line -> answers, combined
     signals: tuple[UseAnswer, ...]
     #: (use, policy token, id of the deciding rule) -> answer, made on first use
     policy: dict[tuple[str, str, int], UseAnswer] = field(default_factory=dict)
-    #: (id of the matching stand-in or of None, declared uses) -> record, made on first use
+    #: (the matching stand-in's line or 0, declared uses) -> record, made on first use
     records: dict[tuple[int, tuple[str, ...]], dict[str, dict[str, str]]] = field(
         default_factory=dict
     )
@@ -324,7 +325,7 @@ def _compile(robots: RobotsTxt, token: str) -> _Stated:
     stand_ins = [Rule(False, pattern, rules[0][1].line) for pattern, rules in by_pattern.items()]
     compiled = RuleSet(stand_ins)
     by_path = {
-        id(rule): tuple(combine(_usage_answers(by_pattern[rule.pattern])).values())
+        rule.line: tuple(combine(_usage_answers(by_pattern[rule.pattern])).values())
         for rule in stand_ins
     }
     # Content-Signal: the token's own runs, else the lines before the first group.

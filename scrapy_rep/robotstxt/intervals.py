@@ -14,7 +14,6 @@ from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
 from scrapy_rep.robotstxt.entries import UNSETTLED, Answer, Entry, Frame
-from scrapy_rep.robotstxt.parser import Rule
 from scrapy_rep.robotstxt.paths import PLAIN_OCTETS, ROBOTS_TXT, literal, normalise
 
 #: the octets of a clean pattern, and the newline that joins patterns for one C pass
@@ -126,8 +125,6 @@ class Intervals(NamedTuple):
     patterns: dict[int, str] | None
     #: rule number -> the pattern as written, where normalising changed it
     written: dict[int, str] | None
-    #: the rules themselves, if kept
-    kept: tuple[Rule, ...] | None
     #: whether a key or an entry's piece has a %XX escape
     escaped: bool
     #: whether an entry's piece has a character an escape is written with
@@ -142,19 +139,12 @@ class Intervals(NamedTuple):
     pending: dict[int, Frame]
 
 
-def compile_rules(
-    written_rules: Sequence[str], codes: Sequence[int], keep: Sequence[Rule] | None = None
-) -> Intervals:
+def compile_rules(written_rules: Sequence[str], codes: Sequence[int]) -> Intervals:
     """The intervals of a token's merged rules (patterns as written, and beside them
-    ``line << 1 | allow``, in file order); ``keep``, the same rules as objects, kept."""
+    ``line << 1 | allow``, in file order)."""
     written_all = written_rules
     given = codes
-    kept_from = keep
     if "" in written_all:  # an empty pattern matches nothing (see parser)
-        if kept_from is not None:
-            kept_from = [
-                obj for obj, pattern in zip(kept_from, written_rules, strict=True) if pattern
-            ]
         given = [code for code, pattern in zip(codes, written_rules, strict=True) if pattern]
         written_all = [pattern for pattern in written_rules if pattern]
     text = "\n".join(written_all)
@@ -175,15 +165,13 @@ def compile_rules(
         plain = dict(zip(written_all, numbers, strict=True))
         if len(plain) == len(lines):
             codes_of_lines = array("I", lines)
-            kept = tuple(kept_from) if kept_from is not None else None
             framed = _framed(codes_of_lines, *_intervals(plain, {}))
-            return Intervals(codes_of_lines, None, None, kept, False, False, *framed)
+            return Intervals(codes_of_lines, None, None, False, False, *framed)
     plain = {}  # key -> its plain rule as number << 1 | allow
     entries: dict[str, list[Entry]] = {}
     patterns: dict[int, str] = {}
     lines = []
     written: dict[int, str] = {}
-    keeping: list[Rule] = []
     # else no rule is an index.html one (normalising may decode one: "/%69ndex.htm")
     index_html = not clean or "/index.htm" in text
     # pattern -> whether an Allow entry has it (else a Disallow entry does): identical
@@ -207,8 +195,6 @@ def compile_rules(
         code = given[index]
         allow = code & 1 == 1
         lines.append(code)
-        if kept_from is not None:
-            keeping.append(kept_from[index])
         if (
             "*" not in pattern
             and pattern[-1] != "$"
@@ -247,7 +233,6 @@ def compile_rules(
         codes_of_lines,
         patterns or None,
         written or None,
-        tuple(keeping) if kept_from is not None else None,
         escaped,
         bool(_HEX.search(pieces)),
         *_framed(codes_of_lines, *_intervals(plain, entries)),

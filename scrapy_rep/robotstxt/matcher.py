@@ -187,11 +187,10 @@ class RuleSet:
     :meth:`rebase`, an origin's ``scheme://authority``), so a URL is bisected as it comes.
 
     No :class:`Rule` object is kept (a rule is its number, ``line << 1 | allow``);
-    :meth:`match` makes one when asked, unless ``keep``: then the given rules are returned.
+    :meth:`match` makes one when first asked.
     """
 
     __slots__ = (
-        "_kept",
         "_lines",
         "_made",
         "_missed",
@@ -214,30 +213,27 @@ class RuleSet:
 
     def __init__(
         self,
-        rules: Iterable[Rule],
-        keep: bool = True,
+        rules: Iterable[Rule] = (),
         *,
         parsed: tuple[Sequence[str], Sequence[int]] | None = None,
     ) -> None:
-        if parsed is None:  # Rule objects: their fields, and the objects to keep
+        if parsed is None:  # Rule objects: their fields
             given = list(rules)
-            patterns: Sequence[str] = [rule.pattern for rule in given]
-            rule_codes: Sequence[int] = [rule.line << 1 | rule.allow for rule in given]
-            kept: Sequence[Rule] | None = given if keep else None
-        else:  # a parse's patterns and codes (Group.patterns, Group.codes), none kept
-            (patterns, rule_codes), kept = parsed, None
+            parsed = (
+                [rule.pattern for rule in given],
+                [rule.line << 1 | rule.allow for rule in given],
+            )
         (
             self._lines,
             self._patterns,
             self._written,
-            self._kept,
             self.escaped,
             self.hexes,
             bounds,
             codes,
             self.answers,
             pending,
-        ) = compile_rules(patterns, rule_codes, kept)
+        ) = compile_rules(*parsed)
         #: each bound is ``prefix`` + a path
         self.bounds: tuple[str, ...] = tuple(bounds)
         self.prefix = ""
@@ -368,8 +364,6 @@ class RuleSet:
         if code < 0:
             return None
         number = code >> 1
-        if self._kept is not None:
-            return self._kept[number]
         made = self._made
         if made is None:
             made = self._made = {}

@@ -34,7 +34,7 @@ class Selection:
 
 #: the rule set of groups without a rule that can match: no bound, every URL allowed
 #: (shared: rebasing it changes nothing)
-NO_RULES = RuleSet(())
+NO_RULES = RuleSet()
 
 
 class Selections:
@@ -86,7 +86,7 @@ class Selections:
             groups = self._body.groups(selection.indices)
             patterns = [pattern for group in groups for pattern in group.patterns]
             codes = [code for group in groups for code in group.codes]
-            rules = RuleSet((), keep=False, parsed=(patterns, codes))
+            rules = RuleSet(parsed=(patterns, codes))
             selection.rules = rules if rules else NO_RULES
             self._body.drop_parse()
         return selection
