@@ -164,9 +164,8 @@ def compile_rules(written_rules: Sequence[str], codes: Sequence[int]) -> Interva
         numbers = [n << 1 | (code & 1) for n, code in enumerate(lines)]
         plain = dict(zip(written_all, numbers, strict=True))
         if len(plain) == len(lines):
-            codes_of_lines = array("I", lines)
-            framed = _framed(codes_of_lines, *_intervals(plain, {}))
-            return Intervals(codes_of_lines, None, None, False, False, *framed)
+            framed = _intervals(plain, {})
+            return Intervals(array("I", lines), None, None, False, False, *framed)
     plain = {}  # key -> its plain rule as number << 1 | allow
     entries: dict[str, list[Entry]] = {}
     patterns: dict[int, str] = {}
@@ -215,7 +214,6 @@ def compile_rules(written_rules: Sequence[str], codes: Sequence[int]) -> Interva
                 patterns[number] = pattern
                 key, entry = _entry(directory, True, number)
                 entries.setdefault(key, []).append(entry)
-    codes_of_lines = array("I", lines)
     # If no key or piece has a %XX escape, a path's raw ' ', '|'... (which normalising
     # escapes) cannot change which keys are its prefixes: only entries need the
     # normalised path. If no piece has '%', a digit or 'A'-'F' (``hexes``), a raw
@@ -230,12 +228,12 @@ def compile_rules(written_rules: Sequence[str], codes: Sequence[int]) -> Interva
         any("%" in key for key in plain) or any("%" in key for key in entries) or "%" in pieces
     )
     return Intervals(
-        codes_of_lines,
+        array("I", lines),
         patterns or None,
         written or None,
         escaped,
         bool(_HEX.search(pieces)),
-        *_framed(codes_of_lines, *_intervals(plain, entries)),
+        *_intervals(plain, entries),
     )
 
 
@@ -248,7 +246,11 @@ def _intervals(
 
     The keys "" and "/" are the root's, which every interval inherits. Interval 0,
     before :data:`FIRST`, and the last, past :data:`LAST`, hold no path (answer None).
+    ``/robots.txt`` has an interval of its own, allowed, when a rule covers it: a URL's
+    interval says all once the set is rebased on its origin.
     """
+    if not plain and not entries:  # no rule: every URL allowed, whatever its origin
+        return [], [-1], [True], {}
     everywhere = [*entries.pop("", ()), *entries.pop("/", ())]
     root_code = plain.pop("/", -1)  # -1 & 1 is 1: no rule allows
     root_found = _heaviest_first(everywhere) if everywhere else ()
@@ -283,70 +285,48 @@ def _intervals(
         own_codes = [plain[key] for key in keys]
         codes[2:-1:2] = own_codes
         answers[2:-1:2] = [code & 1 == 1 for code in own_codes]
-        return bounds, codes, answers, pending
-    # A sweep over the sorted keys with a stack of the keys open (those that are
-    # prefixes of the current one): a key opens its interval, its end closes it and
-    # goes back to the interval of the key open under it.
-    bounds = [FIRST]
-    codes = [-1, root_code]
-    answers = [None, root_answer]
-    if root_answer is UNSETTLED:
-        pending[1] = root
-    stack: list[Frame] = []
-    at = 0
-    while at < len(keys) or stack:
-        if at < len(keys) and (not stack or keys[at].startswith(stack[-1][0])):
-            key = keys[at]
-            at += 1
-            frame = _under(key, stack[-1] if stack else root, plain, entries)
-            stack.append(frame)
-            bounds.append(key)
-        else:  # the keys under the open one are done: close it
-            bounds.append(stack.pop()[0] + END)
-            frame = stack[-1] if stack else root
-        codes.append(frame[1])
-        if _open(frame):
-            pending[len(answers)] = frame
-            answers.append(UNSETTLED)
-        else:
-            answers.append(frame[1] & 1 == 1)
-    bounds.append(LAST)
-    codes.append(-1)
-    answers.append(None)
-    return bounds, codes, answers, pending
-
-
-def _framed(
-    lines: array[int],
-    bounds: list[str],
-    codes: list[int],
-    answers: list[Answer | None],
-    pending: dict[int, Frame],
-) -> tuple[list[str], list[int], list[Answer | None], dict[int, Frame]]:
-    """The intervals, with ``/robots.txt`` in one of its own whose answer is True
-    (when a rule covers it).
-
-    So a URL is bisected as it is (once the rule set is rebased on its origin)
-    and its interval says all: another origin's URL falls outside, and
-    ``/robots.txt`` needs no test of its own.
-    """
-    if lines:
-        at = bisect_right(bounds, ROBOTS_TXT)
-        if answers[at] is not True:
-            # cut its interval at /robots.txt (unless a key is that) and just past it
-            cuts = (
-                [ROBOTS_TXT_END] if bounds[at - 1] == ROBOTS_TXT else [ROBOTS_TXT, ROBOTS_TXT_END]
-            )
-            count = len(cuts)
-            bounds[at:at] = cuts
-            answers[at:at] = [answers[at]] * count
-            answers[at + count - 1] = True
-            codes[at:at] = [codes[at]] * count
-            split = pending.get(at)
-            if pending:
-                pending = {n + count if n > at else n: frame for n, frame in pending.items()}
-            if split is not None:  # the pieces try what the interval did
-                pending.update(dict.fromkeys(range(at, at + count + 1), split))
-    else:  # no rule: every URL allowed, whatever its origin
-        bounds, codes, answers = [], [-1], [True]
+    else:
+        # A sweep over the sorted keys with a stack of the keys open (those that are
+        # prefixes of the current one): a key opens its interval, its end closes it and
+        # goes back to the interval of the key open under it.
+        bounds = [FIRST]
+        codes = [-1, root_code]
+        answers = [None, root_answer]
+        if root_answer is UNSETTLED:
+            pending[1] = root
+        stack: list[Frame] = []
+        at = 0
+        while at < len(keys) or stack:
+            if at < len(keys) and (not stack or keys[at].startswith(stack[-1][0])):
+                key = keys[at]
+                at += 1
+                frame = _under(key, stack[-1] if stack else root, plain, entries)
+                stack.append(frame)
+                bounds.append(key)
+            else:  # the keys under the open one are done: close it
+                bounds.append(stack.pop()[0] + END)
+                frame = stack[-1] if stack else root
+            codes.append(frame[1])
+            if _open(frame):
+                pending[len(answers)] = frame
+                answers.append(UNSETTLED)
+            else:
+                answers.append(frame[1] & 1 == 1)
+        bounds.append(LAST)
+        codes.append(-1)
+        answers.append(None)
+    at = bisect_right(bounds, ROBOTS_TXT)
+    if answers[at] is not True:
+        # cut its interval at /robots.txt (unless a key is that) and just past it
+        cuts = [ROBOTS_TXT_END] if bounds[at - 1] == ROBOTS_TXT else [ROBOTS_TXT, ROBOTS_TXT_END]
+        count = len(cuts)
+        bounds[at:at] = cuts
+        answers[at:at] = [answers[at]] * count
+        answers[at + count - 1] = True
+        codes[at:at] = [codes[at]] * count
+        split = pending.get(at)
+        if pending:
+            pending = {n + count if n > at else n: frame for n, frame in pending.items()}
+        if split is not None:  # the pieces try what the interval did
+            pending.update(dict.fromkeys(range(at, at + count + 1), split))
     return bounds, codes, answers, pending
