@@ -233,12 +233,9 @@ def directive_list(value: str, token: str) -> Iterator[tuple[str | None, str, st
 def robots_tag_list(
     values: Iterable[str | bytes], token: str
 ) -> Iterator[tuple[str | None, str, str]]:
-    """(label, directive, argument) of each ``Robots-Tag`` directive that applies to ``token``.
-
-    Each field line is read on its own; one that is no List is read as an
-    ``X-Robots-Tag`` value (docs/page-directives.md says why). A bare directive name is
-    that directive for everyone (label None).
-    """
+    """(label, directive, argument) of each ``Robots-Tag`` directive that applies to
+    ``token`` (a bare directive name: for everyone, label None). A field line that is no
+    List is read as an ``X-Robots-Tag`` value (docs/page-directives.md says why)."""
     wanted = token.lower()
     lines = (v if isinstance(v, bytes) else v.encode("latin-1", "replace") for v in values)
     for raw in field_lines(lines):

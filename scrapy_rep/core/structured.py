@@ -66,11 +66,9 @@ def _next_member(text: str, at: int) -> int:
 
 
 def parse_dictionary(value: bytes) -> dict[str, object]:
-    """Member key -> member value (RFC 9651 §4.2.2); raises :class:`StructuredFieldError`.
-
-    A duplicate key keeps its last value, as the RFC says. A member without a
-    value is ``True``; an inner list is a ``list`` of its items' values.
-    """
+    """Member key -> member value (RFC 9651 §4.2.2; a duplicate key keeps its last value,
+    a member without one is ``True``, an inner list a ``list``); raises
+    :class:`StructuredFieldError`."""
     text, at = _start(value)
     members: dict[str, object] = {}
     while at < len(text):
@@ -91,12 +89,9 @@ Member = tuple[object, list[tuple[str, object]]]
 
 
 def parse_list(value: bytes) -> list[Member]:
-    """The members of an RFC 9651 List (§4.2.1), each with its parameters (key, value).
-
-    Raises :class:`StructuredFieldError`. A parameter without a value is
-    ``True``; parameters are kept as written (a duplicate key appears twice:
-    the caller decides, as the Robots-Tag draft merges them).
-    """
+    """The members of an RFC 9651 List (§4.2.1), each with its parameters (key, value;
+    ``True`` without one) as written: a duplicate key appears twice, for the caller to
+    merge. Raises :class:`StructuredFieldError`."""
     text, at = _start(value)
     members: list[Member] = []
     while at < len(text):

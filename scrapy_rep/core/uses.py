@@ -2,8 +2,7 @@
 
 Each source (a ``Content-Usage`` rule or header, a ``Content-Signal`` line, a policy
 token's group, TDMRep, ``noai``) gives a :class:`UseAnswer` per use with a source a
-person can check; :func:`combine` merges them, any refusal winning. Pure: the parsers
-read values already cut out of a file or header.
+person can check; :func:`combine` merges them, any refusal winning.
 """
 
 from __future__ import annotations
@@ -70,11 +69,9 @@ _Y, _N = Token("y"), Token("n")
 
 
 def parse_usage_prefs(value: bytes) -> dict[str, bool] | None:
-    """An aipref usage preference (``train-ai=n, search=y``) -> label -> allowed?
-
-    Only the tokens ``y`` and ``n`` state something. None when the RFC 9651 Dictionary
-    does not parse: the vocabulary then makes every preference unknown.
-    """
+    """An aipref usage preference (``train-ai=n, search=y``) -> label -> allowed? Only the
+    tokens ``y`` and ``n`` state something; None when the RFC 9651 Dictionary does not
+    parse (every preference then unknown)."""
     try:
         members = parse_dictionary(value)
     except StructuredFieldError:
@@ -102,9 +99,8 @@ def parse_content_signal(value: str) -> dict[str, bool] | None:
     """Cloudflare's ``search=yes, ai-train=no, ai-input=no`` -> use -> allowed?
 
     Lenient where the intent is plain (case, spaces, empty members, unknown keys and
-    values skipped; a use given twice refused if either says ``no``), strict where it is
-    not: None (every use unknown) for a member without ``=``, an empty or odd key or
-    value, or a path (no published definition says what that means).
+    values skipped; a use given twice refused if either says ``no``); None (every use
+    unknown) for a member without ``=``, an empty or odd key or value, or a path.
     """
     prefs: dict[str, bool] = {}
     for member in value.split(","):
@@ -240,8 +236,7 @@ def robots_answers(
 ) -> dict[str, UseAnswer]:
     """The use answers robots.txt gives for ``url`` (plus ``more``), combined: the
     Content-Usage rule that matches (none where the path is not ``crawlable``), the
-    token's Content-Signal lines, and each policy token's group selection.
-    """
+    token's Content-Signal lines, and each policy token's group selection."""
     stated = _stated(robots, token)
     if stated.match is None and not stated.signals and not declared.tokens and not more:
         return dict(declared.unknown)

@@ -152,12 +152,9 @@ FILE_BYTES = 600
 
 
 class RobotsTxt:
-    """A parsed robots.txt. Immutable; answers for any product token.
-
-    What a crawl keeps per origin is small: judging compiles the token's rules and
-    lets the parse go, keeping the body; whatever asks for the parse later gets it
-    parsed again, the same every time.
-    """
+    """A parsed robots.txt. Immutable; answers for any product token. Judging compiles
+    the token's rules and lets the parse go, keeping the body: whatever asks for the
+    parse later gets it parsed again, the same every time."""
 
     __slots__ = (
         "__weakref__",

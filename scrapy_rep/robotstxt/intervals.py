@@ -1,9 +1,6 @@
-"""Compiling a token's merged rules into intervals of paths (docs/engine.md).
-
-What each interval's rules answer is worked out here, once: the heaviest plain rule and
-the wildcard, anchored or index.html entries that could outweigh it, heaviest first; or
-:data:`UNSETTLED`, worked out when first asked (``RuleSet.settle``).
-"""
+"""Compiling a token's merged rules into intervals of paths (docs/engine.md), each with
+its heaviest plain rule and the wildcard, anchored or index.html entries that could
+outweigh it (:data:`UNSETTLED` until first asked, ``RuleSet.settle``)."""
 
 from __future__ import annotations
 

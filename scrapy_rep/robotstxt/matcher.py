@@ -1,9 +1,8 @@
 """Longest-match rule sets, compiled once per product token (RFC 9309 §2.2.2-3).
 
-A path takes one bisection into intervals worked out at compile time; ``*`` is
-matched with ``str.find``, leftmost first, so no pattern can backtrack
-(docs/engine.md). Weight: the octets of the normalised pattern, ``*`` and ``$``
-included (Google's choice); equal weights: allow wins.
+A path takes one bisection into intervals worked out at compile time; ``*`` is matched
+with ``str.find``, leftmost first, so no pattern can backtrack (docs/engine.md). Weight:
+the octets of the normalised pattern, ``*`` and ``$`` included (Google's); ties: allow.
 """
 
 from __future__ import annotations
@@ -185,9 +184,7 @@ class RuleSet:
     False, or the plain rule's answer and the entries that may outweigh it
     (:data:`UNSETTLED` until first asked). Each bound starts with ``prefix`` (after
     :meth:`rebase`, an origin's ``scheme://authority``), so a URL is bisected as it comes.
-
-    No :class:`Rule` object is kept (a rule is its number, ``line << 1 | allow``);
-    :meth:`match` makes one when first asked.
+    A rule is kept as its number (``line << 1 | allow``), made a :class:`Rule` when asked.
     """
 
     __slots__ = (

@@ -42,15 +42,11 @@ ROBOTS_TXT = "/robots.txt"
 
 
 def normalise(text: str) -> str:
-    """Put a path or pattern in one canonical percent-encoding (RFC 3986 §6.2.2).
-
-    Octets that RFC 3986 does not allow in a path or query (non-ASCII as
-    UTF-8, controls, space, ``" < > [ \\ ] ^ ` { | }``) are encoded, ``%XX`` of
-    an unreserved character is decoded, other escapes get upper-case hex, and
-    a ``%`` that starts no escape becomes ``%25``. Idempotent. Reserved
-    characters (``/ ? : @ ! $ & ' ( ) * + , ; =``) stay as written, and so do
-    their escapes: ``%2F`` is not ``/``.
-    """
+    """Put a path or pattern in one canonical percent-encoding (RFC 3986 §6.2.2):
+    octets not allowed in a path or query encoded (non-ASCII as UTF-8), escapes of
+    unreserved characters decoded, the others in upper-case hex, a lone ``%`` as ``%25``.
+    Reserved characters and their escapes stay as written (``%2F`` is not ``/``).
+    Idempotent."""
     plain = False
     if text.isascii():
         # bytes.translate deletes the allowed octets in one C pass (str.isprintable

@@ -1,8 +1,6 @@
 """Which groups a product token selects (RFC 9309 §2.2.1), and their rules compiled once.
-
 A group is selected by its tokens alone, so a file can let its parse go; tokens that
-select the same groups share one :class:`Selection`, so one compiled rule set.
-"""
+select the same groups share one :class:`Selection`, so one compiled rule set."""
 
 from __future__ import annotations
 
@@ -39,11 +37,8 @@ NO_RULES = RuleSet()
 
 class Selections:
     """A file's selections by product token, made from its groups' tokens and first
-    lines (kept without the parse), their rules compiled from the body's parse.
-
-    A file in its compact form has none: the next question makes them again
-    from the parse that compiling needs anyway.
-    """
+    lines (kept without the parse), their rules compiled from the body's parse. A
+    compacted file has none: the next question makes them again."""
 
     __slots__ = ("_body", "agents", "by_token", "chosen", "lines")
 
@@ -103,12 +98,9 @@ class Selections:
         )
 
     def crawl_delay(self, token: str) -> float | None:
-        """Seconds between requests the token's groups ask for, kept with its selection.
-
-        The largest ``Crawl-delay`` and ``Request-rate`` interval written under the
-        token's own ``user-agent`` lines in its groups (``n/T`` is T/n seconds; a time
-        window after the rate is ignored, so the rate applies all day).
-        """
+        """Seconds between requests the token's groups ask for, kept with its selection:
+        the largest ``Crawl-delay`` or ``Request-rate`` interval (``n/T``: T/n seconds)
+        under the token's own ``user-agent`` lines."""
         selection = self.select(token)
         for asked, delay in selection.delays:
             if asked == token:
