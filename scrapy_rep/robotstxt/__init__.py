@@ -15,7 +15,7 @@ from typing import Any
 
 from scrapy_rep.robotstxt.agent import InvalidProductToken, product_token, validate_token
 from scrapy_rep.robotstxt.body import Body
-from scrapy_rep.robotstxt.entries import UNSETTLED
+from scrapy_rep.robotstxt.intervals import UNSETTLED
 from scrapy_rep.robotstxt.matcher import RuleSet, first_of
 from scrapy_rep.robotstxt.parser import (
     MAX_BYTES,

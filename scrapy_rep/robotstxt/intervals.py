@@ -8,10 +8,40 @@ import re
 from array import array
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
-from typing import NamedTuple
+from typing import NamedTuple, Protocol, TypeAlias
 
-from scrapy_rep.robotstxt.entries import UNSETTLED, Answer, Entry, Frame
 from scrapy_rep.robotstxt.paths import PLAIN_OCTETS, ROBOTS_TXT, literal, normalise
+
+#: one wildcard, anchored or index.html rule: (weight, allow, minus its rule number,
+#: where its key ends in the path, anchored, what follows the key: None if nothing (a
+#: literal pattern), the piece after the one ``*`` (the usual wildcard), else all pieces)
+Entry = tuple[int, bool, int, int, bool, "str | tuple[str, ...] | None"]
+#: a key open over an interval: (key, the heaviest plain rule as ``number << 1 | allow``
+#: or -1, its weight or -1, the key's own entries, heaviest first, the frame above it
+#: (None at the root), the heaviest entry of the key and those above it (or None), and
+#: how many entries and pieces the key and those above it have).
+#:
+#: A frame never copies the entries of the frames above it (the root's wildcards would
+#: be copied into every key: O(root × keys)); the chain of frames is walked instead
+#: (:class:`~scrapy_rep.robotstxt.matcher.Chain`), or merged when it is small
+#: (:data:`MERGE_LIMIT`). Compiling stays linear in the rules.
+Frame = tuple[str, int, int, tuple[Entry, ...], "Frame | None", "Entry | None", int]
+
+
+class Walk(Protocol):
+    """Entries too many to merge, walked frame by frame for each path
+    (:class:`~scrapy_rep.robotstxt.matcher.Chain`)."""
+
+    def first(self, path: str) -> Entry | None:
+        """The heaviest entry that matches ``path`` and outweighs the plain rule."""
+
+
+#: an interval's answer: allowed or not, or (the plain rule's answer, entries to try:
+#: a tuple, heaviest first, or a :class:`Walk` of them)
+Answer: TypeAlias = "bool | tuple[bool, tuple[Entry, ...] | Walk]"
+#: an interval's answer not worked out yet
+#: (:meth:`RuleSet.settle <scrapy_rep.robotstxt.matcher.RuleSet.settle>`)
+UNSETTLED: Answer = (False, ())
 
 #: the octets of a clean pattern, and the newline that joins patterns for one C pass
 _ALLOWED_LINES = PLAIN_OCTETS + b"\n"

@@ -12,8 +12,7 @@ from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 
 from scrapy_rep.robotstxt import intervals
-from scrapy_rep.robotstxt.entries import UNSETTLED, Answer, Entry, Frame, Walk
-from scrapy_rep.robotstxt.intervals import compile_rules
+from scrapy_rep.robotstxt.intervals import UNSETTLED, Answer, Entry, Frame, Walk, compile_rules
 from scrapy_rep.robotstxt.parser import Rule
 from scrapy_rep.robotstxt.paths import AUTHORITY
 from scrapy_rep.robotstxt.sieve import Sieve, path_grams

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from array import array
 
-from scrapy_rep.robotstxt.entries import Entry
+from scrapy_rep.robotstxt.intervals import Entry
 
 #: the length of a gram: three octets tell most pieces apart and keep a path's set small
 GRAM = 3
