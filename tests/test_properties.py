@@ -17,10 +17,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scrapy_rep.core.policy import FetchResult, Policy, PolicyConfig, Status, next_policy
-from scrapy_rep.robotstxt import normalise, normalise_path, parse
+from scrapy_rep.robotstxt import normalise_path, parse
 from scrapy_rep.robotstxt.matcher import RuleSet, first_of
 from scrapy_rep.robotstxt.parser import Rule
-from scrapy_rep.robotstxt.paths import path_of
+from scrapy_rep.robotstxt.paths import normalise, path_of
 from scrapy_rep.robotstxt.reference import _patterns, matches
 from tests.support.examples import examples
 from tests.support.matching import HEADS, many_rules, reference

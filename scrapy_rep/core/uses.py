@@ -353,11 +353,8 @@ def _signal_answers(lines: Iterable[tuple[Group | None, Signal]]) -> Iterable[Us
 
 
 def _source(line: int, group: Group | None, text: str) -> str:
-    where = f"in group {_group_name(group)}" if group is not None else "before any group"
+    where = "before any group"
+    if group is not None:  # as ``str(group)`` names it, its agents summarised (16,000 happen)
+        agents = summarise(group.agents, ", ") if group.agents else "(empty)"
+        where = f"in group user-agent: {agents} (line {group.line})"
     return printable(f"robots.txt line {line} {where}: {clip(text)}", keep_tab=False)
-
-
-def _group_name(group: Group) -> str:
-    """A group as ``str(group)`` names it, its agents summarised (16,000 agents happen)."""
-    agents = summarise(group.agents, ", ") if group.agents else "(empty)"
-    return f"user-agent: {agents} (line {group.line})"

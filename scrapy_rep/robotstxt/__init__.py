@@ -19,7 +19,6 @@ from scrapy_rep.robotstxt.intervals import UNSETTLED
 from scrapy_rep.robotstxt.matcher import RuleSet, first_of
 from scrapy_rep.robotstxt.parser import (
     MAX_BYTES,
-    Agents,
     Diagnostic,
     Group,
     Rule,
@@ -33,7 +32,6 @@ from scrapy_rep.robotstxt.paths import (
     ROBOTS_TXT,
     as_octets,
     changed_escape,
-    normalise,
     normalise_path,
     path_of,
 )
@@ -41,7 +39,6 @@ from scrapy_rep.robotstxt.selection import Selection, Selections, token_key
 
 __all__ = [
     "MAX_BYTES",
-    "Agents",
     "Diagnostic",
     "Group",
     "InvalidProductToken",
@@ -50,7 +47,6 @@ __all__ = [
     "Signal",
     "UsageRule",
     "Verdict",
-    "normalise",
     "normalise_path",
     "parse",
     "product_token",

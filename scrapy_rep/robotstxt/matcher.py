@@ -77,7 +77,7 @@ class Chain:
     the work per URL capped by :data:`MATCH_BUDGET`.
     """
 
-    __slots__ = ("disallows", "frame", "plain", "sieves", "weight")
+    __slots__ = ("disallows", "frame", "sieves")
 
     def __init__(
         self,
@@ -86,8 +86,6 @@ class Chain:
         sieves: dict[int, Sieve],
     ) -> None:
         self.frame = frame
-        self.weight = frame[2]
-        self.plain = frame[1] & 1 == 1
         #: per frame (by id; the rule set's, shared by its chains): its Disallow entries
         self.disallows = disallows
         #: per frame of many entries (by id; shared like ``disallows``): its sieve
@@ -95,7 +93,7 @@ class Chain:
 
     def first(self, path: str) -> Entry | None:
         """The heaviest entry that matches ``path`` and outweighs the plain rule."""
-        weight, plain = self.weight, self.plain
+        weight, plain = self.frame[2], self.frame[1] & 1 == 1
         left = MATCH_BUDGET
         spent = False  # the budget: once spent, Allow entries are no longer tried
         scan = len(path) + _STEP
