@@ -344,9 +344,9 @@ def test_robots_tag_and_x_robots_tag_add_up() -> None:
 
 
 def test_robots_tag_is_read_up_to_its_limit() -> None:
-    from scrapy_rep.core.directives import ROBOTS_TAG_LIMIT
+    from scrapy_rep.core.fields import FIELD_OCTETS
 
-    filler = b"otherbot;noindex, " * (ROBOTS_TAG_LIMIT // 18)
+    filler = b"otherbot;noindex, " * (FIELD_OCTETS // 18)
     page = page_directives(TOKEN, NOW, robots_tag=[filler + b"x;a", b"testbot;nofollow"])
     assert not page.nofollow  # past the first 8 KiB: not read
     assert page_directives(TOKEN, NOW, robots_tag=[b"testbot;nofollow"]).nofollow

@@ -43,7 +43,7 @@ def limits(merge: int, budget: int | None = None, sieve: int | None = None) -> I
 def assert_agrees(rule_list: list[Rule], paths: list[str]) -> None:
     """The compiled set's answers and deciding rules are the reference's (each path twice:
     the second time from what the first settled)."""
-    rules = RuleSet(rule_list, keep=False)
+    rules = RuleSet(rule_list)
     for raw in paths * 2:
         path = normalise_path(raw)
         expected = reference(rule_list, path)

@@ -12,6 +12,7 @@ import math
 import pytest
 
 from scrapy_rep.robotstxt import parse
+from scrapy_rep.robotstxt.selection import runs_in
 
 TOKEN = "mybot"
 
@@ -296,7 +297,8 @@ def test_crawl_delay_is_the_max_over_merged_groups_and_both_records() -> None:
         "User-agent: mybot\nCrawl-delay: 4\n"
     )
     assert robots.crawl_delay(TOKEN) == 7.0
-    assert [(run.crawl_delay, run.request_interval) for run in robots.runs_for(TOKEN)] == [
+    runs = runs_in(robots.groups_for(TOKEN), TOKEN)
+    assert [(run.crawl_delay, run.request_interval) for run in runs] == [
         (2.0, None),
         (None, 7.0),
         (4.0, None),

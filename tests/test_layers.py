@@ -181,9 +181,9 @@ def package_graph() -> dict[str, set[str]]:
 
 def test_the_package_has_no_import_cycle() -> None:
     """Imports flow one way through the whole package, counting every import (in a
-    function, under TYPE_CHECKING): the engine's shared types in robotstxt/entries.py,
-    below the compiler, the sieve and the matcher; the service below the graph that
-    builds it, and the components above both."""
+    function, under TYPE_CHECKING): the engine's shared types with the compiler in
+    robotstxt/intervals.py, below the sieve and the matcher; the service below the graph
+    that builds it, and the components above both."""
     assert cycles(package_graph()) == []
 
 

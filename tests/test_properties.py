@@ -17,10 +17,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scrapy_rep.core.policy import FetchResult, Policy, PolicyConfig, Status, next_policy
-from scrapy_rep.robotstxt import normalise, normalise_path, parse
+from scrapy_rep.robotstxt import normalise_path, parse
 from scrapy_rep.robotstxt.matcher import RuleSet, first_of
 from scrapy_rep.robotstxt.parser import Rule
-from scrapy_rep.robotstxt.paths import path_of
+from scrapy_rep.robotstxt.paths import normalise, path_of
 from scrapy_rep.robotstxt.reference import _patterns, matches
 from tests.support.examples import examples
 from tests.support.matching import HEADS, many_rules, reference
@@ -392,7 +392,7 @@ def test_a_rule_set_asked_many_times_agrees_with_the_reference(
 ) -> None:
     # One compiled set answers every path the same as the reference, and in any order;
     # so does what allowed() reads: the path's interval's answer, or its entries.
-    rules = RuleSet(rule_list, keep=False)
+    rules = RuleSet(rule_list)
     for raw_path in raw_paths * 2:
         path = normalise_path(raw_path)
         chosen = rules.match(path)

@@ -296,8 +296,8 @@ def test_groups_and_crawl_delay_compile_no_rules() -> None:
     assert robots.crawl_delay("mybot") == 3.0
     assert robots.groups_for("other") == robots.groups_for("mybot")
     select = robots._selections_made().select
-    assert not select("mybot").compiled
+    assert select("mybot").rules is None
     assert not robots.allowed("mybot", "/a")
-    assert select("mybot").compiled
+    assert select("mybot").rules is not None
     assert select("other") is select("mybot")  # shared: same groups
     assert robots.allowed("other", "/b")

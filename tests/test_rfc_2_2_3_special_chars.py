@@ -203,7 +203,7 @@ def test_many_stars_on_a_long_path_are_answered_correctly(
     # reasonable time on these, which the test run would show.
     assert matches(pattern, path) is expected
     rule = Rule(False, pattern, 1)
-    assert (RuleSet([rule]).match(path) is rule) is expected
+    assert (RuleSet([rule]).match(path) == rule) is expected
 
 
 def test_many_hostile_rules_together() -> None:

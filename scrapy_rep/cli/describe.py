@@ -28,8 +28,8 @@ from scrapy_rep.cli.subcommand import subcommand
 from scrapy_rep.core.directives import DIRECTIVES, USE_DIRECTIVES
 from scrapy_rep.core.policy import Action
 from scrapy_rep.core.tdmrep import USE as TDM_USE
-from scrapy_rep.core.use_signals import NOAI_USES
-from scrapy_rep.core.uses import AIPREF_LABELS, SIGNAL_KEYS, USES
+from scrapy_rep.core.use_signals import NOAI_USES, SIGNAL_KEYS
+from scrapy_rep.core.uses import AIPREF_LABELS, USES
 from scrapy_rep.reference.status import RFC_BEHAVIOUR
 from scrapy_rep.runtime.settings import RepSettings, SettingError, is_enabled
 

@@ -14,22 +14,20 @@ import email.utils
 import html
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
 from typing import Any
 from urllib.parse import urljoin
 
 from w3lib.html import strip_html5_whitespace
 from w3lib.url import safe_url_string
 
-from scrapy_rep.core.fields import FIELD_OCTETS, field_lines
+from scrapy_rep.core.fields import field_lines
 from scrapy_rep.core.structured import StructuredFieldError, parse_list
 from scrapy_rep.robotstxt.text import SHOWN_ITEMS, clip
 
 #: bytes of a body searched for the end of its ``<head>``; nothing after it is read
 HEAD_LIMIT = 64 * 1024
-#: bytes of ``Robots-Tag`` field lines read per response (the draft: at least 8 KiB)
-ROBOTS_TAG_LIMIT = FIELD_OCTETS
 
 #: directives written ``name: value``; any other ``name:`` is a crawler's product token
 VALUED = frozenset({"unavailable_after", "max-snippet", "max-image-preview", "max-video-preview"})
@@ -103,15 +101,8 @@ class PageDirectives:
         return "; ".join(where for name, where in self.sources if name == restriction)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "noindex": self.noindex,
-            "nofollow": self.nofollow,
-            "noarchive": self.noarchive,
-            "nosnippet": self.nosnippet,
-            "unavailable_after": self.unavailable_after,
-            "sources": [list(pair) for pair in self.sources],
-            "invalid_dates": list(self.invalid_dates),
-        }
+        sources = [list(pair) for pair in self.sources]
+        return {**asdict(self), "sources": sources, "invalid_dates": list(self.invalid_dates)}
 
 
 #: a page that says nothing
@@ -242,12 +233,9 @@ def directive_list(value: str, token: str) -> Iterator[tuple[str | None, str, st
 def robots_tag_list(
     values: Iterable[str | bytes], token: str
 ) -> Iterator[tuple[str | None, str, str]]:
-    """(label, directive, argument) of each ``Robots-Tag`` directive that applies to ``token``.
-
-    Each field line is read on its own; one that is no List is read as an
-    ``X-Robots-Tag`` value (docs/page-directives.md says why). A bare directive name is
-    that directive for everyone (label None).
-    """
+    """(label, directive, argument) of each ``Robots-Tag`` directive that applies to
+    ``token`` (a bare directive name: for everyone, label None). A field line that is no
+    List is read as an ``X-Robots-Tag`` value (docs/page-directives.md says why)."""
     wanted = token.lower()
     lines = (v if isinstance(v, bytes) else v.encode("latin-1", "replace") for v in values)
     for raw in field_lines(lines):
@@ -297,25 +285,19 @@ def parse_date(text: str) -> float | None:
     iso = _ISO.fullmatch(text)
     try:
         if iso:
-            year, month, day, hour, minute, second, zone = iso.groups()
-            when = datetime(
-                int(year),
-                int(month),
-                int(day),
-                int(hour or 0),
-                int(minute or 0),
-                int(second or 0),
-                tzinfo=timezone.utc,
-            )
-            return when.timestamp() - _offset(zone)
-        parts = email.utils.parsedate_tz(text)
-        if parts is None and ":" not in text:  # a date without a time: its first second
-            parts = email.utils.parsedate_tz(f"{text} 00:00:00")
-        if parts is None:
-            return None
-        year, month, day, hour, minute, second = parts[:6]
+            *fields, zone = iso.groups()
+            year, month, day, hour, minute, second = (int(value or 0) for value in fields)
+            offset = _offset(zone)
+        else:
+            parts = email.utils.parsedate_tz(text)
+            if parts is None and ":" not in text:  # a date without a time: its first second
+                parts = email.utils.parsedate_tz(f"{text} 00:00:00")
+            if parts is None:
+                return None
+            year, month, day, hour, minute, second = parts[:6]
+            offset = parts[9] or 0
         datetime(year, month, day, hour, minute, second)  # range check: raises ValueError
-        return calendar.timegm((year, month, day, hour, minute, second, 0, 0, 0)) - (parts[9] or 0)
+        return calendar.timegm((year, month, day, hour, minute, second, 0, 0, 0)) - offset
     except (ValueError, OverflowError):
         return None
 
@@ -327,7 +309,7 @@ def _offset(zone: str | None) -> float:
     hours, minutes = int(digits[:2]), int(digits[2:] or 0)
     if hours > 23 or minutes > 59:
         raise ValueError(zone)
-    delta = timedelta(hours=hours, minutes=minutes).total_seconds()
+    delta = float(hours * 3600 + minutes * 60)
     return delta if zone[0] == "+" else -delta
 
 
@@ -343,19 +325,6 @@ def meta_robots(body: bytes, token: str) -> list[tuple[str, str]]:
     return head_metas(body, (b"robots", token.lower().encode("ascii", "ignore") or b"robots"))
 
 
-def head_metas(body: bytes, names: tuple[bytes, ...]) -> list[tuple[str, str]]:
-    """(name, content) of the head's ``<meta>`` tags named one of ``names`` (lower-case bytes)."""
-    head = head_of(body)
-    encoding = "latin-1"  # the names and directives are ASCII; nothing else is used
-    if head[:2] in (b"\xff\xfe", b"\xfe\xff"):  # UTF-16: re-encode so names are ASCII bytes
-        head, encoding = head.decode("utf-16", "replace").encode("utf-8"), "utf-8"
-    folded = head.lower()  # ASCII only: offsets stay those of ``head``
-    # most pages name neither: a substring search (a case-insensitive regex is 50x slower)
-    if not any(name in folded for name in names):
-        return []
-    return _metas(head, folded, encoding, names)
-
-
 # In a head, a <meta> can hide in a comment or in the text of these elements.
 # (Not <noscript>: a crawler that runs no scripts parses its content as tags.)
 _RAW_TEXT = (b"script", b"style", b"title", b"textarea", b"template", b"xmp")
@@ -369,11 +338,18 @@ _HEAD_TOKEN = re.compile(
 _ATTRIBUTE = re.compile(r"""([^\s"'>/=]+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+)))?""")
 
 
-def _metas(
-    head: bytes, folded: bytes, encoding: str, names: tuple[bytes, ...]
-) -> list[tuple[str, str]]:
-    """(name, content) of the ``<meta>`` tags named one of ``names``: a linear scanner
-    that skips comments and script-like text and reads attributes as HTML writes them."""
+def head_metas(body: bytes, names: tuple[bytes, ...]) -> list[tuple[str, str]]:
+    """(name, content) of the head's ``<meta>`` tags named one of ``names`` (lower-case
+    bytes): a linear scanner that skips comments and script-like text and reads
+    attributes as HTML writes them."""
+    head = head_of(body)
+    encoding = "latin-1"  # the names and directives are ASCII; nothing else is used
+    if head[:2] in (b"\xff\xfe", b"\xfe\xff"):  # UTF-16: re-encode so names are ASCII bytes
+        head, encoding = head.decode("utf-16", "replace").encode("utf-8"), "utf-8"
+    folded = head.lower()  # ASCII only: offsets stay those of ``head``
+    # most pages name neither: a substring search (a case-insensitive regex is 50x slower)
+    if not any(name in folded for name in names):
+        return []
     found = []
     for token in _HEAD_TOKEN.finditer(folded):
         start, end = token.span(1)

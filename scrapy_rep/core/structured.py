@@ -1,10 +1,8 @@
 """RFC 9651 Dictionary and List parsing, as the aipref values and ``Robots-Tag`` need it.
 
 Whether the whole field parses matters (a failure makes every preference unknown), so
-every bare item is checked by the RFC's algorithm; values are kept only as far as a
-caller needs. Written by hand (no dependency); checked against ``http-sf`` by the tests.
-Each bare item is one alternative of :data:`_BARE_ITEM` (its first character chooses);
-the RFC's limits on numbers and the decoding of the rest are :func:`_bare_item`'s.
+every bare item is checked by the RFC's algorithm. Written by hand (no dependency);
+checked against ``http-sf`` by the tests.
 """
 
 from __future__ import annotations
@@ -13,8 +11,6 @@ import base64
 import binascii
 import re
 from urllib.parse import unquote_to_bytes
-
-__all__ = ["StructuredFieldError", "Token", "parse_dictionary", "parse_list"]
 
 
 class StructuredFieldError(ValueError):
@@ -70,11 +66,9 @@ def _next_member(text: str, at: int) -> int:
 
 
 def parse_dictionary(value: bytes) -> dict[str, object]:
-    """Member key -> member value (RFC 9651 §4.2.2); raises :class:`StructuredFieldError`.
-
-    A duplicate key keeps its last value, as the RFC says. A member without a
-    value is ``True``; an inner list is a ``list`` of its items' values.
-    """
+    """Member key -> member value (RFC 9651 §4.2.2; a duplicate key keeps its last value,
+    a member without one is ``True``, an inner list a ``list``); raises
+    :class:`StructuredFieldError`."""
     text, at = _start(value)
     members: dict[str, object] = {}
     while at < len(text):
@@ -95,12 +89,9 @@ Member = tuple[object, list[tuple[str, object]]]
 
 
 def parse_list(value: bytes) -> list[Member]:
-    """The members of an RFC 9651 List (§4.2.1), each with its parameters (key, value).
-
-    Raises :class:`StructuredFieldError`. A parameter without a value is
-    ``True``; parameters are kept as written (a duplicate key appears twice:
-    the caller decides, as the Robots-Tag draft merges them).
-    """
+    """The members of an RFC 9651 List (§4.2.1), each with its parameters (key, value;
+    ``True`` without one) as written: a duplicate key appears twice, for the caller to
+    merge. Raises :class:`StructuredFieldError`."""
     text, at = _start(value)
     members: list[Member] = []
     while at < len(text):

@@ -39,7 +39,6 @@ from scrapy_rep.core.uses import (
     ALLOWED,
     ANSWERS,
     REFUSED,
-    SIGNAL_KEYS,
     Answer,
     UseAnswer,
     combine,
@@ -53,6 +52,8 @@ NOAI_USES = ("train-ai", "ai-input")
 TDMREP_SOURCE = "tdmrep.json"
 #: the source of an answer nothing gave
 NOTHING_SAID = "nothing said"
+#: a use -> its Content-Signal key as a source shows it (Cloudflare's spelling)
+SIGNAL_KEYS = {"search": "search", "ai-input": "ai-input", "train-ai": "ai-train"}
 _TDM_META = b"tdm-reservation"
 _ANSWER: dict[str, Answer] = {answer: answer for answer in ANSWERS}
 

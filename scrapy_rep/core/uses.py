@@ -2,8 +2,7 @@
 
 Each source (a ``Content-Usage`` rule or header, a ``Content-Signal`` line, a policy
 token's group, TDMRep, ``noai``) gives a :class:`UseAnswer` per use with a source a
-person can check; :func:`combine` merges them, any refusal winning. Pure: the parsers
-read values already cut out of a file or header.
+person can check; :func:`combine` merges them, any refusal winning.
 """
 
 from __future__ import annotations
@@ -18,29 +17,6 @@ from scrapy_rep.robotstxt.matcher import RuleSet
 from scrapy_rep.robotstxt.paths import normalise, normalise_path, path_of
 from scrapy_rep.robotstxt.selection import runs_in
 from scrapy_rep.robotstxt.text import ITEM_TEXT, clip, printable, summarise
-
-__all__ = [
-    "AIPREF_LABELS",
-    "ALLOWED",
-    "ANSWERS",
-    "NOTHING_DECLARED",
-    "NO_USES",
-    "REFUSED",
-    "UNKNOWN",
-    "USES",
-    "Answer",
-    "Declared",
-    "UseAnswer",
-    "combine",
-    "parse_content_signal",
-    "parse_usage_prefs",
-    "refusal",
-    "robots_answers",
-    "robots_record",
-    "shown",
-    "silent",
-    "uses_field",
-]
 
 #: what ``REP_USES`` may name: the aipref vocabulary's two labels and
 #: Cloudflare's ``ai-input`` (its ``ai-train`` is ``train-ai``)
@@ -93,23 +69,18 @@ _Y, _N = Token("y"), Token("n")
 
 
 def parse_usage_prefs(value: bytes) -> dict[str, bool] | None:
-    """An aipref usage preference (``train-ai=n, search=y``) -> label -> allowed?
-
-    Only the tokens ``y`` and ``n`` state something. None when the RFC 9651 Dictionary
-    does not parse: the vocabulary then makes every preference unknown.
-    """
+    """An aipref usage preference (``train-ai=n, search=y``) -> label -> allowed? Only the
+    tokens ``y`` and ``n`` state something; None when the RFC 9651 Dictionary does not
+    parse (every preference then unknown)."""
     try:
         members = parse_dictionary(value)
     except StructuredFieldError:
         return None
-    prefs: dict[str, bool] = {}
-    for label, member in members.items():
-        if isinstance(member, Token):
-            if member == _Y:
-                prefs[label] = True
-            elif member == _N:
-                prefs[label] = False
-    return prefs
+    return {
+        label: member == _Y
+        for label, member in members.items()
+        if isinstance(member, Token) and member in (_Y, _N)
+    }
 
 
 #: Content-Signal keys -> uses (the aipref spelling ``train-ai`` read too: unmistakable)
@@ -119,8 +90,6 @@ _SIGNAL_USES = {
     "ai-train": "train-ai",
     "train-ai": "train-ai",
 }
-#: a use -> its Content-Signal key as a source shows it (Cloudflare's spelling)
-SIGNAL_KEYS = {"search": "search", "ai-input": "ai-input", "train-ai": "ai-train"}
 _SIGNAL_VALUES = {"yes": True, "no": False}
 _SIGNAL_KEY_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-_")
 _SIGNAL_VALUE_CHARS = _SIGNAL_KEY_CHARS | frozenset(".")
@@ -130,9 +99,8 @@ def parse_content_signal(value: str) -> dict[str, bool] | None:
     """Cloudflare's ``search=yes, ai-train=no, ai-input=no`` -> use -> allowed?
 
     Lenient where the intent is plain (case, spaces, empty members, unknown keys and
-    values skipped; a use given twice refused if either says ``no``), strict where it is
-    not: None (every use unknown) for a member without ``=``, an empty or odd key or
-    value, or a path (no published definition says what that means).
+    values skipped; a use given twice refused if either says ``no``); None (every use
+    unknown) for a member without ``=``, an empty or odd key or value, or a path.
     """
     prefs: dict[str, bool] = {}
     for member in value.split(","):
@@ -246,16 +214,15 @@ def robots_record(
     when nothing else (a policy token, another source) counts."""
     if declared.tokens or more:
         return uses_field(robots_answers(robots, token, url, crawlable, declared, more))
-    stated = robots.derived.get((_KEY, token)) or _stated(robots, token)
+    stated = _stated(robots, token)
     rule = None
     if stated.match is not None and crawlable:
         rule = stated.match(normalise_path(path_of(url)))
-    key = (id(rule), declared.uses)
+    key = (rule.line if rule is not None else 0, declared.uses)
     made = stated.records.get(key)
     if made is None:
-        answers = [*stated.by_path[id(rule)]] if rule is not None else []
-        answers.extend(stated.signals)
-        made = stated.records[key] = _Shared(uses_field(_answered(combine(answers), declared)))
+        answers = robots_answers(robots, token, url, crawlable, declared)
+        made = stated.records[key] = _Shared(uses_field(answers))
     return made
 
 
@@ -269,10 +236,9 @@ def robots_answers(
 ) -> dict[str, UseAnswer]:
     """The use answers robots.txt gives for ``url`` (plus ``more``), combined: the
     Content-Usage rule that matches (none where the path is not ``crawlable``), the
-    token's Content-Signal lines, and each policy token's group selection.
-    """
-    stated = robots.derived.get((_KEY, token)) or _stated(robots, token)
-    if stated.silent and not declared.tokens and not more:
+    token's Content-Signal lines, and each policy token's group selection."""
+    stated = _stated(robots, token)
+    if stated.match is None and not stated.signals and not declared.tokens and not more:
         return dict(declared.unknown)
     answers: list[UseAnswer] = []
     path = None
@@ -280,7 +246,7 @@ def robots_answers(
         path = normalise_path(path_of(url))
         rule = stated.match(path)
         if rule is not None:
-            answers.extend(stated.by_path[id(rule)])
+            answers.extend(stated.by_path[rule.line])
     answers.extend(stated.signals)
     for use, policy_token in declared.tokens.items():
         if path is None:
@@ -317,30 +283,29 @@ def _policy_answer(
 class _Stated:
     """What one token's groups state, compiled once per parsed file and token."""
 
-    #: the Content-Usage rules' ``match`` (a stand-in Rule per distinct path), or None
+    #: the Content-Usage rules' ``match`` (a stand-in Rule per distinct path, on the line
+    #: of its first rule), or None
     match: Callable[[str], Rule | None] | None
-    by_path: Mapping[int, tuple[UseAnswer, ...]]  # id(stand-in) -> answers, combined
+    by_path: Mapping[int, tuple[UseAnswer, ...]]  # stand-in's line -> answers, combined
     signals: tuple[UseAnswer, ...]
     #: (use, policy token, id of the deciding rule) -> answer, made on first use
     policy: dict[tuple[str, str, int], UseAnswer] = field(default_factory=dict)
-    #: (id of the matching stand-in or of None, declared uses) -> record, made on first use
+    #: (the matching stand-in's line or 0, declared uses) -> record, made on first use
     records: dict[tuple[int, tuple[str, ...]], dict[str, dict[str, str]]] = field(
         default_factory=dict
     )
-
-    @property
-    def silent(self) -> bool:
-        return self.match is None and not self.signals
 
 
 _KEY = "uses"
 
 
 def _stated(robots: RobotsTxt, token: str) -> _Stated:
-    # a file without Content-Usage or Content-Signal lines (most) states nothing: no parse
-    silent = robots.preference_lines == 0
-    stated = _Stated(None, {}, ()) if silent else _compile(robots, token)
-    robots.derived[(_KEY, token)] = stated
+    stated: _Stated | None = robots.derived.get((_KEY, token))
+    if stated is None:
+        # a file without Content-Usage or Content-Signal lines (most) states nothing: no parse
+        silent = robots.preference_lines == 0
+        stated = _Stated(None, {}, ()) if silent else _compile(robots, token)
+        robots.derived[(_KEY, token)] = stated
     return stated
 
 
@@ -355,7 +320,7 @@ def _compile(robots: RobotsTxt, token: str) -> _Stated:
     stand_ins = [Rule(False, pattern, rules[0][1].line) for pattern, rules in by_pattern.items()]
     compiled = RuleSet(stand_ins)
     by_path = {
-        id(rule): tuple(combine(_usage_answers(by_pattern[rule.pattern])).values())
+        rule.line: tuple(combine(_usage_answers(by_pattern[rule.pattern])).values())
         for rule in stand_ins
     }
     # Content-Signal: the token's own runs, else the lines before the first group.
@@ -388,11 +353,8 @@ def _signal_answers(lines: Iterable[tuple[Group | None, Signal]]) -> Iterable[Us
 
 
 def _source(line: int, group: Group | None, text: str) -> str:
-    where = f"in group {_group_name(group)}" if group is not None else "before any group"
+    where = "before any group"
+    if group is not None:  # as ``str(group)`` names it, its agents summarised (16,000 happen)
+        agents = summarise(group.agents, ", ") if group.agents else "(empty)"
+        where = f"in group user-agent: {agents} (line {group.line})"
     return printable(f"robots.txt line {line} {where}: {clip(text)}", keep_tab=False)
-
-
-def _group_name(group: Group) -> str:
-    """A group as ``str(group)`` names it, its agents summarised (16,000 agents happen)."""
-    agents = summarise(group.agents, ", ") if group.agents else "(empty)"
-    return f"user-agent: {agents} (line {group.line})"

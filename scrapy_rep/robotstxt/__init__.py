@@ -15,33 +15,30 @@ from typing import Any
 
 from scrapy_rep.robotstxt.agent import InvalidProductToken, product_token, validate_token
 from scrapy_rep.robotstxt.body import Body
-from scrapy_rep.robotstxt.entries import UNSETTLED
-from scrapy_rep.robotstxt.matcher import RuleSet, first_of, is_robots_txt
+from scrapy_rep.robotstxt.intervals import UNSETTLED
+from scrapy_rep.robotstxt.matcher import RuleSet, first_of
 from scrapy_rep.robotstxt.parser import (
     MAX_BYTES,
-    Agents,
     Diagnostic,
     Group,
     Rule,
     Signal,
     UsageRule,
-    as_octets,
     parse_records,
 )
 from scrapy_rep.robotstxt.paths import (
     ESCAPED_OCTETS,
     PLAIN_OCTETS,
     ROBOTS_TXT,
+    as_octets,
     changed_escape,
-    normalise,
     normalise_path,
     path_of,
 )
-from scrapy_rep.robotstxt.selection import Selection, Selections, runs_in, token_key
+from scrapy_rep.robotstxt.selection import Selection, Selections, token_key
 
 __all__ = [
     "MAX_BYTES",
-    "Agents",
     "Diagnostic",
     "Group",
     "InvalidProductToken",
@@ -50,7 +47,6 @@ __all__ = [
     "Signal",
     "UsageRule",
     "Verdict",
-    "normalise",
     "normalise_path",
     "parse",
     "product_token",
@@ -152,12 +148,9 @@ FILE_BYTES = 600
 
 
 class RobotsTxt:
-    """A parsed robots.txt. Immutable; answers for any product token.
-
-    What a crawl keeps per origin is small: judging compiles the token's rules and
-    lets the parse go, keeping the body; whatever asks for the parse later gets it
-    parsed again, the same every time.
-    """
+    """A parsed robots.txt. Immutable; answers for any product token. Judging compiles
+    the token's rules and lets the parse go, keeping the body: whatever asks for the
+    parse later gets it parsed again, the same every time."""
 
     __slots__ = (
         "__weakref__",
@@ -214,7 +207,8 @@ class RobotsTxt:
 
     @property
     def compiled(self) -> bool:
-        return self._selections is not None and self._selections.compiled
+        made = self._selections
+        return made is not None and any(chosen.rules is not None for chosen in made.chosen)
 
     @property
     def groups(self) -> tuple[Group, ...]:
@@ -256,7 +250,7 @@ class RobotsTxt:
 
     def _matcher(self, token: str) -> Selection:
         selection = self._by_token.get(token)
-        if selection is None or not selection.compiled:
+        if selection is None or selection.rules is None:
             selection = self._selections_made().compile(token)
         return selection
 
@@ -274,10 +268,6 @@ class RobotsTxt:
         """All groups naming ``token`` (merged), else the ``*`` groups, else none."""
         return self._body.groups(self._selections_made().select(token).indices)
 
-    def runs_for(self, token: str) -> tuple[Agents, ...]:
-        """The runs of ``user-agent`` lines naming ``token`` in its groups (else ``*``'s)."""
-        return runs_in(self.groups_for(token), token)
-
     def crawl_delay(self, token: str) -> float | None:
         """Seconds between requests the token's groups ask for. Compiles no rules."""
         if not self.paced:
@@ -291,7 +281,7 @@ class RobotsTxt:
         rules = selection.rules
         assert rules is not None  # compiled
         at, path = _located(rules, url)
-        if is_robots_txt(path):
+        if path == ROBOTS_TXT:
             return Verdict(True, None, None, "robots-txt", selection, self)
         rule = rules.match(path, at)
         if rule is not None:
@@ -302,7 +292,7 @@ class RobotsTxt:
     def deciding_rule(self, token: str, path: str) -> Rule | None:
         """:meth:`decide`'s rule alone, for a path in :func:`normalise_path` form."""
         rules = self._matcher(token).rules
-        return None if rules is None or is_robots_txt(path) else rules.match(path)
+        return None if rules is None or path == ROBOTS_TXT else rules.match(path)
 
     def allowed(self, token: str, url: str) -> bool:
         """The fast path of :meth:`decide`."""
@@ -313,38 +303,33 @@ class RobotsTxt:
         if rules is None:
             rules = self._matcher(token).rules  # validates the token, compiles
             assert rules is not None
-        # The usual URL is bisected whole (the bounds start with its origin). One that
-        # normalising would change is cut and normalised first (inlined: a call costs
-        # about a tenth of the usual answer).
-        if (
+        # The usual URL is bisected whole (the bounds start with its origin): _located's
+        # test, inlined (a call costs about a tenth of the usual answer).
+        if not (
             "#" in url
             or not url.isascii()
             or ("%" in url and changed_escape(url))
             or (rules.escaped and url.encode().translate(None, ESCAPED_OCTETS))
         ):
-            return _allows_url(rules, url)
-        at = bisect_right(rules.bounds, url)
-        answer = rules.answers[at]
-        if answer is True or answer is False:
-            return answer
-        if answer is None:  # another origin's URL (or no rule set rebased on it yet)
-            start = rules.adopt(url)
-            if start < 0:
-                return _allows_url(rules, url)
-            path = url[start:]  # needs no normalising, as the URL
-            if rules.hexes and path.encode().translate(None, PLAIN_OCTETS):
-                path = normalise_path(path)  # but for the wildcard rules
-            return path == ROBOTS_TXT or rules.allows(path)
-        if answer is UNSETTLED:  # the interval's first URL
-            answer = rules.settle(at)
+            at = bisect_right(rules.bounds, url)
+            answer = rules.answers[at]
             if answer is True or answer is False:
                 return answer
-        # wildcard rules that may outweigh the plain rule: the first that matches decides
-        path = url[rules.cut :]
-        if rules.hexes and path.encode().translate(None, PLAIN_OCTETS):
-            path = normalise_path(path)  # one C pass, unlike a regex
-        entry = first_of(path, answer[1])
-        return answer[0] if entry is None else entry[1]
+            if answer is UNSETTLED:  # the interval's first URL
+                answer = rules.settle(at)
+                if answer is True or answer is False:
+                    return answer
+            if answer is not None:
+                # wildcard rules that may outweigh the plain rule: the first match decides
+                path = url[rules.cut :]
+                if rules.hexes and path.encode().translate(None, PLAIN_OCTETS):
+                    path = normalise_path(path)  # one C pass, unlike a regex
+                entry = first_of(path, answer[1])
+                return answer[0] if entry is None else entry[1]
+            path = _located(rules, url)[1]  # another origin's (no rule set rebased on it yet)
+        else:
+            path = normalise_path(path_of(url))  # a URL normalising would change
+        return path == ROBOTS_TXT or rules.allows(path)
 
 
 def _located(rules: RuleSet, url: str) -> tuple[int, str]:
@@ -367,11 +352,6 @@ def _located(rules: RuleSet, url: str) -> tuple[int, str]:
                 path = normalise_path(path)  # a raw ' ', '|'... for the wildcard rules
             return at, path
     return -1, normalise_path(path_of(url))
-
-
-def _allows_url(rules: RuleSet, url: str) -> bool:
-    path = normalise_path(path_of(url))
-    return is_robots_txt(path) or rules.allows(path)
 
 
 def parse(data: bytes | str) -> RobotsTxt:

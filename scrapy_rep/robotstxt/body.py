@@ -1,8 +1,5 @@
-"""A parsed file's body as kept: whole while in use, zlib-compressed in the compact form.
-
-The body is what lets a file no longer parsed answer again (parsed anew, same answers);
-the parse is kept only until the first compile lets it go.
-"""
+"""A parsed file's body as kept: whole while in use, zlib-compressed in the compact form;
+what lets a file whose parse went (after its first compile) be parsed anew."""
 
 from __future__ import annotations
 
@@ -17,11 +14,9 @@ TREE_BYTES = 40
 
 
 class Body:
-    """The body, whole until packed, then zlib-compressed once; and the parse, if kept.
-
-    Compressing costs as much as compiling a median file: only the compact form or a
-    cache sharing the compressed copy pays for it.
-    """
+    """The body, whole until packed, then zlib-compressed once (costing as much as
+    compiling a median file: only the compact form or a shared cache pays for it); and
+    the parse, if kept."""
 
     __slots__ = ("_data", "_packed", "_tree")
 

@@ -1,9 +1,6 @@
-"""Compiling a token's merged rules into intervals of paths (docs/engine.md).
-
-What each interval's rules answer is worked out here, once: the heaviest plain rule and
-the wildcard, anchored or index.html entries that could outweigh it, heaviest first; or
-:data:`UNSETTLED`, worked out when first asked (``RuleSet.settle``).
-"""
+"""Compiling a token's merged rules into intervals of paths (docs/engine.md), each with
+its heaviest plain rule and the wildcard, anchored or index.html entries that could
+outweigh it (:data:`UNSETTLED` until first asked, ``RuleSet.settle``)."""
 
 from __future__ import annotations
 
@@ -11,11 +8,40 @@ import re
 from array import array
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
-from typing import NamedTuple
+from typing import NamedTuple, Protocol, TypeAlias
 
-from scrapy_rep.robotstxt.entries import UNSETTLED, Answer, Entry, Frame
-from scrapy_rep.robotstxt.parser import Rule
 from scrapy_rep.robotstxt.paths import PLAIN_OCTETS, ROBOTS_TXT, literal, normalise
+
+#: one wildcard, anchored or index.html rule: (weight, allow, minus its rule number,
+#: where its key ends in the path, anchored, what follows the key: None if nothing (a
+#: literal pattern), the piece after the one ``*`` (the usual wildcard), else all pieces)
+Entry = tuple[int, bool, int, int, bool, "str | tuple[str, ...] | None"]
+#: a key open over an interval: (key, the heaviest plain rule as ``number << 1 | allow``
+#: or -1, its weight or -1, the key's own entries, heaviest first, the frame above it
+#: (None at the root), the heaviest entry of the key and those above it (or None), and
+#: how many entries and pieces the key and those above it have).
+#:
+#: A frame never copies the entries of the frames above it (the root's wildcards would
+#: be copied into every key: O(root × keys)); the chain of frames is walked instead
+#: (:class:`~scrapy_rep.robotstxt.matcher.Chain`), or merged when it is small
+#: (:data:`MERGE_LIMIT`). Compiling stays linear in the rules.
+Frame = tuple[str, int, int, tuple[Entry, ...], "Frame | None", "Entry | None", int]
+
+
+class Walk(Protocol):
+    """Entries too many to merge, walked frame by frame for each path
+    (:class:`~scrapy_rep.robotstxt.matcher.Chain`)."""
+
+    def first(self, path: str) -> Entry | None:
+        """The heaviest entry that matches ``path`` and outweighs the plain rule."""
+
+
+#: an interval's answer: allowed or not, or (the plain rule's answer, entries to try:
+#: a tuple, heaviest first, or a :class:`Walk` of them)
+Answer: TypeAlias = "bool | tuple[bool, tuple[Entry, ...] | Walk]"
+#: an interval's answer not worked out yet
+#: (:meth:`RuleSet.settle <scrapy_rep.robotstxt.matcher.RuleSet.settle>`)
+UNSETTLED: Answer = (False, ())
 
 #: the octets of a clean pattern, and the newline that joins patterns for one C pass
 _ALLOWED_LINES = PLAIN_OCTETS + b"\n"
@@ -40,23 +66,22 @@ def _cost(entries: tuple[Entry, ...]) -> int:
     return sum(1 if after.__class__ is not tuple else len(after) for *_, after in entries)
 
 
-def _under(key: str, up: Frame, code: int, weight: int, own: list[Entry] | None) -> Frame:
-    """The frame of ``key`` under ``up``: its plain rule and weight, and its own entries."""
+def _under(key: str, up: Frame, plain: dict[str, int], entries: dict[str, list[Entry]]) -> Frame:
+    """The frame of ``key``, a prefix of paths inside ``up``'s: its plain rule (else
+    ``up``'s) and weight, and its own entries (those above are reached through it)."""
+    code, weight = up[1], up[2]
+    own_code = plain.get(key)
+    if own_code is not None:
+        code, weight = own_code, len(key)
     link = up if up[3] else up[4]  # the chain skips frames without entries of their own
     top, cost = up[5], up[6]
+    own = entries.get(key)
     if own is None:
         return (key, code, weight, (), link, top, cost)
     found = _heaviest_first(own)
     first = found[0]
-    return (
-        key,
-        code,
-        weight,
-        found,
-        link,
-        first if top is None or first > top else top,
-        cost + _cost(found),
-    )
+    top = first if top is None or first > top else top
+    return (key, code, weight, found, link, top, cost + _cost(found))
 
 
 #: greater than every ASCII character (a normalised path is printable ASCII; a raw
@@ -127,8 +152,6 @@ class Intervals(NamedTuple):
     patterns: dict[int, str] | None
     #: rule number -> the pattern as written, where normalising changed it
     written: dict[int, str] | None
-    #: the rules themselves, if kept
-    kept: tuple[Rule, ...] | None
     #: whether a key or an entry's piece has a %XX escape
     escaped: bool
     #: whether an entry's piece has a character an escape is written with
@@ -143,20 +166,12 @@ class Intervals(NamedTuple):
     pending: dict[int, Frame]
 
 
-def compile_rules(
-    written_rules: Sequence[str], codes: Sequence[int], keep: Sequence[Rule] | None = None
-) -> Intervals:
-    """The intervals of a token's merged rules (their patterns as written and, beside
-    them, their ``line << 1 | allow``, in file order) and what each answers; the rules
-    of ``keep`` (the same rules as objects, in the same order) kept too if given."""
+def compile_rules(written_rules: Sequence[str], codes: Sequence[int]) -> Intervals:
+    """The intervals of a token's merged rules (patterns as written, and beside them
+    ``line << 1 | allow``, in file order)."""
     written_all = written_rules
     given = codes
-    kept_from = keep
     if "" in written_all:  # an empty pattern matches nothing (see parser)
-        if kept_from is not None:
-            kept_from = [
-                obj for obj, pattern in zip(kept_from, written_rules, strict=True) if pattern
-            ]
         given = [code for code, pattern in zip(codes, written_rules, strict=True) if pattern]
         written_all = [pattern for pattern in written_rules if pattern]
     text = "\n".join(written_all)
@@ -176,34 +191,13 @@ def compile_rules(
         numbers = [n << 1 | (code & 1) for n, code in enumerate(lines)]
         plain = dict(zip(written_all, numbers, strict=True))
         if len(plain) == len(lines):
-            codes_of_lines = array("I", lines)
-            kept = tuple(kept_from) if kept_from is not None else None
-            keys = sorted(plain)
-            if keys[0] != "/" and not any(map(str.startswith, keys[1:], keys)):
-                # and no key is a prefix of another: FIRST, key, its end, key...,
-                # LAST, every interval but the keys' without a rule (_intervals'
-                # first case, without its root)
-                count = len(keys)
-                bounds = [FIRST] * (2 * count + 2)
-                bounds[1:-1:2] = keys
-                bounds[2:-1:2] = [key + END for key in keys]
-                bounds[-1] = LAST
-                own_codes = [plain[key] for key in keys]
-                codes = [-1] * (2 * count + 3)
-                codes[2:-1:2] = own_codes
-                answers: list[Answer | None] = [True] * (2 * count + 3)
-                answers[0] = answers[-1] = None
-                answers[2:-1:2] = [code & 1 == 1 for code in own_codes]
-                framed = _framed(codes_of_lines, bounds, codes, answers, {})
-            else:
-                framed = _framed(codes_of_lines, *_intervals(plain, {}))
-            return Intervals(codes_of_lines, None, None, kept, False, False, *framed)
+            framed = _intervals(plain, {})
+            return Intervals(array("I", lines), None, None, False, False, *framed)
     plain = {}  # key -> its plain rule as number << 1 | allow
     entries: dict[str, list[Entry]] = {}
     patterns: dict[int, str] = {}
     lines = []
     written: dict[int, str] = {}
-    keeping: list[Rule] = []
     # else no rule is an index.html one (normalising may decode one: "/%69ndex.htm")
     index_html = not clean or "/index.htm" in text
     # pattern -> whether an Allow entry has it (else a Disallow entry does): identical
@@ -227,16 +221,13 @@ def compile_rules(
         code = given[index]
         allow = code & 1 == 1
         lines.append(code)
-        if kept_from is not None:
-            keeping.append(kept_from[index])
         if (
             "*" not in pattern
             and pattern[-1] != "$"
             and (clean or "%" not in pattern or ("%2A" not in pattern and "%24" not in pattern))
         ):
-            # The usual rule: a plain prefix, whose weight is its length. Plain
-            # rules of one pattern weigh the same: the first allow (else the
-            # first rule) decides.
+            # The usual rule: a plain prefix, weighing its length; of twins, the first
+            # allow (else the first rule) decides.
             found = plain.get(pattern)
             if found is None or (allow and not found & 1):
                 plain[pattern] = number << 1 | allow
@@ -250,12 +241,10 @@ def compile_rules(
                 patterns[number] = pattern
                 key, entry = _entry(directory, True, number)
                 entries.setdefault(key, []).append(entry)
-    codes_of_lines = array("I", lines)
-    # whether a key or an entry's piece has a %XX escape. If none has, a path's
-    # raw ' ', '|', ... (ASCII octets that normalise escapes) cannot change which
-    # keys are its prefixes: a key has no such octet, and the escaped path has
-    # '%' there. So its interval, and the answer of a decided one, is that of
-    # its normalised form, and only the entries need the normalised path.
+    # If no key or piece has a %XX escape, a path's raw ' ', '|'... (which normalising
+    # escapes) cannot change which keys are its prefixes: only entries need the
+    # normalised path. If no piece has '%', a digit or 'A'-'F' (``hexes``), a raw
+    # octet cannot change what the entries match either.
     pieces = "\n".join(
         after if isinstance(after, str) else "".join(after)
         for found in entries.values()
@@ -265,18 +254,13 @@ def compile_rules(
     escaped = not clean and (
         any("%" in key for key in plain) or any("%" in key for key in entries) or "%" in pieces
     )
-    # whether an entry's piece has a character an escape is written with ('%', a
-    # digit, 'A'-'F'). If none has, a path's raw ' ', '|', ... cannot change what
-    # the entries match either: no piece has it or any character its escape
-    # puts in its place, and the other characters keep their order.
     return Intervals(
-        codes_of_lines,
+        array("I", lines),
         patterns or None,
         written or None,
-        tuple(keeping) if kept_from is not None else None,
         escaped,
         bool(_HEX.search(pieces)),
-        *_framed(codes_of_lines, *_intervals(plain, entries)),
+        *_intervals(plain, entries),
     )
 
 
@@ -284,14 +268,16 @@ def _intervals(
     plain: dict[str, int], entries: dict[str, list[Entry]]
 ) -> tuple[list[str], list[int], list[Answer | None], dict[int, Frame]]:
     """Cut the paths into intervals at every key and ``key + END``; say what each
-    interval's keys decide.
+    interval's keys decide (:data:`UNSETTLED` where entries may outweigh the plain rule:
+    most such intervals are never asked).
 
-    The keys "" and "/" are prefixes of every path: their rules are the root's,
-    which every interval inherits. Bounds run from :data:`FIRST`: interval 0,
-    before it, and the last, past :data:`LAST`, hold no path (their answer is
-    None). Where entries may outweigh the plain rule, the interval's answer is
-    :data:`UNSETTLED` until first asked (:meth:`settle`): most intervals never are.
+    The keys "" and "/" are the root's, which every interval inherits. Interval 0,
+    before :data:`FIRST`, and the last, past :data:`LAST`, hold no path (answer None).
+    ``/robots.txt`` has an interval of its own, allowed, when a rule covers it: a URL's
+    interval says all once the set is rebased on its origin.
     """
+    if not plain and not entries:  # no rule: every URL allowed, whatever its origin
+        return [], [-1], [True], {}
     everywhere = [*entries.pop("", ()), *entries.pop("/", ())]
     root_code = plain.pop("/", -1)  # -1 & 1 is 1: no rule allows
     root_found = _heaviest_first(everywhere) if everywhere else ()
@@ -305,12 +291,15 @@ def _intervals(
         _cost(root_found),
     )
     root_answer: Answer = UNSETTLED if _open(root) else root_code & 1 == 1
-    #: per pending interval: its frame (key, plain rule, weight, entries)
     pending: dict[int, Frame] = {}
     keys = sorted(plain.keys() | entries.keys()) if entries else sorted(plain)
-    if not any(map(str.startswith, keys[1:], keys)):
-        # No key is a prefix of another (then none is a prefix of the key after it):
-        # root, key, its end, root, key, its end... made by slices, in C (most files).
+    if (
+        not entries
+        and root_answer is not UNSETTLED
+        and not any(map(str.startswith, keys[1:], keys))
+    ):
+        # Plain rules only, no key a prefix of another (then none is a prefix of the key
+        # after it): root, key, its end, root, key... made by slices, in C (most files).
         count = len(keys)
         bounds = [FIRST] * (2 * count + 2)
         bounds[1:-1:2] = keys
@@ -320,37 +309,13 @@ def _intervals(
         answers: list[Answer | None] = [root_answer] * (2 * count + 3)
         codes[0] = codes[-1] = -1
         answers[0] = answers[-1] = None
-        if not entries and root_answer is not UNSETTLED:
-            own_codes = [plain[key] for key in keys]
-            codes[2:-1:2] = own_codes
-            answers[2:-1:2] = [code & 1 == 1 for code in own_codes]
-        else:
-            if root_answer is UNSETTLED:
-                pending = dict.fromkeys(range(1, 2 * count + 2, 2), root)
-            # each key's frame, under the root (_open, inlined: a call a key costs)
-            root_weight = root[2]
-            at = 2
-            for key in keys:
-                code = plain.get(key)
-                if code is None:
-                    code, weight = root_code, root_weight
-                else:
-                    weight = len(key)
-                frame = _under(key, root, code, weight, entries.get(key))
-                first = frame[5]
-                codes[at] = code
-                if first is not None and (
-                    first[0] > weight or (first[0] == weight and first[1] and not code & 1)
-                ):
-                    pending[at] = frame
-                    answers[at] = UNSETTLED
-                else:
-                    answers[at] = code & 1 == 1
-                at += 2
+        own_codes = [plain[key] for key in keys]
+        codes[2:-1:2] = own_codes
+        answers[2:-1:2] = [code & 1 == 1 for code in own_codes]
     else:
-        # A sweep over the sorted keys with a stack of the keys open (those that
-        # are prefixes of the current one): a key opens its interval, its end
-        # closes it and goes back to the interval of the key open under it.
+        # A sweep over the sorted keys with a stack of the keys open (those that are
+        # prefixes of the current one): a key opens its interval, its end closes it and
+        # goes back to the interval of the key open under it.
         bounds = [FIRST]
         codes = [-1, root_code]
         answers = [None, root_answer]
@@ -362,7 +327,7 @@ def _intervals(
             if at < len(keys) and (not stack or keys[at].startswith(stack[-1][0])):
                 key = keys[at]
                 at += 1
-                frame = _open_key(key, stack[-1] if stack else root, plain, entries)
+                frame = _under(key, stack[-1] if stack else root, plain, entries)
                 stack.append(frame)
                 bounds.append(key)
             else:  # the keys under the open one are done: close it
@@ -377,53 +342,18 @@ def _intervals(
         bounds.append(LAST)
         codes.append(-1)
         answers.append(None)
-    return bounds, codes, answers, pending
-
-
-def _open_key(
-    key: str, under: Frame, plain: dict[str, int], entries: dict[str, list[Entry]]
-) -> Frame:
-    """The frame of ``key``, a prefix of paths inside the key ``under`` is for: its
-    plain rule (else the one above it) and weight, and its own entries (those of
-    the frames above are reached through it)."""
-    code, weight = under[1], under[2]
-    own_code = plain.get(key)
-    if own_code is not None:
-        code, weight = own_code, len(key)
-    return _under(key, under, code, weight, entries.get(key))
-
-
-def _framed(
-    lines: array[int],
-    bounds: list[str],
-    codes: list[int],
-    answers: list[Answer | None],
-    pending: dict[int, Frame],
-) -> tuple[list[str], list[int], list[Answer | None], dict[int, Frame]]:
-    """The intervals, with ``/robots.txt`` in one of its own whose answer is True
-    (when a rule covers it).
-
-    So a URL is bisected as it is (once the rule set is rebased on its origin)
-    and its interval says all: another origin's URL falls outside, and
-    ``/robots.txt`` needs no test of its own.
-    """
-    if lines:
-        at = bisect_right(bounds, ROBOTS_TXT)
-        if answers[at] is not True:
-            # cut its interval at /robots.txt (unless a key is that) and just past it
-            cuts = (
-                [ROBOTS_TXT_END] if bounds[at - 1] == ROBOTS_TXT else [ROBOTS_TXT, ROBOTS_TXT_END]
-            )
-            count = len(cuts)
-            bounds[at:at] = cuts
-            answers[at:at] = [answers[at]] * count
-            answers[at + count - 1] = True
-            codes[at:at] = [codes[at]] * count
-            split = pending.get(at)
-            if pending:
-                pending = {n + count if n > at else n: frame for n, frame in pending.items()}
-            if split is not None:  # the pieces try what the interval did
-                pending.update(dict.fromkeys(range(at, at + count + 1), split))
-    else:  # no rule: every URL allowed, whatever its origin
-        bounds, codes, answers = [], [-1], [True]
+    at = bisect_right(bounds, ROBOTS_TXT)
+    if answers[at] is not True:
+        # cut its interval at /robots.txt (unless a key is that) and just past it
+        cuts = [ROBOTS_TXT_END] if bounds[at - 1] == ROBOTS_TXT else [ROBOTS_TXT, ROBOTS_TXT_END]
+        count = len(cuts)
+        bounds[at:at] = cuts
+        answers[at:at] = [answers[at]] * count
+        answers[at + count - 1] = True
+        codes[at:at] = [codes[at]] * count
+        split = pending.get(at)
+        if pending:
+            pending = {n + count if n > at else n: frame for n, frame in pending.items()}
+        if split is not None:  # the pieces try what the interval did
+            pending.update(dict.fromkeys(range(at, at + count + 1), split))
     return bounds, codes, answers, pending

@@ -1,9 +1,8 @@
 """Longest-match rule sets, compiled once per product token (RFC 9309 §2.2.2-3).
 
-A path takes one bisection into intervals worked out at compile time; ``*`` is
-matched with ``str.find``, leftmost first, so no pattern can backtrack
-(docs/engine.md). Weight: the octets of the normalised pattern, ``*`` and ``$``
-included (Google's choice); equal weights: allow wins.
+A path takes one bisection into intervals worked out at compile time; ``*`` is matched
+with ``str.find``, leftmost first, so no pattern can backtrack (docs/engine.md). Weight:
+the octets of the normalised pattern, ``*`` and ``$`` included (Google's); ties: allow.
 """
 
 from __future__ import annotations
@@ -13,10 +12,9 @@ from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 
 from scrapy_rep.robotstxt import intervals
-from scrapy_rep.robotstxt.entries import UNSETTLED, Answer, Entry, Frame, Walk
-from scrapy_rep.robotstxt.intervals import compile_rules
+from scrapy_rep.robotstxt.intervals import UNSETTLED, Answer, Entry, Frame, Walk, compile_rules
 from scrapy_rep.robotstxt.parser import Rule
-from scrapy_rep.robotstxt.paths import AUTHORITY, ROBOTS_TXT
+from scrapy_rep.robotstxt.paths import AUTHORITY
 from scrapy_rep.robotstxt.sieve import Sieve, path_grams
 
 
@@ -79,7 +77,7 @@ class Chain:
     the work per URL capped by :data:`MATCH_BUDGET`.
     """
 
-    __slots__ = ("disallows", "frame", "plain", "sieves", "weight")
+    __slots__ = ("disallows", "frame", "sieves")
 
     def __init__(
         self,
@@ -88,8 +86,6 @@ class Chain:
         sieves: dict[int, Sieve],
     ) -> None:
         self.frame = frame
-        self.weight = frame[2]
-        self.plain = frame[1] & 1 == 1
         #: per frame (by id; the rule set's, shared by its chains): its Disallow entries
         self.disallows = disallows
         #: per frame of many entries (by id; shared like ``disallows``): its sieve
@@ -97,7 +93,7 @@ class Chain:
 
     def first(self, path: str) -> Entry | None:
         """The heaviest entry that matches ``path`` and outweighs the plain rule."""
-        weight, plain = self.weight, self.plain
+        weight, plain = self.frame[2], self.frame[1] & 1 == 1
         left = MATCH_BUDGET
         spent = False  # the budget: once spent, Allow entries are no longer tried
         scan = len(path) + _STEP
@@ -118,8 +114,10 @@ class Chain:
                         grams = path_grams(path)
                     if grams is not None or not sieve.filed:
                         found = sieve.among(path, grams)
-            if spent and found is frame[3]:
-                found = self.disallows_of(frame)
+            if spent and found is frame[3]:  # its Disallow entries, listed once per rule set
+                found = self.disallows.get(id(frame))  # type: ignore[assignment]
+                if found is None:
+                    found = self.disallows[id(frame)] = tuple([e for e in frame[3] if not e[1]])
             for entry in found:
                 heft = entry[0]
                 if heft < weight or (heft == weight and (plain or not entry[1])):
@@ -154,49 +152,135 @@ class Chain:
             frame = frame[4]
         return best
 
-    def disallows_of(self, frame: Frame) -> tuple[Entry, ...]:
-        """The frame's Disallow entries, heaviest first (listed once per rule set)."""
-        disallows = self.disallows.get(id(frame))
-        if disallows is None:
-            disallows = self.disallows[id(frame)] = tuple(
-                [entry for entry in frame[3] if not entry[1]]
+
+#: bytes per interval bound: the str rebased on an origin, its slots in the arrays, and
+#: the settled answer shared by its frame
+BOUND_BYTES = 160
+#: bytes per pending interval: its dict slots and, at worst, its frame's merged entries
+UNSETTLED_BYTES = 120 + 8 * 64
+#: bytes per wildcard/anchored entry (its tuple, pieces, pattern, frame and sieve slots),
+#: plus 6 per octet of its pattern
+ENTRY_BYTES = 530
+#: bytes per rule: its line in an array, a rule made when asked for (by few)
+RULE_BYTES = 8
+#: a rule set's fixed cost
+SET_BYTES = 600
+
+
+def first_of(path: str, tried: tuple[Entry, ...] | Walk) -> Entry | None:
+    """The entry that decides ``path`` among an interval's entries (a tuple or a chain)."""
+    if tried.__class__ is tuple:
+        return first_entry(path, tried)
+    return tried.first(path)  # type: ignore[union-attr]
+
+
+class RuleSet:
+    """The merged rules of the groups that apply to one product token, packed.
+
+    One bisection (in C) finds a path's interval; ``answers`` has per interval True /
+    False, or the plain rule's answer and the entries that may outweigh it
+    (:data:`UNSETTLED` until first asked). Each bound starts with ``prefix`` (after
+    :meth:`rebase`, an origin's ``scheme://authority``), so a URL is bisected as it comes.
+    A rule is kept as its number (``line << 1 | allow``), made a :class:`Rule` when asked.
+    """
+
+    __slots__ = (
+        "_lines",
+        "_made",
+        "_missed",
+        "_misses",
+        "_patterns",
+        "_pending",
+        "_plain",
+        "_settled",
+        "_undecided",
+        "_walks",
+        "_written",
+        "answers",
+        "bounds",
+        "cut",
+        "escaped",
+        "footprint",
+        "hexes",
+        "prefix",
+    )
+
+    def __init__(
+        self,
+        rules: Iterable[Rule] = (),
+        *,
+        parsed: tuple[Sequence[str], Sequence[int]] | None = None,
+    ) -> None:
+        if parsed is None:  # Rule objects: their fields
+            given = list(rules)
+            parsed = (
+                [rule.pattern for rule in given],
+                [rule.line << 1 | rule.allow for rule in given],
             )
-        return disallows
+        (
+            self._lines,
+            self._patterns,
+            self._written,
+            self.escaped,
+            self.hexes,
+            bounds,
+            codes,
+            self.answers,
+            pending,
+        ) = compile_rules(*parsed)
+        #: each bound is ``prefix`` + a path
+        self.bounds: tuple[str, ...] = tuple(bounds)
+        self.prefix = ""
+        self.cut = 0
+        self._plain = array("i", codes)
+        #: per interval asked where entries may outweigh the plain rule: those entries
+        self._undecided: dict[int, tuple[Entry, ...] | Chain] = {}
+        self._pending = pending or None
+        #: an upper estimate of the bytes the set may come to hold, however it is asked
+        #: (checked with tracemalloc on hostile files); linear in what was compiled
+        size = SET_BYTES + BOUND_BYTES * len(bounds) + sum(map(len, bounds))
+        size += UNSETTLED_BYTES * len(pending) + RULE_BYTES * len(self._lines)
+        if self._patterns:
+            values = self._patterns.values()
+            size += ENTRY_BYTES * len(values) + 6 * sum(map(len, values))
+        if self._written:
+            size += 80 * len(self._written) + sum(map(len, self._written.values()))
+        self.footprint = size
+        #: per frame settled (by id, the frame kept with it): its entries and answer,
+        #: shared by the intervals under the same keys (made when first asked)
+        self._settled: dict[int, tuple[Frame, tuple[Entry, ...] | Chain, Answer]] | None = None
+        #: per frame walked as a :class:`Chain` (by id): its Disallow entries, its sieve
+        self._walks: tuple[dict[int, tuple[Entry, ...]], dict[int, Sieve]] | None = None
+        #: the rules made when asked for (:meth:`match`), by number
+        self._made: dict[int, Rule] | None = None
+        #: the prefix of the URLs judged last outside the bounds, and how many in a row
+        self._missed: str | None = None
+        self._misses = 0
 
-
-class SettledFrames:
-    """What the intervals under each frame try and answer, worked out once per frame
-    (intervals under the same keys share it). A small chain is merged into one tuple; a
-    larger one stays a :class:`Chain` (merging would copy the root's entries into every
-    key)."""
-
-    __slots__ = ("_disallows", "_settled", "_sieves")
-
-    def __init__(self) -> None:
-        #: per frame (by its id; the frame is kept with it): its entries, answer
-        self._settled: dict[int, tuple[Frame, tuple[Entry, ...] | Chain, Answer]] = {}
-        #: per frame walked out of budget (by id): its Disallow entries, shared by the chains
-        self._disallows: dict[int, tuple[Entry, ...]] | None = None
-        #: per frame of many entries (by id): its sieve, made when first walked
-        self._sieves: dict[int, Sieve] | None = None
-
-    def settle(self, frame: Frame) -> tuple[tuple[Entry, ...] | Chain, Answer]:
-        """The entries that may outweigh the frame's plain rule, heaviest first, and the
-        answer of its intervals."""
+    def settle(self, at: int) -> Answer:
+        """Work out what the interval ``at`` answers (its entries), when first asked."""
+        assert self._pending is not None
+        frame = self._pending.pop(at)
+        if self._settled is None:
+            self._settled = {}
         settled = self._settled.get(id(frame))
         if settled is None:
             settled = self._settled[id(frame)] = (frame, *self._work_out(frame))
-        return settled[1], settled[2]
+        self._undecided[at] = settled[1]
+        if self.answers[at] is UNSETTLED:  # (not the interval of /robots.txt alone)
+            self.answers[at] = settled[2]
+        return self.answers[at]  # type: ignore[return-value]  # settled: not None
 
     def _work_out(self, frame: Frame) -> tuple[tuple[Entry, ...] | Chain, Answer]:
+        """The entries that may outweigh the frame's plain rule, heaviest first, and the
+        answer of its intervals. A small chain is merged into one tuple; a larger one
+        stays a :class:`Chain` (merging would copy the root's entries into every key)."""
         _, code, weight, found, up, _, cost = frame
         plain_answer = code & 1 == 1
         if cost > intervals.MERGE_LIMIT:
-            disallows, sieves = self._disallows, self._sieves
-            if disallows is None or sieves is None:
-                disallows = self._disallows = {}
-                sieves = self._sieves = {}
-            chain = Chain(frame, disallows, sieves)
+            if self._walks is None:
+                self._walks = ({}, {})
+            chain = Chain(frame, *self._walks)
             return chain, (plain_answer, chain)
         if up is not None:
             merged = list(found)
@@ -219,139 +303,6 @@ class SettledFrames:
         if not last:
             return beats, plain_answer
         return beats, (plain_answer, beats if last == cut else beats[:last])
-
-
-#: bytes per interval bound: the str rebased on an origin, its slots in the arrays, and
-#: the settled answer shared by its frame
-BOUND_BYTES = 160
-#: bytes per pending interval: its dict slots and, at worst, its frame's merged entries
-UNSETTLED_BYTES = 120 + 8 * 64
-#: bytes per wildcard/anchored entry (its tuple, pieces, pattern, frame and sieve slots),
-#: plus 6 per octet of its pattern
-ENTRY_BYTES = 530
-#: bytes per rule: its line in an array, a rule made when asked for (by few)
-RULE_BYTES = 8
-#: a rule set's fixed cost
-SET_BYTES = 600
-
-
-def footprint(
-    bounds: tuple[str, ...],
-    pending: dict[int, Frame],
-    patterns: dict[int, str] | None,
-    written: dict[int, str] | None,
-    rules: int,
-) -> int:
-    """An upper estimate of the bytes a compiled rule set holds, however it is asked
-    (checked with tracemalloc on hostile files); linear in what was compiled."""
-    size = SET_BYTES + BOUND_BYTES * len(bounds) + sum(map(len, bounds))
-    size += UNSETTLED_BYTES * len(pending) + RULE_BYTES * rules
-    if patterns:
-        size += ENTRY_BYTES * len(patterns) + 6 * sum(map(len, patterns.values()))
-    if written:
-        size += 80 * len(written) + sum(map(len, written.values()))
-    return size
-
-
-def first_of(path: str, tried: tuple[Entry, ...] | Walk) -> Entry | None:
-    """The entry that decides ``path`` among an interval's entries (a tuple or a chain)."""
-    if tried.__class__ is tuple:
-        return first_entry(path, tried)
-    return tried.first(path)  # type: ignore[union-attr]
-
-
-class RuleSet:
-    """The merged rules of the groups that apply to one product token, packed.
-
-    One bisection (in C) finds a path's interval; ``answers`` has per interval True /
-    False, or the plain rule's answer and the entries that may outweigh it
-    (:data:`UNSETTLED` until first asked). Each bound starts with ``prefix`` (after
-    :meth:`rebase`, an origin's ``scheme://authority``), so a URL is bisected as it comes.
-
-    No :class:`Rule` object is kept (a rule is its number, ``line << 1 | allow``);
-    :meth:`match` makes one when asked, unless ``keep``: then the given rules are returned.
-    """
-
-    __slots__ = (
-        "_frames",
-        "_kept",
-        "_lines",
-        "_made",
-        "_missed",
-        "_misses",
-        "_patterns",
-        "_pending",
-        "_plain",
-        "_undecided",
-        "_written",
-        "answers",
-        "bounds",
-        "cut",
-        "escaped",
-        "footprint",
-        "hexes",
-        "prefix",
-    )
-
-    def __init__(
-        self,
-        rules: Iterable[Rule],
-        keep: bool = True,
-        *,
-        parsed: tuple[Sequence[str], Sequence[int]] | None = None,
-    ) -> None:
-        if parsed is None:  # Rule objects: their fields, and the objects to keep
-            given = list(rules)
-            patterns: Sequence[str] = [rule.pattern for rule in given]
-            rule_codes: Sequence[int] = [rule.line << 1 | rule.allow for rule in given]
-            kept: Sequence[Rule] | None = given if keep else None
-        else:  # a parse's patterns and codes (Group.patterns, Group.codes): ``rules`` unread
-            patterns, rule_codes = parsed
-            kept = None
-            if keep:
-                pairs = zip(patterns, rule_codes, strict=True)
-                kept = [Rule(code & 1 == 1, pattern, code >> 1) for pattern, code in pairs]
-        (
-            self._lines,
-            self._patterns,
-            self._written,
-            self._kept,
-            self.escaped,
-            self.hexes,
-            bounds,
-            codes,
-            self.answers,
-            pending,
-        ) = compile_rules(patterns, rule_codes, kept)
-        #: the sorted interval bounds, each ``prefix`` + a path
-        self.bounds: tuple[str, ...] = tuple(bounds)
-        self.prefix = ""
-        self.cut = 0
-        #: per interval: the heaviest plain rule as ``number << 1 | allow``, or -1
-        self._plain = array("i", codes)
-        #: per interval asked where entries may outweigh the plain rule: those entries
-        self._undecided: dict[int, tuple[Entry, ...] | Chain] = {}
-        self._pending = pending or None
-        #: what the set may come to hold, in bytes (:func:`footprint`), made once
-        self.footprint = footprint(self.bounds, pending, self._patterns, self._written, len(self))
-        #: the frames of the intervals settled, each worked out once (made when first asked)
-        self._frames: SettledFrames | None = None
-        #: the rules made when asked for (:meth:`match`), by number
-        self._made: dict[int, Rule] | None = None
-        #: the prefix of the URLs judged last outside the bounds, and how many in a row
-        self._missed: str | None = None
-        self._misses = 0
-
-    def settle(self, at: int) -> Answer:
-        """Work out what the interval ``at`` answers (its entries), when first asked."""
-        pending = self._pending
-        assert pending is not None
-        if self._frames is None:
-            self._frames = SettledFrames()
-        self._undecided[at], answer = self._frames.settle(pending.pop(at))
-        if self.answers[at] is UNSETTLED:  # (not the interval of /robots.txt alone)
-            self.answers[at] = answer
-        return self.answers[at]  # type: ignore[return-value]  # settled: not None
 
     def rebase(self, prefix: str) -> None:
         """Start every bound with ``prefix``, a URL's ``scheme://authority``, so that the
@@ -407,25 +358,19 @@ class RuleSet:
         if code < 0:
             return None
         number = code >> 1
-        if self._kept is not None:
-            return self._kept[number]
         made = self._made
         if made is None:
             made = self._made = {}
         rule = made.get(number)
-        if rule is None:
-            rule = made[number] = self._rule(number, path)
+        if rule is None:  # the pattern as written, else as normalised, else the key
+            pattern = self._written.get(number) if self._written is not None else None
+            if pattern is None and self._patterns is not None:
+                pattern = self._patterns.get(number)
+            if pattern is None:  # a plain rule written as its key, a prefix of the path
+                pattern = self._key_of(number, path)
+            code = self._lines[number]
+            rule = made[number] = Rule(code & 1 == 1, pattern, code >> 1)
         return rule
-
-    def _rule(self, number: int, path: str) -> Rule:
-        """The rule with this number: its pattern as written, its line and kind."""
-        code = self._lines[number]
-        pattern = self._written.get(number) if self._written is not None else None
-        if pattern is None and self._patterns is not None:
-            pattern = self._patterns.get(number)
-        if pattern is None:  # a plain rule written as its key, a prefix of the path
-            pattern = self._key_of(number, path)
-        return Rule(code & 1 == 1, pattern, code >> 1)
 
     def _key_of(self, number: int, path: str) -> str:
         """The key of the plain rule ``number``, a prefix of ``path``: the shortest key
@@ -437,8 +382,3 @@ class RuleSet:
             if at >= 0 and bounds[at] == bound and self._plain[at + 1] >> 1 == number:
                 return path[:length]
         raise LookupError(number)  # pragma: no cover - the rule decided the path
-
-
-def is_robots_txt(path: str) -> bool:
-    """RFC 9309 §2.2.2: ``/robots.txt`` is implicitly allowed."""
-    return path == ROBOTS_TXT

@@ -1,11 +1,8 @@
-"""robots.txt bytes -> :class:`RobotsTxt`, per RFC 9309, lenient where Google is.
+"""robots.txt bytes -> groups and rules with their line numbers, per RFC 9309, lenient
+where Google is. Never raises: what is not understood becomes a :class:`Diagnostic`.
 
-Consecutive ``user-agent`` lines open a group and the next one after a rule opens
-another (Google's grouping); Crawl-delay, Request-rate and Content-Signal belong only
-to the run of ``user-agent`` lines directly above them (:class:`Agents`), as every
-other parser reads them. Nothing here raises on any input: what is not understood
-becomes a :class:`Diagnostic`. Lines are kept with their numbers so every answer can
-point at its rule; matching is ``matcher.py``'s.
+Crawl-delay, Request-rate and Content-Signal belong to the run of ``user-agent`` lines
+directly above them (:class:`Agents`), as every other parser reads them.
 """
 
 from __future__ import annotations
@@ -13,10 +10,11 @@ from __future__ import annotations
 import math
 import re
 from array import array
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from scrapy_rep.robotstxt.agent import group_token
+from scrapy_rep.robotstxt.paths import as_octets
 from scrapy_rep.robotstxt.text import printable
 
 #: RFC 9309 §2.5: crawlers MUST parse at least the first 500 KiB.
@@ -120,10 +118,6 @@ class Group:
             for pattern, code in zip(self.patterns, self.codes, strict=True)
         ]
 
-    def runs_for(self, token: str) -> list[Agents]:
-        """The runs naming ``token`` (lower-cased, or ``*``)."""
-        return [run for run in self.runs if token in run.agents]
-
     def __str__(self) -> str:
         return f"user-agent: {', '.join(self.agents) or '(empty)'} (line {self.line})"
 
@@ -211,20 +205,6 @@ _PREFIX = re.compile("|".join(re.escape(prefix) for prefix, _ in _PREFIXES)).mat
 _BY_PREFIX = dict(_PREFIXES)
 
 
-def _directive(key: str) -> int | None:
-    """The directive a misspelt or longer key stands for (Google reads keys by prefix)."""
-    match = _PREFIX(key)  # one C call: most keys that get here are unknown
-    return None if match is None else _BY_PREFIX[match[0]]
-
-
-def _decode(data: bytes) -> tuple[str, bool]:
-    """Text of the file; invalid UTF-8 octets survive as surrogate escapes."""
-    try:
-        return data.decode("utf-8"), False
-    except UnicodeDecodeError:
-        return data.decode("utf-8", "surrogateescape"), True
-
-
 def _clip(text: str) -> str:
     """A diagnostic's text: printable (safe for a terminal or a log line) and bounded."""
     if not text.isascii():  # show invalid octets as U+FFFD, not as surrogates
@@ -263,16 +243,6 @@ def _delay(value: str) -> float | None:
     return delay if delay >= 0 and delay != float("inf") else None
 
 
-def as_octets(data: bytes | str) -> bytes:
-    """The body as octets: a str given by a caller is its UTF-8, never an error."""
-    if isinstance(data, bytes):
-        return data
-    try:
-        return data.encode("utf-8", "surrogateescape")
-    except UnicodeEncodeError:  # a lone surrogate that stands for no octet
-        return data.encode("utf-8", "surrogatepass")
-
-
 def parse_records(data: bytes | str) -> Parsed:
     """Read a robots.txt body; never raises."""
     data = as_octets(data)
@@ -289,14 +259,16 @@ def parse_records(data: bytes | str) -> Parsed:
         )
         return Parsed([], [], [Diagnostic(1, "utf-16", message)], [], [], size, truncated)
     if truncated:
-        # Drop the partial last line: a cut "Disallow: /private" must not
-        # become "Disallow: /".
-        # CR alone ends a line too.
+        # Drop the partial last line (CR alone ends one too): a cut "Disallow: /private"
+        # must not become "Disallow: /".
         end = max(data.rfind(b"\n", 0, MAX_BYTES + 1), data.rfind(b"\r", 0, MAX_BYTES + 1))
         data = data[: end + 1 or MAX_BYTES]
     if data[:1] == _BOM[:1]:  # a BOM, even a partial one
         data = data[next(n for n in (3, 2, 1) if data.startswith(_BOM[:n])) :]
-    text, has_invalid_utf8 = _decode(data)
+    try:
+        text, has_invalid_utf8 = data.decode("utf-8"), False
+    except UnicodeDecodeError:  # invalid octets survive as surrogate escapes
+        text, has_invalid_utf8 = data.decode("utf-8", "surrogateescape"), True
     if "\r" in text:  # CRLF, then CR alone, each one line end (as \r\n|\r|\n splits; in C)
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     lines = text.split("\n")
@@ -367,11 +339,12 @@ def parse_records(data: bytes | str) -> Parsed:
                 key, value = words
             lowered = key.lower()
             directive = exact(lowered)
-            if directive is None:
-                directive = _directive(lowered)
-                if directive is None:
+            if directive is None:  # Google reads a misspelt or longer key by its prefix
+                prefix = _PREFIX(lowered)  # one C call: most keys here are unknown
+                if prefix is None:
                     note(number, "unknown-directive", line.strip(_WS))
                     continue
+                directive = _BY_PREFIX[prefix[0]]
                 note(number, "typo", f"{key!r} read as a known directive")
             if not colon:
                 note(number, "missing-colon", line)
@@ -418,7 +391,9 @@ def parse_records(data: bytes | str) -> Parsed:
             continue
         if directive == _CONTENT_USAGE:
             in_agents = in_run = False  # a rule, too: it closes the run of user-agent lines
-            usage = _usage(value, number, note, line)
+            usage = _usage(value, number)
+            if not usage.prefs:
+                note(number, "content-usage-without-preference", line)
             preference_lines += 1
             if isinstance(current.usage, list):
                 current.usage.append(usage)
@@ -458,14 +433,9 @@ def parse_records(data: bytes | str) -> Parsed:
     )
 
 
-def _usage(value: str, number: int, note: Callable[[int, str, str], None], line: str) -> UsageRule:
+def _usage(value: str, number: int) -> UsageRule:
     """A Content-Usage value: a path if it starts with '/' (up to SP or HT), then the prefs."""
     if value[:1] != "/":
-        if not value:
-            note(number, "content-usage-without-preference", line)
         return UsageRule(None, value, number)
     cut = next((i for i, char in enumerate(value) if char in " \t"), len(value))
-    prefs = value[cut:].strip(_WS)
-    if not prefs:
-        note(number, "content-usage-without-preference", line)
-    return UsageRule(value[:cut], prefs, number)
+    return UsageRule(value[:cut], value[cut:].strip(_WS), number)

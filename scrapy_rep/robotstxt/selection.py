@@ -1,12 +1,9 @@
 """Which groups a product token selects (RFC 9309 §2.2.1), and their rules compiled once.
-
 A group is selected by its tokens alone, so a file can let its parse go; tokens that
-select the same groups share one :class:`Selection`, so one compiled rule set.
-"""
+select the same groups share one :class:`Selection`, so one compiled rule set."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from functools import lru_cache
 
 from scrapy_rep.robotstxt.agent import validate_token
@@ -19,51 +16,29 @@ GROUP_BYTES = 240
 
 
 class Selection:
-    """The groups for one product token (by their place in the file), and their
-    rules compiled on first use.
+    """The groups for one product token (by their place in the file), and their rules
+    compiled on first use: None until then, :data:`NO_RULES` when none can match
+    anything. ``label`` names the groups as a record does."""
 
-    Once ``compiled``, ``rules`` is the compiled rule set (an empty one,
-    :data:`NO_RULES`, when the groups have no rule that can match anything);
-    None until then. ``label`` names the groups as a record does.
-    """
-
-    __slots__ = ("compiled", "delays", "indices", "label", "rules")
+    __slots__ = ("delays", "indices", "label", "rules")
 
     def __init__(self, indices: tuple[int, ...]) -> None:
         self.indices = indices
         self.label: str | None = None
-        self.compiled = False
         self.rules: RuleSet | None = None
         #: (token, seconds or None) pairs asked of crawl_delay, kept small
         self.delays: tuple[tuple[str, float | None], ...] = ()
 
-    def compile(self, groups: Sequence[Group]) -> None:
-        """Compile the rules of ``groups`` (this selection's, from the parse), merged."""
-        parsed: tuple[Sequence[str], Sequence[int]]
-        if len(groups) == 1:
-            parsed = groups[0].patterns, groups[0].codes
-        else:
-            parsed = (
-                [p for g in groups for p in g.patterns],
-                [c for g in groups for c in g.codes],
-            )
-        compiled = RuleSet((), keep=False, parsed=parsed)
-        self.rules = compiled if compiled else NO_RULES
-        self.compiled = True
-
 
 #: the rule set of groups without a rule that can match: no bound, every URL allowed
 #: (shared: rebasing it changes nothing)
-NO_RULES = RuleSet(())
+NO_RULES = RuleSet()
 
 
 class Selections:
     """A file's selections by product token, made from its groups' tokens and first
-    lines (kept without the parse), their rules compiled from the body's parse.
-
-    A file in its compact form has none: the next question makes them again
-    from the parse that compiling needs anyway.
-    """
+    lines (kept without the parse), their rules compiled from the body's parse. A
+    compacted file has none: the next question makes them again."""
 
     __slots__ = ("_body", "agents", "by_token", "chosen", "lines")
 
@@ -89,25 +64,26 @@ class Selections:
                 agents = self.agents
                 named = [i for i, names in enumerate(agents) if key in names]
                 indices = tuple(named or [i for i, names in enumerate(agents) if "*" in names])
-                selection = by_token[key] = self._of(indices)
+                # tokens that select the same groups share a selection (and its rules)
+                selection = next((c for c in self.chosen if c.indices == indices), None)
+                if selection is None:
+                    selection = Selection(indices)
+                    self.chosen += (selection,)
+                by_token[key] = selection
             by_token[token] = selection
         return selection
 
-    def _of(self, indices: tuple[int, ...]) -> Selection:
-        """The selection of these groups: the one made already, else a new one."""
-        for selection in self.chosen:
-            if selection.indices == indices:
-                return selection
-        selection = Selection(indices)
-        self.chosen += (selection,)
-        return selection
-
     def compile(self, token: str) -> Selection:
-        """The token's selection with its rules compiled (then the parse goes)."""
+        """The token's selection with its groups' rules compiled, merged (then the parse
+        goes; the body is kept)."""
         selection = self.select(token)
-        if not selection.compiled:
-            selection.compile(self._body.groups(selection.indices))
-            self._body.drop_parse()  # the body is kept
+        if selection.rules is None:
+            groups = self._body.groups(selection.indices)
+            patterns = [pattern for group in groups for pattern in group.patterns]
+            codes = [code for group in groups for code in group.codes]
+            rules = RuleSet(parsed=(patterns, codes))
+            selection.rules = rules if rules else NO_RULES
+            self._body.drop_parse()
         return selection
 
     def label(self, indices: tuple[int, ...]) -> str:
@@ -122,12 +98,9 @@ class Selections:
         )
 
     def crawl_delay(self, token: str) -> float | None:
-        """Seconds between requests the token's groups ask for, kept with its selection.
-
-        The largest ``Crawl-delay`` and ``Request-rate`` interval written under the
-        token's own ``user-agent`` lines in its groups (``n/T`` is T/n seconds; a time
-        window after the rate is ignored, so the rate applies all day).
-        """
+        """Seconds between requests the token's groups ask for, kept with its selection:
+        the largest ``Crawl-delay`` or ``Request-rate`` interval (``n/T``: T/n seconds)
+        under the token's own ``user-agent`` lines."""
         selection = self.select(token)
         for asked, delay in selection.delays:
             if asked == token:
@@ -142,11 +115,6 @@ class Selections:
         if len(selection.delays) < 4:
             selection.delays += ((token, found),)
         return found
-
-    @property
-    def compiled(self) -> bool:
-        """Whether some selection's rules are compiled."""
-        return any(selection.compiled for selection in self.chosen)
 
     @property
     def footprint(self) -> int:
@@ -175,4 +143,4 @@ def runs_in(groups: tuple[Group, ...], token: str) -> tuple[Agents, ...]:
     key = token.lower()
     if key not in groups[0].agents:  # none names the token: the '*' groups
         key = "*"
-    return tuple(run for group in groups for run in group.runs_for(key))
+    return tuple(run for group in groups for run in group.runs if key in run.agents)

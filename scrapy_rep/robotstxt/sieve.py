@@ -2,15 +2,14 @@
 
 An entry can match only a path holding every piece of its pattern, so it is filed under
 one rare three-octet gram of its longest piece (an anchored one under its last gram);
-the path's grams name the entries worth trying. A pre-filter only: the answers are
-unchanged.
+the path's grams name the entries worth trying. A pre-filter: the answers are unchanged.
 """
 
 from __future__ import annotations
 
 from array import array
 
-from scrapy_rep.robotstxt.entries import Entry
+from scrapy_rep.robotstxt.intervals import Entry
 
 #: the length of a gram: three octets tell most pieces apart and keep a path's set small
 GRAM = 3

@@ -15,12 +15,9 @@ ITEM_TEXT = 1024
 
 def printable(text: str, keep_tab: bool = True) -> str:
     """``text`` with every non-printable character but TAB (unless not ``keep_tab``)
-    escaped as Python writes it.
-
-    Printed raw, a site's ESC sequences, NEL, U+2028 or bidi overrides recolour the
-    terminal, split a log line or hide what the line says. An octet of invalid UTF-8
-    (a lone surrogate to the parser) is shown as the octet.
-    """
+    escaped as Python writes it: printed raw, a site's ESC sequences, NEL or bidi
+    overrides recolour the terminal, split a log line or hide what it says. An invalid
+    UTF-8 octet (a lone surrogate to the parser) is shown as the octet."""
     if text.isprintable():
         return text
     tab = "\t" if keep_tab else ""
