@@ -25,7 +25,6 @@ from scrapy_rep.core.directives import (
     nofollow_only,
     page_directives,
 )
-from scrapy_rep.core.events import NoindexItem, PageSaid
 from scrapy_rep.core.origin import NotAnOrigin, origin_of
 from scrapy_rep.crawl import meta as M
 from scrapy_rep.crawl.telemetry import Telemetry
@@ -146,8 +145,8 @@ class PageDirectivesMiddleware:
             return None
         d = directives
         said = [f"{n} ({d.source(n)})" for n in ("noindex", "nofollow") if getattr(d, n)]
-        self.telemetry.emit(
-            PageSaid(response.url, self.token, d.noindex, d.nofollow, said, d.invalid_dates)
+        self.telemetry.page_said(
+            response.url, self.token, d.noindex, d.nofollow, said, d.invalid_dates
         )
         return Page(directives, rel)  # noarchive, nosnippet alone: shown to the callback only
 
@@ -178,9 +177,7 @@ class PageDirectivesMiddleware:
                 self._drop_item(response, page.refused)
                 return False
             return True
-        self.telemetry.emit(
-            NoindexItem(response.url, directives.source("noindex"), self.keep_noindex)
-        )
+        self.telemetry.noindex_item(response.url, directives.source("noindex"), self.keep_noindex)
         return self.keep_noindex
 
     def _drop_item(self, response: Response, refused: UseAnswer) -> None:

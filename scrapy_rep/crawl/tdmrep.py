@@ -17,7 +17,6 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from scrapy_rep.core.decision import DOWNLOAD, DROP, USE_REFUSED, DecisionRecord
-from scrapy_rep.core.events import TdmrepFetched
 from scrapy_rep.core.policy import FetchResult, Policy
 from scrapy_rep.core.use_signals import request_answers
 from scrapy_rep.core.uses import REFUSED, UNKNOWN, UseAnswer, combine, uses_field
@@ -150,12 +149,12 @@ class TdmRep(FileListener):
         if not here:
             return  # fetched by another crawler (or found in the shared store): said there
         rules = tdm_rules(self.resolver, new)
-        self.telemetry.emit(TdmrepFetched(origin, result, new, rules))
+        self.telemetry.tdmrep(origin, result, new, rules)
 
     def abandoned(self, origin: str, result: FetchResult | None) -> None:
         """Nothing is held for a tdmrep.json: the next request asks again."""
         if result is not None:  # fetched, but no policy came of it
-            self.telemetry.emit(TdmrepFetched(origin, result, None))
+            self.telemetry.tdmrep(origin, result, None)
 
     def close(self) -> None:
         """At the spider's close (the service's, before the robots.txt resolver is left)."""

@@ -2,8 +2,8 @@
 the close report, and the audit log, written together by :class:`Telemetry` so that the
 three never disagree.
 
-A request's answers come by direct call on the hot path (``judged``, ``final``,
-``stopped``, ...); everything else is an event value (:mod:`scrapy_rep.core.events`)
+What happened comes by direct call (``judged``, ``final``, ``parked``, ``fetched``, ...);
+pauses, resumes and refused pages as event values (:mod:`scrapy_rep.core.events`)
 given to :meth:`Telemetry.emit`. The audit log and the policy archive are put in by
 ``components/audit_log.py`` only when asked for, so a crawl without them never loads
 their writer.
@@ -14,45 +14,26 @@ from __future__ import annotations
 import logging
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
 
 from scrapy_rep.core.decision import DOWNLOAD, DROP, KEEP, REQUEUE, DecisionRecord
-from scrapy_rep.core.events import (
-    CrawlDelayCapped,
-    CrawlDelaySet,
-    DelayWaited,
-    Event,
-    Fetched,
-    IdentityMismatch,
-    LicenceWall,
-    NoindexItem,
-    PageRefused,
-    PageSaid,
-    Parked,
-    Parsed,
-    Paused,
-    Released,
-    Resumed,
-    Reused,
-    RobotsServedFromCache,
-    SlotDelayRaised,
-    Standing,
-    TdmrepFetched,
-)
-from scrapy_rep.core.pause import BLOCKED, ORIGIN_PAUSED
+from scrapy_rep.core.events import Event, PageRefused, Paused, Resumed
+from scrapy_rep.core.pause import BLOCKED, ORIGIN_PAUSED, PauseState
 from scrapy_rep.core.policy import FetchResult, Policy, Status, classify
 from scrapy_rep.core.pushback import REASONS as PUSHBACK_REASONS
 from scrapy_rep.core.pushback import Pause
 from scrapy_rep.core.report import CrawlCounts, report_lines
 from scrapy_rep.core.uses import ANSWERS, REFUSED, USES
 from scrapy_rep.crawl import meta as M
+from scrapy_rep.robotstxt import Diagnostic
 from scrapy_rep.robotstxt.text import printable
 from scrapy_rep.runtime.settings import RepSettings
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the tdmrep.json parser stays out of a crawl that declares no use
+    from scrapy_rep.core.tdmrep import TdmRules
     from scrapy_rep.runtime.audit import AuditLog, PolicyArchive
 
 __all__ = ["FLUSH_EVERY", "Telemetry"]
@@ -302,33 +283,34 @@ class Telemetry:
             if self.audit is not None:
                 self.audit.close()  # flushes: nothing buffered is lost
 
-    # -- events: held requests ------------------------------------------------
+    # -- held requests ----------------------------------------------------------
 
-    def _parked(self, event: Parked) -> None:
-        reason = event.reason
+    def parked(self, origin: str, url: str, reason: str, pause: PauseState | None = None) -> None:
+        """A request held; ``pause``: the page's pause it is held for (its evidence)."""
         self.inc("rep/parked")
         self.inc(f"rep/parked/{reason}")
         if reason in PUSHBACK_REASONS:
             self.inc(f"rep/pushback/held/{reason}")
-        self.counts.add(event.origin, "parked")
+        self.counts.add(origin, "parked")
         if self.audit is not None:
-            record: dict[str, Any] = {"url": event.url, "origin": event.origin, "reason": reason}
-            if event.pause is not None:  # what the page said: its status, Retry-After, ...
-                record.update(event.pause.evidence())
+            record: dict[str, Any] = {"url": url, "origin": origin, "reason": reason}
+            if pause is not None:  # what the page said: its status, Retry-After, ...
+                record.update(pause.evidence())
             self.audit.write("parked", record)
 
-    def _released(self, event: Released) -> None:
+    def released(self, origin: str, url: str, reason: str = "") -> None:
+        """A held request handed back to the scheduler (``reason``: why it was held)."""
         self.inc("rep/released")
-        if event.reason in PUSHBACK_REASONS:
-            self.inc(f"rep/pushback/released/{event.reason}")
-        self.counts.add(event.origin, "released")
+        if reason in PUSHBACK_REASONS:
+            self.inc(f"rep/pushback/released/{reason}")
+        self.counts.add(origin, "released")
         if self.audit is not None:
-            record = {"url": event.url, "origin": event.origin}
-            if event.reason:
-                record["reason"] = event.reason
+            record = {"url": url, "origin": origin}
+            if reason:
+                record["reason"] = reason
             self.audit.write("released", record)
 
-    # -- events: pauses, whatever their cause -------------------------------------
+    # -- events: pauses, whatever their cause, and refused pages ------------------
 
     def _paused(self, event: Paused) -> None:
         if event.state.cause == ORIGIN_PAUSED:
@@ -421,10 +403,16 @@ class Telemetry:
     def _page_refused(self, event: PageRefused) -> None:
         self.inc("rep/pushback/unsent" if event.unsent else f"rep/pushback/refused/{event.status}")
 
-    # -- events: robots.txt and tdmrep.json -------------------------------------
+    # -- robots.txt and tdmrep.json ----------------------------------------------
 
-    def _fetched(self, event: Fetched) -> None:
-        origin, result, policy = event.origin, event.result, event.policy
+    def fetched(
+        self,
+        origin: str,
+        result: FetchResult | None,
+        policy: Policy | None,
+        licenses: Sequence[str] = (),
+    ) -> None:
+        """A robots.txt fetch this crawler made and the policy it gave (None: it closed)."""
         if result is not None:
             self.inc("rep/fetch/count")
             outcome = classify(result)
@@ -449,7 +437,7 @@ class Telemetry:
         archived = self._archive(policy)  # with or without the audit log: provenance links it
         if self.audit is not None:
             record = {**_fetch_record(origin, policy), "archive": archived}
-            self.audit.write("fetch", {**record, "licenses": list(event.licenses)})
+            self.audit.write("fetch", {**record, "licenses": list(licenses)})
 
     def _archive(self, policy: Policy) -> str | None:
         """Keep the body in REP_POLICY_ARCHIVE (once per digest); its path, or None."""
@@ -461,13 +449,13 @@ class Telemetry:
             logger.warning("scrapy-rep: cannot archive robots.txt: %(error)s", {"error": exc})
             return None
 
-    def _reused(self, event: Reused) -> None:
+    def reused(self, origin: str, policy: Policy) -> None:
+        """A new policy this crawler did not fetch: another crawler's fetch, or the store's."""
         self.inc("rep/fetch/reused")
-        self.counts.reused(event.origin, event.policy.status.value)
+        self.counts.reused(origin, policy.status.value)
 
-    def _standing(self, event: Standing) -> None:
+    def standing(self, origin: str, policy: Policy) -> None:
         """Where an origin stands after a new policy that did not pause it."""
-        origin, policy = event.origin, event.policy
         if policy.status is Status.UNRESOLVED:  # said once, however often refetched
             self._note_once(origin, origin, logging.WARNING, policy.reason)
         elif policy.status is Status.UNREACHABLE or policy.stale_since is not None:
@@ -475,18 +463,24 @@ class Telemetry:
         elif policy.status is Status.UNAVAILABLE:
             _note(logging.INFO, origin, policy.reason)
 
-    def _parsed(self, event: Parsed) -> None:
-        if not event.diagnostics:
+    def parsed(self, origin: str, diagnostics: Sequence[Diagnostic]) -> None:
+        """A robots.txt this crawler fetched, parsed: its problems."""
+        if not diagnostics:
             return
         self.inc("rep/robots/with_diagnostics")
-        unreadable = next((d for d in event.diagnostics if d.kind == "utf-16"), None)
+        unreadable = next((d for d in diagnostics if d.kind == "utf-16"), None)
         if unreadable is not None:
-            origin = event.origin
             text = f"robots.txt {unreadable.text}"
             self._note_once(f"unreadable {origin}", origin, logging.WARNING, text)
 
-    def _tdmrep(self, event: TdmrepFetched) -> None:
-        origin, result, policy, rules = event.origin, event.result, event.policy, event.rules
+    def tdmrep(
+        self,
+        origin: str,
+        result: FetchResult | None,
+        policy: Policy | None,
+        rules: TdmRules | None = None,
+    ) -> None:
+        """A tdmrep.json fetch this crawler made, its policy and what the file says."""
         if result is not None:
             self.inc("rep/tdmrep/fetch/count")
             outcome = classify(result)
@@ -525,91 +519,98 @@ class Telemetry:
             self.noted.add(key)
             _note(level, origin, text)
 
-    # -- events: Crawl-delay ----------------------------------------------------
+    # -- Crawl-delay ---------------------------------------------------------------
 
-    def _crawl_delay_capped(self, event: CrawlDelayCapped) -> None:
+    def crawl_delay_capped(self, origin: str, asked: float, cap: float) -> None:
+        """An origin asked for a Crawl-delay longer than ``REP_CRAWL_DELAY_MAX``."""
         self.inc("rep/crawl_delay/capped")
         logger.info(
             "scrapy-rep: %(origin)s asks for Crawl-delay %(asked)ss, capped at %(cap)ss",
-            {"origin": printable(event.origin), "asked": event.asked, "cap": event.cap},
+            {"origin": printable(origin), "asked": asked, "cap": cap},
         )
 
-    def _delay_waited(self, event: DelayWaited) -> None:
+    def delay_waited(self, seconds: float) -> None:
+        """A request waited for its send time under the cluster's Crawl-delay."""
         self.inc("rep/cluster/delay-waits")
-        self.counts.delay_waited(event.seconds)
+        self.counts.delay_waited(seconds)
 
-    # -- events: pages, walls, identity -----------------------------------------
+    # -- pages, walls, identity -----------------------------------------------------
 
-    def _page_said(self, event: PageSaid) -> None:
-        for date in event.invalid_dates:
+    def page_said(
+        self,
+        url: str,
+        token: str,
+        noindex: bool,
+        nofollow: bool,
+        said: Sequence[str],
+        invalid_dates: Sequence[str],
+    ) -> None:
+        """What a response's page directives say that the crawl acts on, and where."""
+        for date in invalid_dates:
             self.inc("rep/page/invalid_date")
             logger.debug(
                 "scrapy-rep: %(url)s: unavailable_after %(date)r is no date; ignored",
-                {"url": event.url, "date": date},
+                {"url": url, "date": date},
             )
-        if event.nofollow:
+        if nofollow:
             self.inc("rep/page/nofollow")
-        if event.noindex:
+        if noindex:
             self.inc("rep/page/noindex")
-        if event.said:
+        if said:
             logger.debug(
                 "scrapy-rep: %(url)s says %(said)s to %(token)r",
-                {"url": event.url, "said": ", ".join(event.said), "token": event.token},
+                {"url": url, "said": ", ".join(said), "token": token},
             )
 
-    def _noindex_item(self, event: NoindexItem) -> None:
-        if event.kept:
+    def noindex_item(self, url: str, said: str, kept: bool) -> None:
+        """An item of a ``noindex`` page (``said``: where): dropped, or ``kept``."""
+        if kept:
             self.inc("rep/page/noindex/items-kept")
             return
         self.inc("rep/page/noindex/items-dropped")
-        self.item_dropped(event.url, "page-noindex", f"noindex ({event.said})")
+        self.item_dropped(url, "page-noindex", f"noindex ({said})")
 
-    def _licence_wall(self, event: LicenceWall) -> None:
-        wall = event.wall
+    def licence_wall(
+        self, origin: str, url: str, wall: dict[str, Any], walled: bool, licenses: Sequence[str]
+    ) -> None:
+        """A licence or payment wall; ``walled``: the ``REP_BLOCK_AFTER``-th refusal in a row
+        blocked its origin; ``licenses``: its robots.txt's RSL ``License:`` URLs."""
         self.inc(f"rep/walls/{wall['kind']}")
-        if event.walled:
+        if walled:
             self.inc("rep/walls/origins-walled")
-        self.counts.wall(event.origin, wall["said"])
+        self.counts.wall(origin, wall["said"])
         logger.info(
             "scrapy-rep: %(url)s is behind a %(kind)s wall (%(said)s)%(walled)s",
             {
-                "url": printable(event.url),
+                "url": printable(url),
                 "kind": wall["kind"],
                 "said": printable(wall["said"]),  # the site's crawler-price, licence server
-                "walled": "; its origin's other requests are dropped now" if event.walled else "",
+                "walled": "; its origin's other requests are dropped now" if walled else "",
             },
         )
         if self.audit is not None:
-            record = {"url": event.url, "origin": event.origin, **wall, "walled": event.walled}
-            self.audit.write("licence_wall", {**record, "licenses": list(event.licenses)})
+            record = {"url": url, "origin": origin, **wall, "walled": walled}
+            self.audit.write("licence_wall", {**record, "licenses": list(licenses)})
 
-    def _identity_mismatch(self, event: IdentityMismatch) -> None:
-        """``rep/identity/<reason>`` for each request; one WARNING per origin and reason."""
-        self.inc(f"rep/identity/{event.reason}")
-        if event.first:
+    def identity_mismatch(self, record: dict[str, str], first: bool) -> None:
+        """A request leaving under an identity it should not have (``core/identity.py``):
+        ``record`` is its audit record; one WARNING per origin and reason (``first``)."""
+        reason = record["reason"]
+        self.inc(f"rep/identity/{reason}")
+        if first:
             logger.warning(
                 "scrapy-rep: %(origin)s: %(reason)s, %(done)s (%(url)s): %(detail)s; said once "
                 "per origin, see the stats rep/identity/*",
                 {
-                    "origin": event.origin,
-                    "reason": event.reason,
-                    "done": "stopped" if event.action == "drop" else "sent anyway",
-                    "url": printable(event.url),
-                    "detail": printable(event.detail),
+                    "origin": record["origin"],
+                    "reason": reason,
+                    "done": "stopped" if record["action"] == "drop" else "sent anyway",
+                    "url": printable(record["url"]),
+                    "detail": printable(record["detail"]),
                 },
             )
         if self.audit is not None:
-            self.audit.write(
-                "identity",
-                {
-                    "origin": event.origin,
-                    "url": event.url,
-                    "reason": event.reason,
-                    "action": event.action,
-                    "user_agent": event.user_agent,
-                    "detail": event.detail,
-                },
-            )
+            self.audit.write("identity", record)
 
 
 def _fetch_record(origin: str, policy: Policy) -> dict[str, Any]:
@@ -652,25 +653,9 @@ def _note(level: int, origin: str, text: str) -> None:
 
 #: event class -> its handler (``Telemetry.emit``)
 _ON: dict[type, Callable[[Telemetry, Any], None]] = {
-    Parked: Telemetry._parked,
-    Released: Telemetry._released,
     Paused: Telemetry._paused,
     Resumed: Telemetry._resumed,
     PageRefused: Telemetry._page_refused,
-    Fetched: Telemetry._fetched,
-    Reused: Telemetry._reused,
-    Standing: Telemetry._standing,
-    Parsed: Telemetry._parsed,
-    RobotsServedFromCache: lambda sink, _: sink.inc("rep/robots/served_from_cache"),
-    TdmrepFetched: Telemetry._tdmrep,
-    CrawlDelaySet: lambda sink, event: sink.counts.crawl_delay(event.origin, event.delay),
-    CrawlDelayCapped: Telemetry._crawl_delay_capped,
-    SlotDelayRaised: lambda sink, _: sink.inc("rep/crawl_delay/applied"),
-    DelayWaited: Telemetry._delay_waited,
-    PageSaid: Telemetry._page_said,
-    NoindexItem: Telemetry._noindex_item,
-    LicenceWall: Telemetry._licence_wall,
-    IdentityMismatch: Telemetry._identity_mismatch,
 }
 
 #: crawler -> its Telemetry (``Telemetry.of``); gone with the crawler

@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from scrapy_rep.core.decision import licence_required
-from scrapy_rep.core.events import LicenceWall
 from scrapy_rep.core.origin import NotAnOrigin, origin_of
 from scrapy_rep.core.policy import Status
 from scrapy_rep.core.walls import wall_of
@@ -70,8 +69,8 @@ class LicenceWalls:
         )
         licenses = tuple(robots.licenses) if robots is not None else ()
         said = wall.said()
-        event = LicenceWall(origin, request.url, {**wall.to_dict(), "said": said}, walled, licenses)
-        self.telemetry.emit(event)
+        wall_said = {**wall.to_dict(), "said": said}
+        self.telemetry.licence_wall(origin, request.url, wall_said, walled, licenses)
         detail = f"the page answered {said}: not retried, its items not produced"
         record = licence_required(origin, self.token, request.url, said, detail)
         # the request's last answer: its download (if judged) no longer counts
