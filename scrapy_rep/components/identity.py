@@ -27,7 +27,7 @@ from scrapy_rep.core.identity import (
     RefusedIdentities,
     carries_token,
 )
-from scrapy_rep.core.origin import NotAnOrigin, origin_of
+from scrapy_rep.core.origin import origin_or_none
 from scrapy_rep.crawl import compat, graph
 from scrapy_rep.crawl import meta as M
 from scrapy_rep.crawl.exceptions import RepIgnoreRequest
@@ -193,10 +193,7 @@ def _origin(request: Request) -> str | None:
     judged = request.meta.get(M.DECISION)
     if judged is not None:  # judged by scrapy-rep's middleware: its origin is known
         return str(judged["origin"])
-    try:
-        return origin_of(request.url)
-    except NotAnOrigin:
-        return None
+    return origin_or_none(request.url)
 
 
 def _set_by(crawler: Crawler) -> str:

@@ -25,7 +25,7 @@ from scrapy_rep.core.directives import (
     nofollow_only,
     page_directives,
 )
-from scrapy_rep.core.origin import NotAnOrigin, origin_of
+from scrapy_rep.core.origin import origin_or_none
 from scrapy_rep.crawl import meta as M
 from scrapy_rep.crawl.telemetry import Telemetry
 from scrapy_rep.runtime.settings import RepSettings, is_enabled
@@ -187,13 +187,6 @@ class PageDirectivesMiddleware:
         origin = origin_or_none(request.url)
         record = page_drop(origin or "", self.token, request.url, reason, said, detail)
         self.telemetry.final(origin, record)  # stats, the close report, the audit log
-
-
-def origin_or_none(url: str) -> str | None:
-    try:
-        return origin_of(url)
-    except NotAnOrigin:
-        return None
 
 
 def _with_initial(

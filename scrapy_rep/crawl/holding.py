@@ -18,7 +18,7 @@ from scrapy.exceptions import DontCloseSpider
 
 from scrapy_rep.core.decision import withheld
 from scrapy_rep.core.gate import Effects, OriginGate
-from scrapy_rep.core.origin import NotAnOrigin, origin_of
+from scrapy_rep.core.origin import origin_or_none
 from scrapy_rep.core.parking import Held
 from scrapy_rep.core.pushback import REASONS as PUSHBACK_REASONS
 from scrapy_rep.crawl import compat, oneshot
@@ -98,9 +98,8 @@ class Holding:
         if meta.get(M.DONT_OBEY) or meta.get(M.ROBOTS_REQUEST) or M.DROP in meta:
             return  # a request on its way to be dropped is dropped in the downloader
         handed_back = meta.pop(M.PARK, None)
-        try:
-            origin = origin_of(request.url)
-        except NotAnOrigin:
+        origin = origin_or_none(request.url)
+        if origin is None:
             return
         now = self.clock()
         reason = self.gate.hold_reason(
