@@ -143,11 +143,7 @@ class PageDirectivesMiddleware:
             return Page(directives, rel) if rel else None
         if not html and _is_sitemap(response):
             return None
-        d = directives
-        said = [f"{n} ({d.source(n)})" for n in ("noindex", "nofollow") if getattr(d, n)]
-        self.telemetry.page_said(
-            response.url, self.token, d.noindex, d.nofollow, said, d.invalid_dates
-        )
+        self.telemetry.page_said(response.url, self.token, directives)
         return Page(directives, rel)  # noarchive, nosnippet alone: shown to the callback only
 
     def _allow(self, response: Response, page: Page, output: Any) -> bool:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy import signals
 
 from scrapy_rep.core.decision import DOWNLOAD, DROP, KEEP, REQUEUE, DecisionRecord
+from scrapy_rep.core.directives import PageDirectives
 from scrapy_rep.core.events import Event, PageRefused, Paused, Resumed
 from scrapy_rep.core.pause import BLOCKED, ORIGIN_PAUSED, PauseState
 from scrapy_rep.core.policy import FetchResult, Policy, Status, classify
@@ -434,25 +435,20 @@ class Telemetry:
                 "to read: rules past them are not obeyed (decision records say policy_truncated)",
             )
         self.counts.fetched(origin, policy.status.value)
-        archived = self._archive(policy)  # with or without the audit log: provenance links it
+        archived = None  # with or without the audit log: provenance links it
+        if self.archive is not None and policy.body is not None and policy.digest is not None:
+            try:  # once per digest
+                archived = self.archive.keep(policy.digest, policy.body)
+            except OSError as exc:
+                logger.warning("scrapy-rep: cannot archive robots.txt: %(error)s", {"error": exc})
         if self.audit is not None:
             record = {**_fetch_record(origin, policy), "archive": archived}
             self.audit.write("fetch", {**record, "licenses": list(licenses)})
 
-    def _archive(self, policy: Policy) -> str | None:
-        """Keep the body in REP_POLICY_ARCHIVE (once per digest); its path, or None."""
-        if self.archive is None or policy.body is None or policy.digest is None:
-            return None
-        try:
-            return self.archive.keep(policy.digest, policy.body)
-        except OSError as exc:
-            logger.warning("scrapy-rep: cannot archive robots.txt: %(error)s", {"error": exc})
-            return None
-
     def reused(self, origin: str, policy: Policy) -> None:
         """A new policy this crawler did not fetch: another crawler's fetch, or the store's."""
         self.inc("rep/fetch/reused")
-        self.counts.reused(origin, policy.status.value)
+        self.counts.fetched(origin, policy.status.value, reused=True)
 
     def standing(self, origin: str, policy: Policy) -> None:
         """Where an origin stands after a new policy that did not pause it."""
@@ -536,26 +532,19 @@ class Telemetry:
 
     # -- pages, walls, identity -----------------------------------------------------
 
-    def page_said(
-        self,
-        url: str,
-        token: str,
-        noindex: bool,
-        nofollow: bool,
-        said: Sequence[str],
-        invalid_dates: Sequence[str],
-    ) -> None:
+    def page_said(self, url: str, token: str, page: PageDirectives) -> None:
         """What a response's page directives say that the crawl acts on, and where."""
-        for date in invalid_dates:
+        for date in page.invalid_dates:
             self.inc("rep/page/invalid_date")
             logger.debug(
                 "scrapy-rep: %(url)s: unavailable_after %(date)r is no date; ignored",
                 {"url": url, "date": date},
             )
-        if nofollow:
+        if page.nofollow:
             self.inc("rep/page/nofollow")
-        if noindex:
+        if page.noindex:
             self.inc("rep/page/noindex")
+        said = [f"{n} ({page.source(n)})" for n in ("noindex", "nofollow") if getattr(page, n)]
         if said:
             logger.debug(
                 "scrapy-rep: %(url)s says %(said)s to %(token)r",
