@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import logging
 import time
-import weakref
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +30,7 @@ from scrapy_rep.core.uses import ANSWERS, REFUSED, USES
 from scrapy_rep.crawl import meta as M
 from scrapy_rep.robotstxt import Diagnostic
 from scrapy_rep.robotstxt.text import printable
+from scrapy_rep.runtime.per_crawler import PerCrawler
 from scrapy_rep.runtime.settings import RepSettings
 
 if TYPE_CHECKING:  # the tdmrep.json parser stays out of a crawl that declares no use
@@ -57,6 +57,19 @@ _USE_KEYS: dict[str, dict[str, str]] = {
 _HTML_NAMED = 5
 
 
+def _sink(crawler: Any) -> Telemetry:
+    config = RepSettings.of(crawler)
+    sink = Telemetry(
+        crawler.stats, max_origins=config.cache_max_origins, report=config.report_enabled
+    )
+    # batched counts reach Scrapy's stats even in a crawl without the downloader side
+    crawler.signals.connect(sink.flush, signal=signals.spider_closed)
+    return sink
+
+
+_SINKS = PerCrawler(_sink)
+
+
 class Telemetry:
     """Stats, per-origin counts, audit records and the close report of one crawler."""
 
@@ -80,35 +93,12 @@ class Telemetry:
         self.tdmrep_html: list[str] = []
         self.tdmrep_html_count = 0
 
-    @classmethod
-    def of(cls, crawler: Any) -> Telemetry:
-        """The crawler's one sink, made on first use and shared by every component."""
-        found = _SINKS.get(crawler)
-        if found is None:
-            config = RepSettings.of(crawler)
-            found = _SINKS[crawler] = cls(
-                crawler.stats, max_origins=config.cache_max_origins, report=config.report_enabled
-            )
-            # batched counts reach Scrapy's stats even in a crawl without the downloader side
-            crawler.signals.connect(found.flush, signal=signals.spider_closed)
-            for fill in _FILLS.pop(crawler, ()):
-                fill(found)
-        return found
-
-    @classmethod
-    def when_made(cls, crawler: Any, fill: Callable[[Telemetry], None]) -> None:
-        """An optional component fills its slot of the sink: now if the sink is made, else
-        as soon as it is (an extension is made before the components that make it)."""
-        found = _SINKS.get(crawler)
-        if found is not None:
-            fill(found)
-        else:
-            _FILLS.setdefault(crawler, []).append(fill)
-
-    @classmethod
-    def running(cls, crawler: Any) -> Telemetry | None:
-        """The crawler's sink if a component made it; None: nothing was recorded."""
-        return _SINKS.get(crawler)
+    #: the crawler's one sink, made on first use and shared by every component; an optional
+    #: component fills its slot (``audit``) with ``when_made``; ``running``: None if nothing
+    #: made it (nothing was recorded)
+    of = staticmethod(_SINKS.of)
+    when_made = staticmethod(_SINKS.when_made)
+    running = staticmethod(_SINKS.running)
 
     def inc(self, key: str) -> None:
         pending = self.pending
@@ -646,10 +636,3 @@ _ON: dict[type, Callable[[Telemetry, Any], None]] = {
     Resumed: Telemetry._resumed,
     PageRefused: Telemetry._page_refused,
 }
-
-#: crawler -> its Telemetry (``Telemetry.of``); gone with the crawler
-_SINKS: weakref.WeakKeyDictionary[Any, Telemetry] = weakref.WeakKeyDictionary()
-#: crawler -> what its components fill in once its sink is made (``Telemetry.when_made``)
-_FILLS: weakref.WeakKeyDictionary[Any, list[Callable[[Telemetry], None]]] = (
-    weakref.WeakKeyDictionary()
-)
