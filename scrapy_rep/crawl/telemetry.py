@@ -33,8 +33,7 @@ from scrapy_rep.robotstxt.text import printable
 from scrapy_rep.runtime.per_crawler import PerCrawler
 from scrapy_rep.runtime.settings import RepSettings
 
-if TYPE_CHECKING:  # the tdmrep.json parser stays out of a crawl that declares no use
-    from scrapy_rep.core.tdmrep import TdmRules
+if TYPE_CHECKING:
     from scrapy_rep.runtime.audit import AuditLog, PolicyArchive
 
 __all__ = ["FLUSH_EVERY", "Telemetry"]
@@ -53,8 +52,6 @@ _NO_KEYS: dict[str, str] = {}
 _USE_KEYS: dict[str, dict[str, str]] = {
     use: {answer: f"rep/use/{use}/{answer}" for answer in ANSWERS} for use in USES
 }
-#: origins named in the close's line on tdmrep.json answered by an HTML page
-_HTML_NAMED = 5
 
 
 def _sink(crawler: Any) -> Telemetry:
@@ -417,7 +414,7 @@ class Telemetry:
         if policy is None:
             return
         if result is not None and result.truncated and policy.body is not None:
-            self._note_once(  # once an origin: a refetch of the same big file says nothing new
+            self.note_once(  # once an origin: a refetch of the same big file says nothing new
                 f"truncated {origin}",
                 origin,
                 logging.WARNING,
@@ -432,7 +429,7 @@ class Telemetry:
             except OSError as exc:
                 logger.warning("scrapy-rep: cannot archive robots.txt: %(error)s", {"error": exc})
         if self.audit is not None:
-            record = {**_fetch_record(origin, policy), "archive": archived}
+            record = {**fetch_record(origin, policy), "archive": archived}
             self.audit.write("fetch", {**record, "licenses": list(licenses)})
 
     def reused(self, origin: str, policy: Policy) -> None:
@@ -443,7 +440,7 @@ class Telemetry:
     def standing(self, origin: str, policy: Policy) -> None:
         """Where an origin stands after a new policy that did not pause it."""
         if policy.status is Status.UNRESOLVED:  # said once, however often refetched
-            self._note_once(origin, origin, logging.WARNING, policy.reason)
+            self.note_once(origin, origin, logging.WARNING, policy.reason)
         elif policy.status is Status.UNREACHABLE or policy.stale_since is not None:
             _note(logging.WARNING, origin, policy.reason)
         elif policy.status is Status.UNAVAILABLE:
@@ -457,49 +454,9 @@ class Telemetry:
         unreadable = next((d for d in diagnostics if d.kind == "utf-16"), None)
         if unreadable is not None:
             text = f"robots.txt {unreadable.text}"
-            self._note_once(f"unreadable {origin}", origin, logging.WARNING, text)
+            self.note_once(f"unreadable {origin}", origin, logging.WARNING, text)
 
-    def tdmrep(
-        self,
-        origin: str,
-        result: FetchResult | None,
-        policy: Policy | None,
-        rules: TdmRules | None = None,
-    ) -> None:
-        """A tdmrep.json fetch this crawler made, its policy and what the file says."""
-        if result is not None:
-            self.inc("rep/tdmrep/fetch/count")
-            outcome = classify(result)
-            self.inc(f"rep/tdmrep/fetch/outcome/{outcome}")
-        if policy is None:
-            return
-        if rules is None:
-            self.inc("rep/tdmrep/unknown")  # 5xx, network: nothing known until the next TTL
-        elif len(rules):
-            self.inc("rep/tdmrep/with_rules")
-        if rules is not None and rules.diagnostics and _html(result):
-            # a soft 404 (an HTML page for any path, as many sites answer): no file, said
-            # once a crawl at close, not a warning an origin
-            self.inc("rep/tdmrep/html")
-            if len(self.tdmrep_html) < _HTML_NAMED:
-                self.tdmrep_html.append(origin)
-            self.tdmrep_html_count += 1
-        elif rules is not None and rules.diagnostics:
-            self.inc("rep/tdmrep/with_diagnostics")
-            more = len(rules.diagnostics) - 1
-            text = rules.diagnostics[0] + (f" (and {more} more)" if more else "")
-            self._note_once(f"tdmrep {origin}", origin, logging.WARNING, f"tdmrep.json {text}")
-        if self.audit is not None:
-            self.audit.write(
-                "tdmrep",
-                {
-                    **_fetch_record(origin, policy),
-                    "rules": len(rules) if rules is not None else None,
-                    "diagnostics": list(rules.diagnostics) if rules is not None else [],
-                },
-            )
-
-    def _note_once(self, key: str, origin: str, level: int, text: str) -> None:
+    def note_once(self, key: str, origin: str, level: int, text: str) -> None:
         """:func:`_note`, the first time ``key`` is noted in this crawl."""
         if key not in self.noted:
             self.noted.add(key)
@@ -592,7 +549,7 @@ class Telemetry:
             self.audit.write("identity", record)
 
 
-def _fetch_record(origin: str, policy: Policy) -> dict[str, Any]:
+def fetch_record(origin: str, policy: Policy) -> dict[str, Any]:
     """The audit's record of a fetched file (robots.txt or tdmrep.json) and its policy."""
     return {
         "origin": origin,
@@ -608,14 +565,6 @@ def _fetch_record(origin: str, policy: Policy) -> dict[str, Any]:
         "truncated": policy.truncated,
         "reason": policy.reason,
     }
-
-
-def _html(result: FetchResult | None) -> bool:
-    """Whether a fetched file came as an HTML page (``Content-Type: text/html``, XHTML)."""
-    if result is None:
-        return False
-    media = result.headers.get("content-type", "").split(";")[0].strip().lower()
-    return media in ("text/html", "application/xhtml+xml")
 
 
 def _clock(timestamp: float) -> str:
