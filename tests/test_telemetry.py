@@ -18,7 +18,7 @@ from scrapy.utils.test import get_crawler
 from scrapy_rep.components.page import PageDirectivesMiddleware
 from scrapy_rep.core import events
 from scrapy_rep.core.decision import KEEP, REQUEUE, withheld
-from scrapy_rep.core.events import Event, Parked, Released
+from scrapy_rep.core.events import Event, PageRefused
 from scrapy_rep.core.policy import Policy, Status
 from scrapy_rep.crawl.handover import handed_over
 from scrapy_rep.crawl.held_records import held_fields, requeued
@@ -81,9 +81,9 @@ def test_parked_and_released_each_leave_a_record(tmp_path: Path) -> None:
     log = tmp_path / "audit.jsonl"
     crawler = get_crawler(settings_dict={**ADDON, "REP_DECISION_LOG": str(log)})
     sink = Telemetry.of(crawler)
-    sink.emit(Parked(A, "http://a.example/1", "origin-paused"))
-    sink.emit(Released(A, "http://a.example/1"))
-    sink.emit(Parked(A, "http://a.example/2", "origin-pending"))
+    sink.parked(A, "http://a.example/1", "origin-paused")
+    sink.released(A, "http://a.example/1")
+    sink.parked(A, "http://a.example/2", "origin-pending")
     sink.closed("finished", 0, spider="s", token="testbot")
     kinds = [(r["type"], r["url"]) for r in records(log) if r["type"] != "origin"]
     assert kinds == [
@@ -198,8 +198,8 @@ def test_every_kind_of_event_has_one_handler_and_nothing_else_is_taken() -> None
 
 
 def test_events_are_values_that_cannot_change() -> None:
-    event = Parked(A, "http://a.example/1", "origin-paused")
-    assert event == Parked(A, "http://a.example/1", "origin-paused")
+    event = PageRefused(A, "http://a.example/1", 429)
+    assert event == PageRefused(A, "http://a.example/1", 429)
     with pytest.raises(AttributeError):
         event.url = "http://a.example/2"  # type: ignore[misc]
     assert not hasattr(event, "__dict__")  # slotted: no per-event dict
@@ -208,7 +208,6 @@ def test_events_are_values_that_cannot_change() -> None:
 def test_a_walls_log_line_escapes_the_control_characters_of_its_headers(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    from scrapy_rep.core.events import LicenceWall
     from scrapy_rep.core.walls import wall_of
 
     hostile = "USD 1\x07\x1b[31m\x85\x9b"
@@ -218,7 +217,7 @@ def test_a_walls_log_line_escapes_the_control_characters_of_its_headers(
     assert wall is not None
     sink = Telemetry.of(get_crawler(settings_dict=ADDON))
     with caplog.at_level(logging.INFO, logger="scrapy_rep"):
-        sink.emit(LicenceWall(A, f"{A}/\x1b[2J", {**wall.to_dict(), "said": wall.said()}, False))
+        sink.licence_wall(A, f"{A}/\x1b[2J", {**wall.to_dict(), "said": wall.said()}, False, ())
     (line,) = [r.getMessage() for r in caplog.records if "wall" in r.getMessage()]
     assert not any(ch in line for ch in "\x07\x1b\x85\x9b"), repr(line)
     assert "USD 1\\x07\\x1b[31m\\x85\\x9b" in line and "https://l.example/\\x1b]0;t\\x07" in line

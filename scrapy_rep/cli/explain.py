@@ -34,7 +34,7 @@ from scrapy_rep.core.decision import (
     REQUEUED_FROM_DEAD_DETAIL,
     WALL,
 )
-from scrapy_rep.core.origin import NotAnOrigin, origin_of
+from scrapy_rep.core.origin import origin_or_none
 from scrapy_rep.core.pushback import REASONS as PUSHBACK_REASONS
 from scrapy_rep.core.uses import shown
 from scrapy_rep.robotstxt.text import printable
@@ -133,10 +133,7 @@ def explain(
 
     Raises :class:`_NoRecord` when the log never mentions the URL.
     """
-    try:
-        origin: str | None = origin_of(url)
-    except NotAnOrigin:
-        origin = None
+    origin = origin_or_none(url)
     wanted = _candidates(url)
     events: list[dict[str, Any]] = []
     fetches: list[dict[str, Any]] = []

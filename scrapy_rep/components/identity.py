@@ -16,7 +16,6 @@ from twisted.python.failure import Failure
 from scrapy_rep import signals as rep_signals
 from scrapy_rep.components.robots import RobotsMiddleware
 from scrapy_rep.core.decision import identity_drop
-from scrapy_rep.core.events import IdentityMismatch
 from scrapy_rep.core.identity import (
     IDENTITY_CHANGED,
     MAX_ORIGINS,
@@ -28,7 +27,7 @@ from scrapy_rep.core.identity import (
     RefusedIdentities,
     carries_token,
 )
-from scrapy_rep.core.origin import NotAnOrigin, origin_of
+from scrapy_rep.core.origin import origin_or_none
 from scrapy_rep.crawl import compat, graph
 from scrapy_rep.crawl import meta as M
 from scrapy_rep.crawl.exceptions import RepIgnoreRequest
@@ -133,17 +132,15 @@ class IdentityGuard:
     ) -> RepIgnoreRequest | None:
         """Records the mismatch; what to raise when it is dropped (None: sent)."""
         drop = action == "drop"
-        self.telemetry.emit(
-            IdentityMismatch(
-                origin,
-                request.url,
-                reason,
-                "drop" if drop else "warn",
-                self._seen(request)[0].user_agent,
-                detail,
-                self.warned.first(f"{reason} {origin}"),
-            )
-        )
+        said = {
+            "origin": origin,
+            "url": request.url,
+            "reason": reason,
+            "action": "drop" if drop else "warn",
+            "user_agent": self._seen(request)[0].user_agent,
+            "detail": detail,
+        }
+        self.telemetry.identity_mismatch(said, self.warned.first(f"{reason} {origin}"))
         if not drop:
             return None
         judged = request.meta.get(M.DECISION)
@@ -196,10 +193,7 @@ def _origin(request: Request) -> str | None:
     judged = request.meta.get(M.DECISION)
     if judged is not None:  # judged by scrapy-rep's middleware: its origin is known
         return str(judged["origin"])
-    try:
-        return origin_of(request.url)
-    except NotAnOrigin:
-        return None
+    return origin_or_none(request.url)
 
 
 def _set_by(crawler: Crawler) -> str:

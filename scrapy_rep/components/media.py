@@ -35,7 +35,7 @@ from scrapy.http.request import NO_CALLBACK
 from scrapy_rep.components.page_uses import count_uses, first_refusal, response_answers
 from scrapy_rep.core.decision import USE_REFUSED
 from scrapy_rep.core.directives import head_metas
-from scrapy_rep.core.origin import NotAnOrigin, origin_of
+from scrapy_rep.core.origin import origin_or_none
 from scrapy_rep.core.use_signals import meta_names
 from scrapy_rep.core.uses import uses_field
 from scrapy_rep.crawl import meta as M
@@ -80,11 +80,7 @@ class MediaUsesMiddleware:
         if isinstance(response, HtmlResponse):
             metas = head_metas(response.body, self._meta_names)
         answers = response_answers(self.token, self.uses, response, request, metas)
-        try:
-            origin: str | None = origin_of(response.url)
-        except NotAnOrigin:
-            origin = None
-        count_uses(self.telemetry, origin, response.url, uses_field(answers))
+        count_uses(self.telemetry, origin_or_none(response.url), response.url, uses_field(answers))
         refused = first_refusal(answers) if self.drop_refused else None
         if refused is None:
             return response

@@ -25,8 +25,7 @@ from scrapy_rep.core.directives import (
     nofollow_only,
     page_directives,
 )
-from scrapy_rep.core.events import NoindexItem, PageSaid
-from scrapy_rep.core.origin import NotAnOrigin, origin_of
+from scrapy_rep.core.origin import origin_or_none
 from scrapy_rep.crawl import meta as M
 from scrapy_rep.crawl.telemetry import Telemetry
 from scrapy_rep.runtime.settings import RepSettings, is_enabled
@@ -144,11 +143,7 @@ class PageDirectivesMiddleware:
             return Page(directives, rel) if rel else None
         if not html and _is_sitemap(response):
             return None
-        d = directives
-        said = [f"{n} ({d.source(n)})" for n in ("noindex", "nofollow") if getattr(d, n)]
-        self.telemetry.emit(
-            PageSaid(response.url, self.token, d.noindex, d.nofollow, said, d.invalid_dates)
-        )
+        self.telemetry.page_said(response.url, self.token, directives)
         return Page(directives, rel)  # noarchive, nosnippet alone: shown to the callback only
 
     def _allow(self, response: Response, page: Page, output: Any) -> bool:
@@ -178,9 +173,7 @@ class PageDirectivesMiddleware:
                 self._drop_item(response, page.refused)
                 return False
             return True
-        self.telemetry.emit(
-            NoindexItem(response.url, directives.source("noindex"), self.keep_noindex)
-        )
+        self.telemetry.noindex_item(response.url, directives.source("noindex"), self.keep_noindex)
         return self.keep_noindex
 
     def _drop_item(self, response: Response, refused: UseAnswer) -> None:
@@ -190,13 +183,6 @@ class PageDirectivesMiddleware:
         origin = origin_or_none(request.url)
         record = page_drop(origin or "", self.token, request.url, reason, said, detail)
         self.telemetry.final(origin, record)  # stats, the close report, the audit log
-
-
-def origin_or_none(url: str) -> str | None:
-    try:
-        return origin_of(url)
-    except NotAnOrigin:
-        return None
 
 
 def _with_initial(

@@ -20,9 +20,10 @@ from typing import TYPE_CHECKING
 
 from scrapy.http import HtmlResponse
 
-from scrapy_rep.components.page import Page, PageDirectivesMiddleware, origin_or_none
+from scrapy_rep.components.page import Page, PageDirectivesMiddleware
 from scrapy_rep.core.decision import USE_REFUSED
 from scrapy_rep.core.directives import NO_DIRECTIVES, head_metas
+from scrapy_rep.core.origin import origin_or_none
 from scrapy_rep.core.tdmrep import USE as TDM_USE
 from scrapy_rep.core.use_signals import (
     meta_names,

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy import Request
 
 from scrapy_rep.core.decision import DOWNLOAD, DROP
-from scrapy_rep.core.origin import NotAnOrigin, origin_of, robots_url
+from scrapy_rep.core.origin import origin_or_none, robots_url
 from scrapy_rep.crawl import graph
 from scrapy_rep.crawl import meta as M
 from scrapy_rep.crawl.exceptions import RepIgnoreRequest
@@ -40,9 +40,8 @@ class RobotsMiddleware:
         meta = request.meta
         if meta.get(M.ROBOTS_REQUEST):
             return None
-        try:
-            origin = origin_of(request.url)
-        except NotAnOrigin:
+        origin = origin_or_none(request.url)
+        if origin is None:
             return None  # data:, file:, ... are not governed by robots.txt
         if meta.get(M.DONT_OBEY):  # it opts out of robots.txt, not of REP_EXCLUDE
             if self.admission.excluded is not None:

@@ -33,6 +33,14 @@ def origin_of(url: str) -> str:
         return _origin_of.__wrapped__(url)  # raises again, naming the whole URL
 
 
+def origin_or_none(url: str) -> str | None:
+    """:func:`origin_of`, or None for a URL robots.txt does not govern."""
+    try:
+        return origin_of(url)
+    except NotAnOrigin:
+        return None
+
+
 @functools.lru_cache(maxsize=1 << 17)  # a broad crawl keys every request: no thrash
 def _origin_of(url: str) -> str:
     parts = urlsplit(url)

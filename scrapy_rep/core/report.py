@@ -117,13 +117,9 @@ class CrawlCounts:
         for counts in (self.of(origin), self.total) if origin else (self.total,):
             counts.dropped[reason] = counts.dropped.get(reason, 0) + 1
 
-    def fetched(self, origin: str, status: str) -> None:
-        self.add(origin, "fetches")
-        self.of(origin).status = status
-
-    def reused(self, origin: str, status: str) -> None:
-        """A policy adopted without a fetch here (another crawler's, or the shared store's)."""
-        self.add(origin, "reused")
+    def fetched(self, origin: str, status: str, *, reused: bool = False) -> None:
+        """A new policy: fetched here, or ``reused`` (another crawler's, the shared store's)."""
+        self.add(origin, "reused" if reused else "fetches")
         self.of(origin).status = status
 
     def wall(self, origin: str, said: str) -> None:

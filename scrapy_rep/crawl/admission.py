@@ -22,7 +22,6 @@ from scrapy_rep.core.decision import (
     judge_record,
     unjudged,
 )
-from scrapy_rep.core.events import RobotsServedFromCache
 from scrapy_rep.core.gate import JUDGE, WAIT, OriginGate
 from scrapy_rep.core.origin import origin_of
 from scrapy_rep.core.policy import Policy, Status
@@ -198,7 +197,7 @@ class AdmissionPath:
         robots = self.resolver.cache.robots(policy) if policy is not None else None
         if kept is None or kept.status is not Status.OK or kept.body is None or robots is None:
             return None  # 404, paused, unreachable, pending: to the network, as without us
-        self.telemetry.emit(RobotsServedFromCache(origin))
+        self.telemetry.inc("rep/robots/served_from_cache")
         return cached_robots_response(request, kept.body, robots.sitemaps)
 
     async def ask(self, url: str) -> tuple[DecisionRecord, Policy | None]:

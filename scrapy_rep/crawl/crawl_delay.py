@@ -33,7 +33,6 @@ from scrapy import Request, signals
 from scrapy.resolver import dnscache
 from scrapy.utils.httpobj import urlparse_cached
 
-from scrapy_rep.core.events import CrawlDelayCapped, CrawlDelaySet, DelayWaited, SlotDelayRaised
 from scrapy_rep.core.policy import Policy
 from scrapy_rep.crawl import compat
 from scrapy_rep.crawl.telemetry import Telemetry
@@ -168,7 +167,7 @@ class CrawlDelay:
             return entry[1]
         assert self.asked_by is not None
         delay = self._decide(origin, policy.digest, self.asked_by(policy))
-        self.telemetry.emit(CrawlDelaySet(origin, delay))
+        self.telemetry.counts.crawl_delay(origin, delay)
         return delay
 
     async def _pace(self, origin: str, gap: float) -> Turn:
@@ -192,7 +191,7 @@ class CrawlDelay:
                         else:
                             self._outage.answered()
                             if wait > 0:
-                                self.telemetry.emit(DelayWaited(wait))
+                                self.telemetry.delay_waited(wait)
                     if wait <= 0:
                         break
                     due = self.clock.now() + wait
@@ -209,7 +208,7 @@ class CrawlDelay:
         """The delay to apply for a body asking ``asked`` seconds: capped, remembered."""
         delay = asked
         if delay is not None and delay > self.cap:
-            self.telemetry.emit(CrawlDelayCapped(origin, delay, self.cap))
+            self.telemetry.crawl_delay_capped(origin, delay, self.cap)
             delay = self.cap
         known = self._known
         known.pop(origin, None)
@@ -247,7 +246,7 @@ class CrawlDelay:
         if not self._floors:  # listen only once there is a floor to keep (~9 µs a response)
             self.crawler.signals.connect(self._keep_floor, signal=signals.response_downloaded)
         self._floors[key] = floor
-        self.telemetry.emit(SlotDelayRaised(str(key), floor))
+        self.telemetry.inc("rep/crawl_delay/applied")
         slot_settings = downloader.per_slot_settings.setdefault(key, {})
         slot_settings["delay"] = max(float(slot_settings.get("delay", 0)), floor)
         compat.no_jitter_slot_settings(slot_settings)

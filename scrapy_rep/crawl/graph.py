@@ -1,16 +1,16 @@
 """The crawl's object graph: :func:`build` makes every part of one crawler, once.
 
-Components find it through :func:`of` (made on first use) or :func:`running` (None: no
-component made it, so a client needing a judged page fails closed).
+Components find it through :func:`of` (made on first use; ``NotConfigured`` if
+``REP_ENABLED`` is off) or :func:`running` (None: no component made it, so a client
+needing a judged page fails closed); an optional part's component fills its slot with
+:func:`when_built`, as the graph never imports such a part.
 """
 
 from __future__ import annotations
 
-import weakref
-from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.asyncio import is_asyncio_available
@@ -29,6 +29,7 @@ from scrapy_rep.crawl.service import RobotsService
 from scrapy_rep.crawl.telemetry import Telemetry
 from scrapy_rep.crawl.walls import LicenceWalls
 from scrapy_rep.runtime.logs import bound_lines
+from scrapy_rep.runtime.per_crawler import PerCrawler
 from scrapy_rep.runtime.resolver import Resolver, ResolverSpec, SharedResolvers
 from scrapy_rep.runtime.settings import RepSettings, SettingError, is_enabled
 from scrapy_rep.runtime.store import open_store
@@ -38,32 +39,6 @@ from scrapy_rep.runtime.store.memory import EVICTED_PER_CACHED, PolicyCache
 if TYPE_CHECKING:
     from scrapy import Request
     from scrapy.crawler import Crawler
-
-
-def of(crawler: Crawler) -> RobotsService:
-    """The crawler's service, built on first use (``NotConfigured`` if ``REP_ENABLED`` is
-    off), its optional parts filled in."""
-    found = _SERVICES.get(crawler)
-    if found is None:
-        found = _SERVICES[crawler] = build(crawler)
-        for fill in _FILLS.pop(crawler, ()):
-            fill(found)
-    return found
-
-
-def when_built(crawler: Crawler, fill: Callable[[RobotsService], None]) -> None:
-    """An optional part's component fills its slot, now or once the graph is built: the
-    graph never imports such a part, so a crawl without it never loads it."""
-    found = _SERVICES.get(crawler)
-    if found is not None:
-        fill(found)
-    else:
-        _FILLS.setdefault(crawler, []).append(fill)
-
-
-def running(crawler: Crawler) -> RobotsService | None:
-    """The crawler's service if a component built it; None: scrapy-rep does not judge here."""
-    return _SERVICES.get(crawler)
 
 
 def build(crawler: Crawler) -> RobotsService:
@@ -175,9 +150,5 @@ def _asked_delay(resolver: Resolver, token: str, policy: Policy) -> float | None
     return robots.crawl_delay(token) if robots is not None else None
 
 
-#: crawler -> its service (:func:`of`); gone with the crawler
-_SERVICES: weakref.WeakKeyDictionary[Any, RobotsService] = weakref.WeakKeyDictionary()
-#: crawler -> what its components fill in once its graph is built (:func:`when_built`)
-_FILLS: weakref.WeakKeyDictionary[Any, list[Callable[[RobotsService], None]]] = (
-    weakref.WeakKeyDictionary()
-)
+_GRAPHS = PerCrawler(build)
+of, when_built, running = _GRAPHS.of, _GRAPHS.when_made, _GRAPHS.running

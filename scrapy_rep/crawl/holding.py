@@ -17,9 +17,8 @@ from scrapy import Request, signals
 from scrapy.exceptions import DontCloseSpider
 
 from scrapy_rep.core.decision import withheld
-from scrapy_rep.core.events import Parked, Released
 from scrapy_rep.core.gate import Effects, OriginGate
-from scrapy_rep.core.origin import NotAnOrigin, origin_of
+from scrapy_rep.core.origin import origin_or_none
 from scrapy_rep.core.parking import Held
 from scrapy_rep.core.pushback import REASONS as PUSHBACK_REASONS
 from scrapy_rep.crawl import compat, oneshot
@@ -99,9 +98,8 @@ class Holding:
         if meta.get(M.DONT_OBEY) or meta.get(M.ROBOTS_REQUEST) or M.DROP in meta:
             return  # a request on its way to be dropped is dropped in the downloader
         handed_back = meta.pop(M.PARK, None)
-        try:
-            origin = origin_of(request.url)
-        except NotAnOrigin:
+        origin = origin_or_none(request.url)
+        if origin is None:
             return
         now = self.clock()
         reason = self.gate.hold_reason(
@@ -120,9 +118,8 @@ class Holding:
         if parked.displaced is not None:  # an origin holding more than its share gave way
             self._rejudge(parked.displaced, drop="park-overflow")
         if parked:
-            self.telemetry.emit(
-                Parked(origin, request.url, reason, self.gate.held_by(origin, reason))
-            )
+            pause = self.gate.held_by(origin, reason)
+            self.telemetry.parked(origin, request.url, reason, pause)
             if self.records is not None:
                 self.records.parked(request, origin, reason, self.resolver.current(origin))
             if reason not in PUSHBACK_REASONS:  # a page's pause or pace sets the timer itself
@@ -214,7 +211,7 @@ class Holding:
         if drop:
             request.meta[M.DROP] = drop  # dropped in the downloader, where its errback hears it
         elif released:
-            self.telemetry.emit(Released(held.origin, request.url, held.reason))
+            self.telemetry.released(held.origin, request.url, held.reason)
         engine = self.crawler.engine
         assert engine is not None
         engine.crawl(request.replace(dont_filter=True))  # the dupefilter has seen it already

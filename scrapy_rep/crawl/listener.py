@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from scrapy import Request
 
 from scrapy_rep import signals as rep_signals
-from scrapy_rep.core.events import Fetched, Parsed, Paused, Resumed, Reused, Standing
+from scrapy_rep.core.events import Paused, Resumed
 from scrapy_rep.core.pause import ORIGIN_PAUSED, PauseState
 from scrapy_rep.core.policy import NOT_MODIFIED, FetchResult, Policy, Status
 from scrapy_rep.crawl import compat
@@ -73,7 +73,7 @@ class PolicyListener(FileListener):
         asked = self.fetcher.answered(origin)
         if holding.closed:
             if result is not None:
-                self.telemetry.emit(Fetched(origin, result, None))
+                self.telemetry.fetched(origin, result, None)
             return
         parsed = here and new.status is Status.OK and new.outcome != NOT_MODIFIED
         robots = self.resolver.cache.robots(new) if parsed else None
@@ -81,9 +81,9 @@ class PolicyListener(FileListener):
         ours = here or asked is not None or self.gate.holds(origin)
         if here:  # one fetch, one record: what was fetched and the policy it gave
             licenses = robots.licenses if robots is not None else ()
-            self.telemetry.emit(Fetched(origin, result, new, licenses))
+            self.telemetry.fetched(origin, result, new, licenses)
         elif ours:
-            self.telemetry.emit(Reused(origin, new))
+            self.telemetry.reused(origin, new)
         effects = self.gate.on_policy(origin, old, new, self.clock())
         if ours:
             state = new.pause()
@@ -91,7 +91,7 @@ class PolicyListener(FileListener):
                 self.telemetry.emit(Paused(origin, state, policy=new))
                 self._send(rep_signals.origin_paused, origin, new)
             else:
-                self.telemetry.emit(Standing(origin, new))
+                self.telemetry.standing(origin, new)
             if effects.resumed:  # no paused policy left to say what ended: ended now
                 now = self.clock()
                 ended = old.pause() if old is not None else None
@@ -99,7 +99,7 @@ class PolicyListener(FileListener):
                 self.telemetry.emit(Resumed(origin, ended, policy=new))
                 self._send(rep_signals.origin_resumed, origin, new)
             if robots is not None:  # parsed: a 304 renewed the copy in hand, parsing nothing
-                self.telemetry.emit(Parsed(origin, robots.diagnostics))
+                self.telemetry.parsed(origin, robots.diagnostics)
                 parser = RepRobotParser(robots, self.token)  # robots_parsed, as Scrapy sends it
                 compat.send_robots_parsed(self.crawler, parser, asked or Request(new.url))
                 robots.prepare(self.token)  # its requests are judged next: compiled now
@@ -110,7 +110,7 @@ class PolicyListener(FileListener):
         """A fetch ended with its crawler: fetch again for what this crawler holds."""
         self.fetcher.answered(origin)
         if result is not None:  # fetched, but no policy came of it
-            self.telemetry.emit(Fetched(origin, result, None))
+            self.telemetry.fetched(origin, result, None)
         if self.gate.holds(origin) and not self._closed_or_closing():
             self.resolver.resolve(origin, self.fetch)
 

@@ -12,16 +12,18 @@ fetch starts together with the robots.txt fetch.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING
 
 from scrapy_rep.core.decision import DOWNLOAD, DROP, USE_REFUSED, DecisionRecord
-from scrapy_rep.core.events import TdmrepFetched
-from scrapy_rep.core.policy import FetchResult, Policy
+from scrapy_rep.core.policy import FetchResult, Policy, classify
+from scrapy_rep.core.tdmrep import TdmRules
 from scrapy_rep.core.use_signals import request_answers
 from scrapy_rep.core.uses import REFUSED, UNKNOWN, UseAnswer, combine, uses_field
 from scrapy_rep.crawl.fetch import RobotsFetcher
+from scrapy_rep.crawl.telemetry import fetch_record
 from scrapy_rep.crawl.wellknown import FileListener
 from scrapy_rep.runtime.resolver import FetchAbandoned, SharedResolvers
 from scrapy_rep.runtime.tdmrep import TDMREP, tdm_answer, tdm_rules
@@ -149,15 +151,68 @@ class TdmRep(FileListener):
     ) -> None:
         if not here:
             return  # fetched by another crawler (or found in the shared store): said there
-        rules = tdm_rules(self.resolver, new)
-        self.telemetry.emit(TdmrepFetched(origin, result, new, rules))
+        self._said(origin, result, new, tdm_rules(self.resolver, new))
 
     def abandoned(self, origin: str, result: FetchResult | None) -> None:
         """Nothing is held for a tdmrep.json: the next request asks again."""
         if result is not None:  # fetched, but no policy came of it
-            self.telemetry.emit(TdmrepFetched(origin, result, None))
+            self._said(origin, result, None)
+
+    def _said(
+        self,
+        origin: str,
+        result: FetchResult | None,
+        policy: Policy | None,
+        rules: TdmRules | None = None,
+    ) -> None:
+        """A tdmrep.json fetch this crawler made, its policy and what the file says: to the
+        crawl's sink (stats, the audit log, a warning an origin)."""
+        sink = self.telemetry
+        if result is not None:
+            sink.inc("rep/tdmrep/fetch/count")
+            outcome = classify(result)
+            sink.inc(f"rep/tdmrep/fetch/outcome/{outcome}")
+        if policy is None:
+            return
+        if rules is None:
+            sink.inc("rep/tdmrep/unknown")  # 5xx, network: nothing known until the next TTL
+        elif len(rules):
+            sink.inc("rep/tdmrep/with_rules")
+        if rules is not None and rules.diagnostics and _html(result):
+            # a soft 404 (an HTML page for any path, as many sites answer): no file, said
+            # once a crawl at close, not a warning an origin
+            sink.inc("rep/tdmrep/html")
+            if len(sink.tdmrep_html) < _HTML_NAMED:
+                sink.tdmrep_html.append(origin)
+            sink.tdmrep_html_count += 1
+        elif rules is not None and rules.diagnostics:
+            sink.inc("rep/tdmrep/with_diagnostics")
+            more = len(rules.diagnostics) - 1
+            text = rules.diagnostics[0] + (f" (and {more} more)" if more else "")
+            sink.note_once(f"tdmrep {origin}", origin, logging.WARNING, f"tdmrep.json {text}")
+        if sink.audit is not None:
+            sink.audit.write(
+                "tdmrep",
+                {
+                    **fetch_record(origin, policy),
+                    "rules": len(rules) if rules is not None else None,
+                    "diagnostics": list(rules.diagnostics) if rules is not None else [],
+                },
+            )
 
     def close(self) -> None:
         """At the spider's close (the service's, before the robots.txt resolver is left)."""
         self.leave()
         self._leave_shared()
+
+
+#: origins named in the close's line on tdmrep.json answered by an HTML page
+_HTML_NAMED = 5
+
+
+def _html(result: FetchResult | None) -> bool:
+    """Whether a fetched file came as an HTML page (``Content-Type: text/html``, XHTML)."""
+    if result is None:
+        return False
+    media = result.headers.get("content-type", "").split(";")[0].strip().lower()
+    return media in ("text/html", "application/xhtml+xml")

@@ -2,8 +2,8 @@
 the close report, and the audit log, written together by :class:`Telemetry` so that the
 three never disagree.
 
-A request's answers come by direct call on the hot path (``judged``, ``final``,
-``stopped``, ...); everything else is an event value (:mod:`scrapy_rep.core.events`)
+What happened comes by direct call (``judged``, ``final``, ``parked``, ``fetched``, ...);
+pauses, resumes and refused pages as event values (:mod:`scrapy_rep.core.events`)
 given to :meth:`Telemetry.emit`. The audit log and the policy archive are put in by
 ``components/audit_log.py`` only when asked for, so a crawl without them never loads
 their writer.
@@ -13,43 +13,24 @@ from __future__ import annotations
 
 import logging
 import time
-import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
 
 from scrapy_rep.core.decision import DOWNLOAD, DROP, KEEP, REQUEUE, DecisionRecord
-from scrapy_rep.core.events import (
-    CrawlDelayCapped,
-    CrawlDelaySet,
-    DelayWaited,
-    Event,
-    Fetched,
-    IdentityMismatch,
-    LicenceWall,
-    NoindexItem,
-    PageRefused,
-    PageSaid,
-    Parked,
-    Parsed,
-    Paused,
-    Released,
-    Resumed,
-    Reused,
-    RobotsServedFromCache,
-    SlotDelayRaised,
-    Standing,
-    TdmrepFetched,
-)
-from scrapy_rep.core.pause import BLOCKED, ORIGIN_PAUSED
+from scrapy_rep.core.directives import PageDirectives
+from scrapy_rep.core.events import Event, PageRefused, Paused, Resumed
+from scrapy_rep.core.pause import BLOCKED, ORIGIN_PAUSED, PauseState
 from scrapy_rep.core.policy import FetchResult, Policy, Status, classify
 from scrapy_rep.core.pushback import REASONS as PUSHBACK_REASONS
 from scrapy_rep.core.pushback import Pause
 from scrapy_rep.core.report import CrawlCounts, report_lines
 from scrapy_rep.core.uses import ANSWERS, REFUSED, USES
 from scrapy_rep.crawl import meta as M
+from scrapy_rep.robotstxt import Diagnostic
 from scrapy_rep.robotstxt.text import printable
+from scrapy_rep.runtime.per_crawler import PerCrawler
 from scrapy_rep.runtime.settings import RepSettings
 
 if TYPE_CHECKING:
@@ -71,8 +52,19 @@ _NO_KEYS: dict[str, str] = {}
 _USE_KEYS: dict[str, dict[str, str]] = {
     use: {answer: f"rep/use/{use}/{answer}" for answer in ANSWERS} for use in USES
 }
-#: origins named in the close's line on tdmrep.json answered by an HTML page
-_HTML_NAMED = 5
+
+
+def _sink(crawler: Any) -> Telemetry:
+    config = RepSettings.of(crawler)
+    sink = Telemetry(
+        crawler.stats, max_origins=config.cache_max_origins, report=config.report_enabled
+    )
+    # batched counts reach Scrapy's stats even in a crawl without the downloader side
+    crawler.signals.connect(sink.flush, signal=signals.spider_closed)
+    return sink
+
+
+_SINKS = PerCrawler(_sink)
 
 
 class Telemetry:
@@ -98,35 +90,12 @@ class Telemetry:
         self.tdmrep_html: list[str] = []
         self.tdmrep_html_count = 0
 
-    @classmethod
-    def of(cls, crawler: Any) -> Telemetry:
-        """The crawler's one sink, made on first use and shared by every component."""
-        found = _SINKS.get(crawler)
-        if found is None:
-            config = RepSettings.of(crawler)
-            found = _SINKS[crawler] = cls(
-                crawler.stats, max_origins=config.cache_max_origins, report=config.report_enabled
-            )
-            # batched counts reach Scrapy's stats even in a crawl without the downloader side
-            crawler.signals.connect(found.flush, signal=signals.spider_closed)
-            for fill in _FILLS.pop(crawler, ()):
-                fill(found)
-        return found
-
-    @classmethod
-    def when_made(cls, crawler: Any, fill: Callable[[Telemetry], None]) -> None:
-        """An optional component fills its slot of the sink: now if the sink is made, else
-        as soon as it is (an extension is made before the components that make it)."""
-        found = _SINKS.get(crawler)
-        if found is not None:
-            fill(found)
-        else:
-            _FILLS.setdefault(crawler, []).append(fill)
-
-    @classmethod
-    def running(cls, crawler: Any) -> Telemetry | None:
-        """The crawler's sink if a component made it; None: nothing was recorded."""
-        return _SINKS.get(crawler)
+    #: the crawler's one sink, made on first use and shared by every component; an optional
+    #: component fills its slot (``audit``) with ``when_made``; ``running``: None if nothing
+    #: made it (nothing was recorded)
+    of = staticmethod(_SINKS.of)
+    when_made = staticmethod(_SINKS.when_made)
+    running = staticmethod(_SINKS.running)
 
     def inc(self, key: str) -> None:
         pending = self.pending
@@ -302,33 +271,34 @@ class Telemetry:
             if self.audit is not None:
                 self.audit.close()  # flushes: nothing buffered is lost
 
-    # -- events: held requests ------------------------------------------------
+    # -- held requests ----------------------------------------------------------
 
-    def _parked(self, event: Parked) -> None:
-        reason = event.reason
+    def parked(self, origin: str, url: str, reason: str, pause: PauseState | None = None) -> None:
+        """A request held; ``pause``: the page's pause it is held for (its evidence)."""
         self.inc("rep/parked")
         self.inc(f"rep/parked/{reason}")
         if reason in PUSHBACK_REASONS:
             self.inc(f"rep/pushback/held/{reason}")
-        self.counts.add(event.origin, "parked")
+        self.counts.add(origin, "parked")
         if self.audit is not None:
-            record: dict[str, Any] = {"url": event.url, "origin": event.origin, "reason": reason}
-            if event.pause is not None:  # what the page said: its status, Retry-After, ...
-                record.update(event.pause.evidence())
+            record: dict[str, Any] = {"url": url, "origin": origin, "reason": reason}
+            if pause is not None:  # what the page said: its status, Retry-After, ...
+                record.update(pause.evidence())
             self.audit.write("parked", record)
 
-    def _released(self, event: Released) -> None:
+    def released(self, origin: str, url: str, reason: str = "") -> None:
+        """A held request handed back to the scheduler (``reason``: why it was held)."""
         self.inc("rep/released")
-        if event.reason in PUSHBACK_REASONS:
-            self.inc(f"rep/pushback/released/{event.reason}")
-        self.counts.add(event.origin, "released")
+        if reason in PUSHBACK_REASONS:
+            self.inc(f"rep/pushback/released/{reason}")
+        self.counts.add(origin, "released")
         if self.audit is not None:
-            record = {"url": event.url, "origin": event.origin}
-            if event.reason:
-                record["reason"] = event.reason
+            record = {"url": url, "origin": origin}
+            if reason:
+                record["reason"] = reason
             self.audit.write("released", record)
 
-    # -- events: pauses, whatever their cause -------------------------------------
+    # -- events: pauses, whatever their cause, and refused pages ------------------
 
     def _paused(self, event: Paused) -> None:
         if event.state.cause == ORIGIN_PAUSED:
@@ -421,10 +391,16 @@ class Telemetry:
     def _page_refused(self, event: PageRefused) -> None:
         self.inc("rep/pushback/unsent" if event.unsent else f"rep/pushback/refused/{event.status}")
 
-    # -- events: robots.txt and tdmrep.json -------------------------------------
+    # -- robots.txt and tdmrep.json ----------------------------------------------
 
-    def _fetched(self, event: Fetched) -> None:
-        origin, result, policy = event.origin, event.result, event.policy
+    def fetched(
+        self,
+        origin: str,
+        result: FetchResult | None,
+        policy: Policy | None,
+        licenses: Sequence[str] = (),
+    ) -> None:
+        """A robots.txt fetch this crawler made and the policy it gave (None: it closed)."""
         if result is not None:
             self.inc("rep/fetch/count")
             outcome = classify(result)
@@ -438,7 +414,7 @@ class Telemetry:
         if policy is None:
             return
         if result is not None and result.truncated and policy.body is not None:
-            self._note_once(  # once an origin: a refetch of the same big file says nothing new
+            self.note_once(  # once an origin: a refetch of the same big file says nothing new
                 f"truncated {origin}",
                 origin,
                 logging.WARNING,
@@ -446,173 +422,134 @@ class Telemetry:
                 "to read: rules past them are not obeyed (decision records say policy_truncated)",
             )
         self.counts.fetched(origin, policy.status.value)
-        archived = self._archive(policy)  # with or without the audit log: provenance links it
+        archived = None  # with or without the audit log: provenance links it
+        if self.archive is not None and policy.body is not None and policy.digest is not None:
+            try:  # once per digest
+                archived = self.archive.keep(policy.digest, policy.body)
+            except OSError as exc:
+                logger.warning("scrapy-rep: cannot archive robots.txt: %(error)s", {"error": exc})
         if self.audit is not None:
-            record = {**_fetch_record(origin, policy), "archive": archived}
-            self.audit.write("fetch", {**record, "licenses": list(event.licenses)})
+            record = {**fetch_record(origin, policy), "archive": archived}
+            self.audit.write("fetch", {**record, "licenses": list(licenses)})
 
-    def _archive(self, policy: Policy) -> str | None:
-        """Keep the body in REP_POLICY_ARCHIVE (once per digest); its path, or None."""
-        if self.archive is None or policy.body is None or policy.digest is None:
-            return None
-        try:
-            return self.archive.keep(policy.digest, policy.body)
-        except OSError as exc:
-            logger.warning("scrapy-rep: cannot archive robots.txt: %(error)s", {"error": exc})
-            return None
-
-    def _reused(self, event: Reused) -> None:
+    def reused(self, origin: str, policy: Policy) -> None:
+        """A new policy this crawler did not fetch: another crawler's fetch, or the store's."""
         self.inc("rep/fetch/reused")
-        self.counts.reused(event.origin, event.policy.status.value)
+        self.counts.fetched(origin, policy.status.value, reused=True)
 
-    def _standing(self, event: Standing) -> None:
+    def standing(self, origin: str, policy: Policy) -> None:
         """Where an origin stands after a new policy that did not pause it."""
-        origin, policy = event.origin, event.policy
         if policy.status is Status.UNRESOLVED:  # said once, however often refetched
-            self._note_once(origin, origin, logging.WARNING, policy.reason)
+            self.note_once(origin, origin, logging.WARNING, policy.reason)
         elif policy.status is Status.UNREACHABLE or policy.stale_since is not None:
             _note(logging.WARNING, origin, policy.reason)
         elif policy.status is Status.UNAVAILABLE:
             _note(logging.INFO, origin, policy.reason)
 
-    def _parsed(self, event: Parsed) -> None:
-        if not event.diagnostics:
+    def parsed(self, origin: str, diagnostics: Sequence[Diagnostic]) -> None:
+        """A robots.txt this crawler fetched, parsed: its problems."""
+        if not diagnostics:
             return
         self.inc("rep/robots/with_diagnostics")
-        unreadable = next((d for d in event.diagnostics if d.kind == "utf-16"), None)
+        unreadable = next((d for d in diagnostics if d.kind == "utf-16"), None)
         if unreadable is not None:
-            origin = event.origin
             text = f"robots.txt {unreadable.text}"
-            self._note_once(f"unreadable {origin}", origin, logging.WARNING, text)
+            self.note_once(f"unreadable {origin}", origin, logging.WARNING, text)
 
-    def _tdmrep(self, event: TdmrepFetched) -> None:
-        origin, result, policy, rules = event.origin, event.result, event.policy, event.rules
-        if result is not None:
-            self.inc("rep/tdmrep/fetch/count")
-            outcome = classify(result)
-            self.inc(f"rep/tdmrep/fetch/outcome/{outcome}")
-        if policy is None:
-            return
-        if rules is None:
-            self.inc("rep/tdmrep/unknown")  # 5xx, network: nothing known until the next TTL
-        elif len(rules):
-            self.inc("rep/tdmrep/with_rules")
-        if rules is not None and rules.diagnostics and _html(result):
-            # a soft 404 (an HTML page for any path, as many sites answer): no file, said
-            # once a crawl at close, not a warning an origin
-            self.inc("rep/tdmrep/html")
-            if len(self.tdmrep_html) < _HTML_NAMED:
-                self.tdmrep_html.append(origin)
-            self.tdmrep_html_count += 1
-        elif rules is not None and rules.diagnostics:
-            self.inc("rep/tdmrep/with_diagnostics")
-            more = len(rules.diagnostics) - 1
-            text = rules.diagnostics[0] + (f" (and {more} more)" if more else "")
-            self._note_once(f"tdmrep {origin}", origin, logging.WARNING, f"tdmrep.json {text}")
-        if self.audit is not None:
-            self.audit.write(
-                "tdmrep",
-                {
-                    **_fetch_record(origin, policy),
-                    "rules": len(rules) if rules is not None else None,
-                    "diagnostics": list(rules.diagnostics) if rules is not None else [],
-                },
-            )
-
-    def _note_once(self, key: str, origin: str, level: int, text: str) -> None:
+    def note_once(self, key: str, origin: str, level: int, text: str) -> None:
         """:func:`_note`, the first time ``key`` is noted in this crawl."""
         if key not in self.noted:
             self.noted.add(key)
             _note(level, origin, text)
 
-    # -- events: Crawl-delay ----------------------------------------------------
+    # -- Crawl-delay ---------------------------------------------------------------
 
-    def _crawl_delay_capped(self, event: CrawlDelayCapped) -> None:
+    def crawl_delay_capped(self, origin: str, asked: float, cap: float) -> None:
+        """An origin asked for a Crawl-delay longer than ``REP_CRAWL_DELAY_MAX``."""
         self.inc("rep/crawl_delay/capped")
         logger.info(
             "scrapy-rep: %(origin)s asks for Crawl-delay %(asked)ss, capped at %(cap)ss",
-            {"origin": printable(event.origin), "asked": event.asked, "cap": event.cap},
+            {"origin": printable(origin), "asked": asked, "cap": cap},
         )
 
-    def _delay_waited(self, event: DelayWaited) -> None:
+    def delay_waited(self, seconds: float) -> None:
+        """A request waited for its send time under the cluster's Crawl-delay."""
         self.inc("rep/cluster/delay-waits")
-        self.counts.delay_waited(event.seconds)
+        self.counts.delay_waited(seconds)
 
-    # -- events: pages, walls, identity -----------------------------------------
+    # -- pages, walls, identity -----------------------------------------------------
 
-    def _page_said(self, event: PageSaid) -> None:
-        for date in event.invalid_dates:
+    def page_said(self, url: str, token: str, page: PageDirectives) -> None:
+        """What a response's page directives say that the crawl acts on, and where."""
+        for date in page.invalid_dates:
             self.inc("rep/page/invalid_date")
             logger.debug(
                 "scrapy-rep: %(url)s: unavailable_after %(date)r is no date; ignored",
-                {"url": event.url, "date": date},
+                {"url": url, "date": date},
             )
-        if event.nofollow:
+        if page.nofollow:
             self.inc("rep/page/nofollow")
-        if event.noindex:
+        if page.noindex:
             self.inc("rep/page/noindex")
-        if event.said:
+        said = [f"{n} ({page.source(n)})" for n in ("noindex", "nofollow") if getattr(page, n)]
+        if said:
             logger.debug(
                 "scrapy-rep: %(url)s says %(said)s to %(token)r",
-                {"url": event.url, "said": ", ".join(event.said), "token": event.token},
+                {"url": url, "said": ", ".join(said), "token": token},
             )
 
-    def _noindex_item(self, event: NoindexItem) -> None:
-        if event.kept:
+    def noindex_item(self, url: str, said: str, kept: bool) -> None:
+        """An item of a ``noindex`` page (``said``: where): dropped, or ``kept``."""
+        if kept:
             self.inc("rep/page/noindex/items-kept")
             return
         self.inc("rep/page/noindex/items-dropped")
-        self.item_dropped(event.url, "page-noindex", f"noindex ({event.said})")
+        self.item_dropped(url, "page-noindex", f"noindex ({said})")
 
-    def _licence_wall(self, event: LicenceWall) -> None:
-        wall = event.wall
+    def licence_wall(
+        self, origin: str, url: str, wall: dict[str, Any], walled: bool, licenses: Sequence[str]
+    ) -> None:
+        """A licence or payment wall; ``walled``: the ``REP_BLOCK_AFTER``-th refusal in a row
+        blocked its origin; ``licenses``: its robots.txt's RSL ``License:`` URLs."""
         self.inc(f"rep/walls/{wall['kind']}")
-        if event.walled:
+        if walled:
             self.inc("rep/walls/origins-walled")
-        self.counts.wall(event.origin, wall["said"])
+        self.counts.wall(origin, wall["said"])
         logger.info(
             "scrapy-rep: %(url)s is behind a %(kind)s wall (%(said)s)%(walled)s",
             {
-                "url": printable(event.url),
+                "url": printable(url),
                 "kind": wall["kind"],
                 "said": printable(wall["said"]),  # the site's crawler-price, licence server
-                "walled": "; its origin's other requests are dropped now" if event.walled else "",
+                "walled": "; its origin's other requests are dropped now" if walled else "",
             },
         )
         if self.audit is not None:
-            record = {"url": event.url, "origin": event.origin, **wall, "walled": event.walled}
-            self.audit.write("licence_wall", {**record, "licenses": list(event.licenses)})
+            record = {"url": url, "origin": origin, **wall, "walled": walled}
+            self.audit.write("licence_wall", {**record, "licenses": list(licenses)})
 
-    def _identity_mismatch(self, event: IdentityMismatch) -> None:
-        """``rep/identity/<reason>`` for each request; one WARNING per origin and reason."""
-        self.inc(f"rep/identity/{event.reason}")
-        if event.first:
+    def identity_mismatch(self, record: dict[str, str], first: bool) -> None:
+        """A request leaving under an identity it should not have (``core/identity.py``):
+        ``record`` is its audit record; one WARNING per origin and reason (``first``)."""
+        reason = record["reason"]
+        self.inc(f"rep/identity/{reason}")
+        if first:
             logger.warning(
                 "scrapy-rep: %(origin)s: %(reason)s, %(done)s (%(url)s): %(detail)s; said once "
                 "per origin, see the stats rep/identity/*",
                 {
-                    "origin": event.origin,
-                    "reason": event.reason,
-                    "done": "stopped" if event.action == "drop" else "sent anyway",
-                    "url": printable(event.url),
-                    "detail": printable(event.detail),
+                    "origin": record["origin"],
+                    "reason": reason,
+                    "done": "stopped" if record["action"] == "drop" else "sent anyway",
+                    "url": printable(record["url"]),
+                    "detail": printable(record["detail"]),
                 },
             )
         if self.audit is not None:
-            self.audit.write(
-                "identity",
-                {
-                    "origin": event.origin,
-                    "url": event.url,
-                    "reason": event.reason,
-                    "action": event.action,
-                    "user_agent": event.user_agent,
-                    "detail": event.detail,
-                },
-            )
+            self.audit.write("identity", record)
 
 
-def _fetch_record(origin: str, policy: Policy) -> dict[str, Any]:
+def fetch_record(origin: str, policy: Policy) -> dict[str, Any]:
     """The audit's record of a fetched file (robots.txt or tdmrep.json) and its policy."""
     return {
         "origin": origin,
@@ -630,14 +567,6 @@ def _fetch_record(origin: str, policy: Policy) -> dict[str, Any]:
     }
 
 
-def _html(result: FetchResult | None) -> bool:
-    """Whether a fetched file came as an HTML page (``Content-Type: text/html``, XHTML)."""
-    if result is None:
-        return False
-    media = result.headers.get("content-type", "").split(";")[0].strip().lower()
-    return media in ("text/html", "application/xhtml+xml")
-
-
 def _clock(timestamp: float) -> str:
     return time.strftime("%H:%M:%S", time.localtime(timestamp))
 
@@ -652,30 +581,7 @@ def _note(level: int, origin: str, text: str) -> None:
 
 #: event class -> its handler (``Telemetry.emit``)
 _ON: dict[type, Callable[[Telemetry, Any], None]] = {
-    Parked: Telemetry._parked,
-    Released: Telemetry._released,
     Paused: Telemetry._paused,
     Resumed: Telemetry._resumed,
     PageRefused: Telemetry._page_refused,
-    Fetched: Telemetry._fetched,
-    Reused: Telemetry._reused,
-    Standing: Telemetry._standing,
-    Parsed: Telemetry._parsed,
-    RobotsServedFromCache: lambda sink, _: sink.inc("rep/robots/served_from_cache"),
-    TdmrepFetched: Telemetry._tdmrep,
-    CrawlDelaySet: lambda sink, event: sink.counts.crawl_delay(event.origin, event.delay),
-    CrawlDelayCapped: Telemetry._crawl_delay_capped,
-    SlotDelayRaised: lambda sink, _: sink.inc("rep/crawl_delay/applied"),
-    DelayWaited: Telemetry._delay_waited,
-    PageSaid: Telemetry._page_said,
-    NoindexItem: Telemetry._noindex_item,
-    LicenceWall: Telemetry._licence_wall,
-    IdentityMismatch: Telemetry._identity_mismatch,
 }
-
-#: crawler -> its Telemetry (``Telemetry.of``); gone with the crawler
-_SINKS: weakref.WeakKeyDictionary[Any, Telemetry] = weakref.WeakKeyDictionary()
-#: crawler -> what its components fill in once its sink is made (``Telemetry.when_made``)
-_FILLS: weakref.WeakKeyDictionary[Any, list[Callable[[Telemetry], None]]] = (
-    weakref.WeakKeyDictionary()
-)

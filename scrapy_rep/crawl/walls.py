@@ -10,8 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from scrapy_rep.core.decision import licence_required
-from scrapy_rep.core.events import LicenceWall
-from scrapy_rep.core.origin import NotAnOrigin, origin_of
+from scrapy_rep.core.origin import origin_or_none
 from scrapy_rep.core.policy import Status
 from scrapy_rep.core.walls import wall_of
 from scrapy_rep.crawl import meta as M
@@ -55,9 +54,8 @@ class LicenceWalls:
         )
         if wall is None:
             return response
-        try:
-            origin = origin_of(request.url)
-        except NotAnOrigin:
+        origin = origin_or_none(request.url)
+        if origin is None:
             return response
         # REP_BLOCK_AFTER refusals in a row (walls, 401/403s) hold the origin like a block
         pushback = self.pushback
@@ -70,8 +68,8 @@ class LicenceWalls:
         )
         licenses = tuple(robots.licenses) if robots is not None else ()
         said = wall.said()
-        event = LicenceWall(origin, request.url, {**wall.to_dict(), "said": said}, walled, licenses)
-        self.telemetry.emit(event)
+        wall_said = {**wall.to_dict(), "said": said}
+        self.telemetry.licence_wall(origin, request.url, wall_said, walled, licenses)
         detail = f"the page answered {said}: not retried, its items not produced"
         record = licence_required(origin, self.token, request.url, said, detail)
         # the request's last answer: its download (if judged) no longer counts

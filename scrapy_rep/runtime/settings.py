@@ -13,7 +13,6 @@ import json
 import logging
 import math
 import os
-import weakref
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Generic, TypeVar, overload
@@ -26,6 +25,7 @@ from scrapy_rep.core.uses import USES, Declared
 from scrapy_rep.robotstxt import InvalidProductToken, product_token, validate_token
 from scrapy_rep.robotstxt.agent import crawler_token
 from scrapy_rep.runtime.clock import Clock, clock_of
+from scrapy_rep.runtime.per_crawler import PerCrawler
 
 logger = logging.getLogger(__name__)
 
@@ -448,8 +448,12 @@ class Made(_Value[T]):
         self.make = make
 
 
-#: crawlers' settings, read once each (see :meth:`RepSettings.of`)
-_READ: weakref.WeakKeyDictionary[Any, RepSettings] = weakref.WeakKeyDictionary()
+def _read(crawler: Any) -> RepSettings:
+    found = RepSettings.from_settings(crawler.settings.get)
+    warn_unknown(crawler.settings)  # once a crawler, however many components ask
+    return found
+
+
 #: not for users, a test's seam: a dict replacing :class:`Made` values, by attribute
 #: (``"max_redirects"``) or a field of one (``"policy.min_ttl"``, ``"pushback.backoff_start"``)
 TUNE = "_REP_TUNE"
@@ -559,15 +563,9 @@ class RepSettings:
                 raise SettingError(f"{name} was removed: {instead}")
         return cls({row.attribute: row.value(get) for row in SETTINGS}, get("REP_CLOCK"), get(TUNE))
 
-    @classmethod
-    def of(cls, crawler: Any) -> RepSettings:
-        """The crawler's settings, read on first use and shared by all its components: a
-        start-up warning is logged once, and every component has the same clock."""
-        found = _READ.get(crawler)
-        if found is None:
-            found = _READ[crawler] = cls.from_settings(crawler.settings.get)
-            warn_unknown(crawler.settings)
-        return found
+    #: the crawler's settings, read on first use and shared by all its components: every
+    #: component has the same clock
+    of = staticmethod(PerCrawler(_read).of)
 
 
 #: the rows, in the order of the reference's settings table
