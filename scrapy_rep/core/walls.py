@@ -72,11 +72,8 @@ def wall_of(status: int, header: Callable[[str], Iterable[str]]) -> Wall | None:
     if status == 401 and not licence:
         return None
     price = clip(", ".join(headers.get("crawler-price", []))) or None
-    server = None
-    for params in licence:
-        server = next((params[p] for p in _SERVER_PARAMS if params.get(p)), None)
-        if server:
-            break
+    # the first challenge naming a server, by the first of its parameters that does
+    server = next((ps[p] for ps in licence for p in _SERVER_PARAMS if ps.get(p)), None)
     return Wall(LICENCE if licence else PAYMENT, status, headers, clip(server or "") or None, price)
 
 
