@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
 
 from scrapy_rep.core.fields import field_lines
 from scrapy_rep.robotstxt.text import clip
@@ -30,12 +29,12 @@ class Wall:
 
     kind: str  # payment or licence
     status: int
-    #: header name -> its values, for the headers of WALL_HEADERS the response has
-    headers: dict[str, list[str]] = field(default_factory=dict)
     #: the licence server a ``License`` challenge names, if any
     server: str | None = None
     #: ``crawler-price``, if given
     price: str | None = None
+    #: header name -> its values, for the headers of WALL_HEADERS the response has
+    headers: dict[str, list[str]] = field(default_factory=dict)
 
     def said(self) -> str:
         """One line: the status and what is asked (for logs, records and the report)."""
@@ -45,15 +44,6 @@ class Wall:
         if self.server:
             parts.append(f"licence server {self.server}")
         return ", ".join(parts)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "kind": self.kind,
-            "status": self.status,
-            "server": self.server,
-            "price": self.price,
-            "headers": {name: list(values) for name, values in self.headers.items()},
-        }
 
 
 def wall_of(status: int, header: Callable[[str], Iterable[str]]) -> Wall | None:
@@ -74,7 +64,7 @@ def wall_of(status: int, header: Callable[[str], Iterable[str]]) -> Wall | None:
     price = clip(", ".join(headers.get("crawler-price", []))) or None
     # the first challenge naming a server, by the first of its parameters that does
     server = next((ps[p] for ps in licence for p in _SERVER_PARAMS if ps.get(p)), None)
-    return Wall(LICENCE if licence else PAYMENT, status, headers, clip(server or "") or None, price)
+    return Wall(LICENCE if licence else PAYMENT, status, clip(server or "") or None, price, headers)
 
 
 _TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]++")

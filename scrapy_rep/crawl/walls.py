@@ -7,6 +7,7 @@ own: the page-status middleware hands it the rare ``401`` and ``402``.
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import TYPE_CHECKING
 
 from scrapy_rep.core.decision import licence_required
@@ -70,7 +71,7 @@ class LicenceWalls:
         )
         licenses = tuple(robots.licenses) if robots is not None else ()
         said = wall.said()
-        event = LicenceWall(origin, request.url, {**wall.to_dict(), "said": said}, walled, licenses)
+        event = LicenceWall(origin, request.url, {**asdict(wall), "said": said}, walled, licenses)
         self.telemetry.emit(event)
         detail = f"the page answered {said}: not retried, its items not produced"
         record = licence_required(origin, self.token, request.url, said, detail)
