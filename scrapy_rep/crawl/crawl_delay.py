@@ -62,9 +62,7 @@ def _named_by_user(request: Request) -> bool:
     """Whether the request's ``download_slot`` is its own choice, not the host's, IP's or a
     delayed origin's slot Scrapy wrote there (a retry or a redirect carries it over)."""
     named = request.meta.get("download_slot")
-    if named is None:
-        return False
-    if isinstance(named, str) and named.startswith(SLOT_PREFIX):
+    if named is None or (isinstance(named, str) and named.startswith(SLOT_PREFIX)):
         return False
     host = urlparse_cached(request).hostname or ""
     return named not in (host, dnscache.get(host, host))
@@ -132,11 +130,11 @@ class CrawlDelay:
                 gap = max(gap, max(delay, slower) + (SEND_MARGIN if self.pacing else 0.0))
         if not gap:
             return None
-        turn = delay_slot(origin)
+        turn = delay_slot(origin)  # the origin's, not its host's or IP's: never a neighbour's
         if self.pacing is None and turn not in self._queued and self.local.free(turn):
             self.local.reserve(turn, gap)
             return None
-        return self._pace(origin, gap)
+        return self._pace(turn, gap)
 
     def _delay(self, origin: str, policy: Policy) -> float | None:
         """The Crawl-delay applied to ``origin`` under ``policy``: capped, decided once per
@@ -157,10 +155,9 @@ class CrawlDelay:
         self.telemetry.emit(CrawlDelaySet(origin, delay))
         return delay
 
-    async def _pace(self, origin: str, gap: float) -> Turn:
-        """Wait for this request's send time on its origin, reserved for the whole cluster
+    async def _pace(self, key: str, gap: float) -> Turn:
+        """Wait for this request's send time under ``key``, reserved for the whole cluster
         (or for this worker alone, without one or while its store fails)."""
-        key = delay_slot(origin)  # the origin's turn, not its host's or IP's: never a neighbour's
         turn = self._turns.setdefault(key, asyncio.Lock())
         self._queued[key] = self._queued.get(key, 0) + 1
         shared = self.pacing
