@@ -51,8 +51,7 @@ def wall_of(status: int, header: Callable[[str], Iterable[str]]) -> Wall | None:
     each read within the one bound of every header (``core/fields.py``)."""
     if status not in WALL_STATUSES:
         return None
-    headers = {name: field_lines(header(name), cut=True) for name in WALL_HEADERS}
-    headers = {name: values for name, values in headers.items() if values}
+    headers = {n: lines for n in WALL_HEADERS if (lines := field_lines(header(n), cut=True))}
     licence = [
         params
         for value in headers.get("www-authenticate", ())
