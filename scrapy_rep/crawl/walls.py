@@ -1,8 +1,6 @@
-"""Licence and payment walls in a crawl (:mod:`scrapy_rep.core.walls`).
-
-A wall never reaches the spider: it is dropped (``licence-required``), not retried,
-recorded with what it asks, and counts toward ``REP_BLOCK_AFTER``. No middleware of its
-own: the page-status middleware hands it the rare ``401`` and ``402``.
+"""Licence and payment walls in a crawl (:mod:`scrapy_rep.core.walls`): dropped before the
+spider (``licence-required``), not retried, recorded with what they ask, counted toward
+``REP_BLOCK_AFTER``. The page-status middleware hands this the rare ``401`` and ``402``.
 """
 
 from __future__ import annotations
