@@ -208,6 +208,8 @@ def test_events_are_values_that_cannot_change() -> None:
 def test_a_walls_log_line_escapes_the_control_characters_of_its_headers(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
+    from dataclasses import asdict
+
     from scrapy_rep.core.walls import wall_of
 
     hostile = "USD 1\x07\x1b[31m\x85\x9b"
@@ -217,7 +219,7 @@ def test_a_walls_log_line_escapes_the_control_characters_of_its_headers(
     assert wall is not None
     sink = Telemetry.of(get_crawler(settings_dict=ADDON))
     with caplog.at_level(logging.INFO, logger="scrapy_rep"):
-        sink.licence_wall(A, f"{A}/\x1b[2J", {**wall.to_dict(), "said": wall.said()}, False, ())
+        sink.licence_wall(A, f"{A}/\x1b[2J", {**asdict(wall), "said": wall.said()}, False, ())
     (line,) = [r.getMessage() for r in caplog.records if "wall" in r.getMessage()]
     assert not any(ch in line for ch in "\x07\x1b\x85\x9b"), repr(line)
     assert "USD 1\\x07\\x1b[31m\\x85\\x9b" in line and "https://l.example/\\x1b]0;t\\x07" in line

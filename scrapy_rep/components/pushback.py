@@ -1,7 +1,6 @@
-"""``PushbackMiddleware``: the one page-status middleware. It reads a page's status through
-the page status table (:data:`~scrapy_rep.core.pushback.DEFAULT_PAGE_ACTIONS`): a wall row's
-response goes to the crawl's :class:`~scrapy_rep.crawl.walls.LicenceWalls`, the others (429,
-503, 401/403 blocks) to its :class:`~scrapy_rep.crawl.pushback.PageSignals`."""
+"""The one page-status middleware (:data:`~scrapy_rep.core.pushback.DEFAULT_PAGE_ACTIONS`):
+walls go to :class:`~scrapy_rep.crawl.walls.LicenceWalls`, the rest (429, 503, 401/403
+blocks) to :class:`~scrapy_rep.crawl.pushback.PageSignals`."""
 
 from __future__ import annotations
 
@@ -15,11 +14,6 @@ if TYPE_CHECKING:
     from scrapy import Request
     from scrapy.crawler import Crawler
     from scrapy.http import Response
-
-#: between HttpCompressionMiddleware (590) and RedirectMiddleware (600): a response reaches
-#: this middleware's ``process_response`` before MetaRefreshMiddleware (580) follows a
-#: wall's (or a 429's) meta refresh, before HttpCompressionMiddleware inflates its body, and
-#: before RetryMiddleware (550) and the spider; after a redirect is followed
 
 
 class PushbackMiddleware:

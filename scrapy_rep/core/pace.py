@@ -1,59 +1,12 @@
 """How fast an origin is sent to after it pushed back: slow start and pace. Pure.
 
-When a pause ends the origin starts slowly (:class:`SlowStart`): one request
-in flight, one more per healthy answer, until its normal concurrency; a
-pushback during the ramp sets a ceiling one below the width it was refused at,
-until a healthy run lifts it.
-
-A site that limits its rate (a token bucket, say) answers 429 beyond it, and
-seldom says the rate. A limit on requests in flight cannot keep a rate when
-answers take milliseconds: one request in flight is already fifty a second.
-So after an origin's first pause its sends are spaced (:class:`Pace`), and
-the space is found from its answers, in three stages:
-
-- ``COARSE``: one request each :data:`START_GAP` s (:data:`ONE_START` after a first
-  pushback that followed one page: a bucket of one), 25% faster per healthy answer;
-- a pushback there: back to the pace of the last healthy answer, ``FINE``: 3%
-  faster per healthy answer;
-- a pushback there: the last healthy pace less one FINE step, ``SETTLED`` (a
-  margin for the jitter between a crawler's sends and the site's clock).
-
-A pushback at a settled pace slows it by :data:`GAP_GROWTH`; after
-:data:`REPROBE` healthy answers in a row at a settled pace the FINE stage
-starts again, to notice a site that allows more. An origin costs three
-pushbacks to learn its pace, then one each :data:`REPROBE` answers at most.
-
-Most rate limits allow bursts (a token bucket holding several tokens): after
-each pause the bucket has refilled, the first answers come at the burst's
-pace, and a pace learnt from them is the burst's, refused again a few pages
-later. So the window between two pushbacks is read as a token bucket
-(:func:`fit_bucket`): its size is what the origin served before its first
-pushback (the crawl drained it then) less what its rate refilled meanwhile
-(:func:`read_bucket`: a loaded crawler's first sends are late), it was empty
-at the pushback before the window, refilling at its rate through the pause,
-and empty at the refusal (an answer between a pushback and the next send,
-to a request sent before it, is read into the window that pushback ended);
-the lowest rate that serves the window's healthy sends and the highest that
-refuses the next one bound the site's rate, and the pace kept is :data:`MARGIN` slower than a
-point between them (a quarter of the way up, :data:`UPPER_WEIGHT`, in
-ratio; halfway for a bucket of one token, :data:`ONE_WEIGHT`). The first
-window (the COARSE ramp from one page a second, past the rate and into a
-refusal) is enough: ``SUSTAINED`` from there, where each
-healthy answer shortens the gap by :data:`PROBE_START` down to the rate read
-(its *floor*), and the floor by a :data:`FLOOR_SLOWER`-th of that (a slow
-increase of the rate, to notice a site that allows more); each pushback there
-reads the window again (at least :data:`MARGIN` slower than the pace
-refused) and halves the probe, down to :data:`PROBE_MIN`: pushbacks become
-rarer, not periodic (a pushback there with too few answers to read keeps the
-floor :data:`MARGIN` slower than the pace refused). A 429 without
-``Retry-After`` after a window read so pauses as long as its bucket takes to
-fill at the pace read (:attr:`Pace.refill`): the site's own rate says when it
-serves again. A window the bucket model does not fit (a sliding window, say;
-not one whose bounds cross by less than :data:`CROSSED`, a crawler's late send)
-falls back to the stages above and, at a settled pace, to the
-rate the site sustained since the previous pushback, the pause included (its
-bucket was empty at both ends, so never above what it allows), between
-:data:`GAP_GROWTH` and :data:`BACKOFF` times the gap refused.
+A limit on requests in flight (:class:`SlowStart`) cannot keep a rate when answers take
+milliseconds, and a site that limits its rate seldom says it; so after an origin's first
+pause its sends are also spaced (:class:`Pace`), the space learnt from its answers: in
+stages (``COARSE``, ``FINE``, ``SETTLED``), and from the window between two pushbacks read
+as a token bucket (:func:`read_bucket`, ``SUSTAINED``). :class:`Latency` eases the pace
+of a site slowing down under the crawl. The whole story, with its figures on a simulated
+site: docs/status.md ("Slow start", "A site slowing down under the crawl").
 """
 
 from __future__ import annotations
@@ -62,64 +15,45 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields, replace
 
-#: seconds between sends after a first pushback; the growth of a settled gap refused
-#: again; gaps below MIN_GAP are no pace at all; no gap above MAX_GAP
+#: seconds between sends after a first pushback; a refused settled gap's growth; gap bounds
 START_GAP, GAP_GROWTH, MIN_GAP, MAX_GAP = 1.0, 1.1, 0.001, 60.0
 #: the stages of learning, and how much each healthy answer shortens the gap in each
 COARSE, FINE, SETTLED, SUSTAINED = 0, 1, 2, 3
 DECAY = {COARSE: 0.75, FINE: 0.97, SETTLED: 1.0, SUSTAINED: 0.998}
-#: healthy answers between two pushbacks before their window's rate is read (fewer say
-#: little: the burst a pause refilled); the most a window's rate slows a refused gap
+#: healthy answers a window needs to be read (fewer: a refilled burst); its most slowing
 WINDOW_MIN, BACKOFF = 4, 2.0
 #: healthy answers in a row at a settled pace before it tries a little faster again
 REPROBE = 1_000
-#: a rate read from a window is kept this much slower (the jitter between the crawler's
-#: sends and the site's clock); the sends of a window kept for reading it (the latest)
+#: a rate read is kept this much slower (the crawler's jitter); the latest sends kept
 MARGIN, SENDS_KEPT = 1.03, 32
-#: SUSTAINED: each healthy answer shortens the gap by PROBE_START at first, by half as much
-#: after each pushback there, down to PROBE_MIN (pushbacks become rarer, not periodic)
+#: SUSTAINED: the share of the gap each healthy answer takes off, halved per pushback
 PROBE_START, PROBE_MIN = 0.01, 0.002
+#: the point read between a window's bounds (in ratio); the floor's share of the probe
 UPPER_WEIGHT, FLOOR_SLOWER = 0.25, 40
-#: a bucket of one token: no burst blurs its window, the point between the bounds is halfway;
-#: its ramp (one page served before the first pushback) starts two COARSE steps below
-#: START_GAP: its bounds are the ramp's last two steps whatever the start (a burst's are
-#: read from a window long beside the burst; none served says no size)
+#: a bucket of one token: no burst blurs its bounds, so the point is halfway between them
 ONE_WEIGHT = 0.5
+#: a bucket of one's ramp starts two COARSE steps on (its bounds are the ramp's last two)
 ONE_START = START_GAP * DECAY[COARSE] ** 2
-#: a window's bounds crossed by at most this ratio are the crawler's own jitter, not a
-#: site that is no token bucket (:func:`fit_bucket`)
+#: bounds crossed by at most this ratio are the crawler's late send, not a site no bucket fits
 CROSSED = GAP_GROWTH
-#: the bucket's size read with its rate (:func:`read_bucket`): the tokens it held and refilled
-#: while the first pages were served are at most one more than they took (half: the middle);
-#: the sizes tried, from one token to what was served
+#: the half token allowed when reading a bucket's size with its rate; the sizes tried
 BURST_SLACK, BURST_SIZES = 0.5, 24
 
-#: a site slowing down under the crawl (:class:`Latency`): the weight of each answer in the
-#: fast average; how far above the baseline (times, and seconds) and for how many answers
-#: in a row it eases; how much the baseline may rise per answer (a site slower for good)
+#: a slow answer (:class:`Latency`): its weight in the fast average; times, and s, above base
 LATENCY_WEIGHT, LATENCY_RATIO, LATENCY_EXCESS, LATENCY_ROW = 0.3, 3.0, 0.1, 3
+#: how much the baseline may rise per slow answer (a site slower for good)
 BASE_DRIFT = 1.005
-#: easing: the gap grows by EASE (at most EASE_MAX s), and by NUDGE for each answer well
-#: above the baseline between; once the fast average is back below RECOVERED times the
-#: baseline, it shrinks by RECOVER per answer
+#: easing: the gap's growth (at most EASE_MAX s), per slow answer between; its recovery
 EASE, EASE_MAX, NUDGE, RECOVERED, RECOVER = 1.5, 10.0, 1.1, 1.5, 0.95
-#: what :meth:`Latency.heard` says: RISING, this one answer took LATENCY_RATIO times the
-#: baseline and LATENCY_EXCESS s above it (SLOWER: and the fast average, for LATENCY_ROW)
+#: what :meth:`Latency.heard` says: LATENCY_ROW slow answers, one, none, recovered
 SLOWER, RISING, STEADY, BACK = 2, 1, 0, -1
 
 
 @dataclass(slots=True)
 class Latency:
-    """An origin's response times against its own baseline: is it slowing down?
-
-    The baseline is the lowest the fast average (an EWMA, :data:`LATENCY_WEIGHT`) has
-    been, rising at most :data:`BASE_DRIFT` per answer well above it (a site slower for
-    good; not while the crawl keeps it a little slower). An answer is well above the
-    baseline (RISING) when it took :data:`LATENCY_RATIO` times it and :data:`LATENCY_EXCESS`
-    seconds more (the ratio alone would read a loopback's milliseconds of noise as a site
-    saturating); the origin is slowing (SLOWER) after :data:`LATENCY_ROW` such answers in
-    a row with the fast average above it too, and back (BACK) when the fast average is
-    below :data:`RECOVERED` times the baseline."""
+    """An origin's response times against its own baseline, the lowest its fast average has
+    been: is it slowing down? A slow answer must also be :data:`LATENCY_EXCESS` s above
+    the baseline, or a loopback's milliseconds of noise would read as a site saturating."""
 
     fast: float = 0.0
     base: float = 0.0
@@ -132,18 +66,14 @@ class Latency:
         """An answer that took ``latency`` s, at ``now``: SLOWER, RISING, STEADY or BACK."""
         if not math.isfinite(latency) or latency < 0:
             return STEADY
-        if self.last is not None:
-            between = max(now - self.last, 0.0)
-            spacing = self.spacing
-            self.spacing = (
-                between
-                if not math.isfinite(spacing)
-                else spacing + (LATENCY_WEIGHT * (between - spacing))
-            )
-        first, self.last = self.last is None, now
-        if first:
+        last, self.last = self.last, now
+        if last is None:
             self.fast = self.base = latency
             return STEADY
+        between, spacing = max(now - last, 0.0), self.spacing
+        self.spacing = (
+            spacing + LATENCY_WEIGHT * (between - spacing) if math.isfinite(spacing) else between
+        )
         self.fast += LATENCY_WEIGHT * (latency - self.fast)
         rising = _above(latency, self.base)
         self.base = min(self.fast, self.base * BASE_DRIFT if rising else self.base)
@@ -167,21 +97,10 @@ def _above(latency: float, base: float) -> bool:
 def fit_bucket(
     sends: Sequence[float], served: int, burst: float, empty: float | None = None
 ) -> float | None:
-    """The rate (tokens/s) of a token bucket holding ``burst`` tokens, full at the first
-    of ``sends`` (``empty``: empty at that moment instead, the refusal before them, and
-    filling at the rate since: a pause shorter than the bucket's refill), that serves the
-    first ``served`` of them and refuses the next one; None when no rate does (the site is
-    not such a bucket, or the window says nothing of it).
-
-    The tokens at each send only grow with the rate, so the lowest rate serving the
-    ``served`` and the highest refusing the next are found by halving (the ratio, whatever
-    the scale); the rate read is :data:`UPPER_WEIGHT` of the way from the lowest to the
-    highest (in ratio), halfway (:data:`ONE_WEIGHT`) for a bucket of one token: each send
-    it served was at least one token's time after the one before, the refused one less,
-    so its bounds are the site's rate to within the crawl's own steps. Bounds crossed by
-    less than :data:`CROSSED` (a refused send that left late, so it looks as far from the
-    one before as those served) read the point between them: the rate is about there,
-    and a window read as no bucket slowed the pace up to :data:`BACKOFF` times, kept."""
+    """The rate (tokens/s) of a bucket of ``burst`` tokens, full at the first of ``sends``
+    (``empty``: empty at that moment, the refusal before them), that serves the first
+    ``served`` and refuses the next; None when no rate does. The tokens at each send only
+    grow with the rate, so the bounds are found by halving the ratio, whatever the scale."""
     if served < 1 or served >= len(sends):
         return None
     full = max(burst, 1.0)
@@ -199,47 +118,33 @@ def fit_bucket(
             left -= 1.0
         return min(full, left + (sends[upto] - last) * rate)
 
-    def serves(rate: float) -> bool:
-        return tokens(rate, served - 1) >= 1.0
-
-    def refuses(rate: float) -> bool:
-        return tokens(rate, served) < 1.0
-
-    bounds = []
-    for wanted, test in ((True, serves), (False, refuses)):
+    bounds = []  # the lowest rate serving the last served send, the highest refusing the next
+    for upto in (served - 1, served):
         low, high = 1e-6, 1e6
-        if test(low) == test(high):
+        if (tokens(low, upto) >= 1.0) == (tokens(high, upto) >= 1.0):
             return None  # the burst alone served them, or no rate refuses the next
         for _ in range(60):
             mid = math.sqrt(low * high)
-            if test(mid) == wanted:
+            if tokens(mid, upto) >= 1.0:
                 high = mid
             else:
                 low = mid
-        bounds.append(high if wanted else low)
+        bounds.append(high if upto < served else low)
     lowest, highest = bounds
     if lowest > highest:  # the lowest serving above the highest refusing: no such bucket,
         # or, by a little, a send left later than the crawler took it to (a loaded crawler)
         return math.sqrt(lowest * highest) if lowest <= highest * CROSSED else None
     weight = UPPER_WEIGHT if full > 1.0 else ONE_WEIGHT
-    point: float = lowest * (highest / lowest) ** weight
-    return point
+    return float(lowest * (highest / lowest) ** weight)
 
 
 def read_bucket(
     sends: Sequence[float], served: int, empty: float | None, pages: float, span: float
 ) -> tuple[float | None, float]:
-    """The rate a window's ``sends`` read (:func:`fit_bucket`), and the bucket's size:
-    ``pages`` served before the first pushback, in the ``span`` s from the first of them
-    to it (0: the size is known), were the bucket and what its rate refilled meanwhile,
-    to within one token: the size and the rate are read together.
-
-    A window alone fits any size, the larger with a slower rate; ``pages`` as the size
-    read the rate far too slow when the first pages came slowly (a loaded crawler's late
-    sends: eight pages served in 0.8 s by a bucket of five at 5/s read as a bucket of
-    eight at 2/s, and kept). So of :data:`BURST_SIZES` sizes from one token to ``pages``,
-    the size kept is the one whose rate read refilled over the ``span`` closest to
-    ``pages`` less the size and half a token (:data:`BURST_SLACK`)."""
+    """The rate a window's ``sends`` read (:func:`fit_bucket`), and the bucket's size: a
+    window fits any size (the larger, the slower), so the size kept is the one whose rate
+    refilled, over the ``span`` s the first ``pages`` were served in (0: size known),
+    those pages less the size."""
     rate = fit_bucket(sends, served, pages, empty)
     if rate is None or span <= 0.0 or pages <= 1.0:
         return rate, pages
@@ -274,22 +179,18 @@ class Pace:
     #: the latest sends since it (at most SENDS_KEPT), and how many there were
     sends: list[float] = field(default_factory=list)
     sends_count: int = 0
-    #: the pages the site serves at once after a pause (its bucket), read from the first
-    #: pushback: what it served before refusing, less what its rate refilled meanwhile
-    #: (``span``: the seconds from its first page to that pushback, until the rate is read)
+    #: the site's bucket (pages served at once after a pause), and until its rate is read
+    #: the seconds from the first page to the first pushback
     burst: float = 1.0
     span: float = 0.0
     #: the gap kept while the origin answers slower than its baseline (0: none)
     eased: float = 0.0
-    #: SUSTAINED: the share of the gap each healthy answer takes off, and the gap it stops
-    #: at (the rate read, less the margin), lowered by a tenth of that share per answer
+    #: SUSTAINED: the share of the gap each healthy answer takes off, and the gap it stops at
     probe: float = PROBE_START
     floor: float = 0.0
-    #: seconds the site's bucket takes to fill again at the rate read from the window the
-    #: last pushback ended (0: no rate read then): how long a pause it needs, unsaid
+    #: seconds the bucket takes to refill at the rate the last pushback read (0: none read)
     refill: float = 0.0
-    #: until the first send after a pushback: the pace as it was before it, and the pages
-    #: served it was told of (see :meth:`healthy`, an answer that comes after it)
+    #: until the first send after a pushback: the pace before it, and the pages it was told of
     before: Pace | None = None
     before_served: int = 0
 
@@ -302,14 +203,13 @@ class Pace:
         return max(self.gap, self.eased)
 
     def slower(self, spacing: float) -> None:
-        """The site slows down: a gap :data:`EASE` times the eased one, or than the
-        ``spacing`` its answers come at (at most :data:`EASE_MAX`); not than the pace's
-        own gap, a guess after a pushback (one page a second) before any answer says."""
+        """The site slows down: ease from its answers' ``spacing``, not from the pace's own
+        gap (a guess after a pushback before any answer says)."""
         now = max(self.eased, spacing if math.isfinite(spacing) else MIN_GAP)
         self.eased = min(now * EASE, EASE_MAX)
 
     def nudge(self) -> None:
-        """One more answer well above the baseline while eased: :data:`NUDGE` times slower."""
+        """One more slow answer while eased."""
         if self.eased:
             self.eased = min(self.eased * NUDGE, EASE_MAX)
 
@@ -321,11 +221,8 @@ class Pace:
                 self.eased = 0.0
 
     def pushed_back(self, now: float, served: int = 0, span: float = 0.0) -> None:
-        """The origin pushed back (a new episode): start pacing, or learn one stage on.
-
-        ``served``: the pages the origin served before it was first paced (a first
-        pushback: the burst its bucket allowed, and what its rate refilled in the ``span``
-        s from the first of them to now)."""
+        """The origin pushed back: start pacing, or learn on. ``served``: the pages served
+        in the ``span`` s before a first pushback (its bucket, and what its rate refilled)."""
         self.before, self.before_served = None, served
         self.before = replace(self, sends=list(self.sends))
         start, self.window_start = self.window_start, now
@@ -337,9 +234,8 @@ class Pace:
             # the seconds per page the site allowed since its last pushback, the pause
             # included: its bucket was empty then and now, so never faster than its rate
             sustained = (now - start) / self.answers
-            # the bucket: empty at the last pushback, refilling at its rate through the
-            # pause (a window cut to its latest sends: full at the first one kept), and
-            # empty at this refusal
+            # the bucket: empty at the last pushback (a window cut to its latest sends: full
+            # at the first one kept), refilling through the pause, empty at this refusal
             empty = start if count == len(sends) else None
             served_in = self.answers - (count - len(sends))
             rate, self.burst = read_bucket(sends, served_in, empty, self.burst, self.span)
@@ -372,13 +268,9 @@ class Pace:
         self.answers = 0
 
     def healthy(self) -> None:
-        """A healthy answer: the pace of its request was good; a little faster, by stage.
-
-        One between a pushback and the next send answers a request sent before that pushback
-        (a refusal is often answered faster than the pages sent before it): it belongs to
-        the window the pushback ended, which is read again with it, as if it had come
-        first; counted in the next window, it made that one read faster than its sends
-        were served (or not at all), and this one slower."""
+        """A healthy answer: a little faster, by stage. One between a pushback and the next
+        send answers a request sent before the pushback (a 429 is often answered first): the
+        window the pushback ended is read again with it, not the next one with it."""
         if not self.gap:
             return
         before = self.before
@@ -403,8 +295,7 @@ class Pace:
             self.gap = 0.0
 
     def sent(self, now: float, spacing: float | None = None) -> None:
-        """A request left at ``now``; ``spacing``: since the previous send as a cluster's
-        pacing knows it (another worker's included), else since this pace's last one."""
+        """A request left at ``now``; ``spacing``: since the cluster's previous send, if known."""
         if self.gap or self.eased:
             self.next_send = now + self.spaced
         self.before = None  # the window the last pushback ended is read for good

@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
 
 from scrapy_rep.core.fields import field_lines
 from scrapy_rep.robotstxt.text import clip
@@ -30,12 +29,12 @@ class Wall:
 
     kind: str  # payment or licence
     status: int
-    #: header name -> its values, for the headers of WALL_HEADERS the response has
-    headers: dict[str, list[str]] = field(default_factory=dict)
     #: the licence server a ``License`` challenge names, if any
     server: str | None = None
     #: ``crawler-price``, if given
     price: str | None = None
+    #: header name -> its values, for the headers of WALL_HEADERS the response has
+    headers: dict[str, list[str]] = field(default_factory=dict)
 
     def said(self) -> str:
         """One line: the status and what is asked (for logs, records and the report)."""
@@ -46,23 +45,13 @@ class Wall:
             parts.append(f"licence server {self.server}")
         return ", ".join(parts)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "kind": self.kind,
-            "status": self.status,
-            "server": self.server,
-            "price": self.price,
-            "headers": {name: list(values) for name, values in self.headers.items()},
-        }
-
 
 def wall_of(status: int, header: Callable[[str], Iterable[str]]) -> Wall | None:
     """The wall a response is, or None. ``header(name)``: that header's values, as text,
     each read within the one bound of every header (``core/fields.py``)."""
     if status not in WALL_STATUSES:
         return None
-    headers = {name: field_lines(header(name), cut=True) for name in WALL_HEADERS}
-    headers = {name: values for name, values in headers.items() if values}
+    headers = {n: lines for n in WALL_HEADERS if (lines := field_lines(header(n), cut=True))}
     licence = [
         params
         for value in headers.get("www-authenticate", ())
@@ -72,12 +61,9 @@ def wall_of(status: int, header: Callable[[str], Iterable[str]]) -> Wall | None:
     if status == 401 and not licence:
         return None
     price = clip(", ".join(headers.get("crawler-price", []))) or None
-    server = None
-    for params in licence:
-        server = next((params[p] for p in _SERVER_PARAMS if params.get(p)), None)
-        if server:
-            break
-    return Wall(LICENCE if licence else PAYMENT, status, headers, clip(server or "") or None, price)
+    # the first challenge naming a server, by the first of its parameters that does
+    server = next((ps[p] for ps in licence for p in _SERVER_PARAMS if ps.get(p)), None)
+    return Wall(LICENCE if licence else PAYMENT, status, clip(server or "") or None, price, headers)
 
 
 _TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]++")

@@ -1,24 +1,11 @@
-"""The one pacing of sends: Crawl-delay, and the pace an origin's pushbacks taught.
+"""The one pacing of sends: ``max(Crawl-delay, learnt pace)`` between an origin's sends.
 
-The gap before a send to an origin is ``max(Crawl-delay, learnt pace)``
-(:class:`~scrapy_rep.core.pace.Pace`), one reservation: each request of a
-delayed or paced origin reserves its send time under the origin's one key, the
-gap after the one before, and waits for it in the downloader (one reservation
-per origin at a time, so a worker never books far ahead); a request woken late
-reserves again rather than send. A worker alone reserves in memory
-(:class:`~scrapy_rep.runtime.store.pacing.LocalPacing`; a request whose moment
-is now is not awaited), a cluster in Redis
-(:class:`~scrapy_rep.runtime.store.pacing.SharedPacing`, Crawl-delay with
-:data:`SEND_MARGIN`; in memory while Redis fails).
-
-Crawl-delay is also a floor under Scrapy's download-slot delay (the only code
-touching ``downloader.slots`` and ``per_slot_settings``), without jitter and put
-back after AutoThrottle rewrites it, so AutoThrottle cannot hold a reserved
-request in its slot and let it go at its own pace; a slot slower than the gap
-(AutoThrottle's choice) reserves its own delay. Scrapy keys slots by host or IP
-(co-hosted sites share one), so a delayed origin gets a slot of its own
-(:func:`delay_slot`) unless the request names one; slots are dropped when idle,
-so both the live slot and the settings a new one is made from get the floor.
+Each send of a delayed or paced origin reserves its moment under the origin's one key, in
+memory (:class:`~scrapy_rep.runtime.store.pacing.LocalPacing`) or for a cluster in Redis
+(:class:`~scrapy_rep.runtime.store.pacing.SharedPacing`), and waits for it in the
+downloader. Crawl-delay is also a floor under Scrapy's download-slot delay, put back after
+AutoThrottle rewrites it, in a slot of the origin's own (:func:`delay_slot`): the only code
+touching ``downloader.slots``. The story: docs/status.md and docs/distributed.md.
 """
 
 from __future__ import annotations
@@ -47,17 +34,12 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-#: added to a shared Crawl-delay: a request leaves some time after its reserved moment
-#: (a few ms; ~100 ms for a worker's first request to a host, or on a busy machine),
-#: by a different amount on each worker, so the site still sees at least the delay
+#: added to a shared Crawl-delay: each worker's request leaves a little after its moment
 SEND_MARGIN = 0.25
-#: a request woken this long after its reserved moment (a busy worker) gives the moment up
-#: and reserves again, at most ``LATE_RETRIES`` times: sent now, it would land inside
-#: the gap before the next worker's request, which leaves on time
+#: a request woken this late reserves again (sent now, it lands in the next one's gap)
 LATE = SEND_MARGIN / 2
+#: how many times a late request reserves again before it goes anyway
 LATE_RETRIES = 3
-
-
 #: the download slots a delayed origin's requests are sent in start with this
 SLOT_PREFIX = "rep-delay:"
 
@@ -76,16 +58,10 @@ class Turn:
 
 
 def _named_by_user(request: Request) -> bool:
-    """Whether the request names a slot of its own choosing (``download_slot``).
-
-    Scrapy writes the slot it chose into the request's meta, and a retry or a
-    redirect carries it over: a host's, an IP's or a delayed origin's slot
-    there is not a choice, and is replaced.
-    """
+    """Whether the request's ``download_slot`` is its own choice, not the host's, IP's or a
+    delayed origin's slot Scrapy wrote there (a retry or a redirect carries it over)."""
     named = request.meta.get("download_slot")
-    if named is None:
-        return False
-    if isinstance(named, str) and named.startswith(SLOT_PREFIX):
+    if named is None or (isinstance(named, str) and named.startswith(SLOT_PREFIX)):
         return False
     host = urlparse_cached(request).hostname or ""
     return named not in (host, dnscache.get(host, host))
@@ -115,8 +91,7 @@ class CrawlDelay:
         self.asked_by = asked_by
         self.user_delay = float(crawler.settings.getfloat("DOWNLOAD_DELAY"))
         self._floors: dict[str, float] = {}  # download slot -> floor
-        #: origin -> (digest, delay applied): decided once per robots.txt body, for the
-        #: ``remember`` origins decided last (as many as the policy cache holds)
+        #: origin -> (digest, delay applied), for as many origins as the policy cache holds
         self._known: dict[str, tuple[str | None, float | None]] = {}
         self.remember = max(1, remember)
         #: the cluster's send times, with the shared store; and this worker's own
@@ -134,46 +109,54 @@ class CrawlDelay:
     def keep(
         self, request: Request, origin: str, policy: Policy, learnt: float = 0.0
     ) -> Coroutine[Any, Any, Turn] | None:
-        """Before ``request`` is downloaded: its slot waits at least the origin's Crawl-delay,
-        and its send waits for its moment, reserved (``learnt``: the origin's learnt pace,
-        seconds between sends; 0: none). A coroutine to await before the download; None
-        when there is nothing to wait for (an undelayed, unpaced origin, or a worker
-        alone whose moment is now): no round trip, no await.
-        """
+        """Before ``request`` is downloaded: a coroutine waiting for its send's moment
+        (``learnt``: the origin's pace, 0: none), or None when there is nothing to wait for
+        (an undelayed, unpaced origin, or a worker alone whose moment is now)."""
         delay = self._delay(origin, policy) if self.asked_by is not None else None
         key = self._apply(request, origin, delay) if delay else None
         gap = learnt
         if delay or gap:
+            engine = self.crawler.engine
+            assert engine is not None
             if key is None:
-                key = self._slot_key(request)
+                key = str(engine.downloader.get_slot_key(request))
             # the slot's own delay (AutoThrottle's, when slower) is reserved too: else the
             # slot holds the request past its moment, into the next one's
-            slower = max(self.user_delay, self._slot_delay(key))
+            slot = engine.downloader.slots.get(key)
+            slower = max(self.user_delay, float(slot.delay) if slot is not None else 0.0)
             gap = max(gap, slower)
             if delay:  # a cluster keeps a site's delay as the site sees it: with a margin
                 gap = max(gap, max(delay, slower) + (SEND_MARGIN if self.pacing else 0.0))
         if not gap:
             return None
-        turn = delay_slot(origin)
+        turn = delay_slot(origin)  # the origin's, not its host's or IP's: never a neighbour's
         if self.pacing is None and turn not in self._queued and self.local.free(turn):
             self.local.reserve(turn, gap)
             return None
-        return self._pace(origin, gap)
+        return self._pace(turn, gap)
 
     def _delay(self, origin: str, policy: Policy) -> float | None:
-        """The Crawl-delay applied to ``origin`` under ``policy``: decided once per body."""
-        entry = self._known.get(origin)
+        """The Crawl-delay applied to ``origin`` under ``policy``: capped, decided once per
+        body, for the ``remember`` origins decided last."""
+        known = self._known
+        entry = known.get(origin)
         if entry is not None and entry[0] == policy.digest:
             return entry[1]
         assert self.asked_by is not None
-        delay = self._decide(origin, policy.digest, self.asked_by(policy))
+        delay = self.asked_by(policy)
+        if delay is not None and delay > self.cap:
+            self.telemetry.crawl_delay_capped(origin, delay, self.cap)
+            delay = self.cap
+        known.pop(origin, None)
+        if len(known) >= self.remember:  # the origin decided longest ago is decided again
+            del known[next(iter(known))]
+        known[origin] = (policy.digest, delay)
         self.telemetry.counts.crawl_delay(origin, delay)
         return delay
 
-    async def _pace(self, origin: str, gap: float) -> Turn:
-        """Wait for this request's send time on its origin, reserved for the whole cluster
+    async def _pace(self, key: str, gap: float) -> Turn:
+        """Wait for this request's send time under ``key``, reserved for the whole cluster
         (or for this worker alone, without one or while its store fails)."""
-        key = delay_slot(origin)  # the origin's turn, not its host's or IP's: never a neighbour's
         turn = self._turns.setdefault(key, asyncio.Lock())
         self._queued[key] = self._queued.get(key, 0) + 1
         shared = self.pacing
@@ -204,34 +187,8 @@ class CrawlDelay:
             if not self._queued[key]:
                 del self._queued[key], self._turns[key]
 
-    def _decide(self, origin: str, digest: str | None, asked: float | None) -> float | None:
-        """The delay to apply for a body asking ``asked`` seconds: capped, remembered."""
-        delay = asked
-        if delay is not None and delay > self.cap:
-            self.telemetry.crawl_delay_capped(origin, delay, self.cap)
-            delay = self.cap
-        known = self._known
-        known.pop(origin, None)
-        if len(known) >= self.remember:  # the origin decided longest ago is decided again
-            del known[next(iter(known))]
-        known[origin] = (digest, delay)
-        return delay
-
-    def _slot_key(self, request: Request) -> str:
-        """The download slot Scrapy will send ``request`` in."""
-        engine = self.crawler.engine
-        assert engine is not None
-        return str(engine.downloader.get_slot_key(request))
-
-    def _slot_delay(self, key: str) -> float:
-        """The live download slot's delay (0: no slot yet)."""
-        engine = self.crawler.engine
-        slot = engine.downloader.slots.get(key) if engine is not None else None
-        return float(slot.delay) if slot is not None else 0.0
-
     def _apply(self, request: Request, origin: str, delay: float) -> str:
-        """Put the floor under the slot ``request`` will be downloaded in: its origin's own;
-        the slot's key."""
+        """Put the floor under the slot ``request`` will be downloaded in; the slot's key."""
         engine = self.crawler.engine
         assert engine is not None
         downloader = engine.downloader

@@ -1,12 +1,11 @@
-"""Licence and payment walls in a crawl (:mod:`scrapy_rep.core.walls`).
-
-A wall never reaches the spider: it is dropped (``licence-required``), not retried,
-recorded with what it asks, and counts toward ``REP_BLOCK_AFTER``. No middleware of its
-own: the page-status middleware hands it the rare ``401`` and ``402``.
+"""Licence and payment walls in a crawl (:mod:`scrapy_rep.core.walls`): dropped before the
+spider (``licence-required``), not retried, recorded with what they ask, counted toward
+``REP_BLOCK_AFTER``. The page-status middleware hands this the rare ``401`` and ``402``.
 """
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import TYPE_CHECKING
 
 from scrapy_rep.core.decision import licence_required
@@ -68,7 +67,7 @@ class LicenceWalls:
         )
         licenses = tuple(robots.licenses) if robots is not None else ()
         said = wall.said()
-        wall_said = {**wall.to_dict(), "said": said}
+        wall_said = {**asdict(wall), "said": said}
         self.telemetry.licence_wall(origin, request.url, wall_said, walled, licenses)
         detail = f"the page answered {said}: not retried, its items not produced"
         record = licence_required(origin, self.token, request.url, said, detail)

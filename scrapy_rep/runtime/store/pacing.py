@@ -1,12 +1,6 @@
-"""The pacing of sends for a whole cluster: the next allowed send time per key, in Redis.
-
-Each worker paces its own download slots; N workers would send N times as
-often as a site asks. Here the next allowed send time of a slot key lives in
-Redis, and a worker reserves a send with one script (one round trip): Redis's
-own ``TIME`` (so the workers' clocks need not agree), the slot's next allowed
-time, ``max(now, next)`` reserved and ``next`` moved one gap on, the wait
-returned. Two workers never get the same moment, and no worker spins: it
-sleeps the wait it was given.
+"""The next allowed send time per key, reserved for a whole cluster in Redis (N workers
+pacing alone would send N times as often as a site asks), or in one worker's memory.
+Redis's own ``TIME`` is read, so the workers' clocks need not agree (docs/distributed.md).
 """
 
 from __future__ import annotations
@@ -15,9 +9,8 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-#: reserve a send on KEYS[1] at least ARGV[1] ms after the one before, KEYS[2] keeping the
-#: moment reserved last: returns the wait and the spacing from the send reserved before it
-#: (ms; -1: none known), what the site will see
+#: reserve a send on KEYS[1] ARGV[1] ms after the one before (KEYS[2]: the moment reserved
+#: last): returns the wait and the spacing the site will see (ms; -1: none known)
 _RESERVE = """
 if redis.replicate_commands then redis.replicate_commands() end
 local t = redis.call('TIME')
@@ -43,16 +36,12 @@ class SharedPacing:
         #: shared with the store's counts: ``round_trips`` and ``pace``
         self.counts = counts
 
-    def key(self, slot: str) -> str:
-        return f"{self.base}:pace:{slot}"
-
     async def reserve_spaced(self, slot: str, gap: float) -> tuple[float, float | None]:
-        """Seconds to wait before sending on ``slot`` (the next send is ``gap`` s after
-        it), and the seconds from the send reserved before this one on ``slot`` by any
-        worker (None: none known): the spacing the site will see."""
+        """Seconds to wait before sending on ``slot`` (the next one ``gap`` s later), and
+        since the send any worker reserved before it (None: none known)."""
         self.counts["round_trips"] += 1
         self.counts["pace"] += 1
-        key = self.key(slot)
+        key = f"{self.base}:pace:{slot}"
         wait_ms, spacing_ms = await self._reserve(
             keys=[key, f"{key}:last"], args=[max(1, int(gap * 1000))]
         )
@@ -62,13 +51,11 @@ class SharedPacing:
 
 class LocalPacing:
     """Send times per key in this worker alone, reserved as :class:`SharedPacing` reserves
-    them (the next moment ``max(now, next)``, ``next`` moved one gap on): a crawl without
-    a cluster's store, or one whose Redis fails. The ``remember`` keys reserved last are
-    kept."""
+    them: without a cluster's store, or while its Redis fails."""
 
     def __init__(self, now: Callable[[], float], remember: int) -> None:
         self.now = now
-        self.remember = max(1, remember)
+        self.remember = max(1, remember)  # the keys reserved last are kept
         self._next: dict[str, tuple[float, float]] = {}  # key -> (next allowed, last)
 
     def free(self, slot: str) -> bool:
