@@ -440,7 +440,7 @@ class Pushback:
         else:
             state.ramp.healthy(self.config.ramp_max, lifted)
         if state.first:
-            if not state.ramp:  # first contact over: nothing to remember (counted in _served)
+            if not state.ramp or not state.inflight:  # over, or quiet: _served counts its width
                 del self._origins[origin]
         elif (
             not state.ramp
@@ -455,16 +455,20 @@ class Pushback:
     # -- what the gate asks ---------------------------------------------------
 
     def contact(self, origin: str) -> bool:
-        """A request about to go to ``origin``: whether it is tracked. One never heard from
-        (no page answer, no pushback) is, from now: its first contact ramps as after a pause
-        (one request in flight, one more per healthy answer, up to ``ramp_max``)."""
+        """A request about to go to ``origin``: whether it is tracked. One heard from less
+        than ``ramp_max`` - 1 times (no pushback) is, from now: its first contact ramps as
+        after a pause (one request in flight, one more per healthy answer, up to
+        ``ramp_max``). Its state goes while nothing is in flight: the healthy answers counted
+        for a first pushback's burst (``_served``) say the width to start again from."""
         if origin in self._origins:
             return True
-        if origin in self._served or self.config.ramp_max <= 1:
+        heard = self._served.get(origin)
+        pages = 0 if heard is None else heard[0]  # its healthy answers: the ramp's width so far
+        if pages + 1 >= self.config.ramp_max:
             return False
-        state = self._track(origin, False)
+        state = self._track(origin, heard is not None)
         state.first = True
-        state.ramp.start()
+        state.ramp.start(pages + 1)
         return True
 
     def first_room(self, origin: str) -> int | None:

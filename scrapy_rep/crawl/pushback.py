@@ -147,16 +147,17 @@ class PageSignals:
         #: would widen it)
         self.heard = False
         #: origin -> the requests waiting for room in its first contact's ramp, oldest first
-        self._waiting: dict[str, list[asyncio.Future[None]]] = {}
+        self._waiting: dict[str, list[asyncio.Future[str | None]]] = {}
 
     # -- a request leaves, a response comes back --------------------------------
 
     def sending(
         self, request: Request, origin: str, turn: Turn | None = None
-    ) -> str | asyncio.Future[None] | None:
+    ) -> str | asyncio.Future[str | None] | None:
         """Right before the download: a reason to hold it after all, a future to await
         first (its origin's first contact has no room: it waits, as in a download slot,
-        then for its moment again), else None and it is counted.
+        then for its moment again; or the future says a reason to hold it: the origin
+        paused meanwhile), else None and it is counted.
 
         ``turn``: it waited for its reserved moment
         (:meth:`CrawlDelay.keep <scrapy_rep.crawl.crawl_delay.CrawlDelay.keep>`)."""
@@ -257,7 +258,7 @@ class PageSignals:
                 self.share(origin, pause.state)
         self.holding.wakes.at(origin, pause.until)
         self.holding.listen(True)
-        self._wake(origin, everyone=True)  # a first contact's waiting requests: held now
+        self._wake(origin, pause.cause)  # a first contact's waiting requests: held now
         _unsend(self.crawler, origin, GAVE_UP if pause.given_up else pause.cause)
 
     def adopt(self, origin: str, state: PauseState) -> bool:
@@ -320,30 +321,30 @@ class PageSignals:
         out = self.out.origins
         return any(out.get(request) == origin for request in compat.queued(self.crawler.engine))
 
-    def _wait(self, origin: str) -> asyncio.Future[None]:
+    def _wait(self, origin: str) -> asyncio.Future[str | None]:
         """A future a request of ``origin`` awaits until its first contact has room."""
         waiting = self._waiting.get(origin)
         if waiting is None:
             waiting = self._waiting[origin] = []
             self.timers.call_later(RAMP_RECHECK, self._recheck, origin)
-        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
         waiting.append(future)
         return future
 
-    def _wake(self, origin: str, *, everyone: bool = False) -> None:
+    def _wake(self, origin: str, held: str | None = None, *, everyone: bool = False) -> None:
         """As many of ``origin``'s waiting requests go as its first contact has room for (all
-        once it is over, or ``everyone``: to be sent or held as the origin now says)."""
+        once it is over, or ``everyone``); ``held``: all are held, for that reason."""
         waiting = self._waiting.get(origin)
         if waiting is None:
             return
         waiting[:] = [future for future in waiting if not future.done()]  # cancelled: gone
-        room = None if everyone else self.core.first_room(origin)
+        room = None if everyone or held else self.core.first_room(origin)
         going = waiting[:room]
         del waiting[:room]
         if not waiting:
             del self._waiting[origin]
         for future in going:
-            future.set_result(None)
+            future.set_result(held)
 
     def _recheck(self, origin: str) -> None:
         """While requests wait for ``origin``'s first contact: count back what left unheard."""
