@@ -31,7 +31,7 @@ failure (at least what ``Retry-After`` says). So does an origin at first
 contact (:meth:`Pushback.contact`: no page answer heard from it yet), on the
 same ramp, which says nothing was pushed back: its requests wait for room
 as in a download slot (:meth:`Pushback.first_room`), never held for a reason,
-and its state goes when the ramp ends. From its first pause an
+and its state goes when the ramp ends, or while nothing is in flight. From its first pause an
 origin's sends are also spaced, at a pace learnt from its answers
 (:class:`~scrapy_rep.core.pace.Pace`).
 
@@ -440,7 +440,7 @@ class Pushback:
         else:
             state.ramp.healthy(self.config.ramp_max, lifted)
         if state.first:
-            if not state.ramp or not state.inflight:  # over, or quiet: _served counts its width
+            if not state.ramp:  # first contact over: nothing to remember
                 del self._origins[origin]
         elif (
             not state.ramp
@@ -570,6 +570,8 @@ class Pushback:
         state = self._origins.get(origin)
         if state is not None and state.inflight > 0:
             state.inflight -= 1
+            if state.first and not state.inflight and not state.refused:
+                del self._origins[origin]  # quiet at first contact: _served counts its width
 
     # -- the cluster ------------------------------------------------------------
 

@@ -75,8 +75,8 @@ RAMP_RECHECK = 1.0
 
 
 class InFlight:
-    """The requests counted in flight to a pushed-back origin (:meth:`PageSignals.sending`),
-    each counted back once, whatever takes its answer.
+    """The requests counted in flight to a pushed-back origin, or one at first contact
+    (:meth:`PageSignals.sending`), each counted back once, whatever takes its answer.
 
     Keyed by the request itself (a redirect's or a retry's copy is another request). A
     download's end (``request_left_downloader``) counts it back, whichever middleware then
