@@ -387,6 +387,9 @@ class Pushback:
         linked_from: str | None,
         wall: bool = False,
     ) -> Pause | None:
+        if state is not None and state.first:  # the site answers, refusing: the ramp ends,
+            state.first = False  # what its refusal rule sees is what a crawl without it sent
+            state.ramp.stop(lower=False)
         served = origin in self._served if state is None else state.served
         if not counts_toward_block(origin, linked_from, wall, served):
             return None  # that URL's answer
