@@ -521,6 +521,51 @@ def test_beyond_the_bound_a_quiet_origin_goes_first_else_the_pause_ending_soones
     assert [o in pb for o in h] == [True, False, False, False, True, True]
 
 
+def test_first_contact_one_in_flight_more_per_healthy_answer_a_slow_one_eases(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pb = make(ramp_max=4)
+    # an origin never heard from: one request in flight, and nothing pushed back (no reason)
+    assert pb.contact(A) and pb.first_room(A) == 1
+    pb.sent(A, NOW)
+    assert pb.first_room(A) == 0
+    assert pb.hold_reason(A, NOW) is None and pb.paused(A, NOW) is None and not pb.paced(A)
+    t = NOW
+    for _ in range(2):  # a window of 2, then 3: two go for each healthy answer that came back
+        t += 0.05
+        pb.done(A)
+        pb.on_response(A, 200, {}, f"{A}/", t, latency=0.03)
+        if t == NOW + 0.05:  # nothing in flight: no state kept, its width is known again
+            assert A not in pb
+        assert pb.contact(A) and pb.first_room(A) == 2
+        pb.sent(A, t)
+        pb.sent(A, t)
+        assert pb.first_room(A) == 0 and pb.hold_reason(A, t) is None
+    pb.done(A)
+    pb.on_response(A, 200, {}, f"{A}/", t + 0.05, latency=0.03)
+    assert A not in pb and not pb.contact(A)  # the ramp reached ramp_max: forgotten, heard from
+    # a RISING answer during it: back to one in flight, as a slowing site's pushback
+    assert pb.contact(B)
+    pb.sent(B, NOW)
+    pb.done(B)
+    pb.on_response(B, 200, {}, f"{B}/", NOW + 0.03, latency=0.03)
+    assert pb.contact(B) and pb.first_room(B) == 2
+    pb.sent(B, NOW + 0.03)
+    pb.sent(B, NOW + 0.03)
+    pb.done(B)
+    pb.on_response(B, 200, {}, f"{B}/", NOW + 0.6, latency=0.5)
+    assert pb.first_room(B) is None and pb.room(B) == 0
+    assert pb.hold_reason(B, NOW + 0.6) == SERVICE_UNAVAILABLE
+    # a broad crawl's first contacts stay within the tracked bound
+    import scrapy_rep.core.pushback as module
+
+    monkeypatch.setattr(module, "TRACKED_MAX", 3)
+    for i in range(10):
+        pb.contact(f"http://h{i}.example:80")
+        pb.sent(f"http://h{i}.example:80", NOW)
+    assert sum(f"http://h{i}.example:80" in pb for i in range(10)) <= 3
+
+
 def test_an_operator_lifts_pauses_one_origin_or_all_then_they_start_slowly() -> None:
     pb = make()
     for origin in (A, B):

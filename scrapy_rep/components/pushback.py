@@ -23,6 +23,8 @@ class PushbackMiddleware:
         service = graph.of(crawler)
         self.signals = service.pushback
         self.walls = service.walls
+        if self.signals is not None:  # the answers are heard: a first contact may ramp
+            self.signals.heard = True
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> PushbackMiddleware:

@@ -61,15 +61,19 @@ class RobotsMiddleware:
         action = record["action"]
         if action == DOWNLOAD:
             assert policy is not None
-            paced = service.pace(request, origin, policy)
-            # the reserved send time of a delayed or paced origin
-            turn = await paced if paced is not None else None
             pushback = service.pushback
-            if pushback is not None:  # a page paused its origin meanwhile, or its ramp is full
-                held = pushback.sending(request, origin, turn)
-                if held is not None:
-                    return self.holding.to_parking(request, held)
-            return None
+            while True:
+                paced = service.pace(request, origin, policy)
+                # the reserved send time of a delayed or paced origin
+                turn = await paced if paced is not None else None
+                # a page paused its origin meanwhile, or its ramp is full (at first contact:
+                # it waits for room, then for its moment again, unless held meanwhile)
+                held = pushback.sending(request, origin, turn) if pushback is not None else None
+                if held is not None and not isinstance(held, str):
+                    held = await held
+                    if held is None:
+                        continue
+                return None if held is None else self.holding.to_parking(request, held)
         if action == DROP:
             if service.pushback is not None:  # a ramp's request that will never answer
                 service.pushback.not_sent(origin)

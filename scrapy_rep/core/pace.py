@@ -340,9 +340,9 @@ class SlowStart:
     def __bool__(self) -> bool:
         return bool(self.window)
 
-    def start(self) -> None:
-        """The pause ended: one request in flight."""
-        self.window = 1
+    def start(self, width: int = 1) -> None:
+        """The pause ended: one request in flight (``width``: as many, at first contact)."""
+        self.window = width
 
     def stop(self, lower: bool = True) -> None:
         """The origin paused (again): no ramp until the pause ends; ``lower``: refused

@@ -27,7 +27,11 @@ for ever does not keep the crawl open.
 After a pause the origin starts slowly (:meth:`Pushback.room`): one request
 in flight, one more for each healthy response, until ``ramp_max``; a
 pushback during the ramp pauses again, with the back-off of one more
-failure (at least what ``Retry-After`` says). From its first pause an
+failure (at least what ``Retry-After`` says). So does an origin at first
+contact (:meth:`Pushback.contact`: no page answer heard from it yet), on the
+same ramp, which says nothing was pushed back: its requests wait for room
+as in a download slot (:meth:`Pushback.first_room`), never held for a reason,
+and its state goes when the ramp ends, or while nothing is in flight. From its first pause an
 origin's sends are also spaced, at a pace learnt from its answers
 (:class:`~scrapy_rep.core.pace.Pace`).
 
@@ -210,6 +214,8 @@ class _Origin:
     inflight: int = 0
     served: bool = False
     refused: list[tuple[int, str]] = field(default_factory=list)
+    #: first contact: ramping before any pushback (:meth:`Pushback.contact`)
+    first: bool = False
 
 
 class Pushback:
@@ -310,6 +316,8 @@ class Pushback:
             if state is None:
                 state = self._track(origin, origin in self._served)
                 state.cause = SERVICE_UNAVAILABLE
+            elif state.first:  # slowing at first contact: a pushback's ramp and pace from now
+                state.first, state.cause = False, SERVICE_UNAVAILABLE
             # its queue drains: nothing before as long again as this answer took
             state.pace.hold(now + latency)
             if said == SLOWER:
@@ -326,6 +334,7 @@ class Pushback:
         state = self._origins.get(origin)
         if state is None:
             state = self._track(origin, origin in self._served)
+        state.first = False
         ongoing = state.pause is not None and state.pause.until > now
         if not ongoing:  # responses already in flight when it paused add no depth
             # deeper only if refused before any healthy answer since the last pause (during
@@ -378,6 +387,9 @@ class Pushback:
         linked_from: str | None,
         wall: bool = False,
     ) -> Pause | None:
+        if state is not None and state.first:  # the site answers, refusing: the ramp ends,
+            state.first = False  # what its refusal rule sees is what a crawl without it sent
+            state.ramp.stop(lower=False)
         served = origin in self._served if state is None else state.served
         if not counts_toward_block(origin, linked_from, wall, served):
             return None  # that URL's answer
@@ -394,7 +406,7 @@ class Pushback:
         state.level += 1
         until = now + self.config.block_pause
         state.pause = PauseState(until, BLOCKED, status, url, None, state.level, now)
-        state.cause = BLOCKED
+        state.cause, state.first = BLOCKED, False
         state.ramp.stop(lower=False)
         return Pause(
             origin,
@@ -410,13 +422,14 @@ class Pushback:
     ) -> None:
         if status >= 500:
             return  # left to Scrapy's retry: neither healthy nor a pushback
-        if state is None:
+        if state is None or state.first:  # the pages served before any pushback: its burst
             served = self._served
             if origin not in served:
                 self._serve(origin, now)
             pages, since = served[origin]
             served[origin] = (pages + 1, since)
-            return
+            if state is None:
+                return
         state.served = True
         state.refused.clear()
         state.healthy += 1
@@ -429,7 +442,10 @@ class Pushback:
             state.ramp.start()
         else:
             state.ramp.healthy(self.config.ramp_max, lifted)
-        if (
+        if state.first:
+            if not state.ramp:  # first contact over: nothing to remember
+                del self._origins[origin]
+        elif (
             not state.ramp
             and not state.level
             and not state.pace
@@ -440,6 +456,31 @@ class Pushback:
             self._serve(origin, now)
 
     # -- what the gate asks ---------------------------------------------------
+
+    def contact(self, origin: str) -> bool:
+        """A request about to go to ``origin``: whether it is tracked. One heard from less
+        than ``ramp_max`` - 1 times (no pushback) is, from now: its first contact ramps as
+        after a pause (one request in flight, one more per healthy answer, up to
+        ``ramp_max``). Its state goes while nothing is in flight: the healthy answers counted
+        for a first pushback's burst (``_served``) say the width to start again from."""
+        if origin in self._origins:
+            return True
+        heard = self._served.get(origin)
+        pages = 0 if heard is None else heard[0]  # its healthy answers: the ramp's width so far
+        if pages + 1 >= self.config.ramp_max:
+            return False
+        state = self._track(origin, heard is not None)
+        state.first = True
+        state.ramp.start(pages + 1)
+        return True
+
+    def first_room(self, origin: str) -> int | None:
+        """How many more requests of ``origin`` may go now at its first contact (None: it is
+        not at first contact: no limit from it)."""
+        state = self._origins.get(origin)
+        if state is None or not state.first:
+            return None
+        return state.ramp.room(state.inflight)
 
     def paused(self, origin: str, now: float) -> PauseState | None:
         """The origin's pause, while it lasts."""
@@ -456,7 +497,7 @@ class Pushback:
             return None
         if state.pause is not None:  # until it is resumed (the caller's timer at its end)
             return state.pause.cause
-        if state.ramp.full(state.inflight):
+        if state.ramp.full(state.inflight) and not state.first:  # first: it waits, unparked
             return state.cause
         if paced and now < state.pace.next_send:
             return state.cause
@@ -532,6 +573,8 @@ class Pushback:
         state = self._origins.get(origin)
         if state is not None and state.inflight > 0:
             state.inflight -= 1
+            if state.first and not state.inflight and not state.refused:
+                del self._origins[origin]  # quiet at first contact: _served counts its width
 
     # -- the cluster ------------------------------------------------------------
 
@@ -545,7 +588,7 @@ class Pushback:
         if state.pause is not None and state.pause.until >= shared.until:
             return None
         state.pause = shared
-        state.cause = shared.cause
+        state.cause, state.first = shared.cause, False
         state.level = max(state.level, shared.level)
         state.pace.adopt(shared.gap, shared.stage)  # the cluster's last: one pace for all
         state.ramp.stop(lower=False)

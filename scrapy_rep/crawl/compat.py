@@ -8,7 +8,7 @@ from __future__ import annotations
 import inspect
 import logging
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 import scrapy
@@ -94,6 +94,14 @@ def take_queued(engine: Any, take: Callable[[Any], bool]) -> list[tuple[Any, Any
             queue.clear()
             queue.extend(kept)
     return taken
+
+
+def queued(engine: Any) -> Iterator[Any]:
+    """The requests waiting in the download slots' queues (see :func:`take_queued`)."""
+    slots: Mapping[str, Any] = getattr(getattr(engine, "downloader", None), "slots", {})
+    for slot in list(slots.values()):
+        for entry in getattr(slot, "queue", None) or ():
+            yield entry[0]
 
 
 def downloading(engine: Any) -> set[Any] | None:

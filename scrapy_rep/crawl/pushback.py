@@ -20,6 +20,9 @@ lot the robots.txt pause uses:
 - at the pause's end (the origin's one timer on the crawl's clock,
   :class:`~scrapy_rep.crawl.holding.Wakes`) one held request goes,
   then one more for each healthy response (slow start);
+- an origin's first contact ramps the same way, but nothing pushed back: its
+  requests beyond the ramp wait in the downloader (:meth:`PageSignals.sending`
+  hands them a future), as in a download slot, with no reason, stat or log;
 - after a pause the origin is paced (see :meth:`~scrapy_rep.core.pushback.Pushback._slow_down`):
   one held request goes each gap, and each send reserves its moment, with its
   Crawl-delay, in the one pacing of sends
@@ -32,6 +35,7 @@ lot the robots.txt pause uses:
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -65,10 +69,14 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+#: seconds between two looks at a first contact's waiting requests: a request counted in
+#: flight that left the downloader telling nobody is counted back, so none waits for ever
+RAMP_RECHECK = 1.0
+
 
 class InFlight:
-    """The requests counted in flight to a pushed-back origin (:meth:`PageSignals.sending`),
-    each counted back once, whatever takes its answer.
+    """The requests counted in flight to a pushed-back origin, or one at first contact
+    (:meth:`PageSignals.sending`), each counted back once, whatever takes its answer.
 
     Keyed by the request itself (a redirect's or a retry's copy is another request). A
     download's end (``request_left_downloader``) counts it back, whichever middleware then
@@ -80,15 +88,16 @@ class InFlight:
     def __init__(self, crawler: Crawler, core: Pushback) -> None:
         self.crawler = crawler
         self.core = core
-        self._out: dict[Request, str] = {}
+        #: request -> the origin it was counted in
+        self.origins: dict[Request, str] = {}
         crawler.signals.connect(self.back, signal=signals.request_left_downloader)
 
     def sent(self, request: Request, origin: str) -> None:
-        self._out[request] = origin
+        self.origins[request] = origin
 
     def back(self, request: Request, spider: Any = None) -> str | None:
         """The origin ``request`` counted in, counted back once; None: not counted."""
-        counted = self._out.pop(request, None)
+        counted = self.origins.pop(request, None)
         if counted is not None:
             self.core.done(counted)
         return counted
@@ -97,11 +106,11 @@ class InFlight:
         """Count back what is no longer in the downloader (``Downloader.active``)."""
         active = compat.downloading(self.crawler.engine)
         if active is not None:
-            for request in [r for r in self._out if r not in active]:
+            for request in [r for r in self.origins if r not in active]:
                 self.back(request)
 
     def clear(self) -> None:
-        self._out.clear()
+        self.origins.clear()
 
 
 class PageSignals:
@@ -127,23 +136,36 @@ class PageSignals:
         self.holding = holding
         self.telemetry = telemetry
         self.clock = clock.now
+        self.timers = clock
         holding.wakes.page = self._woken  # the origin's timer: its pause's end, its pace
         self.share = share
         #: ``scrapy fetch`` and the like: a pushback drops the request, saying why
         self.one_shot = one_shot
         #: the requests counted in flight, until they are back
         self.out = InFlight(crawler, core)
+        #: whether PushbackMiddleware hears the answers (else no first contact ramps: nothing
+        #: would widen it)
+        self.heard = False
+        #: origin -> the requests waiting for room in its first contact's ramp, oldest first
+        self._waiting: dict[str, list[asyncio.Future[str | None]]] = {}
 
     # -- a request leaves, a response comes back --------------------------------
 
-    def sending(self, request: Request, origin: str, turn: Turn | None = None) -> str | None:
-        """Right before the download: a reason to hold it after all, else it is counted.
+    def sending(
+        self, request: Request, origin: str, turn: Turn | None = None
+    ) -> str | asyncio.Future[str | None] | None:
+        """Right before the download: a reason to hold it after all, a future to await
+        first (its origin's first contact has no room: it waits, as in a download slot,
+        then for its moment again; or the future says a reason to hold it: the origin
+        paused meanwhile), else None and it is counted.
 
         ``turn``: it waited for its reserved moment
         (:meth:`CrawlDelay.keep <scrapy_rep.crawl.crawl_delay.CrawlDelay.keep>`)."""
         core = self.core
-        if origin not in core:
+        if not (core.contact(origin) if self.heard else origin in core):
             return None
+        if core.first_room(origin) == 0 and not self._queued(origin):
+            return self._wait(origin)
         now = self.clock()
         spacing = None if turn is None else turn.spacing
         reason = self.gate.sending(origin, now, turn=turn is not None, spacing=spacing)
@@ -236,6 +258,7 @@ class PageSignals:
                 self.share(origin, pause.state)
         self.holding.wakes.at(origin, pause.until)
         self.holding.listen(True)
+        self._wake(origin, pause.cause)  # a first contact's waiting requests: held now
         _unsend(self.crawler, origin, GAVE_UP if pause.given_up else pause.cause)
 
     def adopt(self, origin: str, state: PauseState) -> bool:
@@ -290,9 +313,51 @@ class PageSignals:
             self.holding.wakes.at(origin, now + release.wait)
         elif release.count != 0:
             self.holding.release(origin, release.count)
+        self._wake(origin)
+
+    def _queued(self, origin: str) -> bool:
+        """Whether a request of ``origin`` counted in flight still waits in a download slot's
+        queue: not sent yet (a slot's delay holds it), so not in flight."""
+        out = self.out.origins
+        return any(out.get(request) == origin for request in compat.queued(self.crawler.engine))
+
+    def _wait(self, origin: str) -> asyncio.Future[str | None]:
+        """A future a request of ``origin`` awaits until its first contact has room."""
+        waiting = self._waiting.get(origin)
+        if waiting is None:
+            waiting = self._waiting[origin] = []
+            self.timers.call_later(RAMP_RECHECK, self._recheck, origin)
+        future: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
+        waiting.append(future)
+        return future
+
+    def _wake(self, origin: str, held: str | None = None, *, everyone: bool = False) -> None:
+        """As many of ``origin``'s waiting requests go as its first contact has room for (all
+        once it is over, or ``everyone``); ``held``: all are held, for that reason."""
+        waiting = self._waiting.get(origin)
+        if waiting is None:
+            return
+        waiting[:] = [future for future in waiting if not future.done()]  # cancelled: gone
+        room = None if everyone or held else self.core.first_room(origin)
+        going = waiting[:room]
+        del waiting[:room]
+        if not waiting:
+            del self._waiting[origin]
+        for future in going:
+            future.set_result(held)
+
+    def _recheck(self, origin: str) -> None:
+        """While requests wait for ``origin``'s first contact: count back what left unheard."""
+        if origin in self._waiting:
+            self.out.reconcile()
+            self._wake(origin)
+            if origin in self._waiting:
+                self.timers.call_later(RAMP_RECHECK, self._recheck, origin)
 
     def close(self) -> None:
         self.out.clear()
+        for origin in list(self._waiting):
+            self._wake(origin, everyone=True)
 
 
 _NO_HEADERS: dict[str, str] = {}

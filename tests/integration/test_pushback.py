@@ -378,8 +378,13 @@ async def test_one_sites_held_requests_do_not_crowd_out_another_sites(site: Fake
     counts = Telemetry.of(result.crawler).counts
     assert counts.origins[a.url].dropped["park-overflow"] == len(overflow)
     assert "park-overflow" not in counts.origins[b.url].dropped
-    # nothing lost in silence: every page of a was downloaded or dropped with a reason
-    assert len([u for u in result.downloaded if u.startswith(a.url)]) + len(overflow) == 30
+    # nothing lost in silence: every page of a was downloaded or dropped with a reason (the
+    # overflow, or given up: a first contact sends one at a time, and each page here answers
+    # its first request 429, so five pauses in a row give up what a holds)
+    gave_up = {u for u, r in result.dropped.items() if r == "pushback-gave-up"}
+    assert all(u.startswith(a.url) for u in gave_up)
+    downloaded = [u for u in result.downloaded if u.startswith(a.url)]
+    assert len(downloaded) + len(overflow) + len(gave_up) == 30
 
 
 @pytest_twisted.ensureDeferred
@@ -680,3 +685,26 @@ async def test_a_site_slowing_under_the_crawl_is_sent_to_more_slowly_before_it_r
     assert [e.at for e in pages(log) if e.status == 503] == []
     assert result.stat("rep/pushback/pauses/service-unavailable") == 0
     assert result.stat("rep/pushback/held/service-unavailable") >= 1  # the latency rule held it
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_first_contact_starts_with_one_request_in_flight_and_no_reason_said(
+    pbsite: PushbackSite,
+) -> None:
+    # thirteen start requests to an origin never heard from, released together once its
+    # robots.txt is read (Scrapy 2.19 lets a slot's whole queue go at once): before, all of
+    # them in flight before any answer; now one, then one more per answer, up to 8
+    a = pbsite.add("a", latency=0.2, pages=12)
+    result = await crawl([a.url_for(p) for p in page_paths(12)], {**RETRY_ON})
+    log = pages(a.log())
+    assert served(log) == set(page_paths(12))
+    no_retry_gave_up(result)
+    for entry in log:
+        answered = sum(1 for e in log if e.at + e.delay < entry.at)
+        if answered < 7:  # the ramp (ramp_max 8): in flight at most one more than answered,
+            # and one more for an answer whose thread has not yet counted itself out
+            assert entry.in_flight <= 2 + answered, (entry, answered)
+    assert log[0].in_flight <= 2
+    # nothing pushed back: no page held, no pause, no reason
+    assert not [k for k in result.stats if k.startswith("rep/pushback/")], result.stats
+    assert not [k for k in result.stats if k.startswith(("rep/held", "rep/parked"))], result.stats
