@@ -16,13 +16,11 @@ from scrapy import signals
 from scrapy.utils.test import get_crawler
 
 from scrapy_rep.components.page import PageDirectivesMiddleware
-from scrapy_rep.core import events
 from scrapy_rep.core.decision import KEEP, REQUEUE, withheld
-from scrapy_rep.core.events import Event, PageRefused
 from scrapy_rep.core.policy import Policy, Status
 from scrapy_rep.crawl.handover import handed_over
 from scrapy_rep.crawl.held_records import held_fields, requeued
-from scrapy_rep.crawl.telemetry import _ON, FLUSH_EVERY, Telemetry
+from scrapy_rep.crawl.telemetry import FLUSH_EVERY, Telemetry
 from tests.support.audit import records
 
 ADDON = {"ADDONS": {"scrapy_rep.Addon": 100}}
@@ -189,22 +187,6 @@ def test_without_the_report_the_close_says_nothing_when_all_went_well(
     assert caplog.records == []
 
 
-def test_every_kind_of_event_has_one_handler_and_nothing_else_is_taken() -> None:
-    kinds = {v for v in vars(events).values() if isinstance(v, type) and issubclass(v, Event)}
-    assert set(_ON) == kinds - {Event}
-    sink = Telemetry.of(get_crawler(settings_dict=ADDON))
-    with pytest.raises(TypeError, match="not a scrapy-rep event"):
-        sink.emit(("parked", A, "http://a.example/1"))  # type: ignore[arg-type]
-
-
-def test_events_are_values_that_cannot_change() -> None:
-    event = PageRefused(A, "http://a.example/1", 429)
-    assert event == PageRefused(A, "http://a.example/1", 429)
-    with pytest.raises(AttributeError):
-        event.url = "http://a.example/2"  # type: ignore[misc]
-    assert not hasattr(event, "__dict__")  # slotted: no per-event dict
-
-
 def test_a_walls_log_line_escapes_the_control_characters_of_its_headers(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
@@ -228,7 +210,6 @@ def test_a_walls_log_line_escapes_the_control_characters_of_its_headers(
 def test_one_pause_family_is_said_and_counted_by_its_cause(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    from scrapy_rep.core.events import Paused, Resumed
     from scrapy_rep.core.pushback import Pause, PauseState
 
     crawler = get_crawler(settings_dict=ADDON)
@@ -240,10 +221,10 @@ def test_one_pause_family_is_said_and_counted_by_its_cause(
     assert robots_state is not None and robots_state.cause == "origin-paused"
     page = PauseState(40.0, "rate-limited", 429, f"{A}/p", 30.0, 1, 10.0)
     with caplog.at_level(logging.INFO, logger="scrapy_rep"):
-        sink.emit(Paused(A, robots_state, policy=robots))
-        sink.emit(Paused(A, page, page=Pause(A, page)))
-        sink.emit(Resumed(A, robots_state, policy=robots))
-        sink.emit(Resumed(A, page))
+        sink.paused(A, robots_state, policy=robots)
+        sink.paused(A, page, page=Pause(A, page))
+        sink.resumed(A, robots_state, policy=robots)
+        sink.resumed(A, page)
     crawler.signals.send_catch_log(signal=signals.spider_closed, spider=None, reason="finished")
     stat = crawler.stats.get_value
     assert stat("rep/pauses/5xx") == stat("rep/resumes") == 1

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING
 from scrapy import Request
 
 from scrapy_rep import signals as rep_signals
-from scrapy_rep.core.events import Paused, Resumed
 from scrapy_rep.core.pause import ORIGIN_PAUSED, PauseState
 from scrapy_rep.core.policy import NOT_MODIFIED, FetchResult, Policy, Status
 from scrapy_rep.crawl import compat
@@ -88,7 +87,7 @@ class PolicyListener(FileListener):
         if ours:
             state = new.pause()
             if effects.paused and state is not None:
-                self.telemetry.emit(Paused(origin, state, policy=new))
+                self.telemetry.paused(origin, state, policy=new)
                 self._send(rep_signals.origin_paused, origin, new)
             else:
                 self.telemetry.standing(origin, new)
@@ -96,7 +95,7 @@ class PolicyListener(FileListener):
                 now = self.clock()
                 ended = old.pause() if old is not None else None
                 ended = ended or PauseState(now, ORIGIN_PAUSED, 0, new.url, None, 0, now)
-                self.telemetry.emit(Resumed(origin, ended, policy=new))
+                self.telemetry.resumed(origin, ended, policy=new)
                 self._send(rep_signals.origin_resumed, origin, new)
             if robots is not None:  # parsed: a 304 renewed the copy in hand, parsing nothing
                 self.telemetry.parsed(origin, robots.diagnostics)

@@ -43,8 +43,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy import Request, signals
 from twisted.python.failure import Failure
 
-from scrapy_rep.core.events import PageRefused, Paused, Resumed
-from scrapy_rep.core.origin import NotAnOrigin, origin_of
+from scrapy_rep.core.origin import origin_or_none
 from scrapy_rep.core.pushback import (
     BLOCKED,
     GAVE_UP,
@@ -209,7 +208,7 @@ class PageSignals:
         self.paused(pause)
         if pause.cause == BLOCKED:
             return response  # the refusal is that URL's answer; the next ones are not sent
-        self.telemetry.emit(PageRefused(origin, request.url, status))
+        self.telemetry.page_refused(status)
         if self.one_shot is not None:  # nobody at the terminal waits for Retry-After
             policy = self.holding.resolver.current(origin)
             detail = held_detail(
@@ -240,7 +239,7 @@ class PageSignals:
                 request.meta[M.DROP] = GAVE_UP
                 return request.replace(dont_filter=True)
             if origin is not None:
-                self.telemetry.emit(PageRefused(origin, request.url, None, unsent=True))
+                self.telemetry.page_refused(None, unsent=True)
             return self.holding.to_parking(request, exception.reason)
         origin = counted or _origin(request)  # counted back when its download ended, maybe
         if origin is not None and origin in self.core:
@@ -253,7 +252,7 @@ class PageSignals:
         """An origin paused (here, or at another worker): hold its requests until the end."""
         origin = pause.origin
         if pause.new:
-            self.telemetry.emit(Paused(origin, pause.state, page=pause, shared=shared))
+            self.telemetry.paused(origin, pause.state, page=pause, shared=shared)
             if self.share is not None and not shared:
                 self.share(origin, pause.state)
         self.holding.wakes.at(origin, pause.until)
@@ -276,7 +275,7 @@ class PageSignals:
         if self.holding.closed:
             return
         for lifted, ended in self.core.lift(origin):
-            self.telemetry.emit(Resumed(lifted, ended))
+            self.telemetry.resumed(lifted, ended)
             self._ramp(lifted)
 
     def on_idle(self) -> None:
@@ -302,7 +301,7 @@ class PageSignals:
             return
         ended = self.core.resume(origin, self.clock())
         if ended is not None:
-            self.telemetry.emit(Resumed(origin, ended))
+            self.telemetry.resumed(origin, ended)
         self._ramp(origin)
 
     def _ramp(self, origin: str) -> None:
@@ -383,10 +382,7 @@ def _origin(request: Request) -> str | None:
         found = decision.get("origin")
         if found:
             return str(found)
-    try:
-        return origin_of(request.url)
-    except NotAnOrigin:
-        return None
+    return origin_or_none(request.url)
 
 
 def linked_from(request: Request) -> str | None:
@@ -395,8 +391,5 @@ def linked_from(request: Request) -> str | None:
     referrer policy withheld it). See :func:`~scrapy_rep.core.pushback.counts_toward_block`."""
     referer = request.headers.get(b"Referer")
     if referer:
-        try:
-            return origin_of(referer.decode("latin-1"))
-        except NotAnOrigin:
-            return ""
+        return origin_or_none(referer.decode("latin-1")) or ""
     return "" if request.meta.get("depth") else None

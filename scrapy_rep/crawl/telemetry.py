@@ -2,25 +2,24 @@
 the close report, and the audit log, written together by :class:`Telemetry` so that the
 three never disagree.
 
-What happened comes by direct call (``judged``, ``final``, ``parked``, ``fetched``, ...);
-pauses, resumes and refused pages as event values (:mod:`scrapy_rep.core.events`)
-given to :meth:`Telemetry.emit`. The audit log and the policy archive are put in by
-``components/audit_log.py`` only when asked for, so a crawl without them never loads
-their writer.
+What happened comes by direct call (``judged``, ``final``, ``parked``, ``fetched``, ...),
+the pause family among them: ``paused``, ``resumed`` and ``page_refused``, one method
+each whatever the pause's cause (robots.txt or a page). The audit log and the policy
+archive are put in by ``components/audit_log.py`` only when asked for, so a crawl
+without them never loads their writer.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
 
 from scrapy_rep.core.decision import DOWNLOAD, DROP, KEEP, REQUEUE, DecisionRecord
 from scrapy_rep.core.directives import PageDirectives
-from scrapy_rep.core.events import Event, PageRefused, Paused, Resumed
 from scrapy_rep.core.pause import BLOCKED, ORIGIN_PAUSED, PauseState
 from scrapy_rep.core.policy import FetchResult, Policy, Status, classify
 from scrapy_rep.core.pushback import REASONS as PUSHBACK_REASONS
@@ -109,13 +108,6 @@ class Telemetry:
         pending, self.pending, self.events = self.pending, {}, 0
         for key, count in pending.items():
             self.stats.inc_value(key, count)
-
-    def emit(self, event: Event) -> None:
-        """Count, log and audit one event of the crawl."""
-        handler = _ON.get(type(event))
-        if handler is None:
-            raise TypeError(f"not a scrapy-rep event: {event!r}")
-        handler(self, event)
 
     # -- requests -----------------------------------------------------------
 
@@ -298,23 +290,31 @@ class Telemetry:
                 record["reason"] = reason
             self.audit.write("released", record)
 
-    # -- events: pauses, whatever their cause, and refused pages ------------------
+    # -- the pause family: pauses, whatever their cause, and refused pages ----------
 
-    def _paused(self, event: Paused) -> None:
-        if event.state.cause == ORIGIN_PAUSED:
-            policy = event.policy
+    def paused(
+        self,
+        origin: str,
+        state: PauseState,
+        policy: Policy | None = None,
+        page: Pause | None = None,
+        shared: bool = False,
+    ) -> None:
+        """An origin paused for ``state.cause``: robots.txt (``policy``) or a page
+        (``page``); ``shared``: another worker of the cluster saw it."""
+        if state.cause == ORIGIN_PAUSED:
             if policy is not None:
                 self.inc(f"rep/pauses/{policy.outcome}")
                 logger.info(
                     "scrapy-rep: %(origin)s paused until %(until)s: %(reason)s",
                     {
-                        "origin": printable(event.origin),  # a redirect's host: ESC, RLO, ...
+                        "origin": printable(origin),  # a redirect's host: ESC, RLO, ...
                         "until": _clock(policy.expires_at),
                         "reason": printable(policy.reason),
                     },
                 )
-        elif event.page is not None:
-            self._page_paused(event.page, event.shared)
+        elif page is not None:
+            self._page_paused(page, shared)
 
     def _page_paused(self, pause: Pause, shared: bool) -> None:
         state = pause.state
@@ -364,12 +364,12 @@ class Telemetry:
                 },
             )
 
-    def _resumed(self, event: Resumed) -> None:
-        origin, state = event.origin, event.state
+    def resumed(self, origin: str, state: PauseState, policy: Policy | None = None) -> None:
+        """An origin's pause ended; ``policy``: robots.txt's new one, when it resumed it."""
         if state.cause == ORIGIN_PAUSED:
-            if event.policy is not None:
+            if policy is not None:
                 self.inc("rep/resumes")
-                _note(logging.INFO, origin, f"resumed: {event.policy.reason}")
+                _note(logging.INFO, origin, f"resumed: {policy.reason}")
             return
         self.inc(f"rep/pushback/resumes/{state.cause}")
         logger.info(
@@ -388,8 +388,10 @@ class Telemetry:
                 },
             )
 
-    def _page_refused(self, event: PageRefused) -> None:
-        self.inc("rep/pushback/unsent" if event.unsent else f"rep/pushback/refused/{event.status}")
+    def page_refused(self, status: int | None, unsent: bool = False) -> None:
+        """A request whose response pushed back is held again; ``unsent``: taken back out
+        of a download slot before it was sent."""
+        self.inc("rep/pushback/unsent" if unsent else f"rep/pushback/refused/{status}")
 
     # -- robots.txt and tdmrep.json ----------------------------------------------
 
@@ -577,11 +579,3 @@ def _note(level: int, origin: str, text: str) -> None:
         "scrapy-rep: %(origin)s: %(text)s",
         {"origin": printable(origin), "text": printable(text)},
     )
-
-
-#: event class -> its handler (``Telemetry.emit``)
-_ON: dict[type, Callable[[Telemetry, Any], None]] = {
-    Paused: Telemetry._paused,
-    Resumed: Telemetry._resumed,
-    PageRefused: Telemetry._page_refused,
-}
