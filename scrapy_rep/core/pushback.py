@@ -1,45 +1,16 @@
 """What a site says while its pages are crawled: 429, 503, a wall of 403s. Pure.
 
-Theory of operation (sans-IO, clock passed in). robots.txt is what a site
-*wrote*; a page's status is what it *says now*. :class:`Pushback` hears the
-status of each page response of an origin (:meth:`Pushback.on_response`) and
-answers with a :class:`Pause` when the origin must stop being sent to:
-
-- a row of the page status table (:data:`DEFAULT_PAGE_ACTIONS`,
-  ``REP_PAGE_STATUS_ACTIONS``) says ``pause`` (429, 503): the origin pauses
-  for what ``Retry-After`` says (RFC 9110 §10.2.3, read by
-  :func:`~scrapy_rep.core.policy.retry_after`, the robots.txt path's reader),
-  clamped to ``[floor, pause_max]``; without a usable value, the back-off
-  (:class:`~scrapy_rep.core.pause.Backoff`, the one robots.txt's pause waits
-  by: ``backoff_start`` x ``backoff_factor`` ** (n - 1), at most
-  ``pause_max``), whose count resets after ``reset_after`` healthy responses
-  in a row;
-- a row says ``block`` (401, 403): ``block_after`` of them in a row, from an
-  origin that served pages before, stop the origin for ``block_pause``
-  (``blocked``); one alone is that URL's answer. Only refusals of URLs the
-  origin itself pointed to, or the crawl's start requests, count
-  (:func:`counts_toward_block`): another site's links are not the origin's.
-
-The :data:`GIVE_UP_AFTER`-th pause in a row with no healthy answer between
-them gives up what the origin holds (:data:`GAVE_UP`): a site that refuses
-for ever does not keep the crawl open.
-
-After a pause the origin starts slowly (:meth:`Pushback.room`): one request
-in flight, one more for each healthy response, until ``ramp_max``; a
-pushback during the ramp pauses again, with the back-off of one more
-failure (at least what ``Retry-After`` says). So does an origin at first
-contact (:meth:`Pushback.contact`: no page answer heard from it yet), on the
-same ramp, which says nothing was pushed back: its requests wait for room
-as in a download slot (:meth:`Pushback.first_room`), never held for a reason,
-and its state goes when the ramp ends, or while nothing is in flight. From its first pause an
-origin's sends are also spaced, at a pace learnt from its answers
-(:class:`~scrapy_rep.core.pace.Pace`).
-
-An origin's pause is the one pause record,
-:class:`~scrapy_rep.core.pause.PauseState` (what a cluster shares of it too),
-with the page's cause. The gate (:class:`~scrapy_rep.core.gate.OriginGate`)
-asks this class whether to hold a request and how many held ones may go; the
-caller (the Scrapy adapter) keeps the timers.
+robots.txt is what a site *wrote*; a page's status is what it *says now*.
+:class:`Pushback` hears each page response of an origin (:meth:`Pushback.on_response`)
+and answers with a :class:`Pause` when the origin must stop being sent to: a ``pause``
+row of the page status table (429, 503) for what ``Retry-After`` says, else the one
+back-off (:class:`~scrapy_rep.core.pause.Backoff`); ``block_after`` refusals in a row of a
+``block`` row (401, 403) that count (:func:`counts_toward_block`). After a pause, and at
+first contact, an origin starts slowly on one ramp; from its first pause its sends are
+also spaced (:class:`~scrapy_rep.core.pace.Pace`). The pause is the one record,
+:class:`~scrapy_rep.core.pause.PauseState`; the gate asks this class whether to hold a
+request, the Scrapy side keeps the timers. The rules and their constants: docs/status.md
+("What pages say while they are crawled").
 """
 
 from __future__ import annotations
@@ -70,7 +41,7 @@ MAX_RETRY_AFTER = 1e9
 SERVED_MAX = 100_000
 
 #: origins with a state (paused, ramping or paced); beyond it the oldest quiet one is
-#: forgotten (~300 B each): its pace is learnt again if it pushes back again
+#: forgotten: its pace is learnt again if it pushes back again
 TRACKED_MAX = 100_000
 #: origins looked at, oldest first, for a quiet one to forget beyond :data:`TRACKED_MAX`
 #: (those busy go to the back); none quiet among them: the least harm of them goes
