@@ -78,15 +78,21 @@ def downloader_enqueue(downloader: Any) -> Any:
     return getattr(downloader, "_enqueue_request", None)
 
 
-def take_queued(engine: Any, take: Callable[[Any], bool]) -> list[tuple[Any, Any]]:
-    """Take the requests ``take`` picks out of the download slots' queues (private: each
-    slot's ``queue`` of ``(request, deferred)``), never one in flight; what was taken."""
+def _slot_queues(engine: Any) -> Iterator[Any]:
+    """The download slots' queues (private: each a deque of ``(request, deferred)``), the
+    empty ones left out."""
     slots: Mapping[str, Any] = getattr(getattr(engine, "downloader", None), "slots", {})
-    taken: list[tuple[Any, Any]] = []
     for slot in list(slots.values()):
         queue = getattr(slot, "queue", None)
-        if not queue:
-            continue
+        if queue:
+            yield queue
+
+
+def take_queued(engine: Any, take: Callable[[Any], bool]) -> list[tuple[Any, Any]]:
+    """Take the requests ``take`` picks out of the download slots' queues, never one in
+    flight; what was taken."""
+    taken: list[tuple[Any, Any]] = []
+    for queue in _slot_queues(engine):
         kept: deque[Any] = deque()
         for entry in queue:
             (taken if take(entry[0]) else kept).append(entry)
@@ -97,10 +103,9 @@ def take_queued(engine: Any, take: Callable[[Any], bool]) -> list[tuple[Any, Any
 
 
 def queued(engine: Any) -> Iterator[Any]:
-    """The requests waiting in the download slots' queues (see :func:`take_queued`)."""
-    slots: Mapping[str, Any] = getattr(getattr(engine, "downloader", None), "slots", {})
-    for slot in list(slots.values()):
-        for entry in getattr(slot, "queue", None) or ():
+    """The requests waiting in the download slots' queues, not yet sent."""
+    for queue in _slot_queues(engine):
+        for entry in queue:
             yield entry[0]
 
 
