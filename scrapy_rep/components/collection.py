@@ -2,9 +2,10 @@
 admission path.
 
 The add-on installs it only when the setting names a hook, so a crawl without
-one never loads :mod:`scrapy_rep.crawl.collection`. The hook is imported as
-the crawl's graph is built, as before: what cannot be imported stops the
-crawl with the setting's one-line error.
+one never loads :mod:`scrapy_rep.crawl.collection`. The hook is imported when
+the extension is made, before the crawl's graph is: what cannot be imported
+stops the crawl with the setting's one-line error, and nothing opened is left
+behind (a shared resolver, a store's connections).
 """
 
 from __future__ import annotations
@@ -27,12 +28,15 @@ class CollectionPolicy:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> CollectionPolicy:
-        if not crawler.settings.get("REP_COLLECTION_POLICY"):
+        hook = load_collection_policy(crawler.settings.get("REP_COLLECTION_POLICY"))
+        if hook is None:
             raise NotConfigured("REP_COLLECTION_POLICY is not set")
-        extension = cls()
+        extension = cls(CollectionHook(hook))
         graph.when_built(crawler, extension.fill)
         return extension
 
+    def __init__(self, hook: CollectionHook) -> None:
+        self.hook = hook
+
     def fill(self, service: RobotsService) -> None:
-        hook = load_collection_policy(service.config.collection_policy)
-        service.admission.collection = CollectionHook(hook) if hook is not None else None
+        service.admission.collection = self.hook

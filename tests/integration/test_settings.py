@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 import pytest_twisted
 
+from scrapy_rep.runtime.resolver import SharedResolvers
 from scrapy_rep.runtime.settings import (
     RepSettings,
     SettingError,
@@ -125,6 +126,7 @@ async def test_missing_collection_policy_stops_the_crawl_with_one_line(site: Fak
     assert "No module named 'nosuch'" in message and "callable(request, spider)" in message
     assert "\n" not in message
     assert a.hits() == 0
+    assert not SharedResolvers._resolvers  # nothing opened for a crawl that never started
 
 
 @pytest_twisted.ensureDeferred
