@@ -701,6 +701,31 @@ async def test_after_the_pause_one_request_is_in_flight_until_it_answers(
 
 
 @pytest_twisted.ensureDeferred
+async def test_a_request_refused_again_is_the_first_to_go_when_the_pause_ends(
+    mw: Middlewares,
+) -> None:
+    rig = mw.rig
+
+    async def scenario() -> None:
+        first, *rest = pages(rig, "/0", "/1", "/2")
+        refusal = (429, {"Retry-After": "5"}, b"")
+        rig.transport.answers[first] = [refusal, refusal, OK]
+        await held(mw, first)
+        for url in rest:  # parked while it pauses, after it
+            assert not rig.schedule(Request(url))
+        rig.clock.advance(5)
+        assert released(rig) == [first]
+        again = await mw.fetch(rig.engine.crawled[0])  # refused once more: held again
+        assert isinstance(again, Request) and not rig.schedule(again)
+        rig.clock.advance(60)
+        # the retry its Retry-After asked for goes before the pages parked behind it
+        assert released(rig) == [first, first]
+        await ok(mw, rig.engine.crawled[-1])
+
+    await in_loop(scenario())
+
+
+@pytest_twisted.ensureDeferred
 async def test_after_a_first_pushback_sends_are_paced_from_a_second_apart_then_faster(
     mw: Middlewares,
 ) -> None:

@@ -276,12 +276,14 @@ class OriginGate(Generic[T]):
             return Release(0, wait)
         return Release(1 if pushback.paced(origin) else room)
 
-    def park(self, origin: str, item: T, since: float, reason: str) -> Parked[T]:
-        """Hold ``item``; false when the lot is full or the gate closed (drop it then, and
-        any item it displaced)."""
+    def park(
+        self, origin: str, item: T, since: float, reason: str, *, first: bool = False
+    ) -> Parked[T]:
+        """Hold ``item`` (``first``: before the origin's others); false when the lot is full
+        or the gate closed (drop it then, and any item it displaced)."""
         if self._closed:
             return Parked(False)
-        return self._lot.park(origin, item, since, reason)
+        return self._lot.park(origin, item, since, reason, first=first)
 
     def wake_due(self, origin: str, policy: Policy | None, now: float) -> float | None:
         """When a held origin with no refetch planned should be refetched; None if planned."""

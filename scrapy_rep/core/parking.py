@@ -3,6 +3,8 @@
 The lot only keeps count (the gate decides). It is fair (max-min): when full, a request
 of an origin holding fewer than the one holding the most takes the place of that
 origin's newest request (dropped, ``park-overflow``); origins are bucketed by count, so O(1).
+An origin's items leave oldest first, but one parked ``first`` (a request its site refused:
+the retry it asked for) goes before them.
 """
 
 from __future__ import annotations
@@ -83,8 +85,11 @@ class ParkingLot(Generic[T]):
         found = {o: (len(h), max(x.since for x in h)) for o, h in self._by_origin.items()}
         return dict(sorted(found.items(), key=lambda item: -item[1][0]))
 
-    def park(self, origin: str, item: T, now: float, reason: str) -> Parked[T]:
-        """Hold ``item``; false when the lot is full and ``origin`` holds its share."""
+    def park(
+        self, origin: str, item: T, now: float, reason: str, *, first: bool = False
+    ) -> Parked[T]:
+        """Hold ``item`` (``first``: before the origin's others); false when the lot is full
+        and ``origin`` holds its share."""
         displaced = None
         if self._count >= self.capacity:
             held = self._by_origin.get(origin)
@@ -96,7 +101,11 @@ class ParkingLot(Generic[T]):
             self._count -= 1
             self._resized(victim, len(queue) + 1, len(queue))
         queue = self._by_origin.setdefault(origin, deque())
-        queue.append(Held(item, origin, now, reason))
+        entry = Held(item, origin, now, reason)
+        if first:
+            queue.appendleft(entry)
+        else:
+            queue.append(entry)
         self._count += 1
         self._resized(origin, len(queue) - 1, len(queue))
         return Parked(True, displaced)

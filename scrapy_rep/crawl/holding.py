@@ -98,6 +98,7 @@ class Holding:
         if meta.get(M.DONT_OBEY) or meta.get(M.ROBOTS_REQUEST) or M.DROP in meta:
             return  # a request on its way to be dropped is dropped in the downloader
         handed_back = meta.pop(M.PARK, None)
+        first = meta.pop(M.PARK_FIRST, False)
         origin = origin_or_none(request.url)
         if origin is None:
             return
@@ -114,7 +115,7 @@ class Holding:
         if handed_back is None and self._seen_before(request):
             return  # a duplicate: the scheduler's dupefilter drops it, as it would unparked
         since = meta.setdefault(M.PARKED_AT, now)
-        parked = self.gate.park(origin, request, since, reason)
+        parked = self.gate.park(origin, request, since, reason, first=first)
         if parked.displaced is not None:  # an origin holding more than its share gave way
             self._rejudge(parked.displaced, drop="park-overflow")
         if parked:
@@ -137,11 +138,14 @@ class Holding:
             return False
         return bool(dupefilter.request_seen(request))
 
-    def to_parking(self, request: Request, reason: str) -> Request:
+    def to_parking(self, request: Request, reason: str, *, refused: bool = False) -> Request:
         """From the downloader: give the request back to the engine, to be parked here (not
-        filtered again: the dupefilter has seen it)."""
+        filtered again: the dupefilter has seen it). ``refused``: its site refused it (429,
+        503), and it is the first of its origin to go again: the retry the pause was for."""
         request = request.replace(dont_filter=True)
         request.meta[M.PARK] = reason
+        if refused:
+            request.meta[M.PARK_FIRST] = True
         self.listen(True)  # the engine schedules it next: be there to park it
         return request
 

@@ -33,6 +33,9 @@ SITEMAP = "rep_sitemap"
 ROBOTS_REQUEST = "_rep_robots"
 #: Internal: why the downloader handed a request back to be parked.
 PARK = "_rep_park"
+#: Internal: a request its site refused (429, 503): first in its origin's line when parked,
+#: the retry its ``Retry-After`` asked for.
+PARK_FIRST = "_rep_park_first"
 #: Internal: a held request on its way to be dropped in the downloader (so its
 #: errback hears why).
 DROP = "_rep_drop"

@@ -218,7 +218,7 @@ class PageSignals:
         if pause.given_up:  # refused for ever: what it holds ends, this request too
             self.holding.give_up(origin, GAVE_UP)
             self.holding.drop_held(origin, request, GAVE_UP)
-        return self.holding.to_parking(request, pause.cause)
+        return self.holding.to_parking(request, pause.cause, refused=True)
 
     def wall(self, origin: str, status: int, request: Request) -> bool:
         """A licence or payment wall at ``origin`` (:mod:`scrapy_rep.crawl.walls`): True

@@ -378,13 +378,8 @@ async def test_one_sites_held_requests_do_not_crowd_out_another_sites(site: Fake
     counts = Telemetry.of(result.crawler).counts
     assert counts.origins[a.url].dropped["park-overflow"] == len(overflow)
     assert "park-overflow" not in counts.origins[b.url].dropped
-    # nothing lost in silence: every page of a was downloaded or dropped with a reason (the
-    # overflow, or given up: a first contact sends one at a time, and each page here answers
-    # its first request 429, so five pauses in a row give up what a holds)
-    gave_up = {u for u, r in result.dropped.items() if r == "pushback-gave-up"}
-    assert all(u.startswith(a.url) for u in gave_up)
-    downloaded = [u for u in result.downloaded if u.startswith(a.url)]
-    assert len(downloaded) + len(overflow) + len(gave_up) == 30
+    # nothing lost in silence: every page of a was downloaded or dropped with a reason
+    assert len([u for u in result.downloaded if u.startswith(a.url)]) + len(overflow) == 30
 
 
 @pytest_twisted.ensureDeferred
