@@ -1394,3 +1394,53 @@ def test_one_slow_answer_holds_the_origin_to_one_request_for_as_long_as_it_took(
     assert not pb.paced(A)  # one answer alone eases no pace
     _timed(pb, t + 0.5, [0.03] * 8)  # back at its baseline: the ramp grows back, then goes
     assert A not in pb
+
+
+@pytest_twisted.ensureDeferred
+async def test_requests_waiting_at_first_contact_reserve_no_crawl_delay_turn_meanwhile() -> None:
+    rig = rig_for({A: (200, {}, b"User-agent: *\nCrawl-delay: 1\n")})
+    mw = Middlewares(rig)
+
+    async def scenario() -> None:
+        first, *rest = pages(rig, "/0", "/1", "/2", "/3")
+        stall = Stall(then=OK)
+        rig.transport.answers[first] = stall
+        going = [asyncio.ensure_future(mw.fetch(Request(url))) for url in (first, *rest)]
+        await turns(50)
+        assert sent(rig) == [first]  # one in flight at first contact; the others wait
+        rig.clock.advance(1.5)  # past the moment a second request would have had
+        await turns(50)
+        assert sent(rig) == [first]
+        stall.release()  # a healthy answer: room for two
+        await turns(50)
+        # the next goes at once (its Crawl-delay since the first kept), not after the moments
+        # the waiting requests would have reserved while there was no room
+        assert sent(rig) == [first, rest[0]]
+        rig.clock.advance(1.0)
+        await turns(50)
+        assert sent(rig) == [first, rest[0], rest[1]]
+        rig.clock.advance(10.0)
+        await asyncio.gather(*going)
+
+    await rig.run(scenario())
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_request_waiting_at_first_contact_goes_as_soon_as_the_first_answers(
+    mw: Middlewares,
+) -> None:
+    rig = mw.rig
+
+    async def scenario() -> None:
+        first, second = pages(rig, "/0", "/1")
+        stall = Stall(then=OK)
+        rig.transport.answers[first] = stall
+        going = [asyncio.ensure_future(mw.fetch(Request(url))) for url in (first, second)]
+        await turns(50)
+        assert sent(rig) == [first]
+        stall.release()  # its download's end counted it back before its answer was read
+        await turns(50)
+        assert sent(rig) == [first, second]  # at once, not at the next look a second later
+        await asyncio.gather(*going)
+
+    await rig.run(scenario())

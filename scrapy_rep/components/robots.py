@@ -18,6 +18,8 @@ from scrapy_rep.crawl import meta as M
 from scrapy_rep.crawl.exceptions import RepIgnoreRequest
 
 if TYPE_CHECKING:
+    import asyncio
+
     from scrapy.crawler import Crawler
     from scrapy.http import Response
 
@@ -63,12 +65,18 @@ class RobotsMiddleware:
             assert policy is not None
             pushback = service.pushback
             while True:
-                paced = service.pace(request, origin, policy)
-                # the reserved send time of a delayed or paced origin
-                turn = await paced if paced is not None else None
-                # a page paused its origin meanwhile, or its ramp is full (at first contact:
-                # it waits for room, then for its moment again, unless held meanwhile)
-                held = pushback.sending(request, origin, turn) if pushback is not None else None
+                # at first contact with no room: it waits before it reserves a moment
+                held: str | asyncio.Future[str | None] | None = None
+                if pushback is not None:
+                    held = pushback.room(origin)
+                if held is None:
+                    paced = service.pace(request, origin, policy)
+                    # the reserved send time of a delayed or paced origin
+                    turn = await paced if paced is not None else None
+                    # a page paused its origin meanwhile, or its ramp is full (at first
+                    # contact: it waits for room, then for its moment again)
+                    if pushback is not None:
+                        held = pushback.sending(request, origin, turn)
                 if held is not None and not isinstance(held, str):
                     held = await held
                     if held is None:

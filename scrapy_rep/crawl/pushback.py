@@ -150,21 +150,31 @@ class PageSignals:
 
     # -- a request leaves, a response comes back --------------------------------
 
-    def sending(
-        self, request: Request, origin: str, turn: Turn | None = None
-    ) -> str | asyncio.Future[str | None] | None:
-        """Right before the download: a reason to hold it after all, a future to await
-        first (its origin's first contact has no room: it waits, as in a download slot,
-        then for its moment again; or the future says a reason to hold it: the origin
-        paused meanwhile), else None and it is counted.
-
-        ``turn``: it waited for its reserved moment
-        (:meth:`CrawlDelay.keep <scrapy_rep.crawl.crawl_delay.CrawlDelay.keep>`)."""
+    def room(self, origin: str) -> asyncio.Future[str | None] | None:
+        """A future to await while ``origin``'s first contact has no room for another
+        request (it waits, as in a download slot; the future says a reason to hold it if the
+        origin paused meanwhile), else None. Asked before a send's moment is reserved too:
+        a request waiting for room holds no Crawl-delay turn another could use."""
         core = self.core
         if not (core.contact(origin) if self.heard else origin in core):
             return None
         if core.first_room(origin) == 0 and not self._queued(origin):
             return self._wait(origin)
+        return None
+
+    def sending(
+        self, request: Request, origin: str, turn: Turn | None = None
+    ) -> str | asyncio.Future[str | None] | None:
+        """Right before the download: a reason to hold it after all, a future to await
+        first (:meth:`room`: taken while it waited for its moment; then its moment comes
+        again), else None and it is counted.
+
+        ``turn``: it waited for its reserved moment
+        (:meth:`CrawlDelay.keep <scrapy_rep.crawl.crawl_delay.CrawlDelay.keep>`)."""
+        core = self.core
+        waiting = self.room(origin)
+        if waiting is not None or origin not in core:
+            return waiting
         now = self.clock()
         spacing = None if turn is None else turn.spacing
         reason = self.gate.sending(origin, now, turn=turn is not None, spacing=spacing)
@@ -178,12 +188,18 @@ class PageSignals:
 
     def not_sent(self, origin: str) -> None:
         """A request of ``origin`` was dropped before the network: the ramp lets another go."""
-        if origin in self.core:
+        self._answered(origin)
+
+    def _answered(self, origin: str) -> None:
+        """A request of ``origin`` came back, or never went: its ramp lets the next go. A
+        first contact's state goes when nothing is in flight (the download's end counted it
+        back), so its waiting requests are woken here too."""
+        if origin in self.core or origin in self._waiting:
             self._ramp(origin)
 
     def response(self, request: Request, response: Response) -> Request | Response:
         meta = request.meta
-        counted = self.out.back(request)
+        self.out.back(request)
         if meta.get(M.DONT_OBEY) or meta.get(M.ROBOTS_REQUEST):
             return response
         origin = _origin(request)
@@ -202,8 +218,7 @@ class PageSignals:
             meta.get("download_latency"),
         )
         if pause is None:
-            if counted is not None or origin in self.core:
-                self._ramp(origin)
+            self._answered(origin)
             return response
         self.paused(pause)
         if pause.cause == BLOCKED:
@@ -225,8 +240,7 @@ class PageSignals:
         when it is the ``REP_BLOCK_AFTER``-th refusal in a row, and the origin is blocked."""
         pause = self.core.on_wall(origin, status, request.url, self.clock(), linked_from(request))
         if pause is None:
-            if origin in self.core:  # its request was counted back: the ramp goes on
-                self._ramp(origin)
+            self._answered(origin)  # its request was counted back: the ramp goes on
             return False
         self.paused(pause)
         return True
@@ -242,8 +256,8 @@ class PageSignals:
                 self.telemetry.page_refused(None, unsent=True)
             return self.holding.to_parking(request, exception.reason)
         origin = counted or _origin(request)  # counted back when its download ended, maybe
-        if origin is not None and origin in self.core:
-            self._ramp(origin)
+        if origin is not None:
+            self._answered(origin)
         return None
 
     # -- pauses -------------------------------------------------------------------

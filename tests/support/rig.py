@@ -278,8 +278,14 @@ class Middlewares:
 
     async def fetch(self, request: Request) -> Response | Request:
         """``request`` through the downloader middlewares: the response, or a request handed
-        back to the engine (to be scheduled); raises what its errback would hear."""
-        return await self.downloader.download_async(self._download, request)
+        back to the engine (to be scheduled); raises what its errback would hear. It is in
+        the downloader's ``active`` meanwhile, as Scrapy's downloader has it."""
+        active = self.rig.engine.downloader.active
+        active.add(request)
+        try:
+            return await self.downloader.download_async(self._download, request)
+        finally:
+            active.discard(request)
 
     async def _download(self, request: Request) -> Response:
         """The download handler's part, with the signals Scrapy's downloader sends around it."""
