@@ -448,10 +448,26 @@ ARRIVAL_JITTER = 0.3
 
 
 def test_crawl_delay_holds_for_the_whole_cluster(site: FakeSite, cluster: Cluster) -> None:
-    slow = site.add("slow").robots(Reply(body=b"User-agent: *\nCrawl-delay: 1\n"))
+    # the point is two workers or more sending to the delayed site; on a loaded machine one
+    # worker may take every delayed page (the others slow to look at the queue): again then,
+    # with new workers and sites
+    for attempt in range(3):
+        if delay_kept_across_workers(site, cluster, attempt):
+            return
+    pytest.fail("three crawls in a row, one worker took every delayed page")
+
+
+def delay_kept_across_workers(site: FakeSite, cluster: Cluster, attempt: int) -> bool:
+    """One crawl of a delayed site by three workers: its assertions; False when one worker
+    alone sent to the delayed site (the crawl says nothing about the cluster)."""
+    slow = site.add(f"slow{attempt}").robots(Reply(body=b"User-agent: *\nCrawl-delay: 1\n"))
     # other loopback addresses: other hosts, so other download slots
-    fast = [site.add(f"f{i}", host=f"127.0.0.{i + 2}").robots(Reply(body=ROBOTS)) for i in (0, 1)]
-    workers = [cluster.start(f"w{i}", spider="paced") for i in range(3)]
+    fast = [
+        site.add(f"f{attempt}{i}", host=f"127.0.0.{i + 2}").robots(Reply(body=ROBOTS))
+        for i in (0, 1)
+    ]
+    cluster.redis.delete("paced:done")  # an earlier crawl's workers were told to close
+    workers = [cluster.start(f"w{attempt}{i}", spider="paced") for i in range(3)]
     cluster.wait_ready(*workers)
     slow_pages = [slow.url_for(f"/s{i}") for i in range(5)]
     fast_pages = [o.url_for(f"/f{i}") for i in range(6) for o in fast]
@@ -475,13 +491,16 @@ def test_crawl_delay_holds_for_the_whole_cluster(site: FakeSite, cluster: Cluste
     # keeps the delay (sends are booked 1.25 s apart, never more than 0.125 s late)
     assert len(times) == 5 and min(gaps) >= 1.0 - ARRIVAL_JITTER, gaps
     assert times[-1] - times[0] >= 4 * 1.0, gaps
-    assert cluster.downloaded() == sorted(slow_pages + fast_pages)  # each page once
+    downloaded = [u for w in workers for u in w.report["downloaded"]]
+    assert sorted(downloaded) == sorted(slow_pages + fast_pages)  # each page once
     # the undelayed origins did not queue behind the delayed one
     assert all(t < times[-1] for o in fast for t in page_times(o))
-    assert sum(1 for w in workers if any("/s" in u for u in w.report["downloaded"])) >= 2
+    if sum(1 for w in workers if any(u.startswith(slow.url) for u in w.report["downloaded"])) < 2:
+        return False
     # one reservation per delayed page, none for the others; most had to wait
     assert sum(w.store("pace") for w in workers) == 5
     assert sum(w.stat("rep/cluster/delay-waits") for w in workers) >= 3
+    return True
 
 
 # -- held requests outlive their worker -----------------------------------------------------------
