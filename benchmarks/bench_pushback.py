@@ -205,6 +205,14 @@ def figures(log: list[Entry], kinds: dict[str, Any], rate: float) -> dict[str, f
             half = ok_at[len(ok_at) // 2 :]
             if len(half) > 1 and len(ok_at) == len(page_paths(o.spec.pages)):
                 steady.append((len(half) - 1) / (half[-1] - half[0]) / rate)
+    # first contact: 429s before a pause could have ended (Retry-After after the first request)
+    opening = sum(
+        1
+        for o in limited
+        if (entries := by_origin.get(o.name))
+        for e in entries
+        if e.status == 429 and e.at < entries[0].at + RETRY_AFTER
+    )
     at_resume, episodes, into = 0, 0, 0
     for o in counted:
         entries = by_origin.get(o.name, [])
@@ -220,6 +228,7 @@ def figures(log: list[Entry], kinds: dict[str, Any], rate: float) -> dict[str, f
         "served": served,
         "429": too_many,
         "429_per_100": 100 * too_many / served if served else float("inf"),
+        "opening_429": opening,
         "lost": lost,
         "rate_use": statistics.median(uses) if uses else 0.0,
         "steady": statistics.median(steady) if steady else 0.0,
@@ -492,6 +501,10 @@ def main() -> None:
         one, three = cluster.values()
         ratio = three["429"] / one["429"] if one["429"] else float("inf")
         say(f"\ncluster's 429s / one worker's: {ratio:.2f} (goal: <= 1)")
+        say(
+            f"429s at first contact (before a pause could end): {one['opening_429']:.0f} with "
+            f"one worker, {three['opening_429']:.0f} with three"
+        )
 
 
 if __name__ == "__main__":
