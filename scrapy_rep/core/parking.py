@@ -101,11 +101,7 @@ class ParkingLot(Generic[T]):
             self._count -= 1
             self._resized(victim, len(queue) + 1, len(queue))
         queue = self._by_origin.setdefault(origin, deque())
-        entry = Held(item, origin, now, reason)
-        if first:
-            queue.appendleft(entry)
-        else:
-            queue.append(entry)
+        (queue.appendleft if first else queue.append)(Held(item, origin, now, reason))
         self._count += 1
         self._resized(origin, len(queue) - 1, len(queue))
         return Parked(True, displaced)

@@ -1,36 +1,13 @@
 """The Scrapy side of :mod:`scrapy_rep.core.pushback`: what pages say while they are crawled.
 
-:class:`PageSignals` (one per crawler, owned by the service) hears each page
-response through :class:`PushbackMiddleware`, asks the pure core whether it
-pushes back, and carries the answer out through the same gate and parking
-lot the robots.txt pause uses:
-
-- the request whose response said 429/503 is handed back to be held (not
-  retried at once, not given up); the middleware sits at
-  :data:`PUSHBACK_PRIORITY`, above Scrapy's ``RetryMiddleware`` (550), so
-  its ``process_response`` sees the response first and RetryMiddleware never
-  does;
-- requests of that origin already judged and waiting in a download slot's
-  queue are taken out (:func:`_unsend`) and held too: nothing is
-  sent to the origin until the pause ends; requests in flight finish;
-- new requests of the origin are held by the gate
-  (:meth:`~scrapy_rep.core.gate.OriginGate.admit`,
-  :meth:`~scrapy_rep.core.gate.OriginGate.hold_reason`), parked outside
-  Scrapy's queues: no downloader slot, no global concurrency;
-- at the pause's end (the origin's one timer on the crawl's clock,
-  :class:`~scrapy_rep.crawl.holding.Wakes`) one held request goes,
-  then one more for each healthy response (slow start);
-- an origin's first contact ramps the same way, but nothing pushed back: its
-  requests beyond the ramp wait in the downloader (:meth:`PageSignals.sending`
-  hands them a future), as in a download slot, with no reason, stat or log;
-- after a pause the origin is paced (see :meth:`~scrapy_rep.core.pushback.Pushback._slow_down`):
-  one held request goes each gap, and each send reserves its moment, with its
-  Crawl-delay, in the one pacing of sends
-  (:class:`~scrapy_rep.crawl.crawl_delay.CrawlDelay`; a cluster's in Redis, so
-  three workers send no faster than one);
-- with a shared store (Redis, SQLite) the pause is saved there, with the pace
-  learnt, and a worker learns another's pause when it next asks the store
-  about the origin.
+:class:`PageSignals` (one per crawler, owned by the service) hears each page response
+through :class:`PushbackMiddleware` (above Scrapy's ``RetryMiddleware``, so it sees a
+429/503 first), asks the pure core whether it pushes back, and carries the answer out
+through the gate and parking lot the robots.txt pause uses: the refused request and the
+origin's queued ones are held (:func:`_unsend`), the origin's one timer ends the pause, and
+its requests go again on the slow start's ramp and pace. A first contact ramps the same
+way, its waiting requests unparked. The rules and their constants: docs/status.md ("What
+pages say while they are crawled").
 """
 
 from __future__ import annotations
@@ -151,10 +128,9 @@ class PageSignals:
     # -- a request leaves, a response comes back --------------------------------
 
     def room(self, origin: str) -> asyncio.Future[str | None] | None:
-        """A future to await while ``origin``'s first contact has no room for another
-        request (it waits, as in a download slot; the future says a reason to hold it if the
-        origin paused meanwhile), else None. Asked before a send's moment is reserved too:
-        a request waiting for room holds no Crawl-delay turn another could use."""
+        """A future to await while ``origin``'s first contact has no room (it says a reason
+        to hold the request if the origin paused meanwhile), else None. Asked before a send's
+        moment is reserved: a request waiting for room holds no Crawl-delay turn."""
         core = self.core
         if not (core.contact(origin) if self.heard else origin in core):
             return None
@@ -191,9 +167,8 @@ class PageSignals:
         self._answered(origin)
 
     def _answered(self, origin: str) -> None:
-        """A request of ``origin`` came back, or never went: its ramp lets the next go. A
-        first contact's state goes when nothing is in flight (the download's end counted it
-        back), so its waiting requests are woken here too."""
+        """A request of ``origin`` came back, or never went: its ramp lets the next go (and
+        a first contact's waiting, whose state went as the download's end counted it back)."""
         if origin in self.core or origin in self._waiting:
             self._ramp(origin)
 
