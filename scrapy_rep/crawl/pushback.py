@@ -326,7 +326,9 @@ class PageSignals:
         if waiting is None:
             return
         waiting[:] = [future for future in waiting if not future.done()]  # cancelled: gone
-        room = None if everyone or held else self.core.first_room(origin)
+        room = None  # a first contact whose state went (nothing in flight) ramps again
+        if not (everyone or held) and self.core.contact(origin):
+            room = self.core.first_room(origin)
         going = waiting[:room]
         del waiting[:room]
         if not waiting:
