@@ -16,6 +16,7 @@ from scrapy.exceptions import NotConfigured
 
 from scrapy_rep.crawl import graph
 from scrapy_rep.crawl.collection import CollectionHook, load_collection_policy
+from scrapy_rep.runtime.settings import RepSettings
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -28,7 +29,7 @@ class CollectionPolicy:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> CollectionPolicy:
-        hook = load_collection_policy(crawler.settings.get("REP_COLLECTION_POLICY"))
+        hook = load_collection_policy(RepSettings.of(crawler).collection_policy)
         if hook is None:
             raise NotConfigured("REP_COLLECTION_POLICY is not set")
         extension = cls(CollectionHook(hook))
