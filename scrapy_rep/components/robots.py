@@ -84,7 +84,7 @@ class RobotsMiddleware:
                 return None if held is None else self.holding.to_parking(request, held)
         if action == DROP:
             if service.pushback is not None:  # a ramp's request that will never answer
-                service.pushback.not_sent(origin)
+                service.pushback.settled(origin)
             raise RepIgnoreRequest(record)
         # held by the gate, or REP_*_ACTION = "park": parked before the scheduler takes it
         return self.holding.to_parking(request, record["reason"])

@@ -162,13 +162,10 @@ class PageSignals:
             self.holding.wakes.at(origin, now + wait)
         return None
 
-    def not_sent(self, origin: str) -> None:
-        """A request of ``origin`` was dropped before the network: the ramp lets another go."""
-        self._answered(origin)
-
-    def _answered(self, origin: str) -> None:
-        """A request of ``origin`` came back, or never went: its ramp lets the next go (and
-        a first contact's waiting, whose state went as the download's end counted it back)."""
+    def settled(self, origin: str) -> None:
+        """A request of ``origin`` came back, or was dropped before the network: its ramp
+        lets the next go (and a first contact's waiting, whose state went as the download's
+        end counted it back)."""
         if origin in self.core or origin in self._waiting:
             self._ramp(origin)
 
@@ -193,7 +190,7 @@ class PageSignals:
             meta.get("download_latency"),
         )
         if pause is None:
-            self._answered(origin)
+            self.settled(origin)
             return response
         self.paused(pause)
         if pause.cause == BLOCKED:
@@ -215,7 +212,7 @@ class PageSignals:
         when it is the ``REP_BLOCK_AFTER``-th refusal in a row, and the origin is blocked."""
         pause = self.core.on_wall(origin, status, request.url, self.clock(), linked_from(request))
         if pause is None:
-            self._answered(origin)  # its request was counted back: the ramp goes on
+            self.settled(origin)  # its request was counted back: the ramp goes on
             return False
         self.paused(pause)
         return True
@@ -232,7 +229,7 @@ class PageSignals:
             return self.holding.to_parking(request, exception.reason)
         origin = counted or _origin(request)  # counted back when its download ended, maybe
         if origin is not None:
-            self._answered(origin)
+            self.settled(origin)
         return None
 
     # -- pauses -------------------------------------------------------------------
