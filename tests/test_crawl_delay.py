@@ -26,6 +26,7 @@ from scrapy_rep.core.policy import Policy
 from scrapy_rep.crawl import compat
 from scrapy_rep.crawl.crawl_delay import SEND_MARGIN, CrawlDelay, delay_slot
 from scrapy_rep.crawl.telemetry import Telemetry
+from scrapy_rep.runtime.store.pacing import Reserved
 from tests.support.policies import full_policy
 from tests.support.rig import Rig, in_loop
 
@@ -190,19 +191,25 @@ def test_only_a_crawl_with_a_floor_listens_to_each_response(rig: Rig) -> None:
 
 
 class FakePacing:
-    """The shared store's send times: each reservation answers the next wait, or fails."""
+    """The shared store's send times: each reservation answers the next wait, or fails;
+    ``kept``: the gap the cluster's other workers keep (0: none), which a worker joins."""
 
-    def __init__(self, waits: list[float | Exception]) -> None:
+    def __init__(self, waits: list[float | Exception], kept: float = 0.0) -> None:
         self.waits = waits
+        self.kept = kept
         self.reserved: list[tuple[str, float]] = []
+        self.joins: list[bool] = []
 
-    async def reserve_spaced(self, slot: str, gap: float) -> tuple[float, float | None]:
+    async def reserve_spaced(self, slot: str, gap: float, join: bool = False) -> Reserved:
         """The wait, and no spacing known (the first send)."""
         self.reserved.append((slot, gap))
-        wait = self.waits.pop(0)
+        self.joins.append(join)
+        if join:
+            gap = max(gap, self.kept)
+        wait = self.waits.pop(0) if gap else 0.0
         if isinstance(wait, Exception):
             raise wait
-        return wait, None
+        return Reserved(wait, None, gap)
 
 
 @pytest_twisted.ensureDeferred
@@ -423,5 +430,72 @@ async def test_a_delayed_and_paced_origin_reserves_once_the_larger_gap(
         middleware = RobotsMiddleware(rig.crawler)
         assert await middleware.process_request(Request(A + "/1")) is None
         assert pacing.reserved == [(SLOT, 2.0 + SEND_MARGIN)]  # max(Crawl-delay, pace 1 s)
+
+    await rig.run(scenario())
+
+
+# -- a worker's first contact joins the pace the cluster keeps ----------------------------------
+
+
+def first_contact_rig(pacing: FakePacing, monkeypatch: pytest.MonkeyPatch) -> Rig:
+    """A rig whose store paces the cluster with ``pacing``; its pages' answers heard."""
+    from scrapy_rep.crawl import graph
+
+    monkeypatch.setattr(graph, "shared_pacing", lambda store: pacing)
+    rig = Rig({}, {A: (200, {}, b"User-agent: *\nAllow: /\n")})
+    pushback = RobotsMiddleware(rig.crawler).service.pushback
+    assert pushback is not None
+    pushback.heard = True
+    return rig
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_worker_at_first_contact_keeps_the_pace_the_cluster_keeps(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the other workers learnt 0.5 s from pushbacks this worker never heard (their pause
+    # ended before it first asked for the origin): unpaced, it would send between theirs
+    pacing = FakePacing([0.3], kept=0.5)
+    rig = first_contact_rig(pacing, monkeypatch)
+
+    async def scenario() -> None:
+        middleware = RobotsMiddleware(rig.crawler)
+        send = asyncio.ensure_future(middleware.process_request(Request(A + "/1")))
+        for _ in range(50):
+            await asyncio.sleep(0)
+        assert pacing.reserved == [(SLOT, 0.0)] and pacing.joins == [True]
+        assert not send.done()  # it waits for the moment the cluster gave it
+        rig.clock.advance(0.3)
+        assert await send is None
+        core = middleware.service.pushback
+        assert core is not None
+        assert core.core.gap(A) == 0.5  # its own pace from now: the next reserves 0.5 s
+        assert core.core.first_room(A) is None  # paced, not a first contact any more
+        second = middleware.service.pace(Request(A + "/2"), A, policy())
+        assert second is not None
+        pacing.waits.append(0.0)
+        await second
+        assert pacing.reserved[-1] == (SLOT, 0.5) and pacing.joins[-1] is False
+
+    await rig.run(scenario())
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_cluster_keeping_no_pace_leaves_a_first_contact_unpaced(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pacing = FakePacing([], kept=0.0)
+    rig = first_contact_rig(pacing, monkeypatch)
+
+    async def scenario() -> None:
+        middleware = RobotsMiddleware(rig.crawler)
+        assert await middleware.process_request(Request(A + "/1")) is None
+        assert pacing.joins == [True]  # asked, at its first contact
+        core = middleware.service.pushback
+        assert core is not None
+        assert core.core.gap(A) == 0.0 and core.core.first_room(A) == 0  # one in flight
+        # asked once per origin: a pace the cluster learns later comes with its pause
+        assert middleware.service.pace(Request(A + "/2"), A, policy()) is None
+        assert pacing.joins == [True]
 
     await rig.run(scenario())

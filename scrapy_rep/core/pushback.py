@@ -20,7 +20,16 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from scrapy_rep.core.pace import BACK, RISING, SLOWER, STEADY, Latency, Pace, SlowStart
+from scrapy_rep.core.pace import (
+    BACK,
+    RISING,
+    SLOWER,
+    STEADY,
+    SUSTAINED,
+    Latency,
+    Pace,
+    SlowStart,
+)
 from scrapy_rep.core.pause import BLOCKED as BLOCKED
 from scrapy_rep.core.pause import PAGE_CAUSES, Backoff
 from scrapy_rep.core.pause import RATE_LIMITED as RATE_LIMITED
@@ -548,6 +557,16 @@ class Pushback:
                 del self._origins[origin]  # quiet at first contact: _served counts its width
 
     # -- the cluster ------------------------------------------------------------
+
+    def join(self, origin: str, gap: float) -> None:
+        """At its first contact with ``origin``, this worker found the cluster's other workers
+        keeping ``gap`` s between their sends (a pace learnt from pushbacks this worker never
+        heard): it keeps the same pace, learnt on from there; its first contact ends."""
+        state = self._origins.get(origin)
+        if state is None or not state.first or state.pace:
+            return
+        state.first = False
+        state.pace.adopt(gap, SUSTAINED)
 
     def adopt(self, origin: str, shared: PauseState, now: float) -> Pause | None:
         """Another worker's pause: adopted if it lasts longer than this worker's own."""

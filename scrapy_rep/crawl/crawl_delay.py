@@ -26,7 +26,7 @@ from scrapy_rep.crawl.telemetry import Telemetry
 from scrapy_rep.runtime.clock import sleep
 from scrapy_rep.runtime.logs import Outage
 from scrapy_rep.runtime.settings import RepSettings
-from scrapy_rep.runtime.store.pacing import LocalPacing, SharedPacing
+from scrapy_rep.runtime.store.pacing import LocalPacing, Reserved, SharedPacing
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -40,6 +40,8 @@ SEND_MARGIN = 0.25
 LATE = SEND_MARGIN / 2
 #: how many times a late request reserves again before it goes anyway
 LATE_RETRIES = 3
+#: a reservation of nothing (a worker joining the cluster's pace while its store fails)
+_NOTHING = Reserved(0.0, None, 0.0)
 #: the download slots a delayed origin's requests are sent in start with this
 SLOT_PREFIX = "rep-delay:"
 
@@ -52,9 +54,11 @@ def delay_slot(origin: str) -> str:
 @dataclass(frozen=True, slots=True)
 class Turn:
     """A send's moment, reserved in the cluster's pacing; ``spacing``: seconds since the
-    send reserved before it, by any worker (None: the first known)."""
+    send reserved before it, by any worker (None: the first known); ``joined``: the gap the
+    cluster keeps, which a worker with none of its own joined (0: none)."""
 
     spacing: float | None
+    joined: float = 0.0
 
 
 def _named_by_user(request: Request) -> bool:
@@ -97,6 +101,7 @@ class CrawlDelay:
         #: the cluster's send times, with the shared store; and this worker's own
         self.pacing = pacing
         self.local = LocalPacing(self.clock.now, self.remember)
+        self._joined: dict[str, None] = {}  # origins whose cluster pace this worker asked
         self._turns: dict[str, asyncio.Lock] = {}  # key -> this worker's turn to reserve
         self._queued: dict[str, int] = {}  # key -> requests waiting for or holding a turn
         self._outage = Outage(
@@ -107,11 +112,20 @@ class CrawlDelay:
         )
 
     def keep(
-        self, request: Request, origin: str, policy: Policy, learnt: float = 0.0
+        self,
+        request: Request,
+        origin: str,
+        policy: Policy,
+        learnt: float = 0.0,
+        join: bool = False,
     ) -> Coroutine[Any, Any, Turn] | None:
         """Before ``request`` is downloaded: a coroutine waiting for its send's moment
         (``learnt``: the origin's pace, 0: none), or None when there is nothing to wait for
-        (an undelayed, unpaced origin, or a worker alone whose moment is now)."""
+        (an undelayed, unpaced origin, or a worker alone whose moment is now).
+
+        ``join``: this worker has no pace for ``origin`` yet (its first contact): in a
+        cluster, its first send keeps at least the gap the other workers keep there, if
+        any (one round trip, once per origin)."""
         delay = self._delay(origin, policy) if self.asked_by is not None else None
         key = self._apply(request, origin, delay) if delay else None
         gap = learnt
@@ -127,13 +141,26 @@ class CrawlDelay:
             gap = max(gap, slower)
             if delay:  # a cluster keeps a site's delay as the site sees it: with a margin
                 gap = max(gap, max(delay, slower) + (SEND_MARGIN if self.pacing else 0.0))
-        if not gap:
+        join = join and self.pacing is not None and not learnt and self._first_join(origin)
+        if not gap and not join:
             return None
         turn = delay_slot(origin)  # the origin's, not its host's or IP's: never a neighbour's
         if self.pacing is None and turn not in self._queued and self.local.free(turn):
             self.local.reserve(turn, gap)
             return None
-        return self._pace(turn, gap)
+        return self._pace(turn, gap, join)
+
+    def _first_join(self, origin: str) -> bool:
+        """Whether this worker has not asked to join the cluster's pace of ``origin`` yet
+        (asked once: a pace the cluster learns later reaches it with its pause); for the
+        ``remember`` origins asked last."""
+        asked = self._joined
+        if origin in asked:
+            return False
+        if len(asked) >= self.remember:
+            del asked[next(iter(asked))]
+        asked[origin] = None
+        return True
 
     def _delay(self, origin: str, policy: Policy) -> float | None:
         """The Crawl-delay applied to ``origin`` under ``policy``: capped, decided once per
@@ -154,9 +181,10 @@ class CrawlDelay:
         self.telemetry.counts.crawl_delay(origin, delay)
         return delay
 
-    async def _pace(self, key: str, gap: float) -> Turn:
+    async def _pace(self, key: str, gap: float, join: bool = False) -> Turn:
         """Wait for this request's send time under ``key``, reserved for the whole cluster
-        (or for this worker alone, without one or while its store fails)."""
+        (or for this worker alone, without one or while its store fails); ``join``: see
+        :meth:`keep`."""
         turn = self._turns.setdefault(key, asyncio.Lock())
         self._queued[key] = self._queued.get(key, 0) + 1
         shared = self.pacing
@@ -164,24 +192,25 @@ class CrawlDelay:
             async with turn:
                 for _ in range(1 + LATE_RETRIES):
                     if shared is None:
-                        wait, spacing = self.local.reserve(key, gap)
+                        reserved = self.local.reserve(key, gap)
                     else:
                         try:
-                            wait, spacing = await shared.reserve_spaced(key, gap)
+                            reserved = await shared.reserve_spaced(key, gap, join)
                         except Exception as exc:  # each worker paces itself meanwhile
                             self._outage.failed(exc)
-                            wait, spacing = self.local.reserve(key, gap)
+                            reserved = self.local.reserve(key, gap) if gap else _NOTHING
                         else:
                             self._outage.answered()
-                            if wait > 0:
-                                self.telemetry.delay_waited(wait)
+                            if reserved.wait > 0:
+                                self.telemetry.delay_waited(reserved.wait)
+                    wait = reserved.wait
                     if wait <= 0:
                         break
                     due = self.clock.now() + wait
                     await sleep(self.clock, wait)
                     if self.clock.now() - due <= LATE:
                         break
-                return Turn(spacing)
+                return Turn(reserved.spacing, reserved.gap if reserved.gap > gap else 0.0)
         finally:
             self._queued[key] -= 1
             if not self._queued[key]:

@@ -152,7 +152,11 @@ class PageSignals:
         if waiting is not None or origin not in core:
             return waiting
         now = self.clock()
-        spacing = None if turn is None else turn.spacing
+        spacing = None
+        if turn is not None:
+            spacing = turn.spacing
+            if turn.joined:  # the cluster's other workers pace the origin: so does this one
+                core.join(origin, turn.joined)
         reason = self.gate.sending(origin, now, turn=turn is not None, spacing=spacing)
         if reason is not None:
             return reason

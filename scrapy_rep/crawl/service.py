@@ -77,8 +77,12 @@ class RobotsService:
         """Before a download: its slot keeps the Crawl-delay; the send's reserved moment
         (``max(Crawl-delay, learnt pace)``) to await, or None."""
         pushback = self.pushback
-        learnt = pushback.core.gap(origin) if pushback is not None else 0.0
-        return self.crawl_delay.keep(request, origin, policy, learnt)
+        if pushback is None:
+            return self.crawl_delay.keep(request, origin, policy)
+        core = pushback.core
+        # at its first contact, a worker keeps the pace the cluster's other workers keep
+        first = core.first_room(origin) is not None
+        return self.crawl_delay.keep(request, origin, policy, core.gap(origin), join=first)
 
     def use_tdmrep(self, tdmrep: TdmRep) -> None:
         """The crawl's tdmrep.json files, asked by the admission path and closed here."""

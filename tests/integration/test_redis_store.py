@@ -282,14 +282,31 @@ async def test_requests_waiting_on_another_workers_lock_are_downloaded(
 async def test_send_times_are_reserved_one_gap_apart_per_slot(store: RedisStore) -> None:
     pacing = store.pacing()
     try:
-        first, _ = await aio(pacing.reserve_spaced("a.example", 30.0))
-        second, _ = await aio(pacing.reserve_spaced("a.example", 30.0))
-        other, _ = await aio(pacing.reserve_spaced("b.example", 30.0))
+        first = (await aio(pacing.reserve_spaced("a.example", 30.0))).wait
+        second = (await aio(pacing.reserve_spaced("a.example", 30.0))).wait
+        other = (await aio(pacing.reserve_spaced("b.example", 30.0))).wait
     finally:
         await aio(store.close())
     assert first == 0.0 and other == 0.0  # nobody sent before: now
     assert 29.0 < second <= 30.0  # the next one waits (about) one gap, by Redis's clock
     assert store.counts["pace"] == 3 and store.counts["round_trips"] == 3
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_worker_joining_keeps_the_gap_the_cluster_keeps(store: RedisStore) -> None:
+    pacing = store.pacing()
+    try:
+        alone = await aio(pacing.reserve_spaced("a.example", 0.0, join=True))
+        paced = await aio(pacing.reserve_spaced("a.example", 20.0))  # another worker's pace
+        joined = await aio(pacing.reserve_spaced("a.example", 0.0, join=True))
+        after = await aio(pacing.reserve_spaced("a.example", 5.0))
+    finally:
+        await aio(store.close())
+    assert alone == (0.0, None, 0.0)  # nobody paces the origin: nothing reserved, sent now
+    assert paced.wait == 0.0 and paced.gap == 20.0
+    # joined: the moment one gap after the other worker's, and the gap kept after it
+    assert 19.0 < joined.wait <= 20.0 and joined.gap == 20.0 and joined.spacing == 20.0
+    assert 39.0 < after.wait <= 40.0 and after.spacing == 20.0
 
 
 @pytest_twisted.ensureDeferred

@@ -7,24 +7,38 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 #: reserve a send on KEYS[1] ARGV[1] ms after the one before (KEYS[2]: the moment reserved
-#: last): returns the wait and the spacing the site will see (ms; -1: none known)
+#: last; ARGV[2] "1": join, at least the gap the cluster keeps, the last reservation's):
+#: returns the wait, the spacing the site will see (ms; -1: none known) and the gap kept
+#: (0: joined a cluster that keeps none, nothing reserved)
 _RESERVE = """
 if redis.replicate_commands then redis.replicate_commands() end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local after = tonumber(redis.call('GET', KEYS[1])) or 0
+local after = tonumber(redis.call('GET', KEYS[1]))
 local last = tonumber(redis.call('GET', KEYS[2]))
-local at = math.max(now, after)
 local gap = tonumber(ARGV[1])
+if ARGV[2] == '1' and after and last and after - last > gap then gap = after - last end
+if gap <= 0 then return {0, -1, 0} end
+local at = math.max(now, after or 0)
 redis.call('SET', KEYS[1], at + gap, 'PX', at + gap - now + 60000)
 redis.call('SET', KEYS[2], at, 'PX', at + gap - now + 60000)
 local spacing = -1
 if last then spacing = at - last end
-return {at - now, spacing}
+return {at - now, spacing, gap}
 """
+
+
+class Reserved(NamedTuple):
+    """A send's reserved moment: seconds to ``wait`` for it, the ``spacing`` the site will
+    see (since the send reserved before it, by any worker; None: none known), and the
+    ``gap`` it keeps before the next (0: nothing reserved)."""
+
+    wait: float
+    spacing: float | None
+    gap: float
 
 
 class SharedPacing:
@@ -36,17 +50,19 @@ class SharedPacing:
         #: shared with the store's counts: ``round_trips`` and ``pace``
         self.counts = counts
 
-    async def reserve_spaced(self, slot: str, gap: float) -> tuple[float, float | None]:
-        """Seconds to wait before sending on ``slot`` (the next one ``gap`` s later), and
-        since the send any worker reserved before it (None: none known)."""
+    async def reserve_spaced(self, slot: str, gap: float, join: bool = False) -> Reserved:
+        """The moment of a send on ``slot``, the next one ``gap`` s later; ``join``: at least
+        the gap the cluster keeps there (a worker with no pace of its own for the origin,
+        which the other workers pace: nothing reserved when none does)."""
         self.counts["round_trips"] += 1
         self.counts["pace"] += 1
         key = f"{self.base}:pace:{slot}"
-        wait_ms, spacing_ms = await self._reserve(
-            keys=[key, f"{key}:last"], args=[max(1, int(gap * 1000))]
+        wait_ms, spacing_ms, kept_ms = await self._reserve(
+            keys=[key, f"{key}:last"],
+            args=[max(1, int(gap * 1000)) if gap > 0 else 0, "1" if join else "0"],
         )
         spacing = None if int(spacing_ms) < 0 else int(spacing_ms) / 1000.0
-        return max(0, int(wait_ms)) / 1000.0, spacing
+        return Reserved(max(0, int(wait_ms)) / 1000.0, spacing, int(kept_ms) / 1000.0)
 
 
 class LocalPacing:
@@ -63,12 +79,12 @@ class LocalPacing:
         kept = self._next.get(slot)
         return kept is None or self.now() >= kept[0]
 
-    def reserve(self, slot: str, gap: float) -> tuple[float, float | None]:
-        """:meth:`SharedPacing.reserve_spaced`, without a round trip."""
+    def reserve(self, slot: str, gap: float) -> Reserved:
+        """:meth:`SharedPacing.reserve_spaced`, without a round trip (or a cluster to join)."""
         now = self.now()
         kept = self._next.pop(slot, None)
         at = now if kept is None else max(now, kept[0])
         if len(self._next) >= self.remember:  # the key reserved longest ago goes
             del self._next[next(iter(self._next))]
         self._next[slot] = (at + gap, at)
-        return at - now, None if kept is None else at - kept[1]
+        return Reserved(at - now, None if kept is None else at - kept[1], gap)
