@@ -200,7 +200,9 @@ class FakePacing:
         self.reserved: list[tuple[str, float]] = []
         self.joins: list[bool] = []
 
-    async def reserve_spaced(self, slot: str, gap: float, join: bool = False) -> Reserved:
+    async def reserve_spaced(
+        self, slot: str, gap: float, join: bool = False, mine: int = 0
+    ) -> Reserved:
         """The wait, and no spacing known (the first send)."""
         self.reserved.append((slot, gap))
         self.joins.append(join)

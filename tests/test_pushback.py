@@ -1013,6 +1013,69 @@ def test_a_rate_limit_is_read_from_one_window_past_its_burst_over_the_whole_craw
     assert len(refused) <= 2, refused  # the first burst, then the end of the first window
 
 
+def _crawl_a_bucket_as_a_cluster(
+    rate: float, pages: int, workers: int, latency: float = 0.02
+) -> tuple[list[float], list[float]]:
+    """Like :func:`_crawl_a_bucket` (a bucket of one, ``Retry-After: 2``), by ``workers``
+    cores taking turns, their sends reserved one after the other as the cluster's pacing
+    does (each reservation the reserver's gap after the one before), a pause told to
+    every worker; the first worker alone until the first pause (the start URLs' batch)."""
+    cores = [make(ramp_max=8, reset_after=10) for _ in range(workers)]
+    tokens, filled, t, free = 1.0, 0.0, 0.0, 0.0
+    sends: list[float] = []
+    own: dict[int, float] = {}  # worker -> its last send
+    served: list[float] = []
+    refused: list[float] = []
+    turn = 0
+    while len(served) < pages and t < 3_600:
+        worker = turn % workers if refused else 0
+        turn += 1
+        pb = cores[worker]
+        gap = pb.gap(A)
+        if gap:  # the cluster's reservation: the next free moment, then one gap on
+            t = max(t, free)
+            free = t + gap
+        spacing = t - sends[-1] if sends else None
+        others = [at for at in sends if at > own.get(worker, -1.0)]
+        pb.sent(A, t, spacing, others)
+        sends.append(t)
+        own[worker] = t
+        tokens, filled = min(1.0, tokens + (t - filled) * rate), t
+        ok = tokens >= 1
+        if ok:
+            tokens -= 1
+            served.append(t)
+        else:
+            refused.append(t)
+        pb.done(A)
+        pause = pb.on_response(A, 200 if ok else 429, {} if ok else ra("2"), f"{A}/p", t + latency)
+        if pause is not None:
+            for other in cores:
+                if other is not pb:
+                    other.adopt(A, pause.state, t + latency)
+            t = pause.until
+            for core in cores:
+                core.resume(A, t)
+        elif not gap:
+            t += latency / 8
+    return served, refused
+
+
+def test_a_cluster_reads_the_sites_rate_from_every_workers_sends() -> None:
+    # each worker read the rate from its own sends, a third of the cluster's, and the
+    # window of one that had not pushed back itself spanned the others' pause: its read
+    # paced the whole cluster three times too slowly (before: 0.26 of the rate, in the
+    # second half too). Now a reservation says when the other workers sent, and a pause
+    # another worker heard starts a window, as the worker's own would
+    one, one_refused = _crawl_a_bucket_as_a_cluster(5.0, 150, workers=1)
+    three, three_refused = _crawl_a_bucket_as_a_cluster(5.0, 150, workers=3)
+    assert len(three) == 150
+    second_half = three[len(three) // 2 :]
+    assert _use(second_half, 5.0) >= 0.9, f"{_use(second_half, 5.0):.2f} of the rate"
+    assert _use(three, 5.0) >= _use(one, 5.0) - 0.05
+    assert len(three_refused) <= len(one_refused)
+
+
 @pytest.mark.parametrize(("rate", "burst"), [(2.0, 10.0), (2.0, 5.0), (3.0, 10.0)])
 def test_a_burst_the_pause_did_not_refill_is_read_at_its_rate(rate: float, burst: float) -> None:
     # a 2-s pause refills 4 of a 10-token bucket at 2 pages/s: the window read as a bucket

@@ -10,7 +10,7 @@ the gate answers and says what a new policy or a pause's end releases; the calle
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
@@ -247,19 +247,26 @@ class OriginGate(Generic[T]):
         return None
 
     def sending(
-        self, origin: str, now: float, *, turn: bool = False, spacing: float | None = None
+        self,
+        origin: str,
+        now: float,
+        *,
+        turn: bool = False,
+        spacing: float | None = None,
+        others: Sequence[float] = (),
     ) -> str | None:
         """Right before a judged request's download: the reason to hold it after all (a
         page's pause, a full slow start, its pace), else None and it counts in flight.
 
         ``turn``: it waited for its reserved moment, so it is spaced already (``spacing``:
-        seconds since the send before it, by any worker; None: unknown)."""
+        seconds since the send before it, by any worker, None: unknown; ``others``: when
+        the cluster's other workers sent since this one's last send)."""
         pushback = self.pushback
         if pushback is None or origin not in pushback:
             return None
         reason = pushback.hold_reason(origin, now, paced=not turn)
         if reason is None:
-            pushback.sent(origin, now, spacing)
+            pushback.sent(origin, now, spacing, others)
         return reason
 
     def ramp(self, origin: str, now: float) -> Release:

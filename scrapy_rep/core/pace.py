@@ -179,6 +179,9 @@ class Pace:
     #: the latest sends since it (at most SENDS_KEPT), and how many there were
     sends: list[float] = field(default_factory=list)
     sends_count: int = 0
+    #: of them, in a cluster, other workers' sends (as the cluster's pacing reserved them):
+    #: counted served, as the site's bucket was only refused at a pushback
+    others: int = 0
     #: the site's bucket (pages served at once after a pause), and until its rate is read
     #: the seconds from the first page to the first pushback
     burst: float = 1.0
@@ -228,16 +231,18 @@ class Pace:
         start, self.window_start = self.window_start, now
         sends, self.sends = self.sends, []
         count, self.sends_count = self.sends_count, 0
+        others, self.others = self.others, 0
         sustained = rate = None
         self.refill = 0.0
-        if start is not None and self.answers >= WINDOW_MIN and now > start:
+        answers = self.answers + others
+        if start is not None and answers >= WINDOW_MIN and now > start:
             # the seconds per page the site allowed since its last pushback, the pause
             # included: its bucket was empty then and now, so never faster than its rate
-            sustained = (now - start) / self.answers
+            sustained = (now - start) / answers
             # the bucket: empty at the last pushback (a window cut to its latest sends: full
             # at the first one kept), refilling through the pause, empty at this refusal
             empty = start if count == len(sends) else None
-            served_in = self.answers - (count - len(sends))
+            served_in = answers - (count - len(sends))
             rate, self.burst = read_bucket(sends, served_in, empty, self.burst, self.span)
             self.span = 0.0
         if not self.gap:  # from the pace its latency eased to, if it had slowed down first
@@ -294,20 +299,29 @@ class Pace:
         if self.gap < MIN_GAP:
             self.gap = 0.0
 
-    def sent(self, now: float, spacing: float | None = None) -> None:
-        """A request left at ``now``; ``spacing``: since the cluster's previous send, if known."""
+    def sent(self, now: float, spacing: float | None = None, others: Sequence[float] = ()) -> None:
+        """A request left at ``now``; ``spacing``: since the cluster's previous send, if known;
+        ``others``: the moments of the cluster's other sends since this worker's last."""
         if self.gap or self.eased:
             self.next_send = now + self.spaced
         self.before = None  # the window the last pushback ended is read for good
-        if self.gap and self.window_start is not None:
-            self.sends_count += 1
-            self.sends.append(now)
-            if len(self.sends) > SENDS_KEPT:
-                del self.sends[0]
+        start = self.window_start
+        if self.gap and start is not None:
+            between = [at for at in others if start <= at < now][-SENDS_KEPT:]
+            self.others += len(between)
+            self._keep(between)
+            self._keep([now])
         if spacing is None:
             spacing = math.inf if self.last_send is None else now - self.last_send
         self.spacing = spacing
         self.last_send = now
+
+    def _keep(self, sends: list[float]) -> None:
+        """Sends made since the last pushback: the latest SENDS_KEPT are kept."""
+        self.sends_count += len(sends)
+        self.sends.extend(sends)
+        if len(self.sends) > SENDS_KEPT:
+            del self.sends[: len(self.sends) - SENDS_KEPT]
 
     def wait(self, now: float) -> float:
         """Seconds until the next request may be sent (0: now)."""
@@ -317,11 +331,15 @@ class Pace:
         """No request before ``until`` (an answer that took long: the site's queue drains)."""
         self.next_send = max(self.next_send, until)
 
-    def adopt(self, gap: float, stage: int) -> None:
-        """The pace a cluster learnt last (another worker heard the pushback)."""
+    def adopt(self, gap: float, stage: int, now: float | None = None) -> None:
+        """The pace a cluster learnt last (another worker heard the pushback, at ``now``:
+        the site's bucket was empty then, so this worker's window starts again there)."""
         if gap:
             self.gap, self.stage = gap, stage
             self.floor = gap  # SUSTAINED: kept, the probe from there
+        if now is not None:
+            self.window_start, self.sends, self.sends_count, self.others = now, [], 0, 0
+            self.answers, self.good = 0, math.inf
 
 
 #: what a pushback and the healthy answers learn: all of a pace but its sends' moments

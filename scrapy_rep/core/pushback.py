@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from scrapy_rep.core.pace import (
@@ -538,14 +538,22 @@ class Pushback:
         state = self._origins.get(origin)
         return 0.0 if state is None else state.pace.wait(now)
 
-    def sent(self, origin: str, now: float = 0.0, spacing: float | None = None) -> None:
+    def sent(
+        self,
+        origin: str,
+        now: float = 0.0,
+        spacing: float | None = None,
+        others: Sequence[float] = (),
+    ) -> None:
         """A request of a tracked origin left for the network (at ``now``: its pace).
 
         ``spacing``: the seconds since the origin's previous send as the cluster's
-        pacing knows it (another worker's send included); else since this one's."""
+        pacing knows it (another worker's send included); else since this one's.
+        ``others``: when the cluster's other workers sent to it since this one's last send
+        (a pace read from this worker's sends alone would be the cluster's share of it)."""
         state = self._origins.get(origin)
         if state is not None:
-            state.pace.sent(now, spacing)
+            state.pace.sent(now, spacing, others)
             state.inflight += 1
 
     def done(self, origin: str) -> None:
@@ -580,6 +588,6 @@ class Pushback:
         state.pause = shared
         state.cause, state.first = shared.cause, False
         state.level = max(state.level, shared.level)
-        state.pace.adopt(shared.gap, shared.stage)  # the cluster's last: one pace for all
+        state.pace.adopt(shared.gap, shared.stage, now)  # the cluster's last: one for all
         state.ramp.stop(lower=False)
         return Pause(origin, shared)

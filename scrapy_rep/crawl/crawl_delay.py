@@ -55,10 +55,12 @@ def delay_slot(origin: str) -> str:
 class Turn:
     """A send's moment, reserved in the cluster's pacing; ``spacing``: seconds since the
     send reserved before it, by any worker (None: the first known); ``joined``: the gap the
-    cluster keeps, which a worker with none of its own joined (0: none)."""
+    cluster keeps, which a worker with none of its own joined (0: none); ``others``: how
+    many seconds before it the other workers' sends since this worker's last were."""
 
     spacing: float | None
     joined: float = 0.0
+    others: tuple[float, ...] = ()
 
 
 def _named_by_user(request: Request) -> bool:
@@ -101,7 +103,9 @@ class CrawlDelay:
         #: the cluster's send times, with the shared store; and this worker's own
         self.pacing = pacing
         self.local = LocalPacing(self.clock.now, self.remember)
-        self._joined: dict[str, None] = {}  # origins whose cluster pace this worker asked
+        #: key -> this worker's last moment reserved in the cluster's pacing (0: none yet,
+        #: its first send asked to join), for the ``remember`` keys asked last
+        self._mine: dict[str, int] = {}
         self._turns: dict[str, asyncio.Lock] = {}  # key -> this worker's turn to reserve
         self._queued: dict[str, int] = {}  # key -> requests waiting for or holding a turn
         self._outage = Outage(
@@ -141,26 +145,32 @@ class CrawlDelay:
             gap = max(gap, slower)
             if delay:  # a cluster keeps a site's delay as the site sees it: with a margin
                 gap = max(gap, max(delay, slower) + (SEND_MARGIN if self.pacing else 0.0))
-        join = join and self.pacing is not None and not learnt and self._first_join(origin)
+        turn = delay_slot(origin)  # the origin's, not its host's or IP's: never a neighbour's
+        join = join and self.pacing is not None and not learnt and self._first_join(turn)
         if not gap and not join:
             return None
-        turn = delay_slot(origin)  # the origin's, not its host's or IP's: never a neighbour's
         if self.pacing is None and turn not in self._queued and self.local.free(turn):
             self.local.reserve(turn, gap)
             return None
         return self._pace(turn, gap, join)
 
-    def _first_join(self, origin: str) -> bool:
-        """Whether this worker has not asked to join the cluster's pace of ``origin`` yet
-        (asked once: a pace the cluster learns later reaches it with its pause); for the
-        ``remember`` origins asked last."""
-        asked = self._joined
-        if origin in asked:
+    def _first_join(self, key: str) -> bool:
+        """Whether this worker has not reserved under ``key`` nor asked to join the
+        cluster's pace there yet (asked once: a pace the cluster learns later reaches it
+        with its pause)."""
+        if key in self._mine:
             return False
-        if len(asked) >= self.remember:
-            del asked[next(iter(asked))]
-        asked[origin] = None
+        self._remember(key, 0)
         return True
+
+    def _remember(self, key: str, at: int) -> None:
+        """This worker's last moment reserved under ``key``, for the ``remember`` keys
+        reserved last."""
+        mine = self._mine
+        mine.pop(key, None)
+        if len(mine) >= self.remember:
+            del mine[next(iter(mine))]
+        mine[key] = at
 
     def _delay(self, origin: str, policy: Policy) -> float | None:
         """The Crawl-delay applied to ``origin`` under ``policy``: capped, decided once per
@@ -195,12 +205,16 @@ class CrawlDelay:
                         reserved = self.local.reserve(key, gap)
                     else:
                         try:
-                            reserved = await shared.reserve_spaced(key, gap, join)
+                            reserved = await shared.reserve_spaced(
+                                key, gap, join, self._mine.get(key, 0)
+                            )
                         except Exception as exc:  # each worker paces itself meanwhile
                             self._outage.failed(exc)
                             reserved = self.local.reserve(key, gap) if gap else _NOTHING
                         else:
                             self._outage.answered()
+                            if reserved.at:
+                                self._remember(key, reserved.at)
                             if reserved.wait > 0:
                                 self.telemetry.delay_waited(reserved.wait)
                     wait = reserved.wait
@@ -210,7 +224,8 @@ class CrawlDelay:
                     await sleep(self.clock, wait)
                     if self.clock.now() - due <= LATE:
                         break
-                return Turn(reserved.spacing, reserved.gap if reserved.gap > gap else 0.0)
+                joined = reserved.gap if reserved.gap > gap else 0.0
+                return Turn(reserved.spacing, joined, reserved.others)
         finally:
             self._queued[key] -= 1
             if not self._queued[key]:

@@ -152,12 +152,15 @@ class PageSignals:
         if waiting is not None or origin not in core:
             return waiting
         now = self.clock()
-        spacing = None
+        spacing: float | None = None
+        others: tuple[float, ...] = ()
         if turn is not None:
-            spacing = turn.spacing
+            spacing, others = turn.spacing, tuple(now - before for before in turn.others)
             if turn.joined:  # the cluster's other workers pace the origin: so does this one
                 core.join(origin, turn.joined)
-        reason = self.gate.sending(origin, now, turn=turn is not None, spacing=spacing)
+        reason = self.gate.sending(
+            origin, now, turn=turn is not None, spacing=spacing, others=others
+        )
         if reason is not None:
             return reason
         self.out.sent(request, origin)

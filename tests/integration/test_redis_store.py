@@ -302,11 +302,31 @@ async def test_a_worker_joining_keeps_the_gap_the_cluster_keeps(store: RedisStor
         after = await aio(pacing.reserve_spaced("a.example", 5.0))
     finally:
         await aio(store.close())
-    assert alone == (0.0, None, 0.0)  # nobody paces the origin: nothing reserved, sent now
+    assert alone == (0.0, None, 0.0, 0, ())  # nobody paces the origin: nothing reserved
     assert paced.wait == 0.0 and paced.gap == 20.0
     # joined: the moment one gap after the other worker's, and the gap kept after it
     assert 19.0 < joined.wait <= 20.0 and joined.gap == 20.0 and joined.spacing == 20.0
     assert 39.0 < after.wait <= 40.0 and after.spacing == 20.0
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_reservation_says_when_the_other_workers_sent_since_this_ones_last(
+    store: RedisStore,
+) -> None:
+    # a worker reads the site's rate from the sends of its window: in a cluster, every
+    # worker's, or it reads its share of the rate
+    pacing = store.pacing()
+    try:
+        mine = await aio(pacing.reserve_spaced("a.example", 2.0))
+        theirs = [await aio(pacing.reserve_spaced("a.example", 2.0)) for _ in range(2)]
+        again = await aio(pacing.reserve_spaced("a.example", 2.0, mine=mine.at))
+        later = await aio(pacing.reserve_spaced("a.example", 2.0, mine=again.at))
+    finally:
+        await aio(store.close())
+    assert mine.others == ()  # nobody sent before it
+    assert [t.at - mine.at for t in theirs] == [2000, 4000]
+    assert again.others == (2.0, 4.0)  # the other two, newest first, before its own moment
+    assert later.others == ()  # none since its own last
 
 
 @pytest_twisted.ensureDeferred
