@@ -199,11 +199,18 @@ class FakePacing:
         self.kept = kept
         self.reserved: list[tuple[str, float]] = []
         self.joins: list[bool] = []
+        self.asked: set[str] = set()
+
+    def first(self, slot: str) -> bool:
+        """Whether ``slot`` is asked about for the first time."""
+        known = slot in self.asked
+        self.asked.add(slot)
+        return not known
 
     async def reserve_spaced(
         self, slot: str, gap: float, join: bool = False, mine: int = 0
     ) -> Reserved:
-        """The wait, and no spacing known (the first send)."""
+        """The wait; no other worker's send known."""
         self.reserved.append((slot, gap))
         self.joins.append(join)
         if join:
@@ -211,7 +218,7 @@ class FakePacing:
         wait = self.waits.pop(0) if gap else 0.0
         if isinstance(wait, Exception):
             raise wait
-        return Reserved(wait, None, gap)
+        return Reserved(wait, gap)
 
 
 @pytest_twisted.ensureDeferred

@@ -298,7 +298,7 @@ def test_right_before_the_download_the_gate_holds_for_a_page_pause_or_counts_it_
     assert g.sending(A, 40.0, turn=True) == RATE_LIMITED  # ramp full: one in flight
     pb.done(A)
     assert g.sending(A, 40.1) == RATE_LIMITED  # its pace: not yet
-    assert g.sending(A, 40.1, turn=True, spacing=1.0) is None  # the cluster spaced it
+    assert g.sending(A, 40.1, turn=True, others=(1.0,)) is None  # the cluster spaced it
 
 
 def test_after_a_page_pause_the_gate_lets_held_requests_go_as_its_slow_start_allows() -> None:

@@ -1035,9 +1035,8 @@ def _crawl_a_bucket_as_a_cluster(
         if gap:  # the cluster's reservation: the next free moment, then one gap on
             t = max(t, free)
             free = t + gap
-        spacing = t - sends[-1] if sends else None
-        others = [at for at in sends if at > own.get(worker, -1.0)]
-        pb.sent(A, t, spacing, others)
+        others = [t - at for at in reversed(sends) if at > own.get(worker, -1.0)]
+        pb.sent(A, t, others)
         sends.append(t)
         own[worker] = t
         tokens, filled = min(1.0, tokens + (t - filled) * rate), t

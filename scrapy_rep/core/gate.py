@@ -247,26 +247,19 @@ class OriginGate(Generic[T]):
         return None
 
     def sending(
-        self,
-        origin: str,
-        now: float,
-        *,
-        turn: bool = False,
-        spacing: float | None = None,
-        others: Sequence[float] = (),
+        self, origin: str, now: float, *, turn: bool = False, others: Sequence[float] = ()
     ) -> str | None:
         """Right before a judged request's download: the reason to hold it after all (a
         page's pause, a full slow start, its pace), else None and it counts in flight.
 
-        ``turn``: it waited for its reserved moment, so it is spaced already (``spacing``:
-        seconds since the send before it, by any worker, None: unknown; ``others``: when
-        the cluster's other workers sent since this one's last send)."""
+        ``turn``: it waited for its reserved moment, so it is spaced already (``others``:
+        how long before it the cluster's other workers sent since this one's last send)."""
         pushback = self.pushback
         if pushback is None or origin not in pushback:
             return None
         reason = pushback.hold_reason(origin, now, paced=not turn)
         if reason is None:
-            pushback.sent(origin, now, spacing, others)
+            pushback.sent(origin, now, others)
         return reason
 
     def ramp(self, origin: str, now: float) -> Release:

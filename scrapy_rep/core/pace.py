@@ -179,8 +179,7 @@ class Pace:
     #: the latest sends since it (at most SENDS_KEPT), and how many there were
     sends: list[float] = field(default_factory=list)
     sends_count: int = 0
-    #: of them, in a cluster, other workers' sends (as the cluster's pacing reserved them):
-    #: counted served, as the site's bucket was only refused at a pushback
+    #: of them, other workers' (a cluster's): counted served, as only a pushback refused
     others: int = 0
     #: the site's bucket (pages served at once after a pause), and until its rate is read
     #: the seconds from the first page to the first pushback
@@ -231,10 +230,9 @@ class Pace:
         start, self.window_start = self.window_start, now
         sends, self.sends = self.sends, []
         count, self.sends_count = self.sends_count, 0
-        others, self.others = self.others, 0
         sustained = rate = None
         self.refill = 0.0
-        answers = self.answers + others
+        answers, self.others = self.answers + self.others, 0  # a cluster's: every worker's
         if start is not None and answers >= WINDOW_MIN and now > start:
             # the seconds per page the site allowed since its last pushback, the pause
             # included: its bucket was empty then and now, so never faster than its rate
@@ -299,29 +297,22 @@ class Pace:
         if self.gap < MIN_GAP:
             self.gap = 0.0
 
-    def sent(self, now: float, spacing: float | None = None, others: Sequence[float] = ()) -> None:
-        """A request left at ``now``; ``spacing``: since the cluster's previous send, if known;
-        ``others``: the moments of the cluster's other sends since this worker's last."""
+    def sent(self, now: float, others: Sequence[float] = ()) -> None:
+        """A request left at ``now``; ``others``: how long before it the cluster's other sends
+        since this worker's last were (newest first)."""
         if self.gap or self.eased:
             self.next_send = now + self.spaced
         self.before = None  # the window the last pushback ended is read for good
         start = self.window_start
         if self.gap and start is not None:
-            between = [at for at in others if start <= at < now][-SENDS_KEPT:]
-            self.others += len(between)
-            self._keep(between)
-            self._keep([now])
-        if spacing is None:
-            spacing = math.inf if self.last_send is None else now - self.last_send
-        self.spacing = spacing
+            kept = [now - before for before in reversed(others) if now - before >= start]
+            self.others += len(kept)
+            kept.append(now)
+            self.sends_count += len(kept)
+            self.sends = (self.sends + kept)[-SENDS_KEPT:]
+        last = self.last_send  # the spacing: since the send before it, whichever worker's
+        self.spacing = others[0] if others else math.inf if last is None else now - last
         self.last_send = now
-
-    def _keep(self, sends: list[float]) -> None:
-        """Sends made since the last pushback: the latest SENDS_KEPT are kept."""
-        self.sends_count += len(sends)
-        self.sends.extend(sends)
-        if len(self.sends) > SENDS_KEPT:
-            del self.sends[: len(self.sends) - SENDS_KEPT]
 
     def wait(self, now: float) -> float:
         """Seconds until the next request may be sent (0: now)."""
@@ -331,7 +322,7 @@ class Pace:
         """No request before ``until`` (an answer that took long: the site's queue drains)."""
         self.next_send = max(self.next_send, until)
 
-    def adopt(self, gap: float, stage: int, now: float | None = None) -> None:
+    def adopt(self, gap: float, stage: int = SUSTAINED, now: float | None = None) -> None:
         """The pace a cluster learnt last (another worker heard the pushback, at ``now``:
         the site's bucket was empty then, so this worker's window starts again there)."""
         if gap:

@@ -20,16 +20,7 @@ from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from scrapy_rep.core.pace import (
-    BACK,
-    RISING,
-    SLOWER,
-    STEADY,
-    SUSTAINED,
-    Latency,
-    Pace,
-    SlowStart,
-)
+from scrapy_rep.core.pace import BACK, RISING, SLOWER, STEADY, Latency, Pace, SlowStart
 from scrapy_rep.core.pause import BLOCKED as BLOCKED
 from scrapy_rep.core.pause import PAGE_CAUSES, Backoff
 from scrapy_rep.core.pause import RATE_LIMITED as RATE_LIMITED
@@ -538,22 +529,14 @@ class Pushback:
         state = self._origins.get(origin)
         return 0.0 if state is None else state.pace.wait(now)
 
-    def sent(
-        self,
-        origin: str,
-        now: float = 0.0,
-        spacing: float | None = None,
-        others: Sequence[float] = (),
-    ) -> None:
+    def sent(self, origin: str, now: float = 0.0, others: Sequence[float] = ()) -> None:
         """A request of a tracked origin left for the network (at ``now``: its pace).
 
-        ``spacing``: the seconds since the origin's previous send as the cluster's
-        pacing knows it (another worker's send included); else since this one's.
-        ``others``: when the cluster's other workers sent to it since this one's last send
-        (a pace read from this worker's sends alone would be the cluster's share of it)."""
+        ``others``: how long before ``now`` the cluster's other workers sent to it since
+        this one's last send, newest first (a rate read from its own alone is its share)."""
         state = self._origins.get(origin)
         if state is not None:
-            state.pace.sent(now, spacing, others)
+            state.pace.sent(now, others)
             state.inflight += 1
 
     def done(self, origin: str) -> None:
@@ -567,14 +550,12 @@ class Pushback:
     # -- the cluster ------------------------------------------------------------
 
     def join(self, origin: str, gap: float) -> None:
-        """At its first contact with ``origin``, this worker found the cluster's other workers
-        keeping ``gap`` s between their sends (a pace learnt from pushbacks this worker never
-        heard): it keeps the same pace, learnt on from there; its first contact ends."""
+        """At its first contact with ``origin``, the cluster's other workers keep ``gap`` s
+        between their sends (learnt from pushbacks this worker never heard): so does it."""
         state = self._origins.get(origin)
-        if state is None or not state.first or state.pace:
-            return
-        state.first = False
-        state.pace.adopt(gap, SUSTAINED)
+        if state is not None and state.first and not state.pace:
+            state.first = False
+            state.pace.adopt(gap)
 
     def adopt(self, origin: str, shared: PauseState, now: float) -> Pause | None:
         """Another worker's pause: adopted if it lasts longer than this worker's own."""

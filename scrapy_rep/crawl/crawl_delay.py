@@ -2,7 +2,7 @@
 
 Each send of a delayed or paced origin reserves its moment under the origin's one key, in
 memory (:class:`~scrapy_rep.runtime.store.pacing.LocalPacing`) or for a cluster in Redis
-(:class:`~scrapy_rep.runtime.store.pacing.SharedPacing`), and waits for it in the
+(:class:`~scrapy_rep.runtime.store.redis_pacing.SharedPacing`), and waits for it in the
 downloader. Crawl-delay is also a floor under Scrapy's download-slot delay, put back after
 AutoThrottle rewrites it, in a slot of the origin's own (:func:`delay_slot`): the only code
 touching ``downloader.slots``. The story: docs/status.md and docs/distributed.md.
@@ -26,11 +26,13 @@ from scrapy_rep.crawl.telemetry import Telemetry
 from scrapy_rep.runtime.clock import sleep
 from scrapy_rep.runtime.logs import Outage
 from scrapy_rep.runtime.settings import RepSettings
-from scrapy_rep.runtime.store.pacing import LocalPacing, Reserved, SharedPacing
+from scrapy_rep.runtime.store.pacing import LocalPacing
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Response
+
+    from scrapy_rep.runtime.store.redis_pacing import SharedPacing
 
 logger = logging.getLogger(__name__)
 
@@ -40,8 +42,6 @@ SEND_MARGIN = 0.25
 LATE = SEND_MARGIN / 2
 #: how many times a late request reserves again before it goes anyway
 LATE_RETRIES = 3
-#: a reservation of nothing (a worker joining the cluster's pace while its store fails)
-_NOTHING = Reserved(0.0, None, 0.0)
 #: the download slots a delayed origin's requests are sent in start with this
 SLOT_PREFIX = "rep-delay:"
 
@@ -53,14 +53,11 @@ def delay_slot(origin: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Turn:
-    """A send's moment, reserved in the cluster's pacing; ``spacing``: seconds since the
-    send reserved before it, by any worker (None: the first known); ``joined``: the gap the
-    cluster keeps, which a worker with none of its own joined (0: none); ``others``: how
-    many seconds before it the other workers' sends since this worker's last were."""
+    """A send's reserved moment: :class:`~scrapy_rep.runtime.store.pacing.Reserved`'s
+    ``others``, and the gap the cluster keeps that this worker ``joined`` (0: none)."""
 
-    spacing: float | None
-    joined: float = 0.0
     others: tuple[float, ...] = ()
+    joined: float = 0.0
 
 
 def _named_by_user(request: Request) -> bool:
@@ -103,9 +100,6 @@ class CrawlDelay:
         #: the cluster's send times, with the shared store; and this worker's own
         self.pacing = pacing
         self.local = LocalPacing(self.clock.now, self.remember)
-        #: key -> this worker's last moment reserved in the cluster's pacing (0: none yet,
-        #: its first send asked to join), for the ``remember`` keys asked last
-        self._mine: dict[str, int] = {}
         self._turns: dict[str, asyncio.Lock] = {}  # key -> this worker's turn to reserve
         self._queued: dict[str, int] = {}  # key -> requests waiting for or holding a turn
         self._outage = Outage(
@@ -125,11 +119,8 @@ class CrawlDelay:
     ) -> Coroutine[Any, Any, Turn] | None:
         """Before ``request`` is downloaded: a coroutine waiting for its send's moment
         (``learnt``: the origin's pace, 0: none), or None when there is nothing to wait for
-        (an undelayed, unpaced origin, or a worker alone whose moment is now).
-
-        ``join``: this worker has no pace for ``origin`` yet (its first contact): in a
-        cluster, its first send keeps at least the gap the other workers keep there, if
-        any (one round trip, once per origin)."""
+        (an undelayed, unpaced origin, or a worker alone whose moment is now). ``join``: its
+        first contact; in a cluster, its first send keeps the gap the others keep, if any."""
         delay = self._delay(origin, policy) if self.asked_by is not None else None
         key = self._apply(request, origin, delay) if delay else None
         gap = learnt
@@ -146,31 +137,14 @@ class CrawlDelay:
             if delay:  # a cluster keeps a site's delay as the site sees it: with a margin
                 gap = max(gap, max(delay, slower) + (SEND_MARGIN if self.pacing else 0.0))
         turn = delay_slot(origin)  # the origin's, not its host's or IP's: never a neighbour's
-        join = join and self.pacing is not None and not learnt and self._first_join(turn)
+        # asked once: a pace the cluster learns later comes with its pause
+        join = join and not learnt and self.pacing is not None and self.pacing.first(turn)
         if not gap and not join:
             return None
         if self.pacing is None and turn not in self._queued and self.local.free(turn):
             self.local.reserve(turn, gap)
             return None
         return self._pace(turn, gap, join)
-
-    def _first_join(self, key: str) -> bool:
-        """Whether this worker has not reserved under ``key`` nor asked to join the
-        cluster's pace there yet (asked once: a pace the cluster learns later reaches it
-        with its pause)."""
-        if key in self._mine:
-            return False
-        self._remember(key, 0)
-        return True
-
-    def _remember(self, key: str, at: int) -> None:
-        """This worker's last moment reserved under ``key``, for the ``remember`` keys
-        reserved last."""
-        mine = self._mine
-        mine.pop(key, None)
-        if len(mine) >= self.remember:
-            del mine[next(iter(mine))]
-        mine[key] = at
 
     def _delay(self, origin: str, policy: Policy) -> float | None:
         """The Crawl-delay applied to ``origin`` under ``policy``: capped, decided once per
@@ -193,8 +167,7 @@ class CrawlDelay:
 
     async def _pace(self, key: str, gap: float, join: bool = False) -> Turn:
         """Wait for this request's send time under ``key``, reserved for the whole cluster
-        (or for this worker alone, without one or while its store fails); ``join``: see
-        :meth:`keep`."""
+        (or for this worker alone, without one or while its store fails)."""
         turn = self._turns.setdefault(key, asyncio.Lock())
         self._queued[key] = self._queued.get(key, 0) + 1
         shared = self.pacing
@@ -205,16 +178,12 @@ class CrawlDelay:
                         reserved = self.local.reserve(key, gap)
                     else:
                         try:
-                            reserved = await shared.reserve_spaced(
-                                key, gap, join, self._mine.get(key, 0)
-                            )
+                            reserved = await shared.reserve_spaced(key, gap, join)
                         except Exception as exc:  # each worker paces itself meanwhile
                             self._outage.failed(exc)
-                            reserved = self.local.reserve(key, gap) if gap else _NOTHING
+                            reserved = self.local.reserve(key, gap)
                         else:
                             self._outage.answered()
-                            if reserved.at:
-                                self._remember(key, reserved.at)
                             if reserved.wait > 0:
                                 self.telemetry.delay_waited(reserved.wait)
                     wait = reserved.wait
@@ -224,8 +193,7 @@ class CrawlDelay:
                     await sleep(self.clock, wait)
                     if self.clock.now() - due <= LATE:
                         break
-                joined = reserved.gap if reserved.gap > gap else 0.0
-                return Turn(reserved.spacing, joined, reserved.others)
+                return Turn(reserved.others, reserved.gap if reserved.gap > gap else 0.0)
         finally:
             self._queued[key] -= 1
             if not self._queued[key]:

@@ -152,15 +152,10 @@ class PageSignals:
         if waiting is not None or origin not in core:
             return waiting
         now = self.clock()
-        spacing: float | None = None
-        others: tuple[float, ...] = ()
-        if turn is not None:
-            spacing, others = turn.spacing, tuple(now - before for before in turn.others)
-            if turn.joined:  # the cluster's other workers pace the origin: so does this one
-                core.join(origin, turn.joined)
-        reason = self.gate.sending(
-            origin, now, turn=turn is not None, spacing=spacing, others=others
-        )
+        if turn is not None and turn.joined:  # the cluster's others pace it: so does this one
+            core.join(origin, turn.joined)
+        others = turn.others if turn else ()
+        reason = self.gate.sending(origin, now, turn=turn is not None, others=others)
         if reason is not None:
             return reason
         self.out.sent(request, origin)

@@ -79,10 +79,9 @@ class RobotsService:
         pushback = self.pushback
         if pushback is None:
             return self.crawl_delay.keep(request, origin, policy)
-        core = pushback.core
-        # at its first contact, a worker keeps the pace the cluster's other workers keep
-        first = core.first_room(origin) is not None
-        return self.crawl_delay.keep(request, origin, policy, core.gap(origin), join=first)
+        core = pushback.core  # at its first contact: the pace the cluster's others keep
+        join = core.first_room(origin) is not None
+        return self.crawl_delay.keep(request, origin, policy, core.gap(origin), join)
 
     def use_tdmrep(self, tdmrep: TdmRep) -> None:
         """The crawl's tdmrep.json files, asked by the admission path and closed here."""

@@ -294,19 +294,20 @@ async def test_send_times_are_reserved_one_gap_apart_per_slot(store: RedisStore)
 
 @pytest_twisted.ensureDeferred
 async def test_a_worker_joining_keeps_the_gap_the_cluster_keeps(store: RedisStore) -> None:
-    pacing = store.pacing()
+    pacing, other = store.pacing(), store.pacing()  # two workers
+    assert pacing.first("a.example") and not pacing.first("a.example")  # asked once
     try:
         alone = await aio(pacing.reserve_spaced("a.example", 0.0, join=True))
-        paced = await aio(pacing.reserve_spaced("a.example", 20.0))  # another worker's pace
+        paced = await aio(other.reserve_spaced("a.example", 20.0))  # the other one's pace
         joined = await aio(pacing.reserve_spaced("a.example", 0.0, join=True))
         after = await aio(pacing.reserve_spaced("a.example", 5.0))
     finally:
         await aio(store.close())
-    assert alone == (0.0, None, 0.0, 0, ())  # nobody paces the origin: nothing reserved
+    assert alone == (0.0, 0.0, 0, ())  # nobody paces the origin: nothing reserved
     assert paced.wait == 0.0 and paced.gap == 20.0
     # joined: the moment one gap after the other worker's, and the gap kept after it
-    assert 19.0 < joined.wait <= 20.0 and joined.gap == 20.0 and joined.spacing == 20.0
-    assert 39.0 < after.wait <= 40.0 and after.spacing == 20.0
+    assert 19.0 < joined.wait <= 20.0 and joined.gap == 20.0 and joined.others == (20.0,)
+    assert 39.0 < after.wait <= 40.0 and after.others == ()  # none since its own
 
 
 @pytest_twisted.ensureDeferred
@@ -315,12 +316,12 @@ async def test_a_reservation_says_when_the_other_workers_sent_since_this_ones_la
 ) -> None:
     # a worker reads the site's rate from the sends of its window: in a cluster, every
     # worker's, or it reads its share of the rate
-    pacing = store.pacing()
+    pacing, others = store.pacing(), store.pacing()  # two workers
     try:
         mine = await aio(pacing.reserve_spaced("a.example", 2.0))
-        theirs = [await aio(pacing.reserve_spaced("a.example", 2.0)) for _ in range(2)]
-        again = await aio(pacing.reserve_spaced("a.example", 2.0, mine=mine.at))
-        later = await aio(pacing.reserve_spaced("a.example", 2.0, mine=again.at))
+        theirs = [await aio(others.reserve_spaced("a.example", 2.0)) for _ in range(2)]
+        again = await aio(pacing.reserve_spaced("a.example", 2.0))
+        later = await aio(pacing.reserve_spaced("a.example", 2.0))
     finally:
         await aio(store.close())
     assert mine.others == ()  # nobody sent before it

@@ -11,7 +11,7 @@ from scrapy_rep.runtime.settings import RepSettings, SettingError
 from scrapy_rep.runtime.store.base import SharedStore
 
 if TYPE_CHECKING:
-    from scrapy_rep.runtime.store.pacing import SharedPacing
+    from scrapy_rep.runtime.store.redis_pacing import SharedPacing
 
 
 def store_kind(config: RepSettings, jobdir: str | None) -> str:

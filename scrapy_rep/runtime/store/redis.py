@@ -64,7 +64,7 @@ from scrapy_rep.runtime.store.codec import decode as decode
 from scrapy_rep.runtime.store.codec import decode_pause, encode_pause, inspected, page_pause
 from scrapy_rep.runtime.store.codec import encode as encode
 from scrapy_rep.runtime.store.codec import readable as readable
-from scrapy_rep.runtime.store.pacing import SharedPacing
+from scrapy_rep.runtime.store.redis_pacing import SharedPacing
 
 logger = logging.getLogger(__name__)
 

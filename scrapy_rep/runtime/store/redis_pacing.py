@@ -1,0 +1,98 @@
+"""The cluster's send times: each reservation one Lua script in the shared Redis (N workers
+pacing alone would send N times as often as a site asks). Redis's own ``TIME`` is read, so
+the workers' clocks need not agree (docs/distributed.md).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from scrapy_rep.runtime.store.pacing import Reserved
+
+#: reserve a send on KEYS[1] (the next allowed moment) ARGV[1] ms after the one before;
+#: KEYS[2]: the latest moments reserved, newest first; ARGV[2] "1": join, at least the gap
+#: the last reservation kept; ARGV[3]: the worker's own last moment (0: none). Returns the
+#: wait (ms), the gap kept (0: joined a cluster that keeps none: nothing reserved), the
+#: moment, and how long before it the others' moments since the worker's own last were
+_RESERVE = """
+if redis.replicate_commands then redis.replicate_commands() end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local after = tonumber(redis.call('GET', KEYS[1]))
+local recent = redis.call('LRANGE', KEYS[2], 0, ARGV[4] - 1)
+local last = tonumber(recent[1])
+local gap = tonumber(ARGV[1])
+if ARGV[2] == '1' and after and last and after - last > gap then gap = after - last end
+if gap <= 0 then return {0, 0, 0, {}} end
+local at = math.max(now, after or 0)
+local keep = at + gap - now + 60000
+redis.call('SET', KEYS[1], at + gap, 'PX', keep)
+local others = {}
+for _, moment in ipairs(recent) do
+    if tonumber(moment) <= tonumber(ARGV[3]) then break end
+    others[#others + 1] = at - tonumber(moment)
+end
+redis.call('LPUSH', KEYS[2], at)
+redis.call('LTRIM', KEYS[2], 0, ARGV[4] - 1)
+redis.call('PEXPIRE', KEYS[2], keep)
+return {at - now, gap, at, others}
+"""
+
+#: the moments of the latest sends kept per key, for the workers' windows (core/pace.py)
+RECENT = 32
+
+
+#: the slots whose last moment a worker remembers (the latest); ~100 B each
+MINE_MAX = 100_000
+
+
+class SharedPacing:
+    """Send times per download slot, reserved atomically in the cluster's Redis."""
+
+    def __init__(self, client: Any, base: str, counts: Counter[str]) -> None:
+        self.base = base
+        self._reserve = client.register_script(_RESERVE)
+        #: shared with the store's counts: ``round_trips`` and ``pace``
+        self.counts = counts
+        #: slot -> this worker's last moment reserved there (0: none yet, asked to join)
+        self._mine: dict[str, int] = {}
+
+    def first(self, slot: str) -> bool:
+        """Whether this worker asks about ``slot`` for the first time (then no more)."""
+        if slot in self._mine:
+            return False
+        self._remember(slot, 0)
+        return True
+
+    async def reserve_spaced(self, slot: str, gap: float, join: bool = False) -> Reserved:
+        """The moment of a send on ``slot``, the next one ``gap`` s later; ``join``: at least
+        the gap the cluster keeps there (a worker with no pace of its own for the origin,
+        which the other workers pace: nothing reserved when none does)."""
+        self.counts["round_trips"] += 1
+        self.counts["pace"] += 1
+        key = f"{self.base}:pace:{slot}"
+        wait_ms, kept_ms, at, others = await self._reserve(
+            keys=[key, f"{key}:sends"],
+            args=[
+                max(1, int(gap * 1000)) if gap > 0 else 0,
+                int(join),
+                self._mine.get(slot, 0),
+                RECENT,
+            ],
+        )
+        if at:
+            self._remember(slot, int(at))
+        return Reserved(
+            max(0, int(wait_ms)) / 1000.0,
+            int(kept_ms) / 1000.0,
+            int(at),
+            tuple(int(before) / 1000.0 for before in others),
+        )
+
+    def _remember(self, slot: str, at: int) -> None:
+        mine = self._mine
+        mine.pop(slot, None)
+        if len(mine) >= MINE_MAX:
+            del mine[next(iter(mine))]
+        mine[slot] = at
