@@ -251,6 +251,25 @@ def test_a_shared_pause_is_adopted_if_longer_and_round_trips_as_json() -> None:
     assert pb.adopt(B, state, NOW + 60) is None  # over already
 
 
+def test_a_refusal_in_flight_that_asks_longer_moves_the_pauses_end_and_says_so() -> None:
+    # two requests in flight at one worker, both refused: the site counts its Retry-After
+    # from the later one, and the cluster's other workers must hear of that end too
+    pb = make()
+    first = pb.on_response(A, 429, ra("60"), f"{A}/1", NOW)
+    later = pb.on_response(A, 429, ra("60"), f"{A}/2", NOW + 1)
+    sooner = pb.on_response(A, 429, ra("10"), f"{A}/3", NOW + 2)
+    assert first is not None and first.new and first.moved
+    assert later is not None and not later.new and later.moved and later.until == NOW + 61
+    assert sooner is not None and not sooner.moved and sooner.until == NOW + 61
+    # a worker that adopted the first end adopts the later one: the same episode, held on
+    other = make()
+    adopted = other.adopt(A, first.state, NOW)
+    assert adopted is not None and adopted.new
+    moved = other.adopt(A, later.state, NOW + 1)
+    assert moved is not None and not moved.new
+    assert other.paused(A, NOW + 60.5) is not None
+
+
 def _ok_policy() -> Policy:
     return Policy(Status.OK, "2xx", 200, NOW, NOW + 86_400, "u", "u", "ok", body=b"")
 
@@ -1482,6 +1501,38 @@ async def test_requests_waiting_at_first_contact_reserve_no_crawl_delay_turn_mea
         await turns(50)
         assert sent(rig) == [first, rest[0], rest[1]]
         rig.clock.advance(10.0)
+        await asyncio.gather(*going)
+
+    await rig.run(scenario())
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_later_end_of_a_pause_is_told_to_the_cluster_too(mw: Middlewares) -> None:
+    # before: only a new pause was saved to the shared store; a refusal in flight that
+    # moved its end later was not, and another worker sent into the end the site asked for
+    rig = mw.rig
+    told: list[float] = []
+    signals = graph.of(rig.crawler).pushback
+    assert signals is not None
+    signals.share = lambda origin, state: told.append(state.until)
+
+    async def scenario() -> None:
+        for url in pages(rig, *(f"/w{i}" for i in range(8))):  # past its first contact
+            await ok(mw, Request(url))
+        first, second = pages(rig, "/1", "/2")
+        stalls = [Stall(then=(429, {"Retry-After": "60"}, b"")) for _ in range(2)]
+        rig.transport.answers[first], rig.transport.answers[second] = stalls
+        going = [asyncio.ensure_future(mw.fetch(Request(url))) for url in (first, second)]
+        await turns(50)
+        assert sent(rig)[-2:] == [first, second]  # both in flight
+        start = rig.clock.now()
+        stalls[0].release()
+        await turns(50)
+        rig.clock.advance(1.0)
+        stalls[1].release()
+        await turns(50)
+        assert told == [start + 60, start + 61]
+        rig.clock.advance(61)
         await asyncio.gather(*going)
 
     await rig.run(scenario())

@@ -323,8 +323,7 @@ class Pace:
         self.next_send = max(self.next_send, until)
 
     def adopt(self, gap: float, stage: int = SUSTAINED, now: float | None = None) -> None:
-        """The pace a cluster learnt last (another worker heard the pushback, at ``now``:
-        the site's bucket was empty then, so this worker's window starts again there)."""
+        """The pace a cluster learnt last; ``now``: another worker's pushback, a new window."""
         if gap:
             self.gap, self.stage = gap, stage
             self.floor = gap  # SUSTAINED: kept, the probe from there

@@ -151,6 +151,8 @@ class Pause:
     refusals: int = 0
     #: a new episode (False: a response in flight when the origin paused, pushing back too)
     new: bool = True
+    #: its end was set, or moved later: the cluster's other workers are told
+    moved: bool = True
     #: the :data:`GIVE_UP_AFTER`-th pushback in a row (or later): what it holds is given up
     given_up: bool = False
 
@@ -326,8 +328,8 @@ class Pushback:
         else:
             wait = self.config.pause_for(hint, state.level)
         until = now + wait
-        if state.pause is not None and state.pause.until > until:
-            until = state.pause.until  # never shortened by a later response
+        kept = 0.0 if state.pause is None else state.pause.until  # never shortened later
+        moved, until = not ongoing or until > kept, max(until, kept)
         cause = _CAUSE_BY_STATUS.get(status, SERVICE_UNAVAILABLE)
         state.pause = PauseState(
             until, cause, status, url, hint, state.level, now, state.pace.gap, state.pace.stage
@@ -335,7 +337,7 @@ class Pushback:
         state.cause = cause
         state.ramp.stop()
         given_up = not ongoing and self.config.backoff.gives_up(state.tries)
-        return Pause(origin, state.pause, new=not ongoing, given_up=given_up)
+        return Pause(origin, state.pause, new=not ongoing, moved=moved, given_up=given_up)
 
     def on_wall(
         self, origin: str, status: int, url: str, now: float, linked_from: str | None = None
@@ -566,9 +568,10 @@ class Pushback:
             state = self._track(origin, origin in self._served)
         if state.pause is not None and state.pause.until >= shared.until:
             return None
+        new = state.pause is None or state.pause.until <= now  # else: its end moved later
         state.pause = shared
         state.cause, state.first = shared.cause, False
         state.level = max(state.level, shared.level)
         state.pace.adopt(shared.gap, shared.stage, now)  # the cluster's last: one for all
         state.ramp.stop(lower=False)
-        return Pause(origin, shared)
+        return Pause(origin, shared, new=new)

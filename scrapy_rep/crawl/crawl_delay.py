@@ -118,9 +118,8 @@ class CrawlDelay:
         join: bool = False,
     ) -> Coroutine[Any, Any, Turn] | None:
         """Before ``request`` is downloaded: a coroutine waiting for its send's moment
-        (``learnt``: the origin's pace, 0: none), or None when there is nothing to wait for
-        (an undelayed, unpaced origin, or a worker alone whose moment is now). ``join``: its
-        first contact; in a cluster, its first send keeps the gap the others keep, if any."""
+        (``learnt``: the origin's pace, 0: none; ``join``: its first contact, which keeps a
+        cluster's pace), or None (an unpaced origin, or a worker alone whose moment is now)."""
         delay = self._delay(origin, policy) if self.asked_by is not None else None
         key = self._apply(request, origin, delay) if delay else None
         gap = learnt

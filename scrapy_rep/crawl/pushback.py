@@ -241,8 +241,8 @@ class PageSignals:
         origin = pause.origin
         if pause.new:
             self.telemetry.paused(origin, pause.state, page=pause, shared=shared)
-            if self.share is not None and not shared:
-                self.share(origin, pause.state)
+        if pause.moved and self.share is not None and not shared:  # a later end too
+            self.share(origin, pause.state)
         self.holding.wakes.at(origin, pause.until)
         self.holding.listen(True)
         self._wake(origin, pause.cause)  # a first contact's waiting requests: held now

@@ -76,11 +76,10 @@ class RobotsService:
     ) -> Coroutine[Any, Any, Turn] | None:
         """Before a download: its slot keeps the Crawl-delay; the send's reserved moment
         (``max(Crawl-delay, learnt pace)``) to await, or None."""
-        pushback = self.pushback
-        if pushback is None:
+        core = None if self.pushback is None else self.pushback.core
+        if core is None:
             return self.crawl_delay.keep(request, origin, policy)
-        core = pushback.core  # at its first contact: the pace the cluster's others keep
-        join = core.first_room(origin) is not None
+        join = core.first_room(origin) is not None  # its first contact: the cluster's pace
         return self.crawl_delay.keep(request, origin, policy, core.gap(origin), join)
 
     def use_tdmrep(self, tdmrep: TdmRep) -> None:
