@@ -956,6 +956,22 @@ async def turns(n: int = 10) -> None:
 # -- the sustainable rate, not the burst: a token bucket crawled on a simulated clock -----------
 
 
+class Bucket:
+    """A site's token bucket: ``rate`` tokens a second, ``size`` at most, full at first."""
+
+    def __init__(self, rate: float, size: float) -> None:
+        self.rate, self.size, self.tokens, self.filled = rate, size, size, 0.0
+
+    def serves(self, t: float) -> bool:
+        """Whether a request at ``t`` is served (it takes a token) or refused."""
+        self.tokens = min(self.size, self.tokens + (t - self.filled) * self.rate)
+        self.filled = t
+        if self.tokens < 1:
+            return False
+        self.tokens -= 1
+        return True
+
+
 def _crawl_a_bucket(
     rate: float, burst: float, retry_after: str | None, pages: int, latency: float = 0.02
 ) -> tuple[list[float], list[float]]:
@@ -963,19 +979,14 @@ def _crawl_a_bucket(
     sending each request as soon as the core lets it go (8 in flight before any pace): when
     each page was served, when each 429 was."""
     pb = make(ramp_max=8, reset_after=10)
-    tokens, filled, t = burst, 0.0, 0.0
+    site, t = Bucket(rate, burst), 0.0
     served: list[float] = []
     refused: list[float] = []
     while len(served) < pages and t < 3_600:
         t += pb.wait(A, t)
         pb.sent(A, t)
-        tokens, filled = min(burst, tokens + (t - filled) * rate), t
-        ok = tokens >= 1
-        if ok:
-            tokens -= 1
-            served.append(t)
-        else:
-            refused.append(t)
+        ok = site.serves(t)
+        (served if ok else refused).append(t)
         pb.done(A)
         hint = ra(retry_after) if retry_after is not None and not ok else {}
         pause = pb.on_response(A, 200 if ok else 429, hint, f"{A}/p", t + latency)
@@ -1040,7 +1051,7 @@ def _crawl_a_bucket_as_a_cluster(
     does (each reservation the reserver's gap after the one before), a pause told to
     every worker; the first worker alone until the first pause (the start URLs' batch)."""
     cores = [make(ramp_max=8, reset_after=10) for _ in range(workers)]
-    tokens, filled, t, free = 1.0, 0.0, 0.0, 0.0
+    site, t, free = Bucket(rate, 1.0), 0.0, 0.0
     sends: list[float] = []
     own: dict[int, float] = {}  # worker -> its last send
     served: list[float] = []
@@ -1058,13 +1069,8 @@ def _crawl_a_bucket_as_a_cluster(
         pb.sent(A, t, others)
         sends.append(t)
         own[worker] = t
-        tokens, filled = min(1.0, tokens + (t - filled) * rate), t
-        ok = tokens >= 1
-        if ok:
-            tokens -= 1
-            served.append(t)
-        else:
-            refused.append(t)
+        ok = site.serves(t)
+        (served if ok else refused).append(t)
         pb.done(A)
         pause = pb.on_response(A, 200 if ok else 429, {} if ok else ra("2"), f"{A}/p", t + latency)
         if pause is not None:
