@@ -232,13 +232,30 @@ async def test_a_host_name_reached_by_a_redirect_is_escaped_in_every_log_line(
     settings = {"REP_PAUSE_INITIAL": 0.5, TUNE: {"policy.pause_max_tries": 3}}
     with log_file(log):
         result = await crawl([page.url_for("/go")], settings)
-    assert list(result.dropped.values()) == ["policy-unresolved"]
     lines = rep_lines(log)
+    for line in lines:
+        assert not any(c in line for c in CONTROLS), line
+    if not _url_library_accepts(f"http://{host}/x"):
+        # w3lib 2.6 and later refuse such a name: Scrapy never makes the request, so
+        # scrapy-rep neither holds nor names it
+        assert result.dropped == {} and not [ln for ln in lines if "ev\\x1bil" in ln]
+        return
+    assert list(result.dropped.values()) == ["policy-unresolved"]
     naming = [line for line in lines if "ev\\x1bil" in line]
     assert len(naming) >= 3, lines  # paused, idle, given up
     assert any("idle but for" in line for line in naming)
-    for line in lines:
-        assert not any(c in line for c in CONTROLS), line
+
+
+def _url_library_accepts(url: str) -> bool:
+    """Whether Scrapy's URL library makes a request of ``url`` (w3lib 2.6 refuses a host
+    name with forbidden code points)."""
+    from w3lib.url import safe_url_string
+
+    try:
+        safe_url_string(url)
+    except ValueError:
+        return False
+    return True
 
 
 def printable_output(text: str) -> bool:
