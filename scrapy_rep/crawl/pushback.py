@@ -154,7 +154,7 @@ class PageSignals:
         now = self.clock()
         if turn is not None and turn.joined:  # the cluster's others pace it: so does this one
             core.join(origin, turn.joined)
-        others = turn.others if turn else ()
+        others = turn.others if turn is not None else ()
         reason = self.gate.sending(origin, now, turn=turn is not None, others=others)
         if reason is not None:
             return reason
