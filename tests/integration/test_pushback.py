@@ -4,6 +4,7 @@ crawler did is read from the server's own request log."""
 
 from __future__ import annotations
 
+import itertools
 import logging
 import time
 from collections.abc import Iterator
@@ -703,3 +704,80 @@ async def test_a_first_contact_starts_with_one_request_in_flight_and_no_reason_s
     # nothing pushed back: no page held, no pause, no reason
     assert not [k for k in result.stats if k.startswith("rep/pushback/")], result.stats
     assert not [k for k in result.stats if k.startswith(("rep/held", "rep/parked"))], result.stats
+
+
+# -- the pace learnt: a rate limit's own rate, with AutoThrottle beside it ----------------------
+
+#: 10 pages a second allowed; 60 pages in a tree of three links a page
+LIMITED = {"rate": 10.0, "pages": 60, "fanout": 3, "latency": 0.02}
+#: AutoThrottle driven hard: no start delay, eight in flight its target
+AUTOTHROTTLE_FAST = {
+    "AUTOTHROTTLE_ENABLED": True,
+    "AUTOTHROTTLE_START_DELAY": 0.0,
+    "AUTOTHROTTLE_TARGET_CONCURRENCY": 8.0,
+}
+
+
+def second_half(entries: list[Entry]) -> list[Entry]:
+    sent = pages(entries)
+    return sent[len(sent) // 2 :]
+
+
+def median_gap(entries: list[Entry]) -> float:
+    gaps = sorted(later.at - earlier.at for earlier, later in itertools.pairwise(entries))
+    return gaps[len(gaps) // 2]
+
+
+def assert_the_rate_was_learnt(result: CrawlResult, log: list[Entry], rate: float) -> None:
+    """Every page got, none given up, nothing sent into a pause the site announced; the
+    refusals stop once the rate is learnt (at most two in the second half of the sends,
+    for a loaded machine's jitter), and the pace kept is near the rate, not far below it."""
+    assert [e for e in pages(log) if e.status == 429], "the site never pushed back"
+    assert served(log) == set(page_paths(LIMITED["pages"]))
+    no_retry_gave_up(result)
+    assert sent_during(log, pause_windows(log, 1.0)) == []
+    late = second_half(log)
+    assert len([e for e in late if e.status == 429]) <= 2, [e.at for e in late if e.status == 429]
+    assert median_gap(late) <= 2.5 / rate, [round(e.at, 3) for e in late]
+
+
+@pytest.mark.parametrize(
+    ("burst", "retry_after"),
+    [(1, 1), (5, 1), (5, None)],
+    ids=["bucket-of-one", "burst-of-five", "burst-of-five-no-retry-after"],
+)
+@pytest_twisted.ensureDeferred
+async def test_a_rate_limit_is_learnt_and_its_refusals_stop(
+    pbsite: PushbackSite, burst: int, retry_after: int | None
+) -> None:
+    # a burst refills during each pause: a pace read from the answers after it would be the
+    # burst's, and the site would refuse again every few pages (one pause per ~7 pages)
+    a = pbsite.add("a", burst=burst, retry_after=retry_after, **LIMITED)
+    result = await crawl([a.url_for("/")], {**RETRY_ON}, follow=True)
+    assert_the_rate_was_learnt(result, a.log(), LIMITED["rate"])
+
+
+@pytest_twisted.ensureDeferred
+async def test_autothrottle_cannot_send_into_a_pause_nor_faster_than_the_pace(
+    pbsite: PushbackSite,
+) -> None:
+    # alone, AutoThrottle at these values sends 8 at once: 38 429s and 12 pages given up
+    a = pbsite.add("a", burst=5, retry_after=1, **LIMITED)
+    result = await crawl([a.url_for("/")], {**RETRY_ON, **AUTOTHROTTLE_FAST}, follow=True)
+    assert_the_rate_was_learnt(result, a.log(), LIMITED["rate"])
+
+
+@pytest_twisted.ensureDeferred
+async def test_autothrottle_stays_free_to_go_slower_than_the_site_allows(
+    pbsite: PushbackSite,
+) -> None:
+    # 200 ms answers and a target of half a request in flight: AutoThrottle's delay is 0.4 s,
+    # four times the 0.1 s the site's limit allows; scrapy-rep never sends sooner than it
+    a = pbsite.add("a", burst=5, retry_after=1, **{**LIMITED, "pages": 20, "latency": 0.2})
+    settings = {**RETRY_ON, **AUTOTHROTTLE_FAST, "AUTOTHROTTLE_TARGET_CONCURRENCY": 0.5}
+    result = await crawl([a.url_for("/")], settings, follow=True)
+    log = a.log()
+    assert served(log) == set(page_paths(20))
+    assert [e for e in pages(log) if e.status != 200] == []
+    assert median_gap(second_half(log)) >= 0.3, [round(e.at, 3) for e in pages(log)]
+    assert not [k for k in result.stats if k.startswith("rep/pushback/")], result.stats
