@@ -490,6 +490,47 @@ async def test_a_worker_at_first_contact_keeps_the_pace_the_cluster_keeps(
 
 
 @pytest_twisted.ensureDeferred
+async def test_a_request_coming_while_a_first_contact_joins_waits_for_room_then_keeps_the_pace(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the second request came while the first waited for the moment the cluster gave it:
+    # before, it found the question asked and went at once, unpaced, between the other
+    # workers' paced sends (joining behind the first instead reserved moments it then had
+    # no room for). Now the first keeps its room while it waits: the second waits for its
+    # answer, then reserves at the pace the first joined
+    pacing = FakePacing([0.3, 0.5], kept=0.5)
+    rig = first_contact_rig(pacing, monkeypatch)
+
+    async def scenario() -> None:
+        middleware = RobotsMiddleware(rig.crawler)
+        signals = middleware.service.pushback
+        assert signals is not None
+        one, two = Request(A + "/1"), Request(A + "/2")
+        first = asyncio.ensure_future(middleware.process_request(one))
+        second = asyncio.ensure_future(middleware.process_request(two))
+        for _ in range(50):
+            await asyncio.sleep(0)
+        assert pacing.reserved == [(SLOT, 0.0)] and pacing.joins == [True]
+        assert not first.done() and not second.done()
+        rig.clock.advance(0.3)
+        assert await first is None
+        for _ in range(50):
+            await asyncio.sleep(0)
+        assert len(pacing.reserved) == 1 and not second.done()  # the first is in flight
+        signals.response(one, Response(one.url, status=200, request=one))
+        for _ in range(50):
+            await asyncio.sleep(0)
+        assert len(pacing.reserved) == 2 and pacing.joins[-1] is False
+        slot, gap = pacing.reserved[-1]  # the pace joined, a little faster for the answer
+        assert slot == SLOT and gap == pytest.approx(0.5, rel=0.01)
+        assert not second.done()
+        rig.clock.advance(0.5)
+        assert await second is None
+
+    await rig.run(scenario())
+
+
+@pytest_twisted.ensureDeferred
 async def test_a_cluster_keeping_no_pace_leaves_a_first_contact_unpaced(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -145,6 +145,10 @@ class CrawlDelay:
             return None
         return self._pace(turn, gap, join)
 
+    def reserving(self, origin: str) -> int:
+        """How many of ``origin``'s requests wait for their moment (or their turn to ask)."""
+        return self._queued.get(delay_slot(origin), 0)
+
     def _delay(self, origin: str, policy: Policy) -> float | None:
         """The Crawl-delay applied to ``origin`` under ``policy``: capped, decided once per
         body, for the ``remember`` origins decided last."""

@@ -95,7 +95,14 @@ def build(crawler: Crawler) -> RobotsService:
         None
         if heard is None
         else PageSignals(
-            crawler, gate, listener.holding, telemetry, heard, clock=clock, one_shot=one_shot
+            crawler,
+            gate,
+            listener.holding,
+            telemetry,
+            heard,
+            clock=clock,
+            reserving=crawl_delay.reserving,
+            one_shot=one_shot,
         )
     )
     admission = AdmissionPath(

@@ -102,10 +102,12 @@ class PageSignals:
         *,
         clock: Clock,
         share: Callable[[str, PauseState], None] | None = None,
+        reserving: Callable[[str], int] = lambda origin: 0,
         one_shot: str | None = None,
     ) -> None:
         """``core``: the pure side, which ``gate`` asks too; ``share``: called with each
-        pause this worker saw (the shared store)."""
+        pause this worker saw (the shared store); ``reserving``: how many of an origin's
+        requests wait for their moment (the Crawl-delay's, the pace's)."""
         self.crawler = crawler
         self.core = core
         self.gate = gate
@@ -115,6 +117,7 @@ class PageSignals:
         self.timers = clock
         holding.wakes.page = self._woken  # the origin's timer: its pause's end, its pace
         self.share = share
+        self.reserving = reserving
         #: ``scrapy fetch`` and the like: a pushback drops the request, saying why
         self.one_shot = one_shot
         #: the requests counted in flight, until they are back
@@ -130,11 +133,13 @@ class PageSignals:
     def room(self, origin: str) -> asyncio.Future[str | None] | None:
         """A future to await while ``origin``'s first contact has no room (it says a reason
         to hold the request if the origin paused meanwhile), else None. Asked before a send's
-        moment is reserved: a request waiting for room holds no Crawl-delay turn."""
+        moment is reserved: a request waiting for room holds no Crawl-delay turn, and one
+        waiting for its moment keeps its room (the next reserves none it has no room for;
+        in a cluster, it would go unpaced while the first joins the cluster's pace)."""
         core = self.core
         if not (core.contact(origin) if self.heard else origin in core):
             return None
-        if core.first_room(origin) == 0 and not self._queued(origin):
+        if self._first_room(origin) == 0 and not self._queued(origin):
             return self._wait(origin)
         return None
 
@@ -302,6 +307,12 @@ class PageSignals:
             self.holding.release(origin, release.count)
         self._wake(origin)
 
+    def _first_room(self, origin: str) -> int | None:
+        """The room at ``origin``'s first contact, less the requests waiting for their moment
+        (None: not at its first contact)."""
+        room = self.core.first_room(origin)
+        return None if room is None else max(0, room - self.reserving(origin))
+
     def _queued(self, origin: str) -> bool:
         """Whether a request of ``origin`` counted in flight still waits in a download slot's
         queue: not sent yet (a slot's delay holds it), so not in flight."""
@@ -327,7 +338,7 @@ class PageSignals:
         waiting[:] = [future for future in waiting if not future.done()]  # cancelled: gone
         room = None  # a first contact whose state went (nothing in flight) ramps again
         if not (everyone or held) and self.core.contact(origin):
-            room = self.core.first_room(origin)
+            room = self._first_room(origin)
         going = waiting[:room]
         del waiting[:room]
         if not waiting:

@@ -620,3 +620,32 @@ def test_a_pages_429_at_one_worker_pauses_the_origin_for_every_worker(
     assert a.stat("rep/pushback/pauses/rate-limited") == 1
     assert b.store("pause_heard") >= 1 or b.stat("rep/pushback/pauses/rate-limited") == 1
     assert x.hits("/robots.txt") == 1
+
+
+def test_a_worker_meeting_a_paced_origin_after_its_pause_keeps_the_clusters_pace(
+    site: FakeSite, cluster: Cluster
+) -> None:
+    # a heard the 429 and paces x; b meets x only after that pause ended, so it never heard
+    # it. Its first send joins the gap the cluster keeps (the last reservation's); before,
+    # its other pages came while that join was pending and went unpaced, three within 10 ms:
+    # now each waits for room at the first contact's ramp, then reserves at the joined pace
+    x = site.add("x").robots(Reply(body=b"User-agent: *\nAllow: /\n"))
+    x.page("/a0", Reply(status=429, headers={"Retry-After": "1"}), Reply(body=b"ok"))
+    for name in [f"/a{i}" for i in range(1, 7)] + [f"/b{i}" for i in range(4)]:
+        x.page(name, Reply(body=b"ok"))
+    a, b = cluster.start("a", spider="a"), cluster.start("b", spider="b")
+    cluster.wait_ready(a, b)
+    cluster.push("a", [x.url_for(f"/a{i}") for i in range(7)])
+    wait_until(lambda: x.hits("/a0") == 2, "a's refused page sent again, paced")
+    cluster.push("b", [x.url_for(f"/b{i}") for i in range(4)])
+    wait_until(lambda: all(x.hits(f"/b{i}") for i in range(4)), "b's pages")
+    wait_until(lambda: all(x.hits(f"/a{i}") for i in range(7)), "a's pages")
+    cluster.finish(a, b)
+
+    resumed = x.requests("/a0")[1].at
+    times = sorted(h.at for h in x.requests() if h.path != "/robots.txt" and h.at >= resumed)
+    gaps = [round(later - sooner, 3) for sooner, later in itertools.pairwise(times)]
+    paths = [(h.path, round(h.at - resumed, 3)) for h in x.requests() if h.at >= resumed]
+    assert min(gaps) >= 0.1, paths  # a's pace shrinks from 1 s by a quarter per page
+    assert b.store("pace") >= 4  # each of b's sends reserved its moment in the cluster
+    assert len(cluster.downloaded()) == 11
