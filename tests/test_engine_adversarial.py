@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from scrapy_rep.robotstxt import RobotsTxt, intervals, matcher, parse
@@ -85,6 +85,7 @@ def test_a_walked_chain_agrees_with_the_reference(rule_list: list[Rule], paths: 
 
 @settings(max_examples=examples(400), deadline=None)
 @given(rule_list=many_rules, paths=raw_paths)
+@example(rule_list=[Rule(False, "/*aaaa", 1)], paths=["/aaaa"])  # found by a CI run
 def test_a_sieved_chain_agrees_with_the_reference(rule_list: list[Rule], paths: list[str]) -> None:
     # SIEVE_MIN -1000: every frame walked tries only the entries its sieve names (those
     # whose rarest gram is in the path); the answers and rules are still the reference's.
@@ -163,6 +164,19 @@ def test_the_sieve_leaves_out_the_wildcards_a_path_cannot_match() -> None:
     robots = parse(body)  # a path that holds one entry's pieces: that entry decides
     verdict = robots.decide("mybot", "https://example.com/" + "y" * 2000 + "q1234x")
     assert verdict.rule is not None and verdict.rule.pattern == "/*q1234x"
+
+
+def test_a_wildcard_whose_piece_repeats_one_gram_is_still_tried() -> None:
+    # 70 root wildcards whose pieces repeat one octet (/*aaaa, /*aaaaa, ...): each offered
+    # the gram "aaa" several times and counted it each time, so every entry looked commoner
+    # than the frame's size, was filed under no gram, and was never tried (before: /aaaa
+    # allowed; with every frame sieved, one such rule alone was)
+    body = "User-agent: *\n" + "".join(f"Disallow: /*{'a' * k}\n" for k in range(4, 74))
+    robots = parse(body)
+    verdict = robots.decide("mybot", "https://example.com/aaaa")
+    assert verdict.allowed is False
+    assert verdict.rule is not None and verdict.rule.pattern == "/*aaaa"
+    assert robots.allowed("mybot", "https://example.com/" + "a" * 80) is False
 
 
 def test_identical_hostile_lines_do_not_drop_allowed_pages() -> None:

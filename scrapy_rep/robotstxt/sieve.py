@@ -7,6 +7,7 @@ the path's grams name the entries worth trying. A pre-filter: the answers are un
 
 from __future__ import annotations
 
+import math
 from array import array
 
 from scrapy_rep.robotstxt.intervals import Entry
@@ -75,7 +76,9 @@ class Sieve:
             elif len(piece) < GRAM:
                 always.append(entry)
             else:
-                rarest, fewest = "", len(entries) + 1  # the first of the rarest, ends first
+                # the first of the rarest, ends first; always one of its own grams (a count
+                # can pass the frame's size: "aaaa" offers "aaa" twice, buckets are shared)
+                rarest, fewest = "", math.inf
                 for gram in _offered(piece):
                     count = shared[hash(gram) & mask]
                     if count < fewest:
