@@ -391,7 +391,7 @@ def paced_rig(robots: bytes, pacing: FakePacing, monkeypatch: pytest.MonkeyPatch
     of 1 s: its pace learnt from 1 s between sends) and resumed."""
     from scrapy_rep.crawl import graph
 
-    monkeypatch.setattr(graph, "shared_pacing", lambda store: pacing)
+    monkeypatch.setattr(graph, "shared_pacing", lambda store, remember: pacing)
     rig = Rig({}, {A: (200, {}, robots)})
     core = RobotsMiddleware(rig.crawler).service.pushback
     assert core is not None
@@ -450,7 +450,7 @@ def first_contact_rig(pacing: FakePacing, monkeypatch: pytest.MonkeyPatch) -> Ri
     """A rig whose store paces the cluster with ``pacing``; its pages' answers heard."""
     from scrapy_rep.crawl import graph
 
-    monkeypatch.setattr(graph, "shared_pacing", lambda store: pacing)
+    monkeypatch.setattr(graph, "shared_pacing", lambda store, remember: pacing)
     rig = Rig({}, {A: (200, {}, b"User-agent: *\nAllow: /\n")})
     pushback = RobotsMiddleware(rig.crawler).service.pushback
     assert pushback is not None

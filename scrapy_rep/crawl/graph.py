@@ -88,7 +88,7 @@ def build(crawler: Crawler) -> RobotsService:
         config.crawl_delay_max,
         telemetry,
         partial(_asked_delay, resolver, token) if config.crawl_delay_enabled else None,
-        shared_pacing(resolver.shared),
+        shared_pacing(resolver.shared, config.cache_max_origins),
         remember=config.cache_max_origins,
     )
     pushback = (

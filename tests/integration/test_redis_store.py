@@ -280,7 +280,7 @@ async def test_requests_waiting_on_another_workers_lock_are_downloaded(
 
 @pytest_twisted.ensureDeferred
 async def test_send_times_are_reserved_one_gap_apart_per_slot(store: RedisStore) -> None:
-    pacing = store.pacing()
+    pacing = store.pacing(remember=100)
     try:
         first = (await aio(pacing.reserve_spaced("a.example", 30.0))).wait
         second = (await aio(pacing.reserve_spaced("a.example", 30.0))).wait
@@ -294,7 +294,7 @@ async def test_send_times_are_reserved_one_gap_apart_per_slot(store: RedisStore)
 
 @pytest_twisted.ensureDeferred
 async def test_a_worker_joining_keeps_the_gap_the_cluster_keeps(store: RedisStore) -> None:
-    pacing, other = store.pacing(), store.pacing()  # two workers
+    pacing, other = store.pacing(remember=100), store.pacing(remember=100)  # two workers
     assert pacing.first("a.example") and not pacing.first("a.example")  # asked once
     try:
         alone = await aio(pacing.reserve_spaced("a.example", 0.0, join=True))
@@ -316,7 +316,7 @@ async def test_a_reservation_says_when_the_other_workers_sent_since_this_ones_la
 ) -> None:
     # a worker reads the site's rate from the sends of its window: in a cluster, every
     # worker's, or it reads its share of the rate
-    pacing, others = store.pacing(), store.pacing()  # two workers
+    pacing, others = store.pacing(remember=100), store.pacing(remember=100)  # two workers
     try:
         mine = await aio(pacing.reserve_spaced("a.example", 2.0))
         theirs = [await aio(others.reserve_spaced("a.example", 2.0)) for _ in range(2)]

@@ -67,7 +67,7 @@ def open_store(
     return None
 
 
-def shared_pacing(store: SharedStore | None) -> SharedPacing | None:
+def shared_pacing(store: SharedStore | None, remember: int) -> SharedPacing | None:
     """The cluster-wide Crawl-delay of a store that offers one (Redis); None otherwise."""
     pacing = getattr(store, "pacing", None)
-    return pacing() if callable(pacing) else None
+    return pacing(remember) if callable(pacing) else None

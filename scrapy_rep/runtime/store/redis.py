@@ -199,9 +199,10 @@ class RedisStore:
         )
         return cls(client, prefix=prefix, retention=retention)
 
-    def pacing(self) -> SharedPacing:
-        """Crawl-delay for the whole cluster, on this store's Redis (round trips counted here)."""
-        return SharedPacing(self.client, self.base, self.counts)
+    def pacing(self, remember: int) -> SharedPacing:
+        """Crawl-delay for the whole cluster, on this store's Redis (round trips counted here),
+        for a worker that keeps its moments on the ``remember`` slots reserved last."""
+        return SharedPacing(self.client, self.base, self.counts, remember)
 
     # -- keys ---------------------------------------------------------------------------
 

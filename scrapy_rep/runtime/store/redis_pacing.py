@@ -43,20 +43,19 @@ return {at - now, gap, at, others}
 RECENT = 32
 
 
-#: the slots whose last moment a worker remembers (the latest); ~100 B each
-MINE_MAX = 100_000
-
-
 class SharedPacing:
     """Send times per download slot, reserved atomically in the cluster's Redis."""
 
-    def __init__(self, client: Any, base: str, counts: Counter[str]) -> None:
+    def __init__(self, client: Any, base: str, counts: Counter[str], remember: int) -> None:
+        """``remember``: the slots whose last moment this worker keeps (the latest), as many
+        as its policy cache holds origins."""
         self.base = base
         self._reserve = client.register_script(_RESERVE)
         #: shared with the store's counts: ``round_trips`` and ``pace``
         self.counts = counts
         #: slot -> this worker's last moment reserved there (0: none yet, asked to join)
         self._mine: dict[str, int] = {}
+        self.remember = max(1, remember)
 
     def first(self, slot: str) -> bool:
         """Whether this worker asks about ``slot`` for the first time (then no more)."""
@@ -93,6 +92,6 @@ class SharedPacing:
     def _remember(self, slot: str, at: int) -> None:
         mine = self._mine
         mine.pop(slot, None)
-        if len(mine) >= MINE_MAX:
+        if len(mine) >= self.remember:
             del mine[next(iter(mine))]
         mine[slot] = at
