@@ -101,13 +101,13 @@ class PageSignals:
         core: Pushback,
         *,
         clock: Clock,
+        reserving: Callable[[str], int],
         share: Callable[[str, PauseState], None] | None = None,
-        reserving: Callable[[str], int] = lambda origin: 0,
         one_shot: str | None = None,
     ) -> None:
-        """``core``: the pure side, which ``gate`` asks too; ``share``: called with each
-        pause this worker saw (the shared store); ``reserving``: how many of an origin's
-        requests wait for their moment (the Crawl-delay's, the pace's)."""
+        """``core``: the pure side, which ``gate`` asks too; ``reserving``: how many of an
+        origin's requests wait for their moment (the Crawl-delay's, the pace's);
+        ``share``: called with each pause this worker saw (the shared store)."""
         self.crawler = crawler
         self.core = core
         self.gate = gate
