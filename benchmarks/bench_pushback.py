@@ -1,7 +1,7 @@
 """A site that pushes back while it is crawled: 429 + Retry-After, a 503 window, a 403 wall.
 
 Usage: ``python benchmarks/bench_pushback.py [--quick] [--redis] [--rate R] [--origins K]
-[--bursts] [--slowing] [--variants abctk] [--crawlee PYTHON]``
+[--bursts] [--seeded] [--slowing] [--variants abctk] [--crawlee PYTHON]``
 
 The site is ``tests/support/pushback_site.py`` (in this process, one thread
 per connection, each origin its own loopback address): ``--origins`` origins
@@ -59,7 +59,11 @@ defaults behind its ``ThrottlingRequestManager`` (``crawlee_child.py``).
 ``--redis``: scrapy-rep with ``REP_STORE = "redis"`` as one scrapy-redis
 worker and as three (``tests/support/cluster_worker.py``, real
 redis-servers), on the rate-limited origins only: the cluster's 429s beside
-one worker's.
+one worker's (with ``--bursts``, a table per kind after each). The shared
+queue starts with each origin's root, which one worker takes (its first
+contact is that worker's alone); ``--seeded`` queues every page from the
+start, the origins in turn, as a broad crawl from a sitemap does: every
+worker meets each origin at once.
 
 Nothing here fails on a number.
 """
@@ -328,7 +332,12 @@ def run_variant(
 
 
 def run_cluster(
-    workers: int, kinds: dict[str, Any], site: PushbackSite, tmp: Path, timeout: float
+    workers: int,
+    kinds: dict[str, Any],
+    site: PushbackSite,
+    tmp: Path,
+    timeout: float,
+    seeded: bool = False,
 ) -> dict[str, Any]:
     from tests.support.redis_fixture import RedisServer
 
@@ -374,7 +383,12 @@ def run_cluster(
 
         client = redis.Redis.from_url(queue.url)
         site.clear_log()
-        client.rpush(f"{SPIDER}:start_urls", *(o.url_for("/") for o in kinds["limited"]))
+        # seeded: every page from the start, the origins in turn (a broad crawl from a
+        # sitemap: every worker meets each origin at once), else each origin's root
+        limited = kinds["limited"]
+        paths = page_paths(max(o.spec.pages for o in limited)) if seeded else ["/"]
+        urls = [o.url_for(p) for p in paths for o in limited if p in page_paths(o.spec.pages)]
+        client.rpush(f"{SPIDER}:start_urls", *urls)
         # done when every page was served, or nothing arrived for 5 s, or the time is up
         want = sum(len(page_paths(o.spec.pages)) for o in kinds["limited"])
         end = time.monotonic() + timeout
@@ -444,6 +458,9 @@ def main() -> None:
     parser.add_argument("--rate", type=float, default=4.0, help="permitted page requests/s")
     parser.add_argument("--timeout", type=float, default=None, help="longest crawl, seconds")
     parser.add_argument("--bursts", action="store_true", help="three kinds of rate limit")
+    parser.add_argument(
+        "--seeded", action="store_true", help="--redis: every page queued from the start"
+    )
     parser.add_argument("--variants", default="abc", help="which variants to run (abctk)")
     parser.add_argument("--crawlee", default=None, help="variant k: a Python that has crawlee")
     parser.add_argument("--slowing", action="store_true", help="a server slowing under load")
@@ -491,9 +508,13 @@ def main() -> None:
                     kinds = build(site, args, wall=False)
                     kinds["rate"] = args.rate
                     started = time.monotonic()
-                    row = run_cluster(workers, kinds, site, tmp, timeout)
+                    row = run_cluster(workers, kinds, site, tmp, timeout, args.seeded)
                     row["elapsed"] = time.monotonic() - started
-                    cluster[f"scrapy-rep redis, {workers} worker{'s' if workers > 1 else ''}"] = row
+                    name = f"scrapy-rep redis, {workers} worker{'s' if workers > 1 else ''}"
+                    cluster[name] = row
+                    if args.bursts:
+                        say(f"\n{name}, per kind of rate limit:")
+                        kind_table(site.log(), kinds, args.rate)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
         say(f"\n--redis: the {args.origins} rate-limited origins, scrapy-redis workers\n")
