@@ -34,6 +34,7 @@ from scrapy_rep.core.pace import (
     START_GAP,
     SUSTAINED,
     Pace,
+    fit_bucket,
 )
 from scrapy_rep.core.policy import Policy, Status
 from scrapy_rep.core.pushback import (
@@ -1098,6 +1099,16 @@ def test_a_cluster_reads_the_sites_rate_from_every_workers_sends() -> None:
     assert _use(second_half, 5.0) >= 0.9, f"{_use(second_half, 5.0):.2f} of the rate"
     assert _use(three, 5.0) >= _use(one, 5.0) - 0.05
     assert len(three_refused) <= len(one_refused)
+
+
+def test_a_window_no_bucket_fits_is_not_read_as_the_rate_its_odd_send_needs() -> None:
+    # a send read as served 83 ms after the refusal before it needs 12 tokens a second; the
+    # refusal at the window's end, 0.177 s after a page, needs fewer than 5.7: no bucket of
+    # one fits both. The refusal's bound was searched only among rates serving every send
+    # before it, so it came out as the first bound, and 12 pages/s was read
+    sends = [0.083 + 1.0 * i for i in range(4)] + [3.333, 3.57, 3.747]
+    assert fit_bucket(sends, 6, 1.0, empty=0.0) is None
+    assert fit_bucket(sends[1:], 5, 1.0, empty=0.0) == pytest.approx(4.76, abs=0.3)
 
 
 @pytest.mark.parametrize(("rate", "burst"), [(2.0, 10.0), (2.0, 5.0), (3.0, 10.0)])

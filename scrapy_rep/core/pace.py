@@ -106,16 +106,18 @@ def fit_bucket(
     full = max(burst, 1.0)
 
     def tokens(rate: float, upto: int) -> float:
-        """The tokens left at send ``upto``, before it takes one (-1: one before it ran out)."""
+        """The tokens left at send ``upto``, before it takes one (-1: one before it ran out;
+        for the refused send, every one before it is served, none left after one that ran
+        out: a rate refusing it that no bucket serving them has is then seen, not hidden)."""
         left, last = full, sends[0]
         if empty is not None:
             left = min(full, max(sends[0] - empty, 0.0) * rate)
         for at in sends[:upto]:
             left = min(full, left + (at - last) * rate)
             last = at
-            if left < 1.0:
+            if left < 1.0 and upto < served:
                 return -1.0
-            left -= 1.0
+            left = max(left - 1.0, 0.0)
         return min(full, left + (sends[upto] - last) * rate)
 
     bounds = []  # the lowest rate serving the last served send, the highest refusing the next
