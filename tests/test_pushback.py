@@ -1101,6 +1101,32 @@ def test_a_cluster_reads_the_sites_rate_from_every_workers_sends() -> None:
     assert len(three_refused) <= len(one_refused)
 
 
+def test_a_moment_reserved_in_a_pause_is_not_read_as_a_page_served() -> None:
+    # logged in a cluster: another worker's request reserved its moment 83 ms into a pause,
+    # which then held it; it never left, but this worker's window counted it served, and the
+    # only bucket of one serving a page then refills at 12 pages/s. The cluster was paced
+    # 0.085 s apart (0.2 s allowed), refused after every pause, and gave 90 pages up
+    pb = make()
+    pb.sent(A, 0.0)
+    pb.done(A)
+    first = pb.on_response(A, 429, ra("2"), f"{A}/p", 0.0)
+    assert first is not None
+    pb.resume(A, first.until)
+    t, others = first.until, [first.until - 0.083]
+    for _ in range(19):  # 4 pages/s, a bucket of one at 5: each served
+        pb.sent(A, t, others)
+        pb.done(A)
+        assert pb.on_response(A, 200, {}, f"{A}/p", t + 0.01) is None
+        t, others = t + 0.25, []
+    t -= 0.25 - 0.177  # too soon: refused
+    pb.sent(A, t)
+    pb.done(A)
+    assert pb.on_response(A, 429, ra("2"), f"{A}/p", t + 0.01) is not None
+    # read as the site's bucket: 0.2 s and the margin (before: 0.085 s; with the window
+    # read as no bucket, the last page's 0.25 s)
+    assert 0.19 <= pb.gap(A) <= 0.23, f"{pb.gap(A):.3f} s apart, 0.2 s allowed"
+
+
 def test_a_window_no_bucket_fits_is_not_read_as_the_rate_its_odd_send_needs() -> None:
     # a send read as served 83 ms after the refusal before it needs 12 tokens a second; the
     # refusal at the window's end, 0.177 s after a page, needs fewer than 5.7: no bucket of

@@ -535,9 +535,13 @@ class Pushback:
         """A request of a tracked origin left for the network (at ``now``: its pace).
 
         ``others``: how long before ``now`` the cluster's other workers sent to it since
-        this one's last send, newest first (a rate read from its own alone is its share)."""
+        this one's last send, newest first (a rate read from its own alone is its share);
+        none reserved before the last pause ended was sent: held by the pause, it never
+        left, and a window counting it served read the site as far faster than it is."""
         state = self._origins.get(origin)
         if state is not None:
+            if others and state.ended is not None:
+                others = [before for before in others if now - before >= state.ended.until]
             state.pace.sent(now, others)
             state.inflight += 1
 
