@@ -316,6 +316,12 @@ class Pace:
         self.spacing = others[0] if others else math.inf if last is None else now - last
         self.last_send = now
 
+    def told(self, pages: int) -> None:
+        """A cluster's workers were served ``pages`` before their first pushbacks: the bucket
+        held them all, until a window's read says its size."""
+        if self.stage < SUSTAINED and pages > self.burst:
+            self.burst = float(pages)
+
     def wait(self, now: float) -> float:
         """Seconds until the next request may be sent (0: now)."""
         return max(0.0, self.next_send - now)

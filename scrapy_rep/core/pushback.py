@@ -395,7 +395,9 @@ class Pushback:
     ) -> None:
         if status >= 500:
             return  # left to Scrapy's retry: neither healthy nor a pushback
-        if state is None or state.first:  # the pages served before any pushback: its burst
+        # the pages served before any pushback (its burst), answered before the first pause
+        # ended (nothing is sent during a pause: an answer then is to a request sent before)
+        if state is None or state.first or (state.pause is not None and state.ended is None):
             served = self._served
             if origin not in served:
                 self._serve(origin, now)
@@ -555,13 +557,23 @@ class Pushback:
 
     # -- the cluster ------------------------------------------------------------
 
-    def join(self, origin: str, gap: float) -> None:
-        """At its first contact with ``origin``, the cluster's other workers keep ``gap`` s
-        between their sends (learnt from pushbacks this worker never heard): so does it."""
+    def heard(self, origin: str) -> int:
+        """The pages ``origin`` served this worker before its first pushback (answered by
+        the end of the first pause: sent before it)."""
+        return self._served.get(origin, (0, 0.0))[0] if origin in self._origins else 0
+
+    def told(self, origin: str, joined: float = 0.0, heard: int = 0) -> None:
+        """What the cluster's pacing told a send to ``origin``: the gap its other workers keep
+        (``joined``: at this worker's first contact, learnt from pushbacks it never heard, it
+        keeps it too) and the pages every worker was served before its first pushback
+        (``heard``, each one's :meth:`heard` summed: the site's bucket, until read)."""
         state = self._origins.get(origin)
-        if state is not None and state.first and not state.pace:
+        if state is None:
+            return
+        if joined and state.first and not state.pace:
             state.first = False
-            state.pace.adopt(gap)
+            state.pace.adopt(joined)
+        state.pace.told(heard)
 
     def adopt(self, origin: str, shared: PauseState, now: float) -> Pause | None:
         """Another worker's pause: adopted if it lasts longer than this worker's own."""

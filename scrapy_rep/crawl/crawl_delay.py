@@ -54,10 +54,12 @@ def delay_slot(origin: str) -> str:
 @dataclass(frozen=True, slots=True)
 class Turn:
     """A send's reserved moment: :class:`~scrapy_rep.runtime.store.pacing.Reserved`'s
-    ``others``, and the gap the cluster keeps that this worker ``joined`` (0: none)."""
+    ``others`` and ``told``, and the gap the cluster keeps that this worker ``joined``
+    (0: none)."""
 
     others: tuple[float, ...] = ()
     joined: float = 0.0
+    told: int = 0
 
 
 def _named_by_user(request: Request) -> bool:
@@ -116,10 +118,12 @@ class CrawlDelay:
         policy: Policy,
         learnt: float = 0.0,
         join: bool = False,
+        heard: int = 0,
     ) -> Coroutine[Any, Any, Turn] | None:
         """Before ``request`` is downloaded: a coroutine waiting for its send's moment
         (``learnt``: the origin's pace, 0: none; ``join``: its first contact, which keeps a
-        cluster's pace), or None (an unpaced origin, or a worker alone whose moment is now)."""
+        cluster's pace; ``heard``: the pages served before its first pushback), or None (an
+        unpaced origin, or a worker alone whose moment is now)."""
         delay = self._delay(origin, policy) if self.asked_by is not None else None
         key = self._apply(request, origin, delay) if delay else None
         gap = learnt
@@ -143,7 +147,7 @@ class CrawlDelay:
         if self.pacing is None and turn not in self._queued and self.local.free(turn):
             self.local.reserve(turn, gap)
             return None
-        return self._pace(turn, gap, join)
+        return self._pace(turn, gap, join, heard)
 
     def reserving(self, origin: str) -> int:
         """How many of ``origin``'s requests wait for their moment (or their turn to ask)."""
@@ -168,7 +172,7 @@ class CrawlDelay:
         self.telemetry.counts.crawl_delay(origin, delay)
         return delay
 
-    async def _pace(self, key: str, gap: float, join: bool = False) -> Turn:
+    async def _pace(self, key: str, gap: float, join: bool = False, heard: int = 0) -> Turn:
         """Wait for this request's send time under ``key``, reserved for the whole cluster
         (or for this worker alone, without one or while its store fails)."""
         turn = self._turns.setdefault(key, asyncio.Lock())
@@ -181,7 +185,7 @@ class CrawlDelay:
                         reserved = self.local.reserve(key, gap)
                     else:
                         try:
-                            reserved = await shared.reserve_spaced(key, gap, join)
+                            reserved = await shared.reserve_spaced(key, gap, join, heard)
                         except Exception as exc:  # each worker paces itself meanwhile
                             self._outage.failed(exc)
                             reserved = self.local.reserve(key, gap)
@@ -196,7 +200,8 @@ class CrawlDelay:
                     await sleep(self.clock, wait)
                     if self.clock.now() - due <= LATE:
                         break
-                return Turn(reserved.others, reserved.gap if reserved.gap > gap else 0.0)
+                joined = reserved.gap if reserved.gap > gap else 0.0
+                return Turn(reserved.others, joined, reserved.told)
         finally:
             self._queued[key] -= 1
             if not self._queued[key]:

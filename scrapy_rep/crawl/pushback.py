@@ -157,8 +157,8 @@ class PageSignals:
         if waiting is not None or origin not in core:
             return waiting
         now = self.clock()
-        if turn is not None and turn.joined:  # the cluster's others pace it: so does this one
-            core.join(origin, turn.joined)
+        if turn is not None:  # what the cluster's pacing said: its pace, the site's bucket
+            core.told(origin, turn.joined, turn.told)
         others = turn.others if turn is not None else ()
         reason = self.gate.sending(origin, now, turn=turn is not None, others=others)
         if reason is not None:

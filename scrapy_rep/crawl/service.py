@@ -80,7 +80,8 @@ class RobotsService:
         if core is None:
             return self.crawl_delay.keep(request, origin, policy)
         join = core.first_room(origin) is not None  # its first contact: the cluster's pace
-        return self.crawl_delay.keep(request, origin, policy, core.gap(origin), join)
+        gap, heard = core.gap(origin), core.heard(origin)
+        return self.crawl_delay.keep(request, origin, policy, gap, join, heard)
 
     def use_tdmrep(self, tdmrep: TdmRep) -> None:
         """The crawl's tdmrep.json files, asked by the admission path and closed here."""

@@ -303,7 +303,7 @@ async def test_a_worker_joining_keeps_the_gap_the_cluster_keeps(store: RedisStor
         after = await aio(pacing.reserve_spaced("a.example", 5.0))
     finally:
         await aio(store.close())
-    assert alone == (0.0, 0.0, 0, ())  # nobody paces the origin: nothing reserved
+    assert alone == (0.0, 0.0, 0, (), 0)  # nobody paces the origin: nothing reserved
     assert paced.wait == 0.0 and paced.gap == 20.0
     # joined: the moment one gap after the other worker's, and the gap kept after it
     assert 19.0 < joined.wait <= 20.0 and joined.gap == 20.0 and joined.others == (20.0,)
@@ -328,6 +328,25 @@ async def test_a_reservation_says_when_the_other_workers_sent_since_this_ones_la
     assert [t.at - mine.at for t in theirs] == [2000, 4000]
     assert again.others == (2.0, 4.0)  # the other two, newest first, before its own moment
     assert later.others == ()  # none since its own last
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_reservation_sums_the_pages_each_worker_heard_before_its_first_pushback(
+    store: RedisStore,
+) -> None:
+    # three workers meeting a burst together each were served a share of it before the
+    # first pushback: a worker reading the bucket from its share reads it too small
+    a, b, c = (store.pacing(remember=100) for _ in range(3))
+    try:
+        first = await aio(a.reserve_spaced("a.example", 0.01, heard=3))
+        second = await aio(b.reserve_spaced("a.example", 0.01, heard=2))
+        again = await aio(a.reserve_spaced("a.example", 0.01, heard=3))  # told once, kept once
+        late = await aio(c.reserve_spaced("a.example", 0.01))  # heard none: reads the sum
+        elsewhere = await aio(c.reserve_spaced("b.example", 0.01))
+    finally:
+        await aio(store.close())
+    assert [r.told for r in (first, second, again, late)] == [3, 5, 5, 5]
+    assert elsewhere.told == 0
 
 
 @pytest_twisted.ensureDeferred

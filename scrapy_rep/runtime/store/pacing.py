@@ -12,12 +12,14 @@ class Reserved(NamedTuple):
     """A send's reserved moment: seconds to ``wait`` for it, the ``gap`` it keeps before
     the next (0: nothing reserved); in a cluster, the moment ``at`` (Redis's milliseconds,
     0: none) and how many seconds before it the ``others``, the other workers' sends since
-    this worker's own last, were reserved (newest first)."""
+    this worker's own last, were reserved (newest first); the pages ``told`` served to every
+    worker before its first pushback (their sum: the site's bucket held them all)."""
 
     wait: float
     gap: float
     at: int = 0
     others: tuple[float, ...] = ()
+    told: int = 0
 
 
 class LocalPacing:

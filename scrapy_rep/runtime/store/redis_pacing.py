@@ -5,6 +5,7 @@ the workers' clocks need not agree (docs/distributed.md).
 
 from __future__ import annotations
 
+import secrets
 from collections import Counter
 from typing import Any
 
@@ -12,9 +13,11 @@ from scrapy_rep.runtime.store.pacing import Reserved
 
 #: reserve a send on KEYS[1] (the next allowed moment) ARGV[1] ms after the one before;
 #: KEYS[2]: the latest moments reserved, newest first; ARGV[2] "1": join, at least the gap
-#: the last reservation kept; ARGV[3]: the worker's own last moment (0: none). Returns the
-#: wait (ms), the gap kept (0: joined a cluster that keeps none: nothing reserved), the
-#: moment, and how long before it the others' moments since the worker's own last were
+#: the last reservation kept; ARGV[3]: the worker's own last moment (0: none); KEYS[3]:
+#: each worker's (ARGV[5]) pages served before its first pushback, its own ARGV[6] (0:
+#: none). Returns the wait (ms), the gap kept (0: joined a cluster that keeps none: nothing
+#: reserved), the moment, how long before it the others' moments since the worker's own
+#: last were, and the pages every worker was served before its first pushback
 _RESERVE = """
 if redis.replicate_commands then redis.replicate_commands() end
 local t = redis.call('TIME')
@@ -24,7 +27,10 @@ local recent = redis.call('LRANGE', KEYS[2], 0, ARGV[4] - 1)
 local last = tonumber(recent[1])
 local gap = tonumber(ARGV[1])
 if ARGV[2] == '1' and after and last and after - last > gap then gap = after - last end
-if gap <= 0 then return {0, 0, 0, {}} end
+if gap <= 0 then return {0, 0, 0, {}, 0} end
+if ARGV[6] ~= '0' then redis.call('HSET', KEYS[3], ARGV[5], ARGV[6]) end
+local heard = 0
+for _, pages in ipairs(redis.call('HVALS', KEYS[3])) do heard = heard + tonumber(pages) end
 local at = math.max(now, after or 0)
 local keep = at + gap - now + 60000
 redis.call('SET', KEYS[1], at + gap, 'PX', keep)
@@ -36,7 +42,8 @@ end
 redis.call('LPUSH', KEYS[2], at)
 redis.call('LTRIM', KEYS[2], 0, ARGV[4] - 1)
 redis.call('PEXPIRE', KEYS[2], keep)
-return {at - now, gap, at, others}
+redis.call('PEXPIRE', KEYS[3], keep)
+return {at - now, gap, at, others, heard}
 """
 
 #: the moments of the latest sends kept per key, for the workers' windows (core/pace.py)
@@ -56,6 +63,7 @@ class SharedPacing:
         #: slot -> this worker's last moment reserved there (0: none yet, asked to join)
         self._mine: dict[str, int] = {}
         self.remember = max(1, remember)
+        self.worker = secrets.token_hex(8)  # this worker's field in a slot's pages heard
 
     def first(self, slot: str) -> bool:
         """Whether this worker asks about ``slot`` for the first time (then no more)."""
@@ -64,20 +72,26 @@ class SharedPacing:
         self._remember(slot, 0)
         return True
 
-    async def reserve_spaced(self, slot: str, gap: float, join: bool = False) -> Reserved:
+    async def reserve_spaced(
+        self, slot: str, gap: float, join: bool = False, heard: int = 0
+    ) -> Reserved:
         """The moment of a send on ``slot``, the next one ``gap`` s later; ``join``: at least
         the gap the cluster keeps there (a worker with no pace of its own for the origin,
-        which the other workers pace: nothing reserved when none does)."""
+        which the other workers pace: nothing reserved when none does); ``heard``: the pages
+        this worker was served there before its first pushback (0: none), which the cluster
+        sums."""
         self.counts["round_trips"] += 1
         self.counts["pace"] += 1
         key = f"{self.base}:pace:{slot}"
-        wait_ms, kept_ms, at, others = await self._reserve(
-            keys=[key, f"{key}:sends"],
+        wait_ms, kept_ms, at, others, told = await self._reserve(
+            keys=[key, f"{key}:sends", f"{key}:heard"],
             args=[
                 max(1, int(gap * 1000)) if gap > 0 else 0,
                 int(join),
                 self._mine.get(slot, 0),
                 RECENT,
+                self.worker,
+                max(0, int(heard)),
             ],
         )
         if at:
@@ -87,6 +101,7 @@ class SharedPacing:
             int(kept_ms) / 1000.0,
             int(at),
             tuple(int(before) / 1000.0 for before in others),
+            int(told),
         )
 
     def _remember(self, slot: str, at: int) -> None:
