@@ -675,6 +675,33 @@ async def test_a_429_holds_its_request_pauses_its_origin_for_retry_after_then_se
 
 
 @pytest_twisted.ensureDeferred
+async def test_what_a_slowing_origin_holds_goes_at_its_pace_and_when_its_ramp_ends() -> None:
+    # found in CI, where load made a healthy origin's answers look slow: its requests held
+    # for the pace after a slow answer had no timer (they waited for the engine's idle);
+    # and the answer that ended the ramp also took the origin's state, so what the ramp
+    # still held was never released, and ten pages were lost at the crawl's time limit
+    rig = rig_for({A: ROBOTS}, CONCURRENT_REQUESTS_PER_DOMAIN=2)  # a ramp of two
+    mw = Middlewares(rig)
+
+    async def scenario() -> None:
+        urls = pages(rig, *(f"/{i}" for i in range(6)))
+        for url, latency in zip(urls[:3], (0.01, 0.01, 0.5), strict=True):  # the last slower
+            await ok(mw, Request(url, meta={"download_latency": latency}))
+        for url in urls[3:]:  # one in flight, the next 0.5 s after the slow answer
+            await held(mw, url)
+        rig.clock.advance(0.5)
+        assert released(rig) == [urls[3]]  # before: none until the engine was idle
+        rig.engine.crawled[0].meta["download_latency"] = 0.01
+        await ok(mw, rig.engine.crawled[0])  # its ramp is over, and its state with it
+        assert released(rig) == urls[3:]  # before: /4 and /5 held until the crawl ended
+
+    try:
+        await in_loop(scenario())
+    finally:
+        rig.close()
+
+
+@pytest_twisted.ensureDeferred
 async def test_a_429_is_taken_before_scrapys_retry_unless_its_row_is_off() -> None:
     async def scenario(rig: Rig) -> Request:
         (url,) = pages(rig, "/1", reply=(429, {}, b""))

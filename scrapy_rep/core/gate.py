@@ -266,14 +266,16 @@ class OriginGate(Generic[T]):
         """How many held requests go now after a page's pause: what its slow start has room
         for (one at a time once paced); none while paused."""
         pushback = self.pushback
-        if pushback is None or self.pause(origin, now) is not None or not self.holds(origin):
+        if pushback is None or self.pause(origin, now) is not None:
             return _NONE
         room = pushback.room(origin)
         if room == 0:
             return _NONE
         wait = pushback.wait(origin, now)
-        if wait > 0:
+        if wait > 0:  # what it holds, or holds by then (a slow answer's wait), goes then
             return Release(0, wait)
+        if not self.holds(origin):
+            return _NONE
         return Release(1 if pushback.paced(origin) else room)
 
     def park(

@@ -169,11 +169,12 @@ class PageSignals:
             self.holding.wakes.at(origin, now + wait)
         return None
 
-    def settled(self, origin: str) -> None:
+    def settled(self, origin: str, tracked: bool = False) -> None:
         """A request of ``origin`` came back, or was dropped before the network: its ramp
         lets the next go (and a first contact's waiting, whose state went as the download's
-        end counted it back)."""
-        if origin in self.core or origin in self._waiting:
+        end counted it back; ``tracked``: the origin was tracked before this answer, which
+        may have ended its ramp and its state: what the ramp held goes)."""
+        if tracked or origin in self.core or origin in self._waiting:
             self._ramp(origin)
 
     def response(self, request: Request, response: Response) -> Request | Response:
@@ -187,6 +188,7 @@ class PageSignals:
         status = response.status
         raw = response.headers.get(b"Retry-After") if status >= 400 else None
         headers = {"retry-after": raw.decode("latin-1")} if raw else _NO_HEADERS
+        tracked = origin in self.core
         pause = self.core.on_response(
             origin,
             status,
@@ -197,7 +199,7 @@ class PageSignals:
             meta.get("download_latency"),
         )
         if pause is None:
-            self.settled(origin)
+            self.settled(origin, tracked)
             return response
         self.paused(pause)
         if pause.cause == BLOCKED:
