@@ -1103,7 +1103,7 @@ def _crawl_a_bucket_as_a_cluster(
             free = t + gap
             if pb.heard(A):
                 heard[worker] = pb.heard(A)
-            pb.told(A, heard=sum(heard.values()))
+            pb.told(A, pages=sum(heard.values()))
         others = [t - at for at in reversed(sends) if at > own.get(worker, -1.0)]
         pb.sent(A, t, others)
         sends.append(t)

@@ -562,18 +562,18 @@ class Pushback:
         the end of the first pause: sent before it)."""
         return self._served.get(origin, (0, 0.0))[0] if origin in self._origins else 0
 
-    def told(self, origin: str, joined: float = 0.0, heard: int = 0) -> None:
+    def told(self, origin: str, joined: float = 0.0, pages: int = 0) -> None:
         """What the cluster's pacing told a send to ``origin``: the gap its other workers keep
         (``joined``: at this worker's first contact, learnt from pushbacks it never heard, it
         keeps it too) and the pages every worker was served before its first pushback
-        (``heard``, each one's :meth:`heard` summed: the site's bucket, until read)."""
+        (``pages``, each one's :meth:`heard` summed: the site's bucket, until read)."""
         state = self._origins.get(origin)
         if state is None:
             return
         if joined and state.first and not state.pace:
             state.first = False
             state.pace.adopt(joined)
-        state.pace.told(heard)
+        state.pace.told(pages)
 
     def adopt(self, origin: str, shared: PauseState, now: float) -> Pause | None:
         """Another worker's pause: adopted if it lasts longer than this worker's own."""
