@@ -1031,6 +1031,12 @@ def _use(served: list[float], rate: float) -> float:
     return (len(served) - 1) / (served[-1] - served[0]) / rate
 
 
+def _whole_use(served: list[float], rate: float, pages: int = 150) -> float:
+    """The bench's use over the whole crawl: pages got at ``rate`` over the time from the
+    start to the last page and one token, at least the time ``pages`` take at that rate."""
+    return len(served) / max(served[-1] + 1 / rate, pages / rate) / rate
+
+
 @pytest.mark.parametrize(
     ("burst", "retry_after"),
     [(5.0, "2"), (5.0, None), (1.0, "2")],
@@ -1066,7 +1072,7 @@ def test_a_rate_limit_is_read_from_one_window_past_its_burst_over_the_whole_craw
     # the whole crawl, 0.90 in its second half)
     served, refused = _crawl_a_bucket(5.0, burst, retry_after, 150)
     assert len(served) == 150
-    use = len(served) / max(served[-1] + 1 / 5.0, 150 / 5.0) / 5.0  # the bench's figure
+    use = _whole_use(served, 5.0)  # the bench's figure
     assert use >= whole, f"{use:.2f} of the rate over the whole crawl"
     assert len(refused) <= 2, refused  # the first burst, then the end of the first window
 
@@ -1158,7 +1164,7 @@ def test_a_cluster_meeting_a_burst_together_reads_the_bucket_all_its_workers_emp
     assert len(three) == 150
     assert len(three_refused) <= len(one_refused), three_refused
     assert _use(three[len(three) // 2 :], 5.0) >= 0.9
-    use = len(three) / max(three[-1] + 1 / 5.0, 150 / 5.0) / 5.0  # the bench's figure
+    use = _whole_use(three, 5.0)  # the bench's figure
     assert use >= 0.8, f"{use:.2f} of the rate over the whole crawl"
 
 
@@ -1248,7 +1254,7 @@ def test_a_burst_the_pause_did_not_refill_is_read_at_its_rate(rate: float, burst
     # pause
     served, refused = _crawl_a_bucket(rate, burst, "2", 150)
     assert len(served) == 150
-    use = len(served) / max(served[-1] + 1 / rate, 150 / rate) / rate
+    use = _whole_use(served, rate)
     assert use >= 0.9, f"{use:.2f} of the rate over the whole crawl"
     assert _use(served[len(served) // 2 :], rate) >= 0.9
     assert len(refused) <= 2, refused
@@ -1284,7 +1290,7 @@ def test_a_429_without_retry_after_at_a_rate_read_pauses_as_long_as_the_bucket_r
     # refused again at once, backs off as before
     served, _ = _crawl_a_bucket(5.0, 5.0, None, 150)
     assert len(served) == 150
-    use = len(served) / max(served[-1] + 1 / 5.0, 150 / 5.0) / 5.0
+    use = _whole_use(served, 5.0)
     assert use >= 0.8, f"{use:.2f} of the rate over the whole crawl"
     pb = make(ramp_max=8, reset_after=10)
     for n in range(5):
@@ -1315,7 +1321,7 @@ def test_a_bucket_of_one_starts_its_ramp_two_steps_on() -> None:
     pause = pb.on_response(A, 429, ra("2"), f"{A}/1", NOW)
     assert pause is not None and pb.gap(A) == pytest.approx(START_GAP * DECAY[COARSE] ** 2)
     served, refused = _crawl_a_bucket(5.0, 1.0, "2", 150)
-    use = len(served) / max(served[-1] + 1 / 5.0, 150 / 5.0) / 5.0
+    use = _whole_use(served, 5.0)
     assert use >= 0.83, f"{use:.2f} of the rate over the whole crawl"
     assert len(refused) <= 2, refused
 
@@ -1383,7 +1389,7 @@ def test_a_refusal_answered_before_the_pages_sent_before_it_is_read_at_its_rate(
     # without Retry-After; 0.76 / 0.87 with a bucket of 1)
     served, refused = _crawl_a_bucket_in_flight(5.0, burst, retry_after, 150)
     assert len(served) == 150
-    use = len(served) / max(served[-1] + 1 / 5.0, 150 / 5.0) / 5.0
+    use = _whole_use(served, 5.0)
     half = served[len(served) // 2 :]
     assert use >= whole, f"{use:.2f} of the rate over the whole crawl"
     assert _use(half, 5.0) >= 0.9, f"{_use(half, 5.0):.2f} of the rate in the second half"
@@ -1400,7 +1406,7 @@ def test_a_burst_served_while_the_crawler_sent_late_is_read_less_its_refill(
     # without). The size is read with the rate: what was served less what that rate refilled
     served, refused = _crawl_a_bucket_in_flight(5.0, 5.0, retry_after, 150, late=0.05)
     assert len(served) == 150
-    use = len(served) / max(served[-1] + 1 / 5.0, 150 / 5.0) / 5.0
+    use = _whole_use(served, 5.0)
     half = served[len(served) // 2 :]
     assert use >= 0.8, f"{use:.2f} of the rate over the whole crawl"
     assert _use(half, 5.0) >= 0.9, f"{_use(half, 5.0):.2f} of the rate in the second half"
