@@ -27,6 +27,7 @@ from scrapy_rep.runtime.settings import TUNE
 from tests.support import processes
 from tests.support.audit import records
 from tests.support.fakesite import FakeSite, Origin, Reply
+from tests.support.pushback_site import PushbackSite, pages
 from tests.support.redis_fixture import RedisServer
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -55,6 +56,7 @@ class Worker:
         spider: str,
         settings: dict[str, Any],
         follow: bool = False,
+        lead: float | None = None,
     ):
         self.name = name
         self.spider = spider
@@ -68,6 +70,8 @@ class Worker:
             "settings": settings,
             "follow": follow,
         }
+        if lead is not None:
+            config["lead"] = lead
         self.process = processes.start(
             "tests.support.cluster_worker",
             [json.dumps(config)],
@@ -102,11 +106,17 @@ class Cluster:
         self.workers: list[Worker] = []
 
     def start(
-        self, name: str, spider: str = "cluster", follow: bool = False, **settings: Any
+        self,
+        name: str,
+        spider: str = "cluster",
+        follow: bool = False,
+        lead: float | None = None,
+        **settings: Any,
     ) -> Worker:
-        """A worker process; ``follow``: its spider follows the links of the pages it gets."""
+        """A worker process; ``follow``: its spider follows the links of the pages it gets;
+        ``lead``: how long a first contact's lead lasts (seconds; else the package's)."""
         base = {"REDIS_URL": self.queue_url, "REP_STORE": self.store_url}
-        worker = Worker(self, name, spider, {**base, **settings}, follow)
+        worker = Worker(self, name, spider, {**base, **settings}, follow, lead)
         self.workers.append(worker)
         return worker
 
@@ -649,3 +659,27 @@ def test_a_worker_meeting_a_paced_origin_after_its_pause_keeps_the_clusters_pace
     assert min(gaps) >= 0.1, paths  # a's pace shrinks from 1 s by a quarter per page
     assert b.store("pace") >= 4  # each of b's sends reserved its moment in the cluster
     assert len(cluster.downloaded()) == 11
+
+
+def test_two_workers_meeting_a_rate_limit_at_once_send_as_one_would(cluster: Cluster) -> None:
+    # a and b meet x together: before, each sent its first request at once, two in flight
+    # before any answer, and a bucket of one refused the second. Now the first to join leads
+    # x's first contact alone: the other waits for what it learns (here its pause, shared)
+    with PushbackSite() as pbsite:
+        x = pbsite.add("x", rate=5.0, burst=1.0, retry_after=2, pages=10)
+        # a lead longer than the package's: the pause must reach b within it on a busy machine
+        a, b = (cluster.start(name, spider=name, lead=1.0) for name in "ab")
+        cluster.wait_ready(a, b)
+        halves = {"a": [f"/p/{i}" for i in range(5)], "b": [f"/p/{i}" for i in range(5, 10)]}
+        cluster.push("a", [x.url_for(path) for path in halves["a"]])
+        cluster.push("b", [x.url_for(path) for path in halves["b"]])
+        wanted = set(halves["a"] + halves["b"])
+        wait_until(lambda: wanted <= {e.path for e in x.log() if e.status == 200}, "pages")
+        cluster.finish(a, b)
+        log = pages(x.log())
+    refused = [e.at for e in log if e.status == 429]
+    assert refused, [(e.path, e.status) for e in log]  # the bucket of one was met
+    opening = [e for e in log if e.at < refused[0] + 2]  # before the first pause ended
+    whose = {name for e in opening for name, half in halves.items() if e.path in half}
+    assert len(whose) == 1, [(e.path, e.status, round(e.at - log[0].at, 3)) for e in log]
+    assert len(cluster.downloaded()) == 10  # nothing lost

@@ -311,6 +311,30 @@ async def test_a_worker_joining_keeps_the_gap_the_cluster_keeps(store: RedisStor
 
 
 @pytest_twisted.ensureDeferred
+async def test_the_first_worker_to_meet_an_origin_leads_its_first_contact_alone(
+    store: RedisStore,
+) -> None:
+    # three workers meeting an origin nobody paces each sent their first request at once:
+    # three in flight before any answer, where one worker's ramp sends one
+    lead, second, third = workers = [store.pacing(remember=100) for _ in range(3)]
+    for pacing in workers:
+        pacing.lead = 0.5
+    try:
+        first = await aio(lead.reserve_spaced("a.example", 0.0, join=True))
+        led = [await aio(p.reserve_spaced("a.example", 0.0, join=True)) for p in (second, third)]
+        again = await aio(lead.reserve_spaced("a.example", 0.0, join=True))
+        elsewhere = await aio(second.reserve_spaced("b.example", 0.0, join=True))
+        time.sleep(0.6)  # the lead is over: the next to join goes at once
+        after = await aio(third.reserve_spaced("a.example", 0.0, join=True))
+    finally:
+        await aio(store.close())
+    assert first.wait == 0.0 and again.wait == 0.0  # the lead's own sends go at once
+    assert [(0.2 < r.wait <= 0.5, r.gap, r.at) for r in led] == [(True, 0.0, 0)] * 2
+    assert elsewhere.wait == 0.0  # another origin: its own first contact
+    assert after.wait == 0.0 and after.gap == 0.0
+
+
+@pytest_twisted.ensureDeferred
 async def test_a_reservation_says_when_the_other_workers_sent_since_this_ones_last(
     store: RedisStore,
 ) -> None:

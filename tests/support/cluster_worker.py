@@ -7,8 +7,9 @@ Usage: ``python -m tests.support.cluster_worker '<json config>'`` with keys ``sp
 dupefilter), ``settings`` (merged over :data:`BASE_SETTINGS`), ``ready`` (a file
 written once the spider is open) and ``out`` (a JSON report written at exit:
 downloaded URLs, dropped URLs with reasons, stats, the shared store's counts);
-optionally ``follow`` (follow links, for the benchmark) and ``batch`` (start
-URLs taken from Redis at a time).
+optionally ``follow`` (follow links, for the benchmark), ``batch`` (start
+URLs taken from Redis at a time) and ``lead`` (seconds a first contact's lead
+lasts, for a test on a busy machine).
 
 The spider reads start URLs from ``<spider>:start_urls`` (a Redis list) and
 stays open until ``<spider>:done`` is set and nothing is left to do, or until
@@ -38,6 +39,7 @@ from twisted.python.failure import Failure
 
 from scrapy_rep.crawl import graph
 from scrapy_rep.crawl.exceptions import RepIgnoreRequest
+from scrapy_rep.runtime.store import redis_pacing
 
 # The engine looks at its scheduler every 5 s when idle; a shared queue filled by
 # other workers should be looked at more often than that in a test.
@@ -121,6 +123,8 @@ def say_where_stuck(signum: int, frame: Any) -> None:
 
 def main(config: dict[str, Any]) -> None:
     signal.signal(signal.SIGUSR1, say_where_stuck)
+    if "lead" in config:
+        redis_pacing.LEAD = float(config["lead"])
     attributes = {"name": config["spider"], "redis_batch_size": config.get("batch", 4)}
     spider_cls = type("Spider", (ClusterSpider,), attributes)
     process = AsyncCrawlerProcess({**BASE_SETTINGS, **config["settings"]})

@@ -15,9 +15,11 @@ from scrapy_rep.runtime.store.pacing import Reserved
 #: KEYS[2]: the latest moments reserved, newest first; ARGV[2] "1": join, at least the gap
 #: the last reservation kept; ARGV[3]: the worker's own last moment (0: none); KEYS[3]:
 #: each worker's (ARGV[5]) pages served before its first pushback, its own ARGV[6] (0:
-#: none). Returns the wait (ms), the gap kept (0: joined a cluster that keeps none: nothing
-#: reserved), the moment, how long before it the others' moments since the worker's own
-#: last were, and the pages every worker was served before its first pushback
+#: none); KEYS[4]: the worker leading a first contact nobody paces, for ARGV[7] ms.
+#: Returns the wait (ms), the gap kept (0: joined a cluster that keeps none: nothing
+#: reserved; the wait is then what is left of another worker's lead), the moment, how long
+#: before it the others' moments since the worker's own last were, and the pages every
+#: worker was served before its first pushback
 _RESERVE = """
 if redis.replicate_commands then redis.replicate_commands() end
 local t = redis.call('TIME')
@@ -27,7 +29,13 @@ local recent = redis.call('LRANGE', KEYS[2], 0, ARGV[4] - 1)
 local last = tonumber(recent[1])
 local gap = tonumber(ARGV[1])
 if ARGV[2] == '1' and after and last and after - last > gap then gap = after - last end
-if gap <= 0 then return {0, 0, 0, {}, 0} end
+if gap <= 0 then
+    if ARGV[2] == '1' and not redis.call('SET', KEYS[4], ARGV[5], 'NX', 'PX', ARGV[7])
+        and redis.call('GET', KEYS[4]) ~= ARGV[5] then
+        return {math.max(0, redis.call('PTTL', KEYS[4])), 0, 0, {}, 0}
+    end
+    return {0, 0, 0, {}, 0}
+end
 if ARGV[6] ~= '0' then redis.call('HSET', KEYS[3], ARGV[5], ARGV[6]) end
 local heard = 0
 for _, pages in ipairs(redis.call('HVALS', KEYS[3])) do heard = heard + tonumber(pages) end
@@ -48,6 +56,12 @@ return {at - now, gap, at, others, heard}
 
 #: the moments of the latest sends kept per key, for the workers' windows (core/pace.py)
 RECENT = 32
+#: seconds the first worker to meet an origin nobody paces leads its first contact alone:
+#: the others' first sends wait for what its ramp learns (a pause, shared), as one worker's
+#: ramp would (N workers each sending one at once is N in flight before any answer). Short:
+#: a broad crawl's workers meet many origins together, and each waiting send holds a
+#: download slot (a lead of 1 s cost three workers on 30 small origins 30% of their pages/s)
+LEAD = 0.25
 
 
 class SharedPacing:
@@ -64,6 +78,7 @@ class SharedPacing:
         self._mine: dict[str, int] = {}
         self.remember = max(1, remember)
         self.worker = secrets.token_hex(8)  # this worker's field in a slot's pages heard
+        self.lead = LEAD
 
     def first(self, slot: str) -> bool:
         """Whether this worker asks about ``slot`` for the first time (then no more)."""
@@ -77,14 +92,14 @@ class SharedPacing:
     ) -> Reserved:
         """The moment of a send on ``slot``, the next one ``gap`` s later; ``join``: at least
         the gap the cluster keeps there (a worker with no pace of its own for the origin,
-        which the other workers pace: nothing reserved when none does); ``heard``: the pages
-        this worker was served there before its first pushback (0: none), which the cluster
-        sums."""
+        which the other workers pace: nothing reserved when none does, and it waits while
+        another worker leads its first contact); ``heard``: the pages this worker was served
+        there before its first pushback (0: none), which the cluster sums."""
         self.counts["round_trips"] += 1
         self.counts["pace"] += 1
         key = f"{self.base}:pace:{slot}"
         wait_ms, kept_ms, at, others, told = await self._reserve(
-            keys=[key, f"{key}:sends", f"{key}:heard"],
+            keys=[key, f"{key}:sends", f"{key}:heard", f"{key}:lead"],
             args=[
                 max(1, int(gap * 1000)) if gap > 0 else 0,
                 int(join),
@@ -92,6 +107,7 @@ class SharedPacing:
                 RECENT,
                 self.worker,
                 max(0, int(heard)),
+                max(1, int(self.lead * 1000)),
             ],
         )
         if at:
