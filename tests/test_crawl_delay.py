@@ -22,6 +22,7 @@ from scrapy import Request, signals
 from scrapy.http import Response
 
 from scrapy_rep.components.robots import RobotsMiddleware
+from scrapy_rep.core.pace import Spacing
 from scrapy_rep.core.policy import Policy
 from scrapy_rep.crawl import compat
 from scrapy_rep.crawl.crawl_delay import SEND_MARGIN, CrawlDelay, delay_slot
@@ -207,10 +208,9 @@ class FakePacing:
         self.asked.add(slot)
         return not known
 
-    async def reserve_spaced(
-        self, slot: str, gap: float, join: bool = False, mine: int = 0
-    ) -> Reserved:
+    async def reserve_spaced(self, slot: str, spacing: Spacing) -> Reserved:
         """The wait; no other worker's send known."""
+        gap, join = spacing.gap, spacing.join
         self.reserved.append((slot, gap))
         self.joins.append(join)
         if join:
@@ -365,8 +365,9 @@ async def test_a_worker_alone_reserves_its_sends_and_one_woken_late_reserves_aga
     async def scenario() -> None:
         delay = crawl_delay(rig, Asked(asked))
         start = rig.clock.now()
-        assert delay.keep(Request(A + "/1"), A, policy(), learnt) is None  # its moment: now
-        paced = delay.keep(Request(A + "/2"), A, policy(), learnt)
+        # its moment: now
+        assert delay.keep(Request(A + "/1"), A, policy(), Spacing(learnt)) is None
+        paced = delay.keep(Request(A + "/2"), A, policy(), Spacing(learnt))
         assert paced is not None
         send = asyncio.ensure_future(paced)
         for _ in range(5):

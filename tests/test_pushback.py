@@ -12,6 +12,8 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import heapq
+import itertools
+import math
 import time
 from collections.abc import Iterator
 from dataclasses import replace
@@ -1098,15 +1100,18 @@ def _crawl_a_bucket_as_a_cluster(
     own: dict[int, float] = {}  # worker -> its last send
     served: list[float] = []
     refused: list[float] = []
-    turn = 0
+    turn, kept = 0, (-math.inf, 0.0)  # the last reservation's moment and gap
     while len(served) < pages and t < 3_600:
         worker = turn % workers if refused or together else 0
         turn += 1
         pb = cores[worker]
-        gap = pb.gap(A)
+        spacing = pb.spacing(A, t)
+        gap = spacing.gap
         if gap:  # the cluster's reservation: the next free moment, then one gap on
+            if spacing.faster < 1 and t - kept[0] <= spacing.window:  # a step down per send
+                gap = max(min(gap, kept[1] * spacing.faster), spacing.floor)
             t = max(t, free)
-            free = t + gap
+            free, kept = t + gap, (t, gap)
             if pb.heard(A):
                 heard[worker] = pb.heard(A)
             pb.told(A, pages=sum(heard.values()))
@@ -1125,7 +1130,7 @@ def _crawl_a_bucket_as_a_cluster(
                     if held and other.gap(A):  # a request reserves its moment, then is held
                         own[w] = max(t + latency, free)
                         sends.append(own[w])
-                        free = own[w] + other.gap(A)
+                        free, kept = own[w] + other.gap(A), (own[w], other.gap(A))
             t = pause.until
             for core in cores:
                 core.resume(A, t)
@@ -1166,6 +1171,22 @@ def test_a_cluster_meeting_a_burst_together_reads_the_bucket_all_its_workers_emp
     assert _use(three[len(three) // 2 :], 5.0) >= 0.9
     use = _whole_use(three, 5.0)  # the bench's figure
     assert use >= 0.8, f"{use:.2f} of the rate over the whole crawl"
+
+
+def test_a_cluster_steps_its_pace_down_for_every_page_any_worker_was_served() -> None:
+    # after a pause each worker stepped its pace down for its own pages only, and reserved
+    # with the gap it had before the other workers' sends its reservation told it of: three
+    # workers learnt their pace three times slower than one (1, 1, 1, 0.75 s between sends
+    # against 1, 0.75, 0.56 s), and used 0.74 of a burst of 5's rate against 0.90. Each
+    # send the cluster reserves now steps the pace down from the last one's gap, and each
+    # worker's own pace steps for the others' sends
+    one, _ = _crawl_a_bucket_as_a_cluster(5.0, 150, 1, burst=5.0, held=True)
+    three, three_refused = _crawl_a_bucket_as_a_cluster(5.0, 150, 3, burst=5.0, held=True)
+    assert len(three) == 150 and len(three_refused) == 2
+    gaps = [round(later - sooner, 2) for sooner, later in itertools.pairwise(three[5:10])]
+    assert gaps == [1.0, 0.75, 0.56, 0.42], gaps  # the first pause's end: as one worker's
+    assert _whole_use(three, 5.0) >= _whole_use(one, 5.0) - 0.005
+    assert _use(three[75:], 5.0) >= _use(one[75:], 5.0) - 0.005  # the second half too
 
 
 def test_a_moment_reserved_in_a_pause_is_not_read_as_a_page_served() -> None:

@@ -160,6 +160,26 @@ def read_bucket(
     return best[1], best[2]
 
 
+@dataclass(frozen=True, slots=True)
+class Spacing:
+    """What an origin's pace asks of its next send's moment: ``gap`` s before the next (0:
+    not paced); ``join``: at its first contact, the gap a cluster keeps there; ``heard``:
+    the pages it served before its first pushback (a cluster sums them). In a cluster each
+    send steps the pace down as a page served steps one worker's: at most ``faster`` times
+    the gap the last send kept, not below ``floor``, if that send was reserved at most
+    ``window`` s ago (since the last pushback or pause: the same pace)."""
+
+    gap: float = 0.0
+    join: bool = False
+    heard: int = 0
+    faster: float = 1.0
+    floor: float = 0.0
+    window: float = 0.0
+
+
+NOT_SPACED = Spacing()
+
+
 @dataclass(slots=True)
 class Pace:
     """The space kept between one origin's sends, and how far it is learnt."""
@@ -291,27 +311,40 @@ class Pace:
             self.good = self.spacing
         if self.stage == SETTLED and self.answers >= REPROBE:
             self.stage, self.answers = FINE, 0  # kept for long: try a little faster
+        self._faster()
+
+    def _faster(self, pages: int = 1) -> None:
+        """``pages`` served: the gap shortens, by stage."""
         if self.stage == SUSTAINED:
-            self.floor *= 1.0 - self.probe / FLOOR_SLOWER
-            self.gap = max(self.gap * (1.0 - self.probe), self.floor)
+            self.floor *= (1.0 - self.probe / FLOOR_SLOWER) ** pages
+            self.gap = max(self.gap * (1.0 - self.probe) ** pages, self.floor)
         else:
-            self.gap *= DECAY[self.stage]
+            self.gap *= DECAY[self.stage] ** pages
         if self.gap < MIN_GAP:
             self.gap = 0.0
 
+    def step(self) -> tuple[float, float]:
+        """What a page served makes of the gap: the factor, and the floor it stops at."""
+        if self.stage == SUSTAINED:
+            return 1.0 - self.probe, self.floor
+        return DECAY[self.stage], 0.0
+
     def sent(self, now: float, others: Sequence[float] = ()) -> None:
         """A request left at ``now``; ``others``: how long before it the cluster's other sends
-        since this worker's last were (newest first)."""
-        if self.gap or self.eased:
-            self.next_send = now + self.spaced
+        since this worker's last were (newest first): each is a page served, which shortens
+        the gap as this worker's own healthy answers do (else a cluster of N learns its pace
+        N times slower, each worker a step per page of its own)."""
         self.before = None  # the window the last pushback ended is read for good
         start = self.window_start
         if self.gap and start is not None:
             kept = [now - before for before in reversed(others) if now - before >= start]
             self.others += len(kept)
+            self._faster(len(kept))
             kept.append(now)
             self.sends_count += len(kept)
             self.sends = (self.sends + kept)[-SENDS_KEPT:]
+        if self.gap or self.eased:
+            self.next_send = now + self.spaced
         last = self.last_send  # the spacing: since the send before it, whichever worker's
         self.spacing = others[0] if others else math.inf if last is None else now - last
         self.last_send = now

@@ -20,7 +20,17 @@ from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from scrapy_rep.core.pace import BACK, RISING, SLOWER, STEADY, Latency, Pace, SlowStart
+from scrapy_rep.core.pace import (
+    BACK,
+    NOT_SPACED,
+    RISING,
+    SLOWER,
+    STEADY,
+    Latency,
+    Pace,
+    SlowStart,
+    Spacing,
+)
 from scrapy_rep.core.pause import BLOCKED as BLOCKED
 from scrapy_rep.core.pause import PAGE_CAUSES, Backoff
 from scrapy_rep.core.pause import RATE_LIMITED as RATE_LIMITED
@@ -532,6 +542,19 @@ class Pushback:
         """Seconds until the next request of ``origin`` may be sent for its pace (0: now)."""
         state = self._origins.get(origin)
         return 0.0 if state is None else state.pace.wait(now)
+
+    def spacing(self, origin: str, now: float) -> Spacing:
+        """What ``origin``'s next send asks of its moment (:class:`Spacing`)."""
+        state = self._origins.get(origin)
+        if state is None:
+            return NOT_SPACED
+        pace = state.pace
+        since = pace.window_start
+        if since is not None and state.ended is not None:
+            since = max(since, state.ended.until)  # moments before it were held, not sent
+        faster, floor = pace.step() if pace.gap and since is not None else (1.0, 0.0)
+        window = 0.0 if since is None else now - since
+        return Spacing(pace.spaced, state.first, self.heard(origin), faster, floor, window)
 
     def sent(self, origin: str, now: float = 0.0, others: Sequence[float] = ()) -> None:
         """A request of a tracked origin left for the network (at ``now``: its pace).

@@ -13,13 +13,14 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Coroutine
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, signals
 from scrapy.resolver import dnscache
 from scrapy.utils.httpobj import urlparse_cached
 
+from scrapy_rep.core.pace import NOT_SPACED, Spacing
 from scrapy_rep.core.policy import Policy
 from scrapy_rep.crawl import compat
 from scrapy_rep.crawl.telemetry import Telemetry
@@ -116,18 +117,15 @@ class CrawlDelay:
         request: Request,
         origin: str,
         policy: Policy,
-        learnt: float = 0.0,
-        join: bool = False,
-        heard: int = 0,
+        spacing: Spacing = NOT_SPACED,
     ) -> Coroutine[Any, Any, Turn] | None:
         """Before ``request`` is downloaded: a coroutine waiting for its send's moment
-        (``learnt``: the origin's pace, 0: none; ``join``: its first contact, which keeps a
-        cluster's pace; ``heard``: the pages served before its first pushback), or None (an
-        unpaced origin, or a worker alone whose moment is now)."""
+        (``spacing``: what the origin's learnt pace asks), or None (an unpaced origin, or a
+        worker alone whose moment is now)."""
         delay = self._delay(origin, policy) if self.asked_by is not None else None
         key = self._apply(request, origin, delay) if delay else None
-        gap = learnt
-        if delay or gap:
+        asked = 0.0  # what the site and the slot ask: never stepped down
+        if delay or spacing.gap:
             engine = self.crawler.engine
             assert engine is not None
             if key is None:
@@ -135,19 +133,21 @@ class CrawlDelay:
             # the slot's own delay (AutoThrottle's, when slower) is reserved too: else the
             # slot holds the request past its moment, into the next one's
             slot = engine.downloader.slots.get(key)
-            slower = max(self.user_delay, float(slot.delay) if slot is not None else 0.0)
-            gap = max(gap, slower)
+            asked = max(self.user_delay, float(slot.delay) if slot is not None else 0.0)
             if delay:  # a cluster keeps a site's delay as the site sees it: with a margin
-                gap = max(gap, max(delay, slower) + (SEND_MARGIN if self.pacing else 0.0))
+                asked = max(delay, asked) + (SEND_MARGIN if self.pacing else 0.0)
+        gap = max(spacing.gap, asked)
         turn = delay_slot(origin)  # the origin's, not its host's or IP's: never a neighbour's
         # asked once: a pace the cluster learns later comes with its pause
-        join = join and not learnt and self.pacing is not None and self.pacing.first(turn)
+        pacing = self.pacing
+        join = spacing.join and not spacing.gap and pacing is not None and pacing.first(turn)
         if not gap and not join:
             return None
         if self.pacing is None and turn not in self._queued and self.local.free(turn):
             self.local.reserve(turn, gap)
             return None
-        return self._pace(turn, gap, join, heard)
+        floor = max(spacing.floor, asked)
+        return self._pace(turn, replace(spacing, gap=gap, join=join, floor=floor))
 
     def reserving(self, origin: str) -> int:
         """How many of ``origin``'s requests wait for their moment (or their turn to ask)."""
@@ -172,9 +172,10 @@ class CrawlDelay:
         self.telemetry.counts.crawl_delay(origin, delay)
         return delay
 
-    async def _pace(self, key: str, gap: float, join: bool = False, heard: int = 0) -> Turn:
+    async def _pace(self, key: str, spacing: Spacing) -> Turn:
         """Wait for this request's send time under ``key``, reserved for the whole cluster
         (or for this worker alone, without one or while its store fails)."""
+        gap = spacing.gap
         turn = self._turns.setdefault(key, asyncio.Lock())
         self._queued[key] = self._queued.get(key, 0) + 1
         shared = self.pacing
@@ -185,7 +186,7 @@ class CrawlDelay:
                         reserved = self.local.reserve(key, gap)
                     else:
                         try:
-                            reserved = await shared.reserve_spaced(key, gap, join, heard)
+                            reserved = await shared.reserve_spaced(key, spacing)
                         except Exception as exc:  # each worker paces itself meanwhile
                             self._outage.failed(exc)
                             reserved = self.local.reserve(key, gap)

@@ -79,9 +79,8 @@ class RobotsService:
         core = None if self.pushback is None else self.pushback.core
         if core is None:
             return self.crawl_delay.keep(request, origin, policy)
-        join = core.first_room(origin) is not None  # its first contact: the cluster's pace
-        gap, heard = core.gap(origin), core.heard(origin)
-        return self.crawl_delay.keep(request, origin, policy, gap, join, heard)
+        spacing = core.spacing(origin, self.clock())
+        return self.crawl_delay.keep(request, origin, policy, spacing)
 
     def use_tdmrep(self, tdmrep: TdmRep) -> None:
         """The crawl's tdmrep.json files, asked by the admission path and closed here."""

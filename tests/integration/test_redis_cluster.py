@@ -656,7 +656,8 @@ def test_a_worker_meeting_a_paced_origin_after_its_pause_keeps_the_clusters_pace
     times = sorted(h.at for h in x.requests() if h.path != "/robots.txt" and h.at >= resumed)
     gaps = [round(later - sooner, 3) for sooner, later in itertools.pairwise(times)]
     paths = [(h.path, round(h.at - resumed, 3)) for h in x.requests() if h.at >= resumed]
-    assert min(gaps) >= 0.1, paths  # a's pace shrinks from 1 s by a quarter per page
+    # a's pace shrinks from 1 s by a quarter per page any worker sends: 0.056 s after ten
+    assert min(gaps) >= 0.04, paths
     assert b.store("pace") >= 4  # each of b's sends reserved its moment in the cluster
     assert len(cluster.downloaded()) == 11
 

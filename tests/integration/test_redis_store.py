@@ -23,6 +23,7 @@ import redis
 from twisted.internet.defer import Deferred
 
 from scrapy_rep.core.origin import origin_of
+from scrapy_rep.core.pace import Spacing
 from scrapy_rep.core.policy import FetchResult, PolicyConfig, Status
 from scrapy_rep.runtime.resolver import Resolver
 from scrapy_rep.runtime.store.memory import PolicyCache
@@ -282,9 +283,9 @@ async def test_requests_waiting_on_another_workers_lock_are_downloaded(
 async def test_send_times_are_reserved_one_gap_apart_per_slot(store: RedisStore) -> None:
     pacing = store.pacing(remember=100)
     try:
-        first = (await aio(pacing.reserve_spaced("a.example", 30.0))).wait
-        second = (await aio(pacing.reserve_spaced("a.example", 30.0))).wait
-        other = (await aio(pacing.reserve_spaced("b.example", 30.0))).wait
+        first = (await aio(pacing.reserve_spaced("a.example", Spacing(30.0)))).wait
+        second = (await aio(pacing.reserve_spaced("a.example", Spacing(30.0)))).wait
+        other = (await aio(pacing.reserve_spaced("b.example", Spacing(30.0)))).wait
     finally:
         await aio(store.close())
     assert first == 0.0 and other == 0.0  # nobody sent before: now
@@ -297,10 +298,10 @@ async def test_a_worker_joining_keeps_the_gap_the_cluster_keeps(store: RedisStor
     pacing, other = store.pacing(remember=100), store.pacing(remember=100)  # two workers
     assert pacing.first("a.example") and not pacing.first("a.example")  # asked once
     try:
-        alone = await aio(pacing.reserve_spaced("a.example", 0.0, join=True))
-        paced = await aio(other.reserve_spaced("a.example", 20.0))  # the other one's pace
-        joined = await aio(pacing.reserve_spaced("a.example", 0.0, join=True))
-        after = await aio(pacing.reserve_spaced("a.example", 5.0))
+        alone = await aio(pacing.reserve_spaced("a.example", Spacing(0.0, join=True)))
+        paced = await aio(other.reserve_spaced("a.example", Spacing(20.0)))  # the other one's pace
+        joined = await aio(pacing.reserve_spaced("a.example", Spacing(0.0, join=True)))
+        after = await aio(pacing.reserve_spaced("a.example", Spacing(5.0)))
     finally:
         await aio(store.close())
     assert alone == (0.0, 0.0, 0, (), 0)  # nobody paces the origin: nothing reserved
@@ -308,6 +309,33 @@ async def test_a_worker_joining_keeps_the_gap_the_cluster_keeps(store: RedisStor
     # joined: the moment one gap after the other worker's, and the gap kept after it
     assert 19.0 < joined.wait <= 20.0 and joined.gap == 20.0 and joined.others == (20.0,)
     assert 39.0 < after.wait <= 40.0 and after.others == ()  # none since its own
+
+
+@pytest_twisted.ensureDeferred
+async def test_each_send_steps_the_clusters_pace_down_as_a_page_served_steps_one_workers(
+    store: RedisStore,
+) -> None:
+    # a worker learns the other workers' sends only from its own reservation, so it reserved
+    # with the gap it had before them: the cluster's pace kept a lap behind one worker's
+    # (after a pause, three workers: 1, 1, 1, 0.75 s... against 1, 0.75, 0.56 s...)
+    a, b = store.pacing(remember=100), store.pacing(remember=100)  # two workers
+    step = Spacing(20.0, faster=0.75, window=60.0)
+    try:
+        first = await aio(a.reserve_spaced("a.example", step))
+        stale = await aio(b.reserve_spaced("a.example", step))  # its own gap, before a's send
+        own = await aio(a.reserve_spaced("a.example", replace(step, gap=10.0)))  # smaller
+        floored = await aio(b.reserve_spaced("a.example", replace(step, floor=9.0)))
+        alone = await aio(a.reserve_spaced("b.example", replace(step, gap=0.05)))
+        time.sleep(0.3)
+        old = await aio(b.reserve_spaced("b.example", replace(step, gap=0.05, window=0.2)))
+        new = await aio(a.reserve_spaced("b.example", replace(step, gap=0.05)))
+    finally:
+        await aio(store.close())
+    assert [r.gap for r in (first, stale, own, floored)] == [20.0, 15.0, 10.0, 9.0]
+    assert 19.0 < stale.wait <= 20.0 and 34.0 < own.wait <= 35.0  # each after the last gap
+    assert alone.gap == 0.05  # nothing kept before it
+    assert old.gap == 0.05  # the last send is older than the pace: not stepped from
+    assert new.gap == 0.037  # stepped from the one before it (whole milliseconds)
 
 
 @pytest_twisted.ensureDeferred
@@ -319,13 +347,14 @@ async def test_the_first_worker_to_meet_an_origin_leads_its_first_contact_alone(
     lead, second, third = workers = [store.pacing(remember=100) for _ in range(3)]
     for pacing in workers:
         pacing.lead = 0.5
+    join = Spacing(join=True)
     try:
-        first = await aio(lead.reserve_spaced("a.example", 0.0, join=True))
-        led = [await aio(p.reserve_spaced("a.example", 0.0, join=True)) for p in (second, third)]
-        again = await aio(lead.reserve_spaced("a.example", 0.0, join=True))
-        elsewhere = await aio(second.reserve_spaced("b.example", 0.0, join=True))
+        first = await aio(lead.reserve_spaced("a.example", join))
+        led = [await aio(p.reserve_spaced("a.example", join)) for p in (second, third)]
+        again = await aio(lead.reserve_spaced("a.example", join))
+        elsewhere = await aio(second.reserve_spaced("b.example", join))
         time.sleep(0.6)  # the lead is over: the next to join goes at once
-        after = await aio(third.reserve_spaced("a.example", 0.0, join=True))
+        after = await aio(third.reserve_spaced("a.example", join))
     finally:
         await aio(store.close())
     assert first.wait == 0.0 and again.wait == 0.0  # the lead's own sends go at once
@@ -342,10 +371,10 @@ async def test_a_reservation_says_when_the_other_workers_sent_since_this_ones_la
     # worker's, or it reads its share of the rate
     pacing, others = store.pacing(remember=100), store.pacing(remember=100)  # two workers
     try:
-        mine = await aio(pacing.reserve_spaced("a.example", 2.0))
-        theirs = [await aio(others.reserve_spaced("a.example", 2.0)) for _ in range(2)]
-        again = await aio(pacing.reserve_spaced("a.example", 2.0))
-        later = await aio(pacing.reserve_spaced("a.example", 2.0))
+        mine = await aio(pacing.reserve_spaced("a.example", Spacing(2.0)))
+        theirs = [await aio(others.reserve_spaced("a.example", Spacing(2.0))) for _ in range(2)]
+        again = await aio(pacing.reserve_spaced("a.example", Spacing(2.0)))
+        later = await aio(pacing.reserve_spaced("a.example", Spacing(2.0)))
     finally:
         await aio(store.close())
     assert mine.others == ()  # nobody sent before it
@@ -362,11 +391,12 @@ async def test_a_reservation_sums_the_pages_each_worker_heard_before_its_first_p
     # first pushback: a worker reading the bucket from its share reads it too small
     a, b, c = (store.pacing(remember=100) for _ in range(3))
     try:
-        first = await aio(a.reserve_spaced("a.example", 0.01, heard=3))
-        second = await aio(b.reserve_spaced("a.example", 0.01, heard=2))
-        again = await aio(a.reserve_spaced("a.example", 0.01, heard=3))  # told once, kept once
-        late = await aio(c.reserve_spaced("a.example", 0.01))  # heard none: reads the sum
-        elsewhere = await aio(c.reserve_spaced("b.example", 0.01))
+        first = await aio(a.reserve_spaced("a.example", Spacing(0.01, heard=3)))
+        second = await aio(b.reserve_spaced("a.example", Spacing(0.01, heard=2)))
+        # told once, kept once
+        again = await aio(a.reserve_spaced("a.example", Spacing(0.01, heard=3)))
+        late = await aio(c.reserve_spaced("a.example", Spacing(0.01)))  # heard none: reads the sum
+        elsewhere = await aio(c.reserve_spaced("b.example", Spacing(0.01)))
     finally:
         await aio(store.close())
     assert [r.told for r in (first, second, again, late)] == [3, 5, 5, 5]

@@ -9,13 +9,16 @@ import secrets
 from collections import Counter
 from typing import Any
 
+from scrapy_rep.core.pace import Spacing
 from scrapy_rep.runtime.store.pacing import Reserved
 
 #: reserve a send on KEYS[1] (the next allowed moment) ARGV[1] ms after the one before;
 #: KEYS[2]: the latest moments reserved, newest first; ARGV[2] "1": join, at least the gap
 #: the last reservation kept; ARGV[3]: the worker's own last moment (0: none); KEYS[3]:
 #: each worker's (ARGV[5]) pages served before its first pushback, its own ARGV[6] (0:
-#: none); KEYS[4]: the worker leading a first contact nobody paces, for ARGV[7] ms.
+#: none); KEYS[4]: the worker leading a first contact nobody paces, for ARGV[7] ms;
+#: ARGV[8]: at most this times the gap the last reservation kept, if that one was made at
+#: most ARGV[10] ms ago, not below ARGV[9] ms (the cluster's pace steps down per send).
 #: Returns the wait (ms), the gap kept (0: joined a cluster that keeps none: nothing
 #: reserved; the wait is then what is left of another worker's lead), the moment, how long
 #: before it the others' moments since the worker's own last were, and the pages every
@@ -29,6 +32,10 @@ local recent = redis.call('LRANGE', KEYS[2], 0, ARGV[4] - 1)
 local last = tonumber(recent[1])
 local gap = tonumber(ARGV[1])
 if ARGV[2] == '1' and after and last and after - last > gap then gap = after - last end
+local step = tonumber(ARGV[8])
+if gap > 0 and step < 1 and after and last and now - last <= tonumber(ARGV[10]) then
+    gap = math.max(math.min(gap, math.floor((after - last) * step)), tonumber(ARGV[9]), 1)
+end
 if gap <= 0 then
     if ARGV[2] == '1' and not redis.call('SET', KEYS[4], ARGV[5], 'NX', 'PX', ARGV[7])
         and redis.call('GET', KEYS[4]) ~= ARGV[5] then
@@ -87,27 +94,31 @@ class SharedPacing:
         self._remember(slot, 0)
         return True
 
-    async def reserve_spaced(
-        self, slot: str, gap: float, join: bool = False, heard: int = 0
-    ) -> Reserved:
-        """The moment of a send on ``slot``, the next one ``gap`` s later; ``join``: at least
-        the gap the cluster keeps there (a worker with no pace of its own for the origin,
-        which the other workers pace: nothing reserved when none does, and it waits while
-        another worker leads its first contact); ``heard``: the pages this worker was served
-        there before its first pushback (0: none), which the cluster sums."""
+    async def reserve_spaced(self, slot: str, spacing: Spacing) -> Reserved:
+        """The moment of a send on ``slot``, the next one ``spacing.gap`` s later, or less:
+        stepped down from the gap the last send kept, as :class:`~scrapy_rep.core.pace.Spacing`
+        says. ``spacing.join``: at least the gap the cluster keeps there (a worker with no
+        pace of its own for the origin, which the other workers pace: nothing reserved when
+        none does, and it waits while another worker leads its first contact);
+        ``spacing.heard``: the pages this worker was served there before its first pushback
+        (0: none), which the cluster sums."""
         self.counts["round_trips"] += 1
         self.counts["pace"] += 1
         key = f"{self.base}:pace:{slot}"
+        gap = spacing.gap
         wait_ms, kept_ms, at, others, told = await self._reserve(
             keys=[key, f"{key}:sends", f"{key}:heard", f"{key}:lead"],
             args=[
                 max(1, int(gap * 1000)) if gap > 0 else 0,
-                int(join),
+                int(spacing.join),
                 self._mine.get(slot, 0),
                 RECENT,
                 self.worker,
-                max(0, int(heard)),
+                max(0, int(spacing.heard)),
                 max(1, int(self.lead * 1000)),
+                repr(min(1.0, max(0.0, spacing.faster))),
+                int(spacing.floor * 1000),
+                int(spacing.window * 1000),
             ],
         )
         if at:
