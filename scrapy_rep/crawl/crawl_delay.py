@@ -143,7 +143,7 @@ class CrawlDelay:
         join = spacing.join and not spacing.gap and pacing is not None and pacing.first(turn)
         if not gap and not join:
             return None
-        if self.pacing is None and turn not in self._queued and self.local.free(turn):
+        if pacing is None and turn not in self._queued and self.local.free(turn):
             self.local.reserve(turn, gap)
             return None
         floor = max(spacing.floor, asked)
