@@ -22,6 +22,7 @@ from scrapy.utils.httpobj import urlparse_cached
 
 from scrapy_rep.core.pace import NOT_SPACED, Spacing
 from scrapy_rep.core.policy import Policy
+from scrapy_rep.core.recent import Recent
 from scrapy_rep.crawl import compat
 from scrapy_rep.crawl.telemetry import Telemetry
 from scrapy_rep.runtime.clock import sleep
@@ -98,11 +99,10 @@ class CrawlDelay:
         self.user_delay = float(crawler.settings.getfloat("DOWNLOAD_DELAY"))
         self._floors: dict[str, float] = {}  # download slot -> floor
         #: origin -> (digest, delay applied), for as many origins as the policy cache holds
-        self._known: dict[str, tuple[str | None, float | None]] = {}
-        self.remember = max(1, remember)
+        self._known: Recent[str, tuple[str | None, float | None]] = Recent(remember)
         #: the cluster's send times, with the shared store; and this worker's own
         self.pacing = pacing
-        self.local = LocalPacing(self.clock.now, self.remember)
+        self.local = LocalPacing(self.clock.now, remember)
         self._turns: dict[str, asyncio.Lock] = {}  # key -> this worker's turn to reserve
         self._queued: dict[str, int] = {}  # key -> requests waiting for or holding a turn
         self._outage = Outage(
@@ -165,10 +165,7 @@ class CrawlDelay:
         if delay is not None and delay > self.cap:
             self.telemetry.crawl_delay_capped(origin, delay, self.cap)
             delay = self.cap
-        known.pop(origin, None)
-        if len(known) >= self.remember:  # the origin decided longest ago is decided again
-            del known[next(iter(known))]
-        known[origin] = (policy.digest, delay)
+        known.put(origin, (policy.digest, delay))  # the one decided longest ago goes
         self.telemetry.counts.crawl_delay(origin, delay)
         return delay
 

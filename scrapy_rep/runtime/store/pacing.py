@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import NamedTuple
 
+from scrapy_rep.core.recent import Recent
+
 
 class Reserved(NamedTuple):
     """A send's reserved moment: seconds to ``wait`` for it, the ``gap`` it keeps before
@@ -28,8 +30,7 @@ class LocalPacing:
 
     def __init__(self, now: Callable[[], float], remember: int) -> None:
         self.now = now
-        self.remember = max(1, remember)  # the keys reserved last are kept
-        self._next: dict[str, float] = {}  # key -> next allowed
+        self._next: Recent[str, float] = Recent(remember)  # key -> next allowed, the latest
 
     def free(self, slot: str) -> bool:
         """Whether a send on ``slot`` may go now."""
@@ -39,9 +40,7 @@ class LocalPacing:
     def reserve(self, slot: str, gap: float) -> Reserved:
         """The moment of a send on ``slot``, the next one ``gap`` s later."""
         now = self.now()
-        kept = self._next.pop(slot, None)
+        kept = self._next.get(slot)
         at = now if kept is None else max(now, kept)
-        if len(self._next) >= self.remember:  # the key reserved longest ago goes
-            del self._next[next(iter(self._next))]
-        self._next[slot] = at + gap
+        self._next.put(slot, at + gap)  # the key reserved longest ago goes
         return Reserved(at - now, gap)

@@ -10,6 +10,7 @@ from collections import Counter
 from typing import Any
 
 from scrapy_rep.core.pace import Spacing
+from scrapy_rep.core.recent import Recent
 from scrapy_rep.runtime.store.pacing import Reserved
 
 #: reserve a send on KEYS[1] (the next allowed moment) ARGV[1] ms after the one before;
@@ -82,8 +83,7 @@ class SharedPacing:
         #: shared with the store's counts: ``round_trips`` and ``pace``
         self.counts = counts
         #: slot -> this worker's last moment reserved there (0: none yet, asked to join)
-        self._mine: dict[str, int] = {}
-        self.remember = max(1, remember)
+        self._mine: Recent[str, int] = Recent(remember)
         self.worker = secrets.token_hex(8)  # this worker's field in a slot's pages heard
         self.lead = LEAD
 
@@ -91,7 +91,7 @@ class SharedPacing:
         """Whether this worker asks about ``slot`` for the first time (then no more)."""
         if slot in self._mine:
             return False
-        self._remember(slot, 0)
+        self._mine.put(slot, 0)
         return True
 
     async def reserve_spaced(self, slot: str, spacing: Spacing) -> Reserved:
@@ -122,7 +122,7 @@ class SharedPacing:
             ],
         )
         if at:
-            self._remember(slot, int(at))
+            self._mine.put(slot, int(at))
         return Reserved(
             max(0, int(wait_ms)) / 1000.0,
             int(kept_ms) / 1000.0,
@@ -130,10 +130,3 @@ class SharedPacing:
             tuple(int(before) / 1000.0 for before in others),
             int(told),
         )
-
-    def _remember(self, slot: str, at: int) -> None:
-        mine = self._mine
-        mine.pop(slot, None)
-        if len(mine) >= self.remember:
-            del mine[next(iter(mine))]
-        mine[slot] = at
