@@ -314,12 +314,11 @@ class Pace:
         self._faster()
 
     def _faster(self, pages: int = 1) -> None:
-        """``pages`` served: the gap shortens, by stage."""
-        if self.stage == SUSTAINED:
-            self.floor *= (1.0 - self.probe / FLOOR_SLOWER) ** pages
-            self.gap = max(self.gap * (1.0 - self.probe) ** pages, self.floor)
-        else:
-            self.gap *= DECAY[self.stage] ** pages
+        """``pages`` served: the gap shortens, by stage (:meth:`step`)."""
+        factor, floor = self.step()
+        if self.stage == SUSTAINED:  # the floor gives way too, far more slowly
+            self.floor = floor = floor * (1.0 - self.probe / FLOOR_SLOWER) ** pages
+        self.gap = max(self.gap * factor**pages, floor)
         if self.gap < MIN_GAP:
             self.gap = 0.0
 
