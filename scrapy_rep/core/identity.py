@@ -8,10 +8,11 @@ from __future__ import annotations
 import base64
 import hashlib
 import re
-from collections import OrderedDict
 from dataclasses import dataclass
 from functools import lru_cache
 from urllib.parse import unquote, urlsplit
+
+from scrapy_rep.core.recent import Recent
 
 #: the statuses that fix an origin's identity: the site refused the crawler as it was
 REFUSING_STATUSES = frozenset({403, 429})
@@ -120,8 +121,7 @@ class RefusedIdentities:
 
     def __init__(self, keep: float, max_origins: int) -> None:
         self.keep = keep
-        self.max_origins = max(1, max_origins)
-        self._by_origin: OrderedDict[str, Refusal] = OrderedDict()
+        self._by_origin: Recent[str, Refusal] = Recent(max_origins)
         #: identities shared between entries (one crawl has a handful)
         self._shared: dict[Identity, Identity] = {}
 
@@ -136,9 +136,7 @@ class RefusedIdentities:
             if identity not in self._shared and len(self._shared) >= 1024:
                 self._shared.clear()
             shared = self._shared.setdefault(identity, identity)
-            self._by_origin[origin] = Refusal(shared, status, url, end)
-            if len(self._by_origin) > self.max_origins:
-                self._by_origin.popitem(last=False)
+            self._by_origin.put(origin, Refusal(shared, status, url, end))
         else:
             entry.until = max(entry.until, end)
             self._by_origin.move_to_end(origin)
@@ -166,15 +164,12 @@ class Once:
     """Keys seen, at most ``size`` (LRU): "one WARNING per origin" in bounded memory."""
 
     def __init__(self, size: int) -> None:
-        self.size = max(1, size)
-        self._seen: OrderedDict[str, None] = OrderedDict()
+        self._seen: Recent[str, None] = Recent(size)
 
     def first(self, key: str) -> bool:
         """True the first time ``key`` is asked (or again once it was forgotten)."""
         if key in self._seen:
             self._seen.move_to_end(key)
             return False
-        self._seen[key] = None
-        if len(self._seen) > self.size:
-            self._seen.popitem(last=False)
+        self._seen.put(key, None)
         return True
